@@ -1,0 +1,169 @@
+// Composition root: builds the Fastify app from its dependencies. No I/O happens here or at
+// import time (the database and engine pools connect lazily), so tests build as many apps as
+// they like; main.ts is the only file that listens.
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import cors from '@fastify/cors';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from './config/env.js';
+import type { Database } from './db/database.js';
+import type { EngineClient } from './engine/client.js';
+import type { Metrics } from './metrics.js';
+import { ApiError } from './http/errors.js';
+import { ErrorBody } from './http/schemas.js';
+import { systemRoutes } from './http/system.js';
+import { readRoutes } from './http/reads.js';
+import { tradingRoutes } from './http/trading.js';
+import { streamRoutes } from './http/stream.js';
+import { installAuthGuards, type SessionKeys } from './auth/guards.js';
+import { validationMessage } from './http/validation.js';
+
+/** What the live stream runtime reports to /readyz and /metrics. */
+export interface LiveStatus {
+  enabled: boolean;
+  connected: boolean;
+  maxSeq: number | null;
+  gap?: string;
+}
+
+export interface LiveStatusSource {
+  status(): LiveStatus;
+}
+
+export interface AppDeps {
+  config: Config;
+  logger: FastifyBaseLogger;
+  db: Database;
+  engine: EngineClient;
+  metrics: Metrics;
+  /** Session public keys learnt from `session.authorized` events and the `sessions` table. */
+  sessions: SessionKeys;
+  /** The live stream runtime (SSE bridge, projections, hub); null in apps built without it. */
+  live: (LiveStatusSource & Record<string, unknown>) | null;
+}
+
+export type RoutePlugin = FastifyPluginAsyncTypebox<{ deps: AppDeps }>;
+
+export const ALLOWED_HEADERS = ['content-type', 'x-user', 'x-session-id', 'x-session-sig', 'last-event-id'];
+
+export type App = FastifyInstance<any, any, any, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    // Per-request log lines cost more than the requests themselves at load; errors are still logged.
+    logController: new LogController({ disableRequestLogging: true }),
+    // A signed body is forwarded byte for byte; 1 MiB is far above any order.
+    bodyLimit: 1_048_576,
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
+    forceCloseConnections: true,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addSchema(ErrorBody);
+
+  // JSON bodies are kept as received: signatures cover the raw bytes and the trading proxy
+  // forwards them unchanged. An empty body is allowed (DELETE, faucet).
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
+    request.rawBody = body;
+    if (body.length === 0) return done(null, undefined);
+    try {
+      done(null, JSON.parse(body.toString('utf8')));
+    } catch {
+      done(new ApiError('bad_request', 'request body is not valid JSON'), undefined);
+    }
+  });
+
+  await app.register(cors, {
+    origin: deps.config.corsOrigins.includes('*') ? '*' : deps.config.corsOrigins,
+    methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
+    allowedHeaders: ALLOWED_HEADERS,
+    exposedHeaders: ['retry-after', 'x-request-id'],
+    maxAge: 600,
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Trading gateway',
+        version: '1.0.0',
+        description: [
+          'Single entry point for the front end of a perpetuals exchange: REST reads over the indexer database,',
+          'a signed non-custodial proxy to the matching engine, and a live WebSocket stream at `/v1/stream`',
+          '(described as AsyncAPI at `/docs/asyncapi.json`).',
+          '',
+          'Conventions: decimals are strings with exactly 10 decimal places; times are ISO 8601 UTC with',
+          'milliseconds; lists are `{"items": [...], "nextCursor": seq|null}` paginated by seq (`before` for',
+          'newest-first lists, `since` for `/v1/events`), never by offset; `limit` is 1..1000 (default 100) and',
+          'anything else is a 400. Every error is `{"error", "code"}`.',
+        ].join('\n'),
+        license: { name: 'UNLICENSED', url: 'https://example.invalid/license' },
+      },
+      servers: [{ url: '/', description: 'This gateway' }],
+      tags: [
+        { name: 'system', description: 'Health, readiness, metrics' },
+        { name: 'vault', description: 'On-chain vaults' },
+        { name: 'collateral', description: 'On-chain deposits and withdrawals' },
+        { name: 'batches', description: 'On-chain batch manifests and user batches' },
+        { name: 'mirror', description: 'Engine mirror: orders, fills, positions, triggers, balance' },
+        { name: 'verifications', description: 'Engine claims checked against the chain' },
+        { name: 'events', description: 'Mirror events, for backfill after a stream reconnect' },
+        { name: 'trading', description: 'Signed, non-custodial proxy to the matching engine' },
+      ],
+      components: {
+        securitySchemes: {
+          xUser: { type: 'apiKey', in: 'header', name: 'X-User', description: 'Party id' },
+          xSessionId: { type: 'apiKey', in: 'header', name: 'X-Session-Id', description: 'Session id from /v1/session-auth' },
+          xSessionSig: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Session-Sig',
+            description: '`<tsMs>.<ed25519 signature hex>` by the session key over `METHOD\\nPATH\\ntsMs\\nBODY`',
+          },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
+    deps.metrics.httpRequests.inc(labels);
+    deps.metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+  });
+
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    if (error instanceof ApiError) {
+      if (error.status >= 500) request.log.warn({ code: error.code, url: request.url }, error.message);
+      return reply.code(error.status).send(error.body());
+    }
+    if (error.validation) {
+      return reply.code(400).send({ error: validationMessage(error), code: 'bad_request' });
+    }
+    const status = error.statusCode ?? 500;
+    if (status === 429) return reply.code(429).send({ error: error.message, code: 'rate_limited' });
+    if (status >= 400 && status < 500) {
+      // Fastify's own client errors: malformed JSON, unsupported media type, body too large, …
+      return reply.code(status).send({ error: error.message, code: status === 404 ? 'not_found' : 'bad_request' });
+    }
+    request.log.error({ err: error, url: request.url }, 'unhandled error');
+    return reply.code(500).send({ error: 'internal error', code: 'internal_error' });
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    void reply.code(404).send({ error: `no route ${request.method} ${request.url.split('?')[0]}`, code: 'not_found' });
+  });
+
+  installAuthGuards(app, deps);
+
+  await app.register(systemRoutes, { deps });
+  await app.register(readRoutes, { deps });
+  await app.register(tradingRoutes, { deps });
+  await app.register(streamRoutes, { deps });
+
+  return app;
+}

@@ -1,0 +1,167 @@
+// Configuration comes only from environment variables. Every variable is parsed and validated
+// once at start; the first bad one throws a ConfigError whose message is the single line that
+// main.ts prints before exiting non-zero. Defaults follow docs/configuration.md.
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`invalid configuration: ${variable} ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  logLevel: string;
+  /** null: no database configured; reads answer as for an empty database and /readyz is degraded. */
+  databaseUrl: string | null;
+  dbPoolMax: number;
+  dbConnectTimeoutS: number;
+  dbStatementTimeoutMs: number;
+  engineBaseUrl: string;
+  /** null: the SSE bridge does not start and stream clients receive nothing. */
+  engineAdminToken: string | null;
+  engineTimeoutMs: number;
+  engineConnections: number;
+  wsOrderbookPollMs: number;
+  wsOrderbookDepth: number;
+  wsMaxConnections: number;
+  wsClientBufferBytes: number;
+  wsPingMs: number;
+  wsHistorySize: number;
+  sseIdleMs: number;
+  authDisabled: boolean;
+  faucetEnabled: boolean;
+  faucetAmount: string;
+  faucetCooldownS: number;
+  faucetCeiling: string;
+  corsOrigins: string[];
+  vaultOperator: string | null;
+  rateLimitMax: number;
+  rateLimitWindowMs: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+function raw(env: Env, name: string): string | undefined {
+  const value = env[name];
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  return trimmed === '' ? undefined : trimmed;
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (!/^-?\d+$/.test(value)) throw new ConfigError(name, `must be an integer, got "${value}"`);
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new ConfigError(name, `must be an integer from ${min} to ${max}, got "${value}"`);
+  }
+  return n;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new ConfigError(name, `must be true or false, got "${value}"`);
+}
+
+function httpUrl(env: Env, name: string, fallback: string): string {
+  const value = raw(env, name) ?? fallback;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(name, `must be an http(s) URL, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(name, `must be an http(s) URL, got "${value}"`);
+  }
+  return value.replace(/\/+$/, '');
+}
+
+function postgresUrl(env: Env, name: string): string | null {
+  const value = raw(env, name);
+  if (value === undefined) return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(name, `must be a postgres:// URL, got "${redact(value)}"`);
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new ConfigError(name, `must be a postgres:// URL, got "${redact(value)}"`);
+  }
+  return value;
+}
+
+/** Never echo a password into logs. */
+function redact(value: string): string {
+  return value.replace(/\/\/([^:/@]+):([^@]+)@/, '//$1:***@');
+}
+
+const DECIMAL = /^\d{1,28}(\.\d{1,10})?$/;
+
+function decimal(env: Env, name: string, fallback: string): string {
+  const value = raw(env, name) ?? fallback;
+  if (!DECIMAL.test(value)) {
+    throw new ConfigError(name, `must be a non-negative decimal with at most 10 decimals, got "${value}"`);
+  }
+  return value;
+}
+
+function list(env: Env, name: string, fallback: string[]): string[] {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
+  const value = raw(env, name) ?? fallback;
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${value}"`);
+  }
+  return value as T;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const production = raw(env, 'NODE_ENV') === 'production';
+  return {
+    port: int(env, 'PORT', 4000, 0, 65535),
+    host: raw(env, 'HOST') ?? (production ? '0.0.0.0' : '127.0.0.1'),
+    logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    databaseUrl: postgresUrl(env, 'DATABASE_URL'),
+    dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 200),
+    dbConnectTimeoutS: int(env, 'DB_CONNECT_TIMEOUT_S', 3, 1, 60),
+    dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 5000, 100, 600_000),
+    engineBaseUrl: httpUrl(env, 'ENGINE_BASE_URL', 'http://127.0.0.1:8080'),
+    engineAdminToken: raw(env, 'ENGINE_ADMIN_TOKEN') ?? null,
+    engineTimeoutMs: int(env, 'ENGINE_TIMEOUT_MS', 5000, 50, 120_000),
+    engineConnections: int(env, 'ENGINE_CONNECTIONS', 64, 1, 1024),
+    wsOrderbookPollMs: int(env, 'WS_ORDERBOOK_POLL_MS', 500, 50, 3_600_000),
+    wsOrderbookDepth: int(env, 'WS_ORDERBOOK_DEPTH', 20, 1, 100),
+    wsMaxConnections: int(env, 'WS_MAX_CONNECTIONS', 20_000, 1, 1_000_000),
+    wsClientBufferBytes: int(env, 'WS_CLIENT_BUFFER_BYTES', 1_048_576, 1024, 1_073_741_824),
+    wsPingMs: int(env, 'WS_PING_MS', 30_000, 100, 3_600_000),
+    wsHistorySize: int(env, 'WS_HISTORY_SIZE', 10_000, 0, 10_000_000),
+    sseIdleMs: int(env, 'SSE_IDLE_MS', 45_000, 100, 3_600_000),
+    authDisabled: bool(env, 'AUTH_DISABLED', false),
+    faucetEnabled: bool(env, 'FAUCET_ENABLED', false),
+    faucetAmount: decimal(env, 'FAUCET_AMOUNT', '1000'),
+    faucetCooldownS: int(env, 'FAUCET_COOLDOWN_S', 3600, 0, 31_536_000),
+    faucetCeiling: decimal(env, 'FAUCET_CEILING', '10000'),
+    corsOrigins: list(env, 'CORS_ORIGINS', production ? [] : ['*']),
+    vaultOperator: raw(env, 'VAULT_OPERATOR') ?? null,
+    rateLimitMax: int(env, 'RATE_LIMIT_MAX', 600, 1, 10_000_000),
+    rateLimitWindowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
+  };
+}

@@ -1,0 +1,191 @@
+// The gateway's read-only handle on the indexer database.
+//
+// Construction does no I/O (postgres.js connects lazily), so app.ts can build it at import time
+// in tests. Every read goes through `read()`, which
+//   - answers the caller's "empty" value when no DATABASE_URL is configured (spec: silent degradation),
+//   - turns driver failures into 503 `database_unavailable` (never a hang: connect and statement
+//     timeouts bound every query) or 503 `schema_behind` (a v2 column the indexer has not migrated yet),
+//   - never lets driver text reach a client (it is logged instead).
+import postgres from 'postgres';
+import type { Config } from '../config/env.js';
+import { ApiError } from '../http/errors.js';
+
+export type Sql = postgres.Sql;
+export type Queryable = postgres.Sql | postgres.TransactionSql;
+
+export interface Logger {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** Columns that only exist from the indexer migrations 0014_tpsl_v2 and 0015_fired_limit. */
+export const V2_COLUMNS: ReadonlyArray<{ table: string; column: string; migration: string }> = [
+  ...['reduce_only', 'tp_trigger_price', 'tp_limit_price', 'tp_size', 'sl_trigger_price', 'sl_limit_price', 'sl_size'].map(
+    (column) => ({ table: 'orders', column, migration: '0014_tpsl_v2' }),
+  ),
+  ...['size', 'limit_price', 'fired_size'].map((column) => ({ table: 'triggers', column, migration: '0014_tpsl_v2' })),
+  { table: 'triggers', column: 'fired_limit', migration: '0015_fired_limit' },
+];
+
+export interface SchemaState {
+  /** true when every v2 column exists. */
+  current: boolean;
+  /** Migrations whose columns are missing, e.g. ["0014_tpsl_v2", "0015_fired_limit"]. */
+  missing: string[];
+  checkedAt: number;
+}
+
+const CONNECTION_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+]);
+
+/** SQLSTATE classes that mean "the server is not usable right now". */
+function isUnavailable(code: string | undefined): boolean {
+  if (!code) return false;
+  return (
+    CONNECTION_ERRORS.has(code) ||
+    code.startsWith('08') || // connection exception
+    code.startsWith('57') || // operator intervention: admin shutdown, query canceled (statement timeout)
+    code.startsWith('53') // insufficient resources: too many connections
+  );
+}
+
+export const SCHEMA_FIX = 'migrate the indexer (0014_tpsl_v2, 0015_fired_limit), then redeploy the gateway';
+
+export class Database {
+  readonly sql: Sql | null;
+  private schemaState: SchemaState | null = null;
+  private schemaCheck: Promise<SchemaState> | null = null;
+
+  constructor(
+    config: Pick<Config, 'databaseUrl' | 'dbPoolMax' | 'dbConnectTimeoutS' | 'dbStatementTimeoutMs'>,
+    private readonly log: Logger,
+    /** How long a schema check is trusted before it is made again. */
+    private readonly schemaTtlMs = 10_000,
+  ) {
+    this.sql = config.databaseUrl
+      ? postgres(config.databaseUrl, {
+          max: config.dbPoolMax,
+          connect_timeout: config.dbConnectTimeoutS,
+          idle_timeout: 30,
+          max_lifetime: 60 * 30,
+          prepare: true,
+          onnotice: () => {},
+          connection: { statement_timeout: config.dbStatementTimeoutMs, application_name: 'trading-gateway' },
+          transform: { column: { from: postgres.toCamel } },
+          types: {
+            // Seqs, nonces and counts are bigint in the schema but below 2^53: numbers on the wire.
+            int8: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) },
+            // Times are ISO 8601 UTC strings with milliseconds on the wire.
+            tstz: {
+              to: 1184,
+              from: [1184, 1114],
+              serialize: (x: string) => x,
+              parse: (x: string) => new Date(x).toISOString(),
+            },
+          },
+        })
+      : null;
+  }
+
+  get configured(): boolean {
+    return this.sql !== null;
+  }
+
+  /**
+   * Runs a read. `empty` is what the route answers without a database (an empty list, a zero
+   * balance, …). `needsV2` marks reads that name the take-profit/stop-loss v2 columns.
+   */
+  async read<T>(empty: T, fn: (sql: Sql) => Promise<T>, options: { needsV2?: boolean } = {}): Promise<T> {
+    const sql = this.sql;
+    if (!sql) return empty;
+    if (options.needsV2) {
+      const schema = await this.schema();
+      if (!schema.current) throw schemaBehind(schema.missing);
+    }
+    try {
+      return await fn(sql);
+    } catch (err) {
+      throw this.translate(err);
+    }
+  }
+
+  /** Maps a driver error to the API error a client sees; logs the original. */
+  translate(err: unknown): ApiError {
+    if (err instanceof ApiError) return err;
+    const code = (err as { code?: string } | null)?.code;
+    if (code === '42703' || code === '42P01') {
+      this.schemaState = null; // the schema changed under us: check again next time
+      this.log.error({ err }, 'indexer schema is missing a column or table');
+      return schemaBehind(['0014_tpsl_v2', '0015_fired_limit']);
+    }
+    if (isUnavailable(code)) {
+      this.log.warn({ code, msg: (err as Error).message }, 'database unavailable');
+      return new ApiError('database_unavailable', 'the indexer database is unavailable; retry shortly');
+    }
+    this.log.error({ err }, 'database query failed');
+    return new ApiError('database_unavailable', 'the indexer database could not answer this read');
+  }
+
+  /** Which v2 migrations are missing, from the columns that actually exist (cached for schemaTtlMs). */
+  async schema(): Promise<SchemaState> {
+    const sql = this.sql;
+    if (!sql) return { current: false, missing: [], checkedAt: Date.now() };
+    const cached = this.schemaState;
+    if (cached && Date.now() - cached.checkedAt < this.schemaTtlMs) return cached;
+    this.schemaCheck ??= (async () => {
+      try {
+        const rows = await sql<{ tableName: string; columnName: string }[]>`
+          SELECT table_name, column_name FROM information_schema.columns
+          WHERE table_schema = current_schema() AND table_name IN ('orders', 'triggers')`;
+        const present = new Set(rows.map((r) => `${r.tableName}.${r.columnName}`));
+        const missing = [...new Set(V2_COLUMNS.filter((c) => !present.has(`${c.table}.${c.column}`)).map((c) => c.migration))];
+        const state = { current: missing.length === 0, missing, checkedAt: Date.now() };
+        this.schemaState = state;
+        return state;
+      } catch (err) {
+        throw this.translate(err);
+      } finally {
+        this.schemaCheck = null;
+      }
+    })();
+    return this.schemaCheck;
+  }
+
+  /** Reachability for /readyz: never throws, bounded by the connect timeout. */
+  async ping(): Promise<{ ok: boolean; latencyMs: number; error?: string }> {
+    const sql = this.sql;
+    const started = performance.now();
+    if (!sql) return { ok: false, latencyMs: 0, error: 'DATABASE_URL is not set' };
+    try {
+      await sql`SELECT 1`;
+      return { ok: true, latencyMs: Math.round(performance.now() - started) };
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      return { ok: false, latencyMs: Math.round(performance.now() - started), error: `unreachable (${code ?? 'error'})` };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.sql?.end({ timeout: 2 });
+  }
+}
+
+export function schemaBehind(missing: string[]): ApiError {
+  const list = missing.length ? missing.join(', ') : '0014_tpsl_v2, 0015_fired_limit';
+  return new ApiError(
+    'schema_behind',
+    `the indexer database is missing migration(s) ${list}; ${SCHEMA_FIX}`,
+    { missingMigrations: missing },
+  );
+}

@@ -1,0 +1,134 @@
+// HTTP client for the matching engine: one keep-alive undici pool, bounded timeouts, and a single
+// place where transport failures become the gateway's error codes:
+//   connection refused / reset      -> 502 engine_unavailable
+//   no answer within the timeout    -> 504 engine_timeout
+import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { ApiError } from '../http/errors.js';
+
+export interface EngineClientOptions {
+  baseUrl: string;
+  adminToken: string | null;
+  timeoutMs: number;
+  connections: number;
+}
+
+export interface EngineResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+export interface EngineHealth {
+  ok: boolean;
+  version?: string;
+  buildDate?: string;
+  maxSeq?: number;
+}
+
+export class EngineClient {
+  readonly pool: Pool;
+  readonly origin: string;
+  readonly basePath: string;
+
+  constructor(readonly options: EngineClientOptions) {
+    const url = new URL(options.baseUrl);
+    this.origin = url.origin;
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    this.pool = new Pool(this.origin, {
+      connections: options.connections,
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      connectTimeout: Math.min(options.timeoutMs, 5_000),
+    });
+  }
+
+  /** Sends one request; answers whatever status the engine gave. Throws ApiError on transport failure. */
+  async request(opts: {
+    method: Dispatcher.HttpMethod;
+    path: string;
+    headers?: Record<string, string>;
+    body?: Buffer | string | null;
+    timeoutMs?: number;
+  }): Promise<EngineResponse> {
+    const timeout = opts.timeoutMs ?? this.options.timeoutMs;
+    try {
+      const res = await this.pool.request({
+        method: opts.method,
+        path: this.basePath + opts.path,
+        headers: opts.headers ?? {},
+        body: opts.body ?? null,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+      });
+      const body = Buffer.from(await res.body.arrayBuffer());
+      return { status: res.statusCode, headers: res.headers, body };
+    } catch (err) {
+      throw engineFailure(err);
+    }
+  }
+
+  adminHeaders(): Record<string, string> {
+    return this.options.adminToken ? { authorization: `Bearer ${this.options.adminToken}` } : {};
+  }
+
+  /** GET and parse JSON; non-2xx answers are thrown as EngineHttpError with the parsed body. */
+  async getJson<T>(path: string, opts: { admin?: boolean; timeoutMs?: number } = {}): Promise<T> {
+    const res = await this.request({
+      method: 'GET',
+      path,
+      headers: opts.admin ? this.adminHeaders() : {},
+      ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+    });
+    const parsed = parseJson(res.body);
+    if (res.status < 200 || res.status >= 300) throw new EngineHttpError(res.status, parsed);
+    if (parsed === undefined) throw new ApiError('engine_unavailable', 'the engine answered with a body that is not JSON', { engineStatus: res.status });
+    return parsed as T;
+  }
+
+  async health(timeoutMs = 2_000): Promise<EngineHealth> {
+    return this.getJson<EngineHealth>('/healthz', { timeoutMs });
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
+
+/** A non-2xx answer from the engine, with its parsed JSON body when it had one. */
+export class EngineHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {
+    const code = (body as { code?: unknown } | undefined)?.code;
+    super(`engine answered HTTP ${status}${typeof code === 'string' ? ` ${code}` : ''}`);
+    this.name = 'EngineHttpError';
+  }
+  get code(): string | undefined {
+    const code = (this.body as { code?: unknown } | undefined)?.code;
+    return typeof code === 'string' ? code : undefined;
+  }
+}
+
+export function parseJson(body: Buffer): unknown {
+  if (body.length === 0) return undefined;
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+export function engineFailure(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (
+    err instanceof undiciErrors.HeadersTimeoutError ||
+    err instanceof undiciErrors.BodyTimeoutError ||
+    err instanceof undiciErrors.ConnectTimeoutError
+  ) {
+    return new ApiError('engine_timeout', 'the engine did not answer in time');
+  }
+  return new ApiError('engine_unavailable', 'the engine is unreachable');
+}

@@ -1,0 +1,50 @@
+// The one error shape every non-2xx answer made by the gateway carries:
+// {"error": "<human message>", "code": "<machine code>"}. Handlers throw ApiError; the error
+// handler in app.ts turns anything else into one of these without leaking driver text.
+
+export type ErrorCode =
+  | 'bad_request'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'rate_limited'
+  | 'engine_unavailable'
+  | 'database_unavailable'
+  | 'schema_behind'
+  | 'engine_timeout'
+  | 'internal_error';
+
+export const STATUS_OF: Record<ErrorCode, number> = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  rate_limited: 429,
+  engine_unavailable: 502,
+  database_unavailable: 503,
+  schema_behind: 503,
+  engine_timeout: 504,
+  internal_error: 500,
+};
+
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Extra fields merged into the body (e.g. retryAfterS, engineStatus). */
+    readonly extra: Record<string, unknown> = {},
+    status?: number,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status ?? STATUS_OF[code];
+  }
+
+  body(): Record<string, unknown> {
+    return { error: this.message, code: this.code, ...this.extra };
+  }
+}
+
+export const badRequest = (message: string) => new ApiError('bad_request', message);
+export const notFound = (message: string) => new ApiError('not_found', message);

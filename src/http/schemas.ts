@@ -1,0 +1,81 @@
+// Shared TypeBox schemas: one definition gives validation, TypeScript types and the OpenAPI text.
+import { Type, type TSchema } from 'typebox';
+
+export const PARTY_PATTERN = '^[a-z0-9][a-z0-9_-]{0,47}::[0-9a-f]{64}$';
+/** Market symbols are exact engine strings: printable ASCII without spaces, 1-64 characters. */
+export const MARKET_PATTERN = '^[\\x21-\\x7E]{1,64}$';
+export const MAX_SEQ = Number.MAX_SAFE_INTEGER;
+
+export const Decimal = Type.String({
+  pattern: '^-?\\d+\\.\\d{10}$',
+  description: 'Decimal as a string with exactly 10 decimal places',
+  examples: ['65000.0000000000'],
+});
+export const NullableDecimal = Type.Union([Decimal, Type.Null()]);
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' });
+export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+export const Seq = Type.Integer({ minimum: 0, maximum: MAX_SEQ, description: 'Engine event sequence number' });
+export const NullableSeq = Type.Union([Seq, Type.Null()]);
+
+export const Party = Type.String({
+  pattern: PARTY_PATTERN,
+  maxLength: 114,
+  description: 'Party id `<hint>::<ed25519 public key hex>`',
+});
+export const Market = Type.String({ pattern: MARKET_PATTERN, description: 'Exact engine market symbol, e.g. BTC-PERP' });
+
+export const Limit = Type.Integer({
+  minimum: 1,
+  maximum: 1000,
+  default: 100,
+  description: 'Page size: integer from 1 to 1000, default 100. Anything else is a 400.',
+});
+export const Before = Type.Integer({
+  minimum: 0,
+  maximum: MAX_SEQ,
+  description: 'Cursor: only rows with a seq strictly below this one (take it from `nextCursor`).',
+});
+export const Since = Type.Integer({
+  minimum: 0,
+  maximum: MAX_SEQ,
+  description: 'Cursor: only rows with a seq strictly above this one (take it from `nextCursor`).',
+});
+
+export const PartyParams = Type.Object({ party: Party });
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'Human-readable message' }),
+    code: Type.String({ description: 'Machine-readable code, e.g. bad_request, database_unavailable' }),
+  },
+  { additionalProperties: true, $id: 'Error', description: 'Every non-2xx answer made by the gateway' },
+);
+
+/** `{"items": [...], "nextCursor": seq | null}`. */
+export function List<T extends TSchema>(item: T, cursorNote = 'pass back as `before`') {
+  return Type.Object({
+    items: Type.Array(item),
+    nextCursor: Type.Union([Seq, Type.Null()], { description: `null on the last page; otherwise ${cursorNote}` }),
+  });
+}
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Bad request (code `bad_request`): the message names the parameter and what was wrong',
+  401: 'Unauthorized (code `unauthorized`)',
+  403: 'Forbidden (code `forbidden`)',
+  404: 'Not found (code `not_found`)',
+  429: 'Rate limited (code `rate_limited`)',
+  502: 'Engine unavailable (code `engine_unavailable`)',
+  503: 'Database unavailable or indexer schema behind (codes `database_unavailable`, `schema_behind`)',
+  504: 'Engine timeout (code `engine_timeout`)',
+};
+
+/** Response schemas for the given error statuses, all `{error, code}`. */
+export function errors(...statuses: number[]): Record<number, TSchema> {
+  const out: Record<number, TSchema> = {};
+  for (const s of statuses) out[s] = { ...Type.Ref('Error'), description: ERROR_DESCRIPTIONS[s] ?? 'Error' } as TSchema;
+  return out;
+}
+
+/** The error statuses every database read can answer. */
+export const READ_ERRORS = [400, 503] as const;

@@ -1,0 +1,125 @@
+// System routes: liveness, readiness, Prometheus metrics. Unprefixed (spec §9).
+import { Type } from 'typebox';
+import type { AppDeps, RoutePlugin } from '../app.js';
+
+const ReadyBody = Type.Object(
+  {
+    status: Type.Union([Type.Literal('ready'), Type.Literal('degraded')]),
+    reasons: Type.Array(Type.String(), { description: 'Why the gateway is degraded; empty when ready' }),
+    database: Type.Object({
+      configured: Type.Boolean(),
+      reachable: Type.Boolean(),
+      latencyMs: Type.Integer(),
+      error: Type.Optional(Type.String()),
+    }),
+    schema: Type.Object({
+      current: Type.Boolean({ description: 'Every take-profit/stop-loss v2 column exists' }),
+      missingMigrations: Type.Array(Type.String()),
+      fix: Type.Optional(Type.String()),
+    }),
+    engine: Type.Object({
+      reachable: Type.Boolean(),
+      version: Type.Optional(Type.String()),
+      buildDate: Type.Optional(Type.String()),
+      error: Type.Optional(Type.String()),
+    }),
+    stream: Type.Object({
+      enabled: Type.Boolean({ description: 'false when ENGINE_ADMIN_TOKEN is unset' }),
+      connected: Type.Boolean({ description: 'The admin SSE bridge is connected' }),
+      gap: Type.Optional(Type.String({ description: 'A gap the bridge could not fill, if any' })),
+    }),
+    engineMaxSeq: Type.Union([Type.Integer(), Type.Null()]),
+  },
+  { description: 'Readiness: 200 when ready, 503 when degraded, with the reasons' },
+);
+
+async function readiness(deps: AppDeps) {
+  const { db, engine, live } = deps;
+  const reasons: string[] = [];
+  const [ping, health] = await Promise.all([
+    db.ping(),
+    engine.health(2_000).then(
+      (h) => ({ reachable: true as const, version: h.version, buildDate: h.buildDate, maxSeq: h.maxSeq }),
+      () => ({ reachable: false as const, error: 'unreachable' }),
+    ),
+  ]);
+  if (!db.configured) reasons.push('DATABASE_URL is not set');
+  else if (!ping.ok) reasons.push('database unreachable');
+
+  let schema: { current: boolean; missingMigrations: string[]; fix?: string } = { current: false, missingMigrations: [] };
+  if (ping.ok) {
+    try {
+      const s = await db.schema();
+      schema = { current: s.current, missingMigrations: s.missing };
+      if (!s.current) {
+        schema.fix = 'migrate the indexer, then redeploy the gateway';
+        reasons.push(`indexer schema behind 0015_fired_limit (missing ${s.missing.join(', ')})`);
+      }
+    } catch {
+      reasons.push('database unreachable');
+    }
+  }
+  if (!health.reachable) reasons.push('engine unreachable');
+
+  const streamStatus = live?.status() ?? { enabled: false, connected: false, maxSeq: null };
+  if (streamStatus.enabled && !streamStatus.connected) reasons.push('SSE bridge down');
+  if (streamStatus.gap) reasons.push(`SSE bridge gap: ${streamStatus.gap}`);
+
+  const engineMaxSeq = streamStatus.maxSeq ?? (health.reachable ? (health.maxSeq ?? null) : null);
+  return {
+    status: reasons.length === 0 ? ('ready' as const) : ('degraded' as const),
+    reasons,
+    database: { configured: db.configured, reachable: ping.ok, latencyMs: ping.latencyMs, ...(ping.error ? { error: ping.error } : {}) },
+    schema,
+    engine: health.reachable
+      ? { reachable: true, ...(health.version ? { version: health.version } : {}), ...(health.buildDate ? { buildDate: health.buildDate } : {}) }
+      : { reachable: false, error: health.error },
+    stream: { enabled: streamStatus.enabled, connected: streamStatus.connected, ...(streamStatus.gap ? { gap: streamStatus.gap } : {}) },
+    engineMaxSeq,
+  };
+}
+
+export const systemRoutes: RoutePlugin = async (app, { deps }) => {
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        tags: ['system'],
+        summary: 'Liveness',
+        response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+      },
+    },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['system'],
+        summary: 'Readiness: database, indexer schema, engine, SSE bridge, max engine seq',
+        response: { 200: ReadyBody, 503: ReadyBody },
+      },
+    },
+    async (_req, reply) => {
+      const body = await readiness(deps);
+      return reply.code(body.status === 'ready' ? 200 : 503).send(body);
+    },
+  );
+
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        tags: ['system'],
+        summary: 'Prometheus text exposition (includes bff_engine_max_seq)',
+        produces: ['text/plain'],
+        response: { 200: Type.String({ description: 'Prometheus text format 0.0.4' }) },
+      },
+    },
+    async (_req, reply) => {
+      const text = await deps.metrics.registry.metrics();
+      return reply.type(deps.metrics.registry.contentType).send(text);
+    },
+  );
+};

@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type TestGateway } from '../support/gateway.js';
+
+describe('system routes without a database or engine', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway({ DATABASE_URL: undefined, ENGINE_TIMEOUT_MS: '500' });
+  });
+  afterAll(async () => gw.close());
+
+  it('healthz answers ok', async () => {
+    const res = await gw.app.inject('/healthz');
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('readyz is degraded and says why', async () => {
+    const res = await gw.app.inject('/readyz');
+    expect(res.statusCode).toBe(503);
+    const body = res.json();
+    expect(body.status).toBe('degraded');
+    expect(body.reasons).toContain('DATABASE_URL is not set');
+    expect(body.reasons).toContain('engine unreachable');
+    expect(body.database).toMatchObject({ configured: false, reachable: false });
+    expect(body.engineMaxSeq).toBeNull();
+  });
+
+  it('metrics are Prometheus text with bff_engine_max_seq and request counts by route', async () => {
+    await gw.app.inject('/healthz');
+    const res = await gw.app.inject('/metrics');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('text/plain');
+    expect(res.body).toContain('# TYPE bff_engine_max_seq gauge');
+    expect(res.body).toMatch(/bff_http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/);
+  });
+
+  it('serves the OpenAPI description and the interactive UI', async () => {
+    const json = await gw.app.inject('/docs/json');
+    expect(json.statusCode).toBe(200);
+    const doc = json.json();
+    expect(doc.openapi).toMatch(/^3\./);
+    expect(doc.paths['/readyz'].get.responses['503']).toBeDefined();
+    const ui = await gw.app.inject('/docs/');
+    expect(ui.statusCode).toBe(200);
+    expect(ui.body).toContain('<html');
+  });
+
+  it('unknown routes answer the error shape with CORS headers', async () => {
+    const res = await gw.app.inject({ url: '/v1/nope', headers: { origin: 'http://localhost:3000' } });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ error: 'no route GET /v1/nope', code: 'not_found' });
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+  });
+});

@@ -1,0 +1,17 @@
+import { defineConfig } from 'vitest/config';
+
+// One configuration for every suite. Integration and e2e tests start real servers
+// (PostgreSQL databases, the reference engine, the gateway) on loopback, so they get
+// generous timeouts; files run in parallel in forked workers, bounded to the two cores CI has.
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    teardownTimeout: 20_000,
+    reporters: ['default'],
+  },
+});
