@@ -1,0 +1,62 @@
+// The real entry point: a bad variable stops the process with one clear line and a non-zero exit;
+// good settings listen on PORT and shut down cleanly on SIGTERM.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
+
+const TSX = ['--import', 'tsx', 'src/main.ts'];
+
+function run(env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, TSX, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    let stdout = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.on('exit', (code) => resolve({ code, stderr, stdout }));
+  });
+}
+
+async function freePort(): Promise<number> {
+  const srv = createServer().listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const port = (srv.address() as { port: number }).port;
+  srv.close();
+  return port;
+}
+
+describe('src/main.ts', () => {
+  it.each([
+    ['WS_ORDERBOOK_POLL_MS', 'abc'],
+    ['ENGINE_BASE_URL', 'notaurl'],
+  ])('exits non-zero with one line naming %s', async (name, value) => {
+    const { code, stderr } = await run({ [name]: value });
+    expect(code).toBe(1);
+    const lines = stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(name);
+    expect(lines[0]).toContain(value);
+  });
+
+  it('listens on PORT, answers /healthz and stops on SIGTERM with exit 0', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, TSX, {
+      env: { PATH: process.env.PATH ?? '', PORT: String(port), LOG_LEVEL: 'warn', ENGINE_BASE_URL: 'http://127.0.0.1:9' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let ok = false;
+      for (let i = 0; i < 100 && !ok; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+      }
+      expect(ok).toBe(true);
+      child.kill('SIGTERM');
+      const [code] = (await once(child, 'exit')) as [number | null];
+      expect(code).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+});

@@ -1,0 +1,113 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../../src/config/env.js';
+
+function errorOf(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      port: 4000,
+      host: '127.0.0.1',
+      databaseUrl: null,
+      engineBaseUrl: 'http://127.0.0.1:8080',
+      engineAdminToken: null,
+      engineTimeoutMs: 5000,
+      wsOrderbookPollMs: 500,
+      wsOrderbookDepth: 20,
+      authDisabled: false,
+      faucetEnabled: false,
+      faucetAmount: '1000',
+      faucetCooldownS: 3600,
+      faucetCeiling: '10000',
+      corsOrigins: ['*'],
+      vaultOperator: null,
+    });
+  });
+
+  it('binds every interface and allows no origin by default in production', () => {
+    const c = loadConfig({ NODE_ENV: 'production' });
+    expect(c.host).toBe('0.0.0.0');
+    expect(c.corsOrigins).toEqual([]);
+  });
+
+  it('reads every variable it documents', () => {
+    const c = loadConfig({
+      PORT: '4100',
+      DATABASE_URL: 'postgres://u:p@db:5432/idx',
+      ENGINE_BASE_URL: 'https://engine.example/',
+      ENGINE_ADMIN_TOKEN: 'tok',
+      WS_ORDERBOOK_POLL_MS: '250',
+      WS_ORDERBOOK_DEPTH: '50',
+      AUTH_DISABLED: 'true',
+      FAUCET_ENABLED: '1',
+      FAUCET_AMOUNT: '250.5',
+      FAUCET_COOLDOWN_S: '60',
+      FAUCET_CEILING: '5000',
+      CORS_ORIGINS: 'https://a.example, https://b.example',
+      VAULT_OPERATOR: 'operator-1',
+    });
+    expect(c).toMatchObject({
+      port: 4100,
+      databaseUrl: 'postgres://u:p@db:5432/idx',
+      engineBaseUrl: 'https://engine.example',
+      engineAdminToken: 'tok',
+      wsOrderbookPollMs: 250,
+      wsOrderbookDepth: 50,
+      authDisabled: true,
+      faucetEnabled: true,
+      faucetAmount: '250.5',
+      faucetCooldownS: 60,
+      faucetCeiling: '5000',
+      corsOrigins: ['https://a.example', 'https://b.example'],
+      vaultOperator: 'operator-1',
+    });
+  });
+
+  it.each([
+    ['WS_ORDERBOOK_POLL_MS', 'abc', /WS_ORDERBOOK_POLL_MS must be an integer, got "abc"/],
+    ['ENGINE_BASE_URL', 'notaurl', /ENGINE_BASE_URL must be an http\(s\) URL, got "notaurl"/],
+    ['ENGINE_BASE_URL', 'ftp://x', /ENGINE_BASE_URL must be an http\(s\) URL/],
+    ['PORT', '70000', /PORT must be an integer from 0 to 65535/],
+    ['PORT', '1.5', /PORT must be an integer/],
+    ['AUTH_DISABLED', 'yes', /AUTH_DISABLED must be true or false, got "yes"/],
+    ['DATABASE_URL', 'mysql://x', /DATABASE_URL must be a postgres:\/\/ URL/],
+    ['FAUCET_AMOUNT', '-5', /FAUCET_AMOUNT must be a non-negative decimal/],
+    ['FAUCET_CEILING', '1e9', /FAUCET_CEILING must be a non-negative decimal/],
+    ['WS_ORDERBOOK_DEPTH', '101', /WS_ORDERBOOK_DEPTH must be an integer from 1 to 100/],
+    ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of/],
+  ])('rejects %s=%s with one line naming the variable', (name, value, message) => {
+    const err = errorOf({ [name]: value });
+    expect(err.variable).toBe(name);
+    expect(err.message).toMatch(message);
+    expect(err.message).not.toContain('\n');
+  });
+
+  it('never echoes a database password', () => {
+    const err = errorOf({ DATABASE_URL: 'mysql://admin:hunter2@db/x' });
+    expect(err.message).not.toContain('hunter2');
+  });
+
+  it('accepts any integer in range for WS_ORDERBOOK_POLL_MS and rejects everything else (property)', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 12 }), (value) => {
+        const trimmed = value.trim();
+        const n = Number(trimmed);
+        const valid = /^-?\d+$/.test(trimmed) && n >= 50 && n <= 3_600_000;
+        if (trimmed === '') expect(loadConfig({ WS_ORDERBOOK_POLL_MS: value }).wsOrderbookPollMs).toBe(500);
+        else if (valid) expect(loadConfig({ WS_ORDERBOOK_POLL_MS: value }).wsOrderbookPollMs).toBe(n);
+        else expect(errorOf({ WS_ORDERBOOK_POLL_MS: value }).variable).toBe('WS_ORDERBOOK_POLL_MS');
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
