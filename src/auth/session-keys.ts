@@ -38,6 +38,11 @@ export class SessionKeys {
     return true;
   }
 
+  /** The session if this process already knows it (memory only, never the database). */
+  peek(sessionId: string): SessionKey | undefined {
+    return this.byId.get(sessionId);
+  }
+
   /** The session, from memory or the database; null when unknown. Database failures propagate. */
   async get(sessionId: string): Promise<SessionKey | null> {
     const known = this.byId.get(sessionId);

@@ -1,0 +1,221 @@
+// Typed methods for every REST route of spec §4. Party-scoped routes and trading calls are signed
+// with the current session (when there is none they go unsigned, which a gateway with
+// AUTH_DISABLED=true accepts and any other answers with a 401 GatewayError).
+import { defaultRetry, type RetryPolicy } from './retry.js';
+import { prepareSession, Session, type PartySigner } from './signing.js';
+import { fetchSender, Transport, type Sender } from './transport.js';
+import type {
+  Answer,
+  Balance,
+  Batch,
+  Deposit,
+  EngineEvent,
+  FaucetGrant,
+  Fill,
+  Health,
+  List,
+  ManifestVerification,
+  Order,
+  OrderAccepted,
+  OrderCancelled,
+  Orderbook,
+  OrderRequest,
+  OrderStatus,
+  Position,
+  Readiness,
+  Rejection,
+  SessionCreated,
+  TpslRequest,
+  TpslSet,
+  Trigger,
+  TriggerStatus,
+  UserBatch,
+  UserBatchVerification,
+  Vault,
+  VerificationStatus,
+  Withdrawal,
+  WithdrawalCounter,
+  WithdrawalStatus,
+} from './types.js';
+
+export interface ClientOptions {
+  /** Gateway base URL, e.g. `https://gateway.example` (no trailing slash needed). */
+  baseUrl: string;
+  retry?: Partial<RetryPolicy>;
+  fetch?: typeof fetch;
+  /**
+   * Retry `POST /v1/orders` on network errors and 5xx too (default false): a 502/504 or a dropped
+   * connection can hide an order the engine accepted, and a retry would place it twice. Reconcile
+   * through `clientOrderId` in `listUserOrders` instead, or opt in here.
+   */
+  retryOrders?: boolean;
+  /** Clock used to sign (ms); correct a known skew here, the engine allows ±30 s. */
+  now?: () => number;
+}
+
+export interface Page {
+  limit?: number;
+}
+const enc = encodeURIComponent;
+
+export class GatewayClient {
+  readonly transport: Transport;
+  private readonly retryOrders: boolean;
+  private readonly now: () => number;
+
+  constructor(options: ClientOptions) {
+    this.transport = new Transport(options.baseUrl.replace(/\/+$/, ''), { ...defaultRetry, ...options.retry }, fetchSender(options.fetch));
+    this.retryOrders = options.retryOrders ?? false;
+    this.now = options.now ?? Date.now;
+  }
+
+  get session(): Session | null {
+    return this.transport.session;
+  }
+  set session(session: Session | null) {
+    this.transport.session = session;
+  }
+
+  // ---- session ----
+
+  /**
+   * Creates an ephemeral session key, has the party sign `session-auth\n…`, and registers it with
+   * the engine. On success the session signs every later call; a rejection is returned as a value.
+   */
+  async createSession(signer: PartySigner, lifetimeMs = 60 * 60 * 1000): Promise<Answer<SessionCreated> & { session?: Session }> {
+    const prepared = await prepareSession(signer, lifetimeMs, this.now());
+    const answer = await this.transport.call<Answer<SessionCreated>>({ method: 'POST', path: '/v1/session-auth', body: prepared.body });
+    if (!answer.ok) return answer;
+    const session = new Session(signer.party, answer.sessionId, answer.expiresAt, prepared.key.privateKey, this.now);
+    this.session = session;
+    return { ...answer, session };
+  }
+
+  // ---- trading ----
+
+  placeOrder(order: OrderRequest): Promise<Answer<OrderAccepted>> {
+    return this.transport.call({ method: 'POST', path: '/v1/orders', body: order, signed: true, ...(this.retryOrders ? {} : { retries: 0 }) });
+  }
+  cancelOrder(orderId: string): Promise<Answer<OrderCancelled>> {
+    return this.transport.call({ method: 'DELETE', path: `/v1/orders/${enc(orderId)}`, signed: true });
+  }
+  setTpsl(request: TpslRequest): Promise<Answer<TpslSet>> {
+    return this.transport.call({ method: 'POST', path: '/v1/tpsl', body: request, signed: true });
+  }
+  getOrderbook(query: { depth?: number; market?: string } = {}): Promise<Orderbook> {
+    return this.transport.call({ method: 'GET', path: '/v1/orderbook', query });
+  }
+
+  // ---- system ----
+
+  health(): Promise<Health> {
+    return this.transport.call({ method: 'GET', path: '/healthz' });
+  }
+  /** Note: a degraded gateway answers 503, raised as a GatewayError whose body is the report. */
+  ready(): Promise<Readiness> {
+    return this.transport.call({ method: 'GET', path: '/readyz', retries: 0 });
+  }
+
+  // ---- vault ----
+
+  getVault(): Promise<Vault> {
+    return this.transport.call({ method: 'GET', path: '/v1/vault' });
+  }
+  listVaults(): Promise<List<Vault>> {
+    return this.transport.call({ method: 'GET', path: '/v1/vaults' });
+  }
+  getOperatorVault(operator: string): Promise<Vault> {
+    return this.transport.call({ method: 'GET', path: `/v1/vaults/${enc(operator)}` });
+  }
+
+  // ---- collateral ----
+
+  listDeposits(query: Page & { user?: string; before?: number } = {}): Promise<List<Deposit>> {
+    return this.transport.call({ method: 'GET', path: '/v1/deposits', query });
+  }
+  listWithdrawals(query: Page & { user?: string; status?: WithdrawalStatus } = {}): Promise<List<Withdrawal>> {
+    return this.transport.call({ method: 'GET', path: '/v1/withdrawals', query });
+  }
+  listUserDeposits(party: string, query: Page & { before?: number } = {}): Promise<List<Deposit>> {
+    return this.party(party, '/deposits', query);
+  }
+  listUserWithdrawals(party: string, query: Page & { status?: WithdrawalStatus } = {}): Promise<List<Withdrawal>> {
+    return this.party(party, '/withdrawals', query);
+  }
+  getWithdrawalCounter(party: string): Promise<WithdrawalCounter> {
+    return this.party(party, '/withdrawal-counter');
+  }
+
+  // ---- batches ----
+
+  listBatches(query: Page = {}): Promise<List<Batch>> {
+    return this.transport.call({ method: 'GET', path: '/v1/batches', query });
+  }
+  getBatch(batchNum: number): Promise<Batch> {
+    return this.transport.call({ method: 'GET', path: `/v1/batches/${batchNum}` });
+  }
+  listAllUserBatches(query: Page = {}): Promise<List<UserBatch>> {
+    return this.transport.call({ method: 'GET', path: '/v1/user-batches', query });
+  }
+  listUserBatches(party: string, query: Page = {}): Promise<List<UserBatch>> {
+    return this.party(party, '/user-batches', query);
+  }
+
+  // ---- engine mirror ----
+
+  listOrders(query: Page & { user?: string; market?: string; status?: OrderStatus } = {}): Promise<List<Order>> {
+    return this.transport.call({ method: 'GET', path: '/v1/orders', query });
+  }
+  listFills(query: Page & { user?: string; market?: string; before?: number } = {}): Promise<List<Fill>> {
+    return this.transport.call({ method: 'GET', path: '/v1/fills', query });
+  }
+  listUserOrders(party: string, query: Page & { market?: string; status?: OrderStatus } = {}): Promise<List<Order>> {
+    return this.party(party, '/orders', query);
+  }
+  listUserTriggers(party: string, query: Page & { market?: string; status?: TriggerStatus } = {}): Promise<List<Trigger>> {
+    return this.party(party, '/triggers', query);
+  }
+  listUserFills(party: string, query: Page & { market?: string; before?: number } = {}): Promise<List<Fill>> {
+    return this.party(party, '/fills', query);
+  }
+  /** `status`: open (default), closed (archived epochs) or all. Key positions by `positionId`. */
+  listUserPositions(party: string, query: Page & { status?: 'open' | 'closed' | 'all' } = {}): Promise<List<Position>> {
+    return this.party(party, '/positions', query);
+  }
+  getBalance(party: string): Promise<Balance> {
+    return this.party(party, '/balance');
+  }
+  /** Testnet top-up. 429 (cooldown, `retryAfterS`) and 403 (ceiling) are raised as GatewayErrors. */
+  faucet(party: string): Promise<FaucetGrant | Rejection> {
+    return this.transport.call({ method: 'POST', path: `/v1/users/${enc(party)}/faucet`, signed: true, retries: 0 });
+  }
+
+  // ---- verifications ----
+
+  listUserBatchVerifications(query: Page & { status?: VerificationStatus; user?: string } = {}): Promise<List<UserBatchVerification>> {
+    return this.transport.call({ method: 'GET', path: '/v1/verifications/user-batches', query });
+  }
+  listManifestVerifications(query: Page & { status?: VerificationStatus } = {}): Promise<List<ManifestVerification>> {
+    return this.transport.call({ method: 'GET', path: '/v1/verifications/manifests', query });
+  }
+
+  // ---- events ----
+
+  listEvents(query: Page & { since?: number; type?: string; user?: string } = {}): Promise<List<EngineEvent>> {
+    return this.transport.call({ method: 'GET', path: '/v1/events', query });
+  }
+
+  /** Every mirror event after `since`, page by page until `nextCursor` is null. */
+  async *eventsSince(since: number, query: Page & { type?: string; user?: string } = {}): AsyncGenerator<EngineEvent> {
+    let cursor: number | null = since;
+    while (cursor !== null) {
+      const page: List<EngineEvent> = await this.listEvents({ limit: 1000, ...query, since: cursor });
+      yield* page.items;
+      cursor = page.nextCursor;
+    }
+  }
+
+  private party<T>(party: string, suffix: string, query?: object): Promise<T> {
+    return this.transport.call<T>({ method: 'GET', path: `/v1/users/${enc(party)}${suffix}`, signed: true, ...(query ? { query } : {}) });
+  }
+}

@@ -1,0 +1,12 @@
+// Browser-safe entry of @gateway/client: no `node:` imports anywhere below this file.
+// `getUserMe` lives in the Node entry (`@gateway/client/node`): it needs a GET body.
+export { GatewayClient, type ClientOptions, type Page } from './client.js';
+export { GatewayError, type ErrorBody } from './errors.js';
+export { defaultRetry, backoffDelay, isRetryableStatus, type RetryPolicy } from './retry.js';
+export { Session, localParty, prepareSession, sessionAuthMessage, requestMessage, MAX_SESSION_MS, type PartySigner, type SignedHeaders } from './signing.js';
+export { generateKeyPair, keyPairFromSeed, signHex, type CryptoKey, type Ed25519KeyPair } from './ed25519.js';
+export { Transport, buildTarget, fetchSender, type Sender, type SendRequest, type SendResult, type Query, type CallOptions } from './transport.js';
+export { StreamClient, type StreamMessage, type StreamOptions, type StreamState, type WebSocketCtor, type WebSocketLike } from './stream.js';
+export { PositionsStore, type PositionState } from './positions.js';
+export { createToastThrottle, type ToastThrottle } from './toast.js';
+export type * from './types.js';

@@ -1,0 +1,94 @@
+// The engine's signing scheme (engine.md §2), shared by REST, the Node-only GET body route and the
+// stream's auth query. A party key authorises an ephemeral session key once; the session key then
+// signs every request as `<METHOD>\n<PATH+QUERY>\n<tsMs>\n<BODY>`.
+import { generateKeyPair, keyPairFromSeed, signHex, type CryptoKey, type Ed25519KeyPair } from './ed25519.js';
+
+export const MAX_SESSION_MS = 24 * 60 * 60 * 1000;
+
+/** Anything that can sign for a party: a local key, a wallet, a hardware signer. */
+export interface PartySigner {
+  /** `<hint>::<ed25519 public key hex>` */
+  party: string;
+  /** Signs the UTF-8 message; answers 128 lower-case hex characters. */
+  sign(message: string): Promise<string>;
+}
+
+/** A party signer from a key held in this process (tests, bots, the demo). */
+export async function localParty(hint: string, seedHex?: string): Promise<PartySigner & { keys: Ed25519KeyPair }> {
+  if (!/^[a-z0-9][a-z0-9_-]{0,47}$/.test(hint)) throw new TypeError('party hint must match [a-z0-9][a-z0-9_-]{0,47}');
+  const keys = seedHex ? await keyPairFromSeed(seedHex) : await generateKeyPair();
+  return { party: `${hint}::${keys.publicKeyHex}`, keys, sign: (message) => signHex(keys.privateKey, message) };
+}
+
+export function sessionAuthMessage(party: string, sessionPublicKey: string, expiresAtMs: number): string {
+  return `session-auth\n${party}\n${sessionPublicKey}\n${expiresAtMs}`;
+}
+
+export function requestMessage(method: string, target: string, tsMs: number, body: string): string {
+  return `${method.toUpperCase()}\n${target}\n${tsMs}\n${body}`;
+}
+
+export interface SignedHeaders {
+  'x-user': string;
+  'x-session-id': string;
+  'x-session-sig': string;
+}
+
+/** An authorised session: signs requests with its ephemeral key. */
+export class Session {
+  private lastTs = 0;
+
+  constructor(
+    readonly party: string,
+    readonly sessionId: string,
+    readonly expiresAt: number,
+    private readonly key: CryptoKey,
+    /** Local clock; override to correct a known skew (the engine allows ±30 s). */
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get expired(): boolean {
+    return this.now() >= this.expiresAt;
+  }
+
+  /**
+   * A strictly increasing timestamp: the engine refuses a (session, ts, signature) it has seen,
+   * so two identical requests in the same millisecond must still differ.
+   */
+  nextTs(): number {
+    const now = this.now();
+    this.lastTs = now > this.lastTs ? now : this.lastTs + 1;
+    return this.lastTs;
+  }
+
+  async signature(message: string): Promise<string> {
+    return signHex(this.key, message);
+  }
+
+  async headers(method: string, target: string, body: string): Promise<SignedHeaders> {
+    const ts = this.nextTs();
+    const sig = await signHex(this.key, requestMessage(method, target, ts, body));
+    return { 'x-user': this.party, 'x-session-id': this.sessionId, 'x-session-sig': `${ts}.${sig}` };
+  }
+
+  /** The stream's auth query (gateway.md: browsers cannot set WebSocket headers). */
+  async streamAuth(path = '/v1/stream'): Promise<{ user: string; sessionId: string; sig: string }> {
+    const ts = this.nextTs();
+    const sig = await signHex(this.key, requestMessage('GET', path, ts, ''));
+    return { user: this.party, sessionId: this.sessionId, sig: `${ts}.${sig}` };
+  }
+}
+
+export interface SessionRequest {
+  body: { party: string; sessionPublicKey: string; expiresAt: number; signature: string };
+  key: Ed25519KeyPair;
+}
+
+/** Generates the session key and has the party sign the session-auth message. */
+export async function prepareSession(signer: PartySigner, lifetimeMs: number, now = Date.now()): Promise<SessionRequest> {
+  if (!(lifetimeMs > 0 && lifetimeMs <= MAX_SESSION_MS)) throw new RangeError('session lifetime must be 1 ms to 24 h');
+  const key = await generateKeyPair();
+  const expiresAt = Math.floor(now + lifetimeMs);
+  const signature = await signer.sign(sessionAuthMessage(signer.party, key.publicKeyHex, expiresAt));
+  return { key, body: { party: signer.party, sessionPublicKey: key.publicKeyHex, expiresAt, signature } };
+}

@@ -1,0 +1,96 @@
+// One request path for every call: target building, signing (fresh timestamp and signature per
+// attempt, since the engine refuses a replayed signature), retries of network errors and 5xx,
+// and the spec §7 error. The network is a pluggable `Sender`: `fetch` by default, `node:http` in
+// the Node entry for the one route that needs a GET body.
+import { errorBody, GatewayError } from './errors.js';
+import { backoffDelay, defaultRetry, isRetryableStatus, type RetryPolicy } from './retry.js';
+import type { Session } from './signing.js';
+
+/** Query values: strings, numbers, booleans, or lists (sent comma-separated); null/undefined are left out. */
+export type Query = object;
+
+export interface SendRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string | undefined;
+}
+export interface SendResult {
+  status: number;
+  text: string;
+}
+export type Sender = (request: SendRequest) => Promise<SendResult>;
+
+export const fetchSender =
+  (fetchImpl: typeof fetch = globalThis.fetch): Sender =>
+  async ({ method, url, headers, body }) => {
+    const res = await fetchImpl(url, { method, headers, body: body ?? null });
+    return { status: res.status, text: await res.text() };
+  };
+
+export interface CallOptions {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  query?: Query;
+  body?: unknown;
+  /** Sign with the session when one is set (party routes and trading). */
+  signed?: boolean;
+  /** Override the retry count for this call (e.g. 0 for a non-idempotent write). */
+  retries?: number;
+  sender?: Sender;
+}
+
+export function buildTarget(path: string, query?: Query): string {
+  if (!query) return path;
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
+    if (value === undefined || value === null) continue;
+    if (Array.isArray(value)) {
+      if (value.length > 0) params.append(name, value.join(','));
+    } else params.append(name, String(value as string | number | boolean));
+  }
+  const qs = params.toString();
+  return qs ? `${path}?${qs}` : path;
+}
+
+export class Transport {
+  session: Session | null = null;
+
+  constructor(
+    readonly baseUrl: string,
+    readonly retry: RetryPolicy = defaultRetry,
+    readonly sender: Sender = fetchSender(),
+  ) {}
+
+  async call<T>(options: CallOptions): Promise<T> {
+    const target = buildTarget(options.path, options.query);
+    const body = options.body === undefined ? '' : JSON.stringify(options.body);
+    const send = options.sender ?? this.sender;
+    const retries = options.retries ?? this.retry.retries;
+    for (let attempt = 0; ; attempt++) {
+      const headers: Record<string, string> = {};
+      if (body) headers['content-type'] = 'application/json';
+      if (options.signed && this.session) Object.assign(headers, await this.session.headers(options.method, target, body));
+      let result: SendResult;
+      try {
+        result = await send({ method: options.method, url: this.baseUrl + target, headers, body: body || undefined });
+      } catch (err) {
+        result = { status: 0, text: JSON.stringify({ error: `network error: ${(err as Error).message}`, code: 'network_error' }) };
+      }
+      if (result.status >= 200 && result.status < 300) return parse<T>(result, target);
+      if (isRetryableStatus(result.status) && attempt < retries) {
+        await this.retry.sleep(backoffDelay(this.retry, attempt));
+        continue;
+      }
+      throw new GatewayError(result.status, target, errorBody(result.status, result.text));
+    }
+  }
+}
+
+function parse<T>(result: SendResult, target: string): T {
+  try {
+    return JSON.parse(result.text) as T;
+  } catch {
+    throw new GatewayError(result.status, target, { error: 'the gateway answered a body that is not JSON', code: 'bad_response' });
+  }
+}

@@ -1,0 +1,102 @@
+// Testnet faucet `POST /v1/users/:party/faucet` (gateway.md "Faucet"). Guarded like every
+// party-scoped route (the onRoute hook in auth/guards.ts adds authenticate + own-party), so only
+// the party itself can top itself up. Order of checks: enabled (404) → guards (401/403) →
+// cooldown (429 + Retry-After + retryAfterS) → ceiling (403) → engine admin faucet.
+//
+// The cooldown comes from the mirror (faucet-policy.ts) and, for the few seconds the mirror lags a
+// grant this replica just made, from a small in-process record of its own grants. Concurrent
+// requests of one party are serialised in this process so they cannot both pass the check.
+import { Type, type Static } from 'typebox';
+import type { FastifyReply } from 'fastify';
+import type { RoutePlugin } from '../app.js';
+import { parseJson } from '../engine/client.js';
+import { ApiError } from './errors.js';
+import { errors, PartyParams } from './schemas.js';
+import { faucetFacts } from './trading/faucet-policy.js';
+import { toUnits, toWire } from './trading/decimal.js';
+import { FaucetAnswer, Rejection } from './trading/schemas.js';
+
+type Answer = Static<typeof FaucetAnswer> | Static<typeof Rejection>;
+
+export const faucetRoutes: RoutePlugin = async (app, { deps }) => {
+  const { config, db, engine } = deps;
+  const cooldownMs = config.faucetCooldownS * 1000;
+  const ceiling = toUnits(config.faucetCeiling)!;
+  const amount = toWire(config.faucetAmount);
+  /** party → Unix ms of a grant made by this process (covers the mirror's lag). */
+  const granted = new Map<string, number>();
+  /** party → the request of that party in progress in this process. */
+  const inProgress = new Map<string, Promise<Answer>>();
+
+  const refuseWhenDisabled = async () => {
+    if (!config.faucetEnabled) throw new ApiError('not_found', 'the faucet is not enabled on this gateway (FAUCET_ENABLED)');
+  };
+
+  async function grant(party: string, reply: FastifyReply): Promise<Answer> {
+    const facts = await faucetFacts(db, party);
+    const now = Date.now();
+    const mine = granted.get(party);
+    const last = Math.max(facts.lastFaucetAtMs ?? -Infinity, mine ?? -Infinity);
+    if (cooldownMs > 0 && now - last < cooldownMs) {
+      const retryAfterS = Math.max(1, Math.ceil((last + cooldownMs - now) / 1000));
+      void reply.header('retry-after', String(retryAfterS));
+      throw new ApiError('rate_limited', `faucet cooldown: one top-up per ${config.faucetCooldownS} s; retry in ${retryAfterS} s`, { retryAfterS });
+    }
+    const balance = toUnits(facts.balance);
+    if (balance !== null && balance >= ceiling) {
+      throw new ApiError('forbidden', `balance ${toWire(facts.balance)} is at or above the faucet ceiling ${toWire(config.faucetCeiling)}`, {
+        balance: toWire(facts.balance),
+        ceiling: toWire(config.faucetCeiling),
+      });
+    }
+    if (!config.engineAdminToken) {
+      throw new ApiError('engine_unavailable', 'the faucet needs ENGINE_ADMIN_TOKEN to call the engine admin faucet');
+    }
+    const res = await engine.request({
+      method: 'POST',
+      path: '/v1/admin/faucet',
+      headers: { ...engine.adminHeaders(), 'content-type': 'application/json' },
+      body: JSON.stringify({ party, amount }),
+    });
+    const answer = parseJson(res.body) as { ok?: unknown; newBalance?: unknown; code?: unknown; error?: unknown } | undefined;
+    // Any non-2xx from the admin API is the gateway's problem (token, engine), never the client's.
+    if (res.status !== 200 || answer === undefined) {
+      throw new ApiError('engine_unavailable', `the engine faucet answered HTTP ${res.status}`, { engineStatus: res.status });
+    }
+    if (answer.ok === false && typeof answer.code === 'string' && typeof answer.error === 'string') {
+      return { ok: false, code: answer.code, error: answer.error };
+    }
+    if (answer.ok !== true || typeof answer.newBalance !== 'string' || toUnits(answer.newBalance) === null) {
+      throw new ApiError('engine_unavailable', 'the engine faucet answered an unexpected body', { engineStatus: res.status });
+    }
+    granted.set(party, Date.now());
+    if (granted.size > 100_000) for (const [p, at] of granted) if (Date.now() - at >= cooldownMs) granted.delete(p);
+    return { party, amount, newBalance: toWire(answer.newBalance) };
+  }
+
+  app.post('/v1/users/:party/faucet', {
+    onRequest: refuseWhenDisabled,
+    schema: {
+      tags: ['mirror'],
+      summary: 'Testnet top-up (FAUCET_ENABLED only)',
+      operationId: 'faucet',
+      description: `Credits FAUCET_AMOUNT through the engine admin faucet. 429 (with \`retryAfterS\` and Retry-After) within FAUCET_COOLDOWN_S of the party's previous faucet deposit; 403 when the party's balance is at or above FAUCET_CEILING; 404 when the faucet is disabled. No body.`,
+      params: PartyParams,
+      response: {
+        200: Type.Union([FaucetAnswer, Rejection], { description: 'The top-up, or an engine `ok:false` rejection' }),
+        ...errors(400, 401, 403, 404, 429, 502, 503, 504),
+      },
+    },
+    handler: async (request, reply) => {
+      const { party } = request.params;
+      const previous: Promise<unknown> = inProgress.get(party) ?? Promise.resolve();
+      const mine = previous.catch(() => undefined).then(() => grant(party, reply));
+      inProgress.set(party, mine);
+      try {
+        return await mine;
+      } finally {
+        if (inProgress.get(party) === mine) inProgress.delete(party);
+      }
+    },
+  });
+};

@@ -1,0 +1,142 @@
+// The signed, non-custodial proxy routes (spec §4 Trading). The gateway holds no keys: it checks
+// that the three signing headers are present exactly once (401/400 before anything reaches the
+// engine) and forwards them with the raw body and the signed request target. The engine verifies
+// the signature; its answers come back unchanged (see relay.ts). Session keys created through
+// `/v1/session-auth` are also taught to the guard of the party-scoped reads, so a client can read
+// its own data right after creating a session, before the SSE event or the mirror catch up.
+import type { RoutePlugin } from '../../app.js';
+import { parseJson } from '../../engine/client.js';
+import { signedHeaders } from '../../auth/guards.js';
+import { learnSession } from './learn-session.js';
+import { ApiError } from '../errors.js';
+import { errors } from '../schemas.js';
+import { forward } from './forward.js';
+import { readGetBody } from './get-body.js';
+import { proxyMetrics } from './metrics.js';
+import {
+  CancelAnswer,
+  CancelParams,
+  Orderbook,
+  OrderbookQuery,
+  OrderAnswer,
+  OrderBody,
+  SessionAuthAnswer,
+  SessionAuthBody,
+  SIGNED,
+  TpslAnswer,
+  TpslBody,
+  UserMeAnswer,
+} from './schemas.js';
+
+/** Body schemas are documentation: the engine owns the trading grammar (schemas.ts). */
+const documentOnly = () => () => true;
+const PROXY_ERRORS = errors(400, 401, 429, 502, 504);
+const SIGNED_NOTE = 'Signed: headers `X-User`, `X-Session-Id`, `X-Session-Sig` (engine.md §2), forwarded unchanged with the raw body.';
+
+export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
+  const { engine, sessions, config } = deps;
+  const metrics = proxyMetrics(deps.metrics);
+
+  app.post('/v1/session-auth', {
+    validatorCompiler: documentOnly,
+    schema: {
+      tags: ['trading'],
+      summary: 'Create a trading session',
+      operationId: 'createSession',
+      security: [],
+      description: 'The party key signs `session-auth\\n<party>\\n<sessionPublicKey>\\n<expiresAt>`; the engine answers the session id.',
+      body: SessionAuthBody,
+      response: { 200: SessionAuthAnswer, ...PROXY_ERRORS },
+    },
+    handler: async (request, reply) => {
+      if (!request.rawBody || request.rawBody.length === 0) throw new ApiError('bad_request', 'body is required: {party, sessionPublicKey, expiresAt, signature}');
+      return forward(request, reply, {
+        engine,
+        metrics,
+        route: 'POST /v1/session-auth',
+        signed: false,
+        onAnswer: (res) => learnSession(sessions, request.body, res),
+      });
+    },
+  });
+
+  app.post('/v1/orders', {
+    validatorCompiler: documentOnly,
+    schema: {
+      tags: ['trading'],
+      summary: 'Place an order',
+      operationId: 'placeOrder',
+      description: `${SIGNED_NOTE} Accepted and rejected orders are both HTTP 200: check \`ok\`.`,
+      security: SIGNED,
+      body: OrderBody,
+      response: { 200: OrderAnswer, ...PROXY_ERRORS },
+    },
+    handler: async (request, reply) => forward(request, reply, { engine, metrics, route: 'POST /v1/orders', signed: true }),
+  });
+
+  app.delete('/v1/orders/:orderId', {
+    schema: {
+      tags: ['trading'],
+      summary: 'Cancel an order',
+      operationId: 'cancelOrder',
+      description: `${SIGNED_NOTE} No body.`,
+      security: SIGNED,
+      params: CancelParams,
+      response: { 200: CancelAnswer, ...errors(400, 401, 404, 429, 502, 504) },
+    },
+    handler: async (request, reply) => forward(request, reply, { engine, metrics, route: 'DELETE /v1/orders/:orderId', signed: true }),
+  });
+
+  app.post('/v1/tpsl', {
+    validatorCompiler: documentOnly,
+    schema: {
+      tags: ['trading'],
+      summary: 'Set or cancel take-profit / stop-loss on a position',
+      operationId: 'setTpsl',
+      description: `${SIGNED_NOTE} A leg set to null cancels that leg.`,
+      security: SIGNED,
+      body: TpslBody,
+      response: { 200: TpslAnswer, ...PROXY_ERRORS },
+    },
+    handler: async (request, reply) => forward(request, reply, { engine, metrics, route: 'POST /v1/tpsl', signed: true }),
+  });
+
+  // No automatic HEAD twins: a HEAD would be forwarded as HEAD, which the engine does not serve.
+  app.get('/v1/orderbook', {
+    exposeHeadRoute: false,
+    schema: {
+      tags: ['trading'],
+      summary: 'Order book snapshot (public)',
+      operationId: 'getOrderbook',
+      security: [],
+      querystring: OrderbookQuery,
+      response: { 200: Orderbook, ...errors(400, 429, 502, 504) },
+    },
+    handler: async (request, reply) => {
+      const { depth, market } = request.query;
+      // Built from the validated values: public, unsigned, so the exact client spelling is not needed.
+      const path = `/v1/orderbook?depth=${depth}${market === undefined ? '' : `&market=${encodeURIComponent(market)}`}`;
+      return forward(request, reply, { engine, metrics, route: 'GET /v1/orderbook', signed: false, path });
+    },
+  });
+
+  app.get('/v1/user/me', {
+    exposeHeadRoute: false,
+    schema: {
+      tags: ['trading'],
+      summary: 'The party as the engine sees it (GET with a signed JSON body)',
+      operationId: 'getUserMe',
+      description: `${SIGNED_NOTE} The JSON body \`{"party": <X-User>}\` travels on the GET and is covered by the signature. Browsers cannot send a GET body (fetch forbids it): call this from a server (the client package's Node entry).`,
+      security: SIGNED,
+      // Documented in the OpenAPI text only: OpenAPI 3.0 has no request body on GET, so the body is described above.
+      response: { 200: UserMeAnswer, ...PROXY_ERRORS },
+    },
+    handler: async (request, reply) => {
+      signedHeaders(request); // 401/400 before the body is even read
+      request.rawBody = await readGetBody(request, 1_048_576, config.engineTimeoutMs);
+      if (request.rawBody.length === 0) throw new ApiError('bad_request', 'GET /v1/user/me needs the signed JSON body {"party": <X-User>}');
+      if (parseJson(request.rawBody) === undefined) throw new ApiError('bad_request', 'request body is not valid JSON');
+      return forward(request, reply, { engine, metrics, route: 'GET /v1/user/me', signed: true });
+    },
+  });
+};

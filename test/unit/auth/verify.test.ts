@@ -1,0 +1,79 @@
+// verifySignedRequest with an explicit clock: exact window edges, check order and replay memory.
+import { generateKeyPairSync, sign } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { signedHeaders, verifySignedRequest } from '../../../src/auth/guards.js';
+import { ReplayCache } from '../../../src/auth/replay-cache.js';
+import { SessionKeys } from '../../../src/auth/session-keys.js';
+import { signedPayload } from '../../../src/auth/signature.js';
+import { ApiError } from '../../../src/http/errors.js';
+
+const NOW = 1_800_000_000_000;
+const PARTY = `alice::${'a'.repeat(64)}`;
+
+function setup() {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const der = publicKey.export({ format: 'der', type: 'spki' });
+  const sessions = new SessionKeys(null);
+  sessions.add('s1', PARTY, der.subarray(der.length - 32).toString('hex'), NOW + 60_000);
+  const replays = new ReplayCache(60_000);
+  const headers = (ts: number, target = '/t', body = '') => ({
+    user: PARTY,
+    sessionId: 's1',
+    sig: `${ts}.${sign(null, signedPayload('GET', target, ts, body), privateKey).toString('hex')}`,
+  });
+  const verify = (h: ReturnType<typeof headers>, now = NOW, target = '/t', body = '') =>
+    verifySignedRequest(sessions, replays, { method: 'GET', target, body, headers: h, now });
+  return { sessions, replays, headers, verify };
+}
+
+async function reason(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return 'accepted';
+  } catch (err) {
+    expect(err).toBeInstanceOf(ApiError);
+    return `${(err as ApiError).status} ${(err as ApiError).message}`;
+  }
+}
+
+describe('verifySignedRequest', () => {
+  it('accepts exactly ±30 000 ms and refuses ±30 001 ms', async () => {
+    const { headers, verify } = setup();
+    expect(await reason(verify(headers(NOW - 30_000)))).toBe('accepted');
+    expect(await reason(verify(headers(NOW + 30_000)))).toBe('accepted');
+    expect(await reason(verify(headers(NOW - 30_001)))).toBe('401 signature timestamp is outside the ±30 s window (check the client clock)');
+    expect(await reason(verify(headers(NOW + 30_001)))).toBe('401 signature timestamp is outside the ±30 s window (check the client clock)');
+  });
+
+  it('refuses a session at its expiry instant', async () => {
+    const { headers, verify } = setup();
+    expect(await reason(verify(headers(NOW + 60_000), NOW + 60_000))).toBe('401 session expired');
+    expect(await reason(verify(headers(NOW + 59_999), NOW + 59_999))).toBe('accepted');
+  });
+
+  it('does not remember a forged signature, so the genuine one still passes afterwards', async () => {
+    const { headers, verify } = setup();
+    const good = headers(NOW);
+    const forged = { ...good, sig: good.sig.replace(/.$/, (c) => (c === '0' ? '1' : '0')) };
+    expect(await reason(verify(forged))).toBe('401 invalid signature');
+    expect(await reason(verify(good))).toBe('accepted');
+    expect(await reason(verify(good))).toBe('401 signature already used (replay)');
+  });
+
+  it('covers the body: the same signature over another body fails', async () => {
+    const { headers, verify } = setup();
+    expect(await reason(verify(headers(NOW, '/t', '{"a":1}'), NOW, '/t', '{"a":2}'))).toBe('401 invalid signature');
+  });
+});
+
+describe('signedHeaders', () => {
+  const req = (headers: Record<string, string | string[]>) => ({ headers }) as never;
+  it('reads the three headers', () => {
+    expect(signedHeaders(req({ 'x-user': PARTY, 'x-session-id': 's', 'x-session-sig': 'x' }))).toEqual({ user: PARTY, sessionId: 's', sig: 'x' });
+  });
+  it('refuses repeated or comma-joined X-User with 400 and empty headers with 401', () => {
+    expect(() => signedHeaders(req({ 'x-user': [PARTY, PARTY], 'x-session-id': 's', 'x-session-sig': 'x' }))).toThrow(/duplicated party hint/);
+    expect(() => signedHeaders(req({ 'x-user': `${PARTY},b`, 'x-session-id': 's', 'x-session-sig': 'x' }))).toThrow(/duplicated party hint/);
+    expect(() => signedHeaders(req({ 'x-user': PARTY, 'x-session-id': '', 'x-session-sig': 'x' }))).toThrow(/signed request required/);
+  });
+});
