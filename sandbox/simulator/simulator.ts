@@ -1,0 +1,248 @@
+// startSimulator(): bots that keep the engine's markets alive at `rate` actions per second —
+// makers quoting around a random-walk mid price on each market's grid, takers crossing, position
+// flips, take-profit/stop-loss (attached to orders and via /v1/tpsl), cancels, deposits,
+// withdrawals and faucet top-ups. Every trading call is signed like a real client's.
+import { Pool } from 'undici';
+import { admin, Bot, call } from './bot.js';
+import { gridAbs, gridPrice, gridSize, type MarketInfo } from './grid.js';
+import { Random } from './random.js';
+import { keyPairFromSeed, partyId } from './signing.js';
+
+export interface SimulatorOptions {
+  engineUrl: string;
+  adminToken: string;
+  /** Actions (mostly orders) per second; default 20. */
+  rate?: number;
+  /** Number of bots (parties); default 8. */
+  bots?: number;
+  /** PRNG seed: the same seed gives the same parties and the same choices; default 1. */
+  seed?: number;
+  /** Collateral each bot gets from the faucet at start; default 1 000 000. */
+  funding?: string;
+  /** Most calls in flight at once; actions beyond it are dropped (counted). Default 32. */
+  maxInFlight?: number;
+  onError?: (err: Error) => void;
+}
+
+export interface SimulatorStats {
+  actions: Record<string, number>;
+  ok: number;
+  rejected: Record<string, number>;
+  errors: number;
+  dropped: number;
+}
+
+export interface RunningSimulator {
+  parties: string[];
+  stats(): SimulatorStats;
+  stop(): Promise<void>;
+}
+
+/** Where a market's mid starts when its book is empty. */
+const REFERENCE_PRICES: Record<string, number> = { 'BTC-PERP': 65000, 'ETH-PERP': 3200, 'SOL-PERP': 150 };
+
+type Action = 'quote' | 'take' | 'take_tpsl' | 'flip' | 'tpsl' | 'cancel' | 'deposit' | 'withdraw' | 'faucet';
+const WEIGHTS: Array<[Action, number]> = [
+  ['quote', 46],
+  ['take', 18],
+  ['take_tpsl', 6],
+  ['flip', 5],
+  ['tpsl', 6],
+  ['cancel', 12],
+  ['deposit', 3],
+  ['withdraw', 3],
+  ['faucet', 1],
+];
+
+export async function startSimulator(options: SimulatorOptions): Promise<RunningSimulator> {
+  const url = new URL(options.engineUrl);
+  const pool = new Pool(url.origin, { connections: 16, pipelining: 1 });
+  const rng = new Random(options.seed ?? 1);
+  const rate = options.rate ?? 20;
+  const maxInFlight = options.maxInFlight ?? 32;
+  const stats: SimulatorStats = { actions: {}, ok: 0, rejected: {}, errors: 0, dropped: 0 };
+
+  const marketsAnswer = await call(pool, 'GET', '/v1/markets', undefined, {});
+  const markets: MarketInfo[] = ((marketsAnswer.body?.markets ?? []) as Array<Record<string, unknown>>)
+    .filter((m) => m.status === undefined || m.status === 'active')
+    .map((m) => ({ symbol: String(m.symbol), szDecimals: Number(m.szDecimals), minNotional: Number(m.minNotional), maxLeverage: Number(m.maxLeverage) }));
+  if (markets.length === 0) {
+    await pool.close();
+    throw new Error(`GET /v1/markets gave no active market (HTTP ${marketsAnswer.status})`);
+  }
+  const mid = new Map<string, number>();
+  for (const m of markets) mid.set(m.symbol, await startingMid(pool, m));
+
+  const bots = botSeeds(rng, options.bots ?? 8).map((b) => Bot.fromSeed(pool, b.hint, b.seed));
+  for (const b of bots) {
+    await b.authorize();
+    const f = await admin(pool, options.adminToken, '/v1/admin/faucet', { party: b.party, amount: options.funding ?? '1000000' });
+    if (f.body?.ok !== true) throw new Error(`faucet failed for ${b.hint}: HTTP ${f.status} ${JSON.stringify(f.body)}`);
+  }
+
+  const record = (action: Action, r: { status: number; body: Record<string, unknown> | null }): void => {
+    stats.actions[action] = (stats.actions[action] ?? 0) + 1;
+    if (r.body?.ok === true) stats.ok++;
+    else {
+      const code = String(r.body?.code ?? `http_${r.status}`);
+      stats.rejected[code] = (stats.rejected[code] ?? 0) + 1;
+    }
+  };
+
+  const quote = async (bot: Bot, m: MarketInfo): Promise<void> => {
+    const px = mid.get(m.symbol)!;
+    const side = rng.chance(0.5) ? 'buy' : 'sell';
+    const offset = rng.between(0.0003, 0.004);
+    const price = gridPrice(m, side === 'buy' ? px * (1 - offset) : px * (1 + offset), side === 'sell');
+    const r = await bot.placeOrder({ market: m.symbol, side, type: 'limit', tif: 'gtc', price, size: gridSize(m, Number(price), rng.between(100, 2000)) });
+    record('quote', r);
+    if (r.body?.ok === true && (r.body.status === 'open' || r.body.status === 'partially_filled')) bot.resting.push(String(r.body.orderId));
+    while (bot.resting.length > 12) {
+      const id = bot.resting.shift()!;
+      record('cancel', await bot.cancel(id));
+    }
+  };
+
+  const take = async (bot: Bot, m: MarketInfo, withTpsl: boolean): Promise<void> => {
+    const px = mid.get(m.symbol)!;
+    const side = rng.chance(0.5) ? 'buy' : 'sell';
+    const order: Record<string, unknown> = { market: m.symbol, side, type: 'market', size: gridSize(m, px, rng.between(50, 800)) };
+    if (withTpsl) {
+      const up = side === 'buy' ? 1 : -1;
+      order.tp = { triggerPrice: gridPrice(m, px * (1 + up * 0.003)) };
+      order.sl = { triggerPrice: gridPrice(m, px * (1 - up * 0.003)), limitPrice: rng.chance(0.5) ? gridPrice(m, px * (1 - up * 0.01)) : undefined };
+    }
+    record(withTpsl ? 'take_tpsl' : 'take', await bot.placeOrder(order));
+  };
+
+  const flip = async (bot: Bot): Promise<void> => {
+    const positions = (await bot.positions()).filter((p) => p.size !== 0);
+    if (positions.length === 0) return take(bot, rng.pick(markets), false);
+    const p = rng.pick(positions);
+    const m = markets.find((x) => x.symbol === p.market);
+    if (!m) return;
+    const size = gridAbs(m, 2 * p.size);
+    record('flip', await bot.placeOrder({ market: m.symbol, side: p.size > 0 ? 'sell' : 'buy', type: 'market', size }));
+  };
+
+  const tpsl = async (bot: Bot): Promise<void> => {
+    const positions = (await bot.positions()).filter((p) => p.size !== 0);
+    if (positions.length === 0) return;
+    const p = rng.pick(positions);
+    const m = markets.find((x) => x.symbol === p.market);
+    if (!m) return;
+    const px = mid.get(m.symbol)!;
+    const up = p.size > 0 ? 1 : -1;
+    const half = gridAbs(m, p.size / 2);
+    const body: Record<string, unknown> = {
+      market: m.symbol,
+      tp: { triggerPrice: gridPrice(m, px * (1 + up * 0.002)), size: Number(half) > 0 && rng.chance(0.5) ? half : undefined },
+      sl: rng.chance(0.8) ? { triggerPrice: gridPrice(m, px * (1 - up * 0.002)), limitPrice: gridPrice(m, px * (1 - up * 0.008)) } : null,
+    };
+    record('tpsl', await bot.tpsl(body));
+  };
+
+  const act = async (): Promise<void> => {
+    const bot = rng.pick(bots);
+    const m = rng.pick(markets);
+    let roll = rng.next() * WEIGHTS.reduce((s, [, w]) => s + w, 0);
+    let action: Action = 'quote';
+    for (const [a, w] of WEIGHTS) {
+      roll -= w;
+      if (roll < 0) {
+        action = a;
+        break;
+      }
+    }
+    switch (action) {
+      case 'quote':
+        return quote(bot, m);
+      case 'take':
+        return take(bot, m, false);
+      case 'take_tpsl':
+        return take(bot, m, true);
+      case 'flip':
+        return flip(bot);
+      case 'tpsl':
+        return tpsl(bot);
+      case 'cancel': {
+        const id = bot.resting.shift();
+        if (id) record('cancel', await bot.cancel(id));
+        return;
+      }
+      case 'deposit':
+        return record('deposit', await admin(pool, options.adminToken, '/v1/admin/deposit', { party: bot.party, amount: String(rng.int(900) + 100) }));
+      case 'withdraw':
+        return record('withdraw', await bot.withdraw(String(rng.int(90) + 10)));
+      case 'faucet':
+        return record('faucet', await admin(pool, options.adminToken, '/v1/admin/faucet', { party: bot.party, amount: '1000' }));
+    }
+  };
+
+  // Seed both sides of every book so the first takers find liquidity.
+  for (const m of markets) for (let i = 0; i < 4; i++) await quote(bots[i % bots.length]!, m);
+
+  let inFlight = 0;
+  let budget = 0;
+  let last = Date.now();
+  let stopped = false;
+  const running = new Set<Promise<void>>();
+  const pump = setInterval(() => {
+    const now = Date.now();
+    budget = Math.min(budget + ((now - last) / 1000) * rate, rate); // never bursts more than 1 s of work
+    last = now;
+    while (budget >= 1 && !stopped) {
+      budget -= 1;
+      if (inFlight >= maxInFlight) {
+        stats.dropped++;
+        continue;
+      }
+      inFlight++;
+      const p: Promise<void> = act()
+        .catch((err: Error) => {
+          stats.errors++;
+          options.onError?.(err);
+        })
+        .finally(() => {
+          inFlight--;
+          running.delete(p);
+        });
+      running.add(p);
+    }
+  }, 20);
+  // The mid drifts as a random walk (about 0.1 % per second) so prices keep moving.
+  const drift = setInterval(() => {
+    for (const m of markets) mid.set(m.symbol, mid.get(m.symbol)! * Math.exp(rng.normal() * 0.0005));
+  }, 250);
+
+  return {
+    parties: bots.map((b) => b.party),
+    stats: () => structuredClone(stats),
+    async stop() {
+      stopped = true;
+      clearInterval(pump);
+      clearInterval(drift);
+      await Promise.allSettled([...running]);
+      await pool.close();
+    },
+  };
+}
+
+/** Bot hints and key seeds, drawn first from the run's PRNG: a seed always yields the same parties. */
+function botSeeds(rng: Random, n: number): Array<{ hint: string; seed: Buffer }> {
+  return Array.from({ length: n }, (_, i) => ({ hint: `bot-${i + 1}`, seed: rng.bytes(32) }));
+}
+
+/** The party ids a simulator run with this seed uses (for docs, banners and tests). */
+export function botParties(seed: number, n: number): string[] {
+  return botSeeds(new Random(seed), n).map((b) => partyId(b.hint, keyPairFromSeed(b.seed)));
+}
+
+/** The current book's mid when it has both sides, else a reference price. */
+async function startingMid(pool: Pool, m: MarketInfo): Promise<number> {
+  const r = await call(pool, 'GET', `/v1/orderbook?depth=1&market=${encodeURIComponent(m.symbol)}`, undefined, {});
+  const bid = Number((r.body?.bids as string[][] | undefined)?.[0]?.[0]);
+  const ask = Number((r.body?.asks as string[][] | undefined)?.[0]?.[0]);
+  if (bid > 0 && ask > 0) return (bid + ask) / 2;
+  return REFERENCE_PRICES[m.symbol] ?? 100;
+}

@@ -1,0 +1,62 @@
+// Child processes of the stack: each runs `node --import tsx <entry>` (one process per service,
+// no wrapper processes) with the orphan guard preloaded, its output prefixed with the service name. Stopping sends SIGTERM and
+// escalates to SIGKILL, so no child outlives the stack.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const GUARD = fileURLToPath(new URL('./orphan-guard.ts', import.meta.url));
+
+export interface Child {
+  name: string;
+  proc: ChildProcess;
+  exited: Promise<number | null>;
+  stop(graceMs?: number): Promise<void>;
+}
+
+export function startChild(name: string, entry: string, env: Record<string, string>, cwd: string, onUnexpectedExit: (name: string, code: number | null) => void): Child {
+  const proc = spawn(process.execPath, ['--import', 'tsx', '--import', GUARD, entry], {
+    cwd,
+    env: { ...process.env, ...env, STACK_PARENT_PID: String(process.pid) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // Own process group: a terminal's Ctrl-C reaches only the stack, which then stops the
+    // children in order (instead of every process racing to exit at once).
+    detached: true,
+  });
+  const tag = `[${name}]`.padEnd(11);
+  for (const stream of [proc.stdout!, proc.stderr!]) {
+    createInterface({ input: stream }).on('line', (line) => process.stdout.write(`${tag}${line}\n`));
+  }
+  let stopping = false;
+  const exited = new Promise<number | null>((resolve) => {
+    proc.once('exit', (code) => {
+      if (!stopping) onUnexpectedExit(name, code);
+      resolve(code);
+    });
+  });
+  return {
+    name,
+    proc,
+    exited,
+    async stop(graceMs = 5000) {
+      stopping = true;
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Polls `check` until it resolves true; rejects after `timeoutMs` or when `abort()` says so. */
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, abort: () => string | null): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const reason = abort();
+    if (reason) throw new Error(`${what}: ${reason}`);
+    if (await check().catch(() => false)) return;
+    if (Date.now() > end) throw new Error(`${what}: not healthy after ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
