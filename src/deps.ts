@@ -6,6 +6,7 @@ import { Database } from './db/database.js';
 import { EngineClient } from './engine/client.js';
 import { Metrics } from './metrics.js';
 import { SessionKeys } from './auth/session-keys.js';
+import { LiveRuntime } from './live.js';
 
 export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): AppDeps {
   const logger = overrides.logger ?? pino({ level: config.logLevel });
@@ -18,17 +19,15 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
       timeoutMs: config.engineTimeoutMs,
       connections: config.engineConnections,
     });
-  return {
-    config,
-    logger,
-    db,
-    engine,
-    metrics: overrides.metrics ?? new Metrics(),
-    sessions: overrides.sessions ?? new SessionKeys(db),
-    live: overrides.live ?? null,
-  };
+  const metrics = overrides.metrics ?? new Metrics();
+  const sessions = overrides.sessions ?? new SessionKeys(db);
+  // The live runtime is built here (no I/O) and started by main.ts (or a test) with `start()`;
+  // an explicit `live: null` override builds an app without it.
+  const live = overrides.live !== undefined ? overrides.live : new LiveRuntime({ config, logger, db, engine, metrics, sessions });
+  return { config, logger, db, engine, metrics, sessions, live };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {
+  if (deps.live instanceof LiveRuntime) await deps.live.stop();
   await Promise.allSettled([deps.db.close(), deps.engine.close()]);
 }

@@ -3,6 +3,7 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config/env.js';
 import { closeDeps, createDeps } from './deps.js';
+import { LiveRuntime } from './live.js';
 
 let config: Config;
 try {
@@ -25,6 +26,9 @@ async function shutdown(signal: string): Promise<void> {
   app.log.info({ signal }, 'shutting down');
   const force = setTimeout(() => process.exit(1), 10_000);
   force.unref();
+  // Stop taking engine events first, then close the app: its preClose hook sends 1001 to every
+  // WebSocket client before the HTTP server stops.
+  if (deps.live instanceof LiveRuntime) await deps.live.stop();
   await app.close();
   await closeDeps(deps);
   process.exit(0);
@@ -38,3 +42,6 @@ try {
   app.log.fatal({ err }, 'could not listen');
   process.exit(1);
 }
+
+// The SSE bridge and order book poller start once the gateway listens (no-op without ENGINE_ADMIN_TOKEN).
+if (deps.live instanceof LiveRuntime) await deps.live.start();

@@ -1,4 +1,69 @@
-// WebSocket fan-out at /v1/stream (spec §6).
+// WebSocket fan-out at /v1/stream (spec §6) and its AsyncAPI description at /docs/asyncapi.json.
+// The WebSocket handshake is taken from the Fastify server's 'upgrade' event (ws, noServer); a
+// plain GET of /v1/stream answers 426 so the route is visible in the OpenAPI description.
+import { Type } from 'typebox';
 import type { RoutePlugin } from '../app.js';
+import { LiveRuntime } from '../live.js';
+import { StreamHub } from '../stream/hub.js';
+import { StreamMetrics } from '../stream/metrics.js';
+import { createUpgradeHandler, STREAM_PATH } from '../stream/upgrade.js';
+import { buildAsyncApi } from '../stream/asyncapi.js';
 
-export const streamRoutes: RoutePlugin = async () => {};
+export const streamRoutes: RoutePlugin = async (app, { deps }) => {
+  const runtime = deps.live instanceof LiveRuntime ? deps.live : null;
+  // An app built without the runtime still accepts clients; they receive nothing (no bridge).
+  const metrics = runtime?.streamMetrics ?? StreamMetrics.for(deps.metrics.registry);
+  const hub =
+    runtime?.hub ??
+    new StreamHub({
+      enabled: false,
+      bufferBytes: deps.config.wsClientBufferBytes,
+      pingMs: deps.config.wsPingMs,
+      historySize: 0,
+      metrics,
+      logger: deps.logger,
+    });
+
+  const onUpgrade = createUpgradeHandler({ deps, hub, metrics, knownMarkets: () => runtime?.knownMarkets() ?? null });
+  app.server.on('upgrade', onUpgrade);
+  // Before the server closes its connections: every client gets 1001 "going away".
+  app.addHook('preClose', async () => {
+    hub.closeAll();
+  });
+  app.addHook('onClose', async () => {
+    app.server.off('upgrade', onUpgrade);
+  });
+
+  app.get(
+    STREAM_PATH,
+    {
+      schema: {
+        tags: ['stream'],
+        summary: 'Live WebSocket stream (upgrade only; described as AsyncAPI at /docs/asyncapi.json)',
+        description:
+          'Open with a WebSocket client: `ws(s)://<host>/v1/stream?kinds=&markets=&intervals=&party=&since=`. ' +
+          'Frames, filters, control messages and close codes are described at `/docs/asyncapi.json`. ' +
+          'A plain HTTP GET answers 426.',
+        querystring: Type.Object({
+          kinds: Type.Optional(Type.String({ description: 'Comma list (or repeated) of frame kinds' })),
+          markets: Type.Optional(Type.String({ description: 'Comma list of exact market symbols; ignored when none is known to the engine' })),
+          intervals: Type.Optional(Type.String({ description: 'Comma list of 1m,5m,15m,1h,4h,1d; narrows candle.* only' })),
+          party: Type.Optional(Type.String({ description: 'Parties whose user-scoped frames to receive (needs proof unless AUTH_DISABLED)' })),
+          since: Type.Optional(Type.String({ description: 'Replay frames after this seq from the in-memory history' })),
+          user: Type.Optional(Type.String({ description: 'Party proof: the party id' })),
+          sessionId: Type.Optional(Type.String({ description: 'Party proof: a session id' })),
+          sig: Type.Optional(Type.String({ description: 'Party proof: <tsMs>.<hex> over "GET\\n/v1/stream\\n<tsMs>\\n"' })),
+        }),
+        response: { 426: { ...Type.Ref('Error'), description: 'Not a WebSocket upgrade (code `upgrade_required`)' } },
+      },
+    },
+    async (_req, reply) =>
+      reply
+        .code(426)
+        .header('upgrade', 'websocket')
+        .send({ error: 'this route is a WebSocket stream: connect with a WebSocket client (see /docs/asyncapi.json)', code: 'upgrade_required' }),
+  );
+
+  const asyncapi = buildAsyncApi();
+  app.get('/docs/asyncapi.json', { schema: { hide: true } }, async () => asyncapi);
+};

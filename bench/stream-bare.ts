@@ -1,0 +1,49 @@
+// Baseline server process: a bare `ws` server that reads the same SSE source, runs the same
+// projections and broadcasts every public frame to every client — no filters, no index, no
+// history, no per-client bound. What the gateway is compared against.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { request } from 'undici';
+import { createParser } from 'eventsource-parser';
+import { initialProjectionState, project } from '../src/projections/index.js';
+import { frameParty, type EngineEvent } from '../src/projections/types.js';
+import type { ServerReport } from './stream-shared.js';
+
+const server = createServer();
+const wss = new WebSocketServer({ server, perMessageDeflate: false });
+const clients = new Set<WebSocket>();
+wss.on('connection', (ws) => {
+  clients.add(ws);
+  ws.on('close', () => clients.delete(ws));
+});
+await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+
+let state = initialProjectionState();
+const res = await request(`${process.env.BENCH_SOURCE_URL}/v1/admin/events/stream`, { headers: { authorization: 'Bearer bench' }, bodyTimeout: 0 });
+const parser = createParser({
+  onEvent: (m) => {
+    const out = project(state, JSON.parse(m.data) as EngineEvent);
+    state = out.state;
+    for (const f of out.frames) {
+      if (frameParty(f) !== undefined) continue;
+      const data = Buffer.from(JSON.stringify(f));
+      for (const ws of clients) ws.send(data, { binary: false });
+    }
+  },
+});
+void (async () => {
+  const decoder = new TextDecoder();
+  for await (const chunk of res.body) parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
+})();
+
+process.on('message', (m: { cmd: string }) => {
+  if (m.cmd === 'report') {
+    (globalThis as { gc?: () => void }).gc?.();
+    const mem = process.memoryUsage();
+    const cpu = process.cpuUsage();
+    const r: ServerReport = { rss: mem.rss, heapUsed: mem.heapUsed, cpuUserMs: cpu.user / 1000, cpuSystemMs: cpu.system / 1000 };
+    process.send!(r);
+  }
+});
+process.send!({ url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/` });

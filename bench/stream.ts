@@ -1,0 +1,322 @@
+// `npm run bench:stream` — the live stream under load, on loopback, in three processes:
+//   this one: the synthetic engine SSE source (and the orchestration),
+//   a server: the real gateway (bench/stream-gateway.ts) or the bare-ws baseline (bench/stream-bare.ts),
+//   a client process (bench/stream-clients.ts) holding N WebSocket connections.
+// Measures: SSE→frame path alone (events/s, one core); deliveries/s for 1 000 unfiltered clients
+// vs bare ws on the same frames; p50/p99 event→client latency at half that load; 10 000 clients
+// with mixed filters: held, idle memory per connection, latency, deliveries/s; server CPU.
+// Results go between the stream-bench markers of docs/performance.md.
+import { fork, type ChildProcess } from 'node:child_process';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { createParser } from 'eventsource-parser';
+import { initialProjectionState, project } from '../src/projections/index.js';
+import type { EngineEvent } from '../src/projections/types.js';
+import { parseEngineEvent } from '../src/engine/sse-bridge.js';
+import { serializeFrame } from '../src/stream/serialize.js';
+import { sseFrame, syntheticFill, type ClientReport, type ServerReport } from './stream-shared.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+// ---------- 1. SSE → frames on one core ----------
+/**
+ * events/s through eventsource-parser + JSON.parse + projections, then also the serialisation
+ * the hub does once per frame. `fillEvery`: one fill per that many events (1 = fills only; 5 is
+ * closer to a real engine stream, where orders placed/cancelled and ticks outnumber matches).
+ */
+function pipelineBench(n: number, fillEvery: number): { eventsPerS: number; withSerialisePerS: number; framesPerEvent: number } {
+  const chunks: string[] = [];
+  let buf = '';
+  const t0 = Date.parse('2026-11-21T10:00:00.000Z');
+  for (let i = 1; i <= n; i++) {
+    const ts = new Date(t0 + i).toISOString();
+    const e: EngineEvent =
+      i % fillEvery === 0 || fillEvery === 1
+        ? syntheticFill(i, t0 + i)
+        : i % 50 === 1
+          ? { seq: i, kind: 'engine.tick_start', ts, payload: { tick: i } }
+          : { seq: i, kind: 'engine.order_cancelled', ts, market: 'BTC-PERP', party: `bench-a::${'a'.repeat(64)}`, payload: { orderId: `o-${i}`, reason: 'user' } };
+    buf += sseFrame(e);
+    if (buf.length > 65_536) {
+      chunks.push(buf);
+      buf = '';
+    }
+  }
+  chunks.push(buf);
+  const run = (serialise: boolean): { s: number; frames: number } => {
+    let state = initialProjectionState();
+    let frames = 0;
+    let last = 0;
+    const parser = createParser({
+      onEvent: (m) => {
+        const e = parseEngineEvent(m.data);
+        if (!e || e.seq <= last) return;
+        last = e.seq;
+        const out = project(state, e);
+        state = out.state;
+        frames += out.frames.length;
+        if (serialise) for (const f of out.frames) Buffer.from(serializeFrame(f));
+      },
+    });
+    const start = process.hrtime.bigint();
+    for (const c of chunks) parser.feed(c);
+    return { s: Number(process.hrtime.bigint() - start) / 1e9, frames };
+  };
+  run(false); // warm-up
+  const a = run(false);
+  const b = run(true);
+  return { eventsPerS: n / a.s, withSerialisePerS: n / b.s, framesPerEvent: a.frames / n };
+}
+
+// ---------- 2. synthetic SSE source ----------
+const streams = new Set<ServerResponse>();
+let seq = 0;
+const source = createServer((req, res) => {
+  const url = new URL(req.url ?? '/', 'http://x');
+  if (url.pathname === '/v1/admin/events/stream') {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.flushHeaders();
+    streams.add(res);
+    const hb = setInterval(() => res.write(': hb\n\n'), 5_000);
+    res.on('close', () => {
+      clearInterval(hb);
+      streams.delete(res);
+    });
+  } else if (url.pathname === '/v1/markets') {
+    res.end(JSON.stringify({ markets: ['BTC-PERP', 'ETH-PERP', 'SOL-PERP'].map((symbol) => ({ symbol, status: 'active' })) }));
+  } else if (url.pathname === '/v1/orderbook') {
+    res.end(JSON.stringify({ market: url.searchParams.get('market'), seq: 0, depth: 20, bids: [], asks: [] }));
+  } else {
+    res.writeHead(200).end('{"ok":true}');
+  }
+});
+await new Promise<void>((r) => source.listen(0, '127.0.0.1', r));
+const SOURCE_URL = `http://127.0.0.1:${(source.address() as AddressInfo).port}`;
+
+function emit(n: number): void {
+  let text = '';
+  const now = Date.now();
+  for (let i = 0; i < n; i++) text += sseFrame(syntheticFill(++seq, now));
+  for (const s of streams) s.write(text);
+}
+
+/** Emits `perSecond` events for `ms`, in 10 ms ticks. */
+async function emitAtRate(perSecond: number, ms: number): Promise<void> {
+  const ticks = ms / 10;
+  let owed = 0;
+  for (let t = 0; t < ticks; t++) {
+    owed += perSecond / 100;
+    const n = Math.floor(owed);
+    owed -= n;
+    if (n > 0) emit(n);
+    await sleep(10);
+  }
+}
+
+// ---------- processes ----------
+function child(file: string, env: Record<string, string> = {}): ChildProcess {
+  return fork(new URL(file, import.meta.url).pathname, [], {
+    execArgv: ['--import', 'tsx', '--expose-gc', '--max-old-space-size=8192'],
+    env: { ...process.env, BENCH_SOURCE_URL: SOURCE_URL, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+}
+function ask<T>(p: ChildProcess, msg?: unknown): Promise<T> {
+  return new Promise((resolve) => {
+    p.once('message', (m) => resolve(m as T));
+    if (msg !== undefined) p.send(msg as never);
+  });
+}
+async function waitQuiet(clients: ChildProcess, expected: number, timeoutMs: number): Promise<ClientReport> {
+  const until = Date.now() + timeoutMs;
+  let r = await ask<ClientReport>(clients, { cmd: 'report' });
+  let prev = -1;
+  // Until everything arrived, or nothing new for 1 s after the first frame (or 20 s before it).
+  while (r.received < expected && Date.now() < until && (r.received !== prev || (r.received === 0 && Date.now() < until - 100_000))) {
+    prev = r.received;
+    await sleep(1_000);
+    r = await ask<ClientReport>(clients, { cmd: 'report' });
+  }
+  return r;
+}
+
+interface RunResult {
+  clients: number;
+  deliveriesPerS: number;
+  delivered: number;
+  expected: number;
+  cpuPct: number;
+}
+
+/** Saturating burst: `events` fills at once; deliveries/s from the burst to the last frame. */
+async function burst(server: ChildProcess, clients: ChildProcess, n: number, events: number, framesPerEvent: number): Promise<RunResult> {
+  await ask(clients, { cmd: 'reset' });
+  const cpu0 = await ask<ServerReport>(server, { cmd: 'report' });
+  const t0 = Date.now();
+  for (let i = 0; i < events; i += 10) {
+    emit(Math.min(10, events - i));
+    await new Promise((r) => setImmediate(r));
+  }
+  const expected = n * events * framesPerEvent;
+  const r = await waitQuiet(clients, expected, 120_000);
+  const cpu1 = await ask<ServerReport>(server, { cmd: 'report' });
+  const wall = Math.max(1, r.lastAt - t0);
+  const cpuMs = cpu1.cpuUserMs + cpu1.cpuSystemMs - cpu0.cpuUserMs - cpu0.cpuSystemMs;
+  return { clients: n, deliveriesPerS: (r.received / wall) * 1000, delivered: r.received, expected, cpuPct: (cpuMs / wall) * 100 };
+}
+
+async function latencyRun(server: ChildProcess, clients: ChildProcess, eventsPerS: number, ms: number) {
+  await ask(clients, { cmd: 'reset' });
+  const cpu0 = await ask<ServerReport>(server, { cmd: 'report' });
+  const t0 = Date.now();
+  await emitAtRate(eventsPerS, ms);
+  await sleep(500);
+  const r = await ask<ClientReport>(clients, { cmd: 'report' });
+  const cpu1 = await ask<ServerReport>(server, { cmd: 'report' });
+  const wall = Date.now() - t0;
+  const cpuMs = cpu1.cpuUserMs + cpu1.cpuSystemMs - cpu0.cpuUserMs - cpu0.cpuSystemMs;
+  return { eventsPerS, deliveriesPerS: (r.received / (wall - 500)) * 1000, latency: r.latencyMs, cpuPct: (cpuMs / wall) * 100, open: r.open, closedAbnormally: r.closedAbnormally };
+}
+
+async function withServer<T>(file: string, fn: (server: ChildProcess, url: string) => Promise<T>): Promise<T> {
+  const server = child(file);
+  const { url } = await ask<{ url: string }>(server);
+  await sleep(300); // let it connect to the source
+  try {
+    return await fn(server, url);
+  } finally {
+    server.kill();
+    await sleep(300);
+  }
+}
+
+async function withClients<T>(fn: (clients: ChildProcess) => Promise<T>): Promise<T> {
+  const clients = child('./stream-clients.ts');
+  await ask(clients);
+  try {
+    return await fn(clients);
+  } finally {
+    clients.kill();
+    await sleep(300);
+  }
+}
+
+// ---------- run ----------
+const FRAMES_PER_FILL = 8; // public: passthrough + trade + 6 candle.update
+const BURST = Number(process.env.BENCH_BURST ?? 250);
+const N_SMALL = Number(process.env.BENCH_CLIENTS_SMALL ?? 1000);
+const N_LARGE = Number(process.env.BENCH_CLIENTS_LARGE ?? 10000);
+/** A light, steady load: one fill every 500 ms. */
+const LIGHT_FILLS_PER_S = 2;
+
+const loadAtStart = loadavg().map((l) => l.toFixed(1)).join(' / ');
+console.log(`stream bench: ${cpus().length} cores, node ${process.version}, load average ${loadAtStart}`);
+const pipelineFills = pipelineBench(100_000, 1);
+const pipelineMixed = pipelineBench(100_000, 5);
+for (const [name, p] of [['fills only', pipelineFills], ['1 fill in 5 events', pipelineMixed]] as const) {
+  console.log(`SSE→frames (${name}): ${fmt(p.eventsPerS)} events/s; with serialisation ${fmt(p.withSerialisePerS)} events/s (${p.framesPerEvent.toFixed(1)} frames/event)`);
+}
+
+const bare = await withServer('./stream-bare.ts', (server, url) =>
+  withClients(async (clients) => {
+    await ask(clients, { cmd: 'connect', url, queries: [''], n: N_SMALL });
+    await burst(server, clients, N_SMALL, 20, FRAMES_PER_FILL); // warm-up
+    return burst(server, clients, N_SMALL, BURST, FRAMES_PER_FILL);
+  }),
+);
+console.log(`bare ws, ${N_SMALL} clients: ${fmt(bare.deliveriesPerS)} deliveries/s (${fmt(bare.delivered)}/${fmt(bare.expected)}), server CPU ${bare.cpuPct.toFixed(0)}%`);
+
+const small = await withServer('./stream-gateway.ts', (server, url) =>
+  withClients(async (clients) => {
+    await ask(clients, { cmd: 'connect', url, queries: [''], n: N_SMALL });
+    await burst(server, clients, N_SMALL, 20, FRAMES_PER_FILL);
+    const b = await burst(server, clients, N_SMALL, BURST, FRAMES_PER_FILL);
+    const half = (b.deliveriesPerS / 2) / (N_SMALL * FRAMES_PER_FILL);
+    const lat = await latencyRun(server, clients, half, 5_000);
+    const light = await latencyRun(server, clients, LIGHT_FILLS_PER_S, 5_000);
+    return { b, lat, light };
+  }),
+);
+console.log(
+  `gateway, ${N_SMALL} clients: ${fmt(small.b.deliveriesPerS)} deliveries/s (${fmt(small.b.delivered)}/${fmt(small.b.expected)}), ` +
+    `${((small.b.deliveriesPerS / bare.deliveriesPerS) * 100).toFixed(0)}% of bare ws, server CPU ${small.b.cpuPct.toFixed(0)}%`,
+);
+console.log(`  half load (${fmt(small.lat.eventsPerS)} fills/s, ${fmt(small.lat.deliveriesPerS)} deliveries/s): p50 ${small.lat.latency.p50} ms, p99 ${small.lat.latency.p99} ms, max ${small.lat.latency.max} ms`);
+console.log(`  light load (${LIGHT_FILLS_PER_S} fills/s, ${fmt(small.light.deliveriesPerS)} deliveries/s): p50 ${small.light.latency.p50} ms, p99 ${small.light.latency.p99} ms`);
+
+const MIXED = ['kinds=trade', 'kinds=trade', 'markets=BTC-PERP&kinds=trade,candle.update&intervals=1m', '', 'kinds=candle.close,trade&markets=ETH-PERP,SOL-PERP'];
+// Average public frames per fill per client for MIXED: 1, 1, 2/3 (BTC only: trade + 1m update), 8, 2/3 (trade only on 2 of 3 markets)
+const MIXED_FRAMES = (1 + 1 + 2 / 3 + 8 + 2 / 3) / MIXED.length;
+const large = await withServer('./stream-gateway.ts', (server, url) =>
+  withClients(async (clients) => {
+    const before = await ask<ServerReport>(server, { cmd: 'report' });
+    const conn = await ask<{ open: number }>(clients, { cmd: 'connect', url, queries: MIXED, n: N_LARGE });
+    await sleep(1_000);
+    const idle = await ask<ServerReport>(server, { cmd: 'report' });
+    const b = await burst(server, clients, N_LARGE, Math.max(20, Math.floor(BURST / 10)), MIXED_FRAMES);
+    const half = (b.deliveriesPerS / 2) / (N_LARGE * MIXED_FRAMES);
+    const lat = await latencyRun(server, clients, half, 5_000);
+    const light = await latencyRun(server, clients, LIGHT_FILLS_PER_S, 5_000);
+    return { open: conn.open, before, idle, b, lat, light };
+  }),
+);
+const perConnRss = (large.idle.rss - large.before.rss) / N_LARGE;
+const perConnHeap = (large.idle.heapUsed - large.before.heapUsed) / N_LARGE;
+console.log(`gateway, ${N_LARGE} clients (mixed filters): ${large.open} held; idle memory per connection: RSS ${(perConnRss / 1024).toFixed(1)} KB, heap ${(perConnHeap / 1024).toFixed(1)} KB`);
+console.log(`  burst: ${fmt(large.b.deliveriesPerS)} deliveries/s (${fmt(large.b.delivered)}/${fmt(Math.round(large.b.expected))}), server CPU ${large.b.cpuPct.toFixed(0)}%`);
+console.log(
+  `  half load (${fmt(large.lat.eventsPerS)} fills/s, ${fmt(large.lat.deliveriesPerS)} deliveries/s): p50 ${large.lat.latency.p50} ms, p99 ${large.lat.latency.p99} ms; ` +
+    `${large.lat.open} open, ${large.lat.closedAbnormally} closed abnormally`,
+);
+console.log(`  light load (${LIGHT_FILLS_PER_S} fills/s, ${fmt(large.light.deliveriesPerS)} deliveries/s): p50 ${large.light.latency.p50} ms, p99 ${large.light.latency.p99} ms`);
+
+source.closeAllConnections();
+source.close();
+
+// ---------- docs/performance.md ----------
+const table = [
+  '<!-- stream-bench:start -->',
+  '## Live stream (`npm run bench:stream`)',
+  '',
+  `Measured by \`npm run bench:stream\` on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} cores shared by the source, the server and the client process; node ${process.version}; loopback; load average at start ${loadAtStart}.`,
+  '',
+  '| Measure | Result | Target |',
+  '|---|---|---|',
+  `| SSE → frames, parser + JSON.parse + projections, one core, 1 fill in 5 events | ${fmt(pipelineMixed.eventsPerS)} events/s (${fmt(pipelineMixed.withSerialisePerS)} with frame serialisation) | ≥ 100 000 events/s |`,
+  `| Same, fills only (12 frames per event) | ${fmt(pipelineFills.eventsPerS)} events/s (${fmt(pipelineFills.withSerialisePerS)} with frame serialisation) | |`,
+  `| Bare \`ws\` broadcast, ${fmt(N_SMALL)} unfiltered clients | ${fmt(bare.deliveriesPerS)} deliveries/s | baseline |`,
+  `| Gateway, ${fmt(N_SMALL)} unfiltered clients | ${fmt(small.b.deliveriesPerS)} deliveries/s = ${((small.b.deliveriesPerS / bare.deliveriesPerS) * 100).toFixed(0)} % of bare ws (server CPU ${small.b.cpuPct.toFixed(0)} %) | ≥ 80 % |`,
+  `| Event → client latency at half load (${fmt(small.lat.deliveriesPerS)} deliveries/s, ${fmt(N_SMALL)} clients) | p50 ${small.lat.latency.p50} ms, p99 ${small.lat.latency.p99} ms | p99 < 50 ms |`,
+  `| Same, light load (${LIGHT_FILLS_PER_S} fills/s, ${fmt(small.light.deliveriesPerS)} deliveries/s) | p50 ${small.light.latency.p50} ms, p99 ${small.light.latency.p99} ms | |`,
+  `| ${fmt(N_LARGE)} clients, mixed filters, held | ${fmt(large.open)} open, ${large.lat.closedAbnormally} dropped | 10 000 |`,
+  `| Idle memory per connection (${fmt(N_LARGE)} clients) | RSS ${(perConnRss / 1024).toFixed(1)} KB, heap ${(perConnHeap / 1024).toFixed(1)} KB | ≤ 10 KB |`,
+  `| ${fmt(N_LARGE)} clients, mixed filters, burst | ${fmt(large.b.deliveriesPerS)} deliveries/s (server CPU ${large.b.cpuPct.toFixed(0)} %) | |`,
+  `| ${fmt(N_LARGE)} clients, latency at half load (${fmt(large.lat.deliveriesPerS)} deliveries/s) | p50 ${large.lat.latency.p50} ms, p99 ${large.lat.latency.p99} ms | p99 < 50 ms |`,
+  `| ${fmt(N_LARGE)} clients, light load (${LIGHT_FILLS_PER_S} fills/s, ${fmt(large.light.deliveriesPerS)} deliveries/s) | p50 ${large.light.latency.p50} ms, p99 ${large.light.latency.p99} ms | |`,
+  '',
+  'Latency is measured from the event `ts` (set by the source when it writes the event) to the client receiving the frame,',
+  'sampled on every 8th message. Deliveries/s of a burst = frames received by all clients ÷ time from the first event written',
+  'to the last frame received; the client process (one core) is part of what is measured, for the gateway and the baseline alike.',
+  '',
+  'Reading the numbers: the gateway writes the frames of one SSE chunk to each client in one corked write of pre-built',
+  'WebSocket frames, where the bare baseline makes one `ws.send` (one syscall) per frame per client; that, not filtering,',
+  'is why the gateway delivers more than the baseline. Low server CPU with a shortfall means the server was waiting for a',
+  'core (the load average is printed above: above 2, other processes took the cores) or for the client process, which',
+  'is part of every measurement. "Half load" is half the burst rate; a burst packs many events into each write, so in the',
+  'steady mode (one event per write) half the burst rate is close to saturation at 10 000 clients, where every event costs',
+  'one write per recipient. Latency targets assume the gateway has its own core; on a shared, overloaded machine they',
+  'measure scheduling delay. One gateway process holds 10 000 connections; beyond what one core can write,',
+  'fan-out workers (one per core, each with a share of the clients, fed by the same frames) are the next step.',
+  '<!-- stream-bench:end -->',
+].join('\n');
+const docPath = new URL('../docs/performance.md', import.meta.url).pathname;
+const existing = existsSync(docPath) ? readFileSync(docPath, 'utf8') : '# Performance\n';
+const next = /<!-- stream-bench:start -->[\s\S]*<!-- stream-bench:end -->/.test(existing)
+  ? existing.replace(/<!-- stream-bench:start -->[\s\S]*<!-- stream-bench:end -->/, table)
+  : `${existing.trimEnd()}\n\n${table}\n`;
+writeFileSync(docPath, next);
+console.log(`results written to docs/performance.md`);
+process.exit(0);

@@ -1,0 +1,140 @@
+// orderbook.snapshot frames (spec §6): every `pollMs` the book of every active market is read at
+// `depth` from the engine, and a frame is made only when the book's content hash changed since
+// the last frame for that market. The market list (`GET /v1/markets`) is refreshed every
+// `marketsRefreshMs`; it is also what rule 1 of the stream filters ("a markets filter that
+// matches nothing") is judged against. Polls never overlap: the next starts `pollMs` after the
+// previous one finished.
+import { createHash } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { EngineClient } from './client.js';
+import { normalizeDecimal } from '../projections/decimal.js';
+import type { Frame } from '../projections/types.js';
+
+interface Book {
+  market: string;
+  seq: number;
+  bids: Array<[string, string]>;
+  asks: Array<[string, string]>;
+}
+
+export interface OrderbookPollerOptions {
+  engine: EngineClient;
+  depth: number;
+  pollMs: number;
+  marketsRefreshMs?: number;
+  onFrame(frame: Frame): void;
+  logger: FastifyBaseLogger;
+}
+
+function levels(v: unknown): Array<[string, string]> | null {
+  if (!Array.isArray(v)) return null;
+  const out: Array<[string, string]> = [];
+  for (const l of v) {
+    if (!Array.isArray(l) || typeof l[0] !== 'string' || typeof l[1] !== 'string') return null;
+    try {
+      out.push([normalizeDecimal(l[0]), normalizeDecimal(l[1])]);
+    } catch {
+      return null;
+    }
+  }
+  return out;
+}
+
+export function parseBook(v: unknown): Book | null {
+  if (typeof v !== 'object' || v === null) return null;
+  const b = v as Record<string, unknown>;
+  const bids = levels(b.bids);
+  const asks = levels(b.asks);
+  if (typeof b.market !== 'string' || !Number.isSafeInteger(b.seq) || !bids || !asks) return null;
+  return { market: b.market, seq: b.seq as number, bids, asks };
+}
+
+export function bookHash(bids: ReadonlyArray<[string, string]>, asks: ReadonlyArray<[string, string]>): string {
+  return createHash('sha256').update(JSON.stringify([bids, asks])).digest('base64');
+}
+
+export class OrderbookPoller {
+  private markets: string[] = [];
+  private marketsLoadedAt = 0;
+  private marketsKnown: ReadonlySet<string> | null = null;
+  private readonly hashes = new Map<string, string>();
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private current: Promise<void> | null = null;
+
+  constructor(private readonly o: OrderbookPollerOptions) {}
+
+  /** The engine's active markets, null until the first successful read. */
+  get knownMarkets(): ReadonlySet<string> | null {
+    return this.marketsKnown;
+  }
+
+  start(): void {
+    if (this.timer || this.current) return;
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.current;
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.current = this.pollOnce().finally(() => {
+        this.current = null;
+        this.schedule(this.o.pollMs);
+      });
+    }, ms);
+    this.timer.unref();
+  }
+
+  /** One round: refresh markets if due, then read every book; exposed for tests. */
+  async pollOnce(): Promise<void> {
+    await this.refreshMarkets();
+    await Promise.all(this.markets.map((m) => this.pollMarket(m)));
+  }
+
+  private async refreshMarkets(): Promise<void> {
+    if (this.marketsKnown && Date.now() - this.marketsLoadedAt < (this.o.marketsRefreshMs ?? 30_000)) return;
+    try {
+      const body = await this.o.engine.getJson<{ markets?: Array<{ symbol?: unknown; status?: unknown }> }>('/v1/markets');
+      const symbols = (body.markets ?? [])
+        .filter((m) => typeof m.symbol === 'string' && (m.status === undefined || m.status === 'active'))
+        .map((m) => m.symbol as string);
+      this.markets = symbols;
+      this.marketsKnown = new Set(symbols);
+      this.marketsLoadedAt = Date.now();
+      for (const m of this.hashes.keys()) if (!this.marketsKnown.has(m)) this.hashes.delete(m);
+    } catch (err) {
+      this.o.logger.warn({ err: (err as Error).message }, 'order book poller: could not read the engine markets');
+    }
+  }
+
+  private async pollMarket(market: string): Promise<void> {
+    let book: Book | null;
+    try {
+      const raw = await this.o.engine.getJson<unknown>(`/v1/orderbook?depth=${this.o.depth}&market=${encodeURIComponent(market)}`);
+      book = parseBook(raw);
+    } catch (err) {
+      this.o.logger.warn({ market, err: (err as Error).message }, 'order book poller: read failed');
+      return;
+    }
+    if (!book || this.stopped) return;
+    const hash = bookHash(book.bids, book.asks);
+    if (this.hashes.get(market) === hash) return; // unchanged: nothing to send
+    this.hashes.set(market, hash);
+    this.o.onFrame({
+      kind: 'orderbook.snapshot',
+      seq: book.seq,
+      ts: new Date().toISOString(),
+      market,
+      payload: { depth: this.o.depth, bids: book.bids, asks: book.asks },
+    });
+  }
+}

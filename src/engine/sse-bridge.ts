@@ -1,0 +1,292 @@
+// The one connection to the engine's admin event stream (engine contract §5).
+//
+// Guarantees to `onEvent`: every seq at most once, strictly increasing. After any drop the bridge
+// reconnects with `Last-Event-ID: <last seq>` (exponential backoff with full jitter), so the engine
+// replays what was missed. A silence watchdog aborts a connection that sent no byte (event or
+// `: hb` comment) for `idleMs`. A gap in the stream (seq > last + 1) is first asked again from the
+// engine (reconnect from last); if the engine skips it again, or answers 410 "since before
+// retention", the missing events are read from the indexer's `events` table through `fillFrom`.
+// What neither can supply is reported (logs, `gap` in /readyz) and skipped.
+//
+// Start point: `startAfter` (the runtime passes the database's newest seq so that nothing between
+// the mirror and the live stream is lost); null = live only, from the engine's head.
+import { request } from 'undici';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { FastifyBaseLogger } from 'fastify';
+import type { EngineEvent } from '../projections/types.js';
+import { rememberRawJson } from '../projections/passthrough.js';
+
+export interface BridgeMetrics {
+  reconnects: { inc(): void };
+  lagSeconds: { set(v: number): void };
+  maxSeq: { set(v: number): void };
+  events: { inc(): void };
+}
+
+export interface SseBridgeOptions {
+  /** e.g. http://127.0.0.1:8080/v1/admin/events/stream */
+  url: string;
+  token: string;
+  idleMs: number;
+  startAfter: number | null;
+  onEvent(event: EngineEvent): void;
+  /** Wraps the delivery of each received chunk's events (the hub batches socket writes with it). */
+  batch?: (deliverChunk: () => void) => void;
+  /** Events with seq > after, oldest first, at most `limit` (the indexer's `events` table); null when there is no store. */
+  fillFrom: ((after: number, limit: number) => Promise<EngineEvent[]>) | null;
+  logger: FastifyBaseLogger;
+  metrics: BridgeMetrics;
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  /** How long an unfilled gap stays reported in /readyz. */
+  gapReportMs?: number;
+  random?: () => number;
+}
+
+const FILL_PAGE = 1000;
+/** The engine is asked again for a skipped seq this many times before the store is used. */
+const GAP_RETRIES = 2;
+
+export function parseEngineEvent(data: string): EngineEvent | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(data);
+  } catch {
+    return null;
+  }
+  if (typeof v !== 'object' || v === null) return null;
+  const e = v as Record<string, unknown>;
+  if (!Number.isSafeInteger(e.seq) || (e.seq as number) < 1) return null;
+  if (typeof e.kind !== 'string' || typeof e.ts !== 'string') return null;
+  if (typeof e.payload !== 'object' || e.payload === null || Array.isArray(e.payload)) return null;
+  // An explicit null is read as "absent", as the events table stores it.
+  if (e.market === null) delete e.market;
+  if (e.party === null) delete e.party;
+  if (e.market !== undefined && typeof e.market !== 'string') return null;
+  if (e.party !== undefined && typeof e.party !== 'string') return null;
+  rememberRawJson(v as EngineEvent, data);
+  return v as EngineEvent;
+}
+
+export class SseBridge {
+  private last: number | null;
+  private stopped = false;
+  private abort: AbortController | null = null;
+  private running: Promise<void> | null = null;
+  private attempt = 0;
+  private connectedNow = false;
+  private pendingGap: { from: number; to: number } | null = null;
+  private gapRetries = 0;
+  private gapReport: { text: string; at: number } | null = null;
+  private sleepTimer: { timer: NodeJS.Timeout; resolve: () => void } | null = null;
+
+  constructor(private readonly o: SseBridgeOptions) {
+    this.last = o.startAfter;
+  }
+
+  get lastSeq(): number | null {
+    return this.last;
+  }
+
+  get connected(): boolean {
+    return this.connectedNow;
+  }
+
+  /** The latest gap that could not be filled, while it is recent. */
+  get gap(): string | undefined {
+    const g = this.gapReport;
+    if (!g) return undefined;
+    if (Date.now() - g.at > (this.o.gapReportMs ?? 300_000)) {
+      this.gapReport = null;
+      return undefined;
+    }
+    return g.text;
+  }
+
+  start(): void {
+    this.running ??= this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort?.abort();
+    if (this.sleepTimer) {
+      clearTimeout(this.sleepTimer.timer);
+      this.sleepTimer.resolve();
+    }
+    await this.running;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      const healthy = await this.connectOnce();
+      if (this.stopped) break;
+      if (this.pendingGap) await this.resolveGap();
+      this.o.metrics.reconnects.inc();
+      if (healthy) this.attempt = 0;
+      await this.sleep(this.backoff(this.attempt++));
+    }
+  }
+
+  private backoff(attempt: number): number {
+    const base = this.o.backoffBaseMs ?? 250;
+    const max = this.o.backoffMaxMs ?? 10_000;
+    const cap = Math.min(max, base * 2 ** Math.min(attempt, 20));
+    return Math.floor((this.o.random ?? Math.random)() * cap); // full jitter: replicas do not reconnect in step
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.sleepTimer = null;
+        resolve();
+      }, ms);
+      this.sleepTimer = { timer, resolve };
+    });
+  }
+
+  /** One connection, until it ends. true when it delivered something (the backoff restarts). */
+  private async connectOnce(): Promise<boolean> {
+    const ac = new AbortController();
+    this.abort = ac;
+    const headers: Record<string, string> = { authorization: `Bearer ${this.o.token}`, accept: 'text/event-stream' };
+    if (this.last !== null) headers['last-event-id'] = String(this.last);
+    let lastByteAt = Date.now();
+    const watchdog = setInterval(
+      () => {
+        if (Date.now() - lastByteAt >= this.o.idleMs) {
+          this.o.logger.warn({ idleMs: this.o.idleMs }, 'engine SSE stream silent: reconnecting');
+          ac.abort();
+        }
+      },
+      Math.max(25, Math.floor(this.o.idleMs / 4)),
+    );
+    let delivered = false;
+    try {
+      const res = await request(this.o.url, { method: 'GET', headers, signal: ac.signal, headersTimeout: this.o.idleMs, bodyTimeout: 0 });
+      if (res.statusCode === 410) {
+        const body = (await res.body.json().catch(() => ({}))) as { oldestSeq?: unknown };
+        const oldest = Number.isSafeInteger(body.oldestSeq) ? (body.oldestSeq as number) : null;
+        this.o.logger.warn({ last: this.last, oldestSeq: oldest }, 'engine SSE: since before retention (410): filling from the database');
+        await this.fillBeforeRetention(oldest);
+        return true;
+      }
+      if (res.statusCode !== 200) {
+        const text = (await res.body.text().catch(() => '')).slice(0, 200);
+        this.o.logger.error({ status: res.statusCode, body: text }, 'engine SSE stream refused');
+        return false;
+      }
+      this.connectedNow = true;
+      this.o.logger.info({ lastEventId: this.last }, 'engine SSE stream connected');
+      const parser = createParser({
+        onEvent: (m) => {
+          if (this.pendingGap) return; // the rest of this connection is abandoned
+          if (this.accept(m)) delivered = true;
+          if (this.pendingGap) ac.abort();
+        },
+      });
+      const decoder = new TextDecoder();
+      for await (const chunk of res.body) {
+        lastByteAt = Date.now();
+        const text = decoder.decode(chunk as Buffer, { stream: true });
+        if (this.o.batch) this.o.batch(() => parser.feed(text));
+        else parser.feed(text);
+        if (this.pendingGap) break;
+      }
+    } catch (err) {
+      if (!this.stopped && !ac.signal.aborted) this.o.logger.warn({ err: (err as Error).message }, 'engine SSE stream failed');
+    } finally {
+      clearInterval(watchdog);
+      this.connectedNow = false;
+      this.abort = null;
+      ac.abort();
+    }
+    return delivered;
+  }
+
+  /** Applies one SSE message; true when it was delivered. */
+  private accept(m: EventSourceMessage): boolean {
+    const event = parseEngineEvent(m.data);
+    if (!event) {
+      this.o.logger.warn({ id: m.id, event: m.event }, 'engine SSE: malformed event ignored');
+      return false;
+    }
+    const last = this.last;
+    if (last !== null && event.seq <= last) return false; // already delivered
+    if (last !== null && event.seq > last + 1) {
+      this.pendingGap = { from: last + 1, to: event.seq - 1 };
+      return false;
+    }
+    this.deliver(event);
+    return true;
+  }
+
+  private deliver(event: EngineEvent): void {
+    this.last = event.seq;
+    this.gapRetries = 0;
+    this.o.metrics.maxSeq.set(event.seq);
+    this.o.metrics.events.inc();
+    const ts = Date.parse(event.ts);
+    if (Number.isFinite(ts)) this.o.metrics.lagSeconds.set((Date.now() - ts) / 1000);
+    try {
+      this.o.onEvent(event);
+    } catch (err) {
+      // A projection bug must not stop the stream or make it repeat the event.
+      this.o.logger.error({ err, seq: event.seq, kind: event.kind }, 'stream projection failed');
+    }
+  }
+
+  /** A skipped seq: ask the engine again (reconnect from last), then the store, then report it. */
+  private async resolveGap(): Promise<void> {
+    const gap = this.pendingGap!;
+    this.pendingGap = null;
+    this.gapRetries++;
+    this.o.logger.warn({ ...gap, retry: this.gapRetries }, 'engine SSE: seq gap');
+    if (this.gapRetries <= GAP_RETRIES) return;
+    await this.fillFromStore(gap.to);
+    if (this.last === null || this.last < gap.to) this.report(this.last === null ? gap.from : this.last + 1, gap.to);
+  }
+
+  private async fillBeforeRetention(oldestSeq: number | null): Promise<void> {
+    await this.fillFromStore(null);
+    if (oldestSeq !== null && this.last !== null && this.last < oldestSeq - 1) this.report(this.last + 1, oldestSeq - 1);
+    else if (oldestSeq === null && this.last !== null) this.report(this.last + 1, null);
+  }
+
+  /** Reads events after `last` from the store, delivering them in order, up to `until` (inclusive) if given. */
+  private async fillFromStore(until: number | null): Promise<void> {
+    const fill = this.o.fillFrom;
+    if (!fill || this.last === null) return;
+    try {
+      for (;;) {
+        if (this.stopped) return;
+        const page = await fill(this.last, FILL_PAGE);
+        let progressed = false;
+        for (const e of page) {
+          if (until !== null && e.seq > until) return;
+          if (e.seq !== this.last + 1) return; // the store has a hole too: stop at it
+          this.deliver(e);
+          progressed = true;
+        }
+        if (!progressed || page.length < FILL_PAGE) return;
+      }
+    } catch (err) {
+      this.o.logger.error({ err: (err as Error).message }, 'engine SSE: could not read missing events from the database');
+    }
+  }
+
+  /** Records an unfillable gap and moves past it so the stream continues. */
+  private report(from: number, to: number | null): void {
+    const text = to === null ? `events after ${from - 1} unavailable` : `events ${from}..${to} unavailable (engine retention and database)`;
+    this.gapReport = { text, at: Date.now() };
+    this.o.logger.error({ from, to }, `engine SSE: ${text}; clients should backfill from /v1/events`);
+    if (to !== null) {
+      this.last = to;
+      this.onSkip?.(to);
+    }
+  }
+
+  /** Told when the bridge skips past an unfillable gap (the replay history is incomplete there). */
+  onSkip: ((seq: number) => void) | null = null;
+}

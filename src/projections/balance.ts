@@ -1,0 +1,18 @@
+// balance.update: one frame per fill leg (gateway.md "Stream details"), the leg's `newBalance`.
+// Stateless. Deposits and withdrawals reach the client as the passthrough events that carry
+// `newBalance` themselves (inbound.deposit, engine.approve_submitted).
+import { normalizeDecimal } from './decimal.js';
+import { asFill } from './fill.js';
+import type { EngineEvent, Frame } from './types.js';
+
+export function projectBalances(event: EngineEvent): Frame[] {
+  const fill = asFill(event);
+  if (!fill) return [];
+  return fill.legs.map((leg) => ({
+    kind: 'balance.update',
+    seq: event.seq,
+    ts: event.ts,
+    userParty: leg.party,
+    payload: { balance: normalizeDecimal(leg.newBalance), asOfSeq: event.seq },
+  }));
+}

@@ -1,0 +1,37 @@
+// Fixed-point decimals at scale 1e10 as BigInt, for candle high/low/volume. The wire form is
+// always a plain string with exactly 10 decimal places; BigInt keeps sums exact at any size.
+
+export const SCALE = 10_000_000_000n;
+const DECIMAL = /^(-?)(\d+)(?:\.(\d{1,10}))?$/;
+
+/** Parses a decimal string with 0..10 decimals; throws on anything else (exponents, NaN, >10 places). */
+export function parseDecimal(text: string): bigint {
+  const m = DECIMAL.exec(text);
+  if (!m) throw new RangeError(`not a decimal with at most 10 places: ${JSON.stringify(text)}`);
+  const units = BigInt(m[2]!) * SCALE + BigInt((m[3] ?? '').padEnd(10, '0'));
+  return m[1] === '-' ? -units : units;
+}
+
+export function formatDecimal(value: bigint): string {
+  const negative = value < 0n;
+  const abs = negative ? -value : value;
+  const whole = abs / SCALE;
+  const frac = (abs % SCALE).toString().padStart(10, '0');
+  return `${negative ? '-' : ''}${whole}.${frac}`;
+}
+
+const WIRE = /^-?\d+\.\d{10}$/;
+
+/** true for a decimal string with 0..10 places (what parseDecimal accepts), without converting it. */
+export function isDecimal(text: unknown): text is string {
+  return typeof text === 'string' && DECIMAL.test(text);
+}
+
+/** Rewrites any accepted decimal string in the 10-place wire form ("0.5" → "0.5000000000"). */
+export function normalizeDecimal(text: string): string {
+  // Engine output is already in wire form (engine contract §1): the common case costs one regex.
+  if (WIRE.test(text) && !/^-?0\d/.test(text) && text !== '-0.0000000000') return text;
+  return formatDecimal(parseDecimal(text));
+}
+
+export const ZERO = '0.0000000000';

@@ -1,0 +1,41 @@
+// All projections composed: one engine event in, the frames it gives out, in a fixed order:
+//   1. candle.close for every bucket this event's engine time ended (before anything newer),
+//   2. the passthrough event itself,
+//   3. per fill leg: position.update then balance.update,
+//   4. the trade, 5. candle.update for each interval.
+import { initialCandles, projectCandles, type CandlesState } from './candles.js';
+import { projectBalances } from './balance.js';
+import { projectPassthrough } from './passthrough.js';
+import { initialPositions, positionFramesByLeg, type PositionsState } from './positions.js';
+import { projectTrade } from './trades.js';
+import type { EngineEvent, Frame } from './types.js';
+
+export interface ProjectionState {
+  positions: PositionsState;
+  candles: CandlesState;
+}
+
+export function initialProjectionState(candles: CandlesState = initialCandles()): ProjectionState {
+  return { positions: initialPositions(), candles };
+}
+
+export function project(state: ProjectionState, event: EngineEvent): { state: ProjectionState; frames: Frame[] } {
+  const candles = projectCandles(state.candles, event);
+  const frames: Frame[] = [];
+  const updates: Frame[] = [];
+  for (const f of candles.frames) (f.kind === 'candle.close' ? frames : updates).push(f);
+  frames.push(...projectPassthrough(event));
+  if (event.kind === 'engine.order_filled') {
+    const positions = positionFramesByLeg(state.positions, event);
+    const balances = projectBalances(event);
+    // Both lists have one entry per leg (or are empty for a malformed fill): pair them by leg.
+    for (let i = 0; i < balances.length; i++) {
+      const p = positions[i];
+      if (p) frames.push(p);
+      frames.push(balances[i]!);
+    }
+    frames.push(...projectTrade(event));
+  }
+  frames.push(...updates);
+  return { state: { positions: state.positions, candles: candles.state }, frames };
+}

@@ -1,0 +1,62 @@
+// Bounded replay history for `/v1/stream?since=<seq>`: the last N frames sent, in send order,
+// each with its serialised bytes. `coveredAfter` is the seq after which the history is complete:
+// every frame with a greater seq is still here. It moves up as frames are evicted, and when the
+// bridge reports a gap it could not fill.
+import type { Frame } from '../projections/types.js';
+
+export interface Sent {
+  frame: Frame;
+  data: Buffer;
+  /** The whole WebSocket frame, built on first delivery. */
+  wire?: Buffer;
+}
+
+export class History {
+  private readonly ring: Array<Sent | undefined>;
+  private head = 0; // index of the oldest entry
+  private count = 0;
+  private covered: number | null = null;
+
+  constructor(readonly capacity: number) {
+    this.ring = new Array(capacity);
+  }
+
+  /** null: nothing is known yet (the bridge has not said where it starts). */
+  get coveredAfter(): number | null {
+    return this.covered;
+  }
+
+  /** The history is complete after `seq` (the bridge's start point, or the end of an unfilled gap). */
+  markCoveredAfter(seq: number): void {
+    this.covered = this.covered === null ? seq : Math.max(this.covered, seq);
+  }
+
+  push(entry: Sent): void {
+    if (this.covered === null) this.covered = entry.frame.seq - 1;
+    if (this.capacity === 0) {
+      this.markCoveredAfter(entry.frame.seq);
+      return;
+    }
+    if (this.count === this.capacity) {
+      const evicted = this.ring[this.head]!;
+      this.markCoveredAfter(evicted.frame.seq);
+      this.ring[this.head] = entry;
+      this.head = (this.head + 1) % this.capacity;
+    } else {
+      this.ring[(this.head + this.count) % this.capacity] = entry;
+      this.count++;
+    }
+  }
+
+  /** Frames with seq > since, oldest first. */
+  *after(since: number): Generator<Sent> {
+    for (let i = 0; i < this.count; i++) {
+      const e = this.ring[(this.head + i) % this.capacity]!;
+      if (e.frame.seq > since) yield e;
+    }
+  }
+
+  get size(): number {
+    return this.count;
+  }
+}

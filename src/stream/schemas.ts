@@ -1,0 +1,182 @@
+// TypeBox schemas of every message on /v1/stream. One definition feeds the AsyncAPI document
+// (asyncapi.ts) and the tests that check real frames against it, so the two cannot drift.
+import { Type, type TSchema } from 'typebox';
+import { Decimal, Market, Party, Seq, Timestamp } from '../http/schemas.js';
+import { CANDLE_INTERVALS, PASSTHROUGH_KINDS } from '../projections/types.js';
+
+const Ts = { ...Timestamp, description: 'ISO 8601 UTC with milliseconds (engine time of the event)' };
+const PositionId = Type.String({ minLength: 1, maxLength: 64, description: 'Epoch identity of the position' });
+const Side = Type.Union([Type.Literal('buy'), Type.Literal('sell')]);
+export const Interval = Type.Union(
+  CANDLE_INTERVALS.map((i) => Type.Literal(i)),
+  { description: 'Candle interval, UTC-aligned' },
+);
+
+const strict = { additionalProperties: false } as const;
+
+export const PositionUpdateFrame = Type.Object(
+  {
+    kind: Type.Literal('position.update'),
+    seq: Seq,
+    ts: Ts,
+    market: Market,
+    userParty: Party,
+    payload: Type.Object(
+      {
+        positionId: PositionId,
+        size: { ...Decimal, description: 'Signed size after the fill; "0.0000000000" when the epoch closed' },
+        entryPrice: Decimal,
+        realizedPnl: { ...Decimal, description: 'Realized PnL of this epoch; restarts at zero in a new epoch' },
+        asOfSeq: { ...Seq, description: 'Seq the values are current as of; never goes back for one positionId' },
+      },
+      strict,
+    ),
+  },
+  { ...strict, description: 'One per fill leg, scoped to the leg party. A flip sends the old epoch (size 0) first, then the new one.' },
+);
+
+export const BalanceUpdateFrame = Type.Object(
+  {
+    kind: Type.Literal('balance.update'),
+    seq: Seq,
+    ts: Ts,
+    userParty: Party,
+    payload: Type.Object({ balance: Decimal, asOfSeq: Seq }, strict),
+  },
+  { ...strict, description: 'One per fill leg: the party cash balance after the leg (no market).' },
+);
+
+export const TradeFrame = Type.Object(
+  {
+    kind: Type.Literal('trade'),
+    seq: Seq,
+    ts: Ts,
+    market: Market,
+    payload: Type.Object(
+      {
+        side: { ...Side, description: 'Taker side' },
+        size: { ...Decimal, description: 'Match size (a flip is one trade)' },
+        price: Decimal,
+        takerOrderId: Type.String(),
+        makerOrderId: Type.String(),
+      },
+      strict,
+    ),
+  },
+  { ...strict, description: 'Public, one per match (one per engine.order_filled event).' },
+);
+
+const Level = Type.Tuple([Decimal, Decimal], { description: '[price, size]' });
+export const OrderbookSnapshotFrame = Type.Object(
+  {
+    kind: Type.Literal('orderbook.snapshot'),
+    seq: { ...Seq, description: 'The book seq reported by the engine' },
+    ts: { ...Timestamp, description: 'When the gateway polled the book' },
+    market: Market,
+    payload: Type.Object(
+      { depth: Type.Integer({ minimum: 1, maximum: 100 }), bids: Type.Array(Level), asks: Type.Array(Level) },
+      strict,
+    ),
+  },
+  { ...strict, description: 'Full book (not a delta), best first; sent only when its content changed.' },
+);
+
+const CandlePayload = Type.Object(
+  {
+    openTs: { ...Timestamp, description: 'Bucket start' },
+    closeTs: { ...Timestamp, description: 'Bucket end (exclusive)' },
+    open: Decimal,
+    high: Decimal,
+    low: Decimal,
+    close: Decimal,
+    volume: { ...Decimal, description: 'Base size traded in the bucket' },
+    trades: Type.Integer({ minimum: 1, description: 'Matches in the bucket' }),
+  },
+  strict,
+);
+
+export const CandleUpdateFrame = Type.Object(
+  { kind: Type.Literal('candle.update'), seq: Seq, ts: Ts, market: Market, interval: Interval, payload: CandlePayload },
+  { ...strict, description: 'The open bucket after a match.' },
+);
+
+export const CandleCloseFrame = Type.Object(
+  {
+    kind: Type.Literal('candle.close'),
+    seq: { ...Seq, description: 'Seq of the event whose engine time ended the bucket' },
+    ts: Ts,
+    market: Market,
+    interval: Interval,
+    payload: CandlePayload,
+  },
+  { ...strict, description: 'Exactly once per bucket, when engine time reaches its end: commit the bar to history.' },
+);
+
+export const PassthroughFrame = Type.Object(
+  {
+    seq: Seq,
+    kind: Type.Union(PASSTHROUGH_KINDS.map((k) => Type.Literal(k))),
+    ts: Ts,
+    market: Type.Optional(Market),
+    party: Type.Optional(Party),
+    payload: Type.Object({}, { additionalProperties: true, description: 'As the engine sent it (engine contract §5)' }),
+  },
+  { ...strict, description: 'An engine event forwarded unchanged. With `party` it is user-scoped.' },
+);
+
+export const SubscribedMessage = Type.Object(
+  {
+    kind: Type.Literal('stream.subscribed'),
+    ts: Timestamp,
+    payload: Type.Object(
+      {
+        kinds: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'null: every kind' }),
+        markets: Type.Union([Type.Array(Market), Type.Null()], { description: 'null: every market' }),
+        marketsIgnored: Type.Boolean({ description: 'true when none of the asked markets is known to the engine (rule 1)' }),
+        intervals: Type.Union([Type.Array(Interval), Type.Null()]),
+        parties: Type.Array(Party),
+        since: Type.Union([Seq, Type.Null()]),
+      },
+      strict,
+    ),
+  },
+  { ...strict, description: 'First message of a connection (only when the stream is enabled): the filters in effect.' },
+);
+
+export const GapMessage = Type.Object(
+  {
+    kind: Type.Literal('stream.gap'),
+    ts: Timestamp,
+    payload: Type.Object(
+      {
+        requestedSince: Seq,
+        oldestAvailableSeq: Type.Union([Seq, Type.Null()], { description: 'Oldest seq the replay holds; null when it holds nothing' }),
+        backfill: Type.String({ description: 'REST path that returns the missing events' }),
+      },
+      strict,
+    ),
+  },
+  { ...strict, description: 'Sent after stream.subscribed when `since` is older than the replay history: backfill from REST.' },
+);
+
+export const FRAME_SCHEMAS: Record<string, TSchema> = {
+  'position.update': PositionUpdateFrame,
+  'balance.update': BalanceUpdateFrame,
+  trade: TradeFrame,
+  'orderbook.snapshot': OrderbookSnapshotFrame,
+  'candle.update': CandleUpdateFrame,
+  'candle.close': CandleCloseFrame,
+  'stream.subscribed': SubscribedMessage,
+  'stream.gap': GapMessage,
+};
+
+/** The schema a message of this kind must satisfy (passthrough kinds share one). */
+export function schemaFor(kind: string): TSchema | undefined {
+  return FRAME_SCHEMAS[kind] ?? ((PASSTHROUGH_KINDS as readonly string[]).includes(kind) ? PassthroughFrame : undefined);
+}
+
+/** Close codes the server uses. */
+export const CLOSE_CODES = {
+  1001: 'Going away: the gateway is shutting down; reconnect with ?since=<last seq>',
+  4008: 'Slow consumer: the unsent buffer passed WS_CLIENT_BUFFER_BYTES; reconnect with ?since=<last seq>',
+} as const;

@@ -1,0 +1,105 @@
+// Query parameters of /v1/stream (spec §6): `kinds`, `party`, `markets`, `intervals`, each a comma
+// list or repeated; plus `since` (replay, gateway extension) and the party proof `user`,
+// `sessionId`, `sig` (gateway.md "Auth"). Anything malformed is a 400 before the upgrade.
+import { ApiError } from '../http/errors.js';
+import { MARKET_PATTERN, PARTY_PATTERN } from '../http/schemas.js';
+import { CANDLE_INTERVALS, FRAME_KINDS, frameParty, type CandleInterval, type Frame } from '../projections/types.js';
+
+export interface Subscription {
+  /** null: every kind. */
+  kinds: ReadonlySet<string> | null;
+  /** The markets asked for, as given (null: none asked). */
+  requestedMarkets: readonly string[] | null;
+  /** The market filter in effect: null for every market (none asked, or rule 1 applied). */
+  markets: ReadonlySet<string> | null;
+  /** true when rule 1 dropped the markets filter. */
+  marketsIgnored: boolean;
+  /** null: every interval. Narrows candle.* only. */
+  intervals: ReadonlySet<CandleInterval> | null;
+  /** Parties whose user-scoped frames this connection receives (opt-in). */
+  parties: ReadonlySet<string>;
+  since: number | null;
+  proof: { user: string; sessionId: string; sig: string } | null;
+}
+
+const MAX_LIST = 100;
+const KINDS: ReadonlySet<string> = new Set(FRAME_KINDS);
+const INTERVALS: ReadonlySet<string> = new Set(CANDLE_INTERVALS);
+const PARTY = new RegExp(PARTY_PATTERN);
+const MARKET = new RegExp(MARKET_PATTERN);
+
+function listParam(query: URLSearchParams, name: string): string[] | null {
+  const raw = query.getAll(name);
+  if (raw.length === 0) return null;
+  const items = raw.flatMap((v) => v.split(',')).map((s) => s.trim()).filter((s) => s !== '');
+  if (items.length > MAX_LIST) throw new ApiError('bad_request', `query parameter "${name}" lists more than ${MAX_LIST} values`);
+  return [...new Set(items)];
+}
+
+function singleParam(query: URLSearchParams, name: string): string | null {
+  const raw = query.getAll(name);
+  if (raw.length === 0) return null;
+  if (raw.length > 1) throw new ApiError('bad_request', `query parameter "${name}" must be given once`);
+  return raw[0]!;
+}
+
+function checkEach(name: string, values: string[] | null, ok: (v: string) => boolean, what: string): void {
+  for (const v of values ?? []) {
+    if (!ok(v)) throw new ApiError('bad_request', `query parameter "${name}": ${JSON.stringify(v.slice(0, 120))} is not ${what}`);
+  }
+}
+
+/**
+ * Parses and validates the query. `knownMarkets` (the engine's markets, null when not known yet)
+ * decides rule 1: a markets filter none of whose markets the engine knows matches nothing, and is
+ * then ignored so the client receives every market.
+ */
+export function parseSubscription(query: URLSearchParams, knownMarkets: ReadonlySet<string> | null): Subscription {
+  const kinds = listParam(query, 'kinds');
+  checkEach('kinds', kinds, (k) => KINDS.has(k), `a frame kind (one of ${FRAME_KINDS.join(', ')})`);
+  const intervals = listParam(query, 'intervals');
+  checkEach('intervals', intervals, (i) => INTERVALS.has(i), `an interval (one of ${CANDLE_INTERVALS.join(', ')})`);
+  const markets = listParam(query, 'markets');
+  checkEach('markets', markets, (m) => MARKET.test(m), 'a market symbol');
+  const parties = listParam(query, 'party') ?? [];
+  checkEach('party', parties, (p) => p.length <= 114 && PARTY.test(p), 'a party id <hint>::<64 hex>');
+
+  const sinceText = singleParam(query, 'since');
+  let since: number | null = null;
+  if (sinceText !== null) {
+    if (!/^\d{1,16}$/.test(sinceText) || !Number.isSafeInteger(Number(sinceText))) {
+      throw new ApiError('bad_request', 'query parameter "since" must be a non-negative integer seq');
+    }
+    since = Number(sinceText);
+  }
+
+  const user = singleParam(query, 'user');
+  const sessionId = singleParam(query, 'sessionId');
+  const sig = singleParam(query, 'sig');
+  const given = [user, sessionId, sig].filter((v) => v !== null).length;
+  if (given !== 0 && given !== 3) {
+    throw new ApiError('bad_request', 'party proof needs all of "user", "sessionId" and "sig" in the query');
+  }
+
+  const marketsIgnored = markets !== null && knownMarkets !== null && !markets.some((m) => knownMarkets.has(m));
+  return {
+    kinds: kinds ? new Set(kinds) : null,
+    requestedMarkets: markets,
+    markets: markets && !marketsIgnored ? new Set(markets) : null,
+    marketsIgnored,
+    intervals: intervals ? new Set(intervals as CandleInterval[]) : null,
+    parties: new Set(parties),
+    since,
+    proof: given === 3 ? { user: user!, sessionId: sessionId!, sig: sig! } : null,
+  };
+}
+
+/** The whole filter: does this connection receive this frame? (The hub's index narrows first.) */
+export function matches(sub: Subscription, frame: Frame): boolean {
+  if (sub.kinds && !sub.kinds.has(frame.kind)) return false;
+  const party = frameParty(frame);
+  if (party !== undefined && !sub.parties.has(party)) return false;
+  if (sub.markets && frame.market !== undefined && !sub.markets.has(frame.market)) return false;
+  if (sub.intervals && frame.interval !== undefined && !sub.intervals.has(frame.interval)) return false;
+  return true;
+}

@@ -1,0 +1,101 @@
+// The HTTP upgrade of /v1/stream: validation, connection limit and party proof happen before the
+// WebSocket handshake, so a refused client gets a plain HTTP status with a JSON `{error, code}` body.
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import type { AppDeps } from '../app.js';
+import { verifySignedRequest } from '../auth/guards.js';
+import { SIGNATURE_WINDOW_MS } from '../auth/signature.js';
+import { ReplayCache } from '../auth/replay-cache.js';
+import { ApiError } from '../http/errors.js';
+import type { StreamHub } from './hub.js';
+import type { StreamMetrics } from './metrics.js';
+import { parseSubscription, type Subscription } from './subscription.js';
+
+export const STREAM_PATH = '/v1/stream';
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  503: 'Service Unavailable',
+};
+
+/** Writes an HTTP error on a socket that has not been upgraded, then closes it. */
+export function refuseSocket(socket: Duplex, status: number, code: string, error: string): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify({ error, code });
+  socket.end(
+    `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Access-Control-Allow-Origin: *\r\n' +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}
+
+export interface UpgradeContext {
+  deps: Pick<AppDeps, 'config' | 'sessions' | 'logger'>;
+  hub: StreamHub;
+  knownMarkets: () => ReadonlySet<string> | null;
+  metrics: StreamMetrics;
+}
+
+/** Proves the parties asked for: with auth, only the one party the query's signature proves. */
+async function authorize(sub: Subscription, ctx: UpgradeContext, replays: ReplayCache): Promise<void> {
+  if (ctx.deps.config.authDisabled || sub.parties.size === 0) return;
+  if (!sub.proof) {
+    throw new ApiError('unauthorized', 'a "party" filter needs proof in the query: user, sessionId, sig (<tsMs>.<hex> over "GET\\n/v1/stream\\n<tsMs>\\n")');
+  }
+  const proven = await verifySignedRequest(ctx.deps.sessions, replays, {
+    method: 'GET',
+    target: STREAM_PATH,
+    body: '',
+    headers: sub.proof,
+  });
+  for (const p of sub.parties) {
+    if (p !== proven) throw new ApiError('forbidden', `party ${p} is not the party this connection proved (${proven})`);
+  }
+}
+
+export function createUpgradeHandler(ctx: UpgradeContext): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+  const wss = new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: 4096 });
+  const replays = new ReplayCache(SIGNATURE_WINDOW_MS * 2);
+
+  return (req, socket, head) => {
+    socket.on('error', () => socket.destroy());
+    const refuse = (s: Duplex, status: number, code: string, error: string): void => {
+      ctx.metrics.rejected.inc({ status: String(status) });
+      refuseSocket(s, status, code, error);
+    };
+    const url = new URL(req.url ?? '/', 'http://gateway.invalid');
+    if (url.pathname !== STREAM_PATH) return refuse(socket, 404, 'not_found', `no WebSocket route ${url.pathname}`);
+    if (ctx.hub.isClosed) return refuse(socket, 503, 'unavailable', 'the gateway is shutting down');
+    if (ctx.hub.size >= ctx.deps.config.wsMaxConnections) {
+      return refuse(socket, 503, 'too_many_connections', `the stream holds its maximum of ${ctx.deps.config.wsMaxConnections} connections; retry later`);
+    }
+    let sub: Subscription;
+    try {
+      sub = parseSubscription(url.searchParams, ctx.knownMarkets());
+    } catch (err) {
+      const e = err as ApiError;
+      return refuse(socket, e.status, e.code, e.message);
+    }
+    authorize(sub, ctx, replays).then(
+      () => {
+        if (socket.destroyed) return;
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          ws.on('message', () => {}); // clients have nothing to say; filters are fixed per connection
+          ctx.hub.add(ws, sub);
+        });
+      },
+      (err: unknown) => {
+        const e = err instanceof ApiError ? err : new ApiError('database_unavailable', 'could not check the session');
+        if (!(err instanceof ApiError)) ctx.deps.logger.warn({ err }, 'stream upgrade: session check failed');
+        refuse(socket, e.status, e.code, e.message);
+      },
+    );
+  };
+}

@@ -1,0 +1,176 @@
+// The SSE bridge against the scripted engine: resume, de-duplication, 410 filled from a real
+// database, silence watchdog, no token.
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../support/db.js';
+import { startScriptedEngine, waitFor, type ScriptedEvent } from '../../support/scripted-sse.js';
+import { tick } from '../../unit/projections/fixtures.js';
+import { connect, sleep, startStack, type Stack } from './helpers.js';
+
+const ts = (seq: number) => new Date(Date.parse('2026-11-21T10:00:00.000Z') + seq * 1000).toISOString();
+const ticks = (from: number, to: number): ScriptedEvent[] => Array.from({ length: to - from + 1 }, (_, i) => tick(from + i, ts(from + i)));
+const seqs = (c: { frames(): Array<{ seq?: number }> }) => c.frames().map((f) => f.seq);
+
+async function insertEvents(db: TestDatabase, events: ScriptedEvent[]): Promise<void> {
+  for (const e of events) {
+    await db.sql`INSERT INTO events (seq, kind, ts, market, party, payload) VALUES (${e.seq}, ${e.kind}, ${e.ts}, ${e.market ?? null}, ${e.party ?? null}, ${db.sql.json(e.payload as never)})`;
+  }
+}
+
+describe('SSE bridge', () => {
+  let s: Stack | undefined;
+  let db: TestDatabase | undefined;
+  afterEach(async () => {
+    await s?.close();
+    s = undefined;
+  });
+  afterAll(async () => db?.drop());
+
+  it('resumes with Last-Event-ID after a drop: nothing lost, nothing repeated, duplicates and stale seqs dropped', async () => {
+    s = await startStack();
+    await s.engine.waitFor(() => s!.engine.open === 1);
+    expect(s.engine.connections[0]).toEqual({ lastEventId: undefined, authorization: `Bearer ${s.engine.token}`, status: 200 });
+    const c = await connect(s.gw.url, 'kinds=engine.tick_start');
+    s.engine.push(...ticks(1, 3));
+    await c.waitFor(() => seqs(c).length === 3);
+    // Engine misbehaviour on the open stream: a repeat and an old seq.
+    s.engine.writeRaw(tick(2, ts(2)));
+    s.engine.writeRaw(tick(1, ts(1)));
+    s.engine.silent = true;
+    s.engine.push(...ticks(4, 6)); // logged by the engine, not yet sent
+    s.engine.dropAll();
+    s.engine.silent = false;
+    await waitFor(() => s!.engine.connections.length === 2 && s!.engine.open === 1, 5_000, 'reconnect');
+    expect(s.engine.connections[1]!.lastEventId).toBe('3');
+    s.engine.push(...ticks(7, 7));
+    await c.waitFor(() => seqs(c).length >= 7);
+    await sleep(100);
+    expect(seqs(c)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(s.live.status()).toEqual({ enabled: true, connected: true, maxSeq: 7 });
+    const metrics = await (await fetch(`${s.gw.url}/metrics`)).text();
+    expect(metrics).toContain('bff_engine_max_seq 7');
+    expect(metrics).toMatch(/bff_sse_reconnects_total [1-9]/);
+    expect(metrics).toContain('bff_ws_frames_sent_total{kind="engine.tick_start"} 7');
+  });
+
+  it('a seq gap on the stream is asked again from the engine, which replays it', async () => {
+    s = await startStack();
+    await s.engine.waitFor(() => s!.engine.open === 1);
+    const c = await connect(s.gw.url, 'kinds=engine.tick_start');
+    s.engine.push(...ticks(1, 2));
+    await c.waitFor(() => seqs(c).length === 2);
+    s.engine.silent = true;
+    s.engine.push(...ticks(3, 4));
+    s.engine.silent = false;
+    s.engine.writeRaw(tick(5, ts(5))); // 3 and 4 skipped on this connection
+    await c.waitFor(() => seqs(c).length >= 4);
+    s.engine.push(...ticks(5, 5));
+    await c.waitFor(() => seqs(c).length >= 5);
+    await sleep(100);
+    expect(seqs(c)).toEqual([1, 2, 3, 4, 5]);
+    expect(s.engine.connections.at(-1)!.lastEventId).toBe('2');
+  });
+
+  it('410 (since before retention): the missing events come from the database events table, then the engine resumes', async () => {
+    db = await createTestDatabase();
+    s = await startStack({ DATABASE_URL: db.url });
+    await s.engine.waitFor(() => s!.engine.open === 1);
+    expect(s.engine.connections[0]!.lastEventId).toBeUndefined(); // empty mirror: live only
+    const c = await connect(s.gw.url, 'kinds=engine.tick_start');
+    s.engine.push(...ticks(1, 2));
+    await c.waitFor(() => seqs(c).length === 2);
+    s.engine.silent = true;
+    s.engine.push(...ticks(3, 9));
+    await insertEvents(db, ticks(1, 7));
+    s.engine.oldestSeq = 8;
+    s.engine.dropAll();
+    s.engine.silent = false;
+    await c.waitFor(() => seqs(c).length >= 9);
+    await sleep(100);
+    expect(seqs(c)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(s.engine.connections.map((x) => [x.lastEventId, x.status]).slice(1)).toEqual([
+      ['2', 410],
+      ['7', 200],
+    ]);
+    expect(s.live.status().gap).toBeUndefined();
+  });
+
+  it('410 with the database short of the gap: reported in /readyz, stream continues after it', async () => {
+    db ??= await createTestDatabase();
+    await db.sql`DELETE FROM events`;
+    s = await startStack({ DATABASE_URL: db.url });
+    await s.engine.waitFor(() => s!.engine.open === 1);
+    const c = await connect(s.gw.url, 'kinds=engine.tick_start');
+    s.engine.push(...ticks(1, 1));
+    await c.waitFor(() => seqs(c).length === 1);
+    s.engine.silent = true;
+    s.engine.push(...ticks(2, 6));
+    await insertEvents(db, ticks(1, 3));
+    s.engine.oldestSeq = 5;
+    s.engine.dropAll();
+    s.engine.silent = false;
+    await c.waitFor(() => seqs(c).length >= 5);
+    await sleep(100);
+    expect(seqs(c)).toEqual([1, 2, 3, 5, 6]);
+    expect(s.live.status().gap).toBe('events 4..4 unavailable (engine retention and database)');
+    const ready = (await (await fetch(`${s.gw.url}/readyz`)).json()) as any;
+    expect(ready.stream.gap).toBe('events 4..4 unavailable (engine retention and database)');
+    expect(ready.reasons).toContain('SSE bridge gap: events 4..4 unavailable (engine retention and database)');
+    // A client asking to replay across the gap is told to backfill.
+    const late = await connect(s.gw.url, 'kinds=engine.tick_start&since=2');
+    await late.waitFor((m) => m.length >= 2);
+    expect(late.messages[1]).toMatchObject({ kind: 'stream.gap', payload: { requestedSince: 2, oldestAvailableSeq: 5, backfill: '/v1/events?since=2' } });
+  });
+
+  it('starts after the newest seq of the database so the engine replays what the mirror lacks', async () => {
+    db ??= await createTestDatabase();
+    await db.sql`DELETE FROM events`;
+    await insertEvents(db, ticks(1, 4));
+    const engine = await startScriptedEngine();
+    engine.push(...ticks(1, 6));
+    s = await startStack({ DATABASE_URL: db.url }, { engine });
+    await engine.waitFor(() => engine.open === 1);
+    expect(engine.connections[0]!.lastEventId).toBe('4');
+    await waitFor(() => s!.live.status().maxSeq === 6, 5_000, 'replay');
+  });
+
+  it('a silent stream (no bytes, no heartbeat) is aborted after SSE_IDLE_MS and resumed', async () => {
+    s = await startStack({ SSE_IDLE_MS: '300' });
+    await s.engine.waitFor(() => s!.engine.open === 1);
+    s.engine.push(...ticks(1, 1));
+    await waitFor(() => s!.live.status().maxSeq === 1, 5_000, 'first event');
+    s.engine.silent = true;
+    await waitFor(() => s!.engine.connections.length >= 2, 5_000, 'watchdog reconnect');
+    expect(s.engine.connections[1]!.lastEventId).toBe('1');
+  });
+
+  it('heartbeats keep a quiet stream open', async () => {
+    const engine = await startScriptedEngine({ heartbeatMs: 50 });
+    s = await startStack({ SSE_IDLE_MS: '300' }, { engine });
+    await engine.waitFor(() => engine.open === 1);
+    await sleep(800);
+    expect(engine.connections).toHaveLength(1);
+  });
+
+  it('without ENGINE_ADMIN_TOKEN: no SSE connection, no book polls, clients connect and receive nothing', async () => {
+    s = await startStack({ ENGINE_ADMIN_TOKEN: undefined, WS_ORDERBOOK_POLL_MS: '50' });
+    s.engine.books.set('BTC-PERP', { seq: 3, bids: [['1', '1']], asks: [] });
+    const c = await connect(s.gw.url, 'kinds=trade&since=0');
+    s.engine.push(...ticks(1, 3));
+    await sleep(400);
+    expect(s.engine.connections).toEqual([]);
+    expect(s.engine.bookRequests).toEqual([]);
+    expect(c.messages).toEqual([]);
+    expect(c.ws.readyState).toBe(c.ws.OPEN);
+    expect(s.live.status()).toEqual({ enabled: false, connected: false, maxSeq: null });
+  });
+
+  it('a wrong token is refused by the engine and retried with backoff, not hammered', async () => {
+    s = await startStack({ ENGINE_ADMIN_TOKEN: 'wrong' });
+    await sleep(1_000);
+    const n = s.engine.connections.length;
+    expect(n).toBeGreaterThanOrEqual(2);
+    expect(n).toBeLessThanOrEqual(8); // 250 ms × 2^k full-jitter backoff
+    expect(s.engine.connections.every((x) => x.status === 401)).toBe(true);
+    expect(s.live.status()).toMatchObject({ enabled: true, connected: false });
+  });
+});

@@ -1,0 +1,114 @@
+// Real WebSocket clients and a gateway wired to the scripted engine, for the stream tests.
+// Every message a client receives is checked against the stream's TypeBox schemas.
+import WebSocket from 'ws';
+import { Value } from 'typebox/value';
+import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { startScriptedEngine, waitFor, type ScriptedEngine } from '../../support/scripted-sse.js';
+import { LiveRuntime } from '../../../src/live.js';
+import { schemaFor } from '../../../src/stream/schemas.js';
+
+export interface Msg {
+  kind: string;
+  seq?: number;
+  ts: string;
+  market?: string;
+  userParty?: string;
+  party?: string;
+  interval?: string;
+  payload: Record<string, any>;
+}
+
+export interface TestClient {
+  ws: WebSocket;
+  messages: Msg[];
+  /** Messages that are frames (not stream.* control messages). */
+  frames(): Msg[];
+  closed: Promise<{ code: number; reason: string }>;
+  schemaErrors: string[];
+  waitFor(predicate: (messages: Msg[]) => boolean, timeoutMs?: number): Promise<void>;
+}
+
+export function wsUrl(gatewayUrl: string, query = ''): string {
+  return `${gatewayUrl.replace(/^http/, 'ws')}/v1/stream${query ? `?${query}` : ''}`;
+}
+
+export async function connect(gatewayUrl: string, query = ''): Promise<TestClient> {
+  const ws = new WebSocket(wsUrl(gatewayUrl, query));
+  const messages: Msg[] = [];
+  const schemaErrors: string[] = [];
+  ws.on('message', (data) => {
+    const m = JSON.parse(data.toString()) as Msg;
+    messages.push(m);
+    const schema = schemaFor(m.kind);
+    if (!schema) schemaErrors.push(`no schema for ${m.kind}`);
+    else if (!Value.Check(schema, m as unknown)) {
+      schemaErrors.push(`${m.kind}: ${JSON.stringify([...Value.Errors(schema, m as unknown)].slice(0, 2))}`);
+    }
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
+  });
+  return {
+    ws,
+    messages,
+    frames: () => messages.filter((m) => !m.kind.startsWith('stream.')),
+    closed,
+    schemaErrors,
+    waitFor: (p, t = 5_000) => waitFor(() => p(messages), t, 'stream messages'),
+  };
+}
+
+/** The HTTP answer to a refused upgrade. */
+export async function refused(gatewayUrl: string, query: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  const ws = new WebSocket(wsUrl(gatewayUrl, query), { headers });
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => {
+      ws.terminate();
+      reject(new Error('upgrade was accepted'));
+    });
+    ws.once('unexpected-response', (_req, res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    ws.once('error', () => {});
+  });
+}
+
+export interface Stack {
+  engine: ScriptedEngine;
+  gw: TestGateway;
+  live: LiveRuntime;
+  close(): Promise<void>;
+}
+
+/** The scripted engine + a listening gateway whose live runtime is started. */
+export async function startStack(env: Record<string, string | undefined> = {}, opts: { engine?: ScriptedEngine; start?: boolean } = {}): Promise<Stack> {
+  const engine = opts.engine ?? (await startScriptedEngine());
+  const gw = await startGateway(
+    {
+      ENGINE_BASE_URL: engine.url,
+      ENGINE_ADMIN_TOKEN: engine.token,
+      AUTH_DISABLED: 'true',
+      WS_ORDERBOOK_POLL_MS: '60000',
+      ...env,
+    },
+    { listen: true },
+  );
+  const live = gw.deps.live as LiveRuntime;
+  if (opts.start ?? true) await live.start();
+  return {
+    engine,
+    gw,
+    live,
+    async close() {
+      await gw.close();
+      await engine.close();
+    },
+  };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,173 @@
+// A scripted stand-in for the engine's admin SSE stream (and its /v1/markets and /v1/orderbook),
+// over real HTTP on loopback. A test pushes exact events, drops connections, makes the engine
+// answer 410 (retention), go silent, or write events out of order, and sees the Last-Event-ID
+// each reconnection asked for.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ScriptedEvent {
+  seq: number;
+  kind: string;
+  ts: string;
+  market?: string;
+  party?: string;
+  payload: Record<string, unknown>;
+}
+
+export interface Book {
+  seq: number;
+  bids: Array<[string, string]>;
+  asks: Array<[string, string]>;
+}
+
+export interface StreamConnection {
+  lastEventId: string | undefined;
+  authorization: string | undefined;
+  status: number;
+}
+
+export interface ScriptedEngine {
+  url: string;
+  token: string;
+  /** Every request to the stream route, in order. */
+  connections: StreamConnection[];
+  /** Appends to the log and writes to open streams (each stream sends only seqs above its cursor). */
+  push(...events: ScriptedEvent[]): void;
+  /** Writes an event to the open streams as is, without logging it (duplicates, gaps). */
+  writeRaw(event: ScriptedEvent): void;
+  /** Closes every open stream abruptly. */
+  dropAll(): void;
+  /** Streams currently open. */
+  readonly open: number;
+  /** Oldest seq still replayable; a Last-Event-ID older than that answers 410. */
+  oldestSeq: number;
+  /** When true, streams send nothing at all (no events, no heartbeats). */
+  silent: boolean;
+  heartbeatMs: number;
+  markets: Array<{ symbol: string; status: string }>;
+  books: Map<string, Book>;
+  /** Requests to /v1/orderbook, as "market depth". */
+  bookRequests: string[];
+  waitFor(predicate: () => boolean, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function waitFor(predicate: () => boolean, timeoutMs = 5_000, label = 'condition'): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${label}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function frame(e: ScriptedEvent): string {
+  return `id: ${e.seq}\nevent: ${e.kind}\ndata: ${JSON.stringify(e)}\n\n`;
+}
+
+export async function startScriptedEngine(options: { token?: string; heartbeatMs?: number } = {}): Promise<ScriptedEngine> {
+  const token = options.token ?? 'test-admin-token';
+  const log: ScriptedEvent[] = [];
+  const streams = new Map<ServerResponse, { cursor: number | null }>();
+
+  const writeTo = (res: ServerResponse, st: { cursor: number | null }): void => {
+    if (engine.silent) return;
+    let out = '';
+    for (const e of log) {
+      if (st.cursor === null || e.seq > st.cursor) {
+        out += frame(e);
+        st.cursor = e.seq;
+      }
+    }
+    if (out) res.write(out);
+  };
+
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/v1/admin/events/stream') {
+      const lastEventId = req.headers['last-event-id'] as string | undefined;
+      const conn: StreamConnection = { lastEventId, authorization: req.headers.authorization, status: 200 };
+      engine.connections.push(conn);
+      if (req.headers.authorization !== `Bearer ${token}`) {
+        conn.status = 401;
+        res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
+        return;
+      }
+      const since = lastEventId !== undefined ? Number(lastEventId) : null;
+      if (since !== null && since < engine.oldestSeq - 1) {
+        conn.status = 410;
+        res.writeHead(410, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'since before retention', oldestSeq: engine.oldestSeq }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.flushHeaders();
+      // Without Last-Event-ID: live only, from the head.
+      const st = { cursor: since ?? (log.length ? log[log.length - 1]!.seq : 0) };
+      streams.set(res, st);
+      writeTo(res, st);
+      const hb = setInterval(() => {
+        if (!engine.silent) res.write(': hb\n\n');
+      }, engine.heartbeatMs);
+      res.on('close', () => {
+        clearInterval(hb);
+        streams.delete(res);
+      });
+      return;
+    }
+    if (url.pathname === '/v1/markets') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ markets: engine.markets }));
+      return;
+    }
+    if (url.pathname === '/v1/orderbook') {
+      const market = url.searchParams.get('market') ?? '';
+      const depth = Number(url.searchParams.get('depth') ?? 20);
+      engine.bookRequests.push(`${market} ${depth}`);
+      const book = engine.books.get(market) ?? { seq: 0, bids: [], asks: [] };
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ market, seq: book.seq, depth, bids: book.bids.slice(0, depth), asks: book.asks.slice(0, depth) }));
+      return;
+    }
+    if (url.pathname === '/healthz') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, version: 'c879f7f', buildDate: '2026-08-01', maxSeq: log.at(-1)?.seq ?? 0 }));
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+  };
+
+  const server: Server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+
+  const engine: ScriptedEngine = {
+    url: `http://127.0.0.1:${port}`,
+    token,
+    connections: [],
+    oldestSeq: 1,
+    silent: false,
+    heartbeatMs: options.heartbeatMs ?? 1_000,
+    markets: [{ symbol: 'BTC-PERP', status: 'active' }],
+    books: new Map(),
+    bookRequests: [],
+    push(...events) {
+      log.push(...events);
+      for (const [res, st] of streams) writeTo(res, st);
+    },
+    writeRaw(event) {
+      for (const res of streams.keys()) res.write(frame(event));
+    },
+    dropAll() {
+      for (const res of streams.keys()) res.destroy();
+      streams.clear();
+    },
+    get open() {
+      return streams.size;
+    },
+    waitFor: (p, t) => waitFor(p, t),
+    async close() {
+      engine.dropAll();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  return engine;
+}
