@@ -58,6 +58,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     bodyLimit: 1_048_576,
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
     forceCloseConnections: true,
+    // Party ids are up to 114 characters; the router's default (100) would answer 414 to valid ones.
+    routerOptions: { maxParamLength: 512 },
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
 

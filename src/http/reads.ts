@@ -1,4 +1,32 @@
 // REST reads over the indexer database (spec §4): one plugin per route family.
 import type { RoutePlugin } from '../app.js';
+import { vaultRoutes } from './reads/vault.js';
+import { collateralRoutes } from './reads/collateral.js';
+import { batchRoutes } from './reads/batches.js';
+import { orderRoutes } from './reads/orders.js';
+import { fillRoutes } from './reads/fills.js';
+import { positionRoutes } from './reads/positions.js';
+import { triggerRoutes } from './reads/triggers.js';
+import { balanceRoutes } from './reads/balance.js';
+import { verificationRoutes } from './reads/verifications.js';
+import { eventRoutes } from './reads/events.js';
+import { strictIntegers } from './reads/strict-integers.js';
 
-export const readRoutes: RoutePlugin = async () => {};
+const FAMILIES: RoutePlugin[] = [
+  vaultRoutes,
+  collateralRoutes,
+  batchRoutes,
+  orderRoutes,
+  fillRoutes,
+  positionRoutes,
+  triggerRoutes,
+  balanceRoutes,
+  verificationRoutes,
+  eventRoutes,
+];
+
+export const readRoutes: RoutePlugin = async (app, opts) => {
+  // Added before the families register, so it applies to every read route (and only to them).
+  strictIntegers(app);
+  for (const family of FAMILIES) await app.register(family, opts);
+};

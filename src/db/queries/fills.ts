@@ -1,0 +1,63 @@
+// Fills (engine mirror): one row per leg of an `engine.order_filled` event. Newest event first,
+// legs of one event in leg order; cursor `before` = seq; a page never splits an event's legs.
+// Indexes: pk (seq, leg), (party, seq desc), (market, seq desc), (party, market, seq desc).
+import type { Queryable } from '../database.js';
+import { keyedPage, type Page } from './page.js';
+
+export interface FillRow {
+  fillId: string;
+  seq: number;
+  leg: number;
+  matchId: string;
+  orderId: string;
+  party: string;
+  market: string;
+  side: string;
+  role: 'taker' | 'maker';
+  size: string;
+  price: string;
+  fee: string;
+  realizedPnl: string;
+  newBalance: string;
+  positionId: string;
+  createdAt: string;
+}
+
+const COLUMNS = [
+  'fill_id', 'seq', 'leg', 'match_id', 'order_id', 'party', 'market', 'side', 'role', 'size', 'price', 'fee',
+  'realized_pnl', 'new_balance', 'position_id', 'created_at',
+];
+
+export interface FillFilter {
+  party?: string | undefined;
+  market?: string | undefined;
+  before?: number | undefined;
+  limit: number;
+}
+
+export function listFills(sql: Queryable, f: FillFilter): Promise<Page<FillRow>> {
+  const filters = sql`
+    ${f.party !== undefined ? sql`AND party = ${f.party}` : sql``}
+    ${f.market !== undefined ? sql`AND market = ${f.market}` : sql``}`;
+  return keyedPage(f.limit, (r) => r.seq, {
+    first: (n) => sql<FillRow[]>`
+      SELECT ${sql(COLUMNS)} FROM fills
+      WHERE true ${filters} ${f.before !== undefined ? sql`AND seq < ${f.before}` : sql``}
+      ORDER BY seq DESC, leg LIMIT ${n}`,
+    sameKey: (seq) => sql<FillRow[]>`SELECT ${sql(COLUMNS)} FROM fills WHERE seq = ${seq} ${filters} ORDER BY leg`,
+    beyond: async (seq) => (await sql`SELECT 1 FROM fills WHERE seq < ${seq} ${filters} ORDER BY seq DESC LIMIT 1`).length > 0,
+  });
+}
+
+export interface Balance {
+  balance: string;
+  asOfSeq: number | null;
+}
+
+/** `new_balance` of the party's fill with the greatest (seq, leg); zero and null without a fill. */
+export async function balanceOf(sql: Queryable, party: string): Promise<Balance> {
+  const rows = await sql<{ newBalance: string; seq: number }[]>`
+    SELECT new_balance, seq FROM fills WHERE party = ${party} ORDER BY seq DESC, leg DESC LIMIT 1`;
+  const row = rows[0];
+  return row ? { balance: row.newBalance, asOfSeq: row.seq } : { balance: '0.0000000000', asOfSeq: null };
+}

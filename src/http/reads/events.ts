@@ -1,0 +1,38 @@
+// Mirror events, oldest first, for backfill after a stream reconnect (spec §6 "Reconnect").
+import { Type } from 'typebox';
+import type { RoutePlugin } from '../../app.js';
+import { errors, List, READ_ERRORS } from '../schemas.js';
+import { EMPTY_PAGE } from '../../db/queries/page.js';
+import { EVENT_KINDS, listEvents } from '../../db/queries/events.js';
+import { EventEnvelope, OptLimit, DEFAULT_LIMIT, Market, Party, Since, StringEnum } from './shapes.js';
+
+export const eventRoutes: RoutePlugin = async (app, { deps }) => {
+  const { db } = deps;
+
+  app.get(
+    '/v1/events',
+    {
+      schema: {
+        operationId: 'listEvents',
+        security: [],
+        tags: ['events'],
+        summary: 'Mirror events after a seq, oldest first',
+        description:
+          'Each item is the engine envelope `{seq, kind, ts, market?, party?, payload}` (null market/party omitted). ' +
+          'Pass the last processed seq as `since`, then keep passing `nextCursor` until it is null.',
+        querystring: Type.Object({
+          since: Type.Optional(Since),
+          type: Type.Optional(StringEnum(EVENT_KINDS, 'Only events of this kind')),
+          user: Type.Optional(Party),
+          market: Type.Optional(Market),
+          limit: OptLimit,
+        }),
+        response: { 200: List(EventEnvelope, 'pass back as `since`'), ...errors(...READ_ERRORS) },
+      },
+    },
+    async (request) => {
+      const { since, type, user, market, limit = DEFAULT_LIMIT } = request.query;
+      return db.read(EMPTY_PAGE, (sql) => listEvents(sql, { since, kind: type, party: user, market, limit }));
+    },
+  );
+};

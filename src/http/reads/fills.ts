@@ -1,0 +1,47 @@
+// Fills (engine mirror): one item per leg; the legs of one fill event are never split across pages.
+import { Type } from 'typebox';
+import type { RoutePlugin } from '../../app.js';
+import { errors, PartyParams, READ_ERRORS } from '../schemas.js';
+import { EMPTY_PAGE } from '../../db/queries/page.js';
+import { listFills } from '../../db/queries/fills.js';
+import { Before, Fill, OptLimit, DEFAULT_LIMIT, Market, NewestFirst, Party } from './shapes.js';
+
+export const fillRoutes: RoutePlugin = async (app, { deps }) => {
+  const { db } = deps;
+
+  app.get(
+    '/v1/fills',
+    {
+      schema: {
+        operationId: 'listFills',
+        security: [],
+        tags: ['mirror'],
+        summary: 'Fills (one item per leg), newest event first',
+        querystring: Type.Object({ user: Type.Optional(Party), market: Type.Optional(Market), before: Type.Optional(Before), limit: OptLimit }),
+        response: { 200: NewestFirst(Fill), ...errors(...READ_ERRORS) },
+      },
+    },
+    async (request) => {
+      const { user, market, before, limit = DEFAULT_LIMIT } = request.query;
+      return db.read(EMPTY_PAGE, (sql) => listFills(sql, { party: user, market, before, limit }));
+    },
+  );
+
+  app.get(
+    '/v1/users/:party/fills',
+    {
+      schema: {
+        operationId: 'listUserFills',
+        tags: ['mirror'],
+        summary: "One party's fill legs, newest event first",
+        params: PartyParams,
+        querystring: Type.Object({ market: Type.Optional(Market), before: Type.Optional(Before), limit: OptLimit }),
+        response: { 200: NewestFirst(Fill), ...errors(400, 401, 403, 503) },
+      },
+    },
+    async (request) => {
+      const { market, before, limit = DEFAULT_LIMIT } = request.query;
+      return db.read(EMPTY_PAGE, (sql) => listFills(sql, { party: request.params.party, market, before, limit }));
+    },
+  );
+};

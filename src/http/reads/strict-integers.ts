@@ -1,0 +1,43 @@
+// Strict integer parameters for the reads. Ajv's type coercion is loose: it turns "1e400" and
+// "Infinity" into Infinity (which then passes a `maximum` of 2^53-1), "\t" and "" -like blanks into
+// 0, and "0x10" into 16. A cursor or a limit must be plain decimal digits, so this preValidation
+// hook checks every integer query/path parameter of a route against its schema's bounds on the raw
+// string, before Ajv sees it, and answers 400 naming the parameter.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError } from '../errors.js';
+
+interface IntegerSchema {
+  type?: unknown;
+  minimum?: number;
+  maximum?: number;
+}
+
+const DIGITS = /^\d{1,16}$/;
+
+function check(where: string, name: string, raw: unknown, schema: IntegerSchema): void {
+  if (raw === undefined) return;
+  if (typeof raw !== 'string') throw new ApiError('bad_request', `${where} "${name}" must be given once`);
+  const min = schema.minimum ?? 0;
+  const max = schema.maximum ?? Number.MAX_SAFE_INTEGER;
+  const n = Number(raw);
+  if (!DIGITS.test(raw) || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw new ApiError('bad_request', `${where} "${name}" must be an integer from ${min} to ${max}, got "${raw.slice(0, 40)}"`);
+  }
+}
+
+function integerProps(schema: unknown): Array<[string, IntegerSchema]> {
+  const props = (schema as { properties?: Record<string, IntegerSchema> } | undefined)?.properties;
+  if (!props) return [];
+  return Object.entries(props).filter(([, s]) => s.type === 'integer');
+}
+
+export function strictIntegers(app: FastifyInstance<any, any, any, any, any>): void {
+  app.addHook('preValidation', async (request: FastifyRequest) => {
+    const schema = request.routeOptions.schema as { querystring?: unknown; params?: unknown } | undefined;
+    if (!schema) return;
+    const query = request.query as Record<string, unknown>;
+    for (const [name, s] of integerProps(schema.querystring)) check('query parameter', name, query[name], s);
+    const params = request.params as Record<string, unknown>;
+    for (const [name, s] of integerProps(schema.params)) check('path parameter', name, params[name], s);
+  });
+}

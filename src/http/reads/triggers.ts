@@ -1,0 +1,37 @@
+// Take-profit/stop-loss triggers of one party (engine mirror; needs indexer migrations 0014/0015).
+import { Type } from 'typebox';
+import type { RoutePlugin } from '../../app.js';
+import { errors, PartyParams } from '../schemas.js';
+import { EMPTY_PAGE } from '../../db/queries/page.js';
+import { listTriggers, TRIGGER_STATUSES } from '../../db/queries/triggers.js';
+import { Before, OptLimit, DEFAULT_LIMIT, Market, NewestFirst, StringEnum, Trigger } from './shapes.js';
+
+export const triggerRoutes: RoutePlugin = async (app, { deps }) => {
+  const { db } = deps;
+
+  app.get(
+    '/v1/users/:party/triggers',
+    {
+      schema: {
+        operationId: 'listUserTriggers',
+        tags: ['mirror'],
+        summary: "One party's trigger lifecycle, newest first",
+        description: 'Ordered by createdSeq descending; the cursor is a createdSeq. 503 `schema_behind` when the indexer lacks 0014/0015.',
+        params: PartyParams,
+        querystring: Type.Object({
+          market: Type.Optional(Market),
+          status: Type.Optional(StringEnum(TRIGGER_STATUSES, 'armed, cancelled or fired')),
+          before: Type.Optional(Before),
+          limit: OptLimit,
+        }),
+        response: { 200: NewestFirst(Trigger, 'createdSeq'), ...errors(400, 401, 403, 503) },
+      },
+    },
+    async (request) => {
+      const { market, status, before, limit = DEFAULT_LIMIT } = request.query;
+      return db.read(EMPTY_PAGE, (sql) => listTriggers(sql, { party: request.params.party, market, status, before, limit }), {
+        needsV2: true,
+      });
+    },
+  );
+};

@@ -1,0 +1,144 @@
+// Silent and loud degradation of the reads: no DATABASE_URL, an indexer schema behind 0014/0015,
+// a database that is unreachable, silent, or goes away and comes back.
+import { createServer, type Server, type Socket } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../../support/db.js';
+import { startGateway } from '../../support/gateway.js';
+import { startEmbeddedPostgres } from '../../../sandbox/pglite-server.js';
+import { migrate } from '../../../schema/migrate.js';
+import { A } from './fixtures.js';
+
+const LISTS = [
+  '/v1/vaults', '/v1/deposits', '/v1/withdrawals', '/v1/batches', '/v1/user-batches', '/v1/orders', '/v1/fills',
+  '/v1/verifications/user-batches', '/v1/verifications/manifests', '/v1/events',
+  `/v1/users/${A}/deposits`, `/v1/users/${A}/withdrawals`, `/v1/users/${A}/user-batches`, `/v1/users/${A}/orders`,
+  `/v1/users/${A}/fills`, `/v1/users/${A}/positions`, `/v1/users/${A}/triggers`,
+];
+
+describe('without DATABASE_URL', () => {
+  it('lists are empty, single objects answer as for an empty database', async () => {
+    const gw = await startGateway({ DATABASE_URL: undefined, AUTH_DISABLED: 'true', ENGINE_ADMIN_TOKEN: 'x' });
+    try {
+      for (const url of LISTS) {
+        const res = await gw.app.inject(url);
+        expect([url, res.statusCode, res.json()]).toEqual([url, 200, { items: [], nextCursor: null }]);
+      }
+      const one = async (url: string) => {
+        const res = await gw.app.inject(url);
+        return [res.statusCode, res.json()];
+      };
+      expect(await one('/v1/vault')).toEqual([404, { error: 'no vault', code: 'not_found' }]);
+      expect(await one('/v1/vaults/op')).toEqual([404, { error: 'no vault for operator op', code: 'not_found' }]);
+      expect(await one('/v1/batches/1')).toEqual([404, { error: 'no batch 1', code: 'not_found' }]);
+      expect(await one(`/v1/users/${A}/balance`)).toEqual([200, { party: A, balance: '0.0000000000', asOfSeq: null }]);
+      expect(await one(`/v1/users/${A}/withdrawal-counter`)).toEqual([200, { party: A, nonce: 0 }]);
+      // Validation still applies without a database.
+      expect((await one('/v1/fills?limit=0'))[0]).toBe(400);
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
+describe('indexer schema at 0013 (gateway deployed before the indexer migrations)', () => {
+  it('reads naming v2 columns answer 503 schema_behind naming the fix; other reads keep working; /readyz says why', async () => {
+    const db = await createTestDatabase({ upTo: '0013_events' });
+    const gw = await startGateway({ DATABASE_URL: db.url, AUTH_DISABLED: 'true' });
+    try {
+      await db.sql`INSERT INTO deposits (seq, deposit_id, party, amount, source, tx_id, created_at) VALUES (1, 'd-1', ${A}, 5, 'chain', NULL, now())`;
+      const behind = {
+        error: 'the indexer database is missing migration(s) 0014_tpsl_v2, 0015_fired_limit; migrate the indexer (0014_tpsl_v2, 0015_fired_limit), then redeploy the gateway',
+        code: 'schema_behind',
+        missingMigrations: ['0014_tpsl_v2', '0015_fired_limit'],
+      };
+      for (const url of ['/v1/orders', `/v1/users/${A}/orders`, `/v1/users/${A}/triggers`, '/v1/orders?status=open']) {
+        const res = await gw.app.inject(url);
+        expect([url, res.statusCode, res.json()]).toEqual([url, 503, behind]);
+      }
+      const deposits = await gw.app.inject('/v1/deposits');
+      expect([deposits.statusCode, deposits.json().items.length]).toEqual([200, 1]);
+      for (const url of ['/v1/fills', `/v1/users/${A}/positions`, `/v1/users/${A}/balance`, '/v1/events', '/v1/verifications/manifests']) {
+        expect([url, (await gw.app.inject(url)).statusCode]).toEqual([url, 200]);
+      }
+      const ready = await gw.app.inject('/readyz');
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json().schema).toMatchObject({ current: false, missingMigrations: ['0014_tpsl_v2', '0015_fired_limit'] });
+      expect(ready.json().reasons).toContain('indexer schema behind 0015_fired_limit (missing 0014_tpsl_v2, 0015_fired_limit)');
+    } finally {
+      await gw.close();
+      await db.drop();
+    }
+  });
+});
+
+describe('database unreachable', () => {
+  it('a closed port: 503 database_unavailable at once, no driver text', async () => {
+    const gw = await startGateway({ DATABASE_URL: 'postgres://postgres@127.0.0.1:9/postgres', DB_CONNECT_TIMEOUT_S: '1', AUTH_DISABLED: 'true' });
+    try {
+      for (const url of ['/v1/fills', `/v1/users/${A}/balance`, '/v1/vault', '/v1/orders']) {
+        const started = performance.now();
+        const res = await gw.app.inject(url);
+        expect(performance.now() - started).toBeLessThan(1_500);
+        expect([url, res.statusCode, res.json()]).toEqual([url, 503, { error: 'the indexer database is unavailable; retry shortly', code: 'database_unavailable' }]);
+      }
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('a server that accepts and never answers: 503 within the connect timeout', async () => {
+    const sockets = new Set<Socket>();
+    const silent: Server = createServer((s) => sockets.add(s));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as { port: number }).port;
+    const gw = await startGateway({ DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/postgres`, DB_CONNECT_TIMEOUT_S: '1', AUTH_DISABLED: 'true' });
+    try {
+      const started = performance.now();
+      const res = await gw.app.inject('/v1/deposits');
+      const elapsed = performance.now() - started;
+      expect([res.statusCode, res.json().code]).toEqual([503, 'database_unavailable']);
+      expect(elapsed).toBeGreaterThanOrEqual(900);
+      expect(elapsed).toBeLessThan(2_500);
+    } finally {
+      await gw.close();
+      for (const s of sockets) s.destroy();
+      silent.close();
+    }
+  });
+
+  it('recovers by itself when the database comes back on the same port', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'reads-pglite-'));
+    let pg = await startEmbeddedPostgres({ dataDir });
+    const port = pg.port;
+    const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
+    await migrate(admin);
+    await admin`INSERT INTO deposits (seq, deposit_id, party, amount, source, tx_id, created_at) VALUES (7, 'd-7', ${A}, 12.5, 'faucet', NULL, now())`;
+    await admin.end();
+    const gw = await startGateway({ DATABASE_URL: pg.url, DB_CONNECT_TIMEOUT_S: '1', AUTH_DISABLED: 'true' });
+    try {
+      const first = await gw.app.inject('/v1/deposits');
+      expect([first.statusCode, first.json().items.map((d: { seq: number; amount: string }) => [d.seq, d.amount])]).toEqual([200, [[7, '12.5000000000']]]);
+      await pg.stop();
+      const started = performance.now();
+      const down = await gw.app.inject('/v1/deposits');
+      expect(performance.now() - started).toBeLessThan(2_500);
+      expect([down.statusCode, down.json()]).toEqual([503, { error: 'the indexer database is unavailable; retry shortly', code: 'database_unavailable' }]);
+      pg = await startEmbeddedPostgres({ dataDir, port });
+      let back = await gw.app.inject('/v1/deposits');
+      for (let i = 0; i < 20 && back.statusCode !== 200; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        back = await gw.app.inject('/v1/deposits');
+      }
+      expect([back.statusCode, back.json().items.length]).toEqual([200, 1]);
+    } finally {
+      await gw.close();
+      await pg.stop().catch(() => {});
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
