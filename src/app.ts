@@ -1,7 +1,7 @@
 // Composition root: builds the Fastify app from its dependencies. No I/O happens here or at
 // import time (the database and engine pools connect lazily), so tests build as many apps as
 // they like; main.ts is the only file that listens.
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -47,6 +47,12 @@ export type RoutePlugin = FastifyPluginAsyncTypebox<{ deps: AppDeps }>;
 
 export const ALLOWED_HEADERS = ['content-type', 'x-user', 'x-session-id', 'x-session-sig', 'last-event-id'];
 
+/** The CORS origin to answer for errors raised before the CORS plugin runs. */
+function allowedOrigin(origins: string[], origin: string | undefined): string | null {
+  if (origins.includes('*')) return '*';
+  return origin && origins.includes(origin) ? origin : null;
+}
+
 export type App = FastifyInstance<any, any, any, FastifyBaseLogger, TypeBoxTypeProvider>;
 
 export async function buildApp(deps: AppDeps): Promise<App> {
@@ -60,6 +66,18 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     forceCloseConnections: true,
     // Party ids are up to 114 characters; the router's default (100) would answer 414 to valid ones.
     routerOptions: { maxParamLength: 512 },
+    // Errors raised by the router before any route runs (a path parameter over maxParamLength,
+    // malformed percent-encoding) get the same {error, code} shape and CORS headers as the rest.
+    frameworkErrors: (error, request, rawReply) => {
+      const reply = rawReply as unknown as FastifyReply;
+      const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+      const origin = allowedOrigin(deps.config.corsOrigins, request.headers.origin);
+      if (origin) void reply.header('access-control-allow-origin', origin);
+      void reply.code(status).send({
+        error: status === 414 ? 'a path parameter is too long' : 'malformed request URL',
+        code: 'bad_request',
+      });
+    },
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -114,6 +132,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         { name: 'verifications', description: 'Engine claims checked against the chain' },
         { name: 'events', description: 'Mirror events, for backfill after a stream reconnect' },
         { name: 'trading', description: 'Signed, non-custodial proxy to the matching engine' },
+        { name: 'stream', description: 'WebSocket upgrade at /v1/stream (frames described in /docs/asyncapi.json)' },
       ],
       components: {
         securitySchemes: {

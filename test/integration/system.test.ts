@@ -51,4 +51,14 @@ describe('system routes without a database or engine', () => {
     expect(res.json()).toEqual({ error: 'no route GET /v1/nope', code: 'not_found' });
     expect(res.headers['access-control-allow-origin']).toBe('*');
   });
+
+  it('router-level rejections use the error shape too', async () => {
+    const long = await gw.app.inject({ url: `/v1/users/${'a'.repeat(600)}/balance`, headers: { origin: 'http://x.test' } });
+    expect(long.statusCode).toBe(414);
+    expect(long.json()).toEqual({ error: 'a path parameter is too long', code: 'bad_request' });
+    expect(long.headers['access-control-allow-origin']).toBe('*');
+    const bad = await gw.app.inject({ url: '/v1/batches/%E0%A4%A' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toEqual({ error: 'malformed request URL', code: 'bad_request' });
+  });
 });
