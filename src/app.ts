@@ -18,6 +18,7 @@ import { tradingRoutes } from './http/trading.js';
 import { streamRoutes } from './http/stream.js';
 import { installAuthGuards, type SessionKeys } from './auth/guards.js';
 import { validationMessage } from './http/validation.js';
+import { strictIntegers } from './http/strict-integers.js';
 
 /** What the live stream runtime reports to /readyz and /metrics. */
 export interface LiveStatus {
@@ -62,8 +63,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     logController: new LogController({ disableRequestLogging: true }),
     // A signed body is forwarded byte for byte; 1 MiB is far above any order.
     bodyLimit: 1_048_576,
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
-    forceCloseConnections: true,
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true, allErrors: false } },
+    // On close, idle keep-alive connections are dropped at once and requests in flight finish.
+    forceCloseConnections: 'idle',
     // Party ids are up to 114 characters; the router's default (100) would answer 414 to valid ones.
     routerOptions: { maxParamLength: 512 },
     // Errors raised by the router before any route runs (a path parameter over maxParamLength,
@@ -78,14 +80,17 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         code: 'bad_request',
       });
     },
-    return503OnClosing: true,
+    // Requests that still arrive while closing get the gateway's own 503 shape (hook below).
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.addSchema(ErrorBody);
 
   // JSON bodies are kept as received: signatures cover the raw bytes and the trading proxy
   // forwards them unchanged. An empty body is allowed (DELETE, faucet).
-  app.removeContentTypeParser('application/json');
+  // The same holds for any other declared content type (a browser may label JSON `text/plain`):
+  // the bytes are kept and must be JSON, else 415.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
     request.rawBody = body;
     if (body.length === 0) return done(null, undefined);
@@ -95,6 +100,35 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       done(new ApiError('bad_request', 'request body is not valid JSON'), undefined);
     }
   });
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
+    request.rawBody = body;
+    if (body.length === 0) return done(null, undefined);
+    try {
+      done(null, JSON.parse(body.toString('utf8')));
+    } catch {
+      done(new ApiError('bad_request', 'request body must be JSON', {}, 415), undefined);
+    }
+  });
+
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async () => {
+    if (closing) throw new ApiError('shutting_down', 'the gateway is shutting down; retry on another instance');
+  });
+
+  // Query strings are strict on every /v1 route: an unknown or misspelt parameter is a 400 naming
+  // it, never silently ignored (a dropped filter would answer with the wrong data).
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/v1/') || !route.schema) return;
+    const qs = route.schema.querystring as { type?: string; additionalProperties?: unknown } | undefined;
+    if (!qs) route.schema.querystring = { type: 'object', properties: {}, additionalProperties: false };
+    else if (qs.type === 'object' && qs.additionalProperties === undefined) {
+      route.schema.querystring = { ...qs, additionalProperties: false };
+    }
+  });
+  strictIntegers(app);
 
   await app.register(cors, {
     origin: deps.config.corsOrigins.includes('*') ? '*' : deps.config.corsOrigins,
@@ -102,6 +136,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     allowedHeaders: ALLOWED_HEADERS,
     exposedHeaders: ['retry-after', 'x-request-id'],
     maxAge: 600,
+    // A plain OPTIONS that is not a CORS preflight falls through to the routes (404 in our shape).
+    strictPreflight: false,
   });
 
   await app.register(swagger, {

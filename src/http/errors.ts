@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'database_unavailable'
   | 'schema_behind'
   | 'engine_timeout'
+  | 'shutting_down'
   | 'internal_error';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
@@ -24,6 +25,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   database_unavailable: 503,
   schema_behind: 503,
   engine_timeout: 504,
+  shutting_down: 503,
   internal_error: 500,
 };
 

@@ -10,7 +10,6 @@ import { triggerRoutes } from './reads/triggers.js';
 import { balanceRoutes } from './reads/balance.js';
 import { verificationRoutes } from './reads/verifications.js';
 import { eventRoutes } from './reads/events.js';
-import { strictIntegers } from './reads/strict-integers.js';
 
 const FAMILIES: RoutePlugin[] = [
   vaultRoutes,
@@ -26,7 +25,5 @@ const FAMILIES: RoutePlugin[] = [
 ];
 
 export const readRoutes: RoutePlugin = async (app, opts) => {
-  // Added before the families register, so it applies to every read route (and only to them).
-  strictIntegers(app);
   for (const family of FAMILIES) await app.register(family, opts);
 };

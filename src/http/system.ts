@@ -4,6 +4,8 @@ import type { AppDeps, RoutePlugin } from '../app.js';
 
 const ReadyBody = Type.Object(
   {
+    error: Type.Optional(Type.String({ description: 'On 503 only: the reasons as one message' })),
+    code: Type.Optional(Type.Literal('not_ready', { description: 'On 503 only' })),
     status: Type.Union([Type.Literal('ready'), Type.Literal('degraded')]),
     reasons: Type.Array(Type.String(), { description: 'Why the gateway is degraded; empty when ready' }),
     database: Type.Object({
@@ -103,7 +105,9 @@ export const systemRoutes: RoutePlugin = async (app, { deps }) => {
     },
     async (_req, reply) => {
       const body = await readiness(deps);
-      return reply.code(body.status === 'ready' ? 200 : 503).send(body);
+      if (body.status === 'ready') return reply.code(200).send(body);
+      // A 503 carries the gateway's error fields too, so generic clients read it like any error.
+      return reply.code(503).send({ error: `not ready: ${body.reasons.join('; ')}`, code: 'not_ready', ...body });
     },
   );
 

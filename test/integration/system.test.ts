@@ -61,4 +61,25 @@ describe('system routes without a database or engine', () => {
     expect(bad.statusCode).toBe(400);
     expect(bad.json()).toEqual({ error: 'malformed request URL', code: 'bad_request' });
   });
+
+  it('a 503 from /readyz also carries the error fields', async () => {
+    const body = (await gw.app.inject('/readyz')).json();
+    expect(body.code).toBe('not_ready');
+    expect(body.error).toMatch(/^not ready: DATABASE_URL is not set/);
+  });
+
+  it('refuses unknown query parameters on /v1 routes instead of ignoring them', async () => {
+    const res = await gw.app.inject('/v1/vaults?limit=abc');
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: 'query parameter "limit" is not allowed', code: 'bad_request' });
+    const typo = await gw.app.inject('/v1/fills?limt=5');
+    expect(typo.statusCode).toBe(400);
+    expect(typo.json()).toEqual({ error: 'query parameter "limt" is not allowed', code: 'bad_request' });
+  });
+
+  it('a plain OPTIONS that is not a preflight is answered 204, not a text/plain 400', async () => {
+    const res = await gw.app.inject({ method: 'OPTIONS', url: '/v1/fills' });
+    expect(res.statusCode).toBe(204);
+    expect(res.body).toBe('');
+  });
 });

@@ -68,7 +68,7 @@ describe('@gateway/client against the gateway and the reference engine', () => {
     const err = (await client.getOrderbook({ depth: 500 }).catch((e: unknown) => e)) as GatewayError;
     expect(err.status).toBe(400);
     expect(err.isServer).toBe(false);
-    expect(err.body).toEqual({ error: 'query parameter "depth" must be <= 100', code: 'bad_request' });
+    expect(err.body).toEqual({ error: 'query parameter "depth" must be an integer from 1 to 100, got "500"', code: 'bad_request' });
   });
 
   it('retries a 502 from a stopped engine with backoff, then raises it flagged isServer', async () => {

@@ -61,6 +61,28 @@ describe('signed trading proxy against a fake engine', () => {
     expect(got.headers['x-other']).toBeUndefined();
   });
 
+  it('forwards a JSON body labelled text/plain byte for byte (the signature covers those bytes)', async () => {
+    const body = '{"market":"BTC-PERP","side":"sell","type":"market","size":"0.25"}';
+    const res = await call(gw.url, 'POST', '/v1/orders', {
+      headers: { ...SIGNED, 'content-type': 'text/plain;charset=UTF-8' },
+      body,
+    });
+    expect(res.status).toBe(200);
+    expect(engine.requests).toHaveLength(1);
+    expect(engine.requests[0]!.body.toString('utf8')).toBe(body);
+    expect(engine.requests[0]!.headers['content-type']).toEqual(['application/json']);
+  });
+
+  it('refuses a body that is not JSON with 415 before it reaches the engine', async () => {
+    const res = await call(gw.url, 'POST', '/v1/orders', {
+      headers: { ...SIGNED, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'market=BTC-PERP&side=buy',
+    });
+    expect(res.status).toBe(415);
+    expect(res.json).toEqual({ error: 'request body must be JSON', code: 'bad_request' });
+    expect(engine.requests).toHaveLength(0);
+  });
+
   it('passes HTTP 200 ok:false rejections through byte for byte, 0x0C included', async () => {
     const rejection = '{"ok":false,"code":"0x0C","error":"notional 5.0000000000 below minimum 10.0000000000"}';
     engine.respond = () => ({ status: 200, body: rejection, headers: { 'content-type': 'application/json' } });
@@ -252,10 +274,12 @@ describe('signed trading proxy against a fake engine', () => {
   });
 
   it.each([
-    ['depth=0', 'query parameter "depth" must be >= 1'],
-    ['depth=101', 'query parameter "depth" must be <= 100'],
-    ['depth=abc', 'query parameter "depth" must be integer'],
-    ['depth=2.5', 'query parameter "depth" must be integer'],
+    ['depth=0', 'query parameter "depth" must be an integer from 1 to 100, got "0"'],
+    ['depth=101', 'query parameter "depth" must be an integer from 1 to 100, got "101"'],
+    ['depth=abc', 'query parameter "depth" must be an integer from 1 to 100, got "abc"'],
+    ['depth=2.5', 'query parameter "depth" must be an integer from 1 to 100, got "2.5"'],
+    ['depth=1e1', 'query parameter "depth" must be an integer from 1 to 100, got "1e1"'],
+    ['depht=5', 'query parameter "depht" is not allowed'],
     ['market=BTC%20PERP', 'query parameter "market" has an invalid format'],
     ['market=', 'query parameter "market" has an invalid format'],
   ])('refuses /v1/orderbook?%s with 400', async (query, message) => {

@@ -1,10 +1,10 @@
-// Strict integer parameters for the reads. Ajv's type coercion is loose: it turns "1e400" and
+// Strict integer parameters for every route. Ajv's type coercion is loose: it turns "1e400" and
 // "Infinity" into Infinity (which then passes a `maximum` of 2^53-1), "\t" and "" -like blanks into
 // 0, and "0x10" into 16. A cursor or a limit must be plain decimal digits, so this preValidation
 // hook checks every integer query/path parameter of a route against its schema's bounds on the raw
 // string, before Ajv sees it, and answers 400 naming the parameter.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError } from '../errors.js';
+import { ApiError } from './errors.js';
 
 interface IntegerSchema {
   type?: unknown;
