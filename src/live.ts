@@ -1,6 +1,10 @@
 // The live runtime: engine admin SSE → projections → hub, plus the order book poller. Implements
 // the LiveStatusSource that /readyz reads.
 //
+// If the engine's head is below the bridge's resume point (the engine restarted with a new
+// history), the bridge resumes from the new head, the replay history is cleared, and /readyz
+// reports the discontinuity (see sse-bridge.ts).
+//
 // Without ENGINE_ADMIN_TOKEN nothing starts: no SSE connection, no order book polls, and the hub
 // is disabled (clients connect and receive nothing, spec §6 rule 2).
 //
@@ -83,6 +87,10 @@ export class LiveRuntime implements LiveStatusSource {
       onEvent: (e) => this.onEvent(e),
       batch: (deliver) => this.hub.batched(deliver),
       fillFrom: eventStore(db),
+      engineHead: async () => {
+        const h = await engine.health(2_000);
+        return typeof h.maxSeq === 'number' ? h.maxSeq : null;
+      },
       logger,
       metrics: {
         reconnects: this.streamMetrics.sseReconnects,
@@ -92,6 +100,7 @@ export class LiveRuntime implements LiveStatusSource {
       },
     });
     this.bridge.onSkip = (seq) => this.hub.markCoveredAfter(seq);
+    this.bridge.onReset = (seq) => this.hub.resetHistory(seq);
     this.bridge.start();
 
     this.poller = new OrderbookPoller({
@@ -99,6 +108,8 @@ export class LiveRuntime implements LiveStatusSource {
       depth: config.wsOrderbookDepth,
       pollMs: config.wsOrderbookPollMs,
       onFrame: (f) => this.hub.publish(f),
+      // Rule 1 is judged again for the connections already open whenever the market list loads or changes.
+      onMarkets: (known) => this.hub.setKnownMarkets(known),
       logger,
     });
     this.poller.start();

@@ -2,7 +2,7 @@
 // `depth` from the engine, and a frame is made only when the book's content hash changed since
 // the last frame for that market. The market list (`GET /v1/markets`) is refreshed every
 // `marketsRefreshMs`; it is also what rule 1 of the stream filters ("a markets filter that
-// matches nothing") is judged against. Polls never overlap: the next starts `pollMs` after the
+// matches nothing") is judged against, for connections already open too (`onMarkets`). Polls never overlap: the next starts `pollMs` after the
 // previous one finished.
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
@@ -23,6 +23,8 @@ export interface OrderbookPollerOptions {
   pollMs: number;
   marketsRefreshMs?: number;
   onFrame(frame: Frame): void;
+  /** Told when the market list is first loaded and whenever it changes (rule 1 is judged again). */
+  onMarkets?(known: ReadonlySet<string>): void;
   logger: FastifyBaseLogger;
 }
 
@@ -107,10 +109,20 @@ export class OrderbookPoller {
       const symbols = (body.markets ?? [])
         .filter((m) => typeof m.symbol === 'string' && (m.status === undefined || m.status === 'active'))
         .map((m) => m.symbol as string);
+      const previous = this.marketsKnown;
+      const known = new Set(symbols);
       this.markets = symbols;
-      this.marketsKnown = new Set(symbols);
+      this.marketsKnown = known;
       this.marketsLoadedAt = Date.now();
-      for (const m of this.hashes.keys()) if (!this.marketsKnown.has(m)) this.hashes.delete(m);
+      for (const m of this.hashes.keys()) if (!known.has(m)) this.hashes.delete(m);
+      const changed = previous === null || previous.size !== known.size || symbols.some((m) => !previous.has(m));
+      if (changed && this.o.onMarkets) {
+        try {
+          this.o.onMarkets(known);
+        } catch (err) {
+          this.o.logger.error({ err }, 'order book poller: market list listener failed');
+        }
+      }
     } catch (err) {
       this.o.logger.warn({ err: (err as Error).message }, 'order book poller: could not read the engine markets');
     }

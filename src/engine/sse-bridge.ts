@@ -9,7 +9,15 @@
 // What neither can supply is reported (logs, `gap` in /readyz) and skipped.
 //
 // Start point: `startAfter` (the runtime passes the database's newest seq so that nothing between
-// the mirror and the live stream is lost); null = live only, from the engine's head.
+// the mirror and the live stream is lost); null = live only, from the engine's head. The
+// `bff_engine_max_seq` gauge is set to the start point at once (and, when live only, to the engine's
+// head at connect), so it agrees with /readyz before the first event.
+//
+// Engine history replaced: before each connection the engine's head (`GET /healthz` maxSeq) is
+// compared with the resume point. A head BELOW it means the engine restarted with a new history:
+// resuming from the old point would drop every new event up to it (seq ≤ last) and the stream would
+// stay silent. The bridge resumes from the engine's new head instead, tells the runtime (`onReset`:
+// the replay history is cleared) and reports the discontinuity (logs, `gap` in /readyz).
 import { request } from 'undici';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { FastifyBaseLogger } from 'fastify';
@@ -34,6 +42,8 @@ export interface SseBridgeOptions {
   batch?: (deliverChunk: () => void) => void;
   /** Events with seq > after, oldest first, at most `limit` (the indexer's `events` table); null when there is no store. */
   fillFrom: ((after: number, limit: number) => Promise<EngineEvent[]>) | null;
+  /** The engine's newest seq (`GET /healthz` maxSeq), null when it does not say; asked before each connection. */
+  engineHead?: () => Promise<number | null>;
   logger: FastifyBaseLogger;
   metrics: BridgeMetrics;
   backoffBaseMs?: number;
@@ -82,6 +92,7 @@ export class SseBridge {
 
   constructor(private readonly o: SseBridgeOptions) {
     this.last = o.startAfter;
+    if (o.startAfter !== null) o.metrics.maxSeq.set(o.startAfter);
   }
 
   get lastSeq(): number | null {
@@ -146,8 +157,40 @@ export class SseBridge {
     });
   }
 
+  /**
+   * Compares the engine's head with the resume point. Below it, the engine's history was replaced:
+   * resume from the new head (a live gateway must not go silent until the new history passes the
+   * old seq) and report the discontinuity. An engine that does not answer is not judged here.
+   */
+  private async checkEngineHead(): Promise<void> {
+    if (!this.o.engineHead) return;
+    let head: number | null;
+    try {
+      head = await this.o.engineHead();
+    } catch {
+      return; // the stream request will say what is wrong
+    }
+    if (this.stopped || head === null || !Number.isSafeInteger(head) || head < 0) return;
+    if (this.last === null) {
+      this.o.metrics.maxSeq.set(head); // live only: the stream starts at the engine's head
+      return;
+    }
+    if (head >= this.last) return;
+    const resumePoint = this.last;
+    const text = `engine head ${head} is below the resume point ${resumePoint} (engine history replaced): resumed from the engine head`;
+    this.gapReport = { text, at: Date.now() };
+    this.o.logger.error({ engineHead: head, resumePoint }, `engine SSE: ${text}; frames before the new head were not streamed, backfill from /v1/events`);
+    this.last = head;
+    this.pendingGap = null;
+    this.gapRetries = 0;
+    this.o.metrics.maxSeq.set(head);
+    this.onReset?.(head);
+  }
+
   /** One connection, until it ends. true when it delivered something (the backoff restarts). */
   private async connectOnce(): Promise<boolean> {
+    await this.checkEngineHead();
+    if (this.stopped) return false;
     const ac = new AbortController();
     this.abort = ac;
     const headers: Record<string, string> = { authorization: `Bearer ${this.o.token}`, accept: 'text/event-stream' };
@@ -289,4 +332,7 @@ export class SseBridge {
 
   /** Told when the bridge skips past an unfillable gap (the replay history is incomplete there). */
   onSkip: ((seq: number) => void) | null = null;
+
+  /** Told when the engine's history was replaced and the bridge resumes from its new head `seq`. */
+  onReset: ((seq: number) => void) | null = null;
 }

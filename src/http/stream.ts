@@ -41,7 +41,7 @@ export const streamRoutes: RoutePlugin = async (app, { deps }) => {
         tags: ['stream'],
         summary: 'Live WebSocket stream (upgrade only; described as AsyncAPI at /docs/asyncapi.json)',
         description:
-          'Open with a WebSocket client: `ws(s)://<host>/v1/stream?kinds=&markets=&intervals=&party=&since=`. ' +
+          'Open with a WebSocket client: `ws(s)://<host>/v1/stream?kinds=&markets=&intervals=&party=&since=&control=`. ' +
           'Frames, filters, control messages and close codes are described at `/docs/asyncapi.json`. ' +
           'A plain HTTP GET answers 426.',
         querystring: Type.Object({
@@ -49,7 +49,10 @@ export const streamRoutes: RoutePlugin = async (app, { deps }) => {
           markets: Type.Optional(Type.String({ description: 'Comma list of exact market symbols; ignored when none is known to the engine' })),
           intervals: Type.Optional(Type.String({ description: 'Comma list of 1m,5m,15m,1h,4h,1d; narrows candle.* only' })),
           party: Type.Optional(Type.String({ description: 'Parties whose user-scoped frames to receive (needs proof unless AUTH_DISABLED)' })),
-          since: Type.Optional(Type.String({ description: 'Replay frames after this seq from the in-memory history' })),
+          since: Type.Optional(Type.String({ description: 'Replay frames after this seq from the in-memory history (implies control messages)' })),
+          control: Type.Optional(
+            Type.String({ description: 'true: also send the control messages stream.subscribed/stream.gap (not spec kinds); default false' }),
+          ),
           user: Type.Optional(Type.String({ description: 'Party proof: the party id' })),
           sessionId: Type.Optional(Type.String({ description: 'Party proof: a session id' })),
           sig: Type.Optional(Type.String({ description: 'Party proof: <tsMs>.<hex> over "GET\\n/v1/stream\\n<tsMs>\\n"' })),

@@ -31,6 +31,18 @@ export class History {
     this.covered = this.covered === null ? seq : Math.max(this.covered, seq);
   }
 
+  /**
+   * The engine's history was replaced (it restarted below the bridge's resume point): the frames
+   * held belong to the old history, so they are dropped, and the history is complete after `seq`
+   * (the new head the bridge resumes from).
+   */
+  reset(seq: number): void {
+    this.ring.fill(undefined);
+    this.head = 0;
+    this.count = 0;
+    this.covered = seq;
+  }
+
   push(entry: Sent): void {
     if (this.covered === null) this.covered = entry.frame.seq - 1;
     if (this.capacity === 0) {

@@ -8,7 +8,7 @@ import { StreamClient, wireFrame } from './client.js';
 import { History, type Sent } from './history.js';
 import type { StreamMetrics } from './metrics.js';
 import { SubscriberIndex } from './registry.js';
-import { matches, type Subscription } from './subscription.js';
+import { applyRule1, matches, rule1Ignores, type Subscription } from './subscription.js';
 
 export interface HubOptions {
   /** false without ENGINE_ADMIN_TOKEN: clients connect and receive nothing, control messages included. */
@@ -29,6 +29,8 @@ export class StreamHub {
   private closed = false;
   /** Clients corked during the current batch (null: not batching). */
   private batch: StreamClient[] | null = null;
+  /** The engine's markets as last loaded (rule 1); null while not known. */
+  private known: ReadonlySet<string> | null = null;
 
   constructor(private readonly options: HubOptions) {
     this.history = new History(options.historySize);
@@ -47,6 +49,30 @@ export class StreamHub {
     this.history.markCoveredAfter(seq);
   }
 
+  /** The engine's history was replaced: the replay history restarts after `seq` (the new head). */
+  resetHistory(seq: number): void {
+    this.history.reset(seq);
+  }
+
+  /**
+   * The engine's market list was loaded or changed: rule 1 is judged again for every connection
+   * (a filter kept while the list was unknown, and matching nothing, is now ignored; one that was
+   * ignored and now names a listed market applies again). A changed connection moves in the index;
+   * one that asked for control messages is sent `stream.subscribed` again with the new filters.
+   */
+  setKnownMarkets(known: ReadonlySet<string> | null): void {
+    this.known = known;
+    if (known === null) return;
+    for (const client of [...this.index.clients()]) {
+      const sub = client.sub;
+      if (rule1Ignores(sub.requestedMarkets, known) === sub.marketsIgnored) continue;
+      this.index.remove(client); // the index finds the buckets through the filters: out before they change
+      applyRule1(sub, known);
+      this.index.add(client);
+      if (this.options.enabled && sub.control) this.sendControl(client, subscribedMessage(sub));
+    }
+  }
+
   /**
    * Registers a connection. Replay (when `since` is given) and registration happen in the same
    * synchronous step as any publish, so the client sees history then live with no gap or repeat.
@@ -63,22 +89,14 @@ export class StreamHub {
       client.close(GOING_AWAY, 'gateway shutting down');
       return client;
     }
+    // The market list may have been loaded while the upgrade was being authorised.
+    if (this.known !== null) applyRule1(sub, this.known);
     this.index.add(client);
     this.options.metrics.clients.set(this.index.size);
     if (!this.options.enabled) return client;
 
-    this.sendControl(client, {
-      kind: 'stream.subscribed',
-      ts: new Date().toISOString(),
-      payload: {
-        kinds: sub.kinds ? [...sub.kinds] : null,
-        markets: sub.markets ? [...sub.markets] : null,
-        marketsIgnored: sub.marketsIgnored,
-        intervals: sub.intervals ? [...sub.intervals] : null,
-        parties: [...sub.parties],
-        since: sub.since,
-      },
-    });
+    // Control messages are not spec §6 kinds: only for connections that opted in (control=true or since).
+    if (sub.control) this.sendControl(client, subscribedMessage(sub));
     if (sub.since !== null) this.batched(() => this.replay(client, sub.since!));
     return client;
   }
@@ -98,6 +116,7 @@ export class StreamHub {
     }
   }
 
+  /** Only to connections with `sub.control` (since implies it). */
   private sendControl(client: StreamClient, message: Record<string, unknown>): void {
     client.send(Buffer.from(JSON.stringify(message)));
   }
@@ -191,4 +210,19 @@ export class StreamHub {
   get isClosed(): boolean {
     return this.closed;
   }
+}
+
+function subscribedMessage(sub: Subscription): Record<string, unknown> {
+  return {
+    kind: 'stream.subscribed',
+    ts: new Date().toISOString(),
+    payload: {
+      kinds: sub.kinds ? [...sub.kinds] : null,
+      markets: sub.markets ? [...sub.markets] : null,
+      marketsIgnored: sub.marketsIgnored,
+      intervals: sub.intervals ? [...sub.intervals] : null,
+      parties: [...sub.parties],
+      since: sub.since,
+    },
+  };
 }

@@ -140,7 +140,11 @@ export const SubscribedMessage = Type.Object(
       strict,
     ),
   },
-  { ...strict, description: 'First message of a connection (only when the stream is enabled): the filters in effect.' },
+  {
+    ...strict,
+    description:
+      'Control message, opt-in (`control=true`, or `since`): first message of the connection, and again when rule 1 changes the filters in effect (the engine market list loaded or changed). Only when the stream is enabled.',
+  },
 );
 
 export const GapMessage = Type.Object(
@@ -156,7 +160,7 @@ export const GapMessage = Type.Object(
       strict,
     ),
   },
-  { ...strict, description: 'Sent after stream.subscribed when `since` is older than the replay history: backfill from REST.' },
+  { ...strict, description: 'Control message (replay clients only): sent after stream.subscribed when `since` is older than the replay history: backfill from REST.' },
 );
 
 export const FRAME_SCHEMAS: Record<string, TSchema> = {

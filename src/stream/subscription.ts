@@ -1,6 +1,7 @@
 // Query parameters of /v1/stream (spec §6): `kinds`, `party`, `markets`, `intervals`, each a comma
-// list or repeated; plus `since` (replay, gateway extension) and the party proof `user`,
-// `sessionId`, `sig` (gateway.md "Auth"). Anything malformed is a 400 before the upgrade.
+// list or repeated; plus `since` (replay, gateway extension), `control` (opt-in for the gateway's
+// control messages) and the party proof `user`, `sessionId`, `sig` (gateway.md "Auth"). Anything
+// malformed is a 400 before the upgrade.
 import { ApiError } from '../http/errors.js';
 import { MARKET_PATTERN, PARTY_PATTERN } from '../http/schemas.js';
 import { CANDLE_INTERVALS, FRAME_KINDS, frameParty, type CandleInterval, type Frame } from '../projections/types.js';
@@ -10,7 +11,10 @@ export interface Subscription {
   kinds: ReadonlySet<string> | null;
   /** The markets asked for, as given (null: none asked). */
   requestedMarkets: readonly string[] | null;
-  /** The market filter in effect: null for every market (none asked, or rule 1 applied). */
+  /**
+   * The market filter in effect: null for every market (none asked, or rule 1 applied). Re-judged
+   * (with `marketsIgnored`) whenever the engine's market list is loaded or changes: see applyRule1.
+   */
   markets: ReadonlySet<string> | null;
   /** true when rule 1 dropped the markets filter. */
   marketsIgnored: boolean;
@@ -19,6 +23,12 @@ export interface Subscription {
   /** Parties whose user-scoped frames this connection receives (opt-in). */
   parties: ReadonlySet<string>;
   since: number | null;
+  /**
+   * The connection receives the gateway's control messages (`stream.subscribed`, `stream.gap`),
+   * which are not spec §6 kinds: only when it asked for them with `control=true`, or for the
+   * replay extension with `since`. A client that follows the spec alone receives only §6 kinds.
+   */
+  control: boolean;
   proof: { user: string; sessionId: string; sig: string } | null;
 }
 
@@ -73,6 +83,11 @@ export function parseSubscription(query: URLSearchParams, knownMarkets: Readonly
     since = Number(sinceText);
   }
 
+  const controlText = singleParam(query, 'control');
+  if (controlText !== null && controlText !== 'true' && controlText !== 'false') {
+    throw new ApiError('bad_request', 'query parameter "control" must be true or false');
+  }
+
   const user = singleParam(query, 'user');
   const sessionId = singleParam(query, 'sessionId');
   const sig = singleParam(query, 'sig');
@@ -81,17 +96,39 @@ export function parseSubscription(query: URLSearchParams, knownMarkets: Readonly
     throw new ApiError('bad_request', 'party proof needs all of "user", "sessionId" and "sig" in the query');
   }
 
-  const marketsIgnored = markets !== null && knownMarkets !== null && !markets.some((m) => knownMarkets.has(m));
-  return {
+  const sub: Subscription = {
     kinds: kinds ? new Set(kinds) : null,
     requestedMarkets: markets,
-    markets: markets && !marketsIgnored ? new Set(markets) : null,
-    marketsIgnored,
+    markets: markets ? new Set(markets) : null,
+    marketsIgnored: false,
     intervals: intervals ? new Set(intervals as CandleInterval[]) : null,
     parties: new Set(parties),
     since,
+    control: since !== null || controlText === 'true',
     proof: given === 3 ? { user: user!, sessionId: sessionId!, sig: sig! } : null,
   };
+  applyRule1(sub, knownMarkets);
+  return sub;
+}
+
+/** Rule 1's verdict alone: true when the markets asked for are to be ignored. */
+export function rule1Ignores(asked: readonly string[] | null, knownMarkets: ReadonlySet<string> | null): boolean {
+  return asked !== null && knownMarkets !== null && !asked.some((m) => knownMarkets.has(m));
+}
+
+/**
+ * Rule 1 (spec §6): a markets filter none of whose markets the engine lists matches nothing, and
+ * is ignored (every market is sent). While the list is not known (null) the filter is kept as
+ * asked. Sets `markets`/`marketsIgnored` for `knownMarkets`; true when they changed. A client
+ * registered in the hub's index must be taken out of it before, and put back after, a change.
+ */
+export function applyRule1(sub: Subscription, knownMarkets: ReadonlySet<string> | null): boolean {
+  const asked = sub.requestedMarkets;
+  const ignored = rule1Ignores(asked, knownMarkets);
+  if (ignored === sub.marketsIgnored) return false;
+  sub.marketsIgnored = ignored;
+  sub.markets = asked && !ignored ? new Set(asked) : null;
+  return true;
 }
 
 /** The whole filter: does this connection receive this frame? (The hub's index narrows first.) */

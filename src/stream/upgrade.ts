@@ -22,15 +22,29 @@ const REASONS: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
+/**
+ * The Access-Control-Allow-Origin of a refusal, as for the HTTP routes (CORS_ORIGINS): `*` when
+ * configured, else the request's Origin when it is listed, else none (null).
+ */
+export function refusalOrigin(corsOrigins: readonly string[], origin: string | undefined): string | null {
+  if (corsOrigins.includes('*')) return '*';
+  return origin !== undefined && corsOrigins.includes(origin) ? origin : null;
+}
+
 /** Writes an HTTP error on a socket that has not been upgraded, then closes it. */
-export function refuseSocket(socket: Duplex, status: number, code: string, error: string): void {
+export function refuseSocket(socket: Duplex, status: number, code: string, error: string, allowOrigin: string | null = null): void {
   if (socket.destroyed) return;
   const body = JSON.stringify({ error, code });
+  // Only header-safe characters may be echoed (an allowed origin is one of the configured strings).
+  const cors =
+    allowOrigin === null || /[\r\n]/.test(allowOrigin)
+      ? ''
+      : `Access-Control-Allow-Origin: ${allowOrigin}\r\n${allowOrigin === '*' ? '' : 'Vary: Origin\r\n'}`;
   socket.end(
     `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      'Access-Control-Allow-Origin: *\r\n' +
+      cors +
       'Connection: close\r\n\r\n' +
       body,
   );
@@ -66,9 +80,10 @@ export function createUpgradeHandler(ctx: UpgradeContext): (req: IncomingMessage
 
   return (req, socket, head) => {
     socket.on('error', () => socket.destroy());
+    const origin = refusalOrigin(ctx.deps.config.corsOrigins, typeof req.headers.origin === 'string' ? req.headers.origin : undefined);
     const refuse = (s: Duplex, status: number, code: string, error: string): void => {
       ctx.metrics.rejected.inc({ status: String(status) });
-      refuseSocket(s, status, code, error);
+      refuseSocket(s, status, code, error, origin);
     };
     const url = new URL(req.url ?? '/', 'http://gateway.invalid');
     if (url.pathname !== STREAM_PATH) return refuse(socket, 404, 'not_found', `no WebSocket route ${url.pathname}`);

@@ -45,6 +45,12 @@ export interface ScriptedEngine {
   silent: boolean;
   heartbeatMs: number;
   markets: Array<{ symbol: string; status: string }>;
+  /** When set, `GET /v1/markets` answers this HTTP status (an engine that cannot list its markets). */
+  marketsFailStatus: number | null;
+  /** When set, the stream route answers this HTTP status instead of streaming. */
+  streamFailStatus: number | null;
+  /** The engine restarts with a new, empty history: the log is cleared (open streams are dropped). */
+  reset(): void;
   books: Map<string, Book>;
   /** Requests to /v1/orderbook, as "market depth". */
   bookRequests: string[];
@@ -87,6 +93,11 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
       const lastEventId = req.headers['last-event-id'] as string | undefined;
       const conn: StreamConnection = { lastEventId, authorization: req.headers.authorization, status: 200 };
       engine.connections.push(conn);
+      if (engine.streamFailStatus !== null) {
+        conn.status = engine.streamFailStatus;
+        res.writeHead(engine.streamFailStatus, { 'content-type': 'application/json' }).end('{"error":"unavailable"}');
+        return;
+      }
       if (req.headers.authorization !== `Bearer ${token}`) {
         conn.status = 401;
         res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
@@ -114,6 +125,10 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
       return;
     }
     if (url.pathname === '/v1/markets') {
+      if (engine.marketsFailStatus !== null) {
+        res.writeHead(engine.marketsFailStatus, { 'content-type': 'application/json' }).end('{"error":"unavailable"}');
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ markets: engine.markets }));
       return;
     }
@@ -146,6 +161,13 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
     silent: false,
     heartbeatMs: options.heartbeatMs ?? 1_000,
     markets: [{ symbol: 'BTC-PERP', status: 'active' }],
+    marketsFailStatus: null,
+    streamFailStatus: null,
+    reset() {
+      log.length = 0;
+      engine.oldestSeq = 1;
+      engine.dropAll();
+    },
     books: new Map(),
     bookRequests: [],
     push(...events) {

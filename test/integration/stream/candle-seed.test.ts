@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { loadCandleSeed } from '../../../src/db/queries/candles.js';
 import { Database } from '../../../src/db/database.js';
-import { A, B, simpleMatch } from '../../unit/projections/fixtures.js';
+import { startScriptedEngine } from '../../support/scripted-sse.js';
+import { A, B, simpleMatch, tick } from '../../unit/projections/fixtures.js';
 import { connect, startStack } from './helpers.js';
 
 async function insertFill(db: TestDatabase, seq: number, leg: number, role: 'taker' | 'maker', size: string, price: string, ts: string): Promise<void> {
@@ -44,7 +45,11 @@ describe('candles rebuilt from the database at start', () => {
   });
 
   it('the next live match continues the bar and the stream resumes after the newest seq', async () => {
-    const s = await startStack({ DATABASE_URL: db.url });
+    // The engine's history reaches the mirror's newest seq (its /healthz maxSeq is 13), as a real
+    // engine's does; a head below it would be read as an engine restarted with a new history.
+    const engine = await startScriptedEngine();
+    engine.push(tick(13, '2026-11-21T10:00:40.000Z'));
+    const s = await startStack({ DATABASE_URL: db.url }, { engine });
     try {
       await s.engine.waitFor(() => s.engine.open === 1);
       expect(s.engine.connections[0]!.lastEventId).toBe('13');

@@ -27,7 +27,7 @@ describe('stream filters (AUTH_DISABLED=true)', () => {
       all: await connect(s.gw.url),
       trades: await connect(s.gw.url, 'kinds=trade'),
       eth: await connect(s.gw.url, 'markets=ETH-PERP'),
-      unknownMarkets: await connect(s.gw.url, 'markets=btc-perp,DOGE-PERP&kinds=trade'),
+      unknownMarkets: await connect(s.gw.url, 'markets=btc-perp,DOGE-PERP&kinds=trade&control=true'),
       oneHour: await connect(s.gw.url, 'intervals=1h'),
       alice: await connect(s.gw.url, `party=${A}&kinds=position.update,balance.update,engine.order_cancelled`),
       both: await connect(s.gw.url, `party=${A},${B}&kinds=balance.update`),

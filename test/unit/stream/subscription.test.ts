@@ -112,6 +112,7 @@ describe('subscriber index', () => {
             intervals: s.intervals ? new Set(s.intervals) : null,
             parties: new Set(s.parties),
             since: null,
+            control: false,
             proof: null,
           };
           const c = new StreamClient(fakeWs, sub, 1024);
