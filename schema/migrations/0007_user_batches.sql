@@ -11,4 +11,3 @@ CREATE TABLE user_batches (
   PRIMARY KEY (party, user_seq)
 );
 CREATE INDEX user_batches_batch_num ON user_batches (batch_num);
-CREATE INDEX user_batches_committed ON user_batches (committed_at DESC, party, user_seq);

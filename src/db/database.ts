@@ -3,8 +3,13 @@
 // Construction does no I/O (postgres.js connects lazily), so app.ts can build it at import time
 // in tests. Every read goes through `read()`, which
 //   - answers the caller's "empty" value when no DATABASE_URL is configured (spec: silent degradation),
-//   - turns driver failures into 503 `database_unavailable` (never a hang: connect and statement
-//     timeouts bound every query) or 503 `schema_behind` (a v2 column the indexer has not migrated yet),
+//   - turns driver failures into 503 `database_unavailable` or 503 `schema_behind` (a v2 column the
+//     indexer has not migrated yet),
+//   - never hangs: the driver's connect and statement timeouts bound a silent peer and a slow query,
+//     and an overall deadline (connect timeout + statement timeout + DEADLINE_MARGIN_MS) bounds what
+//     they do not, e.g. a peer that accepts the connection and answers something that is not the
+//     PostgreSQL protocol (an HTTP server, random bytes), on which the driver waits forever.
+//     `schema()` and `ping()` (for /readyz) carry the same deadline.
 //   - never lets driver text reach a client (it is logged instead).
 import postgres from 'postgres';
 import type { Config } from '../config/env.js';
@@ -36,6 +41,7 @@ export interface SchemaState {
 }
 
 const CONNECTION_ERRORS = new Set([
+  'DEADLINE_EXCEEDED',
   'ECONNREFUSED',
   'ECONNRESET',
   'ETIMEDOUT',
@@ -60,12 +66,25 @@ function isUnavailable(code: string | undefined): boolean {
   );
 }
 
+/** Slack added to connect timeout + statement timeout for the overall deadline of one read. */
+export const DEADLINE_MARGIN_MS = 1_000;
+
+/** What a deadline rejects with: an unavailable database (translated to 503 database_unavailable). */
+export class DeadlineError extends Error {
+  readonly code = 'DEADLINE_EXCEEDED';
+  constructor(readonly ms: number) {
+    super(`the database gave no usable answer within ${ms} ms`);
+  }
+}
+
 export const SCHEMA_FIX = 'migrate the indexer (0014_tpsl_v2, 0015_fired_limit), then redeploy the gateway';
 
 export class Database {
   readonly sql: Sql | null;
   private schemaState: SchemaState | null = null;
   private schemaCheck: Promise<SchemaState> | null = null;
+  /** Overall bound of one read, schema check or ping, in ms. */
+  readonly deadlineMs: number;
 
   constructor(
     config: Pick<Config, 'databaseUrl' | 'dbPoolMax' | 'dbConnectTimeoutS' | 'dbStatementTimeoutMs'>,
@@ -73,6 +92,7 @@ export class Database {
     /** How long a schema check is trusted before it is made again. */
     private readonly schemaTtlMs = 10_000,
   ) {
+    this.deadlineMs = config.dbConnectTimeoutS * 1000 + config.dbStatementTimeoutMs + DEADLINE_MARGIN_MS;
     this.sql = config.databaseUrl
       ? postgres(config.databaseUrl, {
           max: config.dbPoolMax,
@@ -109,14 +129,34 @@ export class Database {
   async read<T>(empty: T, fn: (sql: Sql) => Promise<T>, options: { needsV2?: boolean } = {}): Promise<T> {
     const sql = this.sql;
     if (!sql) return empty;
-    if (options.needsV2) {
-      const schema = await this.schema();
-      if (!schema.current) throw schemaBehind(schema.missing);
-    }
     try {
-      return await fn(sql);
+      return await this.withDeadline(async () => {
+        if (options.needsV2) {
+          const schema = await this.schema();
+          if (!schema.current) throw schemaBehind(schema.missing);
+        }
+        return fn(sql);
+      });
     } catch (err) {
       throw this.translate(err);
+    }
+  }
+
+  /**
+   * Runs `work` but settles no later than `deadlineMs`: past it, rejects with DeadlineError. The
+   * timer is cleared as soon as either side settles, so no timer outlives the call. The abandoned
+   * query is left to the driver (its connection fails or recovers by itself); a late rejection of it
+   * is handled by the race and goes nowhere.
+   */
+  async withDeadline<T>(work: () => Promise<T>, ms = this.deadlineMs): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new DeadlineError(ms)), ms);
+    });
+    try {
+      return await Promise.race([work(), deadline]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -145,9 +185,9 @@ export class Database {
     if (cached && Date.now() - cached.checkedAt < this.schemaTtlMs) return cached;
     this.schemaCheck ??= (async () => {
       try {
-        const rows = await sql<{ tableName: string; columnName: string }[]>`
+        const rows = await this.withDeadline(() => sql<{ tableName: string; columnName: string }[]>`
           SELECT table_name, column_name FROM information_schema.columns
-          WHERE table_schema = current_schema() AND table_name IN ('orders', 'triggers')`;
+          WHERE table_schema = current_schema() AND table_name IN ('orders', 'triggers')`);
         const present = new Set(rows.map((r) => `${r.tableName}.${r.columnName}`));
         const missing = [...new Set(V2_COLUMNS.filter((c) => !present.has(`${c.table}.${c.column}`)).map((c) => c.migration))];
         const state = { current: missing.length === 0, missing, checkedAt: Date.now() };
@@ -162,13 +202,13 @@ export class Database {
     return this.schemaCheck;
   }
 
-  /** Reachability for /readyz: never throws, bounded by the connect timeout. */
+  /** Reachability for /readyz: never throws, bounded by the connect timeout and the overall deadline. */
   async ping(): Promise<{ ok: boolean; latencyMs: number; error?: string }> {
     const sql = this.sql;
     const started = performance.now();
     if (!sql) return { ok: false, latencyMs: 0, error: 'DATABASE_URL is not set' };
     try {
-      await sql`SELECT 1`;
+      await this.withDeadline(() => sql`SELECT 1`);
       return { ok: true, latencyMs: Math.round(performance.now() - started) };
     } catch (err) {
       const code = (err as { code?: string }).code;

@@ -10,8 +10,10 @@
 //   - a live order the mirror does not have yet is added, keyed by the engine's `seq` as createdSeq,
 //     on the page whose createdSeq range holds it, so pages neither repeat nor lose it;
 //   - terminal mirror rows are served as they are.
-// Any failure of the live read (old engine: 400 market_unsupported, unreachable, timeout, no admin
-// token, a body that is not an order list) falls back to the plain mirror page.
+// Any failure of the live read (old engine: 400 market_unsupported for `all`, unreachable, timeout, no
+// admin token, a body that is not an order list) falls back to the plain mirror page. One answer is
+// not a failure: 400 market_unsupported for a SPECIFIC market (not `all`) means the market is unknown
+// to the engine, so the live view is simply empty (`unknownMarket`), with no fallback and no warning.
 import type { EngineClient } from './client.js';
 import type { OrderRow, OrderStatus } from '../db/queries/orders.js';
 import { NON_TERMINAL } from '../db/queries/orders.js';
@@ -43,7 +45,9 @@ export interface EngineOrder {
 
 export type OrderItem = OrderRow & { source: 'mirror' | 'engine' };
 
-export type LiveResult = { ok: true; orders: EngineOrder[] } | { ok: false; reason: string; engineStatus?: number; engineCode?: string };
+export type LiveResult =
+  | { ok: true; orders: EngineOrder[]; /** the engine does not know the asked market: no open orders */ unknownMarket?: true }
+  | { ok: false; reason: string; engineStatus?: number; engineCode?: string };
 
 function isEngineOrder(o: unknown): o is EngineOrder {
   const x = o as Record<string, unknown> | null;
@@ -66,6 +70,11 @@ export async function fetchLiveOrders(engine: EngineClient, party: string, marke
     return { ok: true, orders: body.orders };
   } catch (err) {
     const e = err as { status?: number; code?: string; message?: string };
+    // A misspelled or unlisted market on any engine build: nothing is open there. Only `all` (or no
+    // market) answered market_unsupported is the old-engine case the spec's fallback is for.
+    if (market !== undefined && market !== 'all' && e.status === 400 && e.code === 'market_unsupported') {
+      return { ok: true, orders: [], unknownMarket: true };
+    }
     return {
       ok: false,
       reason: e.message ?? String(err),

@@ -33,6 +33,8 @@ export interface FakeEngine {
   mode: FakeMode;
   delayMs: number;
   version: { version: string; buildDate: string };
+  /** Markets the engine lists; any other specific market is answered 400 market_unsupported. */
+  markets: Set<string>;
   /** Answers routes the fake does not know; return false to fall through to 404. */
   handler: ((req: IncomingMessage, res: ServerResponse) => boolean) | null;
   close(): Promise<void>;
@@ -55,6 +57,7 @@ export async function startFakeEngine(options: { old?: boolean; adminToken?: str
     mode: 'ok',
     delayMs: 10_000,
     version: options.old ? OLD_VERSION : FLOOR_VERSION,
+    markets: new Set(['BTC-PERP', 'ETH-PERP', 'SOL-PERP']),
     handler: null,
     close: async () => {},
   };
@@ -78,6 +81,9 @@ export async function startFakeEngine(options: { old?: boolean; adminToken?: str
       }
       if (!old && (market === null || market === '')) {
         return send(res, 400, { ok: false, code: 'market_required', error: 'query parameter market is required' });
+      }
+      if (market !== null && market !== '' && market !== 'all' && !engine.markets.has(market)) {
+        return send(res, 400, { ok: false, code: 'market_unsupported', error: `unknown market ${market}` });
       }
       const orders = (engine.openOrders.get(party) ?? []).filter((o) => market === null || market === 'all' || o.market === market);
       return send(res, 200, { orders });

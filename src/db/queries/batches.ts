@@ -1,7 +1,8 @@
 // Batch manifests and user batches as the chain recorded them.
 //   batches:            newest first by batch_num (pk), cursor `before` = batch_num.
-//   user batches (all): newest first by committed_at (index user_batches_committed), cursor `before`
-//                       = committed_at as Unix milliseconds; rows sharing that millisecond stay on one page.
+//   user batches (all): newest batch first by batch_num (index user_batches (batch_num)), cursor `before`
+//                       = batch_num; the rows of one batch stay on one page; rows without a batch_num
+//                       (not yet in a manifest) are not in this list.
 //   user batches (one party): oldest first by user_seq (pk (party, user_seq)), cursor `since` = user_seq.
 import type { Queryable } from '../database.js';
 import { keyedPage, uniquePage, type Page } from './page.js';
@@ -43,22 +44,24 @@ export async function batchByNum(sql: Queryable, batchNum: number): Promise<Batc
   return rows[0] ?? null;
 }
 
-/** Unix milliseconds of an ISO time: the cursor of the global user-batch list. */
-export const committedMs = (row: UserBatchRow): number => Date.parse(row.committedAt);
-
+/**
+ * All user batches the chain has put in a manifest, newest batch first (batch_num desc, then party,
+ * user_seq), through the contract's `user_batches (batch_num)` index. The cursor is a batchNum; the
+ * rows of one batch stay on one page (like the legs of a fill event), so a page may exceed `limit`.
+ * Rows with a null batch_num (recorded on chain, not yet claimed by a manifest; the indexer fills the
+ * number in when the manifest lands) have no place in this order and are not listed here; they are in
+ * the party's own chain (`listUserBatchesOf`) and in the verifications.
+ */
 export function listUserBatches(sql: Queryable, f: { before?: number | undefined; limit: number }): Promise<Page<UserBatchRow>> {
-  // `epoch + n ms` is exact, unlike to_timestamp(double).
-  const at = (ms: number) => sql`(timestamptz 'epoch' + ${ms} * interval '1 millisecond')`;
-  return keyedPage(f.limit, committedMs, {
+  return keyedPage(f.limit, (r) => r.batchNum!, {
     first: (n) => sql<UserBatchRow[]>`
       SELECT ${sql(USER_BATCH_COLUMNS)} FROM user_batches
-      ${f.before !== undefined ? sql`WHERE committed_at < ${at(f.before)}` : sql``}
-      ORDER BY committed_at DESC, party, user_seq LIMIT ${n}`,
-    sameKey: (ms) => sql<UserBatchRow[]>`
-      SELECT ${sql(USER_BATCH_COLUMNS)} FROM user_batches
-      WHERE committed_at >= ${at(ms)} AND committed_at < ${at(ms + 1)}
-      ORDER BY committed_at DESC, party, user_seq`,
-    beyond: async (ms) => (await sql`SELECT 1 FROM user_batches WHERE committed_at < ${at(ms)} ORDER BY committed_at DESC LIMIT 1`).length > 0,
+      WHERE ${f.before !== undefined ? sql`batch_num < ${f.before}` : sql`batch_num IS NOT NULL`}
+      ORDER BY batch_num DESC, party, user_seq LIMIT ${n}`,
+    sameKey: (batchNum) => sql<UserBatchRow[]>`
+      SELECT ${sql(USER_BATCH_COLUMNS)} FROM user_batches WHERE batch_num = ${batchNum} ORDER BY party, user_seq`,
+    beyond: async (batchNum) =>
+      (await sql`SELECT 1 FROM user_batches WHERE batch_num < ${batchNum} ORDER BY batch_num DESC LIMIT 1`).length > 0,
   });
 }
 

@@ -1,5 +1,6 @@
 // Mirror events, oldest first by seq (pk), for backfill after a stream reconnect; cursor `since`.
-// Indexes: pk seq, (kind, seq), (party, seq), (market, seq).
+// Indexes: pk seq, (kind, seq), (party, seq), (market, seq); with `party`, also fills (party, seq desc)
+// for the fill events in which the party has a leg (they carry no top-level party).
 import type { Queryable } from '../database.js';
 import { uniquePage, type Page } from './page.js';
 
@@ -62,14 +63,45 @@ export interface EventFilter {
   limit: number;
 }
 
+const COLUMNS = ['seq', 'kind', 'ts', 'market', 'party', 'payload'];
+const FILLED = 'engine.order_filled';
+
+/**
+ * `party` filter: the events whose `party` is P (index (party, seq)) AND the `engine.order_filled`
+ * events in which P has a leg. A fill event carries no top-level party (its parties are in
+ * `payload.legs`), so the second half comes from `fills (party, seq desc)`: the first `n` distinct
+ * seqs of P's legs after the cursor, each fetched by one pk probe of `events` (LATERAL … LIMIT 1, so
+ * the planner never hashes or scans `events`). Both halves are limited to `n` before they are
+ * merged, which is exact: the first `n` of the union are among the first `n` of each half. A fill
+ * event shows once however many legs P has (DISTINCT), and the second half skips events whose own
+ * `party` is P (the first half has them).
+ */
 export async function listEvents(sql: Queryable, f: EventFilter): Promise<Page<EventEnvelope>> {
-  const page = await uniquePage<EventRow>(f.limit, (r) => r.seq, (n) => sql<EventRow[]>`
-    SELECT seq, kind, ts, market, party, payload FROM events
-    WHERE true
-      ${f.kind !== undefined ? sql`AND kind = ${f.kind}` : sql``}
-      ${f.party !== undefined ? sql`AND party = ${f.party}` : sql``}
-      ${f.market !== undefined ? sql`AND market = ${f.market}` : sql``}
-      ${f.since !== undefined ? sql`AND seq > ${f.since}` : sql``}
-    ORDER BY seq ASC LIMIT ${n}`);
+  const after = (col: string) => (f.since !== undefined ? sql`AND ${sql(col)} > ${f.since}` : sql``);
+  const page = await uniquePage<EventRow>(f.limit, (r) => r.seq, (n) => {
+    const direct = sql`
+      SELECT ${sql(COLUMNS)} FROM events
+      WHERE true
+        ${f.kind !== undefined ? sql`AND kind = ${f.kind}` : sql``}
+        ${f.party !== undefined ? sql`AND party = ${f.party}` : sql``}
+        ${f.market !== undefined ? sql`AND market = ${f.market}` : sql``}
+        ${after('seq')}
+      ORDER BY seq ASC LIMIT ${n}`;
+    if (f.party === undefined || (f.kind !== undefined && f.kind !== FILLED)) return sql<EventRow[]>`${direct}`;
+    return sql<EventRow[]>`
+      SELECT * FROM (
+        (${direct})
+        UNION ALL
+        (SELECT e.seq, e.kind, e.ts, e.market, e.party, e.payload
+         FROM (SELECT DISTINCT seq FROM fills
+               WHERE party = ${f.party} ${f.market !== undefined ? sql`AND market = ${f.market}` : sql``} ${after('seq')}
+               ORDER BY seq ASC LIMIT ${n}) l
+         CROSS JOIN LATERAL (
+           SELECT ${sql(COLUMNS)} FROM events x
+           WHERE x.seq = l.seq AND x.kind = ${FILLED} AND x.party IS DISTINCT FROM ${f.party}
+           LIMIT 1) e)
+      ) u
+      ORDER BY seq ASC LIMIT ${n}`;
+  });
   return { items: page.items.map(toEnvelope), nextCursor: page.nextCursor };
 }

@@ -61,18 +61,17 @@ export const batchRoutes: RoutePlugin = async (app, { deps }) => {
         operationId: 'listUserBatches',
         security: [],
         tags: ['batches'],
-        summary: 'All user batches, newest first',
+        summary: 'All user batches, newest batch first',
         description:
-          'Ordered by committedAt descending (then party, userSeq). The cursor is committedAt as Unix milliseconds; ' +
-          'rows committed in the same millisecond stay on one page, so a page may exceed `limit`.',
+          'Ordered by batchNum descending (then party, userSeq); the cursor is a batchNum. The user batches of one batch ' +
+          'stay on one page, so a page may exceed `limit`. User batches the chain recorded but no manifest has claimed yet ' +
+          '(batchNum null) are not listed here until a manifest claims them; they are in `/v1/users/{party}/user-batches`.',
         querystring: Type.Object({
-          before: Type.Optional(
-            Type.Integer({ minimum: 0, maximum: MAX_SEQ, description: 'Only user batches committed before this Unix millisecond (take it from `nextCursor`)' }),
-          ),
+          before: Type.Optional({ ...BatchNum, description: 'Only user batches of a smaller batchNum (take it from `nextCursor`)' }),
           limit: OptLimit,
         }),
         response: {
-          200: { ...List(UserBatch, 'pass back as `before` (committedAt in Unix milliseconds)'), description: PAGE_RULE },
+          200: { ...List(UserBatch, 'pass back as `before` (a batchNum)'), description: PAGE_RULE },
           ...errors(...READ_ERRORS),
         },
       },

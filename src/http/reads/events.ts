@@ -19,11 +19,13 @@ export const eventRoutes: RoutePlugin = async (app, { deps }) => {
         summary: 'Mirror events after a seq, oldest first',
         description:
           'Each item is the engine envelope `{seq, kind, ts, market?, party?, payload}` (null market/party omitted). ' +
-          'Pass the last processed seq as `since`, then keep passing `nextCursor` until it is null.',
+          'Pass the last processed seq as `since`, then keep passing `nextCursor` until it is null. ' +
+          '`user=P` returns the events whose `party` is P and the `engine.order_filled` events in which P has a leg ' +
+          '(a fill event has no top-level `party`; its parties are in `payload.legs`), each once.',
         querystring: Type.Object({
           since: Type.Optional(Since),
           type: Type.Optional(StringEnum(EVENT_KINDS, 'Only events of this kind')),
-          user: Type.Optional(Party),
+          user: Type.Optional({ ...Party, description: "Only this party's events, including the fill events it has a leg in" }),
           market: Type.Optional(Market),
           limit: OptLimit,
         }),

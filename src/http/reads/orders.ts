@@ -85,6 +85,7 @@ export const orderRoutes: RoutePlugin = async (app, { deps }) => {
         const fallback = mirrorOnly(page);
         return status === undefined ? fallback : { ...fallback, items: fallback.items.filter((i: OrderItem) => i.status === status) };
       }
+      if (live.unknownMarket) request.log.debug({ party, market }, 'ordersForUser: engine does not know this market; no live open orders');
       // Live orders not on this page may still be mirror rows of another page: those are not new.
       const onPage = new Set(page.items.map((r) => r.orderId));
       const unseen = live.orders.filter((o) => !onPage.has(o.orderId)).map((o) => o.orderId);

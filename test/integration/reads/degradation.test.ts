@@ -1,6 +1,8 @@
 // Silent and loud degradation of the reads: no DATABASE_URL, an indexer schema behind 0014/0015,
-// a database that is unreachable, silent, or goes away and comes back.
+// a database that is unreachable, silent, answers garbage (HTTP, random bytes), or goes away and comes back.
 import { createServer, type Server, type Socket } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -109,6 +111,52 @@ describe('database unreachable', () => {
       silent.close();
     }
   });
+
+  // A peer that accepts the connection and answers something that is not PostgreSQL: the driver waits
+  // for the rest of a "message" forever (seen: 60 s). The overall deadline (connect 1 s + statement
+  // 0.5 s + 1 s margin) answers 503 and /readyz degraded, both well within 4 s.
+  const garbagePeers: Array<[string, () => Server]> = [
+    ['an HTTP server', () => createHttpServer((_req, res) => res.end('hello')) as unknown as Server],
+    ['a server sending random bytes', () => createServer((s) => {
+      s.on('error', () => {});
+      // A message header announcing ~2 GB, then a trickle of random bytes: never a complete message.
+      s.write(Buffer.concat([Buffer.from('R'), Buffer.from([0x7f, 0xff, 0xff, 0xf0]), randomBytes(64)]));
+      const t = setInterval(() => s.writable && s.write(randomBytes(8)), 100);
+      s.on('close', () => clearInterval(t));
+    })],
+  ];
+  for (const [name, make] of garbagePeers) {
+    it(`${name} on the database port: reads 503 and /readyz degraded within the deadline`, async () => {
+      const sockets = new Set<Socket>();
+      const peer = make();
+      peer.on('connection', (s: Socket) => sockets.add(s));
+      await new Promise<void>((r) => peer.listen(0, '127.0.0.1', r));
+      const port = (peer.address() as { port: number }).port;
+      const gw = await startGateway({
+        DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/postgres`, DB_CONNECT_TIMEOUT_S: '1', DB_STATEMENT_TIMEOUT_MS: '500', AUTH_DISABLED: 'true',
+      });
+      try {
+        expect(gw.deps.db.deadlineMs).toBe(2_500);
+        for (const url of ['/v1/deposits', `/v1/users/${A}/orders`]) {
+          const started = performance.now();
+          const res = await gw.app.inject(url);
+          const elapsed = performance.now() - started;
+          expect([url, res.statusCode, res.json()]).toEqual([url, 503, { error: 'the indexer database is unavailable; retry shortly', code: 'database_unavailable' }]);
+          expect(elapsed, url).toBeLessThan(4_000);
+        }
+        const started = performance.now();
+        const ready = await gw.app.inject('/readyz');
+        expect(performance.now() - started).toBeLessThan(4_000);
+        expect(ready.statusCode).toBe(503);
+        expect(ready.json()).toMatchObject({ status: 'degraded', database: { configured: true, reachable: false } });
+        expect(ready.json().reasons).toContain('database unreachable');
+      } finally {
+        await gw.close();
+        for (const s of sockets) s.destroy();
+        peer.close();
+      }
+    }, 20_000);
+  }
 
   it('recovers by itself when the database comes back on the same port', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'reads-pglite-'));

@@ -74,6 +74,11 @@ export async function insertFixtures(sql: postgres.Sql): Promise<void> {
   await ev(20, 'engine.order_placed', 'BTC-PERP', A, { order: { orderId: 'o-1' } });
   await ev(21, 'engine.order_filled', 'BTC-PERP', null, { matchId: 'm-1', price: '65000.0000000000', size: '0.5000000000', legs: [] });
   await ev(22, 'engine.tick_start', null, null, { tick: 7 });
+  // Fill events carry no top-level party: the parties are in payload.legs (A has two legs in seq 40).
+  await ev(33, 'engine.order_filled', 'ETH-PERP', null, { matchId: 'm-2', price: '3300.0000000000', size: '0.5000000000',
+    legs: [{ party: B, orderId: 'o-7', role: 'taker' }, { party: A, orderId: 'o-4', role: 'maker' }] });
+  await ev(40, 'engine.order_filled', 'BTC-PERP', null, { matchId: 'm-3', price: '66000.0000000000', size: '0.8000000000',
+    legs: [{ party: B, orderId: 'o-8', role: 'taker' }, { party: A, orderId: 'o-9', role: 'maker' }, { party: A, orderId: 'o-9', role: 'maker' }] });
   // Engine claims: A#1 and B#1 in batch 1 (match), A#2 in batch 2 (chain root differs), B#2 in batch 3 (pending).
   await ev(50, 'engine.user_batch_committed', null, A, { userSeq: 1, root: 'ua'.repeat(32), prevRoot: '00'.repeat(32), eventCount: 9 });
   await ev(51, 'engine.user_batch_committed', null, B, { userSeq: 1, root: 'ub'.repeat(32), prevRoot: '00'.repeat(32), eventCount: 5 });

@@ -35,6 +35,7 @@ afterEach(async () => {
   fake.mode = 'ok';
   fake.requests.length = 0;
   fake.version = FLOOR_VERSION;
+  fake.markets = new Set(['BTC-PERP', 'ETH-PERP', 'SOL-PERP']);
   while (open.length) await open.pop()!.close();
 });
 afterAll(async () => {
@@ -100,6 +101,19 @@ describe('against an engine at the version floor (c879f7f)', () => {
     expect([view(p3.body), p3.body.nextCursor]).toEqual([['o-1:filled:mirror'], null]);
   });
 
+  it('a market the engine does not know (400 market_unsupported): live view empty, no failure line', async () => {
+    const { get, logs } = await gateway();
+    // A misspelling: the engine refuses it, the mirror has nothing there either.
+    const typo = await get('?market=btc-perp');
+    expect([typo.status, typo.body]).toEqual([200, { items: [], nextCursor: null }]);
+    expect(fake.requests.map((r) => r.url)).toEqual([`/v1/admin/users/${encodeURIComponent(A)}/orders?market=btc-perp`]);
+    // A market the mirror has rows in but the engine no longer lists: the open row is not reported
+    // open (no fallback to phantom mirror rows), terminal rows stay.
+    fake.markets.delete('ETH-PERP');
+    expect(view((await get('?market=ETH-PERP')).body)).toEqual(['o-6:rejected:mirror']);
+    expect(logs()).toEqual([]);
+  });
+
   it('a party the engine has no open order for: its stale open mirror rows are not reported open', async () => {
     const { gw } = await gateway();
     const res = await gw.app.inject(`/v1/users/${B}/orders`);
@@ -119,6 +133,16 @@ describe('falls back to the mirror rows, logs, answers 200', () => {
     expect(res.body.items.find((i: { orderId: string }) => i.orderId === 'o-4').filledSize).toBe('0.5000000000');
     expect(logs()).toMatchObject([{ level: 40, party: A, market: 'all', engineStatus: 400, engineCode: 'market_unsupported' }]);
     expect(view((await get('?status=open')).body)).toEqual(['o-3:open:mirror']);
+  });
+
+  it('old engine: a specific unknown market is not a failure, `all` (explicit or implied) still is', async () => {
+    fake.version = OLD_VERSION;
+    const { get, logs } = await gateway();
+    expect((await get('?market=btc-perp')).body).toEqual({ items: [], nextCursor: null });
+    expect(logs()).toEqual([]);
+    const all = await get('?market=all');
+    expect([all.status, all.body.items]).toEqual([200, []]);
+    expect(logs()).toMatchObject([{ level: 40, market: 'all', engineStatus: 400, engineCode: 'market_unsupported' }]);
   });
 
   it('engine unreachable', async () => {

@@ -120,10 +120,13 @@ describe('walking every list to its end', () => {
     expect((await walk('/v1/batches', 2, 'before', num('batchNum'))).map((i) => i.batchNum)).toEqual(
       (await sql`SELECT batch_num FROM batches ORDER BY batch_num DESC`).map((r) => Number(r.batch_num)),
     );
-    const ub = await walk('/v1/user-batches', 5, 'before', (i) => Date.parse(String(i.committedAt)));
+    const ub = await walk('/v1/user-batches', 5, 'before', num('batchNum'));
     expect(ub.map((i) => `${i.party}/${i.userSeq}`)).toEqual(
-      (await sql`SELECT party, user_seq FROM user_batches ORDER BY committed_at DESC, party, user_seq`).map((r) => `${r.party}/${r.user_seq}`),
+      (await sql`SELECT party, user_seq FROM user_batches WHERE batch_num IS NOT NULL ORDER BY batch_num DESC, party, user_seq`).map(
+        (r) => `${r.party}/${r.user_seq}`,
+      ),
     );
+    expect(ub.length).toBeGreaterThan(0);
     const claims = await walk('/v1/verifications/user-batches', 20, 'before', num('engineSeq'));
     expect(claims.length).toBe(Number((await sql`SELECT count(*) AS n FROM events WHERE kind = 'engine.user_batch_committed'`)[0]!.n));
     expect(claims.filter((c) => c.status === 'mismatch').map((c) => [c.party, c.userSeq])).toEqual([[seeded.mismatch!.party, seeded.mismatch!.userSeq]]);

@@ -91,18 +91,39 @@ describe('batches', () => {
     expect(await get('/v1/batches/9')).toEqual({ status: 404, body: { error: 'no batch 9', code: 'not_found' } });
   });
 
-  it('user batches: all newest first by committedAt, one party oldest first', async () => {
+  it('user batches: all newest batch first by batchNum, one party oldest first', async () => {
     const all = await get('/v1/user-batches');
     expect(all.body.items.map((u: { party: string; userSeq: number }) => [u.party, u.userSeq])).toEqual([[A, 2], [A, 1], [B, 1]]);
-    // limit 1 falls inside the two user batches committed in the same millisecond: both come.
+    expect(all.body.nextCursor).toBeNull();
+    // limit 2 falls inside batch 1 (two user batches): both come.
     const p1 = await get('/v1/user-batches?limit=2');
-    expect(p1.body.items.length).toBe(3);
-    expect(p1.body.nextCursor).toBeNull();
+    expect([p1.body.items.length, p1.body.nextCursor]).toEqual([3, null]);
+    // The cursor is a batchNum (an integer key of the contract's user_batches (batch_num) index).
     const p0 = await get('/v1/user-batches?limit=1');
-    expect(p0.body.nextCursor).toBe(Date.parse(ts(62)));
+    expect([p0.body.items.map((u: { batchNum: number }) => u.batchNum), p0.body.nextCursor]).toEqual([[2], 2]);
     const rest = await get(`/v1/user-batches?limit=1&before=${p0.body.nextCursor}`);
-    expect(rest.body.items.map((u: { party: string }) => u.party)).toEqual([A, B]);
+    expect(rest.body.items.map((u: { party: string; batchNum: number }) => [u.party, u.batchNum])).toEqual([[A, 1], [B, 1]]);
     expect(rest.body.nextCursor).toBeNull();
+    expect(await get('/v1/user-batches?before=1')).toEqual({ status: 200, body: { items: [], nextCursor: null } });
+  });
+
+  it('user batches not yet in a manifest (batchNum null) are only in the party chain', async () => {
+    await db.sql`INSERT INTO user_batches (party, user_seq, batch_num, root, prev_root, event_count, tx_id, committed_at)
+      VALUES (${C}, 1, NULL, ${'uc'.repeat(32)}, ${'00'.repeat(32)}, 2, '0xu9', ${ts(80)})`;
+    try {
+      expect(ids((await get('/v1/user-batches')).body, 'party')).toEqual([A, A, B]);
+      const p0 = await get('/v1/user-batches?limit=1');
+      expect([ids(p0.body, 'batchNum'), p0.body.nextCursor]).toEqual([[2], 2]);
+      expect((await get(`/v1/users/${C}/user-batches`)).body).toEqual({
+        items: [{ party: C, userSeq: 1, batchNum: null, root: 'uc'.repeat(32), prevRoot: '00'.repeat(32), eventCount: 2, txId: '0xu9', committedAt: ts(80) }],
+        nextCursor: null,
+      });
+    } finally {
+      await db.sql`DELETE FROM user_batches WHERE party = ${C}`;
+    }
+  });
+
+  it('user batches of one party, oldest first', async () => {
     const mine = await get(`/v1/users/${A}/user-batches`);
     expect(mine.body.items).toEqual([
       { party: A, userSeq: 1, batchNum: 1, root: 'ua'.repeat(32), prevRoot: '00'.repeat(32), eventCount: 9, txId: '0xu1', committedAt: ts(52) },
@@ -258,10 +279,42 @@ describe('events', () => {
     expect(next.body.items[1]).toEqual({ seq: 22, kind: 'engine.tick_start', ts: ts(22), payload: { tick: 7 } });
     expect(Object.keys(next.body.items[0]).sort()).toEqual(['kind', 'market', 'payload', 'seq', 'ts']);
     expect(ids((await get('/v1/events?type=outbound.batch_committed')).body, 'seq')).toEqual([52, 61, 71]);
-    expect(ids((await get(`/v1/events?user=${B}`)).body, 'seq')).toEqual([2, 51, 70]);
     expect(ids((await get(`/v1/events?user=${A}&type=engine.user_batch_committed&since=50`)).body, 'seq')).toEqual([60]);
-    expect(ids((await get('/v1/events?market=BTC-PERP')).body, 'seq')).toEqual([20, 21]);
+    expect(ids((await get('/v1/events?market=BTC-PERP')).body, 'seq')).toEqual([20, 21, 40]);
     expect(await get('/v1/events?since=71')).toEqual({ status: 200, body: { items: [], nextCursor: null } });
+  });
+});
+
+describe('events of a user (reconnect backfill)', () => {
+  it("user=P returns P's own events and the fill events in which P has a leg, each once", async () => {
+    // B: deposits/claims (party B) and the fills 21, 33, 40 (B's legs are inside payload.legs).
+    expect(ids((await get(`/v1/events?user=${B}`)).body, 'seq')).toEqual([2, 21, 33, 40, 51, 70]);
+    // A has two legs in seq 40: the event appears once.
+    const a = await get(`/v1/events?user=${A}`);
+    expect(ids(a.body, 'seq')).toEqual([1, 20, 21, 33, 40, 50, 60]);
+    expect(a.body.items[4]).toEqual({
+      seq: 40, kind: 'engine.order_filled', ts: ts(40), market: 'BTC-PERP',
+      payload: expect.objectContaining({ matchId: 'm-3', legs: expect.arrayContaining([expect.objectContaining({ party: A })]) }),
+    });
+    expect(ids((await get(`/v1/events?user=${C}`)).body, 'seq')).toEqual([]);
+  });
+
+  it('keeps type, market, since, limit and nextCursor semantics', async () => {
+    expect(ids((await get(`/v1/events?user=${A}&type=engine.order_filled`)).body, 'seq')).toEqual([21, 33, 40]);
+    expect(ids((await get(`/v1/events?user=${A}&type=inbound.deposit`)).body, 'seq')).toEqual([1]);
+    expect(ids((await get(`/v1/events?user=${A}&market=BTC-PERP`)).body, 'seq')).toEqual([20, 21, 40]);
+    expect(ids((await get(`/v1/events?user=${A}&since=21`)).body, 'seq')).toEqual([33, 40, 50, 60]);
+    // Walk A's events two at a time: mixed own events and fill events, no repeat, no loss.
+    const pages: Array<[unknown[], unknown]> = [];
+    let url = `/v1/events?user=${A}&limit=2`;
+    for (;;) {
+      const { body } = await get(url);
+      pages.push([ids(body, 'seq'), body.nextCursor]);
+      if (body.nextCursor === null) break;
+      url = `/v1/events?user=${A}&limit=2&since=${body.nextCursor}`;
+    }
+    expect(pages).toEqual([[[1, 20], 20], [[21, 33], 33], [[40, 50], 50], [[60], null]]);
+    expect(await get(`/v1/events?user=${B}&since=40&limit=1`)).toEqual({ status: 200, body: { items: [expect.objectContaining({ seq: 51 })], nextCursor: 51 } });
   });
 });
 

@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(async () => gw?.close());
 
-type Kind = 'limit' | 'seq' | 'party' | 'market' | 'status' | 'kind' | 'ms' | 'userSeq' | 'batchNum';
+type Kind = 'limit' | 'seq' | 'party' | 'market' | 'status' | 'kind' | 'userSeq' | 'batchNum';
 interface Route {
   path: string;
   query: Record<string, Kind>;
@@ -30,7 +30,7 @@ const ROUTES: Route[] = [
   { path: `/v1/users/${PARTY}/withdrawals`, query: { status: 'status', before: 'seq', limit: 'limit' }, status: ['requested', 'approved', 'rejected'] },
   { path: `/v1/users/${PARTY}/withdrawal-counter`, query: {} },
   { path: '/v1/batches', query: { before: 'batchNum', limit: 'limit' } },
-  { path: '/v1/user-batches', query: { before: 'ms', limit: 'limit' } },
+  { path: '/v1/user-batches', query: { before: 'batchNum', limit: 'limit' } },
   { path: `/v1/users/${PARTY}/user-batches`, query: { since: 'userSeq', limit: 'limit' } },
   { path: '/v1/orders', query: { user: 'party', market: 'market', status: 'status', before: 'seq', limit: 'limit' }, status: ORDER },
   { path: `/v1/users/${PARTY}/orders`, query: { market: 'market', status: 'status', before: 'seq', limit: 'limit' }, status: ORDER },
@@ -49,7 +49,6 @@ const NUMBER_BAD = ['', ' ', '\t', ' 5', '0x10', '+5', 'abc', '-1', '1.5', '1e40
 const BAD: Record<Kind, string[]> = {
   limit: [...NUMBER_BAD, '0', '1001', '100000'],
   seq: NUMBER_BAD,
-  ms: NUMBER_BAD,
   userSeq: NUMBER_BAD,
   batchNum: NUMBER_BAD,
   party: ['', 'alice', `alice::${'AB'.repeat(32)}`, `alice::${'ab'.repeat(31)}`, `Alice::${'ab'.repeat(32)}`, `${'a'.repeat(49)}::${'ab'.repeat(32)}`, SQLI, `ålice::${'ab'.repeat(32)}`, `alice::${'ab'.repeat(32)}\n`],

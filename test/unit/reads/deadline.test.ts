@@ -1,0 +1,38 @@
+// The overall deadline of Database reads: it fires, it maps to 503 database_unavailable, and it never
+// leaves a timer behind (whether the work resolves, rejects, or loses the race).
+import { describe, expect, it } from 'vitest';
+import { Database, DeadlineError, DEADLINE_MARGIN_MS } from '../../../src/db/database.js';
+import { ApiError } from '../../../src/http/errors.js';
+
+const log = { warn: () => {}, error: () => {} };
+const config = { databaseUrl: undefined, dbPoolMax: 1, dbConnectTimeoutS: 1, dbStatementTimeoutMs: 200 };
+const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+describe('Database deadline', () => {
+  it('is connect timeout + statement timeout + margin', () => {
+    expect(new Database(config as never, log).deadlineMs).toBe(1_000 + 200 + DEADLINE_MARGIN_MS);
+  });
+
+  it('rejects with DeadlineError past the deadline, translated to database_unavailable', async () => {
+    const db = new Database(config as never, log);
+    const started = performance.now();
+    const err = await db.withDeadline(() => new Promise(() => {}), 50).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DeadlineError);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    const api = db.translate(err);
+    expect(api).toBeInstanceOf(ApiError);
+    expect(api.code).toBe('database_unavailable');
+  });
+
+  it('leaves no timer behind', async () => {
+    const db = new Database(config as never, log);
+    const before = timeouts();
+    for (let i = 0; i < 50; i++) {
+      await db.withDeadline(async () => i);
+      await db.withDeadline(async () => Promise.reject(new Error('boom'))).catch(() => {});
+      await db.withDeadline(() => new Promise(() => {}), 1).catch(() => {});
+    }
+    expect(await db.withDeadline(async () => 'ok')).toBe('ok');
+    expect(timeouts()).toBeLessThanOrEqual(before);
+  });
+});
