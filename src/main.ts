@@ -17,6 +17,12 @@ try {
 }
 
 const deps = createDeps(config);
+
+// A rejection nobody awaited (a driver's internal promise on a broken connection, say) is logged,
+// not allowed to take the whole gateway down with every client connected to it.
+process.on('unhandledRejection', (reason) => {
+  deps.logger.error({ err: reason }, 'unhandled rejection');
+});
 const app = await buildApp(deps);
 
 let stopping = false;

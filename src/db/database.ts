@@ -100,6 +100,9 @@ export class Database {
           idle_timeout: 30,
           max_lifetime: 60 * 30,
           prepare: true,
+          // No array-type lookup on connect: the reads use no custom array types, and that lookup's
+          // rejection goes unhandled when a peer fakes a handshake and then breaks the connection.
+          fetch_types: false,
           onnotice: () => {},
           connection: { statement_timeout: config.dbStatementTimeoutMs, application_name: 'trading-gateway' },
           transform: { column: { from: postgres.toCamel } },
