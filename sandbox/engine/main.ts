@@ -1,0 +1,41 @@
+/** `tsx sandbox/engine/main.ts`: run the reference engine as its own process, configured by env. */
+import { startEngine, type StartEngineOptions } from './server.js';
+
+function intEnv(name: string, fallback: number, min = 0): number {
+  const v = process.env[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+function boolEnv(name: string): boolean {
+  return /^(1|true|yes|on)$/i.test(process.env[name] ?? '');
+}
+
+export function optionsFromEnv(): StartEngineOptions {
+  return {
+    port: intEnv('ENGINE_PORT', 8080),
+    host: process.env.ENGINE_HOST || '127.0.0.1',
+    adminToken: process.env.ENGINE_ADMIN_TOKEN || 'dev-admin-token',
+    legacy: boolEnv('ENGINE_LEGACY'),
+    retention: intEnv('ENGINE_RETENTION', 100_000, 1),
+    heartbeatMs: intEnv('ENGINE_HEARTBEAT_MS', 15_000, 1),
+    tickMs: intEnv('ENGINE_TICK_MS', 1000),
+    commitMs: intEnv('ENGINE_COMMIT_MS', 5000),
+    rejectCodeStyle: boolEnv('ENGINE_HEX_CODES') ? 'hex' : 'name',
+    rateLimitPerSec: intEnv('ENGINE_RATE_LIMIT', 0),
+    verifyWorkers: intEnv('ENGINE_VERIFY_WORKERS', 2),
+  };
+}
+
+const running = await startEngine(optionsFromEnv());
+const h = running.engine.healthz();
+console.log(JSON.stringify({ msg: 'engine listening', url: running.url, version: h.version, buildDate: h.buildDate, legacy: running.engine.legacy }));
+
+const shutdown = (signal: string): void => {
+  console.log(JSON.stringify({ msg: 'engine stopping', signal }));
+  void running.close().then(() => process.exit(0));
+};
+process.once('SIGINT', () => shutdown('SIGINT'));
+process.once('SIGTERM', () => shutdown('SIGTERM'));
