@@ -114,8 +114,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async () => {
-    if (closing) throw new ApiError('shutting_down', 'the gateway is shutting down; retry on another instance');
+  // Callback style (no promise per request): this hook runs on every request.
+  app.addHook('onRequest', (_request, _reply, done) => {
+    if (closing) done(new ApiError('shutting_down', 'the gateway is shutting down; retry on another instance'));
+    else done();
   });
 
   // Query strings are strict on every /v1 route: an unknown or misspelt parameter is a 400 naming
@@ -187,10 +189,19 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  app.addHook('onResponse', async (request, reply) => {
-    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
+  // Every request, so callback style and one label object per (route, method, status), reused.
+  const labelSets = new Map<string, { method: string; route: string; status: string }>();
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const key = `${request.method} ${reply.statusCode} ${route}`;
+    let labels = labelSets.get(key);
+    if (!labels) {
+      labels = { method: request.method, route, status: String(reply.statusCode) };
+      labelSets.set(key, labels);
+    }
     deps.metrics.httpRequests.inc(labels);
     deps.metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {

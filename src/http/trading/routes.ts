@@ -10,7 +10,7 @@ import { signedHeaders } from '../../auth/guards.js';
 import { learnSession } from './learn-session.js';
 import { ApiError } from '../errors.js';
 import { errors } from '../schemas.js';
-import { forward } from './forward.js';
+import { forwarder } from './forward.js';
 import { readGetBody } from './get-body.js';
 import { proxyMetrics } from './metrics.js';
 import {
@@ -36,6 +36,19 @@ const SIGNED_NOTE = 'Signed: headers `X-User`, `X-Session-Id`, `X-Session-Sig` (
 export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
   const { engine, sessions, config } = deps;
   const metrics = proxyMetrics(deps.metrics);
+  // One forwarder per route, built once: metric labels and route options are not rebuilt per call.
+  const sessionAuth = forwarder({
+    engine,
+    metrics,
+    route: 'POST /v1/session-auth',
+    signed: false,
+    onAnswer: (request, res) => learnSession(sessions, request.body, res),
+  });
+  const placeOrder = forwarder({ engine, metrics, route: 'POST /v1/orders', signed: true });
+  const cancelOrder = forwarder({ engine, metrics, route: 'DELETE /v1/orders/:orderId', signed: true });
+  const setTpsl = forwarder({ engine, metrics, route: 'POST /v1/tpsl', signed: true });
+  const orderbook = forwarder({ engine, metrics, route: 'GET /v1/orderbook', signed: false });
+  const userMe = forwarder({ engine, metrics, route: 'GET /v1/user/me', signed: true });
 
   app.post('/v1/session-auth', {
     validatorCompiler: documentOnly,
@@ -50,13 +63,7 @@ export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
     },
     handler: async (request, reply) => {
       if (!request.rawBody || request.rawBody.length === 0) throw new ApiError('bad_request', 'body is required: {party, sessionPublicKey, expiresAt, signature}');
-      return forward(request, reply, {
-        engine,
-        metrics,
-        route: 'POST /v1/session-auth',
-        signed: false,
-        onAnswer: (res) => learnSession(sessions, request.body, res),
-      });
+      return sessionAuth(request, reply);
     },
   });
 
@@ -71,7 +78,7 @@ export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
       body: OrderBody,
       response: { 200: OrderAnswer, ...PROXY_ERRORS },
     },
-    handler: async (request, reply) => forward(request, reply, { engine, metrics, route: 'POST /v1/orders', signed: true }),
+    handler: (request, reply) => placeOrder(request, reply),
   });
 
   app.delete('/v1/orders/:orderId', {
@@ -84,7 +91,7 @@ export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
       params: CancelParams,
       response: { 200: CancelAnswer, ...errors(400, 401, 404, 429, 502, 504) },
     },
-    handler: async (request, reply) => forward(request, reply, { engine, metrics, route: 'DELETE /v1/orders/:orderId', signed: true }),
+    handler: (request, reply) => cancelOrder(request, reply),
   });
 
   app.post('/v1/tpsl', {
@@ -98,7 +105,7 @@ export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
       body: TpslBody,
       response: { 200: TpslAnswer, ...PROXY_ERRORS },
     },
-    handler: async (request, reply) => forward(request, reply, { engine, metrics, route: 'POST /v1/tpsl', signed: true }),
+    handler: (request, reply) => setTpsl(request, reply),
   });
 
   // No automatic HEAD twins: a HEAD would be forwarded as HEAD, which the engine does not serve.
@@ -116,7 +123,7 @@ export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
       const { depth, market } = request.query;
       // Built from the validated values: public, unsigned, so the exact client spelling is not needed.
       const path = `/v1/orderbook?depth=${depth}${market === undefined ? '' : `&market=${encodeURIComponent(market)}`}`;
-      return forward(request, reply, { engine, metrics, route: 'GET /v1/orderbook', signed: false, path });
+      return orderbook(request, reply, path);
     },
   });
 
@@ -136,7 +143,7 @@ export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
       request.rawBody = await readGetBody(request, 1_048_576, config.engineTimeoutMs);
       if (request.rawBody.length === 0) throw new ApiError('bad_request', 'GET /v1/user/me needs the signed JSON body {"party": <X-User>}');
       if (parseJson(request.rawBody) === undefined) throw new ApiError('bad_request', 'request body is not valid JSON');
-      return forward(request, reply, { engine, metrics, route: 'GET /v1/user/me', signed: true });
+      return userMe(request, reply);
     },
   });
 };
