@@ -1,6 +1,8 @@
 // Engine events as they arrive on the admin SSE stream (engine contract §5) and the frames the
 // gateway sends on /v1/stream (spec §2, §6).
 
+import { ENGINE_EVENT_KINDS } from '../engine/event-kinds.js';
+
 export interface EngineEvent {
   seq: number;
   kind: string;
@@ -47,26 +49,8 @@ export const DOMAIN_KINDS = [
   'candle.close',
 ] as const;
 
-/** Engine kinds forwarded unchanged (spec §6). */
-export const PASSTHROUGH_KINDS = [
-  'engine.tick_start',
-  'inbound.deposit',
-  'inbound.withdrawal_request',
-  'engine.approve_submitted',
-  'engine.reject_submitted',
-  'session.authorized',
-  'inbound.order',
-  'engine.order_placed',
-  'engine.order_filled',
-  'engine.order_cancelled',
-  'engine.order_rejected',
-  'engine.trigger_set',
-  'engine.trigger_cancelled',
-  'engine.trigger_fired',
-  'engine.attached_resolved',
-  'engine.user_batch_committed',
-  'outbound.batch_committed',
-] as const;
+/** Engine kinds forwarded unchanged (spec §6): all of them. */
+export const PASSTHROUGH_KINDS = ENGINE_EVENT_KINDS;
 
 export const FRAME_KINDS: readonly string[] = [...DOMAIN_KINDS, ...PASSTHROUGH_KINDS];
 

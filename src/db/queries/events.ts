@@ -3,27 +3,10 @@
 // for the fill events in which the party has a leg (they carry no top-level party).
 import type { Queryable } from '../database.js';
 import { uniquePage, type Page } from './page.js';
+import { ENGINE_EVENT_KINDS } from '../../engine/event-kinds.js';
 
-/** Every engine event kind (engine contract §5). */
-export const EVENT_KINDS = [
-  'engine.tick_start',
-  'inbound.deposit',
-  'inbound.withdrawal_request',
-  'engine.approve_submitted',
-  'engine.reject_submitted',
-  'session.authorized',
-  'inbound.order',
-  'engine.order_placed',
-  'engine.order_filled',
-  'engine.order_cancelled',
-  'engine.order_rejected',
-  'engine.trigger_set',
-  'engine.trigger_cancelled',
-  'engine.trigger_fired',
-  'engine.attached_resolved',
-  'engine.user_batch_committed',
-  'outbound.batch_committed',
-] as const;
+/** The REST `type` filter's value set: every engine event kind. */
+export const EVENT_KINDS = ENGINE_EVENT_KINDS;
 
 export interface EventRow {
   seq: number;
