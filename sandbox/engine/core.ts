@@ -6,7 +6,7 @@
 import { Accounts, positionToWire } from './accounts.js';
 import { Committer } from './commitments.js';
 import { formatDec, parseDec } from './decimal.js';
-import { EventLog, type AppendInput } from './event-log.js';
+import { EventLog, isoTime, type AppendInput } from './event-log.js';
 import { IdSource } from './ids.js';
 import { MarketRegistry, RESERVED_MARKET, priceOnGrid, sizeOnGrid, type MarketSpec } from './markets.js';
 import { isPlainObject, Matcher, type PlaceResponse } from './matching.js';
@@ -93,7 +93,7 @@ export class EngineCore {
   }
 
   nowIso(): string {
-    return new Date(this.clock()).toISOString();
+    return isoTime(this.clock());
   }
 
   emit(input: AppendInput): EngineEvent {

@@ -11,6 +11,18 @@ export interface AppendInput {
   payload: Record<string, unknown>;
 }
 
+let isoMs = Number.NaN;
+let isoText = '';
+
+/** `new Date(ms).toISOString()`, memoized for the last millisecond (many events share one). */
+export function isoTime(ms: number): string {
+  if (ms !== isoMs) {
+    isoText = new Date(ms).toISOString();
+    isoMs = ms;
+  }
+  return isoText;
+}
+
 /** Called synchronously for each appended event, with its JSON text (the SSE `data:` line). */
 export type Subscriber = (event: EngineEvent, json: string) => void;
 
@@ -45,7 +57,7 @@ export class EventLog {
     if (input.party !== undefined) event.party = input.party;
     event.payload = input.payload;
     event.seq = seq;
-    event.ts = new Date(this.clock()).toISOString();
+    event.ts = isoTime(this.clock());
     const json = JSON.stringify(event);
     this.frames[seq % this.retention] = `id: ${seq}\nevent: ${input.kind}\ndata: ${json}\n\n`;
     for (const s of this.subscribers) s(event, json);

@@ -123,7 +123,9 @@ export function createHandler(
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
-    const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
+    let params: URLSearchParams | undefined;
+    // Parsed only by the routes that read it (not on the order path).
+    const query = (): URLSearchParams => (params ??= new URLSearchParams(q < 0 ? '' : url.slice(q + 1)));
     const method = req.method ?? 'GET';
 
     if (method === 'POST' && path === '/v1/orders') {
@@ -161,13 +163,13 @@ export function createHandler(
       return sendJson(res, 200, core.requestWithdrawal(party, parseJson(body)));
     }
     if (method === 'GET' && path === '/v1/orderbook') {
-      const d = query.get('depth');
+      const d = query().get('depth');
       let depth = 20;
       if (d !== null) {
         if (!/^\d{1,3}$/.test(d) || Number(d) < 1 || Number(d) > 100) throw new BadRequest('depth must be an integer from 1 to 100');
         depth = Number(d);
       }
-      const market = query.get('market');
+      const market = query().get('market');
       const a = core.orderbook(market === null ? undefined : market, depth);
       return sendJson(res, a.status, a.body);
     }
@@ -175,7 +177,7 @@ export function createHandler(
       if (!isAdmin(req)) return sendJson(res, 401, { error: 'unauthorized' });
       if (method === 'GET' && path === '/v1/admin/events/stream') {
         const fromHeader = header(req, 'last-event-id');
-        const fromQuery = query.get('since');
+        const fromQuery = query().get('since');
         const raw = fromHeader !== undefined && fromHeader !== '' ? fromHeader : fromQuery;
         let since: number | undefined;
         if (raw !== null && raw !== undefined) {
@@ -190,7 +192,7 @@ export function createHandler(
       }
       const m = /^\/v1\/admin\/users\/([^/]+)\/orders$/.exec(path);
       if (method === 'GET' && m) {
-        const market = query.get('market');
+        const market = query().get('market');
         const a = core.adminOrders(decodeURIComponent(m[1]!), market === null ? undefined : market);
         return sendJson(res, a.status, a.body);
       }

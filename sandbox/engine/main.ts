@@ -25,7 +25,8 @@ export function optionsFromEnv(): StartEngineOptions {
     commitMs: intEnv('ENGINE_COMMIT_MS', 5000),
     rejectCodeStyle: boolEnv('ENGINE_HEX_CODES') ? 'hex' : 'name',
     rateLimitPerSec: intEnv('ENGINE_RATE_LIMIT', 0),
-    verifyWorkers: intEnv('ENGINE_VERIFY_WORKERS', 2),
+    // Unset: libuv thread pool (default); a number: that many worker threads (0 = main thread).
+    ...(process.env.ENGINE_VERIFY_WORKERS ? { verifyWorkers: intEnv('ENGINE_VERIFY_WORKERS', 0) } : {}),
   };
 }
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { EngineCore, type EngineCoreOptions } from './core.js';
 import { createHandler } from './http.js';
 import { SseHub } from './sse.js';
-import { VerifyPool } from './verify-pool.js';
+import { ThreadPoolVerifier, VerifyPool } from './verify-pool.js';
 
 export interface StartEngineOptions extends EngineCoreOptions {
   /** Default 8080; 0 picks a free port. */
@@ -23,7 +23,11 @@ export interface StartEngineOptions extends EngineCoreOptions {
   rateLimitPerSec?: number;
   /** Largest accepted request body (default 1 MiB). */
   maxBodyBytes?: number;
-  /** Worker threads verifying request signatures (default: 2; 0 verifies on the main thread). */
+  /**
+   * Where request signatures are verified. Default (undefined): libuv's thread pool, one async
+   * `crypto.verify` per request (fastest on small machines: no batching, no message cloning).
+   * N > 0: N dedicated worker threads with batched messages; 0: inline on the main thread.
+   */
   verifyWorkers?: number;
 }
 
@@ -42,8 +46,8 @@ export async function startEngine(options: StartEngineOptions = {}): Promise<Run
   const engine = new EngineCore(options);
   const adminToken = options.adminToken ?? 'dev-admin-token';
   const sse = new SseHub(engine.log);
-  const workers = options.verifyWorkers ?? 2;
-  const pool = workers > 0 ? new VerifyPool(workers) : undefined;
+  const workers = options.verifyWorkers;
+  const pool = workers === undefined ? new ThreadPoolVerifier() : workers > 0 ? new VerifyPool(workers) : undefined;
   const handler = createHandler(engine, sse, {
     adminToken,
     heartbeatMs: options.heartbeatMs ?? 15_000,

@@ -1,9 +1,14 @@
 /**
- * ed25519 verification on worker threads. One verification costs far more CPU than the rest of an
+ * ed25519 verification off the main thread: ThreadPoolVerifier (the default, libuv's thread pool)
+ * or VerifyPool (dedicated worker threads).
+ *
+ * VerifyPool: ed25519 verification on worker threads. One verification costs far more CPU than the rest of an
  * order request, so signed-request checks are batched (per event-loop turn) and spread over a few
  * workers while the main thread keeps parsing, matching and streaming.
  */
+import { verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
+import { ed25519PublicKey } from './sessions.js';
 
 /*
  * A batch travels as one latin1 string (cheap to clone): per job
@@ -138,5 +143,39 @@ export class VerifyPool {
     this.closed = true;
     await Promise.all(this.slots.map((s) => s.worker.terminate()));
     for (const s of this.slots) for (const batch of s.inflight.splice(0)) for (const r of batch) r(false);
+  }
+}
+
+/**
+ * ed25519 verification on libuv's thread pool (`crypto.verify` with a callback): each check is
+ * dispatched at once, with no batching and no message cloning; the KeyObject of each session key is
+ * cached.
+ */
+export class ThreadPoolVerifier {
+  private readonly keys = new Map<string, KeyObject>();
+
+  verify(publicKeyHex: string, message: Buffer, sigHex: string): Promise<boolean> {
+    return new Promise((resolve) => {
+      if (publicKeyHex.length !== 64 || sigHex.length !== 128) {
+        resolve(false);
+        return;
+      }
+      let key = this.keys.get(publicKeyHex);
+      try {
+        if (!key) {
+          key = ed25519PublicKey(publicKeyHex);
+          if (this.keys.size > 100_000) this.keys.clear();
+          this.keys.set(publicKeyHex, key);
+        }
+        cryptoVerify(null, message, key, Buffer.from(sigHex, 'hex'), (err, ok) => resolve(!err && ok === true));
+      } catch {
+        resolve(false);
+      }
+    });
+  }
+
+  /** Nothing to stop (the thread pool belongs to the process). */
+  close(): Promise<void> {
+    return Promise.resolve();
   }
 }
