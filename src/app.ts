@@ -103,6 +103,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
     request.rawBody = body;
     if (body.length === 0) return done(null, undefined);
+    if (!request.headers['content-type']) {
+      return done(new ApiError('bad_request', 'a request body needs a Content-Type (application/json)', {}, 415), undefined);
+    }
     try {
       done(null, JSON.parse(body.toString('utf8')));
     } catch {
@@ -110,15 +113,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     }
   });
 
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  // Callback style (no promise per request): this hook runs on every request.
-  app.addHook('onRequest', (_request, _reply, done) => {
-    if (closing) done(new ApiError('shutting_down', 'the gateway is shutting down; retry on another instance'));
-    else done();
-  });
 
   // Query strings are strict on every /v1 route: an unknown or misspelt parameter is a 400 naming
   // it, never silently ignored (a dropped filter would answer with the wrong data).
@@ -188,6 +182,26 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  // Shutdown: requests already in flight finish and are answered `Connection: close`, idle
+  // keep-alive sockets are closed at once, and a request that still arrives gets 503 in the usual
+  // shape. Registered after CORS, so that 503 carries the CORS headers too. Callback style (no
+  // promise per request): these hooks run on every request.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    app.server.closeIdleConnections();
+    done();
+  });
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
+    void reply.header('retry-after', '1');
+    done(new ApiError('shutting_down', 'the gateway is shutting down; retry on another instance'));
+  });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) void reply.header('connection', 'close');
+    done(null, payload);
+  });
 
   // Every request, so callback style and one label object per (route, method, status), reused.
   const labelSets = new Map<string, { method: string; route: string; status: string }>();

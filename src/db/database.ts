@@ -92,7 +92,9 @@ export class Database {
     /** How long a schema check is trusted before it is made again. */
     private readonly schemaTtlMs = 10_000,
   ) {
-    this.deadlineMs = config.dbConnectTimeoutS * 1000 + config.dbStatementTimeoutMs + DEADLINE_MARGIN_MS;
+    // A read may run up to three statements one after another (a page, the rows sharing its last
+    // key, the schema check), each bounded by the server's statement timeout.
+    this.deadlineMs = config.dbConnectTimeoutS * 1000 + 3 * config.dbStatementTimeoutMs + DEADLINE_MARGIN_MS;
     this.sql = config.databaseUrl
       ? postgres(config.databaseUrl, {
           max: config.dbPoolMax,
@@ -151,10 +153,13 @@ export class Database {
    * query is left to the driver (its connection fails or recovers by itself); a late rejection of it
    * is handled by the race and goes nowhere.
    */
-  async withDeadline<T>(work: () => Promise<T>, ms = this.deadlineMs): Promise<T> {
+  async withDeadline<T>(work: () => Promise<T>, ms = this.deadlineMs, onTimeout?: () => void): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new DeadlineError(ms)), ms);
+      timer = setTimeout(() => {
+        onTimeout?.();
+        reject(new DeadlineError(ms));
+      }, ms);
     });
     try {
       return await Promise.race([work(), deadline]);
@@ -188,9 +193,11 @@ export class Database {
     if (cached && Date.now() - cached.checkedAt < this.schemaTtlMs) return cached;
     this.schemaCheck ??= (async () => {
       try {
-        const rows = await this.withDeadline(() => sql<{ tableName: string; columnName: string }[]>`
+        const query = sql<{ tableName: string; columnName: string }[]>`
           SELECT table_name, column_name FROM information_schema.columns
-          WHERE table_schema = current_schema() AND table_name IN ('orders', 'triggers')`);
+          WHERE table_schema = current_schema() AND table_name IN ('orders', 'triggers')`;
+        // Past the deadline the query is cancelled, not left queued in the driver.
+        const rows = await this.withDeadline(() => query, undefined, () => void query.cancel());
         const present = new Set(rows.map((r) => `${r.tableName}.${r.columnName}`));
         const missing = [...new Set(V2_COLUMNS.filter((c) => !present.has(`${c.table}.${c.column}`)).map((c) => c.migration))];
         const state = { current: missing.length === 0, missing, checkedAt: Date.now() };
@@ -211,7 +218,8 @@ export class Database {
     const started = performance.now();
     if (!sql) return { ok: false, latencyMs: 0, error: 'DATABASE_URL is not set' };
     try {
-      await this.withDeadline(() => sql`SELECT 1`);
+      const query = sql`SELECT 1`;
+      await this.withDeadline(() => query, undefined, () => void query.cancel());
       return { ok: true, latencyMs: Math.round(performance.now() - started) };
     } catch (err) {
       const code = (err as { code?: string }).code;

@@ -128,7 +128,11 @@ export class EngineHttpError extends Error {
  * `parseHeaders` does: lower-case names, repeated names as arrays, latin1 values) and the body
  * bytes, settled once.
  */
+/** An engine answer larger than this is refused (502): no trading answer comes near it. */
+export const MAX_ENGINE_BODY_BYTES = 8 * 1024 * 1024;
+
 class EngineCall implements Dispatcher.DispatchHandler {
+  private abort: ((err: Error) => void) | null = null;
   private status = 0;
   private headers: Record<string, string | string[] | undefined> = {};
   private chunks: Buffer[] = [];
@@ -140,7 +144,9 @@ class EngineCall implements Dispatcher.DispatchHandler {
     private readonly reject: (err: unknown) => void,
   ) {}
 
-  onConnect(): void {}
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+  }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
     if (statusCode < 200) return true; // 1xx informational: the final answer follows
@@ -150,16 +156,27 @@ class EngineCall implements Dispatcher.DispatchHandler {
   }
 
   onData(chunk: Buffer): boolean {
-    this.chunks.push(chunk);
     this.size += chunk.length;
+    if (this.size > MAX_ENGINE_BODY_BYTES) {
+      this.chunks = [];
+      this.abort?.(new Error(`engine answer larger than ${MAX_ENGINE_BODY_BYTES} bytes`));
+      return false;
+    }
+    this.chunks.push(chunk);
     return true;
   }
 
   onComplete(): void {
     if (this.settled) return;
+    let body: Buffer;
+    try {
+      const { chunks } = this;
+      body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size);
+    } catch (err) {
+      this.onError(err as Error);
+      return;
+    }
     this.settled = true;
-    const { chunks } = this;
-    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size);
     this.resolve({ status: this.status, headers: this.headers, body });
   }
 

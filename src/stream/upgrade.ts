@@ -87,7 +87,7 @@ export function createUpgradeHandler(ctx: UpgradeContext): (req: IncomingMessage
     };
     const url = new URL(req.url ?? '/', 'http://gateway.invalid');
     if (url.pathname !== STREAM_PATH) return refuse(socket, 404, 'not_found', `no WebSocket route ${url.pathname}`);
-    if (ctx.hub.isClosed) return refuse(socket, 503, 'unavailable', 'the gateway is shutting down');
+    if (ctx.hub.isClosed) return refuse(socket, 503, 'shutting_down', 'the gateway is shutting down');
     if (ctx.hub.size >= ctx.deps.config.wsMaxConnections) {
       return refuse(socket, 503, 'too_many_connections', `the stream holds its maximum of ${ctx.deps.config.wsMaxConnections} connections; retry later`);
     }

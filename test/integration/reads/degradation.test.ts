@@ -113,8 +113,8 @@ describe('database unreachable', () => {
   });
 
   // A peer that accepts the connection and answers something that is not PostgreSQL: the driver waits
-  // for the rest of a "message" forever (seen: 60 s). The overall deadline (connect 1 s + statement
-  // 0.5 s + 1 s margin) answers 503 and /readyz degraded, both well within 4 s.
+  // for the rest of a "message" forever (seen: 60 s). The overall deadline (connect 1 s + three
+  // statements of 0.3 s + 1 s margin) answers 503 and /readyz degraded, both well within 4 s.
   const garbagePeers: Array<[string, () => Server]> = [
     ['an HTTP server', () => createHttpServer((_req, res) => res.end('hello')) as unknown as Server],
     ['a server sending random bytes', () => createServer((s) => {
@@ -133,10 +133,10 @@ describe('database unreachable', () => {
       await new Promise<void>((r) => peer.listen(0, '127.0.0.1', r));
       const port = (peer.address() as { port: number }).port;
       const gw = await startGateway({
-        DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/postgres`, DB_CONNECT_TIMEOUT_S: '1', DB_STATEMENT_TIMEOUT_MS: '500', AUTH_DISABLED: 'true',
+        DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/postgres`, DB_CONNECT_TIMEOUT_S: '1', DB_STATEMENT_TIMEOUT_MS: '300', AUTH_DISABLED: 'true',
       });
       try {
-        expect(gw.deps.db.deadlineMs).toBe(2_500);
+        expect(gw.deps.db.deadlineMs).toBe(2_900);
         for (const url of ['/v1/deposits', `/v1/users/${A}/orders`]) {
           const started = performance.now();
           const res = await gw.app.inject(url);

@@ -10,7 +10,7 @@ const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Tim
 
 describe('Database deadline', () => {
   it('is connect timeout + statement timeout + margin', () => {
-    expect(new Database(config as never, log).deadlineMs).toBe(1_000 + 200 + DEADLINE_MARGIN_MS);
+    expect(new Database(config as never, log).deadlineMs).toBe(1_000 + 3 * 200 + DEADLINE_MARGIN_MS);
   });
 
   it('rejects with DeadlineError past the deadline, translated to database_unavailable', async () => {
