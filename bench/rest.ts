@@ -21,6 +21,7 @@ import postgres from 'postgres';
 import { request } from 'undici';
 import { migrate } from '../schema/migrate.js';
 import { seed } from '../sandbox/seed/index.js';
+import { freePort, stop, waitHealthy } from './processes.js';
 
 interface AutocannonResult {
   requests: { average: number; total: number };
@@ -37,36 +38,8 @@ const PARTIES = Number(process.env.BENCH_REST_PARTIES ?? 500);
 const SECONDS = Number(process.env.BENCH_REST_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_REST_CONNECTIONS ?? 16);
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
-async function waitHealthy(url: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    try {
-      const r = await request(`${url}/healthz`);
-      await r.body.dump();
-      if (r.statusCode === 200) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not become healthy`);
-}
 
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-}
 
 function withSchema(url: string, schema: string): string {
   const u = new URL(url);
