@@ -184,8 +184,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   // Shutdown: requests already in flight finish and are answered `Connection: close`, idle
-  // keep-alive sockets are closed at once, and a request that still arrives gets 503 in the usual
-  // shape. Registered after CORS, so that 503 carries the CORS headers too. Callback style (no
+  // keep-alive sockets are closed at once. A request can then only reach the app by racing
+  // closeIdleConnections() on a socket that was idle; that one gets 503 `shutting_down` in the usual
+  // shape (a safety net: Node reads nothing more from a socket answered `Connection: close`).
+  // Registered after CORS, so that 503 carries the CORS headers too. Callback style (no
   // promise per request): these hooks run on every request.
   let closing = false;
   app.addHook('preClose', (done) => {

@@ -14,7 +14,7 @@ interface IntegerSchema {
 
 const DIGITS = /^\d{1,16}$/;
 
-function check(where: string, name: string, raw: unknown, schema: IntegerSchema): void {
+function checkValue(where: string, name: string, raw: unknown, schema: IntegerSchema): void {
   if (raw === undefined) return;
   if (typeof raw !== 'string') throw new ApiError('bad_request', `${where} "${name}" must be given once`);
   const min = schema.minimum ?? 0;
@@ -31,13 +31,29 @@ function integerProps(schema: unknown): Array<[string, IntegerSchema]> {
   return Object.entries(props).filter(([, s]) => s.type === 'integer');
 }
 
+/**
+ * Adds the check to every route registered after this call that has integer parameters. Which
+ * parameters those are is worked out once, when the route is registered; routes without any get
+ * no hook at all, so the per-request cost is only paid where there is something to check.
+ */
 export function strictIntegers(app: FastifyInstance<any, any, any, any, any>): void {
-  app.addHook('preValidation', async (request: FastifyRequest) => {
-    const schema = request.routeOptions.schema as { querystring?: unknown; params?: unknown } | undefined;
-    if (!schema) return;
-    const query = request.query as Record<string, unknown>;
-    for (const [name, s] of integerProps(schema.querystring)) check('query parameter', name, query[name], s);
-    const params = request.params as Record<string, unknown>;
-    for (const [name, s] of integerProps(schema.params)) check('path parameter', name, params[name], s);
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema as { querystring?: unknown; params?: unknown } | undefined;
+    const queryInts = integerProps(schema?.querystring);
+    const paramInts = integerProps(schema?.params);
+    if (queryInts.length === 0 && paramInts.length === 0) return;
+    const check = (request: FastifyRequest, _reply: unknown, done: (err?: Error) => void): void => {
+      try {
+        const query = request.query as Record<string, unknown>;
+        for (const [name, s] of queryInts) checkValue('query parameter', name, query[name], s);
+        const params = request.params as Record<string, unknown>;
+        for (const [name, s] of paramInts) checkValue('path parameter', name, params[name], s);
+        done();
+      } catch (err) {
+        done(err as Error);
+      }
+    };
+    const existing = route.preValidation ? (Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation]) : [];
+    route.preValidation = [check, ...existing];
   });
 }
