@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { Rng } from './rng.js';
 import { abs, dec, div, fmt, mul } from './dec.js';
 import type { BulkWriter } from './writer.js';
+import type { WireLeg } from '../engine/types.js';
 
 export interface MarketSpec {
   symbol: string;
@@ -139,21 +140,6 @@ interface Withdrawal {
   createdSeq: number;
 }
 
-/** One leg of an `engine.order_filled` event (engine contract §5). */
-interface LegWire {
-  party: string;
-  orderId: string;
-  role: 'taker' | 'maker';
-  side: Side;
-  size: string;
-  price: string;
-  fee: string;
-  positionId: string;
-  positionSize: string;
-  entryPrice: string;
-  realizedPnl: string;
-  newBalance: string;
-}
 
 const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
 const ZERO_ROOT = '0'.repeat(64);
@@ -452,7 +438,7 @@ export class Simulation {
 
   /** One party's legs of a match: one, or two when the position flips through zero. */
   private legsFor(p: Party, m: Market, side: Side, q: bigint, price: bigint, role: 'taker' | 'maker', orderId: string, seq: number) {
-    const out: { wire: LegWire; closed: Epoch | null }[] = [];
+    const out: { wire: WireLeg; closed: Epoch | null }[] = [];
     const leg = (size: bigint, e: Epoch, realizedDelta: bigint, closed: boolean) => {
       const fee = role === 'taker' ? mul(mul(size, price), TAKER_FEE) : 0n;
       p.balance += realizedDelta - fee;

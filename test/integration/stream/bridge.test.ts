@@ -2,19 +2,10 @@
 // database, silence watchdog, no token.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
-import { startScriptedEngine, waitFor, type ScriptedEvent } from '../../support/scripted-sse.js';
+import { startScriptedEngine, waitFor } from '../../support/scripted-sse.js';
 import { tick } from '../../unit/projections/fixtures.js';
-import { connect, sleep, startStack, type Stack } from './helpers.js';
+import { connect, insertEvents, seqs, sleep, startStack, ticks, ts, type Stack } from './helpers.js';
 
-const ts = (seq: number) => new Date(Date.parse('2026-11-21T10:00:00.000Z') + seq * 1000).toISOString();
-const ticks = (from: number, to: number): ScriptedEvent[] => Array.from({ length: to - from + 1 }, (_, i) => tick(from + i, ts(from + i)));
-const seqs = (c: { frames(): Array<{ seq?: number }> }) => c.frames().map((f) => f.seq);
-
-async function insertEvents(db: TestDatabase, events: ScriptedEvent[]): Promise<void> {
-  for (const e of events) {
-    await db.sql`INSERT INTO events (seq, kind, ts, market, party, payload) VALUES (${e.seq}, ${e.kind}, ${e.ts}, ${e.market ?? null}, ${e.party ?? null}, ${db.sql.json(e.payload as never)})`;
-  }
-}
 
 describe('SSE bridge', () => {
   let s: Stack | undefined;

@@ -3,7 +3,9 @@
 import WebSocket from 'ws';
 import { Value } from 'typebox/value';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
-import { startScriptedEngine, waitFor, type ScriptedEngine } from '../../support/scripted-sse.js';
+import { startScriptedEngine, waitFor, type ScriptedEngine, type ScriptedEvent } from '../../support/scripted-sse.js';
+import type { TestDatabase } from '../../support/db.js';
+import { tick } from '../../unit/projections/fixtures.js';
 import { LiveRuntime } from '../../../src/live.js';
 import { schemaFor } from '../../../src/stream/schemas.js';
 
@@ -112,3 +114,16 @@ export async function startStack(env: Record<string, string | undefined> = {}, o
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Engine time of a scripted event: one second per seq from a fixed origin. */
+export const ts = (seq: number) => new Date(Date.parse('2026-11-21T10:00:00.000Z') + seq * 1000).toISOString();
+/** `engine.tick_start` events for seqs from..to. */
+export const ticks = (from: number, to: number): ScriptedEvent[] => Array.from({ length: to - from + 1 }, (_, i) => tick(from + i, ts(from + i)));
+export const seqs = (c: { frames(): Array<{ seq?: number }> }) => c.frames().map((f) => f.seq);
+
+/** Writes events into the mirror's `events` table, as an indexer would. */
+export async function insertEvents(db: TestDatabase, events: ScriptedEvent[]): Promise<void> {
+  for (const e of events) {
+    await db.sql`INSERT INTO events (seq, kind, ts, market, party, payload) VALUES (${e.seq}, ${e.kind}, ${e.ts}, ${e.market ?? null}, ${e.party ?? null}, ${db.sql.json(e.payload as never)})`;
+  }
+}
