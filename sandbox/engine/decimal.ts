@@ -24,12 +24,16 @@ export function parseDec(input: unknown): bigint | null {
 
 /** Format a scaled value with exactly 10 decimals; zero is "0.0000000000" (never "-0..."). */
 export function formatDec(v: bigint): string {
+  // One BigInt → string conversion, then slicing (no BigInt division or modulo: this runs for
+  // every decimal of every event and answer).
   const neg = v < 0n;
-  const a = neg ? -v : v;
-  const int = a / SCALE;
-  const frac = (a % SCALE).toString().padStart(DECIMALS, '0');
-  return `${neg ? '-' : ''}${int.toString()}.${frac}`;
+  const digits = (neg ? -v : v).toString();
+  const n = digits.length;
+  if (n > DECIMALS) return `${neg ? '-' : ''}${digits.slice(0, n - DECIMALS)}.${digits.slice(n - DECIMALS)}`;
+  return `${neg ? '-0.' : '0.'}${ZERO_FRAC.slice(n)}${digits}`;
 }
+
+const ZERO_FRAC = '0'.repeat(DECIMALS);
 
 /** Same as formatDec but passes null through. */
 export function formatDecOrNull(v: bigint | null): string | null {

@@ -1,5 +1,5 @@
 /** `tsx sandbox/engine/main.ts`: run the reference engine as its own process, configured by env. */
-import { startEngine, type StartEngineOptions } from './server.js';
+import { startEngine, type StartEngineOptions, type VerifierPlace } from './server.js';
 
 function intEnv(name: string, fallback: number, min = 0): number {
   const v = process.env[name];
@@ -11,6 +11,18 @@ function intEnv(name: string, fallback: number, min = 0): number {
 
 function boolEnv(name: string): boolean {
   return /^(1|true|yes|on)$/i.test(process.env[name] ?? '');
+}
+
+function placeEnv(name: string): VerifierPlace {
+  const v = process.env[name];
+  if (v === 'workers' || v === 'main' || v === 'uv') return v;
+  throw new Error(`${name} must be workers, main or uv, got ${JSON.stringify(v)}`);
+}
+
+function cryptoEnv(name: string): 'sodium' | 'node' {
+  const v = process.env[name];
+  if (v === 'sodium' || v === 'node') return v;
+  throw new Error(`${name} must be sodium or node, got ${JSON.stringify(v)}`);
 }
 
 export function optionsFromEnv(): StartEngineOptions {
@@ -25,14 +37,17 @@ export function optionsFromEnv(): StartEngineOptions {
     commitMs: intEnv('ENGINE_COMMIT_MS', 5000),
     rejectCodeStyle: boolEnv('ENGINE_HEX_CODES') ? 'hex' : 'name',
     rateLimitPerSec: intEnv('ENGINE_RATE_LIMIT', 0),
-    // Unset: libuv thread pool (default); a number: that many worker threads (0 = main thread).
+    // Unset: libsodium on 2 worker threads (libuv thread pool if sodium-native cannot load).
+    ...(process.env.ENGINE_VERIFIER ? { verifier: placeEnv('ENGINE_VERIFIER') } : {}),
+    // A number: that many worker threads (0 = main thread).
     ...(process.env.ENGINE_VERIFY_WORKERS ? { verifyWorkers: intEnv('ENGINE_VERIFY_WORKERS', 0) } : {}),
+    ...(process.env.ENGINE_VERIFY_CRYPTO ? { verifyCrypto: cryptoEnv('ENGINE_VERIFY_CRYPTO') } : {}),
   };
 }
 
 const running = await startEngine(optionsFromEnv());
 const h = running.engine.healthz();
-console.log(JSON.stringify({ msg: 'engine listening', url: running.url, version: h.version, buildDate: h.buildDate, legacy: running.engine.legacy }));
+console.log(JSON.stringify({ msg: 'engine listening', url: running.url, version: h.version, buildDate: h.buildDate, legacy: running.engine.legacy, verifier: running.verifier }));
 
 const shutdown = (signal: string): void => {
   console.log(JSON.stringify({ msg: 'engine stopping', signal }));

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { EngineCore, type EngineCoreOptions } from './core.js';
 import { createHandler } from './http.js';
 import { SseHub } from './sse.js';
-import { ThreadPoolVerifier, VerifyPool } from './verify-pool.js';
+import { loadSodium } from './sodium.js';
+import { SodiumVerifier, ThreadPoolVerifier, VerifyPool } from './verify-pool.js';
 
 export interface StartEngineOptions extends EngineCoreOptions {
   /** Default 8080; 0 picks a free port. */
@@ -24,12 +25,25 @@ export interface StartEngineOptions extends EngineCoreOptions {
   /** Largest accepted request body (default 1 MiB). */
   maxBodyBytes?: number;
   /**
-   * Where request signatures are verified. Default (undefined): libuv's thread pool, one async
-   * `crypto.verify` per request (fastest on small machines: no batching, no message cloning).
-   * N > 0: N dedicated worker threads with batched messages; 0: inline on the main thread.
+   * Where request signatures are verified: `workers` (dedicated worker threads, batched messages),
+   * `main` (inline on the main thread) or `uv` (async node:crypto on libuv's thread pool; always
+   * OpenSSL). Default: `workers` when libsodium loads, else `uv`. Unset with `verifyWorkers: 0`
+   * means `main` (the older spelling).
    */
+  verifier?: VerifierPlace;
+  /** Worker threads of the `workers` verifier (default 2); 0 selects `main` when `verifier` is unset. */
   verifyWorkers?: number;
+  /**
+   * ed25519 implementation of the `workers` and `main` verifiers: `sodium` (libsodium through
+   * sodium-native, the default when it loads; about twice as cheap) or `node` (node:crypto).
+   */
+  verifyCrypto?: 'sodium' | 'node';
 }
+
+export type VerifierPlace = 'workers' | 'main' | 'uv';
+
+/** Worker threads of the default verifier. */
+export const DEFAULT_VERIFY_WORKERS = 2;
 
 export interface RunningEngine {
   url: string;
@@ -39,6 +53,8 @@ export interface RunningEngine {
   server: Server;
   /** Open admin SSE connections (for tests and metrics). */
   sse: SseHub;
+  /** How signatures are verified, in words (for logs and benches). */
+  verifier: string;
   close(): Promise<void>;
 }
 
@@ -46,8 +62,23 @@ export async function startEngine(options: StartEngineOptions = {}): Promise<Run
   const engine = new EngineCore(options);
   const adminToken = options.adminToken ?? 'dev-admin-token';
   const sse = new SseHub(engine.log);
-  const workers = options.verifyWorkers;
-  const pool = workers === undefined ? new ThreadPoolVerifier() : workers > 0 ? new VerifyPool(workers) : undefined;
+  const sodium = options.verifyCrypto === 'node' ? null : await loadSodium();
+  const place: VerifierPlace =
+    options.verifier ?? (options.verifyWorkers === 0 ? 'main' : options.verifyWorkers !== undefined ? 'workers' : sodium ? 'workers' : 'uv');
+  const lib = sodium ? 'libsodium' : 'node:crypto';
+  let pool: { verify(k: string, m: Buffer, s: string): Promise<boolean>; close(): Promise<void> } | undefined;
+  let verifier: string;
+  if (place === 'uv') {
+    pool = new ThreadPoolVerifier();
+    verifier = 'async node:crypto verify on the libuv thread pool';
+  } else if (place === 'main') {
+    pool = sodium ? new SodiumVerifier(sodium.lib) : undefined; // undefined: node:crypto inline
+    verifier = `${lib} inline on the main thread`;
+  } else {
+    const n = options.verifyWorkers !== undefined && options.verifyWorkers > 0 ? options.verifyWorkers : DEFAULT_VERIFY_WORKERS;
+    pool = new VerifyPool(n, sodium?.path);
+    verifier = `${lib} on ${n} worker thread${n === 1 ? '' : 's'}`;
+  }
   const handler = createHandler(engine, sse, {
     adminToken,
     heartbeatMs: options.heartbeatMs ?? 15_000,
@@ -84,5 +115,5 @@ export async function startEngine(options: StartEngineOptions = {}): Promise<Run
     return closed;
   };
   const urlHost = host.includes(':') ? `[${host}]` : host;
-  return { url: `http://${urlHost}:${port}`, port, adminToken, engine, server, sse, close };
+  return { url: `http://${urlHost}:${port}`, port, adminToken, engine, server, sse, verifier, close };
 }

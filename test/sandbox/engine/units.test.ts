@@ -28,6 +28,21 @@ describe('decimal', () => {
     expect(formatDec(-1n)).toBe('-0.0000000001');
     expect(formatDec(d('123456789.0123456789'))).toBe('123456789.0123456789');
   });
+
+  it('formats like the division-based reference at every digit-count boundary and at random', () => {
+    const reference = (v: bigint): string => {
+      const a = v < 0n ? -v : v;
+      return `${v < 0n ? '-' : ''}${a / 10n ** 10n}.${(a % 10n ** 10n).toString().padStart(10, '0')}`;
+    };
+    const values: bigint[] = [0n];
+    for (let k = 0n; k <= 30n; k++) for (const v of [10n ** k - 1n, 10n ** k, 10n ** k + 1n]) values.push(v, -v);
+    let x = 0x2545f4914f6cdd1dn;
+    for (let i = 0; i < 2000; i++) {
+      x = (x * 6364136223846793005n + 1442695040888963407n) % 2n ** 64n;
+      values.push((x >> BigInt(i % 60)) * (i % 2 === 0 ? 1n : -1n));
+    }
+    for (const v of values) expect(formatDec(v), String(v)).toBe(reference(v));
+  });
 });
 
 describe('grid rules', () => {
