@@ -22,18 +22,8 @@ import type { Page } from '../db/queries/page.js';
 export const LIVE_FAILURE_MESSAGE = 'ordersForUser: live open-orders fetch failed';
 
 /** The engine's Order object (engine contract §4.2), as far as the merge needs it. */
-export interface EngineOrder {
-  orderId: string;
-  party: string;
-  market: string;
-  side: string;
-  type: string;
-  tif: string;
-  price: string | null;
-  size: string;
-  filledSize: string;
-  avgPrice: string | null;
-  status: OrderStatus;
+export interface EngineOrder
+  extends Pick<OrderRow, 'orderId' | 'party' | 'market' | 'side' | 'type' | 'tif' | 'price' | 'size' | 'filledSize' | 'avgPrice' | 'status'> {
   reduceOnly?: boolean;
   clientOrderId?: string | null;
   tp?: { triggerPrice: string; limitPrice: string | null; size: string | null } | null;

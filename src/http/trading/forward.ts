@@ -10,6 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 import type { EngineClient, EngineResponse } from '../../engine/client.js';
 import { signedHeaders } from '../../auth/guards.js';
+import { SharedRead } from '../../engine/shared-read.js';
 import { relayEngineAnswer } from './relay.js';
 import type { ProxyMetrics } from './metrics.js';
 
@@ -23,9 +24,34 @@ export function forwarder(options: {
   route: string;
   signed: boolean;
   onAnswer?: (request: FastifyRequest, res: EngineResponse) => void;
+  /**
+   * Public, bodiless GETs only: identical concurrent requests share one engine call that started
+   * after they arrived (shared-read.ts). Requires `path` to be the normalised target.
+   */
+  shareReads?: boolean;
 }): Forwarder {
   const { engine, signed, onAnswer } = options;
   const timer = options.metrics.route(options.route);
+  const shared = options.shareReads
+    ? new SharedRead<EngineResponse>(
+        (path) => engine.request({ method: 'GET', path, headers: {}, body: null }),
+        (saved) => options.metrics.sharedReads.inc({ route: options.route }, saved),
+      )
+    : null;
+  if (shared) {
+    if (signed) throw new Error('shared reads are for public routes only');
+    return async (request, reply, path) => {
+      const start = performance.now();
+      let outcome = 'transport_error';
+      try {
+        const res = await shared.read(path ?? request.url);
+        outcome = String(res.status);
+        return relayEngineAnswer(res, reply);
+      } finally {
+        timer.observe(outcome, (performance.now() - start) / 1000);
+      }
+    };
+  }
   return async (request, reply, path, rawBody) => {
     let headers: Record<string, string>;
     if (signed) {

@@ -47,7 +47,7 @@ export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
   const placeOrder = forwarder({ engine, metrics, route: 'POST /v1/orders', signed: true });
   const cancelOrder = forwarder({ engine, metrics, route: 'DELETE /v1/orders/:orderId', signed: true });
   const setTpsl = forwarder({ engine, metrics, route: 'POST /v1/tpsl', signed: true });
-  const orderbook = forwarder({ engine, metrics, route: 'GET /v1/orderbook', signed: false });
+  const orderbook = forwarder({ engine, metrics, route: 'GET /v1/orderbook', signed: false, shareReads: config.orderbookSharedReads });
   const userMe = forwarder({ engine, metrics, route: 'GET /v1/user/me', signed: true });
 
   app.post('/v1/session-auth', {
@@ -115,6 +115,8 @@ export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
       tags: ['trading'],
       summary: 'Order book snapshot (public)',
       operationId: 'getOrderbook',
+      description:
+        'The engine\'s book, relayed unchanged. Identical reads arriving while one is in flight share the next engine call (never one that started before they arrived), so every answer is at least as fresh as the request.',
       security: [],
       querystring: OrderbookQuery,
       response: { 200: Orderbook, ...errors(400, 429, 502, 504) },

@@ -15,7 +15,7 @@ export interface RecordedRequest {
 }
 
 export type FakeAnswer =
-  | { status: number; body: string | object; headers?: Record<string, string> }
+  | { status: number; body: string | object; headers?: Record<string, string>; delayMs?: number }
   | { hang: true }
   | { reset: true };
 
@@ -63,8 +63,16 @@ export async function startFakeEngine(): Promise<FakeEngine> {
       }
       const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
       const type = typeof answer.body === 'string' ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8';
-      res.writeHead(answer.status, { 'content-type': type, 'content-length': Buffer.byteLength(text), ...answer.headers });
-      res.end(text);
+      const send = () => {
+        hanging.delete(res);
+        res.writeHead(answer.status, { 'content-type': type, 'content-length': Buffer.byteLength(text), ...answer.headers });
+        res.end(text);
+      };
+      if (answer.delayMs === undefined) return send();
+      hanging.add(res); // closed by close() if the test ends first
+      setTimeout(() => {
+        if (!res.destroyed) send();
+      }, answer.delayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
