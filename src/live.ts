@@ -20,7 +20,9 @@ import { seedCandles } from './projections/candles.js';
 import { initialProjectionState, project, type ProjectionState } from './projections/index.js';
 import type { EngineEvent } from './projections/types.js';
 import { eventStore } from './stream/event-store.js';
+import type { StreamFanout } from './stream/fanout.js';
 import { StreamHub } from './stream/hub.js';
+import { WorkerFanout } from './stream/worker-fanout.js';
 import { StreamMetrics } from './stream/metrics.js';
 
 type LiveDeps = Pick<AppDeps, 'config' | 'logger' | 'db' | 'engine' | 'metrics' | 'sessions'>;
@@ -28,7 +30,7 @@ type LiveDeps = Pick<AppDeps, 'config' | 'logger' | 'db' | 'engine' | 'metrics' 
 export class LiveRuntime implements LiveStatusSource {
   // AppDeps.live is typed as a record so app.ts need not know this class.
   [key: string]: unknown;
-  readonly hub: StreamHub;
+  readonly hub: StreamFanout;
   readonly streamMetrics: StreamMetrics;
   bridge: SseBridge | null = null;
   poller: OrderbookPoller | null = null;
@@ -38,14 +40,18 @@ export class LiveRuntime implements LiveStatusSource {
   constructor(private readonly deps: LiveDeps) {
     const { config } = deps;
     this.streamMetrics = StreamMetrics.for(deps.metrics.registry);
-    this.hub = new StreamHub({
-      enabled: config.engineAdminToken !== null,
+    const hubOptions = {
       bufferBytes: config.wsClientBufferBytes,
       pingMs: config.wsPingMs,
       historySize: config.wsHistorySize,
       metrics: this.streamMetrics,
       logger: deps.logger,
-    });
+    };
+    // Workers only when there is something to fan out (without the admin token clients get nothing).
+    this.hub =
+      config.wsWorkers > 0 && config.engineAdminToken !== null
+        ? new WorkerFanout({ ...hubOptions, workers: config.wsWorkers, logLevel: config.logLevel })
+        : new StreamHub({ ...hubOptions, enabled: config.engineAdminToken !== null });
   }
 
   get enabled(): boolean {

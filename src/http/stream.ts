@@ -28,10 +28,13 @@ export const streamRoutes: RoutePlugin = async (app, { deps }) => {
   app.server.on('upgrade', onUpgrade);
   // Before the server closes its connections: every client gets 1001 "going away".
   app.addHook('preClose', async () => {
-    hub.closeAll();
+    await hub.closeAll();
   });
   app.addHook('onClose', async () => {
     app.server.off('upgrade', onUpgrade);
+    // After the HTTP server has closed: Node's server asks fan-out workers whether the sockets it
+    // handed them are closed before it reports itself closed, so they must outlive it.
+    await hub.stop();
   });
 
   app.get(

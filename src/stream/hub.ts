@@ -1,14 +1,27 @@
 // The fan-out: frames in (from the live runtime), serialised once, written to every matching
 // client; replay from history on connect; pings; close on shutdown.
-import type WebSocket from 'ws';
-import type { FastifyBaseLogger } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
 import type { Frame } from '../projections/types.js';
 import { serializeFrame } from './serialize.js';
 import { StreamClient, wireFrame } from './client.js';
+import type { StreamFanout } from './fanout.js';
 import { History, type Sent } from './history.js';
-import type { StreamMetrics } from './metrics.js';
 import { SubscriberIndex } from './registry.js';
 import { applyRule1, matches, rule1Ignores, type Subscription } from './subscription.js';
+
+/** What the hub counts (StreamMetrics in the gateway process; deltas reported by a fan-out worker). */
+export interface HubMetrics {
+  clients: { set(n: number): void };
+  sent(kind: string, n: number): void;
+  slowCloses: { inc(): void };
+  framesDropped: { inc(labels: { kind: string }): void };
+}
+
+export interface HubLogger {
+  warn(obj: object, msg: string): void;
+}
 
 export interface HubOptions {
   /** false without ENGINE_ADMIN_TOKEN: clients connect and receive nothing, control messages included. */
@@ -16,13 +29,13 @@ export interface HubOptions {
   bufferBytes: number;
   pingMs: number;
   historySize: number;
-  metrics: StreamMetrics;
-  logger: FastifyBaseLogger;
+  metrics: HubMetrics;
+  logger: HubLogger;
 }
 
 export const GOING_AWAY = 1001;
 
-export class StreamHub {
+export class StreamHub implements StreamFanout {
   private readonly index = new SubscriberIndex();
   private readonly history: History;
   private pingTimer: NodeJS.Timeout | null = null;
@@ -32,8 +45,19 @@ export class StreamHub {
   /** The engine's markets as last loaded (rule 1); null while not known. */
   private known: ReadonlySet<string> | null = null;
 
+  /** Completes handshakes (noServer: the HTTP server's 'upgrade' event hands the sockets over). */
+  private wss: WebSocketServer | null = null;
+
   constructor(private readonly options: HubOptions) {
     this.history = new History(options.historySize);
+  }
+
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription): void {
+    this.wss ??= new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: 4096 });
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      ws.on('message', () => {}); // clients have nothing to say; filters are fixed per connection
+      this.add(ws, sub);
+    });
   }
 
   get enabled(): boolean {
@@ -128,7 +152,12 @@ export class StreamHub {
 
   /** Sends one frame to every matching client; the JSON is made once. */
   publish(frame: Frame): void {
-    const sent: Sent = { frame, data: Buffer.from(serializeFrame(frame)) };
+    this.publishSerialized(frame, Buffer.from(serializeFrame(frame)));
+  }
+
+  /** As publish, with the frame's JSON already made (a fan-out worker gets it from the gateway process). */
+  publishSerialized(frame: Frame, data: Buffer): void {
+    const sent: Sent = { frame, data };
     this.history.push(sent);
     let n = 0;
     this.index.forEachRecipient(frame, (client) => {
@@ -197,7 +226,7 @@ export class StreamHub {
   }
 
   /** Shutdown: every client gets close code 1001; new connections are refused. */
-  closeAll(): void {
+  async closeAll(): Promise<void> {
     this.closed = true;
     if (this.pingTimer) clearInterval(this.pingTimer);
     this.pingTimer = null;
@@ -210,6 +239,9 @@ export class StreamHub {
   get isClosed(): boolean {
     return this.closed;
   }
+
+  /** Nothing outlives closeAll in this process. */
+  async stop(): Promise<void> {}
 }
 
 function subscribedMessage(sub: Subscription): Record<string, unknown> {

@@ -2,13 +2,12 @@
 // WebSocket handshake, so a refused client gets a plain HTTP status with a JSON `{error, code}` body.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer } from 'ws';
 import type { AppDeps } from '../app.js';
 import { verifySignedRequest } from '../auth/guards.js';
 import { SIGNATURE_WINDOW_MS } from '../auth/signature.js';
 import { ReplayCache } from '../auth/replay-cache.js';
 import { ApiError } from '../http/errors.js';
-import type { StreamHub } from './hub.js';
+import type { StreamFanout } from './fanout.js';
 import type { StreamMetrics } from './metrics.js';
 import { parseSubscription, type Subscription } from './subscription.js';
 
@@ -52,7 +51,7 @@ export function refuseSocket(socket: Duplex, status: number, code: string, error
 
 export interface UpgradeContext {
   deps: Pick<AppDeps, 'config' | 'sessions' | 'logger'>;
-  hub: StreamHub;
+  hub: StreamFanout;
   knownMarkets: () => ReadonlySet<string> | null;
   metrics: StreamMetrics;
 }
@@ -75,7 +74,6 @@ async function authorize(sub: Subscription, ctx: UpgradeContext, replays: Replay
 }
 
 export function createUpgradeHandler(ctx: UpgradeContext): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
-  const wss = new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: 4096 });
   const replays = new ReplayCache(SIGNATURE_WINDOW_MS * 2);
 
   return (req, socket, head) => {
@@ -101,10 +99,7 @@ export function createUpgradeHandler(ctx: UpgradeContext): (req: IncomingMessage
     authorize(sub, ctx, replays).then(
       () => {
         if (socket.destroyed) return;
-        wss.handleUpgrade(req, socket, head, (ws) => {
-          ws.on('message', () => {}); // clients have nothing to say; filters are fixed per connection
-          ctx.hub.add(ws, sub);
-        });
+        ctx.hub.accept(req, socket, head, sub);
       },
       (err: unknown) => {
         const e = err instanceof ApiError ? err : new ApiError('database_unavailable', 'could not check the session');

@@ -74,7 +74,8 @@ describe('control messages are opt-in (spec §2 envelope: kind is one of section
   });
 });
 
-describe('rule 1 for connections opened before the market list is known', () => {
+// In the gateway process and in fan-out workers (which re-judge their own connections when told).
+describe.each(['0', '2'])('rule 1 for connections opened before the market list is known (WS_WORKERS=%s)', (workers) => {
   let s: Stack | undefined;
   afterEach(async () => {
     await s?.close();
@@ -82,7 +83,7 @@ describe('rule 1 for connections opened before the market list is known', () => 
   });
 
   it('a misspelled markets filter is dropped once the list loads, and the client then receives every market', async () => {
-    s = await startStack({}, { start: false });
+    s = await startStack({ WS_WORKERS: workers }, { start: false });
     s.engine.marketsFailStatus = 503; // the engine cannot list its markets yet
     s.engine.markets = [
       { symbol: 'BTC-PERP', status: 'active' },

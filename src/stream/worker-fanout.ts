@@ -1,0 +1,289 @@
+// The gateway-process side of the fan-out workers (WS_WORKERS > 0). See fanout-worker.ts for why.
+//
+// Order and gaplessness: every frame batch, every history and market notice, and every handed-over
+// connection travel to a worker over the same IPC channel, in the order they happened here. A worker
+// therefore registers a connection (and replays `since` from its own history, which holds every
+// frame the gateway sent it) at exactly the point in the frame sequence where the in-process hub
+// would have: no frame is lost or repeated across the hand-over.
+import { fork, type ChildProcess } from 'node:child_process';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import type { Frame } from '../projections/types.js';
+import { routingView, subscriptionToWire, type FromWorker, type RoutedFrame, type StreamFanout, type ToWorker } from './fanout.js';
+import type { WorkerSettings } from './fanout-worker.js';
+import type { HubLogger } from './hub.js';
+import type { StreamMetrics } from './metrics.js';
+import { serializeFrame } from './serialize.js';
+import type { Subscription } from './subscription.js';
+
+export interface WorkerFanoutOptions extends WorkerSettings {
+  workers: number;
+  metrics: StreamMetrics;
+  logger: HubLogger & { error(obj: object, msg: string): void; info(obj: object, msg: string): void };
+}
+
+interface Slot {
+  child: ChildProcess;
+  /** Connections the worker last reported, plus those handed to it and not yet in a report. */
+  clients: number;
+  /** Hand-overs sent to this worker so far (its reports say how many it has handled). */
+  handed: number;
+  stopping: boolean;
+  /** Resolved when the worker has loaded and listens (its 'ready' message). */
+  ready: Promise<void>;
+  markReady: () => void;
+  /** Frame bytes sent to the worker and not yet written into its channel. */
+  backlog: number;
+  startedAt: number;
+}
+
+/** How long shutdown waits for the workers to send their 1001 closes. */
+const CLOSE_WAIT_MS = 3_000;
+/** A worker that dies sooner than this after its start is replaced after a growing delay (no fork loop). */
+const QUICK_EXIT_MS = 5_000;
+const MAX_RESPAWN_DELAY_MS = 30_000;
+
+export class WorkerFanout implements StreamFanout {
+  readonly enabled = true;
+  private readonly slots: Slot[] = [];
+  private batch: Array<[RoutedFrame, string]> | null = null;
+  private closed = false;
+  /** Sent to a replacement worker: the last market list (its replay history starts empty). */
+  private known: string[] | null = null;
+  private readonly entry: string;
+  private readonly execArgv: string[];
+  /** Delay before replacing a worker that died young; doubles while they keep dying young. */
+  private respawnDelay = 0;
+  /**
+   * The bound of a worker's unread frames, the worker-level twin of the per-client 4008 bound: a
+   * worker that stops reading its channel (stalled, starved of CPU) past it is killed and replaced,
+   * and its clients reconnect, instead of the gateway buffering without limit.
+   */
+  private readonly backlogLimit: number;
+
+  constructor(private readonly options: WorkerFanoutOptions) {
+    // Under tsx (development, tests) the worker is the .ts source; built, it is the .js next to this file.
+    const self = fileURLToPath(import.meta.url);
+    const ts = self.endsWith('.ts');
+    this.entry = self.replace(/worker-fanout\.(ts|js)$/, `fanout-worker.${ts ? 'ts' : 'js'}`);
+    this.execArgv = ts && !process.execArgv.some((a) => a.includes('tsx')) ? [...process.execArgv, '--import', 'tsx'] : process.execArgv;
+    this.backlogLimit = Math.max(1_048_576, 4 * options.bufferBytes);
+    for (let i = 0; i < options.workers; i++) this.slots.push(this.spawn());
+  }
+
+  get size(): number {
+    let n = 0;
+    for (const s of this.slots) n += s.clients;
+    return n;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Resolves once every current worker has started (connections handed over earlier simply wait in its channel). */
+  async ready(): Promise<void> {
+    await Promise.all(this.slots.map((s) => s.ready));
+  }
+
+  /** The worker processes' pids (for benchmarks and operators' tooling). */
+  get pids(): number[] {
+    return this.slots.flatMap((s) => (s.child.pid === undefined ? [] : [s.child.pid]));
+  }
+
+  private spawn(): Slot {
+    const settings: WorkerSettings = {
+      bufferBytes: this.options.bufferBytes,
+      pingMs: this.options.pingMs,
+      historySize: this.options.historySize,
+      logLevel: this.options.logLevel,
+    };
+    const child = fork(this.entry, [], {
+      execArgv: this.execArgv,
+      env: { ...process.env, GATEWAY_FANOUT_WORKER: JSON.stringify(settings) },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'advanced',
+    });
+    let markReady = () => {};
+    const ready = new Promise<void>((resolve) => (markReady = resolve));
+    const slot: Slot = { child, clients: 0, handed: 0, stopping: false, ready, markReady, backlog: 0, startedAt: Date.now() };
+    child.on('message', (m: FromWorker) => this.onMessage(slot, m));
+    child.on('exit', (code, signal) => {
+      const i = this.slots.indexOf(slot);
+      if (i < 0) return;
+      this.slots.splice(i, 1);
+      this.updateClientGauge();
+      if (slot.stopping || this.closed) return;
+      // Its clients lost their sockets and will reconnect (and backfill with since=): replace it.
+      const young = Date.now() - slot.startedAt < QUICK_EXIT_MS;
+      this.respawnDelay = young ? Math.min(MAX_RESPAWN_DELAY_MS, Math.max(500, this.respawnDelay * 2)) : 0;
+      this.options.logger.error({ pid: child.pid, code, signal, respawnInMs: this.respawnDelay }, 'stream fan-out worker exited; starting a replacement');
+      const replace = () => {
+        if (!this.closed) this.slots.push(this.spawn());
+      };
+      if (this.respawnDelay === 0) replace();
+      else setTimeout(replace, this.respawnDelay).unref();
+    });
+    if (this.known !== null) this.post(slot, { t: 'markets', known: this.known });
+    return slot;
+  }
+
+  private onMessage(slot: Slot, m: FromWorker): void {
+    if (m.t === 'ready') slot.markReady();
+    if (m.t !== 'stats') return;
+    slot.clients = m.clients + (slot.handed - m.accepted);
+    const { metrics } = this.options;
+    for (const [kind, n] of Object.entries(m.sent)) metrics.sent(kind, n);
+    for (const [kind, n] of Object.entries(m.dropped)) metrics.framesDropped.inc({ kind }, n);
+    if (m.slowCloses > 0) metrics.slowCloses.inc(m.slowCloses);
+    this.updateClientGauge();
+  }
+
+  private updateClientGauge(): void {
+    this.options.metrics.clients.set(this.size);
+  }
+
+  /**
+   * false when the message could not be handed to the worker (it is gone or going); `onWritten`
+   * runs once it has been written into the worker's channel.
+   */
+  private post(slot: Slot, m: ToWorker, handle?: Socket, onWritten?: () => void): boolean {
+    if (!slot.child.connected) return false;
+    try {
+      slot.child.send(m, handle, {}, onWritten);
+      return true;
+    } catch (err) {
+      this.options.logger.warn({ err: (err as Error).message }, 'stream fan-out worker: send failed');
+      return false;
+    }
+  }
+
+  private broadcast(m: ToWorker): void {
+    for (const s of this.slots) this.post(s, m);
+  }
+
+  /** Frames to every worker, counting what each has not taken yet (see backlogLimit). */
+  private broadcastFrames(frames: Array<[RoutedFrame, string]>): void {
+    let bytes = 0;
+    for (const [, json] of frames) bytes += json.length + 64;
+    const m: ToWorker = { t: 'frames', frames };
+    for (const slot of this.slots) {
+      const sent = this.post(slot, m, undefined, () => {
+        slot.backlog -= bytes;
+      });
+      if (!sent) continue;
+      slot.backlog += bytes;
+      if (slot.backlog > this.backlogLimit && !slot.stopping) {
+        this.options.logger.error({ pid: slot.child.pid, backlog: slot.backlog }, 'stream fan-out worker is not reading its frames: replacing it');
+        slot.backlog = Number.NEGATIVE_INFINITY; // once
+        slot.child.kill('SIGKILL');
+      }
+    }
+  }
+
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription): void {
+    let slot: Slot | null = null;
+    for (const s of this.slots) if (s.child.connected && (slot === null || s.clients < slot.clients)) slot = s;
+    if (this.closed || slot === null) {
+      socket.destroy(); // shutting down, or no worker alive this instant: the client retries
+      return;
+    }
+    const message: ToWorker = {
+      t: 'client',
+      sub: subscriptionToWire(sub),
+      req: { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers },
+      head: head.toString('base64'),
+    };
+    if (!this.post(slot, message, socket as Socket)) {
+      socket.destroy();
+      return;
+    }
+    slot.handed++;
+    slot.clients++;
+  }
+
+  publish(frame: Frame): void {
+    const entry: [RoutedFrame, string] = [routingView(frame), serializeFrame(frame)];
+    if (this.batch) this.batch.push(entry);
+    else this.broadcastFrames([entry]);
+  }
+
+  publishAll(frames: readonly Frame[]): void {
+    for (const f of frames) this.publish(f);
+  }
+
+  /** One IPC message per worker for the whole batch: each worker writes it to a client in one write. */
+  batched(fn: () => void): void {
+    if (this.batch) return fn();
+    const batch: Array<[RoutedFrame, string]> = [];
+    this.batch = batch;
+    try {
+      fn();
+    } finally {
+      this.batch = null;
+      if (batch.length > 0) this.broadcastFrames(batch);
+    }
+  }
+
+  markCoveredAfter(seq: number): void {
+    this.broadcast({ t: 'covered', seq });
+  }
+
+  resetHistory(seq: number): void {
+    this.broadcast({ t: 'reset', seq });
+  }
+
+  setKnownMarkets(known: ReadonlySet<string> | null): void {
+    this.known = known === null ? null : [...known];
+    this.broadcast({ t: 'markets', known: this.known });
+  }
+
+  /** Every worker closes its clients with 1001 and answers once their sockets are closed. */
+  async closeAll(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all(
+      this.slots.map(
+        (slot) =>
+          new Promise<void>((resolve) => {
+            slot.stopping = true;
+            const timer = setTimeout(done, CLOSE_WAIT_MS);
+            function done(): void {
+              clearTimeout(timer);
+              slot.child.off('message', onMessage);
+              slot.child.off('exit', done);
+              resolve();
+            }
+            const onMessage = (m: FromWorker) => m.t === 'closed' && done();
+            slot.child.on('message', onMessage);
+            slot.child.once('exit', done);
+            this.post(slot, { t: 'close' });
+          }),
+      ),
+    );
+  }
+
+  /** Ends the worker processes (their clients are already closed). */
+  async stop(): Promise<void> {
+    this.closed = true;
+    await Promise.all(
+      this.slots.map(
+        (slot) =>
+          new Promise<void>((resolve) => {
+            slot.stopping = true;
+            if (slot.child.exitCode !== null || slot.child.signalCode !== null) return resolve();
+            // The worker ignores SIGTERM (see fanout-worker.ts) and exits when its channel closes.
+            const force = setTimeout(() => slot.child.kill('SIGKILL'), CLOSE_WAIT_MS);
+            slot.child.once('exit', () => {
+              clearTimeout(force);
+              resolve();
+            });
+            if (slot.child.connected) slot.child.disconnect();
+            else slot.child.kill('SIGKILL');
+          }),
+      ),
+    );
+  }
+}

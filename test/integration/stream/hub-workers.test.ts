@@ -1,0 +1,89 @@
+// The same stream suite with two fan-out worker processes holding the clients (WS_WORKERS=2):
+// hand-over of the upgraded socket, frames over IPC, replay from the worker's history, 4008,
+// pings, 1001 on shutdown and the counters reported back to the gateway's /metrics.
+import { hubSuite } from './hub-suite.js';
+import { describe, expect, it } from 'vitest';
+import { WorkerFanout } from '../../../src/stream/worker-fanout.js';
+import { tick } from '../../unit/projections/fixtures.js';
+import { waitFor } from '../../support/scripted-sse.js';
+import { connect, startStack } from './helpers.js';
+import { isAlive } from '../../support/processes.js';
+
+hubSuite({ WS_WORKERS: '2' });
+
+describe('a fan-out worker that dies', () => {
+  it('is replaced: its clients are cut (and reconnect), the others and new ones keep receiving', async () => {
+    const s = await startStack({ WS_WORKERS: '2' });
+    try {
+      await s.engine.waitFor(() => s.engine.open === 1);
+      const hub = s.live.hub as WorkerFanout;
+      const a = await connect(s.gw.url, 'kinds=engine.tick_start');
+      const b = await connect(s.gw.url, 'kinds=engine.tick_start'); // least-loaded: the other worker
+      s.engine.push(tick(1, '2026-11-21T10:00:01.000Z'));
+      await a.waitFor((m) => m.length === 1);
+      await b.waitFor((m) => m.length === 1);
+      const [first, second] = hub.pids as [number, number];
+      process.kill(first, 'SIGKILL');
+      const cut = await Promise.race([a.closed, b.closed]);
+      expect(cut.code).toBe(1006); // no close frame: the process holding it died
+      await waitFor(() => hub.pids.length === 2 && !hub.pids.includes(first), 10_000, 'a replacement worker');
+      expect(hub.pids).toContain(second);
+      const c = await connect(s.gw.url, 'kinds=engine.tick_start');
+      s.engine.push(tick(2, '2026-11-21T10:00:02.000Z'));
+      await c.waitFor((m) => m.some((x) => x.seq === 2));
+      const survivor = a.ws.readyState === a.ws.OPEN ? a : b;
+      await survivor.waitFor((m) => m.some((x) => x.seq === 2));
+      expect(survivor.frames().map((f) => f.seq)).toEqual([1, 2]);
+    } finally {
+      await s.close();
+    }
+  }, 30_000);
+});
+
+describe('a fan-out worker that stops reading', () => {
+  it('is killed and replaced once its unread frames pass 4 × WS_CLIENT_BUFFER_BYTES; the replacement serves', async () => {
+    const s = await startStack({ WS_WORKERS: '1', WS_CLIENT_BUFFER_BYTES: '262144' }); // bound: 1 MiB
+    try {
+      await s.engine.waitFor(() => s.engine.open === 1);
+      const hub = s.live.hub as WorkerFanout;
+      await hub.ready();
+      const [stalled] = hub.pids as [number];
+      const c = await connect(s.gw.url, 'kinds=engine.tick_start');
+      process.kill(stalled, 'SIGSTOP'); // alive, but reads nothing
+      const pad = 'x'.repeat(16_000);
+      for (let i = 1; i <= 200; i += 10) {
+        s.engine.push(...Array.from({ length: 10 }, (_, k) => ({ seq: i + k, kind: 'engine.tick_start', ts: '2026-11-21T10:00:00.000Z', payload: { tick: i + k, pad } })));
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      await waitFor(() => hub.pids.length === 1 && hub.pids[0] !== stalled, 15_000, 'a replacement worker');
+      expect(isAlive(stalled)).toBe(false);
+      expect((await c.closed).code).toBe(1006); // its process was killed: no close frame
+      await hub.ready();
+      const d = await connect(s.gw.url, 'kinds=engine.tick_start');
+      s.engine.push(tick(201, '2026-11-21T10:00:01.000Z'));
+      await d.waitFor((m) => m.some((x) => x.seq === 201));
+    } finally {
+      await s.close();
+    }
+  }, 40_000);
+});
+
+describe('fan-out worker lifecycle', () => {
+  it('ignores SIGTERM sent to the process group and is ended by the gateway when it closes', async () => {
+    const s = await startStack({ WS_WORKERS: '2' });
+    const hub = s.live.hub as WorkerFanout;
+    await hub.ready(); // its signal handlers are in place
+    const pids = hub.pids;
+    expect(pids).toHaveLength(2);
+    const c = await connect(s.gw.url, 'kinds=engine.tick_start');
+    process.kill(pids[0]!, 'SIGTERM'); // as a Ctrl-C or a service manager would
+    process.kill(pids[1]!, 'SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(pids.every(isAlive)).toBe(true);
+    expect(c.ws.readyState).toBe(c.ws.OPEN);
+    await s.close();
+    expect((await c.closed).code).toBe(1001);
+    // This test process (the workers' parent's parent) is still alive, so only stop() can have ended them.
+    await waitFor(() => !pids.some(isAlive), 5_000, 'workers ended by stop()');
+  }, 30_000);
+});
