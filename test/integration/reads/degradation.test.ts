@@ -187,6 +187,7 @@ describe('database unreachable', () => {
       await pg.stop().catch(() => {});
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+    // Two cold starts of an embedded PGlite on disk: tens of seconds on a loaded 2-core machine.
+  }, 90_000);
 });
 
