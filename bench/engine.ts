@@ -16,6 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createParser } from 'eventsource-parser';
 import { request } from 'undici';
+import { procCpuMs } from './processes.js';
 
 /** autocannon ships no types; the slice used here. */
 interface AutocannonResult {
@@ -45,15 +46,8 @@ function keyPair(): { hex: string; priv: KeyObject } {
 }
 const signHex = (k: KeyObject, m: string): string => sign(null, Buffer.from(m), k).toString('hex');
 
-/** CPU time (user + system, ms) consumed so far by a process, all threads (Linux /proc). */
-function cpuMs(pid: number | undefined): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // clock ticks (USER_HZ = 100)
-  } catch {
-    return Number.NaN;
-  }
-}
+/** CPU time (user + system, ms) consumed so far by a process, all threads; NaN without /proc. */
+const cpuMs = (pid: number | undefined): number => procCpuMs(pid) ?? Number.NaN;
 
 /** CPU time (ms) per thread of a process, keyed by `tid comm` (Linux /proc). */
 function threadCpuMs(pid: number | undefined): Map<string, number> {
@@ -75,24 +69,28 @@ function threadCpuMs(pid: number | undefined): Map<string, number> {
   return out;
 }
 
-async function startChild(): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> {
+async function startChild(): Promise<{ url: string; verifier: string; pid: number | undefined; stop: () => Promise<void> }> {
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const child = spawn(process.execPath, [...profile, '--import', 'tsx', join(ROOT, 'sandbox/engine/main.ts')], {
     cwd: ROOT,
     env: { ...process.env, ENGINE_PORT: '0', ENGINE_ADMIN_TOKEN: TOKEN, ENGINE_RETENTION: '2000000', ENGINE_TICK_MS: '1000', ENGINE_COMMIT_MS: '5000' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  let verifier = 'unknown';
   const url = await new Promise<string>((resolve, reject) => {
     let buf = '';
     child.stdout.on('data', (c: Buffer) => {
       buf += c.toString();
       const m = /"url":"([^"]+)"/.exec(buf);
+      const v = /"verifier":"([^"]+)"/.exec(buf);
+      if (v) verifier = v[1]!;
       if (m) resolve(m[1]!);
     });
     child.once('exit', (code) => reject(new Error(`engine exited ${code}`)));
   });
   return {
     url,
+    verifier,
     pid: child.pid,
     stop: () =>
       new Promise((resolve) => {
@@ -242,7 +240,7 @@ async function main(): Promise<void> {
         loadAverage1m: Number(loadavg()[0]!.toFixed(2)),
         loadGeneratorUsPerRequest: Math.round(((selfCpu.user + selfCpu.system) / result.requests.total)),
         cpuBoundCeilingPerSec: Math.round((cpus().length * 1e9) / ((engineCpu * 1e6) / result.requests.total + (selfCpu.user + selfCpu.system) * 1000 / result.requests.total)),
-        verifier: process.env.ENGINE_VERIFY_WORKERS ? `${Number(process.env.ENGINE_VERIFY_WORKERS)} signature-verification worker threads` : 'async crypto.verify on the libuv thread pool (4 threads)',
+        verifier: engine.verifier,
         // Engine CPU per order: the main thread (tid = pid) and all other threads (signature
         // verification, V8 GC / compiler helpers); then every thread (`tid comm`: µs).
         engineMainThreadUsPerOrder: Math.round((((threads1.get([...threads1.keys()].find((k) => k.startsWith(`${engine.pid} `)) ?? '') ?? 0) - (threads0.get([...threads0.keys()].find((k) => k.startsWith(`${engine.pid} `)) ?? '') ?? 0)) * 1000) / result.requests.total),
@@ -283,14 +281,18 @@ function writeDocs(r: any): void {
     `| SSE live delivery during the order run (one reader) | ${r.sseLive.eventsPerSec} events/s (${r.sseLive.events} events; paced by production) | |`,
     `| SSE replay from seq 0 to one reader (eventsource-parser) | **${r.sseReplay.eventsPerSec} events/s** (${r.sseReplay.events} events in ${r.sseReplay.seconds} s) | ≥ 10000 events/s |`,
     '',
-    'A single ed25519 verification (~107 µs of CPU here) is the largest cost of an order request, which is why it',
-    'runs off the main thread: by default one async `crypto.verify` per request on libuv\'s thread pool, so each',
-    'check starts as soon as its request is read and the main thread keeps parsing, matching and answering.',
-    'This is a 2-core VM whose speed varies from run to run (the same build gave 4 200–5 500 req/s within minutes);',
-    'compare configurations in interleaved runs. When other processes load the machine (load average above the core count), the order',
+    'A single ed25519 verification is the largest cost of an order request, which is why it runs off the main',
+    'thread: by default with libsodium (sodium-native, ~62 µs per check on an idle core, half the cost of',
+    'node:crypto\'s OpenSSL) on 2 worker threads, in messages of at most 8 requests sent to the least-loaded worker',
+    'as soon as they are read, so verdicts come back while the main thread keeps parsing, matching and answering.',
+    'Where sodium-native cannot load, the engine falls back to async node:crypto verify on libuv\'s thread pool.',
+    'This is a 2-core VM whose speed varies from run to run (the previous default gave 4 200–5 500 req/s in some',
+    'runs and 2 200–3 500 req/s in later ones the same day), so compare configurations in interleaved runs and by CPU per order.',
+    'When other processes load the machine (load average above the core count), the order',
     'rate drops with the CPU share the engine gets; the CPU-per-request figures depend on that far less',
     '(contention still inflates them somewhat), so the ceiling row is the better capacity estimate then.',
-    'Rerun with `BENCH_ORDERS`, `BENCH_CONNECTIONS`, `BENCH_PIPELINING`, `ENGINE_VERIFY_WORKERS`.'
+    'Rerun with `BENCH_ORDERS`, `BENCH_CONNECTIONS`, `BENCH_PIPELINING`, and the engine\'s `ENGINE_VERIFIER` (`workers`,',
+    '`main`, `uv`), `ENGINE_VERIFY_WORKERS`, `ENGINE_VERIFY_CRYPTO` (`sodium`, `node`).'
     ,'<!-- engine-bench:end -->',
   ].join('\n');
   let text = existsSync(file) ? readFileSync(file, 'utf8') : '';

@@ -1,5 +1,7 @@
-// Process helpers the benchmarks share: a free loopback port, waiting for /healthz, a clean stop.
+// Process helpers the benchmarks share: a free loopback port, waiting for /healthz, a clean stop,
+// another process's CPU time and memory.
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { request } from 'undici';
 
@@ -33,4 +35,26 @@ export function stop(child: ChildProcess): Promise<void> {
     child.once('exit', () => resolve());
     child.kill('SIGTERM');
   });
+}
+
+/**
+ * CPU time (user and system, ms, all threads) and RSS (bytes) another process has used so far, from
+ * /proc (Linux); null elsewhere or when the process is gone.
+ */
+export function procUsage(pid: number | undefined): { userMs: number; systemMs: number; rss: number } | null {
+  if (pid === undefined) return null;
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+    // utime and stime, in clock ticks (USER_HZ = 100)
+    return { userMs: Number(f[11]) * 10, systemMs: Number(f[12]) * 10, rss: rssKb * 1024 };
+  } catch {
+    return null;
+  }
+}
+
+/** procUsage's user + system CPU, in ms. */
+export function procCpuMs(pid: number | undefined): number | null {
+  const u = procUsage(pid);
+  return u === null ? null : u.userMs + u.systemMs;
 }

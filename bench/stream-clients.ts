@@ -67,6 +67,7 @@ process.on('message', async (m: ClientCmd) => {
       firstAt,
       lastAt,
       latencyMs: { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? 0, samples: sorted.length },
+      cpuMs: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
     };
     process.send!(report);
   } else if (m.cmd === 'closeAll') {

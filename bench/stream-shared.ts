@@ -57,6 +57,8 @@ export interface ClientReport {
   firstAt: number;
   lastAt: number;
   latencyMs: { p50: number; p99: number; max: number; samples: number };
+  /** CPU the client process has used since it started (user + system, ms). */
+  cpuMs: number;
 }
 
 export interface ServerReport {
