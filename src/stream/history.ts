@@ -11,8 +11,9 @@ export interface Sent {
   wire?: Buffer;
 }
 
-export class History {
-  private readonly ring: Array<Sent | undefined>;
+/** `E`: what is kept per frame (the hub keeps `Sent`; the fan-out workers' feeder keeps less). */
+export class History<E extends { frame: { seq: number } } = Sent> {
+  private readonly ring: Array<E | undefined>;
   private head = 0; // index of the oldest entry
   private count = 0;
   private covered: number | null = null;
@@ -43,7 +44,7 @@ export class History {
     this.covered = seq;
   }
 
-  push(entry: Sent): void {
+  push(entry: E): void {
     if (this.covered === null) this.covered = entry.frame.seq - 1;
     if (this.capacity === 0) {
       this.markCoveredAfter(entry.frame.seq);
@@ -61,7 +62,7 @@ export class History {
   }
 
   /** Frames with seq > since, oldest first. */
-  *after(since: number): Generator<Sent> {
+  *after(since: number): Generator<E> {
     for (let i = 0; i < this.count; i++) {
       const e = this.ring[(this.head + i) % this.capacity]!;
       if (e.frame.seq > since) yield e;

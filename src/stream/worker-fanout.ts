@@ -5,6 +5,10 @@
 // therefore registers a connection (and replays `since` from its own history, which holds every
 // frame the gateway sent it) at exactly the point in the frame sequence where the in-process hub
 // would have: no frame is lost or repeated across the hand-over.
+//
+// A worker started later (a replacement) first receives the gateway's copy of the replay history
+// (its coverage, then its frames), so clients that reconnect to it with `since=` are replayed as
+// they would have been by the worker that died, not told of a gap.
 import { fork, type ChildProcess } from 'node:child_process';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
@@ -13,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import type { Frame } from '../projections/types.js';
 import { routingView, subscriptionToWire, type FromWorker, type RoutedFrame, type StreamFanout, type ToWorker } from './fanout.js';
 import type { WorkerSettings } from './fanout-worker.js';
+import { History } from './history.js';
 import type { HubLogger } from './hub.js';
 import type { StreamMetrics } from './metrics.js';
 import { serializeFrame } from './serialize.js';
@@ -50,8 +55,13 @@ export class WorkerFanout implements StreamFanout {
   private readonly slots: Slot[] = [];
   private batch: Array<[RoutedFrame, string]> | null = null;
   private closed = false;
-  /** Sent to a replacement worker: the last market list (its replay history starts empty). */
+  /** Sent to a replacement worker: the last market list. */
   private known: string[] | null = null;
+  /**
+   * The replay history as every worker holds it (same capacity, same coverage), kept to seed a
+   * replacement worker. It holds the JSON strings already made for IPC, not copies.
+   */
+  private readonly history: History<{ frame: RoutedFrame; json: string }>;
   private readonly entry: string;
   private readonly execArgv: string[];
   /** Delay before replacing a worker that died young; doubles while they keep dying young. */
@@ -70,6 +80,7 @@ export class WorkerFanout implements StreamFanout {
     this.entry = self.replace(/worker-fanout\.(ts|js)$/, `fanout-worker.${ts ? 'ts' : 'js'}`);
     this.execArgv = ts && !process.execArgv.some((a) => a.includes('tsx')) ? [...process.execArgv, '--import', 'tsx'] : process.execArgv;
     this.backlogLimit = Math.max(1_048_576, 4 * options.bufferBytes);
+    this.history = new History(options.historySize);
     for (let i = 0; i < options.workers; i++) this.slots.push(this.spawn());
   }
 
@@ -127,6 +138,12 @@ export class WorkerFanout implements StreamFanout {
       else setTimeout(replace, this.respawnDelay).unref();
     });
     if (this.known !== null) this.post(slot, { t: 'markets', known: this.known });
+    const covered = this.history.coveredAfter;
+    if (covered !== null) this.post(slot, { t: 'covered', seq: covered });
+    const held = [...this.history.after(Number.NEGATIVE_INFINITY)].map((e): [RoutedFrame, string] => [e.frame, e.json]);
+    // Not counted in the backlog: it is bounded by WS_HISTORY_SIZE, may alone exceed the backlog
+    // bound, and a worker that then stops reading is caught by the live frames that follow.
+    if (held.length > 0) this.post(slot, { t: 'frames', frames: held });
     return slot;
   }
 
@@ -164,22 +181,26 @@ export class WorkerFanout implements StreamFanout {
     for (const s of this.slots) this.post(s, m);
   }
 
-  /** Frames to every worker, counting what each has not taken yet (see backlogLimit). */
+  /** Frames to every worker, and into the history kept for replacements. */
   private broadcastFrames(frames: Array<[RoutedFrame, string]>): void {
+    for (const [frame, json] of frames) this.history.push({ frame, json });
+    const m: Extract<ToWorker, { t: 'frames' }> = { t: 'frames', frames };
+    for (const slot of this.slots) this.postFrames(slot, m);
+  }
+
+  /** Frames to one worker, counting what it has not taken yet (see backlogLimit). */
+  private postFrames(slot: Slot, m: Extract<ToWorker, { t: 'frames' }>): void {
     let bytes = 0;
-    for (const [, json] of frames) bytes += json.length + 64;
-    const m: ToWorker = { t: 'frames', frames };
-    for (const slot of this.slots) {
-      const sent = this.post(slot, m, undefined, () => {
-        slot.backlog -= bytes;
-      });
-      if (!sent) continue;
-      slot.backlog += bytes;
-      if (slot.backlog > this.backlogLimit && !slot.stopping) {
-        this.options.logger.error({ pid: slot.child.pid, backlog: slot.backlog }, 'stream fan-out worker is not reading its frames: replacing it');
-        slot.backlog = Number.NEGATIVE_INFINITY; // once
-        slot.child.kill('SIGKILL');
-      }
+    for (const [, json] of m.frames) bytes += json.length + 64;
+    const sent = this.post(slot, m, undefined, () => {
+      slot.backlog -= bytes;
+    });
+    if (!sent) return;
+    slot.backlog += bytes;
+    if (slot.backlog > this.backlogLimit && !slot.stopping) {
+      this.options.logger.error({ pid: slot.child.pid, backlog: slot.backlog }, 'stream fan-out worker is not reading its frames: replacing it');
+      slot.backlog = Number.NEGATIVE_INFINITY; // once
+      slot.child.kill('SIGKILL');
     }
   }
 
@@ -228,10 +249,12 @@ export class WorkerFanout implements StreamFanout {
   }
 
   markCoveredAfter(seq: number): void {
+    this.history.markCoveredAfter(seq);
     this.broadcast({ t: 'covered', seq });
   }
 
   resetHistory(seq: number): void {
+    this.history.reset(seq);
     this.broadcast({ t: 'reset', seq });
   }
 

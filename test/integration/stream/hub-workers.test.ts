@@ -12,7 +12,7 @@ import { isAlive } from '../../support/processes.js';
 hubSuite({ WS_WORKERS: '2' });
 
 describe('a fan-out worker that dies', () => {
-  it('is replaced: its clients are cut (and reconnect), the others and new ones keep receiving', async () => {
+  it('is replaced: its clients are cut (and reconnect, replayed from the history the replacement is given), the others and new ones keep receiving', async () => {
     const s = await startStack({ WS_WORKERS: '2' });
     try {
       await s.engine.waitFor(() => s.engine.open === 1);
@@ -28,9 +28,13 @@ describe('a fan-out worker that dies', () => {
       expect(cut.code).toBe(1006); // no close frame: the process holding it died
       await waitFor(() => hub.pids.length === 2 && !hub.pids.includes(first), 10_000, 'a replacement worker');
       expect(hub.pids).toContain(second);
-      const c = await connect(s.gw.url, 'kinds=engine.tick_start');
+      // The new connection goes to the replacement (least loaded). The cut client's reconnection
+      // with since= is replayed from the history the replacement was given, not told of a gap.
+      const c = await connect(s.gw.url, 'kinds=engine.tick_start&since=0');
       s.engine.push(tick(2, '2026-11-21T10:00:02.000Z'));
       await c.waitFor((m) => m.some((x) => x.seq === 2));
+      expect(c.messages.map((m) => m.kind)).toEqual(['stream.subscribed', 'engine.tick_start', 'engine.tick_start']);
+      expect(c.frames().map((f) => f.seq)).toEqual([1, 2]);
       const survivor = a.ws.readyState === a.ws.OPEN ? a : b;
       await survivor.waitFor((m) => m.some((x) => x.seq === 2));
       expect(survivor.frames().map((f) => f.seq)).toEqual([1, 2]);
