@@ -99,6 +99,9 @@ export function createUpgradeHandler(ctx: UpgradeContext): (req: IncomingMessage
     authorize(sub, ctx, replays).then(
       () => {
         if (socket.destroyed) return;
+        // Shutdown may have begun while the proof was checked (a database read): answer as for any
+        // upgrade that arrives during shutdown, rather than handing the socket to a closed fan-out.
+        if (ctx.hub.isClosed) return refuse(socket, 503, 'shutting_down', 'the gateway is shutting down');
         ctx.hub.accept(req, socket, head, sub);
       },
       (err: unknown) => {

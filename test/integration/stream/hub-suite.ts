@@ -174,6 +174,27 @@ describe('party proof (auth enabled)', () => {
     expect(await refused(s.gw.url, `party=${A},${B}&${proof()}`)).toEqual({ status: 403, body: { code: 'forbidden', error: expect.stringContaining(B) } });
   });
 
+  it('answers 503 shutting_down to an upgrade whose proof was still being checked when shutdown began', async () => {
+    const own = await startStack({ AUTH_DISABLED: 'false' });
+    const { sessions } = own.gw.deps;
+    sessions.add('sess-a', A, pubHex, Date.now() + 3_600_000);
+    // Hold the session lookup (a database read in production) until shutdown has begun.
+    let release = (): void => {};
+    const gate = new Promise<void>((r) => (release = r));
+    const lookup = sessions.get.bind(sessions);
+    sessions.get = async (id: string) => {
+      await gate;
+      return lookup(id);
+    };
+    const answer = refused(own.gw.url, `party=${A}&${proof()}`);
+    await sleep(100);
+    const closing = own.close();
+    await waitFor(() => own.live.hub.isClosed, 5_000, 'shutdown to begin');
+    release();
+    expect(await answer).toEqual({ status: 503, body: { code: 'shutting_down', error: 'the gateway is shutting down' } });
+    await closing;
+  });
+
   it('without a party filter no proof is needed and only public frames come', async () => {
     const c = await connect(s.gw.url, 'kinds=balance.update,trade');
     s.engine.push(simpleMatch(2, at(2), '100', '1'));
