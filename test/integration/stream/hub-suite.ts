@@ -4,7 +4,8 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { A, B, simpleMatch, tick } from '../../unit/projections/fixtures.js';
-import { connect, refused, sleep, startStack as startPlainStack, type Stack } from './helpers.js';
+import WebSocket from 'ws';
+import { connect, refused, sleep, startStack as startPlainStack, wsUrl, type Stack } from './helpers.js';
 import { waitFor } from '../../support/scripted-sse.js';
 
 /** Registers the suite; `mode` is added to every gateway's settings (e.g. WS_WORKERS). */
@@ -193,6 +194,34 @@ describe('party proof (auth enabled)', () => {
     release();
     expect(await answer).toEqual({ status: 503, body: { code: 'shutting_down', error: 'the gateway is shutting down' } });
     await closing;
+  });
+
+  it('counts upgrades whose proofs were checked at the same time against WS_MAX_CONNECTIONS', async () => {
+    const own = await startStack({ AUTH_DISABLED: 'false', WS_MAX_CONNECTIONS: '1' });
+    try {
+      const { sessions } = own.gw.deps;
+      sessions.add('sess-a', A, pubHex, Date.now() + 3_600_000);
+      let release = (): void => {};
+      const gate = new Promise<void>((r) => (release = r));
+      const lookup = sessions.get.bind(sessions);
+      sessions.get = async (id: string) => {
+        await gate;
+        return lookup(id);
+      };
+      const outcome = (query: string) =>
+        new Promise<string>((resolve) => {
+          const ws = new WebSocket(wsUrl(own.gw.url, query));
+          ws.once('open', () => resolve('open'));
+          ws.once('unexpected-response', (_req, res) => resolve(String(res.statusCode)));
+          ws.once('error', () => resolve('error'));
+        });
+      const both = Promise.all([outcome(`party=${A}&${proof()}`), outcome(`party=${A}&${proof(Date.now() + 1)}`)]);
+      await sleep(100);
+      release();
+      expect((await both).sort()).toEqual(['503', 'open']);
+    } finally {
+      await own.close();
+    }
   });
 
   it('without a party filter no proof is needed and only public frames come', async () => {
