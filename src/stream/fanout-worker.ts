@@ -72,7 +72,8 @@ function run(settings: WorkerSettings): void {
   const report = () => {
     if (metrics.changed) send(metrics.take());
   };
-  setInterval(report, STATS_MS);
+  // Every STATS_MS whether or not anything changed: the gateway also takes it as a heartbeat.
+  setInterval(() => send(metrics.take()), STATS_MS);
   let soon = false;
   metrics.onClients = () => {
     if (soon) return;

@@ -25,6 +25,8 @@ import type { Subscription } from './subscription.js';
 
 export interface WorkerFanoutOptions extends WorkerSettings {
   workers: number;
+  /** A started worker silent this long is killed and replaced (default 10 s). */
+  silenceMs?: number;
   metrics: StreamMetrics;
   logger: HubLogger & { error(obj: object, msg: string): void; info(obj: object, msg: string): void };
 }
@@ -41,7 +43,23 @@ interface Slot {
   markReady: () => void;
   /** Frame bytes sent to the worker and not yet written into its channel. */
   backlog: number;
+  /** Runs while the backlog is above the bound: the worker is killed if it is still there at the end. */
+  backlogTimer: NodeJS.Timeout | null;
+  /**
+   * Sockets handed over, oldest first, until the worker's reports show it took them. Node keeps the
+   * gateway's copy of a socket open until the worker acknowledges it, and closes neither that one
+   * nor those queued behind it if the worker dies first: these are closed on the worker's exit.
+   */
+  inTransit: Socket[];
+  /** Hand-overs the worker's reports already covered (dropped from inTransit). */
+  settled: number;
+  /** Being killed (not reading, or silent): gets no new connections; its exit replaces it. */
+  doomed: boolean;
   startedAt: number;
+  /** When the worker last reported (it reports every 250 ms once started, whatever happens). */
+  heardAt: number;
+  /** It has started (sent 'ready'); only then does silence count against it. */
+  up: boolean;
 }
 
 /** How long shutdown waits for the workers to send their 1001 closes. */
@@ -49,6 +67,15 @@ const CLOSE_WAIT_MS = 3_000;
 /** A worker that dies sooner than this after its start is replaced after a growing delay (no fork loop). */
 const QUICK_EXIT_MS = 5_000;
 const MAX_RESPAWN_DELAY_MS = 30_000;
+/**
+ * A backlog above the bound this long means the worker is not reading (a healthy one drains a burst,
+ * such as a 1 000-event backfill written in one go, in milliseconds); past 8 × the bound it is not
+ * waited for.
+ */
+const BACKLOG_GRACE_MS = 2_000;
+const BACKLOG_HARD_FACTOR = 8;
+/** A worker that has not reported for this long (its event loop is stuck) is killed and replaced. */
+const DEFAULT_SILENCE_MS = 10_000;
 
 export class WorkerFanout implements StreamFanout {
   readonly enabled = true;
@@ -68,8 +95,9 @@ export class WorkerFanout implements StreamFanout {
   private respawnDelay = 0;
   /**
    * The bound of a worker's unread frames, the worker-level twin of the per-client 4008 bound: a
-   * worker that stops reading its channel (stalled, starved of CPU) past it is killed and replaced,
-   * and its clients reconnect, instead of the gateway buffering without limit.
+   * worker that stops reading its channel (stalled, starved of CPU) and stays past it for
+   * BACKLOG_GRACE_MS, or goes past 8 × it, is killed and replaced, and its clients reconnect,
+   * instead of the gateway buffering without limit.
    */
   private readonly backlogLimit: number;
 
@@ -82,6 +110,24 @@ export class WorkerFanout implements StreamFanout {
     this.backlogLimit = Math.max(1_048_576, 4 * options.bufferBytes);
     this.history = new History(options.historySize);
     for (let i = 0; i < options.workers; i++) this.slots.push(this.spawn());
+    const silenceMs = options.silenceMs ?? DEFAULT_SILENCE_MS;
+    this.watchdog = setInterval(() => {
+      const now = Date.now();
+      for (const slot of this.slots) {
+        if (slot.up && now - slot.heardAt > silenceMs) this.doom(slot, { silentMs: now - slot.heardAt }, 'stream fan-out worker stopped reporting: replacing it');
+      }
+    }, Math.min(1_000, silenceMs));
+    this.watchdog.unref();
+  }
+
+  private readonly watchdog: NodeJS.Timeout;
+
+  /** Kills a worker that is alive but not doing its work; its exit handler starts a replacement. */
+  private doom(slot: Slot, details: object, msg: string): void {
+    if (slot.doomed || slot.stopping || this.closed) return;
+    slot.doomed = true;
+    this.options.logger.error({ pid: slot.child.pid, ...details }, msg);
+    slot.child.kill('SIGKILL');
   }
 
   get size(): number {
@@ -119,9 +165,15 @@ export class WorkerFanout implements StreamFanout {
     });
     let markReady = () => {};
     const ready = new Promise<void>((resolve) => (markReady = resolve));
-    const slot: Slot = { child, clients: 0, handed: 0, stopping: false, ready, markReady, backlog: 0, startedAt: Date.now() };
+    const now = Date.now();
+    const slot: Slot = {
+      child, clients: 0, handed: 0, stopping: false, ready, markReady, backlog: 0, backlogTimer: null,
+      inTransit: [], settled: 0, doomed: false, startedAt: now, heardAt: now, up: false,
+    };
     child.on('message', (m: FromWorker) => this.onMessage(slot, m));
     child.on('exit', (code, signal) => {
+      if (slot.backlogTimer) clearTimeout(slot.backlogTimer);
+      closeInTransit(slot);
       const i = this.slots.indexOf(slot);
       if (i < 0) return;
       this.slots.splice(i, 1);
@@ -148,9 +200,17 @@ export class WorkerFanout implements StreamFanout {
   }
 
   private onMessage(slot: Slot, m: FromWorker): void {
-    if (m.t === 'ready') slot.markReady();
+    slot.heardAt = Date.now();
+    if (m.t === 'ready') {
+      slot.up = true;
+      slot.markReady();
+    }
     if (m.t !== 'stats') return;
     slot.clients = m.clients + (slot.handed - m.accepted);
+    if (m.accepted > slot.settled) {
+      slot.inTransit.splice(0, m.accepted - slot.settled);
+      slot.settled = m.accepted;
+    }
     const { metrics } = this.options;
     for (const [kind, n] of Object.entries(m.sent)) metrics.sent(kind, n);
     for (const [kind, n] of Object.entries(m.dropped)) metrics.framesDropped.inc({ kind }, n);
@@ -197,16 +257,22 @@ export class WorkerFanout implements StreamFanout {
     });
     if (!sent) return;
     slot.backlog += bytes;
-    if (slot.backlog > this.backlogLimit && !slot.stopping) {
-      this.options.logger.error({ pid: slot.child.pid, backlog: slot.backlog }, 'stream fan-out worker is not reading its frames: replacing it');
-      slot.backlog = Number.NEGATIVE_INFINITY; // once
-      slot.child.kill('SIGKILL');
+    if (slot.backlog <= this.backlogLimit || slot.doomed) return;
+    // Frames posted in one synchronous run all count until this process yields, however fast the
+    // worker reads: the bound is judged after a grace period, or at once far past it.
+    if (slot.backlog > BACKLOG_HARD_FACTOR * this.backlogLimit) {
+      this.doom(slot, { backlog: slot.backlog }, 'stream fan-out worker is not reading its frames: replacing it');
+      return;
     }
+    slot.backlogTimer ??= setTimeout(() => {
+      slot.backlogTimer = null;
+      if (slot.backlog > this.backlogLimit) this.doom(slot, { backlog: slot.backlog }, 'stream fan-out worker is not reading its frames: replacing it');
+    }, BACKLOG_GRACE_MS);
   }
 
   accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription): void {
     let slot: Slot | null = null;
-    for (const s of this.slots) if (s.child.connected && (slot === null || s.clients < slot.clients)) slot = s;
+    for (const s of this.slots) if (s.child.connected && !s.doomed && (slot === null || s.clients < slot.clients)) slot = s;
     if (this.closed || slot === null) {
       socket.destroy(); // shutting down, or no worker alive this instant: the client retries
       return;
@@ -221,6 +287,7 @@ export class WorkerFanout implements StreamFanout {
       socket.destroy();
       return;
     }
+    slot.inTransit.push(socket as Socket);
     slot.handed++;
     slot.clients++;
   }
@@ -272,7 +339,12 @@ export class WorkerFanout implements StreamFanout {
         (slot) =>
           new Promise<void>((resolve) => {
             slot.stopping = true;
-            const timer = setTimeout(done, CLOSE_WAIT_MS);
+            // A worker that does not answer is stuck: killed, so the HTTP server (which asks it
+            // about the sockets it was handed) can close.
+            const timer = setTimeout(() => {
+              slot.child.kill('SIGKILL');
+              done();
+            }, CLOSE_WAIT_MS);
             function done(): void {
               clearTimeout(timer);
               slot.child.off('message', onMessage);
@@ -291,6 +363,7 @@ export class WorkerFanout implements StreamFanout {
   /** Ends the worker processes (their clients are already closed). */
   async stop(): Promise<void> {
     this.closed = true;
+    clearInterval(this.watchdog);
     await Promise.all(
       this.slots.map(
         (slot) =>
@@ -308,5 +381,23 @@ export class WorkerFanout implements StreamFanout {
           }),
       ),
     );
+  }
+}
+
+/**
+ * Closes the sockets a dead worker never took. Those still queued in Node (it sends one handle at
+ * a time, each after the previous one's acknowledgement) are ours to destroy. The one that was on
+ * its way has already been detached from its Socket and is held, until an acknowledgement that
+ * will never come, in the ChildProcess's private `_pendingMessage`: closing it there is the only
+ * way to end that connection (checked on Node 20; without the field this does nothing more).
+ */
+function closeInTransit(slot: Slot): void {
+  for (const socket of slot.inTransit) socket.destroy();
+  slot.inTransit = [];
+  const pending = (slot.child as unknown as { _pendingMessage?: { handle?: { close?: () => void } } | null })._pendingMessage;
+  try {
+    pending?.handle?.close?.();
+  } catch {
+    /* already closed */
   }
 }
