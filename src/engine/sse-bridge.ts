@@ -306,13 +306,22 @@ export class SseBridge {
         if (this.stopped) return;
         const page = await fill(this.last, FILL_PAGE);
         let progressed = false;
-        for (const e of page) {
-          if (until !== null && e.seq > until) return;
-          if (e.seq !== this.last + 1) return; // the store has a hole too: stop at it
-          this.deliver(e);
-          progressed = true;
-        }
-        if (!progressed || page.length < FILL_PAGE) return;
+        let stop = false;
+        // A page is delivered like one received chunk: its frames leave for each client in one
+        // write (and, with fan-out workers, in one message per worker).
+        const deliverPage = (): void => {
+          for (const e of page) {
+            if ((until !== null && e.seq > until) || e.seq !== this.last! + 1) {
+              stop = true; // past the gap, or the store has a hole too: stop at it
+              return;
+            }
+            this.deliver(e);
+            progressed = true;
+          }
+        };
+        if (this.o.batch) this.o.batch(deliverPage);
+        else deliverPage();
+        if (stop || !progressed || page.length < FILL_PAGE) return;
       }
     } catch (err) {
       this.o.logger.error({ err: (err as Error).message }, 'engine SSE: could not read missing events from the database');
