@@ -61,8 +61,14 @@ export class SharedRead<T> {
       const next = state.next;
       state.next = null;
       if (next) {
-        if (next.size > 1) this.onShared(next.size - 1);
         next.resolve(this.start(path, state)); // a failure reaches every waiter of that call
+        if (next.size > 1) {
+          try {
+            this.onShared(next.size - 1);
+          } catch {
+            /* a counter must not stall the path */
+          }
+        }
       } else {
         state.inflight = false;
         this.paths.delete(path);

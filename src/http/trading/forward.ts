@@ -40,6 +40,7 @@ export function forwarder(options: {
     : null;
   if (shared) {
     if (signed) throw new Error('shared reads are for public routes only');
+    if (onAnswer) throw new Error('shared reads relay the answer as is (no onAnswer)');
     return async (request, reply, path) => {
       const start = performance.now();
       let outcome = 'transport_error';

@@ -124,4 +124,26 @@ describe('SharedRead', () => {
       { numRuns: 200 },
     );
   });
+
+  it('keeps serving a path when the saved-calls counter throws', async () => {
+    const settles: Array<() => void> = [];
+    let n = 0;
+    const shared = new SharedRead<number>(
+      () => new Promise<number>((resolve) => settles.push(() => resolve(++n))),
+      () => {
+        throw new Error('metrics broke');
+      },
+    );
+    const first = shared.read('/book');
+    const waiting = [shared.read('/book'), shared.read('/book')]; // two share the next call
+    settles.shift()!();
+    expect(await first).toBe(1);
+    await new Promise((r) => setImmediate(r));
+    settles.shift()!();
+    expect(await Promise.all(waiting)).toEqual([2, 2]);
+    expect(shared.activePaths).toBe(0);
+    const later = shared.read('/book');
+    settles.shift()!();
+    expect(await later).toBe(3);
+  });
 });
