@@ -49,6 +49,10 @@ const OPENS_EXCHANGE = new Set([0x50 /* P Parse */, 0x42 /* B Bind */, 0x44 /* D
  * (or a simple query) makes the server's own rule keep the exchange together. A client that
  * disconnects mid-exchange is handled as for a transaction: the server runs `ROLLBACK` through
  * `exec` and moves on, so `exec` ends the open exchange first.
+ * Limitation: the other connections wait while an exchange is open, so a client must not wait on
+ * another connection in the middle of one (a postgres.js `cursor()` whose callback queries through
+ * the pool would wait forever here). Nothing in this project does; PostgreSQL has no such limit.
+ * (COPY … FROM STDIN is not grouped either, but PGlite does not serve it over the socket at all.)
  * Measured with 6 concurrent clients (unnamed, named and simple-protocol queries, writes) for 4 s:
  * 1 991 of 15 930 queries failed before this, none of 18 376 after (test/sandbox/stack).
  */
