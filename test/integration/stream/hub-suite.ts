@@ -175,11 +175,11 @@ describe('party proof (auth enabled)', () => {
     expect(await refused(s.gw.url, `party=${A},${B}&${proof()}`)).toEqual({ status: 403, body: { code: 'forbidden', error: expect.stringContaining(B) } });
   });
 
-  it('answers 503 shutting_down to an upgrade whose proof was still being checked when shutdown began', async () => {
-    const own = await startStack({ AUTH_DISABLED: 'false' });
+  /** A gateway with auth whose session lookups (a database read in production) wait for `release`. */
+  const gatedStack = async (env: Record<string, string> = {}) => {
+    const own = await startStack({ AUTH_DISABLED: 'false', ...env });
     const { sessions } = own.gw.deps;
     sessions.add('sess-a', A, pubHex, Date.now() + 3_600_000);
-    // Hold the session lookup (a database read in production) until shutdown has begun.
     let release = (): void => {};
     const gate = new Promise<void>((r) => (release = r));
     const lookup = sessions.get.bind(sessions);
@@ -187,6 +187,11 @@ describe('party proof (auth enabled)', () => {
       await gate;
       return lookup(id);
     };
+    return { own, release };
+  };
+
+  it('answers 503 shutting_down to an upgrade whose proof was still being checked when shutdown began', async () => {
+    const { own, release } = await gatedStack();
     const answer = refused(own.gw.url, `party=${A}&${proof()}`);
     await sleep(100);
     const closing = own.close();
@@ -197,17 +202,8 @@ describe('party proof (auth enabled)', () => {
   });
 
   it('counts upgrades whose proofs were checked at the same time against WS_MAX_CONNECTIONS', async () => {
-    const own = await startStack({ AUTH_DISABLED: 'false', WS_MAX_CONNECTIONS: '1' });
+    const { own, release } = await gatedStack({ WS_MAX_CONNECTIONS: '1' });
     try {
-      const { sessions } = own.gw.deps;
-      sessions.add('sess-a', A, pubHex, Date.now() + 3_600_000);
-      let release = (): void => {};
-      const gate = new Promise<void>((r) => (release = r));
-      const lookup = sessions.get.bind(sessions);
-      sessions.get = async (id: string) => {
-        await gate;
-        return lookup(id);
-      };
       const outcome = (query: string) =>
         new Promise<string>((resolve) => {
           const ws = new WebSocket(wsUrl(own.gw.url, query));
