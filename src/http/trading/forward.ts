@@ -10,6 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 import type { EngineClient, EngineResponse } from '../../engine/client.js';
 import { signedHeaders } from '../../auth/guards.js';
+import { ApiError } from '../errors.js';
 import { SharedRead } from '../../engine/shared-read.js';
 import { relayEngineAnswer } from './relay.js';
 import type { ProxyMetrics } from './metrics.js';
@@ -29,6 +30,11 @@ export function forwarder(options: {
    * after they arrived (shared-read.ts). Requires `path` to be the normalised target.
    */
   shareReads?: boolean;
+  /**
+   * With shared reads: a request's own bound (ENGINE_TIMEOUT_MS). One that waits behind a hanging
+   * call would otherwise wait for that call's timeout and then for its own call's.
+   */
+  deadlineMs?: number;
 }): Forwarder {
   const { engine, signed, onAnswer } = options;
   const timer = options.metrics.route(options.route);
@@ -45,7 +51,8 @@ export function forwarder(options: {
       const start = performance.now();
       let outcome = 'transport_error';
       try {
-        const res = await shared.read(path ?? request.url);
+        const pending = shared.read(path ?? request.url);
+        const res = options.deadlineMs === undefined ? await pending : await withDeadline(pending, options.deadlineMs);
         outcome = String(res.status);
         return relayEngineAnswer(res, reply);
       } finally {
@@ -81,4 +88,21 @@ export function forwarder(options: {
       timer.observe(outcome, (performance.now() - start) / 1000);
     }
   };
+}
+
+/** `p`, or 504 engine_timeout once `ms` have passed (`p` still settles for whoever else awaits it). */
+function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new ApiError('engine_timeout', 'the engine did not answer in time')), ms);
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
 }

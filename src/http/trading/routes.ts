@@ -47,7 +47,14 @@ export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
   const placeOrder = forwarder({ engine, metrics, route: 'POST /v1/orders', signed: true });
   const cancelOrder = forwarder({ engine, metrics, route: 'DELETE /v1/orders/:orderId', signed: true });
   const setTpsl = forwarder({ engine, metrics, route: 'POST /v1/tpsl', signed: true });
-  const orderbook = forwarder({ engine, metrics, route: 'GET /v1/orderbook', signed: false, shareReads: config.orderbookSharedReads });
+  const orderbook = forwarder({
+    engine,
+    metrics,
+    route: 'GET /v1/orderbook',
+    signed: false,
+    shareReads: config.orderbookSharedReads,
+    deadlineMs: config.engineTimeoutMs,
+  });
   const userMe = forwarder({ engine, metrics, route: 'GET /v1/user/me', signed: true });
 
   app.post('/v1/session-auth', {
