@@ -105,7 +105,12 @@ export function createUpgradeHandler(ctx: UpgradeContext): (req: IncomingMessage
         if (ctx.hub.isClosed) return refuse(socket, 503, 'shutting_down', 'the gateway is shutting down');
         // Upgrades whose proofs were checked at the same time must not pass the limit together.
         if (full()) return refuseFull();
-        ctx.hub.accept(req, socket, head, sub);
+        try {
+          ctx.hub.accept(req, socket, head, sub);
+        } catch (err) {
+          ctx.deps.logger.warn({ err }, 'stream upgrade: hand-over failed');
+          socket.destroy(); // the handshake may have begun: no HTTP answer can follow; the client retries
+        }
       },
       (err: unknown) => {
         const e = err instanceof ApiError ? err : new ApiError('database_unavailable', 'could not check the session');

@@ -76,6 +76,10 @@ const BACKLOG_GRACE_MS = 2_000;
 const BACKLOG_HARD_FACTOR = 8;
 /** A worker that has not reported for this long (its event loop is stuck) is killed and replaced. */
 const DEFAULT_SILENCE_MS = 10_000;
+/** A worker that has not started (sent 'ready') this long after its spawn is killed and replaced. */
+const START_TIMEOUT_MS = 30_000;
+/** Before a worker has started it reads nothing: only this far past the bound is it given up on. */
+const STARTING_HARD_FACTOR = 32;
 
 export class WorkerFanout implements StreamFanout {
   readonly enabled = true;
@@ -111,12 +115,20 @@ export class WorkerFanout implements StreamFanout {
     this.history = new History(options.historySize);
     for (let i = 0; i < options.workers; i++) this.slots.push(this.spawn());
     const silenceMs = options.silenceMs ?? DEFAULT_SILENCE_MS;
+    const period = Math.min(1_000, silenceMs);
+    let lastTick = performance.now();
     this.watchdog = setInterval(() => {
-      const now = Date.now();
+      const now = performance.now();
+      // A late tick means this process was stalled: the workers' reports may be waiting unread in
+      // their channels (timers run before I/O), so silence proves nothing this round.
+      const late = now - lastTick > 2 * period;
+      lastTick = now;
       for (const slot of this.slots) {
-        if (slot.up && now - slot.heardAt > silenceMs) this.doom(slot, { silentMs: now - slot.heardAt }, 'stream fan-out worker stopped reporting: replacing it');
+        if (late) slot.heardAt = now;
+        else if (slot.up && now - slot.heardAt > silenceMs) this.doom(slot, { silentMs: Math.round(now - slot.heardAt) }, 'stream fan-out worker stopped reporting: replacing it');
+        else if (!slot.up && now - slot.startedAt > START_TIMEOUT_MS) this.doom(slot, {}, 'stream fan-out worker did not start: replacing it');
       }
-    }, Math.min(1_000, silenceMs));
+    }, period);
     this.watchdog.unref();
   }
 
@@ -165,7 +177,7 @@ export class WorkerFanout implements StreamFanout {
     });
     let markReady = () => {};
     const ready = new Promise<void>((resolve) => (markReady = resolve));
-    const now = Date.now();
+    const now = performance.now();
     const slot: Slot = {
       child, clients: 0, handed: 0, stopping: false, ready, markReady, backlog: 0, backlogTimer: null,
       inTransit: [], settled: 0, doomed: false, startedAt: now, heardAt: now, up: false,
@@ -180,7 +192,7 @@ export class WorkerFanout implements StreamFanout {
       this.updateClientGauge();
       if (slot.stopping || this.closed) return;
       // Its clients lost their sockets and will reconnect (and backfill with since=): replace it.
-      const young = Date.now() - slot.startedAt < QUICK_EXIT_MS;
+      const young = performance.now() - slot.startedAt < QUICK_EXIT_MS;
       this.respawnDelay = young ? Math.min(MAX_RESPAWN_DELAY_MS, Math.max(500, this.respawnDelay * 2)) : 0;
       this.options.logger.error({ pid: child.pid, code, signal, respawnInMs: this.respawnDelay }, 'stream fan-out worker exited; starting a replacement');
       const replace = () => {
@@ -200,10 +212,11 @@ export class WorkerFanout implements StreamFanout {
   }
 
   private onMessage(slot: Slot, m: FromWorker): void {
-    slot.heardAt = Date.now();
+    slot.heardAt = performance.now();
     if (m.t === 'ready') {
       slot.up = true;
       slot.markReady();
+      this.judgeBacklog(slot); // what queued while it started is judged from now on
     }
     if (m.t !== 'stats') return;
     slot.clients = m.clients + (slot.handed - m.accepted);
@@ -254,16 +267,31 @@ export class WorkerFanout implements StreamFanout {
     for (const [, json] of m.frames) bytes += json.length + 64;
     const sent = this.post(slot, m, undefined, () => {
       slot.backlog -= bytes;
+      this.judgeBacklog(slot);
     });
     if (!sent) return;
     slot.backlog += bytes;
-    if (slot.backlog <= this.backlogLimit || slot.doomed) return;
-    // Frames posted in one synchronous run all count until this process yields, however fast the
-    // worker reads: the bound is judged after a grace period, or at once far past it.
-    if (slot.backlog > BACKLOG_HARD_FACTOR * this.backlogLimit) {
+    this.judgeBacklog(slot);
+  }
+
+  /**
+   * Frames posted in one synchronous run all count until this process yields, however fast the
+   * worker reads: the bound is judged over a grace period (the backlog must stay above it
+   * throughout), or at once far past it. Before the worker has started it reads nothing, so only
+   * the far limit and the start timeout apply.
+   */
+  private judgeBacklog(slot: Slot): void {
+    if (slot.doomed) return;
+    if (slot.backlog <= this.backlogLimit) {
+      if (slot.backlogTimer) clearTimeout(slot.backlogTimer);
+      slot.backlogTimer = null;
+      return;
+    }
+    if (slot.backlog > (slot.up ? BACKLOG_HARD_FACTOR : STARTING_HARD_FACTOR) * this.backlogLimit) {
       this.doom(slot, { backlog: slot.backlog }, 'stream fan-out worker is not reading its frames: replacing it');
       return;
     }
+    if (!slot.up) return;
     slot.backlogTimer ??= setTimeout(() => {
       slot.backlogTimer = null;
       if (slot.backlog > this.backlogLimit) this.doom(slot, { backlog: slot.backlog }, 'stream fan-out worker is not reading its frames: replacing it');
@@ -392,7 +420,9 @@ export class WorkerFanout implements StreamFanout {
  * way to end that connection (checked on Node 20; without the field this does nothing more).
  */
 function closeInTransit(slot: Slot): void {
-  for (const socket of slot.inTransit) socket.destroy();
+  // Only sockets Node has not detached yet: destroying a detached one would close nothing, yet
+  // count a connection off the HTTP server a second time.
+  for (const socket of slot.inTransit) if ((socket as unknown as { _handle: unknown })._handle) socket.destroy();
   slot.inTransit = [];
   const pending = (slot.child as unknown as { _pendingMessage?: { handle?: { close?: () => void } } | null })._pendingMessage;
   try {

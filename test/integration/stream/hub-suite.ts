@@ -183,17 +183,21 @@ describe('party proof (auth enabled)', () => {
     let release = (): void => {};
     const gate = new Promise<void>((r) => (release = r));
     const lookup = sessions.get.bind(sessions);
+    let waiting = 0;
     sessions.get = async (id: string) => {
+      waiting++;
       await gate;
       return lookup(id);
     };
-    return { own, release };
+    /** Resolves once `n` upgrades are past the first checks and waiting in the session lookup. */
+    const lookupsWaiting = (n: number) => waitFor(() => waiting === n, 5_000, `${n} session lookups`);
+    return { own, release, lookupsWaiting };
   };
 
   it('answers 503 shutting_down to an upgrade whose proof was still being checked when shutdown began', async () => {
-    const { own, release } = await gatedStack();
+    const { own, release, lookupsWaiting } = await gatedStack();
     const answer = refused(own.gw.url, `party=${A}&${proof()}`);
-    await sleep(100);
+    await lookupsWaiting(1);
     const closing = own.close();
     await waitFor(() => own.live.hub.isClosed, 5_000, 'shutdown to begin');
     release();
@@ -202,7 +206,7 @@ describe('party proof (auth enabled)', () => {
   });
 
   it('counts upgrades whose proofs were checked at the same time against WS_MAX_CONNECTIONS', async () => {
-    const { own, release } = await gatedStack({ WS_MAX_CONNECTIONS: '1' });
+    const { own, release, lookupsWaiting } = await gatedStack({ WS_MAX_CONNECTIONS: '1' });
     try {
       const outcome = (query: string) =>
         new Promise<string>((resolve) => {
@@ -212,7 +216,7 @@ describe('party proof (auth enabled)', () => {
           ws.once('error', () => resolve('error'));
         });
       const both = Promise.all([outcome(`party=${A}&${proof()}`), outcome(`party=${A}&${proof(Date.now() + 1)}`)]);
-      await sleep(100);
+      await lookupsWaiting(2); // both passed the limit check before their proofs
       release();
       expect((await both).sort()).toEqual(['503', 'open']);
     } finally {
