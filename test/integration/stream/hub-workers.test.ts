@@ -49,7 +49,7 @@ describe('a fan-out worker that dies', () => {
 });
 
 describe('a fan-out worker that stops reading', () => {
-  it('is killed and replaced once its unread frames pass 4 × WS_CLIENT_BUFFER_BYTES; the replacement serves', async () => {
+  it('is killed and replaced once its unread frames stay past 4 × WS_CLIENT_BUFFER_BYTES; the replacement serves', async () => {
     const s = await startStack({ WS_WORKERS: '1', WS_CLIENT_BUFFER_BYTES: '262144' }); // bound: 1 MiB
     try {
       await s.engine.waitFor(() => s.engine.open === 1);
