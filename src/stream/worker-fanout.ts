@@ -104,6 +104,8 @@ export class WorkerFanout implements StreamFanout {
    * instead of the gateway buffering without limit.
    */
   private readonly backlogLimit: number;
+  /** Finds workers that went silent or never started. */
+  private readonly watchdog: NodeJS.Timeout;
 
   constructor(private readonly options: WorkerFanoutOptions) {
     // Under tsx (development, tests) the worker is the .ts source; built, it is the .js next to this file.
@@ -131,8 +133,6 @@ export class WorkerFanout implements StreamFanout {
     }, period);
     this.watchdog.unref();
   }
-
-  private readonly watchdog: NodeJS.Timeout;
 
   /** Kills a worker that is alive but not doing its work; its exit handler starts a replacement. */
   private doom(slot: Slot, details: object, msg: string): void {
