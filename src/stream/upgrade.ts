@@ -85,11 +85,15 @@ export function createUpgradeHandler(ctx: UpgradeContext): (req: IncomingMessage
     };
     const url = new URL(req.url ?? '/', 'http://gateway.invalid');
     if (url.pathname !== STREAM_PATH) return refuse(socket, 404, 'not_found', `no WebSocket route ${url.pathname}`);
-    if (ctx.hub.isClosed) return refuse(socket, 503, 'shutting_down', 'the gateway is shutting down');
-    const full = (): boolean => ctx.hub.size >= ctx.deps.config.wsMaxConnections;
-    const refuseFull = (): void =>
-      refuse(socket, 503, 'too_many_connections', `the stream holds its maximum of ${ctx.deps.config.wsMaxConnections} connections; retry later`);
-    if (full()) return refuseFull();
+    // Shutdown and the connection limit, answered here; checked again once the proof is checked.
+    const unavailable = (): boolean => {
+      if (ctx.hub.isClosed) refuse(socket, 503, 'shutting_down', 'the gateway is shutting down');
+      else if (ctx.hub.size >= ctx.deps.config.wsMaxConnections) {
+        refuse(socket, 503, 'too_many_connections', `the stream holds its maximum of ${ctx.deps.config.wsMaxConnections} connections; retry later`);
+      } else return false;
+      return true;
+    };
+    if (unavailable()) return;
     let sub: Subscription;
     try {
       sub = parseSubscription(url.searchParams, ctx.knownMarkets());
@@ -99,12 +103,9 @@ export function createUpgradeHandler(ctx: UpgradeContext): (req: IncomingMessage
     }
     authorize(sub, ctx, replays).then(
       () => {
-        if (socket.destroyed) return;
-        // Shutdown may have begun while the proof was checked (a database read): answer as for any
-        // upgrade that arrives during shutdown, rather than handing the socket to a closed fan-out.
-        if (ctx.hub.isClosed) return refuse(socket, 503, 'shutting_down', 'the gateway is shutting down');
-        // Upgrades whose proofs were checked at the same time must not pass the limit together.
-        if (full()) return refuseFull();
+        // Shutdown may have begun while the proof was checked (a database read), and upgrades whose
+        // proofs were checked at the same time must not pass the limit together.
+        if (socket.destroyed || unavailable()) return;
         try {
           ctx.hub.accept(req, socket, head, sub);
         } catch (err) {

@@ -35,8 +35,6 @@ interface Slot {
   child: ChildProcess;
   /** Connections the worker last reported, plus those handed to it and not yet in a report. */
   clients: number;
-  /** Hand-overs sent to this worker so far (its reports say how many it has handled). */
-  handed: number;
   stopping: boolean;
   /** Resolved when the worker has loaded and listens (its 'ready' message). */
   ready: Promise<void>;
@@ -179,7 +177,7 @@ export class WorkerFanout implements StreamFanout {
     const ready = new Promise<void>((resolve) => (markReady = resolve));
     const now = performance.now();
     const slot: Slot = {
-      child, clients: 0, handed: 0, stopping: false, ready, markReady, backlog: 0, backlogTimer: null,
+      child, clients: 0, stopping: false, ready, markReady, backlog: 0, backlogTimer: null,
       inTransit: [], settled: 0, doomed: false, startedAt: now, heardAt: now, up: false,
     };
     child.on('message', (m: FromWorker) => this.onMessage(slot, m));
@@ -219,11 +217,12 @@ export class WorkerFanout implements StreamFanout {
       this.judgeBacklog(slot); // what queued while it started is judged from now on
     }
     if (m.t !== 'stats') return;
-    slot.clients = m.clients + (slot.handed - m.accepted);
     if (m.accepted > slot.settled) {
       slot.inTransit.splice(0, m.accepted - slot.settled);
       slot.settled = m.accepted;
     }
+    // A report written before a hand-over arrived cannot count it: those still in transit are added.
+    slot.clients = m.clients + slot.inTransit.length;
     const { metrics } = this.options;
     for (const [kind, n] of Object.entries(m.sent)) metrics.sent(kind, n);
     for (const [kind, n] of Object.entries(m.dropped)) metrics.framesDropped.inc({ kind }, n);
@@ -316,7 +315,6 @@ export class WorkerFanout implements StreamFanout {
       return;
     }
     slot.inTransit.push(socket as Socket);
-    slot.handed++;
     slot.clients++;
   }
 
