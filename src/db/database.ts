@@ -14,6 +14,7 @@
 import postgres from 'postgres';
 import type { Config } from '../config/env.js';
 import { ApiError } from '../http/errors.js';
+import { within } from '../deadline.js';
 
 export type Sql = postgres.Sql;
 export type Queryable = postgres.Sql | postgres.TransactionSql;
@@ -154,18 +155,10 @@ export class Database {
    * is handled by the race and goes nowhere.
    */
   async withDeadline<T>(work: () => Promise<T>, ms = this.deadlineMs, onTimeout?: () => void): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        onTimeout?.();
-        reject(new DeadlineError(ms));
-      }, ms);
+    return within(work(), ms, () => {
+      onTimeout?.();
+      return new DeadlineError(ms);
     });
-    try {
-      return await Promise.race([work(), deadline]);
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   /** Maps a driver error to the API error a client sees; logs the original. */

@@ -218,7 +218,12 @@ export function engineFailure(err: unknown): ApiError {
     err instanceof undiciErrors.BodyTimeoutError ||
     err instanceof undiciErrors.ConnectTimeoutError
   ) {
-    return new ApiError('engine_timeout', 'the engine did not answer in time');
+    return engineTimeoutError();
   }
   return new ApiError('engine_unavailable', 'the engine is unreachable');
+}
+
+/** The 504 of an engine that did not answer in time (also a shared read's own deadline). */
+export function engineTimeoutError(): ApiError {
+  return new ApiError('engine_timeout', 'the engine did not answer in time');
 }

@@ -8,9 +8,9 @@
 // object and one engine request.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
-import type { EngineClient, EngineResponse } from '../../engine/client.js';
+import { engineTimeoutError, type EngineClient, type EngineResponse } from '../../engine/client.js';
 import { signedHeaders } from '../../auth/guards.js';
-import { ApiError } from '../errors.js';
+import { within } from '../../deadline.js';
 import { SharedRead } from '../../engine/shared-read.js';
 import { relayEngineAnswer } from './relay.js';
 import type { ProxyMetrics } from './metrics.js';
@@ -52,7 +52,7 @@ export function forwarder(options: {
       let outcome = 'transport_error';
       try {
         const pending = shared.read(path ?? request.url);
-        const res = options.deadlineMs === undefined ? await pending : await withDeadline(pending, options.deadlineMs);
+        const res = options.deadlineMs === undefined ? await pending : await within(pending, options.deadlineMs, engineTimeoutError);
         outcome = String(res.status);
         return relayEngineAnswer(res, reply);
       } finally {
@@ -88,21 +88,4 @@ export function forwarder(options: {
       timer.observe(outcome, (performance.now() - start) / 1000);
     }
   };
-}
-
-/** `p`, or 504 engine_timeout once `ms` have passed (`p` still settles for whoever else awaits it). */
-function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new ApiError('engine_timeout', 'the engine did not answer in time')), ms);
-    p.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
-  });
 }
