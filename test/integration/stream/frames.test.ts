@@ -81,8 +81,10 @@ describe('stream frames from engine events', () => {
   });
 
   it('an unchanged order book sends nothing; a change sends one full snapshot', async () => {
-    s.engine.books.set('BTC-PERP', { seq: 40, bids: [['99.5', '2']], asks: [['100.5', '1']] });
+    // Connected first: a poll between setting the book and the handshake would publish the
+    // snapshot before this client is there to receive it (a snapshot is sent only on change).
     const c = await connect(s.gw.url, 'kinds=orderbook.snapshot');
+    s.engine.books.set('BTC-PERP', { seq: 40, bids: [['99.5', '2']], asks: [['100.5', '1']] });
     await c.waitFor((m) => m.some((x) => x.kind === 'orderbook.snapshot' && x.seq === 40));
     const polled = s.engine.bookRequests.length;
     await sleep(400); // several polls of the same book
