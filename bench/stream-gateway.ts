@@ -5,8 +5,6 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/env.js';
 import { createDeps } from '../src/deps.js';
 import { LiveRuntime } from '../src/live.js';
-import { WorkerFanout } from '../src/stream/worker-fanout.js';
-import { procUsage } from './processes.js';
 import type { ServerReport } from './stream-shared.js';
 
 const config = loadConfig({
@@ -17,7 +15,6 @@ const config = loadConfig({
   WS_CLIENT_BUFFER_BYTES: String(64 * 1024 * 1024),
   WS_ORDERBOOK_POLL_MS: '3600000',
   WS_HISTORY_SIZE: '10000',
-  WS_WORKERS: process.env.BENCH_WS_WORKERS ?? '0',
   LOG_LEVEL: 'error',
 });
 const deps = createDeps(config, { logger: pino({ level: 'error' }) });
@@ -33,15 +30,6 @@ process.on('message', (m: { cmd: string }) => {
     const mem = process.memoryUsage();
     const cpu = process.cpuUsage();
     const r: ServerReport = { rss: mem.rss, heapUsed: mem.heapUsed, cpuUserMs: cpu.user / 1000, cpuSystemMs: cpu.system / 1000 };
-    // With fan-out workers the server is this process and its workers: their memory and CPU count too.
-    const hub = (deps.live as LiveRuntime).hub;
-    for (const pid of hub instanceof WorkerFanout ? hub.pids : []) {
-      const w = procUsage(pid);
-      if (!w) continue;
-      r.rss += w.rss;
-      r.cpuUserMs += w.userMs;
-      r.cpuSystemMs += w.systemMs;
-    }
     process.send!(r);
   }
 });

@@ -4,7 +4,7 @@
 //   a client process (bench/stream-clients.ts) holding N WebSocket connections.
 // Measures: SSE→frame path alone (events/s, one core); deliveries/s for 1 000 unfiltered clients
 // vs bare ws on the same frames; p50/p99 event→client latency at half load; 10 000 clients with
-// mixed filters, served by the gateway process alone and by two fan-out workers (WS_WORKERS=2):
+// mixed filters:
 // held, idle memory per connection, latency, deliveries/s; server CPU. And the platform's floor
 // (bench/stream-floor.ts): the same latency for plain TCP writes to as many loopback sockets.
 // Results go between the stream-bench markers of docs/performance.md.
@@ -121,7 +121,7 @@ async function emitAtRate(perSecond: number, ms: number): Promise<void> {
 
 // ---------- processes ----------
 function child(file: string, env: Record<string, string> = {}): ChildProcess {
-  // env: e.g. BENCH_WS_WORKERS for the gateway process
+  // env: extra settings for the server process
   return fork(new URL(file, import.meta.url).pathname, [], {
     execArgv: ['--import', 'tsx', '--expose-gc', '--max-old-space-size=8192'],
     env: { ...process.env, BENCH_SOURCE_URL: SOURCE_URL, ...env },
@@ -272,7 +272,7 @@ console.log(`  light load (${LIGHT_FILLS_PER_S} fills/s, ${fmt(small.light.deliv
 const MIXED = ['kinds=trade', 'kinds=trade', 'markets=BTC-PERP&kinds=trade,candle.update&intervals=1m', '', 'kinds=candle.close,trade&markets=ETH-PERP,SOL-PERP'];
 // Average public frames per fill per client for MIXED: 1, 1, 2/3 (BTC only: trade + 1m update), 8, 2/3 (trade only on 2 of 3 markets)
 const MIXED_FRAMES = (1 + 1 + 2 / 3 + 8 + 2 / 3) / MIXED.length;
-async function largeRun(workers: number) {
+async function largeRun() {
   return withServer(
     './stream-gateway.ts',
     (server, url) =>
@@ -288,17 +288,13 @@ async function largeRun(workers: number) {
         const light = await latencyRun(server, clients, LIGHT_FILLS_PER_S, 5_000);
         const perConnRss = (idle.rss - before.rss) / N_LARGE;
         const perConnHeap = (idle.heapUsed - before.heapUsed) / N_LARGE;
-        return { workers, open: conn.open, perConnRss, perConnHeap, b, steady, lat, light };
+        return { open: conn.open, perConnRss, perConnHeap, b, steady, lat, light };
       }),
-    { BENCH_WS_WORKERS: String(workers) },
   );
 }
-const larges = [];
-for (const workers of [0, 2]) {
-  const large = await largeRun(workers);
-  larges.push(large);
-  const who = workers === 0 ? 'gateway process alone' : `${workers} fan-out workers`;
-  console.log(`gateway (${who}), ${N_LARGE} clients (mixed filters): ${large.open} held; idle memory per connection: RSS ${(large.perConnRss / 1024).toFixed(1)} KB, heap ${(large.perConnHeap / 1024).toFixed(1)} KB`);
+const large = await largeRun();
+{
+  console.log(`gateway, ${N_LARGE} clients (mixed filters): ${large.open} held; idle memory per connection: RSS ${(large.perConnRss / 1024).toFixed(1)} KB, heap ${(large.perConnHeap / 1024).toFixed(1)} KB`);
   console.log(`  burst: ${fmt(large.b.deliveriesPerS)} deliveries/s (${fmt(large.b.delivered)}/${fmt(Math.round(large.b.expected))}), server CPU ${large.b.cpuPct.toFixed(0)}%; steady-mode capacity ${fmt(large.steady)} deliveries/s`);
   console.log(
     `  half load (${large.lat.eventsPerS.toFixed(1)} fills/s, ${fmt(large.lat.deliveriesPerS)} deliveries/s): p50 ${large.lat.latency.p50} ms, p99 ${large.lat.latency.p99} ms; ` +
@@ -306,7 +302,6 @@ for (const workers of [0, 2]) {
   );
   console.log(`  light load (${LIGHT_FILLS_PER_S} fills/s, ${fmt(large.light.deliveriesPerS)} deliveries/s): p50 ${large.light.latency.p50} ms, p99 ${large.light.latency.p99} ms`);
 }
-const [large, largeWorkers] = larges as [Awaited<ReturnType<typeof largeRun>>, Awaited<ReturnType<typeof largeRun>>];
 
 // The floor: plain TCP, one write of a typical client's bytes per socket per event (2 events/s).
 const FLOOR_BYTES = 700;
@@ -326,10 +321,9 @@ source.close();
 
 // ---------- docs/performance.md ----------
 const largeRows = (l: typeof large) => {
-  const who = l.workers === 0 ? 'gateway process alone' : `${l.workers} fan-out workers (\`WS_WORKERS=${l.workers}\`)`;
   return [
-    `| ${fmt(N_LARGE)} clients, mixed filters, ${who}: held | ${fmt(l.open)} open, ${l.lat.closedAbnormally} dropped | 10 000 |`,
-    `| … idle memory per connection${l.workers ? ' (gateway + workers)' : ''} | RSS ${(l.perConnRss / 1024).toFixed(1)} KB, heap ${(l.perConnHeap / 1024).toFixed(1)} KB | ≤ 10 KB |`,
+    `| ${fmt(N_LARGE)} clients, mixed filters: held | ${fmt(l.open)} open, ${l.lat.closedAbnormally} dropped | 10 000 |`,
+    `| … idle memory per connection | RSS ${(l.perConnRss / 1024).toFixed(1)} KB, heap ${(l.perConnHeap / 1024).toFixed(1)} KB | ≤ 10 KB |`,
     `| … burst; steady-mode capacity | ${fmt(l.b.deliveriesPerS)} deliveries/s (server CPU ${l.b.cpuPct.toFixed(0)} %); ${fmt(l.steady)} deliveries/s | |`,
     `| … latency at half load (${l.lat.eventsPerS.toFixed(1)} fills/s, ${fmt(l.lat.deliveriesPerS)} deliveries/s) | p50 ${l.lat.latency.p50} ms, p99 ${l.lat.latency.p99} ms | p99 < 50 ms |`,
     `| … light load (${LIGHT_FILLS_PER_S} fills/s, ${fmt(l.light.deliveriesPerS)} deliveries/s) | p50 ${l.light.latency.p50} ms, p99 ${l.light.latency.p99} ms | |`,
@@ -352,7 +346,6 @@ const table = [
   `| Same, light load (${LIGHT_FILLS_PER_S} fills/s, ${fmt(small.light.deliveriesPerS)} deliveries/s) | p50 ${small.light.latency.p50} ms, p99 ${small.light.latency.p99} ms | |`,
   floorRow(floorSmall),
   ...largeRows(large),
-  ...largeRows(largeWorkers),
   floorRow(floorLarge),
   floorRow(floorLarge2),
   '',
@@ -369,8 +362,7 @@ const table = [
   'plain sockets and no WebSocket, JSON or filtering. With 10 000 clients an event reaches about 8 000 of them (mixed',
   `filters), so one event costs roughly ${fmt(floorLarge.writerCpuMsPerEvent * 0.8)} ms of CPU to write and ${fmt(floorLarge.readerCpuMsPerEvent * 0.8)} ms for the one client process to read, on 2 cores`,
   'shared by both: the last recipients cannot get it within 50 ms on this machine, by any server (the floor p99 above).',
-  'Fan-out workers (`WS_WORKERS`) spread the writes over cores; they pay off where the clients are on other machines',
-  'and the gateway has cores of its own, not on a 2-core box that also runs the 10 000 clients.',
+  'More cores are used by running more gateway replicas behind a load balancer (see the fleet section).',
   '<!-- stream-bench:end -->',
 ].join('\n');
 const docPath = new URL('../docs/performance.md', import.meta.url).pathname;

@@ -22,7 +22,6 @@ import type { EngineEvent } from './projections/types.js';
 import { eventStore } from './stream/event-store.js';
 import type { StreamFanout } from './stream/fanout.js';
 import { StreamHub } from './stream/hub.js';
-import { WorkerFanout } from './stream/worker-fanout.js';
 import { StreamMetrics } from './stream/metrics.js';
 
 type LiveDeps = Pick<AppDeps, 'config' | 'logger' | 'db' | 'engine' | 'metrics' | 'sessions'>;
@@ -47,11 +46,7 @@ export class LiveRuntime implements LiveStatusSource {
       metrics: this.streamMetrics,
       logger: deps.logger,
     };
-    // Workers only when there is something to fan out (without the admin token clients get nothing).
-    this.hub =
-      config.wsWorkers > 0 && config.engineAdminToken !== null
-        ? new WorkerFanout({ ...hubOptions, workers: config.wsWorkers, logLevel: config.logLevel })
-        : new StreamHub({ ...hubOptions, enabled: config.engineAdminToken !== null });
+    this.hub = new StreamHub({ ...hubOptions, enabled: config.engineAdminToken !== null });
   }
 
   get enabled(): boolean {

@@ -32,7 +32,6 @@ export interface Config {
   wsOrderbookDepth: number;
   wsMaxConnections: number;
   /** Fan-out worker processes for /v1/stream (0: the gateway process writes to the clients itself). */
-  wsWorkers: number;
   wsClientBufferBytes: number;
   wsPingMs: number;
   wsHistorySize: number;
@@ -155,7 +154,6 @@ export function loadConfig(env: Env = process.env): Config {
     wsOrderbookPollMs: int(env, 'WS_ORDERBOOK_POLL_MS', 500, 50, 3_600_000),
     wsOrderbookDepth: int(env, 'WS_ORDERBOOK_DEPTH', 20, 1, 100),
     wsMaxConnections: int(env, 'WS_MAX_CONNECTIONS', 20_000, 1, 1_000_000),
-    wsWorkers: int(env, 'WS_WORKERS', 0, 0, 64),
     wsClientBufferBytes: int(env, 'WS_CLIENT_BUFFER_BYTES', 1_048_576, 1024, 1_073_741_824),
     wsPingMs: int(env, 'WS_PING_MS', 30_000, 100, 3_600_000),
     wsHistorySize: int(env, 'WS_HISTORY_SIZE', 10_000, 0, 10_000_000),

@@ -74,8 +74,7 @@ describe('control messages are opt-in (spec §2 envelope: kind is one of section
   });
 });
 
-// In the gateway process and in fan-out workers (which re-judge their own connections when told).
-describe.each(['0', '2'])('rule 1 for connections opened before the market list is known (WS_WORKERS=%s)', (workers) => {
+describe('rule 1 for connections opened before the market list is known', () => {
   let s: Stack | undefined;
   afterEach(async () => {
     await s?.close();
@@ -83,7 +82,7 @@ describe.each(['0', '2'])('rule 1 for connections opened before the market list 
   });
 
   it('a misspelled markets filter is dropped once the list loads, and the client then receives every market', async () => {
-    s = await startStack({ WS_WORKERS: workers }, { start: false });
+    s = await startStack({}, { start: false });
     s.engine.marketsFailStatus = 503; // the engine cannot list its markets yet
     s.engine.markets = [
       { symbol: 'BTC-PERP', status: 'active' },
