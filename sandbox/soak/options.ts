@@ -1,0 +1,39 @@
+// Command line of `npm run soak`. Flags only; the defaults are the documented run.
+export interface SoakOptions {
+  short: boolean;
+  /** Whole run, seconds (faults, then a quiet tail). */
+  durationS: number;
+  /** Simulator actions per second. */
+  rate: number;
+  /** Clients of each reconnect storm. */
+  stormClients: number;
+  /** Write the figures into docs/reliability.md (between its soak markers). */
+  writeDocs: boolean;
+}
+
+export const USAGE = `usage: npm run soak -- [--short] [--duration <s>] [--rate <n>] [--storm <n>]
+  --short           CI mode: about 75 s, each fault once (default: about 10 minutes, each fault twice)
+  --duration <s>    length of the run in seconds (default 600, or 75 with --short)
+  --rate <n>        simulator actions per second (default 100)
+  --storm <n>       clients per reconnect storm (default 200, or 100 with --short)
+  --write-docs      write the figures into docs/reliability.md`;
+
+export function parseSoakOptions(argv: string[]): SoakOptions {
+  const short = argv.includes('--short');
+  const o: SoakOptions = { short, durationS: short ? 75 : 600, rate: 100, stormClients: short ? 100 : 200, writeDocs: false };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    const num = (min: number, max: number): number => {
+      const v = Number(argv[++i]);
+      if (!Number.isInteger(v) || v < min || v > max) throw new Error(`${flag} needs an integer from ${min} to ${max}\n${USAGE}`);
+      return v;
+    };
+    if (flag === '--short') continue;
+    else if (flag === '--write-docs') o.writeDocs = true;
+    else if (flag === '--duration') o.durationS = num(30, 7200);
+    else if (flag === '--rate') o.rate = num(1, 10_000);
+    else if (flag === '--storm') o.stormClients = num(1, 5000);
+    else throw new Error(`unknown option ${flag}\n${USAGE}`);
+  }
+  return o;
+}
