@@ -27,6 +27,8 @@ export class EngineHistory {
   readonly hash: number[] = [];
   /** Hash of the `trade` frame the event must produce; 0 when none. */
   readonly tradeHash: number[] = [];
+  /** For each fill: the party of each leg (one `position.update` and one `balance.update` per leg). */
+  readonly legParties: Array<number[] | undefined> = [];
   head = 0;
   problems: string[] = [];
 
@@ -44,6 +46,8 @@ export class EngineHistory {
     this.hash[e.seq] = hash30(canonical(e));
     const t = expectedTrade(e);
     this.tradeHash[e.seq] = t ? hash30(canonical(t)) : 0;
+    const legs = (e.payload as { legs?: Array<{ party?: string }> }).legs;
+    if (t && Array.isArray(legs)) this.legParties[e.seq] = legs.map((l) => idOf(l.party));
   }
 }
 

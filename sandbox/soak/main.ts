@@ -17,7 +17,8 @@ import { EngineHistory, followEngine } from './engine-log.js';
 import { parseSoakOptions } from './options.js';
 import { startService, signal, type Service } from './processes.js';
 import { startProxy } from './proxy.js';
-import { RestReaders } from './rest-readers.js';
+import { RestReaders, type RestTarget } from './rest-readers.js';
+import { authorizeSession, signedGet, soakPartyId, unknownSession, type SoakParty } from './soak-party.js';
 import { sample, slope, type Sample } from './resources.js';
 import { faultSchedule, type Fault } from './schedule.js';
 import { reconnectStorm, type StormResult } from './storm.js';
@@ -36,6 +37,9 @@ const DB_STATEMENT_TIMEOUT_MS = 2000;
 const ENGINE_TIMEOUT_MS = 5000;
 const DEADLINE_MS = Math.max(DB_CONNECT_TIMEOUT_S * 1000 + 3 * DB_STATEMENT_TIMEOUT_MS, ENGINE_TIMEOUT_MS);
 const HANG_MS = DEADLINE_MS + 2000; // + scheduling slack on a loaded machine
+// A quarter of the default per-client bound, so the slow readers trip it within their pauses (the
+// kernel's socket buffers on loopback absorb several MiB first) and a replay must be paced to pass.
+const WS_CLIENT_BUFFER_BYTES = 262_144;
 
 const opts = (() => {
   try {
@@ -115,10 +119,22 @@ async function main(): Promise<number> {
   const proxy = await startProxy(enginePort);
   const gateway = svc('gateway', 'src/main.ts', {
     PORT: String(gatewayPort), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, ENGINE_BASE_URL: `http://127.0.0.1:${proxy.port}`, ENGINE_ADMIN_TOKEN: TOKEN,
-    AUTH_DISABLED: 'true', FAUCET_ENABLED: 'true', VAULT_OPERATOR: 'operator-1', CORS_ORIGINS: '*', DB_POOL_MAX: '4', LOG_LEVEL: 'warn',
+    AUTH_DISABLED: 'true', FAUCET_ENABLED: 'true', WS_CLIENT_BUFFER_BYTES: String(WS_CLIENT_BUFFER_BYTES), VAULT_OPERATOR: 'operator-1', CORS_ORIGINS: '*', DB_POOL_MAX: '4', LOG_LEVEL: 'warn',
     DB_CONNECT_TIMEOUT_S: String(DB_CONNECT_TIMEOUT_S), DB_STATEMENT_TIMEOUT_MS: String(DB_STATEMENT_TIMEOUT_MS), ENGINE_TIMEOUT_MS: String(ENGINE_TIMEOUT_MS),
   });
   await waitFor('gateway', () => httpOk(`${gatewayUrl}/readyz`), 40_000, abort);
+  // A second gateway with authentication on, for REST only (no engine token: no stream, no polls),
+  // so signed reads exercise the session-key lookup in the database under every fault.
+  const authPort = await freePort();
+  const authUrl = `http://127.0.0.1:${authPort}`;
+  svc('gateway-auth', 'src/main.ts', {
+    PORT: String(authPort), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, ENGINE_BASE_URL: `http://127.0.0.1:${proxy.port}`, ENGINE_ADMIN_TOKEN: '',
+    AUTH_DISABLED: 'false', FAUCET_ENABLED: 'false', VAULT_OPERATOR: 'operator-1', CORS_ORIGINS: '*', DB_POOL_MAX: '2', LOG_LEVEL: 'warn',
+    DB_CONNECT_TIMEOUT_S: String(DB_CONNECT_TIMEOUT_S), DB_STATEMENT_TIMEOUT_MS: String(DB_STATEMENT_TIMEOUT_MS), ENGINE_TIMEOUT_MS: String(ENGINE_TIMEOUT_MS),
+  });
+  await waitFor('gateway with auth', () => httpOk(`${authUrl}/healthz`), 40_000, abort);
+  let soakSession = await authorizeSession(engineUrl);
+  const strangerSession = unknownSession();
 
   // 5. Simulator, straight to the engine.
   const simEnv = { ENGINE_BASE_URL: engineUrl, ENGINE_ADMIN_TOKEN: TOKEN, SIM_RATE: String(opts.rate), SIM_BOTS: '8', SIM_SEED: String(SEED) };
@@ -129,11 +145,11 @@ async function main(): Promise<number> {
   // 6. Clients.
   const specs: ClientSpec[] = [
     { name: 'public-all', filter: {}, resume: false, control: false },
-    { name: 'public-btc', filter: { kinds: 'trade,engine.order_filled,engine.order_placed,engine.order_cancelled', markets: 'BTC-PERP' }, resume: false, control: true },
+    { name: 'public-btc', filter: { kinds: 'trade,engine.order_filled,engine.order_placed,engine.order_cancelled', markets: 'BTC-PERP' }, extra: { snapshot: 'false' }, resume: false, control: true },
     { name: 'party-1', filter: { party: parties[0]! }, resume: false, control: false },
     { name: 'resume-eth', filter: { markets: 'ETH-PERP' }, resume: true, control: true },
-    { name: 'resume-party', filter: { party: `${parties[1]},${parties[2]}` }, resume: true, control: true },
-    { name: 'slow-all', filter: {}, resume: true, control: true, slow: { pauseMs: 8000, everyMs: 20_000 } },
+    { name: 'resume-party', filter: { party: `${parties[1]},${parties[2]}` }, extra: { heartbeat: '5' }, resume: true, control: true },
+    { name: 'slow-all', filter: {}, resume: true, control: true, slow: { pauseMs: 20_000, everyMs: 30_000 } },
     { name: 'slow-trades', filter: { kinds: 'trade,candle.update,engine.order_filled' }, resume: true, control: true, slow: { pauseMs: 1500, everyMs: 4000 } },
   ];
   const clients = specs.map((s) => new StreamClient(wsUrl, s));
@@ -170,16 +186,21 @@ async function main(): Promise<number> {
   const pauses: Array<[number, number]> = [];
   const pausedBetween = (from: number, to: number): number =>
     pauses.reduce((sum, [a, b]) => sum + Math.max(0, Math.min(to, b) - Math.max(from, a)), 0);
-  const rest = new RestReaders(gatewayUrl, [
-    '/v1/fills?limit=20',
-    '/v1/orders?market=BTC-PERP&limit=20',
-    '/v1/orderbook?market=ETH-PERP&depth=5',
-    '/v1/events?since=0&limit=50',
-    `/v1/users/${parties[0]}/positions?status=all`,
-    `/v1/users/${parties[1]}/fills?limit=20`,
-    '/v1/vault',
-    '/v1/markets',
-    '/readyz',
+  const plain = (path: string): RestTarget => ({ label: path, url: `${gatewayUrl}${path}`, pausable: true });
+  const signed = (path: string, who: () => SoakParty, label: string): RestTarget => ({ label: `${label} ${path}`, url: `${authUrl}${path}`, headers: () => signedGet(who(), path), pausable: false });
+  const ownFills = `/v1/users/${encodeURIComponent(soakPartyId)}/fills?limit=5`;
+  const rest = new RestReaders([
+    plain('/v1/fills?limit=20'),
+    plain('/v1/orders?market=BTC-PERP&limit=20'),
+    plain('/v1/orderbook?market=ETH-PERP&depth=5'),
+    plain('/v1/events?since=0&limit=50'),
+    plain(`/v1/users/${parties[0]}/positions?status=all`),
+    signed(ownFills, () => soakSession, 'auth, own session'),
+    plain(`/v1/users/${parties[1]}/fills?limit=20`),
+    plain('/v1/vault'),
+    signed(ownFills, () => strangerSession, 'auth, unknown session'),
+    plain('/v1/markets'),
+    plain('/readyz'),
   ], HANG_MS, pausedBetween);
   rest.start(4, 50);
   const samples: Sample[] = [];
@@ -256,6 +277,7 @@ async function main(): Promise<number> {
       histories.push(next);
       follower = followEngine(engineUrl, TOKEN, next);
       simulator = svc('simulator', 'sandbox/simulator/main.ts', simEnv);
+      soakSession = await authorizeSession(engineUrl);
       const [s, r] = await Promise.all([streamBack(next, 0, up), readyBack(up)]);
       recovery.streamMs = s;
       recovery.readyMs = r;
@@ -307,10 +329,15 @@ async function main(): Promise<number> {
       domainProblems: vs.reduce((a, v) => a + v.domainProblems.length, 0),
       frames: c.frames,
       snapshotFrames: c.snapshotFrames,
+      heartbeats: c.heartbeats,
+      heartbeatAsked: c.spec.extra?.heartbeat !== undefined,
+      snapshotOff: c.spec.extra?.snapshot === 'false',
+      epochSeen: c.sawEpoch,
+      legFrames: vs.reduce((a, v) => a + v.legFrames, 0),
       announced: c.announced,
       closes: Object.fromEntries(c.closes),
       refusals: Object.fromEntries(c.refusals),
-      examples: vs.filter(failed).flatMap((v) => [...v.examples, ...v.domainProblems].map((e) => `[${v.why} ${v.from}..${v.to} h${v.history}] ${e}`)).slice(0, 8),
+      examples: vs.filter(failed).flatMap((v) => [...v.examples.slice(0, 4), ...v.domainProblems.slice(0, 4)].map((e) => `[${v.why} ${v.from}..${v.to} h${v.history}] ${e}`)).slice(0, 12),
     };
   });
   for (const p of perClient) {
@@ -318,6 +345,8 @@ async function main(): Promise<number> {
       failures.push(`stream client ${p.client}: ${p.missing} missing, ${p.duplicated} duplicated, ${p.foreign} not the engine's, ${p.outOfOrder} out of order, ${p.domainProblems} domain-frame problems`);
     }
     if (p.compared === 0) failures.push(`stream client ${p.client} received no compared frame`);
+    if (p.heartbeatAsked && p.epochSeen && p.heartbeats === 0) failures.push(`stream client ${p.client} asked for heartbeats and got none`);
+    if (p.snapshotOff && p.snapshotFrames > 0) failures.push(`stream client ${p.client} asked snapshot=false and got ${p.snapshotFrames} snapshot frames`);
   }
   for (const o of outcomes) {
     const storm = o.detail as StormResult | undefined;

@@ -10,6 +10,15 @@ export interface RestFinding {
   at: number;
 }
 
+export interface RestTarget {
+  /** Shown in findings. */
+  label: string;
+  url: string;
+  headers?: () => Record<string, string>;
+  /** The soak stops (SIGSTOP) this target's process at times: that time is not its latency. */
+  pausable: boolean;
+}
+
 export class RestReaders {
   readonly statuses = new Map<string, number>();
   readonly bad: RestFinding[] = [];
@@ -21,8 +30,7 @@ export class RestReaders {
   private readonly agent = new Agent({ connections: 16 });
 
   constructor(
-    private readonly baseUrl: string,
-    private readonly paths: string[],
+    private readonly targets: RestTarget[],
     /** An answer later than this (ms, after subtracting paused time) is a hang. */
     readonly hangMs: number,
     /** ms the gateway was stopped (SIGSTOP) between two instants. */
@@ -35,18 +43,20 @@ export class RestReaders {
 
   private async loop(offset: number, pauseMs: number): Promise<void> {
     for (let i = offset; !this.stopped; i++) {
-      await this.read(this.paths[i % this.paths.length]!);
+      await this.read(this.targets[i % this.targets.length]!);
       await new Promise((r) => setTimeout(r, pauseMs));
     }
   }
 
-  private async read(path: string): Promise<void> {
+  private async read(target: RestTarget): Promise<void> {
+    const path = target.label;
     const t0 = Date.now();
     let status: number | string;
     let code = '';
     try {
-      const res = await request(`${this.baseUrl}${path}`, {
+      const res = await request(target.url, {
         dispatcher: this.agent,
+        ...(target.headers ? { headers: target.headers() } : {}),
         headersTimeout: this.hangMs * 3,
         bodyTimeout: this.hangMs * 3,
       });
@@ -61,7 +71,7 @@ export class RestReaders {
       status = (err as { code?: string }).code ?? (err as Error).name;
     }
     const t1 = Date.now();
-    const ms = t1 - t0 - this.pausedBetween(t0, t1);
+    const ms = t1 - t0 - (target.pausable ? this.pausedBetween(t0, t1) : 0);
     this.requests++;
     this.latencies.push(ms);
     const key = code ? `${status} ${code}` : String(status);

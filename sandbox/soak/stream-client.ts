@@ -15,6 +15,8 @@ export interface ClientSpec {
   resume: boolean;
   /** Ask for control messages without `since` (a resuming client always gets them). */
   control: boolean;
+  /** Other query parameters (heartbeat, snapshot). */
+  extra?: Record<string, string>;
   /** Slow reader: stop reading for `pauseMs` every `everyMs`. */
   slow?: { pauseMs: number; everyMs: number };
 }
@@ -29,6 +31,9 @@ export interface Segment {
   hashes: number[];
   /** The connection was still open when the run ended: the segment must reach the engine's head. */
   openAtEnd: boolean;
+  /** position.update (1) and balance.update (2) frames: their seqs and kinds, counted per fill leg. */
+  legSeqs: number[];
+  legKinds: number[];
   domainProblems: string[];
   lastDomainSeq: number;
   seenAtSeq: Set<number>;
@@ -46,6 +51,8 @@ export class StreamClient {
   refusals = new Map<number, number>();
   snapshotFrames = 0;
   heartbeats = 0;
+  /** The gateway named an epoch in `stream.subscribed` (the stream's epoch extension is there). */
+  sawEpoch = false;
   frames = 0;
   /** Called for every compared frame (recovery probes). */
   onFrame: ((kind: number, seq: number, hash: number) => void) | null = null;
@@ -74,7 +81,7 @@ export class StreamClient {
 
   private url(): string {
     const q = new URLSearchParams();
-    for (const [k, v] of Object.entries(this.spec.filter)) if (v) q.set(k, v);
+    for (const [k, v] of Object.entries({ ...this.spec.filter, ...this.spec.extra })) if (v) q.set(k, v);
     if (this.spec.resume && this.lastSeq !== null) {
       q.set('since', String(this.lastSeq));
       if (this.epoch !== null) q.set('epoch', this.epoch);
@@ -85,7 +92,7 @@ export class StreamClient {
   }
 
   private newSegment(why: string, start: number | null): void {
-    this.current = { client: this.spec.name, why, start, kinds: [], seqs: [], hashes: [], openAtEnd: false, domainProblems: [], lastDomainSeq: -1, seenAtSeq: new Set(), seenSeq: -1 };
+    this.current = { client: this.spec.name, why, start, kinds: [], seqs: [], hashes: [], openAtEnd: false, legSeqs: [], legKinds: [], domainProblems: [], lastDomainSeq: -1, seenAtSeq: new Set(), seenSeq: -1 };
     this.segments.push(this.current);
   }
 
@@ -125,7 +132,10 @@ export class StreamClient {
     const f = JSON.parse(text) as { kind: string; seq: number; payload: Record<string, unknown>; snapshot?: boolean };
     this.frames++;
     if (f.kind.startsWith('stream.')) {
-      if (f.kind === 'stream.subscribed' && typeof f.payload.epoch === 'string') this.epoch = f.payload.epoch;
+      if (f.kind === 'stream.subscribed' && typeof f.payload.epoch === 'string') {
+        this.epoch = f.payload.epoch;
+        this.sawEpoch = true;
+      }
       if (f.kind === 'stream.heartbeat') this.heartbeats++;
       if (f.kind === 'stream.gap') {
         this.announced.gap++;
@@ -160,6 +170,12 @@ export class StreamClient {
       if (f.seq !== seg.seenSeq) {
         seg.seenSeq = f.seq;
         seg.seenAtSeq.clear();
+      }
+      if (f.kind === 'position.update' || f.kind === 'balance.update') {
+        // One per fill leg: a party trading with itself gets two alike; counted against the log instead.
+        seg.legSeqs.push(f.seq);
+        seg.legKinds.push(f.kind === 'position.update' ? 1 : 2);
+        return;
       }
       const h = hash30(text);
       if (seg.seenAtSeq.has(h) && seg.domainProblems.length < 20) seg.domainProblems.push(`${f.kind} seq ${f.seq} received twice`);

@@ -18,6 +18,7 @@ export interface SegmentVerdict {
   foreign: number;
   outOfOrder: number;
   domainProblems: string[];
+  legFrames: number;
   examples: string[];
 }
 
@@ -25,7 +26,7 @@ const PASSTHROUGH_IDS = new Set(PASSTHROUGH.map((k) => kindId(k)));
 
 export function verifySegment(seg: Segment, spec: ClientSpec, histories: EngineHistory[], endHead: Map<number, number>): SegmentVerdict | null {
   const n = seg.seqs.length;
-  const verdict: SegmentVerdict = { client: seg.client, why: seg.why, history: null, from: 0, to: 0, received: n, expected: 0, missing: 0, duplicated: 0, foreign: 0, outOfOrder: 0, domainProblems: seg.domainProblems, examples: [] };
+  const verdict: SegmentVerdict = { client: seg.client, why: seg.why, history: null, from: 0, to: 0, received: n, expected: 0, missing: 0, duplicated: 0, foreign: 0, outOfOrder: 0, domainProblems: [...seg.domainProblems], legFrames: 0, examples: [] };
   if (n === 0) return seg.domainProblems.length > 0 ? verdict : null;
   const matchesHistory = (h: EngineHistory, i: number): boolean => {
     const s = seg.seqs[i]!;
@@ -89,6 +90,35 @@ export function verifySegment(seg: Segment, spec: ClientSpec, histories: EngineH
       example(`${kindName(k)} seq ${s} is not the engine's (history ${history.index}) under the filter`);
     }
   }
+  // position.update / balance.update: exactly one per leg of a subscribed party (positions: market filter too).
+  const legsWanted = new Map<string, number>();
+  const wantPos = !spec.filter.kinds || spec.filter.kinds.split(',').includes('position.update');
+  const wantBal = !spec.filter.kinds || spec.filter.kinds.split(',').includes('balance.update');
+  for (let s = lo; s <= hi; s++) {
+    const legs = history.legParties[s];
+    if (!legs) continue;
+    const mine = legs.filter((p) => parties.has(p)).length;
+    if (mine === 0) continue;
+    const m = history.market[s]!;
+    if (wantPos && !(markets && m !== 0 && !markets.has(m))) legsWanted.set(`1:${s}`, mine);
+    if (wantBal) legsWanted.set(`2:${s}`, mine);
+  }
+  const legsGot = new Map<string, number>();
+  for (let i = 0; i < seg.legSeqs.length; i++) {
+    const s = seg.legSeqs[i]!;
+    if (s < lo || s > hi) continue;
+    const key = `${seg.legKinds[i]}:${s}`;
+    legsGot.set(key, (legsGot.get(key) ?? 0) + 1);
+  }
+  for (const key of new Set([...legsWanted.keys(), ...legsGot.keys()])) {
+    const want = legsWanted.get(key) ?? 0;
+    const got = legsGot.get(key) ?? 0;
+    if (want === got) continue;
+    const [k, s] = key.split(':');
+    if (verdict.domainProblems.length < 20) verdict.domainProblems.push(`${k === '1' ? 'position.update' : 'balance.update'} seq ${s}: ${got} frames for ${want} legs of the subscribed parties`);
+    else verdict.domainProblems.push('…');
+  }
+  verdict.legFrames = seg.legSeqs.length;
   for (const key of expected.keys()) {
     if (seen.has(key)) continue;
     verdict.missing++;
