@@ -121,6 +121,8 @@ async function main(): Promise<number> {
     PORT: String(gatewayPort), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, ENGINE_BASE_URL: `http://127.0.0.1:${proxy.port}`, ENGINE_ADMIN_TOKEN: TOKEN,
     AUTH_DISABLED: 'true', FAUCET_ENABLED: 'true', WS_CLIENT_BUFFER_BYTES: String(WS_CLIENT_BUFFER_BYTES), VAULT_OPERATOR: 'operator-1', CORS_ORIGINS: '*', DB_POOL_MAX: '4', LOG_LEVEL: 'warn',
     DB_CONNECT_TIMEOUT_S: String(DB_CONNECT_TIMEOUT_S), DB_STATEMENT_TIMEOUT_MS: String(DB_STATEMENT_TIMEOUT_MS), ENGINE_TIMEOUT_MS: String(ENGINE_TIMEOUT_MS),
+    // Every soak client comes from 127.0.0.1: the per-address caps must hold a reconnect storm.
+    WS_MAX_CONNECTIONS_PER_IP: String(opts.stormClients + 100), HTTP_MAX_CONNECTIONS_PER_IP: String(2 * opts.stormClients + 200),
   });
   await waitFor('gateway', () => httpOk(`${gatewayUrl}/readyz`), 40_000, abort);
   // A second gateway with authentication on, for REST only (no engine token: no stream, no polls),
@@ -149,7 +151,7 @@ async function main(): Promise<number> {
     { name: 'party-1', filter: { party: parties[0]! }, resume: false, control: false },
     { name: 'resume-eth', filter: { markets: 'ETH-PERP' }, resume: true, control: true },
     { name: 'resume-party', filter: { party: `${parties[1]},${parties[2]}` }, extra: { heartbeat: '5' }, resume: true, control: true },
-    { name: 'slow-all', filter: {}, resume: true, control: true, slow: { pauseMs: 20_000, everyMs: 30_000 } },
+    { name: 'slow-all', filter: {}, resume: true, control: true, slow: { pauseMs: 40_000, everyMs: 55_000 } },
     { name: 'slow-trades', filter: { kinds: 'trade,candle.update,engine.order_filled' }, resume: true, control: true, slow: { pauseMs: 1500, everyMs: 4000 } },
   ];
   const clients = specs.map((s) => new StreamClient(wsUrl, s));
@@ -211,7 +213,7 @@ async function main(): Promise<number> {
   }, 2000);
 
   // 8. Faults.
-  const schedule = faultSchedule(opts.short);
+  const schedule = faultSchedule(opts.short).filter((f) => opts.only === null || opts.only.includes(f.kind));
   const outcomes: Array<Fault & { startedAtS: number; recovery: Record<string, number | null>; detail?: unknown }> = [];
   const faultsStart = Date.now();
   for (const fault of schedule) {

@@ -7,6 +7,8 @@ export interface SoakOptions {
   rate: number;
   /** Clients of each reconnect storm. */
   stormClients: number;
+  /** Run only these faults of the schedule (null: all). */
+  only: string[] | null;
   /** Write the figures into docs/reliability.md (between its soak markers). */
   writeDocs: boolean;
 }
@@ -16,11 +18,12 @@ export const USAGE = `usage: npm run soak -- [--short] [--duration <s>] [--rate 
   --duration <s>    length of the run in seconds (default 600, or 75 with --short)
   --rate <n>        simulator actions per second (default 100)
   --storm <n>       clients per reconnect storm (default 200, or 100 with --short)
+  --only <kinds>    only these faults (comma list of sse-drop, gateway-pause, db-stall, reconnect-storm, engine-restart)
   --write-docs      write the figures into docs/reliability.md`;
 
 export function parseSoakOptions(argv: string[]): SoakOptions {
   const short = argv.includes('--short');
-  const o: SoakOptions = { short, durationS: short ? 75 : 600, rate: 100, stormClients: short ? 100 : 200, writeDocs: false };
+  const o: SoakOptions = { short, durationS: short ? 75 : 600, rate: 100, stormClients: short ? 100 : 200, writeDocs: false, only: null };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
     const num = (min: number, max: number): number => {
@@ -30,6 +33,13 @@ export function parseSoakOptions(argv: string[]): SoakOptions {
     };
     if (flag === '--short') continue;
     else if (flag === '--write-docs') o.writeDocs = true;
+    else if (flag === '--only') {
+      const kinds = (argv[++i] ?? '').split(',').filter(Boolean);
+      const known = ['sse-drop', 'gateway-pause', 'db-stall', 'reconnect-storm', 'engine-restart'];
+      const bad = kinds.filter((k) => !known.includes(k));
+      if (kinds.length === 0 || bad.length > 0) throw new Error(`--only needs a comma list of ${known.join(', ')}\n${USAGE}`);
+      o.only = kinds;
+    }
     else if (flag === '--duration') o.durationS = num(30, 7200);
     else if (flag === '--rate') o.rate = num(1, 10_000);
     else if (flag === '--storm') o.stormClients = num(1, 5000);

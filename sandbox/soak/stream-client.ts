@@ -70,12 +70,15 @@ export class StreamClient {
     this.connect();
     if (this.spec.slow) {
       const { pauseMs, everyMs } = this.spec.slow;
-      this.slowTimer = setInterval(() => {
+      const pause = (): void => {
         const ws = this.ws;
         if (!ws || ws.readyState !== WebSocket.OPEN) return;
         ws.pause();
         setTimeout(() => ws.resume(), pauseMs).unref();
-      }, everyMs);
+      };
+      // First pause soon after the start, so even the short run sees one.
+      setTimeout(pause, 5000).unref();
+      this.slowTimer = setInterval(pause, everyMs);
     }
   }
 
