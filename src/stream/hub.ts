@@ -193,7 +193,7 @@ export class StreamHub implements StreamFanout {
       if (client.corked) this.batch.push(client);
     }
     sent.wire ??= wireFrame(sent.data);
-    const r = client.send(sent.data, sent.wire);
+    const r = client.send(sent.data, sent.wire, sent.frame.seq);
     if (r === 'sent') return true;
     if (r === 'slow') {
       this.index.remove(client);
