@@ -134,7 +134,10 @@ export class StreamHub implements StreamFanout {
         payload: { requestedSince: since, oldestAvailableSeq: covered === null ? null : covered + 1, backfill: `/v1/events?since=${since}` },
       });
     }
-    for (const sent of this.history.after(since)) {
+    // After a gap, nothing at or below `covered`: those seqs were announced as unavailable (the
+    // client backfills them), and the oldest event held may have lost its first frames to eviction.
+    const from = covered !== null && since < covered ? covered : since;
+    for (const sent of this.history.after(from)) {
       if (!matches(client.sub, sent.frame)) continue;
       if (!this.deliver(client, sent)) return;
     }
