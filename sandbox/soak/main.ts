@@ -392,7 +392,7 @@ async function main(): Promise<number> {
     hangMs: HANG_MS,
     engineHistories: histories.map((h) => ({ index: h.index, events: h.head })),
     clients: perClient,
-    rest: { requests: rest.requests, statuses: Object.fromEntries(rest.statuses), p50Ms: pct(50), p99Ms: pct(99), maxMs: sorted.at(-1) ?? 0, bad: rest.bad.length, overDeadline: rest.slow.length },
+    rest: { requests: rest.requests, statuses: Object.fromEntries(rest.statuses), p50Ms: pct(50), p99Ms: pct(99), maxMs: sorted.at(-1) ?? 0, bad: rest.bad.length, overDeadline: rest.slow.length, slowest: rest.slowest.map((f) => ({ ...f, atS: (f.at - t0) / 1000 })) },
     faults: outcomes,
     resources: { ...resources, judged },
     failures,

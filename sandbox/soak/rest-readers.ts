@@ -24,6 +24,8 @@ export class RestReaders {
   readonly bad: RestFinding[] = [];
   readonly slow: RestFinding[] = [];
   readonly latencies: number[] = [];
+  /** The five slowest answers. */
+  readonly slowest: RestFinding[] = [];
   requests = 0;
   private stopped = false;
   private readonly loops: Promise<void>[] = [];
@@ -84,6 +86,11 @@ export class RestReaders {
       ((status >= 200 && status < 500) || status === 503 || (status === 504 && code === 'engine_timeout') || (status === 502 && code === 'engine_unavailable'));
     if (!acceptable) this.bad.push(finding);
     if (ms > this.hangMs) this.slow.push(finding);
+    if (this.slowest.length < 5 || ms > this.slowest.at(-1)!.ms) {
+      this.slowest.push(finding);
+      this.slowest.sort((a, b) => b.ms - a.ms);
+      this.slowest.length = Math.min(this.slowest.length, 5);
+    }
   }
 
   async stop(): Promise<void> {

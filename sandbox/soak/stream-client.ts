@@ -142,7 +142,9 @@ export class StreamClient {
       if (f.kind === 'stream.heartbeat') this.heartbeats++;
       if (f.kind === 'stream.gap') {
         this.announced.gap++;
-        this.newSegment('gap', null);
+        // Owed: everything from the oldest seq the gateway says it still has.
+        const oldest = f.payload.oldestAvailableSeq;
+        this.newSegment('gap', typeof oldest === 'number' ? oldest - 1 : null);
       }
       if (f.kind === 'stream.reset') {
         this.announced.reset++;
