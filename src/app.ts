@@ -2,6 +2,7 @@
 // import time (the database and engine pools connect lazily), so tests build as many apps as
 // they like; main.ts is the only file that listens.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -46,12 +47,19 @@ export interface AppDeps {
 
 export type RoutePlugin = FastifyPluginAsyncTypebox<{ deps: AppDeps }>;
 
-export const ALLOWED_HEADERS = ['content-type', 'x-user', 'x-session-id', 'x-session-sig', 'last-event-id'];
+export const ALLOWED_HEADERS = ['content-type', 'x-user', 'x-session-id', 'x-session-sig', 'x-request-id', 'last-event-id'];
 
 /** The CORS origin to answer for errors raised before the CORS plugin runs. */
 function allowedOrigin(origins: string[], origin: string | undefined): string | null {
   if (origins.includes('*')) return '*';
   return origin && origins.includes(origin) ? origin : null;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function requestId(req: { headers: Record<string, string | string[] | undefined> }): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
 }
 
 export type App = FastifyInstance<any, any, any, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -82,6 +90,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
     // Requests that still arrive while closing get the gateway's own 503 shape (hook below).
     return503OnClosing: false,
+    // Request ids: a caller's `X-Request-Id` is kept when it is short and plain (so a front end or an
+    // edge proxy can follow one call through the logs), else one is made. It is logged with every
+    // line of the request (`reqId`), returned in `X-Request-Id` and forwarded to the engine.
+    requestIdHeader: false,
+    genReqId: requestId,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.addSchema(ErrorBody);
@@ -200,7 +213,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     void reply.header('retry-after', '1');
     done(new ApiError('shutting_down', 'the gateway is shutting down; retry on another instance'));
   });
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
+    void reply.header('x-request-id', request.id);
     if (closing) void reply.header('connection', 'close');
     done(null, payload);
   });
