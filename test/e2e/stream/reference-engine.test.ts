@@ -5,7 +5,6 @@ import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.j
 import { faucet, makeParty, signHex, SigningClient } from '../../sandbox/engine/helpers.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
-import { LiveRuntime } from '../../../src/live.js';
 import { connect, sleep, type TestClient } from '../../integration/stream/helpers.js';
 
 describe('stream against the reference engine', () => {
@@ -27,8 +26,8 @@ describe('stream against the reference engine', () => {
       { ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, WS_ORDERBOOK_POLL_MS: '100' },
       { listen: true },
     );
-    await (gw.deps.live as LiveRuntime).start();
-    await waitFor(() => (gw.deps.live as LiveRuntime).status().connected, 5_000, 'bridge');
+    await gw.deps.live!.start();
+    await waitFor(() => gw.deps.live!.status().connected, 5_000, 'bridge');
     alice = new SigningClient(engine.url, makeParty('alice'));
     bob = new SigningClient(engine.url, makeParty('bob'));
     for (const c of [alice, bob]) {
