@@ -4,7 +4,6 @@ import pino from 'pino';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/env.js';
 import { createDeps } from '../src/deps.js';
-import { LiveRuntime } from '../src/live.js';
 import type { ServerReport } from './stream-shared.js';
 
 const config = loadConfig({
@@ -20,7 +19,7 @@ const config = loadConfig({
 const deps = createDeps(config, { logger: pino({ level: 'error' }) });
 const app = await buildApp(deps);
 const address = await app.listen({ port: 0, host: '127.0.0.1' });
-await (deps.live as LiveRuntime).start();
+await deps.live!.start();
 
 process.on('message', (m: { cmd: string }) => {
   // A clean exit (not a kill), so `node --cpu-prof` can write its profile.

@@ -99,7 +99,7 @@ async function main(): Promise<void> {
     try {
       embedded = await startEmbeddedPostgres({ port: opts.dbPort, dataDir: dir });
     } catch (err) {
-      throw new Error(`embedded PostgreSQL did not start (${(err as Error).message}); is port ${opts.dbPort} free? --reset wipes a damaged ${dir}`);
+      throw new Error(`embedded PostgreSQL did not start (${(err as Error).message}); is port ${opts.dbPort} free? --reset wipes a damaged ${dir}`, { cause: err });
     }
     databaseUrl = embedded.url;
     say(`database: embedded PGlite at ${databaseUrl} (data in ${dir})`);

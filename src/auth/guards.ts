@@ -1,8 +1,8 @@
 // The authenticate and own-party guards of every `/v1/users/:party/...` route (spec §5).
 // They are attached by an onRoute hook, so a route plugin only has to live under that prefix.
 // With AUTH_DISABLED=true both are no-ops.
-import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import type { AppDeps } from '../app.js';
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import fp from 'fastify-plugin';
 import { ApiError } from '../http/errors.js';
 import { parseSessionSig, signedPayload, SIGNATURE_WINDOW_MS, verifySignature } from './signature.js';
 import { SessionKeys } from './session-keys.js';
@@ -14,8 +14,6 @@ export const PARTY_ROUTE_PREFIX = '/v1/users/:party';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The raw request body as received (signatures cover these bytes). */
-    rawBody?: Buffer;
     /** The party whose signature this request carried, once the authenticate guard passed. */
     provenParty?: string;
   }
@@ -65,13 +63,15 @@ export async function verifySignedRequest(
   return user;
 }
 
-export function installAuthGuards(app: FastifyInstance<any, any, any, any, any>, deps: Pick<AppDeps, 'config' | 'sessions'>): void {
-  if (deps.config.authDisabled) return;
+/** Adds both guards to every route under PARTY_ROUTE_PREFIX registered after it (an onRoute hook). */
+export const authGuards = fp(async (app) => {
+  const { config, sessions } = app;
+  if (config.authDisabled) return;
   const replays = new ReplayCache(SIGNATURE_WINDOW_MS * 2);
 
   const authenticate: preHandlerAsyncHookHandler = async (request: FastifyRequest) => {
     const headers = signedHeaders(request);
-    request.provenParty = await verifySignedRequest(deps.sessions, replays, {
+    request.provenParty = await verifySignedRequest(sessions, replays, {
       method: request.method,
       target: request.url,
       body: request.rawBody ?? '',
@@ -92,4 +92,4 @@ export function installAuthGuards(app: FastifyInstance<any, any, any, any, any>,
       route.schema.security = [{ xUser: [], xSessionId: [], xSessionSig: [] }];
     }
   });
-}
+}, { name: 'auth-guards', fastify: '5.x', dependencies: ['dependencies'] });

@@ -2,29 +2,28 @@
 // The WebSocket handshake is taken from the Fastify server's 'upgrade' event (ws, noServer); a
 // plain GET of /v1/stream answers 426 so the route is visible in the OpenAPI description.
 import { Type } from 'typebox';
-import type { RoutePlugin } from '../app.js';
-import { LiveRuntime } from '../live.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { StreamHub } from '../stream/hub.js';
 import { StreamMetrics } from '../stream/metrics.js';
 import { createUpgradeHandler, STREAM_PATH } from '../stream/upgrade.js';
 import { buildAsyncApi } from '../stream/asyncapi.js';
 
-export const streamRoutes: RoutePlugin = async (app, { deps }) => {
-  const runtime = deps.live instanceof LiveRuntime ? deps.live : null;
+export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const runtime = app.live;
   // An app built without the runtime still accepts clients; they receive nothing (no bridge).
-  const metrics = runtime?.streamMetrics ?? StreamMetrics.for(deps.metrics.registry);
+  const metrics = runtime?.streamMetrics ?? StreamMetrics.for(app.metrics.registry);
   const hub =
     runtime?.hub ??
     new StreamHub({
       enabled: false,
-      bufferBytes: deps.config.wsClientBufferBytes,
-      pingMs: deps.config.wsPingMs,
+      bufferBytes: app.config.wsClientBufferBytes,
+      pingMs: app.config.wsPingMs,
       historySize: 0,
       metrics,
-      logger: deps.logger,
+      logger: app.log,
     });
 
-  const onUpgrade = createUpgradeHandler({ deps, hub, metrics, knownMarkets: () => runtime?.knownMarkets() ?? null });
+  const onUpgrade = createUpgradeHandler({ deps: { config: app.config, sessions: app.sessions, logger: app.log }, hub, metrics, knownMarkets: () => runtime?.knownMarkets() ?? null });
   app.server.on('upgrade', onUpgrade);
   // Before the server closes its connections: every client gets 1001 "going away".
   app.addHook('preClose', async () => {

@@ -2,11 +2,12 @@
 // WebSocket handshake, so a refused client gets a plain HTTP status with a JSON `{error, code}` body.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { verifySignedRequest } from '../auth/guards.js';
 import { SIGNATURE_WINDOW_MS } from '../auth/signature.js';
 import { ReplayCache } from '../auth/replay-cache.js';
 import { ApiError } from '../http/errors.js';
+import { corsOrigin } from '../http/plugins/cors.js';
 import type { StreamFanout } from './fanout.js';
 import type { StreamMetrics } from './metrics.js';
 import { parseSubscription, type Subscription } from './subscription.js';
@@ -20,15 +21,6 @@ const REASONS: Record<number, string> = {
   404: 'Not Found',
   503: 'Service Unavailable',
 };
-
-/**
- * The Access-Control-Allow-Origin of a refusal, as for the HTTP routes (CORS_ORIGINS): `*` when
- * configured, else the request's Origin when it is listed, else none (null).
- */
-export function refusalOrigin(corsOrigins: readonly string[], origin: string | undefined): string | null {
-  if (corsOrigins.includes('*')) return '*';
-  return origin !== undefined && corsOrigins.includes(origin) ? origin : null;
-}
 
 /** Writes an HTTP error on a socket that has not been upgraded, then closes it. */
 export function refuseSocket(socket: Duplex, status: number, code: string, error: string, allowOrigin: string | null = null): void {
@@ -78,7 +70,7 @@ export function createUpgradeHandler(ctx: UpgradeContext): (req: IncomingMessage
 
   return (req, socket, head) => {
     socket.on('error', () => socket.destroy());
-    const origin = refusalOrigin(ctx.deps.config.corsOrigins, typeof req.headers.origin === 'string' ? req.headers.origin : undefined);
+    const origin = corsOrigin(ctx.deps.config.corsOrigins, typeof req.headers.origin === 'string' ? req.headers.origin : undefined);
     const refuse = (s: Duplex, status: number, code: string, error: string): void => {
       ctx.metrics.rejected.inc({ status: String(status) });
       refuseSocket(s, status, code, error, origin);

@@ -3,7 +3,7 @@
 // AUTH_DISABLED=true accepts and any other answers with a 401 GatewayError).
 import { defaultRetry, type RetryPolicy } from './retry.js';
 import { prepareSession, Session, type PartySigner } from './signing.js';
-import { fetchSender, Transport, type Sender } from './transport.js';
+import { fetchSender, Transport } from './transport.js';
 import type {
   Answer,
   Balance,

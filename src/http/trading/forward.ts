@@ -1,5 +1,6 @@
-// Forwarding of signed trading calls: only the three signing headers, the content type and the raw
-// body travel to the engine, with the request target exactly as the client signed it
+// Forwarding of signed trading calls: only the three signing headers, the content type, the request
+// id (not covered by the signature; for following a call through both logs) and the raw body travel
+// to the engine, with the request target exactly as the client signed it
 // (`request.url`, path plus query). Nothing is re-encoded, so the engine verifies the very bytes
 // the session key signed. Cookies, origins and other client headers never reach the engine.
 //
@@ -65,9 +66,9 @@ export function forwarder(options: {
     if (signed) {
       // 401 when a header is missing, 400 on a duplicated X-User: the engine never sees either.
       const s = signedHeaders(request);
-      headers = { 'x-user': s.user, 'x-session-id': s.sessionId, 'x-session-sig': s.sig };
+      headers = { 'x-user': s.user, 'x-session-id': s.sessionId, 'x-session-sig': s.sig, 'x-request-id': request.id };
     } else {
-      headers = {};
+      headers = { 'x-request-id': request.id };
     }
     const body = rawBody ?? request.rawBody;
     const hasBody = body !== undefined && body.length > 0;

@@ -4,7 +4,7 @@
 // the signature; its answers come back unchanged (see relay.ts). Session keys created through
 // `/v1/session-auth` are also taught to the guard of the party-scoped reads, so a client can read
 // its own data right after creating a session, before the SSE event or the mirror catch up.
-import type { RoutePlugin } from '../../app.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { parseJson } from '../../engine/client.js';
 import { signedHeaders } from '../../auth/guards.js';
 import { learnSession } from './learn-session.js';
@@ -33,9 +33,9 @@ const documentOnly = () => () => true;
 const PROXY_ERRORS = errors(400, 401, 429, 502, 504);
 const SIGNED_NOTE = 'Signed: headers `X-User`, `X-Session-Id`, `X-Session-Sig` (engine.md §2), forwarded unchanged with the raw body.';
 
-export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
-  const { engine, sessions, config } = deps;
-  const metrics = proxyMetrics(deps.metrics);
+export const tradingProxyRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { engine, sessions, config } = app;
+  const metrics = proxyMetrics(app.metrics);
   // One forwarder per route, built once: metric labels and route options are not rebuilt per call.
   const sessionAuth = forwarder({
     engine,
