@@ -14,7 +14,6 @@ export function machine(): string {
   return `\`nproc\` ${nproc}, ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}, 1-minute load average ${loadavg()[0]!.toFixed(2)} at the end`;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Result = any;
 
 const ms = (v: number | null | undefined): string => (v === null || v === undefined ? '**not recovered**' : `${(v / 1000).toFixed(2)} s`);
