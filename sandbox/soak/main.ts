@@ -269,9 +269,12 @@ async function main(): Promise<number> {
       detail = storm;
     } else if (fault.kind === 'engine-restart') {
       await simulator.stop();
-      follower.stop();
       await engine.kill();
-      await sleep(fault.forS * 1000);
+      // The soak's reader keeps what the engine sent before it died (as the gateway's SSE does), then
+      // stops before the new engine is up.
+      await sleep(Math.min(500, fault.forS * 1000));
+      follower.stop();
+      await sleep(Math.max(0, fault.forS * 1000 - 500));
       engine = svc('engine', 'sandbox/engine/main.ts', engineEnv);
       await waitFor('engine restart', () => httpOk(`${engineUrl}/healthz`), 30_000, abort);
       const up = Date.now();
@@ -289,9 +292,10 @@ async function main(): Promise<number> {
   }
 
   // 9. Quiet tail, then stop the load and let every client catch up with the engine's head.
-  const endAt = t0 + opts.durationS * 1000;
-  if (Date.now() < endAt - 10_000) await sleep(endAt - 10_000 - Date.now());
+  const endAt = faultsStart + opts.durationS * 1000;
+  if (Date.now() < endAt) await sleep(endAt - Date.now());
   say('stopping the simulator; waiting for the clients to catch up');
+  for (const c of clients) c.calm();
   await simulator.stop();
   await sleep(3000);
   const endHead = new Map(histories.map((h) => [h.index, h.head]));

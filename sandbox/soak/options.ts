@@ -1,7 +1,7 @@
 // Command line of `npm run soak`. Flags only; the defaults are the documented run.
 export interface SoakOptions {
   short: boolean;
-  /** Whole run, seconds (faults, then a quiet tail). */
+  /** Seconds of load after the stack is up (faults, then a quiet tail); then 8 s of catching up. */
   durationS: number;
   /** Simulator actions per second. */
   rate: number;
@@ -14,8 +14,8 @@ export interface SoakOptions {
 }
 
 export const USAGE = `usage: npm run soak -- [--short] [--duration <s>] [--rate <n>] [--storm <n>]
-  --short           CI mode: about 75 s, each fault once (default: about 10 minutes, each fault twice)
-  --duration <s>    length of the run in seconds (default 600, or 75 with --short)
+  --short           CI mode: about 90 s, each fault once (default: about 10 minutes, each fault twice)
+  --duration <s>    seconds of load after the stack is up (default 570, or 60 with --short)
   --rate <n>        simulator actions per second (default 100)
   --storm <n>       clients per reconnect storm (default 200, or 100 with --short)
   --only <kinds>    only these faults (comma list of sse-drop, gateway-pause, db-stall, reconnect-storm, engine-restart)
@@ -23,7 +23,7 @@ export const USAGE = `usage: npm run soak -- [--short] [--duration <s>] [--rate 
 
 export function parseSoakOptions(argv: string[]): SoakOptions {
   const short = argv.includes('--short');
-  const o: SoakOptions = { short, durationS: short ? 75 : 600, rate: 100, stormClients: short ? 100 : 200, writeDocs: false, only: null };
+  const o: SoakOptions = { short, durationS: short ? 60 : 570, rate: 100, stormClients: short ? 100 : 200, writeDocs: false, only: null };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
     const num = (min: number, max: number): number => {

@@ -1,4 +1,5 @@
-// The fault schedule: what is injected, when (seconds after the soak's clients started) and for how long.
+// The fault schedule: what is injected, when (seconds after the stack is up and the soak's clients
+// started) and for how long.
 export type FaultKind = 'sse-drop' | 'gateway-pause' | 'db-stall' | 'reconnect-storm' | 'engine-restart';
 
 export interface Fault {
@@ -12,11 +13,11 @@ export interface Fault {
 export function faultSchedule(short: boolean): Fault[] {
   if (short) {
     return [
-      { atS: 12, kind: 'sse-drop', forS: 2 },
-      { atS: 20, kind: 'gateway-pause', forS: 3 },
-      { atS: 28, kind: 'db-stall', forS: 5 },
-      { atS: 38, kind: 'reconnect-storm', forS: 0 },
-      { atS: 46, kind: 'engine-restart', forS: 2 },
+      { atS: 8, kind: 'sse-drop', forS: 2 },
+      { atS: 16, kind: 'gateway-pause', forS: 3 },
+      { atS: 24, kind: 'db-stall', forS: 5 },
+      { atS: 33, kind: 'reconnect-storm', forS: 0 },
+      { atS: 40, kind: 'engine-restart', forS: 2 },
     ];
   }
   return [

@@ -63,6 +63,7 @@ export class StreamClient {
   private epoch: string | null = null;
   private stopped = false;
   private slowTimer: NodeJS.Timeout | null = null;
+  private calmed = false;
 
   constructor(private readonly baseUrl: string, readonly spec: ClientSpec) {}
 
@@ -72,9 +73,9 @@ export class StreamClient {
       const { pauseMs, everyMs } = this.spec.slow;
       const pause = (): void => {
         const ws = this.ws;
-        if (!ws || ws.readyState !== WebSocket.OPEN) return;
+        if (!ws || ws.readyState !== WebSocket.OPEN || this.calmed) return;
         ws.pause();
-        setTimeout(() => ws.resume(), pauseMs).unref();
+        setTimeout(() => ws.resume(), pauseMs).unref(); // (resuming a closed socket does nothing)
       };
       // First pause soon after the start, so even the short run sees one.
       setTimeout(pause, 5000).unref();
@@ -186,6 +187,14 @@ export class StreamClient {
       if (seg.seenAtSeq.has(h) && seg.domainProblems.length < 20) seg.domainProblems.push(`${f.kind} seq ${f.seq} received twice`);
       seg.seenAtSeq.add(h);
     }
+  }
+
+  /** No more slow reading: the end of the run, when every client must catch up. */
+  calm(): void {
+    if (this.slowTimer) clearInterval(this.slowTimer);
+    this.slowTimer = null;
+    this.calmed = true;
+    this.ws?.resume();
   }
 
   /** Marks the open connection's segment as owed everything up to the engine's head. */
