@@ -2,6 +2,7 @@
 // import time (the database and engine pools connect lazily), so tests build as many apps as
 // they like; main.ts is the only file that listens.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import type { Server as HttpServer } from 'node:http';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -17,6 +18,8 @@ import { readRoutes } from './http/reads.js';
 import { tradingRoutes } from './http/trading.js';
 import { streamRoutes } from './http/stream.js';
 import { installAuthGuards, type SessionKeys } from './auth/guards.js';
+import type { ReplayGuard } from './auth/replay-guard.js';
+import { clientErrorHandler, installConnectionLimits } from './http/connection-limits.js';
 import { validationMessage } from './http/validation.js';
 import { strictIntegers } from './http/strict-integers.js';
 
@@ -40,6 +43,8 @@ export interface AppDeps {
   metrics: Metrics;
   /** Session public keys learnt from `session.authorized` events and the `sessions` table. */
   sessions: SessionKeys;
+  /** Single-use memory of verified signatures (REST guard, proxy, stream proof); in process by default. */
+  replays: ReplayGuard;
   /** The live stream runtime (SSE bridge, projections, hub); null in apps built without it. */
   live: (LiveStatusSource & Record<string, unknown>) | null;
 }
@@ -53,6 +58,9 @@ function allowedOrigin(origins: string[], origin: string | undefined): string | 
   if (origins.includes('*')) return '*';
   return origin && origins.includes(origin) ? origin : null;
 }
+
+/** Codes of Fastify's own client errors, by status; anything else is bad_request. */
+const CLIENT_ERROR_CODES: Record<number, string> = { 404: 'not_found', 413: 'payload_too_large', 415: 'unsupported_media_type' };
 
 export type App = FastifyInstance<any, any, any, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -82,7 +90,20 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
     // Requests that still arrive while closing get the gateway's own 503 shape (hook below).
     return503OnClosing: false,
+    // Slow clients cannot hold a socket (docs/security.md): the header block, the whole request and
+    // an idle keep-alive each have a deadline, and a socket where nothing moves is closed.
+    connectionTimeout: deps.config.httpIdleTimeoutMs,
+    keepAliveTimeout: deps.config.httpKeepAliveTimeoutMs,
+    requestTimeout: deps.config.httpRequestTimeoutMs,
+    clientErrorHandler: clientErrorHandler(deps.config) as never,
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const server = app.server as HttpServer;
+  server.headersTimeout = deps.config.httpHeadersTimeoutMs;
+  // Node checks the header and request deadlines on this period (default 30 s); read at listen.
+  (server as unknown as { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(1_000, deps.config.httpHeadersTimeoutMs);
+  // Per-address connection cap, answered in the gateway's shape (connection-limits.ts).
+  installConnectionLimits(server, deps.config);
 
   app.addSchema(ErrorBody);
 
@@ -104,12 +125,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     request.rawBody = body;
     if (body.length === 0) return done(null, undefined);
     if (!request.headers['content-type']) {
-      return done(new ApiError('bad_request', 'a request body needs a Content-Type (application/json)', {}, 415), undefined);
+      return done(new ApiError('unsupported_media_type', 'a request body needs a Content-Type (application/json)'), undefined);
     }
     try {
       done(null, JSON.parse(body.toString('utf8')));
     } catch {
-      done(new ApiError('bad_request', 'request body must be JSON', {}, 415), undefined);
+      done(new ApiError('unsupported_media_type', 'request body must be JSON'), undefined);
     }
   });
 
@@ -123,6 +144,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     else if (qs.type === 'object' && qs.additionalProperties === undefined) {
       route.schema.querystring = { ...qs, additionalProperties: false };
     }
+  });
+  // Every documented route states its security: public ones `security: []` (the guards' hook, added
+  // later, marks party routes signed; routes that name their own scheme keep it).
+  app.addHook('onRoute', (route) => {
+    if (route.schema && !route.schema.hide && route.schema.security === undefined) route.schema.security = [];
   });
   strictIntegers(app);
 
@@ -225,6 +251,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (error instanceof ApiError) {
       if (error.status >= 500) request.log.warn({ code: error.code, url: request.url }, error.message);
+      const retryAfterS = error.extra.retryAfterS;
+      if (typeof retryAfterS === 'number' && !reply.hasHeader('retry-after')) void reply.header('retry-after', String(retryAfterS));
       return reply.code(error.status).send(error.body());
     }
     if (error.validation) {
@@ -234,7 +262,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     if (status === 429) return reply.code(429).send({ error: error.message, code: 'rate_limited' });
     if (status >= 400 && status < 500) {
       // Fastify's own client errors: malformed JSON, unsupported media type, body too large, …
-      return reply.code(status).send({ error: error.message, code: status === 404 ? 'not_found' : 'bad_request' });
+      return reply.code(status).send({ error: error.message, code: CLIENT_ERROR_CODES[status] ?? 'bad_request' });
     }
     request.log.error({ err: error, url: request.url }, 'unhandled error');
     return reply.code(500).send({ error: 'internal error', code: 'internal_error' });

@@ -6,6 +6,7 @@ import { Database } from './db/database.js';
 import { EngineClient } from './engine/client.js';
 import { Metrics } from './metrics.js';
 import { SessionKeys } from './auth/session-keys.js';
+import { MemoryReplayGuard } from './auth/replay-guard.js';
 import { LiveRuntime } from './live.js';
 
 export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): AppDeps {
@@ -21,10 +22,11 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
     });
   const metrics = overrides.metrics ?? new Metrics();
   const sessions = overrides.sessions ?? new SessionKeys(db);
+  const replays = overrides.replays ?? new MemoryReplayGuard(config.replayMemoryMax);
   // The live runtime is built here (no I/O) and started by main.ts (or a test) with `start()`;
   // an explicit `live: null` override builds an app without it.
   const live = overrides.live !== undefined ? overrides.live : new LiveRuntime({ config, logger, db, engine, metrics, sessions });
-  return { config, logger, db, engine, metrics, sessions, live };
+  return { config, logger, db, engine, metrics, sessions, replays, live };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {
