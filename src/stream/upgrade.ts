@@ -135,6 +135,10 @@ export function createUpgradeHandler(
     gate.admit(url, address).then(
       (sub) => {
         if (socket.destroyed) return;
+        // Checked again in this very step, synchronously with the accept: upgrades whose proofs
+        // were checked at the same time must not pass the limits together.
+        const late = gate.unavailable(address);
+        if (late) return refuse(late);
         try {
           gate.opened(address, socket);
           ctx.hub.accept(req, socket, head, sub);
