@@ -70,7 +70,7 @@ export function List<T extends TSchema>(item: T, cursorNote = 'pass back as `bef
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Bad request (code `bad_request`): the message names the parameter and what was wrong',
-  401: 'Unauthorized (code `unauthorized`)',
+  401: 'Unauthorized (code `unauthorized`); a signature timestamp outside the ±30 s window adds `serverTime` (ms)',
   403: 'Forbidden (code `forbidden`)',
   404: 'Not found (code `not_found`)',
   413: 'Payload too large (code `payload_too_large`): the body is over 1 MiB',
