@@ -68,6 +68,8 @@ describe('slow clients and connection caps', () => {
         expect(at - start).toBeLessThan(5_000);
       }
       expect(parse(trickle.data())).toMatchObject({ status: 408, body: { code: 'request_timeout' } });
+      // The body deadline (HTTP_REQUEST_TIMEOUT_MS), not the idle one, closed the slow body.
+      expect(parse(body.data())).toMatchObject({ status: 408, body: { code: 'request_timeout' } });
     } finally {
       clearInterval(timer);
     }
