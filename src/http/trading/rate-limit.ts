@@ -1,7 +1,7 @@
 // Rate limits of the trading and faucet routes (docs/security.md "Rate limits"). Two budgets per
 // RATE_LIMIT_WINDOW_MS, both kept by @fastify/rate-limit:
 //
-// - per client IP (`request.ip`), RATE_LIMIT_IP_MAX: every request, signed or not, counted before
+// - per client IP (`request.ip`, IPv6 by /64), RATE_LIMIT_IP_MAX: every request, signed or not, counted before
 //   anything else runs. Nothing a client writes in a header selects this budget, and minting
 //   sessions does not multiply it.
 // - per verified party, RATE_LIMIT_MAX: only a request whose signature the gateway has verified
@@ -38,7 +38,9 @@ export function rateLimitOptions(config: Config, store: RateLimitStore = {}): Ra
     hook: 'onRequest',
     max: config.rateLimitIpMax,
     timeWindow: config.rateLimitWindowMs,
-    keyGenerator: (request) => `ip:${request.ip}`,
+    // No keyGenerator: the plugin's default keys on `request.ip`, with IPv6 addresses grouped by
+    // their /64 (one host usually holds a whole /64, so rotating inside it gains nothing).
+    ipv6Subnet: 64,
     // The plugin sets Retry-After (and the x-ratelimit-* headers) itself.
     errorResponseBuilder: (_request, context) => limitedError(context.max, config.rateLimitWindowMs, context.ttl, 'per client address'),
     ...(store.redis ? { redis: store.redis, nameSpace: 'gateway-ratelimit-' } : {}),
