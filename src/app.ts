@@ -20,6 +20,8 @@ import { streamRoutes } from './http/stream.js';
 import { installAuthGuards, type SessionKeys } from './auth/guards.js';
 import type { ReplayGuard } from './auth/replay-guard.js';
 import { clientErrorHandler, installConnectionLimits } from './http/connection-limits.js';
+// The CORS origin to answer for errors raised before the CORS plugin runs.
+import { allowedOrigin } from './http/raw-error.js';
 import { validationMessage } from './http/validation.js';
 import { strictIntegers } from './http/strict-integers.js';
 
@@ -53,11 +55,6 @@ export type RoutePlugin = FastifyPluginAsyncTypebox<{ deps: AppDeps }>;
 
 export const ALLOWED_HEADERS = ['content-type', 'x-user', 'x-session-id', 'x-session-sig', 'last-event-id'];
 
-/** The CORS origin to answer for errors raised before the CORS plugin runs. */
-function allowedOrigin(origins: string[], origin: string | undefined): string | null {
-  if (origins.includes('*')) return '*';
-  return origin && origins.includes(origin) ? origin : null;
-}
 
 /** Codes of Fastify's own client errors, by status; anything else is bad_request. */
 const CLIENT_ERROR_CODES: Record<number, string> = { 404: 'not_found', 413: 'payload_too_large', 415: 'unsupported_media_type' };

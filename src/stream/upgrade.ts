@@ -14,12 +14,6 @@ import { parseSubscription, type Subscription } from './subscription.js';
 
 export const STREAM_PATH = '/v1/stream';
 
-/** Kept for callers of the old names: the CORS origin of a refusal, and the raw refusal itself. */
-export const refusalOrigin = allowedOrigin;
-export function refuseSocket(socket: Duplex, status: number, code: string, error: string, allowOrigin: string | null = null): void {
-  writeRawError(socket, status, code, error, allowOrigin);
-}
-
 /**
  * The client address a connection is counted under: the socket's peer. (One place, so that a
  * trusted-proxy setting can change it for the upgrade and the plain GET together.)
