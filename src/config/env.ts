@@ -162,6 +162,12 @@ export function loadConfig(env: Env = process.env): Config {
   if (headersTimeout > requestTimeout) {
     throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS', `must not exceed HTTP_REQUEST_TIMEOUT_MS (${requestTimeout}), got "${headersTimeout}"`);
   }
+  // A socket idle while its request waits on the engine must not be closed under it.
+  const engineTimeout = int(env, 'ENGINE_TIMEOUT_MS', 5000, 50, 120_000);
+  const idleTimeout = int(env, 'HTTP_IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000);
+  if (idleTimeout <= engineTimeout) {
+    throw new ConfigError('HTTP_IDLE_TIMEOUT_MS', `must exceed ENGINE_TIMEOUT_MS (${engineTimeout}), got "${idleTimeout}"`);
+  }
   return {
     port: int(env, 'PORT', 4000, 0, 65535),
     host: raw(env, 'HOST') ?? (production ? '0.0.0.0' : '127.0.0.1'),

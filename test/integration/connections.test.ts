@@ -45,7 +45,7 @@ describe('slow clients and connection caps', () => {
   let gw: TestGateway;
   beforeAll(async () => {
     gw = await startGateway(
-      { HTTP_HEADERS_TIMEOUT_MS: '500', HTTP_REQUEST_TIMEOUT_MS: '1000', HTTP_IDLE_TIMEOUT_MS: '1500', HTTP_MAX_CONNECTIONS_PER_IP: '4' },
+      { HTTP_HEADERS_TIMEOUT_MS: '500', HTTP_REQUEST_TIMEOUT_MS: '1000', HTTP_IDLE_TIMEOUT_MS: '1500', ENGINE_TIMEOUT_MS: '1000', HTTP_MAX_CONNECTIONS_PER_IP: '4' },
       { listen: true },
     );
   });

@@ -25,7 +25,8 @@ describe('OpenAPI security and error declarations', () => {
   });
 
   it('declares 413 payload_too_large and 415 unsupported_media_type on the body routes', () => {
-    for (const [path, method] of [['/v1/orders', 'post'], ['/v1/tpsl', 'post'], ['/v1/session-auth', 'post'], ['/v1/user/me', 'get']] as const) {
+    const bodyRoutes = [['/v1/orders', 'post'], ['/v1/tpsl', 'post'], ['/v1/session-auth', 'post'], ['/v1/user/me', 'get'], ['/v1/orders/{orderId}', 'delete'], ['/v1/users/{party}/faucet', 'post']] as const;
+    for (const [path, method] of bodyRoutes) {
       const responses = doc.paths[path][method].responses;
       expect(responses['413'].description, path).toContain('payload_too_large');
       expect(responses['415'].description, path).toContain('unsupported_media_type');
