@@ -20,6 +20,7 @@
 import type { AppDeps, LiveStatus, LiveStatusSource } from './app.js';
 import { OrderbookPoller } from './engine/orderbook-poller.js';
 import { readFirstEngineEvent } from './engine/first-event.js';
+import type { EngineEventSink } from './engine/event-sink.js';
 import { SseBridge } from './engine/sse-bridge.js';
 import { loadCandleSeed } from './db/queries/candles.js';
 import { seedCandles } from './projections/candles.js';
@@ -55,6 +56,13 @@ export class LiveRuntime implements LiveStatusSource {
    */
   private epochPending = false;
   readonly liveState: LiveState;
+  /** The one path engine events take into the stream, whatever their source. */
+  readonly sink: EngineEventSink = {
+    event: (e) => this.onEvent(e),
+    batch: (deliver) => this.hub.batched(deliver),
+    skipped: (seq) => this.hub.markCoveredAfter(seq),
+    replaced: (head) => this.onHistoryReplaced(head),
+  };
 
   constructor(private readonly deps: LiveDeps) {
     const { config } = deps;
@@ -161,8 +169,8 @@ export class LiveRuntime implements LiveStatusSource {
       token,
       idleMs: config.sseIdleMs,
       startAfter,
-      onEvent: (e) => this.onEvent(e),
-      batch: (deliver) => this.hub.batched(deliver),
+      onEvent: this.sink.event,
+      batch: this.sink.batch,
       fillFrom: eventStore(db),
       engineHead: async () => {
         const h = await engine.health(2_000);
@@ -176,8 +184,8 @@ export class LiveRuntime implements LiveStatusSource {
         events: this.streamMetrics.sseEvents,
       },
     });
-    this.bridge.onSkip = (seq) => this.hub.markCoveredAfter(seq);
-    this.bridge.onReset = (seq) => this.onHistoryReplaced(seq);
+    this.bridge.onSkip = this.sink.skipped;
+    this.bridge.onReset = this.sink.replaced;
     this.bridge.start();
 
     this.poller = new OrderbookPoller({

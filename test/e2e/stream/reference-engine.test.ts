@@ -46,8 +46,9 @@ describe('stream against the reference engine', () => {
     await waitFor(() => gw.deps.sessions.size >= 2, 5_000, 'sessions learnt');
     // Keep every match inside one 1m bucket: start in the first 45 s of a minute.
     if (Date.now() % 60_000 > 45_000) await sleep(60_000 - (Date.now() % 60_000) + 50);
-    const mine: TestClient = await connect(gw.url, `party=${alice.id}&kinds=position.update,balance.update&${proof(alice)}`);
-    const pub: TestClient = await connect(gw.url, 'kinds=trade,candle.update,candle.close,orderbook.snapshot&markets=BTC-PERP&intervals=1m');
+    // Live frames only (the state on subscribe is tested in test/integration/stream/snapshot.test.ts).
+    const mine: TestClient = await connect(gw.url, `party=${alice.id}&kinds=position.update,balance.update&snapshot=false&${proof(alice)}`);
+    const pub: TestClient = await connect(gw.url, 'kinds=trade,candle.update,candle.close,orderbook.snapshot&markets=BTC-PERP&intervals=1m&snapshot=false');
 
     expect((await bob.placeOrder({ market: 'BTC-PERP', side: 'sell', type: 'limit', size: '0.01', price: '60000' })).body).toMatchObject({ ok: true });
     await pub.waitFor((m) => m.some((x) => x.kind === 'orderbook.snapshot' && x.payload.asks.length === 1));

@@ -318,7 +318,10 @@ describe('limits, slow consumers, shutdown', () => {
       expect(doc.channels.stream.address).toBe('/v1/stream');
       expect(Object.values(doc.components.messages).map((m: any) => m.name)).toEqual([
         'position.update', 'balance.update', 'trade', 'orderbook.snapshot', 'candle.update', 'candle.close', 'engine event', 'stream.subscribed', 'stream.gap',
+        'stream.reset', 'stream.heartbeat',
       ]);
+      expect(doc.channels.stream.bindings.ws.query.properties.heartbeat).toMatchObject({ minimum: 1, maximum: 300 });
+      expect(doc.components.messages.candleUpdate.payload.properties.snapshot.const).toBe(true);
       expect(doc.components.messages.positionUpdate.payload.properties.payload.required).toEqual(['positionId', 'size', 'entryPrice', 'realizedPnl', 'asOfSeq']);
       expect(doc.info.description).toContain('4008');
       const openapi = (await (await fetch(`${s.gw.url}/docs/json`)).json()) as any;
