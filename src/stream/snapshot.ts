@@ -137,7 +137,7 @@ export class LiveState {
         admit({ kind: 'candle.update', seq: b.lastSeq, ts: new Date(b.lastTsMs).toISOString(), market, interval, payload: bucketPayload(b) });
       }
     }
-    const wantsParty = [...sub.parties].length > 0 && (!sub.kinds || sub.kinds.has('position.update') || sub.kinds.has('balance.update'));
+    const wantsParty = sub.parties.size > 0 && (!sub.kinds || sub.kinds.has('position.update') || sub.kinds.has('balance.update'));
     if (!wantsParty) return { frames, later: null };
 
     const head = this.o.head() ?? 0;
