@@ -159,17 +159,51 @@ describe('snapshot frames: a party state older than this process comes from the 
     c2.ws.close();
   });
 
+  it('live frames wait while the database part is read (the table locked), then follow it, in order', async () => {
+    if (db.kind === 'pglite') return; // one embedded connection: a lock would block the gateway's read and this test alike
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const holder = db.sql.begin(async (tx) => {
+      await tx`LOCK TABLE positions IN ACCESS EXCLUSIVE MODE`;
+      locked();
+      await released;
+    });
+    await isLocked;
+    try {
+      const c = await connect(s.gw.url, `party=${A}&kinds=position.update,balance.update,engine.tick_start`);
+      s.engine.push(...ticks(8, 9));
+      await waitFor(() => s.live.status().maxSeq === 9, 5_000, 'live events');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(c.messages).toEqual([]); // held: nothing before the snapshot
+      release();
+      await c.waitFor((m) => m.some((x) => x.seq === 9));
+      expect(c.messages.map(tag)).toEqual([
+        'position.update@BTC-PERP:3:snap',
+        'balance.update:6:snap',
+        'engine.tick_start:8',
+        'engine.tick_start:9',
+      ]);
+      c.ws.close();
+    } finally {
+      release();
+      await holder;
+    }
+  });
+
   it('a since= resume gets the replay, then the snapshot (as of the head), then live', async () => {
-    const c = await connect(s.gw.url, `party=${A}&kinds=position.update,balance.update,engine.tick_start&since=6`);
-    s.engine.push(...ticks(8, 8));
-    await c.waitFor((m) => m.some((x) => x.seq === 8));
+    const c = await connect(s.gw.url, `party=${A}&kinds=position.update,balance.update,engine.tick_start&since=8`);
+    s.engine.push(...ticks(10, 10));
+    await c.waitFor((m) => m.some((x) => x.seq === 10));
     expect(c.messages.map(tag)).toEqual([
-      'stream.subscribed:7',
-      'engine.tick_start:7',
+      'stream.subscribed:9',
+      'engine.tick_start:9',
       'position.update@BTC-PERP:3:snap',
       'balance.update:6:snap',
-      'engine.tick_start:8',
+      'engine.tick_start:10',
     ]);
+    expect(s.live.status().gap).toBeUndefined();
     expect(c.schemaErrors).toEqual([]);
     c.ws.close();
   });
