@@ -437,7 +437,12 @@ function control(kind: string, seq: number, payload: Record<string, unknown>): R
 
 const json = (message: Record<string, unknown>): Buffer => Buffer.from(JSON.stringify(message));
 
+/** Snapshot bytes per frame object: the state's frames are shared by every connection opened while they are current. */
+const snapshotBytes = new WeakMap<Frame, Buffer>();
+
 /** A snapshot frame: an ordinary frame of its kind with `"snapshot": true` in the envelope. */
 function snapshotData(frame: Frame): Buffer {
-  return Buffer.from(JSON.stringify({ ...frame, snapshot: true }));
+  let data = snapshotBytes.get(frame);
+  if (!data) snapshotBytes.set(frame, (data = Buffer.from(JSON.stringify({ ...frame, snapshot: true }))));
+  return data;
 }

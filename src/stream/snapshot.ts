@@ -12,7 +12,7 @@ import type { Database } from '../db/database.js';
 import { EMPTY_PAGE, type Page } from '../db/queries/page.js';
 import { listPositions, type PositionRow } from '../db/queries/positions.js';
 import { listFills, type FillRow } from '../db/queries/fills.js';
-import { bucketPayload, type CandlesState } from '../projections/candles.js';
+import { bucketPayload, type Bucket, type CandlesState } from '../projections/candles.js';
 import { normalizeDecimal, ZERO } from '../projections/decimal.js';
 import { CANDLE_INTERVALS, type Frame } from '../projections/types.js';
 import { matches, type Subscription } from './subscription.js';
@@ -76,6 +76,8 @@ export class LiveState {
   /** Positions seen closing without having been seen open: opened before this memory began. */
   private readonly closedUnseen = new Map<string, Set<string>>();
   private readonly balances = new Map<string, Frame>();
+  /** The snapshot frame of an open bar, made again only when the bar changed (a reconnect storm reuses it, and its bytes). */
+  private readonly barFrames = new WeakMap<Bucket, Frame>();
   /**
    * This memory holds every party change after this seq (the bridge's start point); older ones are
    * in the database. 0: the whole history; null: not known yet.
@@ -134,7 +136,12 @@ export class LiveState {
       for (const interval of CANDLE_INTERVALS) {
         const b = byInterval.get(interval);
         if (!b) continue;
-        admit({ kind: 'candle.update', seq: b.lastSeq, ts: new Date(b.lastTsMs).toISOString(), market, interval, payload: bucketPayload(b) });
+        let f = this.barFrames.get(b);
+        if (!f || f.seq !== b.lastSeq || f.payload.trades !== b.trades) {
+          f = { kind: 'candle.update', seq: b.lastSeq, ts: new Date(b.lastTsMs).toISOString(), market, interval, payload: bucketPayload(b) };
+          this.barFrames.set(b, f);
+        }
+        admit(f);
       }
     }
     const wantsParty = sub.parties.size > 0 && (!sub.kinds || sub.kinds.has('position.update') || sub.kinds.has('balance.update'));
