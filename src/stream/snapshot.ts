@@ -83,6 +83,11 @@ export class LiveState {
    * in the database. 0: the whole history; null: not known yet.
    */
   coveredAfter: number | null = null;
+  /**
+   * false after a history replacement: the mirror may still hold the old history, and whether it
+   * has caught up cannot be told cheaply, so party snapshots then use this memory alone.
+   */
+  private storeTrusted = true;
 
   constructor(private readonly o: LiveStateOptions) {}
 
@@ -123,6 +128,7 @@ export class LiveState {
     this.closedUnseen.clear();
     this.balances.clear();
     this.coveredAfter = coveredAfter;
+    this.storeTrusted = false;
   }
 
   /** The snapshot frames for one connection, as of now; only frames its filters admit. */
@@ -150,7 +156,7 @@ export class LiveState {
     const head = this.o.head() ?? 0;
     const covered = this.coveredAfter;
     // The database is asked unless this memory holds the whole history (or the caller says not to).
-    const store = options.store === false || covered === 0 ? null : this.o.store;
+    const store = options.store === false || covered === 0 || !this.storeTrusted ? null : this.o.store;
     // The memory's part, taken now (the connection's live frames are held from this point).
     const mine = [...sub.parties].map((party) => ({
       party,
