@@ -112,4 +112,39 @@ describe('stream epoch', () => {
     expect(fresh.messages[0]!.payload.epoch).toBe(s.live.epoch);
     expect([...ctl.schemaErrors, ...fresh.schemaErrors]).toEqual([]);
   });
+
+  it('after a replacement the mirror (still the old history) is not read for party snapshots; a restart on a stale mirror is detected too', async () => {
+    db ??= await createTestDatabase();
+    await db.sql`DELETE FROM events`;
+    await db.sql`DELETE FROM positions`;
+    const old = [simpleMatch(1, ts(1), '100', '2'), ...ticks(2, 4)];
+    await insertEvents(db, old);
+    await db.sql`INSERT INTO positions (position_id, party, market, size, entry_price, realized_pnl, status, opened_seq, updated_seq, opened_at, updated_at)
+      VALUES ('pa1', ${A}, 'BTC-PERP', 2, 100, 0, 'open', 1, 1, ${ts(1)}, ${ts(1)})`;
+    const engine = await startScriptedEngine();
+    engine.push(...old);
+    const s = await startStack({ DATABASE_URL: db.url }, { engine });
+    stacks.push(s);
+    await waitFor(() => s.live.status().connected, 5_000, 'connected');
+    const before = await connect(s.gw.url, `party=${A}&kinds=position.update`);
+    await before.waitFor((m) => m.length >= 1);
+    expect(before.messages.map((m) => [m.payload.positionId, m.snapshot])).toEqual([['pa1', true]]); // from the mirror
+    before.ws.close();
+
+    // The engine's history is replaced (and passes seq 4); the mirror still holds the old one.
+    engine.reset();
+    engine.push(...Array.from({ length: 5 }, (_, i) => tick(i + 1, ts(900 + i))));
+    await waitFor(() => s.live.status().gap?.includes('engine history replaced') === true, 5_000, 'replacement detected');
+    await waitFor(() => s.live.status().maxSeq === 5, 5_000, 'resumed at the new head');
+    const after = await connect(s.gw.url, `party=${A}&kinds=position.update,engine.tick_start`);
+    engine.push(tick(6, ts(906)));
+    await after.waitFor((m) => m.some((x) => x.seq === 6));
+    expect(after.messages.map((m) => `${m.kind}:${m.seq}`)).toEqual(['engine.tick_start:6']);
+
+    // A gateway started now, on the same stale mirror, finds the engine's seq 4 differs from the mirror's.
+    const restarted = await startStack({ DATABASE_URL: db.url }, { engine });
+    stacks.push(restarted);
+    await waitFor(() => restarted.live.status().gap?.includes('engine event 4 differs') === true, 5_000, 'stale mirror detected');
+    await waitFor(() => restarted.live.epoch === s.live.epoch, 5_000, 'the same epoch as the other replica'); // both name the new history
+  });
 });
