@@ -125,26 +125,28 @@ describe('stream epoch', () => {
     engine.push(...old);
     const s = await startStack({ DATABASE_URL: db.url }, { engine });
     stacks.push(s);
-    await waitFor(() => s.live.status().connected, 5_000, 'connected');
+    await waitFor(() => s.live.status().connected, 15_000, 'connected');
     const before = await connect(s.gw.url, `party=${A}&kinds=position.update`);
-    await before.waitFor((m) => m.length >= 1);
+    await before.waitFor((m) => m.length >= 1, 15_000);
     expect(before.messages.map((m) => [m.payload.positionId, m.snapshot])).toEqual([['pa1', true]]); // from the mirror
     before.ws.close();
+    const oldEpoch = s.live.epoch;
 
     // The engine's history is replaced (and passes seq 4); the mirror still holds the old one.
     engine.reset();
     engine.push(...Array.from({ length: 5 }, (_, i) => tick(i + 1, ts(900 + i))));
-    await waitFor(() => s.live.status().gap?.includes('engine history replaced') === true, 5_000, 'replacement detected');
-    await waitFor(() => s.live.status().maxSeq === 5, 5_000, 'resumed at the new head');
+    await waitFor(() => s.live.status().gap?.includes('engine history replaced') === true, 15_000, 'replacement detected');
+    // The runtime has reset (the epoch changes in the same step) and the bridge resumed at the new head.
+    await waitFor(() => s.live.epoch !== oldEpoch && s.live.status().maxSeq === 5, 15_000, 'reset and resumed at the new head');
     const after = await connect(s.gw.url, `party=${A}&kinds=position.update,engine.tick_start`);
     engine.push(tick(6, ts(906)));
-    await after.waitFor((m) => m.some((x) => x.seq === 6));
+    await after.waitFor((m) => m.some((x) => x.seq === 6), 15_000);
     expect(after.messages.map((m) => `${m.kind}:${m.seq}`)).toEqual(['engine.tick_start:6']);
 
     // A gateway started now, on the same stale mirror, finds the engine's seq 4 differs from the mirror's.
     const restarted = await startStack({ DATABASE_URL: db.url }, { engine });
     stacks.push(restarted);
-    await waitFor(() => restarted.live.status().gap?.includes('engine event 4 differs') === true, 5_000, 'stale mirror detected');
-    await waitFor(() => restarted.live.epoch === s.live.epoch, 5_000, 'the same epoch as the other replica'); // both name the new history
-  });
+    await waitFor(() => restarted.live.status().gap?.includes('engine event 4 differs') === true, 15_000, 'stale mirror detected');
+    await waitFor(() => restarted.live.epoch === s.live.epoch, 15_000, 'the same epoch as the other replica'); // both name the new history
+  }, 60_000);
 });
