@@ -221,19 +221,20 @@ export class SseBridge {
     const resumePoint = this.last;
     this.gapReport = { text, at: Date.now() };
     this.o.logger.error({ engineHead: head, resumePoint }, `engine SSE: ${text}; frames before the new head were not streamed, backfill from /v1/events`);
-    this.last = head;
     this.lastEvent = null;
     this.storedPrint = null;
     this.printFromStore = false;
     this.verify = null;
     this.pendingGap = null;
     this.gapRetries = 0;
-    this.o.metrics.maxSeq.set(head);
     try {
       await this.onReset?.(head);
     } catch (err) {
       this.o.logger.error({ err }, 'engine SSE: the runtime failed to reset after a history replacement');
     }
+    // The new head becomes the resume point once the runtime has reset (its head is the old one until then).
+    this.last = head;
+    this.o.metrics.maxSeq.set(head);
   }
 
   /** The fingerprint of the event at the resume point, from the store when the bridge did not deliver it itself. */
