@@ -11,6 +11,9 @@ const config = loadConfig({
   ENGINE_ADMIN_TOKEN: 'bench',
   AUTH_DISABLED: 'true',
   WS_MAX_CONNECTIONS: '50000',
+  // Every bench client connects from 127.0.0.1: lift the per-address caps.
+  WS_MAX_CONNECTIONS_PER_IP: '50000',
+  HTTP_MAX_CONNECTIONS_PER_IP: '0',
   WS_CLIENT_BUFFER_BYTES: String(64 * 1024 * 1024),
   WS_ORDERBOOK_POLL_MS: '3600000',
   WS_HISTORY_SIZE: '10000',

@@ -3,6 +3,7 @@
 // main.ts is the only file that listens. Each concern is a plugin of its own (src/http/plugins/);
 // the order below is the order their hooks run in, and the `onRoute` plugins (strict queries, auth
 // guards) come before the routes they act on.
+import type { Server as HttpServer } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppDeps } from './deps.js';
@@ -17,6 +18,7 @@ import { gracefulShutdown } from './http/plugins/shutdown.js';
 import { requestMetrics } from './http/plugins/request-metrics.js';
 import { errorHandler, routerErrors } from './http/plugins/error-handler.js';
 import { authGuards } from './auth/guards.js';
+import { clientErrorHandler, installConnectionLimits } from './http/connection-limits.js';
 import { systemRoutes } from './http/system.js';
 import { readRoutes } from './http/reads.js';
 import { tradingRoutes } from './http/trading.js';
@@ -43,7 +45,19 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     return503OnClosing: false,
     requestIdHeader: false,
     genReqId: requestId,
+    // Slow clients cannot hold a socket (docs/security.md): the header block, the whole request and
+    // an idle keep-alive each have a deadline, and a socket where nothing moves is closed.
+    connectionTimeout: deps.config.httpIdleTimeoutMs,
+    keepAliveTimeout: deps.config.httpKeepAliveTimeoutMs,
+    requestTimeout: deps.config.httpRequestTimeoutMs,
+    clientErrorHandler: clientErrorHandler(deps.config) as never,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  const server = app.server as HttpServer;
+  server.headersTimeout = deps.config.httpHeadersTimeoutMs;
+  // Node checks the header and request deadlines on this period (default 30 s); read at listen.
+  (server as unknown as { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(1_000, deps.config.httpHeadersTimeoutMs);
+  // Per-address connection cap, answered in the gateway's shape (connection-limits.ts).
+  installConnectionLimits(server, deps.config);
 
   app.addSchema(ErrorBody);
   await app.register(dependencies, { deps });

@@ -8,6 +8,7 @@ import { Database } from './db/database.js';
 import { EngineClient } from './engine/client.js';
 import { Metrics } from './metrics.js';
 import { SessionKeys } from './auth/session-keys.js';
+import { MemoryReplayGuard, type ReplayGuard } from './auth/replay-guard.js';
 import { LiveRuntime } from './live.js';
 
 export interface AppDeps {
@@ -18,6 +19,8 @@ export interface AppDeps {
   metrics: Metrics;
   /** Session public keys learnt from `session.authorized` events and the `sessions` table. */
   sessions: SessionKeys;
+  /** Single-use memory of verified signatures (REST guard, proxy, stream proof); in process by default. */
+  replays: ReplayGuard;
   /** The live stream runtime (SSE bridge, projections, hub); null in apps built without it. */
   live: LiveRuntime | null;
 }
@@ -35,9 +38,10 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
     });
   const metrics = overrides.metrics ?? new Metrics();
   const sessions = overrides.sessions ?? new SessionKeys(db);
+  const replays = overrides.replays ?? new MemoryReplayGuard(config.replayMemoryMax);
   // An explicit `live: null` override builds an app without the live runtime.
   const live = overrides.live !== undefined ? overrides.live : new LiveRuntime({ config, logger, db, engine, metrics, sessions });
-  return { config, logger, db, engine, metrics, sessions, live };
+  return { config, logger, db, engine, metrics, sessions, replays, live };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {

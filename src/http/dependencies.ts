@@ -2,6 +2,7 @@
 // reaches them as `app.db`, `app.engine`, … (typed below by declaration merging) without importing
 // the composition root.
 import fp from 'fastify-plugin';
+import type { ReplayGuard } from '../auth/replay-guard.js';
 import type { SessionKeys } from '../auth/session-keys.js';
 import type { Config } from '../config/env.js';
 import type { Database } from '../db/database.js';
@@ -17,6 +18,8 @@ declare module 'fastify' {
     engine: EngineClient;
     metrics: Metrics;
     sessions: SessionKeys;
+    /** Single-use memory of verified signatures. */
+    replays: ReplayGuard;
     /** The live stream runtime; null in apps built without it. */
     live: LiveRuntime | null;
   }
@@ -29,6 +32,7 @@ export const dependencies = fp<{ deps: AppDeps }>(
     app.decorate('engine', deps.engine);
     app.decorate('metrics', deps.metrics);
     app.decorate('sessions', deps.sessions);
+    app.decorate('replays', deps.replays);
     app.decorate('live', deps.live);
   },
   { name: 'dependencies', fastify: '5.x' },

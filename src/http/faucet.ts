@@ -84,7 +84,7 @@ export const faucetRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: PartyParams,
       response: {
         200: Type.Union([FaucetAnswer, Rejection], { description: 'The top-up, or an engine `ok:false` rejection' }),
-        ...errors(400, 401, 403, 404, 429, 502, 503, 504),
+        ...errors(400, 401, 403, 404, 413, 415, 429, 502, 503, 504),
       },
     },
     handler: async (request, reply) => {

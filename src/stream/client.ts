@@ -2,6 +2,7 @@
 // (`ws.bufferedAmount`: what the kernel has not taken yet plus what ws holds) are the client's
 // queue; frames are never copied per client (every client gets the same Buffer). When a frame
 // would take that queue past the bound, the client is closed with 4008 instead of delaying anyone.
+import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import * as wsModule from 'ws';
 import type { Subscription } from './subscription.js';
@@ -11,6 +12,9 @@ interface RawSocket {
   uncork(): void;
   write(data: Buffer): boolean;
   writable: boolean;
+  writableNeedDrain: boolean;
+  once(event: 'drain' | 'close', listener: () => void): void;
+  off(event: 'drain' | 'close', listener: () => void): void;
 }
 
 /**
@@ -31,11 +35,21 @@ export const SLOW_CONSUMER = 4008;
 const SLOW_TERMINATE_MS = 5_000;
 
 export class StreamClient {
+  /** Answered the last liveness ping (or none was sent yet). */
   alive = true;
+  /** Payload of the ping awaiting its pong; unsolicited pongs (any other payload) prove nothing. */
+  private pingPayload: Buffer | null = null;
   closing = false;
   /** Corked for the current batch: its frames leave in one write (one syscall), not one each. */
   corked = false;
-  /** Seq of the last frame written (control messages have none). */
+  /**
+   * Live frames waiting while the connection is being opened (replay, snapshot): null once live.
+   * Their bytes are what the slow-consumer bound judges meanwhile (a replay is never judged).
+   */
+  held: Array<{ data: Buffer; wire?: Buffer; kind: string }> | null = null;
+  heldBytes = 0;
+  heartbeat: NodeJS.Timeout | null = null;
+  /** Seq of the last live frame written by `send` (control messages have none). */
   private lastSeq: number | undefined;
 
   constructor(
@@ -63,6 +77,33 @@ export class StreamClient {
     return 'sent';
   }
 
+  /**
+   * Writes without the slow-consumer check (replay and snapshot frames, paced by the caller with
+   * `drained`). false when the connection is no longer open.
+   */
+  write(data: Buffer, wire?: Buffer): boolean {
+    if (this.closing || this.ws.readyState !== WebSocket.OPEN) return false;
+    const socket = this.socket;
+    if (wire && socket?.writable) socket.write(wire);
+    else this.ws.send(data, { binary: false });
+    return true;
+  }
+
+  /** Resolves once the socket has drained its write buffer (or closed). */
+  drained(): Promise<void> {
+    const socket = this.socket;
+    if (!socket || !socket.writableNeedDrain) return new Promise((resolve) => setImmediate(resolve));
+    return new Promise((resolve) => {
+      const done = (): void => {
+        socket.off('drain', done);
+        socket.off('close', done);
+        resolve();
+      };
+      socket.once('drain', done);
+      socket.once('close', done);
+    });
+  }
+
   private get socket(): RawSocket | undefined {
     return (this.ws as unknown as { _socket?: RawSocket })._socket;
   }
@@ -79,6 +120,27 @@ export class StreamClient {
     if (!this.corked) return;
     this.corked = false;
     this.socket?.uncork();
+  }
+
+  /**
+   * Sends a liveness ping with an unguessable payload. ws emits 'pong' for unsolicited pongs too,
+   * so only a pong echoing this payload (RFC 6455 §5.5.3) marks the peer alive.
+   */
+  ping(): void {
+    this.alive = false;
+    this.pingPayload = randomBytes(8);
+    try {
+      this.ws.ping(this.pingPayload);
+    } catch {
+      // not open: the next round finds it not alive
+    }
+  }
+
+  onPong(data: Buffer): void {
+    if (this.pingPayload !== null && data.equals(this.pingPayload)) {
+      this.alive = true;
+      this.pingPayload = null;
+    }
   }
 
   closeSlow(): void {

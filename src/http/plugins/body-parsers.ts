@@ -27,12 +27,12 @@ export const bodyParsers = fp(
       request.rawBody = body;
       if (body.length === 0) return done(null, undefined);
       if (!request.headers['content-type']) {
-        return done(new ApiError('bad_request', 'a request body needs a Content-Type (application/json)', {}, 415), undefined);
+        return done(new ApiError('unsupported_media_type', 'a request body needs a Content-Type (application/json)'), undefined);
       }
       try {
         done(null, JSON.parse(body.toString('utf8')));
       } catch {
-        done(new ApiError('bad_request', 'request body must be JSON', {}, 415), undefined);
+        done(new ApiError('unsupported_media_type', 'request body must be JSON'), undefined);
       }
     });
   },

@@ -56,6 +56,11 @@ export const openApi = fp(
       refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     });
     await app.register(swaggerUi, { routePrefix: '/docs' });
+    // Every documented route states its security: public ones `security: []` (the guards' hook,
+    // registered later, marks party routes signed; routes that name their own scheme keep it).
+    app.addHook('onRoute', (route) => {
+      if (route.schema && !route.schema.hide && route.schema.security === undefined) route.schema.security = [];
+    });
   },
   { name: 'openapi', fastify: '5.x' },
 );
