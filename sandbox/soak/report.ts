@@ -47,13 +47,13 @@ export function renderMarkdown(r: Result, when: string, machineLine: string): st
   lines.push(`REST readers: ${rest.requests} requests, answers ${Object.entries(rest.statuses).map(([k, v]) => `${k}: ${v}`).join(', ')}; p50 ${rest.p50Ms} ms, p99 ${rest.p99Ms} ms, max ${rest.maxMs} ms (time the gateway was stopped by the soak not counted); ${rest.bad} undocumented answers, ${rest.overDeadline} over the ${rest.hangMs ?? r.hangMs} ms limit (deadline ${r.deadlineMs} ms + 2 s).`);
   lines.push('');
   const res = r.resources;
-  lines.push(`Gateway resources (${res.samples} samples, every 2 s; slopes by least squares after the first fifth of the run${res.judged ? '' : '; not judged, run under 5 min'}):`);
+  lines.push(`Gateway resources (${res.samples} samples every 2 s, ${res.quietSamples} of them quiet; slopes by least squares after the first fifth of the run${res.judged ? '' : '; not judged, run under 5 min'}):`);
   lines.push('');
-  lines.push('| Resource | First | Max | Last | Slope |');
-  lines.push('|---|---|---|---|---|');
-  lines.push(`| RSS | ${res.rssMiB.first.toFixed(1)} MiB | ${res.rssMiB.max.toFixed(1)} MiB | ${res.rssMiB.last.toFixed(1)} MiB | ${res.rssMiB.slopeMiBPerMin.toFixed(3)} MiB/min |`);
-  lines.push(`| V8 heap used | ${res.heapMiB.first.toFixed(1)} MiB | ${res.heapMiB.max.toFixed(1)} MiB | ${res.heapMiB.last.toFixed(1)} MiB | ${res.heapMiB.slopeMiBPerMin.toFixed(3)} MiB/min |`);
-  lines.push(`| Open fds | ${res.fds.first} | ${res.fds.max} | ${res.fds.last} | ${res.fds.slopePerMin.toFixed(3)} /min |`);
+  lines.push('| Resource | First | Max | Last | Slope, all samples | Slope, quiet samples (judged) |');
+  lines.push('|---|---|---|---|---|---|');
+  lines.push(`| RSS | ${res.rssMiB.first.toFixed(1)} MiB | ${res.rssMiB.max.toFixed(1)} MiB | ${res.rssMiB.last.toFixed(1)} MiB | ${res.rssMiB.slopeMiBPerMin.toFixed(3)} MiB/min | ${res.rssMiB.quietSlopeMiBPerMin.toFixed(3)} MiB/min (≤ 4) |`);
+  lines.push(`| V8 heap used | ${res.heapMiB.first.toFixed(1)} MiB | ${res.heapMiB.max.toFixed(1)} MiB | ${res.heapMiB.last.toFixed(1)} MiB | ${res.heapMiB.slopeMiBPerMin.toFixed(3)} MiB/min | ${res.heapMiB.quietSlopeMiBPerMin.toFixed(3)} MiB/min (≤ 1) |`);
+  lines.push(`| Open fds | ${res.fds.first} | ${res.fds.max} | ${res.fds.last} | ${res.fds.slopePerMin.toFixed(3)} /min | ${res.fds.quietSlopePerMin.toFixed(3)} /min (≤ 1) |`);
   if (r.failures.length > 0) {
     lines.push('');
     lines.push('Failed checks:');
