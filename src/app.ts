@@ -10,7 +10,7 @@ import type { Config } from './config/env.js';
 import type { Database } from './db/database.js';
 import type { EngineClient } from './engine/client.js';
 import type { Metrics } from './metrics.js';
-import { ApiError } from './http/errors.js';
+import { ApiError, fromDomainError } from './http/errors.js';
 import { ErrorBody } from './http/schemas.js';
 import { systemRoutes } from './http/system.js';
 import { readRoutes } from './http/reads.js';
@@ -222,10 +222,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     done();
   });
 
-  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
-    if (error instanceof ApiError) {
-      if (error.status >= 500) request.log.warn({ code: error.code, url: request.url }, error.message);
-      return reply.code(error.status).send(error.body());
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const known = fromDomainError(error);
+    if (known) {
+      if (known.status >= 500) request.log.warn({ code: known.code, url: request.url }, known.message);
+      return reply.code(known.status).send(known.body());
     }
     if (error.validation) {
       return reply.code(400).send({ error: validationMessage(error), code: 'bad_request' });

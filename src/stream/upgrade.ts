@@ -6,7 +6,7 @@ import type { AppDeps } from '../app.js';
 import { verifySignedRequest } from '../auth/guards.js';
 import { SIGNATURE_WINDOW_MS } from '../auth/signature.js';
 import { ReplayCache } from '../auth/replay-cache.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError, fromDomainError } from '../http/errors.js';
 import type { StreamFanout } from './fanout.js';
 import type { StreamMetrics } from './metrics.js';
 import { parseSubscription, type Subscription } from './subscription.js';
@@ -114,8 +114,9 @@ export function createUpgradeHandler(ctx: UpgradeContext): (req: IncomingMessage
         }
       },
       (err: unknown) => {
-        const e = err instanceof ApiError ? err : new ApiError('database_unavailable', 'could not check the session');
-        if (!(err instanceof ApiError)) ctx.deps.logger.warn({ err }, 'stream upgrade: session check failed');
+        const known = fromDomainError(err);
+        const e = known ?? new ApiError('database_unavailable', 'could not check the session');
+        if (!known) ctx.deps.logger.warn({ err }, 'stream upgrade: session check failed');
         refuse(socket, e.status, e.code, e.message);
       },
     );
