@@ -156,7 +156,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       },
       servers: [{ url: '/', description: 'This gateway' }],
       tags: [
-        { name: 'system', description: 'Health, readiness, metrics' },
+        { name: 'system', description: 'Health, readiness, metrics, server time' },
+        { name: 'markets', description: 'Markets, their trading rules and 24 h statistics; candle history' },
         { name: 'vault', description: 'On-chain vaults' },
         { name: 'collateral', description: 'On-chain deposits and withdrawals' },
         { name: 'batches', description: 'On-chain batch manifests and user batches' },

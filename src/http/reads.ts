@@ -10,6 +10,8 @@ import { triggerRoutes } from './reads/triggers.js';
 import { balanceRoutes } from './reads/balance.js';
 import { verificationRoutes } from './reads/verifications.js';
 import { eventRoutes } from './reads/events.js';
+import { marketRoutes } from './reads/markets.js';
+import { candleRoutes } from './reads/candles.js';
 
 const FAMILIES: RoutePlugin[] = [
   vaultRoutes,
@@ -22,6 +24,8 @@ const FAMILIES: RoutePlugin[] = [
   balanceRoutes,
   verificationRoutes,
   eventRoutes,
+  marketRoutes,
+  candleRoutes,
 ];
 
 export const readRoutes: RoutePlugin = async (app, opts) => {
