@@ -22,6 +22,10 @@ import { request } from 'undici';
 import { migrate } from '../schema/migrate.js';
 import { seed } from '../sandbox/seed/index.js';
 import { freePort, stop, waitHealthy } from './processes.js';
+import { statsSince } from '../src/db/queries/markets.js';
+import { candlePage } from '../src/db/queries/candle-history.js';
+import { INTERVAL_MS } from '../src/projections/candles.js';
+import { CANDLE_INTERVALS } from '../src/projections/types.js';
 
 interface AutocannonResult {
   requests: { average: number; total: number };
@@ -56,7 +60,10 @@ async function main(): Promise<void> {
   let gateway: ChildProcess | undefined;
   try {
     await migrate(sql);
-    const seeded = await seed(sql, { seed: 2026, parties: PARTIES, fills: FILLS, batchEvery: 5_000 });
+    // The seed stamps seq n at startMs + n × 250 ms (about 1.25 events per fill leg): start it so the
+    // history ends about now, so the 24 h statistics cover a full day of matches (~28 % of the fills).
+    const startMs = Date.now() - Math.round(FILLS * 1.25) * 250;
+    const seeded = await seed(sql, { seed: 2026, parties: PARTIES, fills: FILLS, batchEvery: 5_000, startMs });
     const analyzeStarted = performance.now();
     await sql`ANALYZE`;
     console.error(`seeded ${JSON.stringify(seeded.counts)} in ${seeded.elapsedMs} ms (+ANALYZE ${Math.round(performance.now() - analyzeStarted)} ms)`);
@@ -95,7 +102,12 @@ async function main(): Promise<void> {
       ['`GET /v1/events?since=<mid>&limit=100`', `/v1/events?since=${mid}&limit=100`],
       ['`GET /v1/verifications/user-batches?status=mismatch`', '/v1/verifications/user-batches?status=mismatch'],
       ['`GET /v1/deposits?limit=100`', '/v1/deposits?limit=100'],
+      ['`GET /v1/markets` (stats cached 1 s)', '/v1/markets'],
+      ['`GET /v1/markets/BTC-PERP`', '/v1/markets/BTC-PERP'],
+      ...CANDLE_INTERVALS.map((i): [string, string] => [`\`GET /v1/candles?market=BTC-PERP&interval=${i}\``, `/v1/candles?market=BTC-PERP&interval=${i}`]),
+      [`\`GET /v1/candles?market=ETH-PERP&interval=1h&to=<mid>\``, `/v1/candles?market=ETH-PERP&interval=1h&to=${startMs + mid * 250}`],
     ];
+    const queries = await timeQueries(url, startMs + seeded.maxSeq * 250);
     // Warm the pool and the plan cache before measuring.
     for (const [, path] of reads) await autocannon({ url: base + path, connections: 4, amount: 200 });
     const results = [];
@@ -110,6 +122,7 @@ async function main(): Promise<void> {
       connections: CONNECTIONS,
       seconds: SECONDS,
       results,
+      queries,
       schema: process.env.BENCH_KEEP === '1' ? schema : null,
     };
     console.log(JSON.stringify(report, null, 2));
@@ -122,12 +135,53 @@ async function main(): Promise<void> {
   }
 }
 
+/**
+ * Database time of the statements behind the uncached markets and candle reads, measured alone (no
+ * HTTP, no concurrency): the median of 5 runs after one warm-up, through a connection set up as
+ * the gateway's (camelCase columns, int8 as numbers).
+ */
+async function timeQueries(url: string, endMs: number): Promise<Array<{ name: string; ms: number; rows: number }>> {
+  const sql = postgres(url, {
+    max: 1,
+    onnotice: () => {},
+    transform: { column: { from: postgres.toCamel } },
+    types: { int8: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) } } as never,
+  });
+  const cases: Array<[string, () => Promise<number>]> = [
+    ['24 h statistics of every market (one statement)', async () => (await statsSince(sql, new Date(endMs - 86_400_000).toISOString())).byMarket.size],
+    ...CANDLE_INTERVALS.map((i): [string, () => Promise<number>] => [
+      `candles BTC-PERP ${i}, newest 100`,
+      async () => (await candlePage(sql, { market: 'BTC-PERP', lengthMs: INTERVAL_MS[i], limit: 100 })).bars.length,
+    ]),
+  ];
+  const out = [];
+  try {
+    for (const [name, run] of cases) {
+      await run();
+      const times: number[] = [];
+      let rows = 0;
+      for (let k = 0; k < 5; k++) {
+        const t = performance.now();
+        rows = await run();
+        times.push(performance.now() - t);
+      }
+      times.sort((a, b) => a - b);
+      out.push({ name, ms: Math.round(times[2]! * 10) / 10, rows });
+      console.error(`${name}: ${Math.round(times[2]!)} ms (${rows} rows)`);
+    }
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+  return out;
+}
+
 function writeDocs(r: {
   machine: { cpus: number; model: string; node: string };
   data: Record<string, number>;
   connections: number;
   seconds: number;
   results: Array<{ name: string; requestsPerSec: number; p50: number; p99: number; non2xx: number }>;
+  queries: Array<{ name: string; ms: number; rows: number }>;
 }): void {
   const file = join(ROOT, 'docs/performance.md');
   const d = r.data;
@@ -140,6 +194,14 @@ function writeDocs(r: {
     '| Read | req/s | p50 | p99 | non-2xx |',
     '|---|---|---|---|---|',
     ...r.results.map((x) => `| ${x.name} | ${x.requestsPerSec} | ${x.p50} ms | ${x.p99} ms | ${x.non2xx} |`),
+    '',
+    'Database time of the uncached markets and candle statements, alone (median of 5):',
+    '',
+    '| Statement | ms | rows |',
+    '|---|---|---|',
+    ...r.queries.map((q) => `| ${q.name} | ${q.ms} | ${q.rows} |`),
+    '',
+    'The seed history is stamped to end at the time of the run, so the 24 h statistics cover a full day (about a quarter of the fills). A `1d` page of 100 bars spans the whole history of the market (every match of it is aggregated); the shorter intervals read only the rows of their 100 buckets. Markets answers are cached for 1 s, so their req/s is the cache\'s; candle answers are not cached in the gateway (`Cache-Control: max-age=1` lets a CDN or browser do it).',
     '',
     'List reads return 100 full rows per request, so they are bounded by row decoding and JSON serialisation in the gateway process; the balance read is one index probe. A status-filtered verification examines a window of up to 10 000 claims per request (about 100 ms of database time), which bounds it whatever the claim count. Rerun with `BENCH_REST_FILLS`, `BENCH_REST_SECONDS`, `BENCH_REST_CONNECTIONS`.',
     '<!-- rest-bench:end -->',

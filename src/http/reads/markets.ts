@@ -8,12 +8,14 @@ import { MarketCatalog, MARKET_LIST_TTL_MS, PRICE_SIG_FIGS, STATS_TTL_MS } from 
 
 const Stats24h = Type.Object(
   {
-    open: { ...NullableDecimal, description: 'Price of the first match of the window; null without a match in the last 24 h' },
+    // Nullable decimals carry no description of their own (OpenAPI 3.0 keeps them as anyOf then):
+    // the object's description says what each is.
+    open: NullableDecimal,
     high: NullableDecimal,
     low: NullableDecimal,
-    last: { ...NullableDecimal, description: 'Price of the latest match' },
-    change: { ...NullableDecimal, description: '`last − open`' },
-    changePct: { ...NullableDecimal, description: '`(last − open) / open × 100`, 10 places rounded half away from zero' },
+    last: NullableDecimal,
+    change: NullableDecimal,
+    changePct: NullableDecimal,
     baseVolume: { ...Decimal, description: 'Σ match size (base units); "0.0000000000" without a match' },
     quoteVolume: { ...Decimal, description: 'Σ match price × size, rounded half away from zero to 10 places' },
     trades: Type.Integer({ minimum: 0, description: 'Matches (a flip’s two taker legs are one match)' }),
@@ -22,7 +24,9 @@ const Stats24h = Type.Object(
   {
     description:
       'Matches of the last 24 h on the gateway clock ([now − 24 h, now], engine time of each match), counted as the live ' +
-      '`trade` and `candle.*` frames count them. Recomputed at most once a second.',
+      '`trade` and `candle.*` frames count them. Recomputed at most once a second. `open`/`last`: prices of the first and ' +
+      'latest match of the window; `change` = last − open; `changePct` = (last − open) / open × 100, 10 places rounded half ' +
+      'away from zero. Prices, `change` and `changePct` are null without a match in the window.',
   },
 );
 
