@@ -8,7 +8,8 @@
  *
  * Settings: BENCH_DATABASE_URL (server, default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_REST_FILLS, BENCH_REST_PARTIES, BENCH_REST_SECONDS, BENCH_REST_CONNECTIONS, BENCH_KEEP=1
- * (keep the schema, named in the output).
+ * (keep the schema, named in the output), BENCH_REST_SCHEMA=<kept schema> (measure it again without
+ * seeding; it is kept).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -51,22 +52,41 @@ function withSchema(url: string, schema: string): string {
   return u.toString();
 }
 
+/** What a kept schema holds, as `seed` would have reported it (seed time unknown: 0). */
+async function describeKept(sql: postgres.Sql) {
+  const [head] = await sql<{ max_seq: string; first_ts: Date }[]>`
+    SELECT (SELECT max(seq) FROM events) AS max_seq, (SELECT ts FROM events ORDER BY seq LIMIT 1) AS first_ts`;
+  const parties = (await sql<{ party: string }[]>`SELECT party FROM withdrawal_counters ORDER BY party`).map((r) => r.party);
+  const counts: Record<string, number> = {};
+  for (const t of ['fills', 'orders', 'events', 'positions', 'triggers']) {
+    counts[t] = Number((await sql.unsafe(`SELECT count(*) AS n FROM ${t}`))[0]!.n);
+  }
+  return { maxSeq: Number(head!.max_seq), startMs: head!.first_ts.getTime() - 250, parties, counts, elapsedMs: 0 };
+}
+
 async function main(): Promise<void> {
-  const schema = `bench_rest_${Date.now().toString(36)}`;
+  const reuse = process.env.BENCH_REST_SCHEMA;
+  const schema = reuse ?? `bench_rest_${Date.now().toString(36)}`;
   const admin = postgres(SERVER, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`CREATE SCHEMA ${schema}`);
+  if (!reuse) await admin.unsafe(`CREATE SCHEMA ${schema}`);
   const url = withSchema(SERVER, schema);
   const sql = postgres(url, { max: 2, onnotice: () => {} });
   let gateway: ChildProcess | undefined;
   try {
-    await migrate(sql);
-    // The seed stamps seq n at startMs + n × 250 ms (about 1.25 events per fill leg): start it so the
+    // The seed stamps seq n at startMs + n × 250 ms (about 1.31 events per fill leg): start it so the
     // history ends about now, so the 24 h statistics cover a full day of matches (~28 % of the fills).
-    const startMs = Date.now() - Math.round(FILLS * 1.25) * 250;
-    const seeded = await seed(sql, { seed: 2026, parties: PARTIES, fills: FILLS, batchEvery: 5_000, startMs });
-    const analyzeStarted = performance.now();
-    await sql`ANALYZE`;
-    console.error(`seeded ${JSON.stringify(seeded.counts)} in ${seeded.elapsedMs} ms (+ANALYZE ${Math.round(performance.now() - analyzeStarted)} ms)`);
+    let startMs = Date.now() - Math.round(FILLS * 1.31) * 250;
+    let seeded: { maxSeq: number; parties: string[]; counts: Record<string, number>; elapsedMs: number };
+    if (reuse) {
+      ({ startMs, ...seeded } = await describeKept(sql));
+      console.error(`reusing ${schema}: ${JSON.stringify(seeded.counts)}`);
+    } else {
+      await migrate(sql);
+      seeded = await seed(sql, { seed: 2026, parties: PARTIES, fills: FILLS, batchEvery: 5_000, startMs });
+      const analyzeStarted = performance.now();
+      await sql`ANALYZE`;
+      console.error(`seeded ${JSON.stringify(seeded.counts)} in ${seeded.elapsedMs} ms (+ANALYZE ${Math.round(performance.now() - analyzeStarted)} ms)`);
+    }
 
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
@@ -109,7 +129,7 @@ async function main(): Promise<void> {
     ];
     const queries = await timeQueries(url, startMs + seeded.maxSeq * 250);
     // Warm the pool and the plan cache before measuring.
-    for (const [, path] of reads) await autocannon({ url: base + path, connections: 4, amount: 200 });
+    for (const [, path] of reads) await autocannon({ url: base + path, connections: 4, amount: path.startsWith('/v1/candles') ? 20 : 200 });
     const results = [];
     for (const [name, path] of reads) {
       const r = await autocannon({ url: base + path, connections: CONNECTIONS, duration: SECONDS });
@@ -123,14 +143,14 @@ async function main(): Promise<void> {
       seconds: SECONDS,
       results,
       queries,
-      schema: process.env.BENCH_KEEP === '1' ? schema : null,
+      schema: process.env.BENCH_KEEP === '1' || reuse ? schema : null,
     };
     console.log(JSON.stringify(report, null, 2));
     writeDocs(report);
   } finally {
     if (gateway) await stop(gateway);
     await sql.end({ timeout: 5 });
-    if (process.env.BENCH_KEEP !== '1') await admin.unsafe(`DROP SCHEMA ${schema} CASCADE`);
+    if (process.env.BENCH_KEEP !== '1' && !reuse) await admin.unsafe(`DROP SCHEMA ${schema} CASCADE`);
     await admin.end({ timeout: 5 });
   }
 }
@@ -189,7 +209,7 @@ function writeDocs(r: {
     '<!-- rest-bench:start -->',
     '## REST reads (`npm run bench:rest`)',
     '',
-    `Measured ${new Date().toISOString().slice(0, 10)} on ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}. Data: ${d.fills} fill legs, ${d.orders} orders, ${d.events} events, ${d.positions} positions, ${d.triggers} triggers, seeded by \`sandbox/seed\` in ${Math.round(d.seedMs! / 1000)} s. The gateway runs as its own process against the local PostgreSQL (same host); autocannon (${r.connections} keep-alive connections, ${r.seconds} s per read) runs in a third process, so the three share the cores.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}. Data: ${d.fills} fill legs, ${d.orders} orders, ${d.events} events, ${d.positions} positions, ${d.triggers} triggers, seeded by \`sandbox/seed\`${d.seedMs ? ` in ${Math.round(d.seedMs / 1000)} s` : ' (a kept schema, measured again)'}. The gateway runs as its own process against the local PostgreSQL (same host); autocannon (${r.connections} keep-alive connections, ${r.seconds} s per read) runs in a third process, so the three share the cores.`,
     '',
     '| Read | req/s | p50 | p99 | non-2xx |',
     '|---|---|---|---|---|',

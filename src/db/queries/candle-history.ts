@@ -34,29 +34,32 @@ export async function newestMatchBefore(sql: Queryable, market: string, beforeMs
           SELECT created_at AS at FROM fills
           WHERE market = ${market} AND seq < ${seqBound(sql, 'e')} AND role = 'taker' AND created_at < ${iso(beforeMs)}::timestamptz
           ORDER BY seq DESC LIMIT 1`;
-  return rows[0] ? Date.parse(rows[0].at) : null;
+  return rows[0] ? new Date(rows[0].at).getTime() : null;
 }
 
-/** The non-empty buckets of `lengthMs` of matches created in [startMs, endMs), newest first. */
-export function barsBetween(sql: Queryable, market: string, lengthMs: number, startMs: number, endMs: number): Promise<BarRow[]> {
-  return sql<BarRow[]>`
-    WITH RECURSIVE ${seqSearch(sql, 's', iso(startMs))}, ${seqSearch(sql, 'e', iso(endMs))},
-    m AS (
-      SELECT seq, min(price) AS price, sum(size) AS size, min(created_at) AS at
-      FROM fills
-      WHERE market = ${market} AND role = 'taker'
-        AND seq >= ${seqBound(sql, 's')} AND seq < ${seqBound(sql, 'e')}
-        AND created_at >= ${iso(startMs)}::timestamptz AND created_at < ${iso(endMs)}::timestamptz
-      GROUP BY seq
-    )
-    SELECT (floor(extract(epoch FROM at) * 1000 / ${lengthMs}::numeric) * ${lengthMs}::numeric)::int8 AS bucket_ms,
+/**
+ * The non-empty buckets of `lengthMs` of matches created in [startMs, endMs), newest first. One pass
+ * over the taker legs, no per-match grouping: a match's taker legs share its seq, price and time and
+ * their sizes add up to its size, so sums and extremes over legs equal those over matches, open and
+ * close are the price of the smallest and greatest seq, and a match is a distinct seq.
+ */
+export async function barsBetween(sql: Queryable, market: string, lengthMs: number, startMs: number, endMs: number): Promise<BarRow[]> {
+  const rows = await sql<Array<Omit<BarRow, 'bucketMs'> & { bucketAt: string }>>`
+    WITH RECURSIVE ${seqSearch(sql, 's', iso(startMs))}, ${seqSearch(sql, 'e', iso(endMs))}
+    SELECT date_bin(${lengthMs} * interval '1 millisecond', created_at, timestamptz 'epoch') AS bucket_at,
       ((min(ARRAY[seq::numeric, price]))[2])::text AS open,
       max(price)::text AS high,
       min(price)::text AS low,
       ((max(ARRAY[seq::numeric, price]))[2])::text AS close,
       sum(size)::text AS volume,
-      count(*)::int4 AS trades
-    FROM m GROUP BY 1 ORDER BY 1 DESC`;
+      count(DISTINCT seq)::int4 AS trades
+    FROM fills
+    WHERE market = ${market} AND role = 'taker'
+      AND seq >= ${seqBound(sql, 's')} AND seq < ${seqBound(sql, 'e')}
+      AND created_at >= ${iso(startMs)}::timestamptz AND created_at < ${iso(endMs)}::timestamptz
+    GROUP BY 1 ORDER BY 1 DESC`;
+  // new Date() also takes a driver without the gateway's timestamptz parser (a Date).
+  return rows.map(({ bucketAt, ...bar }) => ({ bucketMs: new Date(bucketAt).getTime(), ...bar }));
 }
 
 export interface CandleWindow {
@@ -108,5 +111,5 @@ export async function candlePage(sql: Queryable, w: CandleWindow): Promise<Candl
 /** The mirror's newest event time (ms): engine "now", which decides whether a bucket is closed. */
 export async function headTime(sql: Queryable): Promise<number | null> {
   const rows = await sql<{ ts: string }[]>`SELECT ts FROM events ORDER BY seq DESC LIMIT 1`;
-  return rows[0] ? Date.parse(rows[0].ts) : null;
+  return rows[0] ? new Date(rows[0].ts).getTime() : null;
 }

@@ -9,6 +9,15 @@ import { INTERVAL_MS } from '../../projections/candles.js';
 import { CANDLE_INTERVALS, type CandleInterval } from '../../projections/types.js';
 import { normalizeDecimal } from '../../projections/decimal.js';
 import { DEFAULT_LIMIT, OptLimit, StringEnum } from './shapes.js';
+import { KeyedTtlCache } from '../../markets/ttl-cache.js';
+
+/**
+ * Identical requests within a second share one database read: a chart's first screen is the same
+ * page for every viewer, and the page cursors are bucket starts, so paging clients ask the same
+ * keys too. A wide page (1h and longer intervals over a long history) costs up to a second of
+ * database time; this bounds it per key whatever the number of viewers.
+ */
+const PAGE_TTL_MS = 1_000;
 
 /** Unix ms bounds: non-negative integers up to year 9999. */
 const Ms = (description: string) => Type.Integer({ minimum: 0, maximum: 253_402_300_799_999, description });
@@ -32,6 +41,7 @@ export const Candle = Type.Object(
 
 export const candleRoutes: RoutePlugin = async (app, { deps }) => {
   const { db } = deps;
+  const pages = new KeyedTtlCache<{ page: { bars: BarRow[]; more: boolean }; nowMs: number | null }>(PAGE_TTL_MS);
 
   app.get(
     '/v1/candles',
@@ -72,10 +82,12 @@ export const candleRoutes: RoutePlugin = async (app, { deps }) => {
         throw new ApiError('bad_request', 'query parameter "from" must be below "to"');
       }
       const lengthMs = INTERVAL_MS[interval];
-      const { page, nowMs } = await db.read({ page: { bars: [] as BarRow[], more: false }, nowMs: null as number | null }, async (sql) => {
-        const [page, nowMs] = await Promise.all([candlePage(sql, { market, lengthMs, fromMs: from, toMs: to, limit }), headTime(sql)]);
-        return { page, nowMs };
-      });
+      const { page, nowMs } = await pages.get(`${market} ${interval} ${from ?? ''} ${to ?? ''} ${limit}`, () =>
+        db.read({ page: { bars: [] as BarRow[], more: false }, nowMs: null as number | null }, async (sql) => {
+          const [page, nowMs] = await Promise.all([candlePage(sql, { market, lengthMs, fromMs: from, toMs: to, limit }), headTime(sql)]);
+          return { page, nowMs };
+        }),
+      );
       void reply.header('cache-control', 'public, max-age=1');
       const items = page.bars.map((b) => ({
         market,
