@@ -14,7 +14,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +52,9 @@ function withSchema(url: string, schema: string): string {
   return u.toString();
 }
 
+/** One-minute load average when the run began: the cores are often shared with other work. */
+let loadAtStart = 0;
+
 /** What a kept schema holds, as `seed` would have reported it (seed time unknown: 0). */
 async function describeKept(sql: postgres.Sql) {
   const [head] = await sql<{ max_seq: string; first_ts: Date }[]>`
@@ -65,6 +68,7 @@ async function describeKept(sql: postgres.Sql) {
 }
 
 async function main(): Promise<void> {
+  loadAtStart = Math.round(loadavg()[0]! * 10) / 10;
   const reuse = process.env.BENCH_REST_SCHEMA;
   const schema = reuse ?? `bench_rest_${Date.now().toString(36)}`;
   const admin = postgres(SERVER, { max: 1, onnotice: () => {} });
@@ -137,7 +141,7 @@ async function main(): Promise<void> {
       console.error(`${name}: ${Math.round(r.requests.average)} req/s p50 ${r.latency.p50} ms p99 ${r.latency.p99} ms non2xx ${r.non2xx}`);
     }
     const report = {
-      machine: { cpus: cpus().length, model: cpus()[0]?.model.trim() ?? 'unknown', node: process.version },
+      machine: { cpus: cpus().length, model: cpus()[0]?.model.trim() ?? 'unknown', node: process.version, load: loadAtStart },
       data: { ...seeded.counts, seedMs: seeded.elapsedMs },
       connections: CONNECTIONS,
       seconds: SECONDS,
@@ -196,7 +200,7 @@ async function timeQueries(url: string, endMs: number): Promise<Array<{ name: st
 }
 
 function writeDocs(r: {
-  machine: { cpus: number; model: string; node: string };
+  machine: { cpus: number; model: string; node: string; load: number };
   data: Record<string, number>;
   connections: number;
   seconds: number;
@@ -209,7 +213,7 @@ function writeDocs(r: {
     '<!-- rest-bench:start -->',
     '## REST reads (`npm run bench:rest`)',
     '',
-    `Measured ${new Date().toISOString().slice(0, 10)} on ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}. Data: ${d.fills} fill legs, ${d.orders} orders, ${d.events} events, ${d.positions} positions, ${d.triggers} triggers, seeded by \`sandbox/seed\`${d.seedMs ? ` in ${Math.round(d.seedMs / 1000)} s` : ' (a kept schema, measured again)'}. The gateway runs as its own process against the local PostgreSQL (same host); autocannon (${r.connections} keep-alive connections, ${r.seconds} s per read) runs in a third process, so the three share the cores.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}. Data: ${d.fills} fill legs, ${d.orders} orders, ${d.events} events, ${d.positions} positions, ${d.triggers} triggers, seeded by \`sandbox/seed\`${d.seedMs ? ` in ${Math.round(d.seedMs / 1000)} s` : ' (a kept schema, measured again)'}. The gateway runs as its own process against the local PostgreSQL (same host); autocannon (${r.connections} keep-alive connections, ${r.seconds} s per read) runs in a third process, so the three share the cores (one-minute load average ${r.machine.load} when the run began).`,
     '',
     '| Read | req/s | p50 | p99 | non-2xx |',
     '|---|---|---|---|---|',
@@ -221,7 +225,7 @@ function writeDocs(r: {
     '|---|---|---|',
     ...r.queries.map((q) => `| ${q.name} | ${q.ms} | ${q.rows} |`),
     '',
-    'The seed history is stamped to end at the time of the run, so the 24 h statistics cover a full day (about a quarter of the fills). A `1d` page of 100 bars spans the whole history of the market (every match of it is aggregated); the shorter intervals read only the rows of their 100 buckets. Markets answers are cached for 1 s, so their req/s is the cache\'s; candle answers are not cached in the gateway (`Cache-Control: max-age=1` lets a CDN or browser do it).',
+    'The seed history is stamped to end at the time of the run, so the 24 h statistics cover a full day (about a quarter of the fills). The history spans about 3.8 days, so a page of 100 `1h`, `4h` or `1d` bars covers all of it: every match of the market (about 166 000 for BTC-PERP) is aggregated, which costs most of a second of database time on this machine; the `1m` and `5m` pages read only the rows of their 100 buckets. The gateway answers identical markets and candle requests within a second from one database read (the statistics once a second, a candle page once a second per distinct query), so the req/s of those rows is mostly that sharing: the statement table above is the cost of a first, uncached request.',
     '',
     'List reads return 100 full rows per request, so they are bounded by row decoding and JSON serialisation in the gateway process; the balance read is one index probe. A status-filtered verification examines a window of up to 10 000 claims per request (about 100 ms of database time), which bounds it whatever the claim count. Rerun with `BENCH_REST_FILLS`, `BENCH_REST_SECONDS`, `BENCH_REST_CONNECTIONS`.',
     '<!-- rest-bench:end -->',

@@ -17,7 +17,6 @@ import type { Config } from '../config/env.js';
 import { within } from '../deadline.js';
 import { DatabaseUnavailableError, isDataError, SchemaBehindError, type DataError } from './errors.js';
 
-
 export type Sql = postgres.Sql;
 export type Queryable = postgres.Sql | postgres.TransactionSql;
 
