@@ -6,18 +6,20 @@
 //   at most once per MARKET_LIST_TTL_MS (rules change rarely). When the engine cannot answer
 //   (down, slow, garbage), the indexer's `markets` table is used instead, so the list survives an
 //   engine outage.
-// - Statistics of every market come from one statement over the last 24 h of fills, made at most
-//   once per STATS_TTL_MS and shared by every request in between.
+// - Statistics of every market over the last 24 h of fills are refreshed at most once per
+//   STATS_TTL_MS and shared by every request in between; a refresh reads only what changed
+//   (rolling-stats.ts).
 // The 24 h window is measured on the gateway clock: [now − 24 h, now].
 import type { Database } from '../db/database.js';
 import type { EngineClient } from '../engine/client.js';
-import { listMarketRows, statsSince, type WindowStats } from '../db/queries/markets.js';
-import { formatDecimal, isDecimal, normalizeDecimal, parseDecimal, SCALE, ZERO } from '../projections/decimal.js';
+import { listMarketRows } from '../db/queries/markets.js';
+import { RollingStats, roundQuote, WINDOW_MS, type WindowStats } from './rolling-stats.js';
+import { formatDecimal, isDecimal, normalizeDecimal, SCALE, ZERO } from '../projections/decimal.js';
 import { TtlCache } from './ttl-cache.js';
 
 export const MARKET_LIST_TTL_MS = 5_000;
 export const STATS_TTL_MS = 1_000;
-export const STATS_WINDOW_MS = 86_400_000;
+export const STATS_WINDOW_MS = WINDOW_MS;
 /** How long the engine gets to list its markets before the mirror's table is used. */
 const ENGINE_LIST_TIMEOUT_MS = 2_000;
 
@@ -86,17 +88,16 @@ export function statsOf(symbol: string, window: WindowStats): Stats24h {
   if (!s) {
     return { open: null, high: null, low: null, last: null, change: null, changePct: null, baseVolume: ZERO, quoteVolume: ZERO, trades: 0, asOfSeq: window.headSeq };
   }
-  const open = parseDecimal(s.open);
-  const change = parseDecimal(s.last) - open;
+  const change = s.last - s.open;
   return {
-    open: normalizeDecimal(s.open),
-    high: normalizeDecimal(s.high),
-    low: normalizeDecimal(s.low),
-    last: normalizeDecimal(s.last),
+    open: formatDecimal(s.open),
+    high: formatDecimal(s.high),
+    low: formatDecimal(s.low),
+    last: formatDecimal(s.last),
     change: formatDecimal(change),
-    changePct: open === 0n ? null : percent(change, open),
-    baseVolume: normalizeDecimal(s.baseVolume),
-    quoteVolume: normalizeDecimal(s.quoteVolume),
+    changePct: s.open === 0n ? null : percent(change, s.open),
+    baseVolume: formatDecimal(s.base),
+    quoteVolume: formatDecimal(roundQuote(s.quote20)),
     trades: s.trades,
     asOfSeq: window.headSeq,
   };
@@ -129,11 +130,8 @@ export class MarketCatalog {
     private readonly now: () => number = Date.now,
   ) {
     this.rules = new TtlCache(() => this.loadRules(), MARKET_LIST_TTL_MS, now);
-    this.stats = new TtlCache(
-      () => db.read(NO_STATS, (sql) => statsSince(sql, new Date(this.now() - STATS_WINDOW_MS).toISOString())),
-      STATS_TTL_MS,
-      now,
-    );
+    const rolling = new RollingStats();
+    this.stats = new TtlCache(() => db.read(NO_STATS, (sql) => rolling.refresh(sql, this.now())), STATS_TTL_MS, now);
   }
 
   async list(): Promise<Market[]> {

@@ -23,51 +23,68 @@ export function listMarketRows(sql: Queryable): Promise<MarketRow[]> {
     FROM markets ORDER BY symbol`;
 }
 
-export interface MarketStatsRow {
+/** One market's matches in one UTC minute (or the part of it a read covered): mergeable partials. */
+export interface MinuteStatsRow {
   market: string;
+  minuteAt: string;
+  firstSeq: number;
+  /** Price of the match with firstSeq. */
   open: string;
+  lastSeq: number;
+  /** Price of the match with lastSeq. */
+  last: string;
   high: string;
   low: string;
-  last: string;
-  baseVolume: string;
-  /** Σ price × size, rounded half away from zero to 10 places. */
-  quoteVolume: string;
+  /** Σ size. */
+  base: string;
+  /** Σ price × size, exact (20 decimal places). */
+  quote: string;
   trades: number;
 }
 
-export interface WindowStats {
-  /** Markets with at least one match in the window; the others had none. */
-  byMarket: Map<string, MarketStatsRow>;
-  /** Newest seq of the mirror when read (null for an empty mirror): what the figures are current as of. */
-  headSeq: number | null;
+/** The newest seq of `fills` and of `events` (null when empty): two one-row index probes. */
+export async function statsHeads(sql: Queryable): Promise<{ fillsSeq: number | null; eventsSeq: number | null }> {
+  const [row] = await sql<{ fillsSeq: number | null; eventsSeq: number | null }[]>`
+    SELECT (SELECT seq FROM fills ORDER BY seq DESC LIMIT 1) AS fills_seq,
+           (SELECT seq FROM events ORDER BY seq DESC LIMIT 1) AS events_seq`;
+  return { fillsSeq: row?.fillsSeq ?? null, eventsSeq: row?.eventsSeq ?? null };
+}
+
+export interface MinuteStatsRange {
+  /** Matches created at or after this instant… */
+  fromIso: string;
+  /** …and before this one, when given. */
+  toIso?: string;
+  /** Only seqs above this one (what an earlier read already covered), when given. */
+  afterSeq?: number;
+  /** Only seqs up to this one: the fills head read just before, so a refresh knows what it covered. */
+  upToSeq: number;
 }
 
 /**
- * Statistics of every market over the matches created at or after `fromIso`: first and last price
- * by seq, high, low, base and quote volume, match count. One statement.
+ * Per market and UTC minute: first/last match (seq and price), high, low, base and quote volume,
+ * match count, over a range of time and seqs. One pass over the taker legs, no per-match grouping:
+ * a match's taker legs share its seq, price and time and their sizes add up to its size, so sums and
+ * extremes over legs equal those over matches and a match is a distinct seq. The time → seq search
+ * gives the lower seq bound; with both bounds the planner walks the pk over the range (with one it
+ * guesses a third of the table and scans all of it).
  */
-export async function statsSince(sql: Queryable, fromIso: string): Promise<WindowStats> {
-  const [rows, head] = await Promise.all([
-    // One pass over the window's taker legs, no per-match grouping: a match's taker legs share its
-    // seq, price and time and their sizes add up to its size, so sums and extremes over legs equal
-    // those over matches; open/last are the price of the smallest/greatest seq; a match is a
-    // distinct seq. Both seq bounds are given: with two the planner estimates a narrow range and
-    // walks the pk; with one it guesses a third of the table and scans all of it.
-    sql<MarketStatsRow[]>`
-      WITH RECURSIVE ${seqSearch(sql, 'w', fromIso)}
-      SELECT market,
-        ((min(ARRAY[seq::numeric, price]))[2])::text AS open,
-        max(price)::text AS high,
-        min(price)::text AS low,
-        ((max(ARRAY[seq::numeric, price]))[2])::text AS last,
-        sum(size)::text AS base_volume,
-        round(sum(price * size), 10)::text AS quote_volume,
-        count(DISTINCT seq)::int4 AS trades
-      FROM fills
-      WHERE seq >= ${seqBound(sql, 'w')} AND seq <= (SELECT seq FROM fills ORDER BY seq DESC LIMIT 1)
-        AND role = 'taker' AND created_at >= ${fromIso}::timestamptz
-      GROUP BY market`,
-    sql<{ seq: number }[]>`SELECT seq FROM events ORDER BY seq DESC LIMIT 1`,
-  ]);
-  return { byMarket: new Map(rows.map((r) => [r.market, r])), headSeq: head[0]?.seq ?? null };
+export function minuteStats(sql: Queryable, r: MinuteStatsRange): Promise<MinuteStatsRow[]> {
+  return sql<MinuteStatsRow[]>`
+    WITH RECURSIVE ${seqSearch(sql, 'w', r.fromIso)}
+    SELECT market, date_bin(interval '1 minute', created_at, timestamptz 'epoch') AS minute_at,
+      min(seq) AS first_seq,
+      ((min(ARRAY[seq::numeric, price]))[2])::text AS open,
+      max(seq) AS last_seq,
+      ((max(ARRAY[seq::numeric, price]))[2])::text AS last,
+      max(price)::text AS high,
+      min(price)::text AS low,
+      sum(size)::text AS base,
+      sum(price * size)::text AS quote,
+      count(DISTINCT seq)::int4 AS trades
+    FROM fills
+    WHERE seq >= greatest(${seqBound(sql, 'w')}, ${(r.afterSeq ?? -1) + 1}::int8) AND seq <= ${r.upToSeq}::int8
+      AND role = 'taker' AND created_at >= ${r.fromIso}::timestamptz
+      ${r.toIso !== undefined ? sql`AND created_at < ${r.toIso}::timestamptz` : sql``}
+    GROUP BY 1, 2`;
 }

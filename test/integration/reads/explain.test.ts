@@ -15,7 +15,7 @@ import { listPositions } from '../../../src/db/queries/positions.js';
 import { listTriggers } from '../../../src/db/queries/triggers.js';
 import { verifyManifests, verifyUserBatches } from '../../../src/db/queries/verifications.js';
 import { eventsAfter, listEvents } from '../../../src/db/queries/events.js';
-import { listMarketRows, statsSince } from '../../../src/db/queries/markets.js';
+import { listMarketRows, minuteStats, statsHeads } from '../../../src/db/queries/markets.js';
 import { candlePage, headTime } from '../../../src/db/queries/candle-history.js';
 import { eventsHead, takerLegsBefore } from '../../../src/db/queries/candles.js';
 import { sessionById } from '../../../src/db/queries/sessions.js';
@@ -121,8 +121,11 @@ describe(`every read over ${FILLS} fills`, () => {
       ['events by market', () => listEvents(sql, { market: 'SOL-PERP', since: middle, limit: 100 })],
       // The seed stamps seq n at startMs + n × 250 ms.
       ['markets (mirror table)', () => listMarketRows(sql)],
-      ['market stats, last 24 h', () => statsSince(sql, new Date(seqTime(seeded.maxSeq) - 86_400_000).toISOString())],
-      ['market stats, window from the middle', () => statsSince(sql, new Date(seqTime(middle)).toISOString())],
+      ['market stats: heads', () => statsHeads(sql)],
+      ['market stats: first read of a day', () => minuteStats(sql, { fromIso: new Date(seqTime(seeded.maxSeq) - 86_400_000).toISOString(), upToSeq: seeded.maxSeq })],
+      ['market stats: window from the middle', () => minuteStats(sql, { fromIso: new Date(seqTime(middle)).toISOString(), upToSeq: seeded.maxSeq })],
+      ['market stats: a refresh', () => minuteStats(sql, { fromIso: new Date(seqTime(middle)).toISOString(), afterSeq: seeded.maxSeq - 50, upToSeq: seeded.maxSeq })],
+      ['market stats: the oldest minute', () => minuteStats(sql, { fromIso: new Date(seqTime(middle)).toISOString(), toIso: new Date(seqTime(middle) + 60_000).toISOString(), upToSeq: seeded.maxSeq })],
       ...CANDLE_INTERVALS.map((interval): [string, () => Promise<unknown>] => [
         `candles ${interval}, newest page`,
         () => candlePage(sql, { market: 'ETH-PERP', lengthMs: INTERVAL_MS[interval], limit: 100 }),

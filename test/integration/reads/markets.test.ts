@@ -40,8 +40,9 @@ beforeAll(async () => {
   await insertLeg(12, 2, 'maker', 'BTC-PERP', '3', '120', now - 10 * h);
   await insertLeg(13, 0, 'taker', 'BTC-PERP', '0.5', '95.5', now - 1 * h);
   await insertLeg(13, 1, 'maker', 'BTC-PERP', '0.5', '95.5', now - 1 * h);
-  // ETH: only a match older than 24 h.
-  await insertLeg(14, 0, 'taker', 'ETH-PERP', '1', '3000', now - 30 * h);
+  // ETH: only a match older than 24 h. Times grow with seqs, as the engine stamps them (the window's
+  // first seq is found by a binary search that relies on it).
+  await insertLeg(9, 0, 'taker', 'ETH-PERP', '1', '3000', now - 30 * h);
   await db.sql`INSERT INTO events (seq, kind, ts, payload) VALUES (15, 'engine.tick_start', ${new Date(now).toISOString()}, '{}'::jsonb)`;
   await db.sql`INSERT INTO markets (symbol, sz_decimals, min_notional, max_leverage, status)
     VALUES ('BTC-PERP', 4, 10, 20, 'active'), ('ETH-PERP', 3, 10, 20, 'active')`;
@@ -114,13 +115,39 @@ describe('GET /v1/markets', () => {
     expect(marketCalls - before).toBeLessThanOrEqual(1);
   });
 
+  it('a refresh reads only what changed and gives the figures a fresh read gives', async () => {
+    const before = (await gw.app.inject('/v1/markets/BTC-PERP')).json().stats24h;
+    expect(before.trades).toBe(3);
+    // A new match (a flip: taker legs 0.25 + 0.75) after the first read.
+    await insertLeg(16, 0, 'taker', 'BTC-PERP', '0.25', '130', Date.now());
+    await insertLeg(16, 1, 'taker', 'BTC-PERP', '0.75', '130', Date.now());
+    await insertLeg(16, 2, 'maker', 'BTC-PERP', '1', '130', Date.now());
+    await db.sql`INSERT INTO events (seq, kind, ts, payload) VALUES (17, 'engine.tick_start', ${new Date().toISOString()}, '{}'::jsonb)`;
+    let after = before;
+    for (let end = Date.now() + 10_000; after.trades === 3 && Date.now() < end; ) {
+      await new Promise((r) => setTimeout(r, 100));
+      after = (await gw.app.inject('/v1/markets/BTC-PERP')).json().stats24h;
+    }
+    expect(after).toEqual({
+      open: '100.0000000000', high: '130.0000000000', low: '95.5000000000', last: '130.0000000000',
+      change: '30.0000000000', changePct: '30.0000000000',
+      baseVolume: '5.5000000000', quoteVolume: '637.7500000000', trades: 4, asOfSeq: 17,
+    });
+    const fresh = await startGateway({ DATABASE_URL: db.url, ENGINE_BASE_URL: engine.url, AUTH_DISABLED: 'true' });
+    try {
+      expect((await fresh.app.inject('/v1/markets/BTC-PERP')).json().stats24h).toEqual(after);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('uses the mirror\'s markets table while the engine cannot answer, and still serves the statistics', async () => {
     const down = await startGateway({ DATABASE_URL: db.url, ENGINE_BASE_URL: 'http://127.0.0.1:9', AUTH_DISABLED: 'true' });
     try {
       const res = await down.app.inject('/v1/markets');
       expect(res.statusCode).toBe(200);
       expect(res.json().items.map((m: { symbol: string; minNotional: string; stats24h: { trades: number } }) => [m.symbol, m.minNotional, m.stats24h.trades]))
-        .toEqual([['BTC-PERP', '10.0000000000', 3], ['ETH-PERP', '10.0000000000', 0]]);
+        .toEqual([['BTC-PERP', '10.0000000000', 4], ['ETH-PERP', '10.0000000000', 0]]);
     } finally {
       await down.close();
     }

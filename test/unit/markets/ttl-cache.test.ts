@@ -67,3 +67,14 @@ describe('KeyedTtlCache', () => {
     expect(await cache.get('k0', async () => -1)).toBe(-1);
   });
 });
+
+describe('quote volume rounding', () => {
+  it('rounds Σ price × size (20 places) half away from zero to 10 places', async () => {
+    const { roundQuote } = await import('../../../src/markets/rolling-stats.js');
+    const e10 = 10n ** 10n;
+    expect(roundQuote(5n * e10 * e10 + 4n)).toBe(5n * e10); // 5.00000000000000000004
+    expect(roundQuote(5n * e10 * e10 + e10 / 2n)).toBe(5n * e10 + 1n); // exactly half: away from zero
+    expect(roundQuote(5n * e10 * e10 + e10 / 2n - 1n)).toBe(5n * e10);
+    expect(roundQuote(-(5n * e10 * e10 + e10 / 2n))).toBe(-(5n * e10 + 1n));
+  });
+});
