@@ -71,7 +71,7 @@ export interface MinuteStatsRange {
  */
 export function minuteStats(sql: Queryable, r: MinuteStatsRange): Promise<MinuteStatsRow[]> {
   return sql<MinuteStatsRow[]>`
-    WITH RECURSIVE ${seqSearch(sql, 'w', r.fromIso)}
+    WITH RECURSIVE ${seqSearch(sql, 'w', r.fromIso)}${r.toIso !== undefined ? sql`, ${seqSearch(sql, 'e', r.toIso)}` : sql``}
     SELECT market, date_bin(interval '1 minute', created_at, timestamptz 'epoch') AS minute_at,
       min(seq) AS first_seq,
       ((min(ARRAY[seq::numeric, price]))[2])::text AS open,
@@ -85,6 +85,6 @@ export function minuteStats(sql: Queryable, r: MinuteStatsRange): Promise<Minute
     FROM fills
     WHERE seq >= greatest(${seqBound(sql, 'w')}, ${(r.afterSeq ?? -1) + 1}::int8) AND seq <= ${r.upToSeq}::int8
       AND role = 'taker' AND created_at >= ${r.fromIso}::timestamptz
-      ${r.toIso !== undefined ? sql`AND created_at < ${r.toIso}::timestamptz` : sql``}
+      ${r.toIso !== undefined ? sql`AND seq < ${seqBound(sql, 'e')} AND created_at < ${r.toIso}::timestamptz` : sql``}
     GROUP BY 1, 2`;
 }

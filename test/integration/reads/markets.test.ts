@@ -153,3 +153,24 @@ describe('GET /v1/markets', () => {
     }
   });
 });
+
+describe('the 24 h window edge', () => {
+  it('counts a match 5 s inside the window and not one 5 s outside it, whatever the minute', async () => {
+    const edgeDb = await createTestDatabase();
+    const now = Date.now();
+    const leg = (seq: number, price: string, at: number) => edgeDb.sql`
+      INSERT INTO fills (seq, leg, fill_id, match_id, order_id, party, market, side, role, size, price, fee, realized_pnl, new_balance, position_id, created_at)
+      VALUES (${seq}, 0, ${`${seq}-0`}, ${`m${seq}`}, 'o', ${A}, 'BTC-PERP', 'buy', 'taker', 1, ${price}, 0, 0, 1000, 'p', ${new Date(at).toISOString()})`;
+    await leg(1, '50', now - 86_400_000 - 5_000);
+    await leg(2, '60', now - 86_400_000 + 5_000);
+    await leg(3, '70', now - 10_000);
+    const edgeGw = await startGateway({ DATABASE_URL: edgeDb.url, ENGINE_BASE_URL: engine.url, AUTH_DISABLED: 'true' });
+    try {
+      const stats = (await edgeGw.app.inject('/v1/markets/BTC-PERP')).json().stats24h;
+      expect([stats.open, stats.low, stats.last, stats.trades]).toEqual(['60.0000000000', '60.0000000000', '70.0000000000', 2]);
+    } finally {
+      await edgeGw.close();
+      await edgeDb.drop();
+    }
+  });
+});
