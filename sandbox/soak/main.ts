@@ -381,20 +381,23 @@ async function main(): Promise<number> {
   const perMin = (pick: (s: Sample) => number | null): number | null => perMinOf(warm, pick);
   const quietPerMin = (pick: (s: Sample) => number | null): number | null => perMinOf(quiet, pick);
   const MiB = 1024 * 1024;
+  /** null: too few samples for a slope (a short run has hardly any quiet ones). */
+  const mib = (v: number | null): number | null => (v === null ? null : v / MiB);
+  const f3 = (v: number | null): string => (v === null ? 'n/a' : v.toFixed(3));
   const resources = {
     samples: samples.length,
     quietSamples: quiet.length,
-    rssMiB: { first: samples[0]!.rss / MiB, max: Math.max(...samples.map((s) => s.rss)) / MiB, last: samples.at(-1)!.rss / MiB, slopeMiBPerMin: (perMin((s) => s.rss) ?? 0) / MiB, quietSlopeMiBPerMin: (quietPerMin((s) => s.rss) ?? 0) / MiB },
-    heapMiB: { first: (samples.find((s) => s.heap !== null)?.heap ?? 0) / MiB, max: Math.max(...samples.map((s) => s.heap ?? 0)) / MiB, last: (samples.at(-1)!.heap ?? 0) / MiB, slopeMiBPerMin: (perMin((s) => s.heap) ?? 0) / MiB, quietSlopeMiBPerMin: (quietPerMin((s) => s.heap) ?? 0) / MiB },
-    fds: { first: samples[0]!.fds, max: Math.max(...samples.map((s) => s.fds)), last: samples.at(-1)!.fds, slopePerMin: perMin((s) => s.fds) ?? 0, quietSlopePerMin: quietPerMin((s) => s.fds) ?? 0 },
+    rssMiB: { first: samples[0]!.rss / MiB, max: Math.max(...samples.map((s) => s.rss)) / MiB, last: samples.at(-1)!.rss / MiB, slopeMiBPerMin: mib(perMin((s) => s.rss)), quietSlopeMiBPerMin: mib(quietPerMin((s) => s.rss)) },
+    heapMiB: { first: (samples.find((s) => s.heap !== null)?.heap ?? 0) / MiB, max: Math.max(...samples.map((s) => s.heap ?? 0)) / MiB, last: (samples.at(-1)!.heap ?? 0) / MiB, slopeMiBPerMin: mib(perMin((s) => s.heap)), quietSlopeMiBPerMin: mib(quietPerMin((s) => s.heap)) },
+    fds: { first: samples[0]!.fds, max: Math.max(...samples.map((s) => s.fds)), last: samples.at(-1)!.fds, slopePerMin: perMin((s) => s.fds), quietSlopePerMin: quietPerMin((s) => s.fds) },
   };
   // Judged on runs of 5 minutes or more; a shorter run is mostly warm-up and faults.
   const judged = opts.durationS >= 300;
   if (judged) {
     // RSS keeps the high-water mark of the spikes (the allocator rarely gives memory back): a looser bound.
-    if (resources.rssMiB.quietSlopeMiBPerMin > 4) failures.push(`gateway RSS grows ${resources.rssMiB.quietSlopeMiBPerMin.toFixed(2)} MiB/min (quiet samples)`);
-    if (resources.heapMiB.quietSlopeMiBPerMin > 1) failures.push(`gateway heap grows ${resources.heapMiB.quietSlopeMiBPerMin.toFixed(2)} MiB/min (quiet samples)`);
-    if (resources.fds.quietSlopePerMin > 1) failures.push(`gateway open fds grow ${resources.fds.quietSlopePerMin.toFixed(2)}/min (quiet samples)`);
+    if ((resources.rssMiB.quietSlopeMiBPerMin ?? 0) > 4) failures.push(`gateway RSS grows ${f3(resources.rssMiB.quietSlopeMiBPerMin)} MiB/min (quiet samples)`);
+    if ((resources.heapMiB.quietSlopeMiBPerMin ?? 0) > 1) failures.push(`gateway heap grows ${f3(resources.heapMiB.quietSlopeMiBPerMin)} MiB/min (quiet samples)`);
+    if ((resources.fds.quietSlopePerMin ?? 0) > 1) failures.push(`gateway open fds grow ${f3(resources.fds.quietSlopePerMin)}/min (quiet samples)`);
   }
 
   const sorted = [...rest.latencies].sort((a, b) => a - b);
@@ -426,7 +429,7 @@ async function main(): Promise<number> {
     for (const e of p.examples) say(`    ${e}`);
   }
   say(`REST: ${result.rest.requests} requests ${JSON.stringify(result.rest.statuses)}, p50 ${result.rest.p50Ms} ms, p99 ${result.rest.p99Ms} ms, max ${result.rest.maxMs} ms (hang limit ${HANG_MS} ms)`);
-  say(`gateway RSS ${resources.rssMiB.first.toFixed(0)} → ${resources.rssMiB.last.toFixed(0)} MiB (max ${resources.rssMiB.max.toFixed(0)}), slope ${resources.rssMiB.slopeMiBPerMin.toFixed(3)} MiB/min (quiet ${resources.rssMiB.quietSlopeMiBPerMin.toFixed(3)}); heap ${resources.heapMiB.first.toFixed(0)} → ${resources.heapMiB.last.toFixed(0)} MiB, slope ${resources.heapMiB.slopeMiBPerMin.toFixed(3)} MiB/min (quiet ${resources.heapMiB.quietSlopeMiBPerMin.toFixed(3)}); fds ${resources.fds.first} → ${resources.fds.last} (max ${resources.fds.max}), slope ${resources.fds.slopePerMin.toFixed(3)}/min (quiet ${resources.fds.quietSlopePerMin.toFixed(3)})${judged ? '' : ' (not judged: run shorter than 5 min)'}`);
+  say(`gateway RSS ${resources.rssMiB.first.toFixed(0)} → ${resources.rssMiB.last.toFixed(0)} MiB (max ${resources.rssMiB.max.toFixed(0)}), slope ${f3(resources.rssMiB.slopeMiBPerMin)} MiB/min (quiet ${f3(resources.rssMiB.quietSlopeMiBPerMin)}); heap ${resources.heapMiB.first.toFixed(0)} → ${resources.heapMiB.last.toFixed(0)} MiB, slope ${f3(resources.heapMiB.slopeMiBPerMin)} MiB/min (quiet ${f3(resources.heapMiB.quietSlopeMiBPerMin)}); fds ${resources.fds.first} → ${resources.fds.last} (max ${resources.fds.max}), slope ${f3(resources.fds.slopePerMin)}/min (quiet ${f3(resources.fds.quietSlopePerMin)})${judged ? '' : ' (not judged: run shorter than 5 min)'}`);
   for (const o of outcomes) say(`fault ${o.kind.padEnd(15)} at ${o.startedAtS.toFixed(0).padStart(4)} s for ${o.forS} s: ${JSON.stringify(o.recovery)}`);
   say(`results: ${join(logDir, 'result.json')}`);
   if (failures.length === 0) {

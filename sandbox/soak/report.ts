@@ -16,6 +16,7 @@ export function machine(): string {
 
 type Result = any;
 
+const f3 = (v: number | null): string => (v === null ? 'n/a' : v.toFixed(3));
 const ms = (v: number | null | undefined): string => (v === null || v === undefined ? '**not recovered**' : `${(v / 1000).toFixed(2)} s`);
 
 export function renderMarkdown(r: Result, when: string, machineLine: string): string {
@@ -51,9 +52,9 @@ export function renderMarkdown(r: Result, when: string, machineLine: string): st
   lines.push('');
   lines.push('| Resource | First | Max | Last | Slope, all samples | Slope, quiet samples (judged) |');
   lines.push('|---|---|---|---|---|---|');
-  lines.push(`| RSS | ${res.rssMiB.first.toFixed(1)} MiB | ${res.rssMiB.max.toFixed(1)} MiB | ${res.rssMiB.last.toFixed(1)} MiB | ${res.rssMiB.slopeMiBPerMin.toFixed(3)} MiB/min | ${res.rssMiB.quietSlopeMiBPerMin.toFixed(3)} MiB/min (≤ 4) |`);
-  lines.push(`| V8 heap used | ${res.heapMiB.first.toFixed(1)} MiB | ${res.heapMiB.max.toFixed(1)} MiB | ${res.heapMiB.last.toFixed(1)} MiB | ${res.heapMiB.slopeMiBPerMin.toFixed(3)} MiB/min | ${res.heapMiB.quietSlopeMiBPerMin.toFixed(3)} MiB/min (≤ 1) |`);
-  lines.push(`| Open fds | ${res.fds.first} | ${res.fds.max} | ${res.fds.last} | ${res.fds.slopePerMin.toFixed(3)} /min | ${res.fds.quietSlopePerMin.toFixed(3)} /min (≤ 1) |`);
+  lines.push(`| RSS | ${res.rssMiB.first.toFixed(1)} MiB | ${res.rssMiB.max.toFixed(1)} MiB | ${res.rssMiB.last.toFixed(1)} MiB | ${f3(res.rssMiB.slopeMiBPerMin)} MiB/min | ${f3(res.rssMiB.quietSlopeMiBPerMin)} MiB/min (≤ 4) |`);
+  lines.push(`| V8 heap used | ${res.heapMiB.first.toFixed(1)} MiB | ${res.heapMiB.max.toFixed(1)} MiB | ${res.heapMiB.last.toFixed(1)} MiB | ${f3(res.heapMiB.slopeMiBPerMin)} MiB/min | ${f3(res.heapMiB.quietSlopeMiBPerMin)} MiB/min (≤ 1) |`);
+  lines.push(`| Open fds | ${res.fds.first} | ${res.fds.max} | ${res.fds.last} | ${f3(res.fds.slopePerMin)} /min | ${f3(res.fds.quietSlopePerMin)} /min (≤ 1) |`);
   if (r.failures.length > 0) {
     lines.push('');
     lines.push('Failed checks:');
