@@ -410,7 +410,7 @@ async function main(): Promise<number> {
     hangMs: HANG_MS,
     engineHistories: histories.map((h) => ({ index: h.index, events: h.head })),
     clients: perClient,
-    rest: { requests: rest.requests, statuses: Object.fromEntries(rest.statuses), p50Ms: pct(50), p99Ms: pct(99), maxMs: sorted.at(-1) ?? 0, bad: rest.bad.length, overDeadline: rest.slow.length, slowest: rest.slowest.map((f) => ({ ...f, atS: (f.at - t0) / 1000 })) },
+    rest: { requests: rest.requests, statuses: Object.fromEntries(rest.statuses), p50Ms: pct(50), p99Ms: pct(99), maxMs: sorted.at(-1) ?? 0, bad: rest.bad.length, resetsAcrossPause: rest.resetsAcrossPause, overDeadline: rest.slow.length, slowest: rest.slowest.map((f) => ({ ...f, atS: (f.at - t0) / 1000 })) },
     faults: outcomes,
     resources: { ...resources, judged, series: samples.map((s) => [Math.round((s.t - t0) / 1000), Math.round(s.rss / 1024), s.heap === null ? null : Math.round(s.heap / 1024), s.fds]) },
     failures,
