@@ -45,7 +45,7 @@ export function renderMarkdown(r: Result, when: string, machineLine: string): st
   }
   lines.push('');
   const rest = r.rest;
-  lines.push(`REST readers: ${rest.requests} requests, answers ${Object.entries(rest.statuses).map(([k, v]) => `${k}: ${v}`).join(', ')}; p50 ${rest.p50Ms} ms, p99 ${rest.p99Ms} ms, max ${rest.maxMs} ms (time the gateway was stopped by the soak not counted); ${rest.bad} undocumented answers, ${rest.overDeadline} over the ${rest.hangMs ?? r.hangMs} ms limit (deadline ${r.deadlineMs} ms + 2 s).`);
+  lines.push(`REST readers: ${rest.requests} requests, answers ${Object.entries(rest.statuses).map(([k, v]) => `${k}: ${v}`).join(', ')}; p50 ${rest.p50Ms} ms, p99 ${rest.p99Ms} ms, max ${rest.maxMs} ms (time the gateway was stopped by the soak not counted); ${rest.bad} undocumented answers, ${rest.resetsAcrossPause ?? 0} connection resets of requests sent into a gateway pause (counted apart), ${rest.overDeadline} over the ${rest.hangMs ?? r.hangMs} ms limit (deadline ${r.deadlineMs} ms + 2 s).`);
   lines.push('');
   const res = r.resources;
   lines.push(`Gateway resources (${res.samples} samples every 2 s, ${res.quietSamples} of them quiet; slopes by least squares after the first fifth of the run${res.judged ? '' : '; not judged, run under 5 min'}):`);
