@@ -54,11 +54,23 @@ function allowedOrigin(origins: string[], origin: string | undefined): string | 
   return origin && origins.includes(origin) ? origin : null;
 }
 
+function trustProxyOption(trust: Config['trustProxy']): false | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust !== 'number') return trust;
+  const hops = trust;
+  return (_address, hop) => hop < hops;
+}
+
 export type App = FastifyInstance<any, any, any, FastifyBaseLogger, TypeBoxTypeProvider>;
 
 export async function buildApp(deps: AppDeps): Promise<App> {
   const app = Fastify({
     loggerInstance: deps.logger,
+    // Behind nginx `request.ip` is the client's address from X-Forwarded-For, trusted only as far
+    // as TRUST_PROXY says (hops or proxy addresses), so a client cannot forge it (docs/configuration.md).
+    // A hop count is given to Fastify as a function: Fastify itself now refuses to trust hop counts
+    // (a client reaching the replica directly could forge them), so it is only for replicas that
+    // nothing but the proxy can reach; an address list is the safe form.
+    trustProxy: trustProxyOption(deps.config.trustProxy),
     // Per-request log lines cost more than the requests themselves at load; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
     // A signed body is forwarded byte for byte; 1 MiB is far above any order.
