@@ -19,6 +19,7 @@ import { streamRoutes } from './http/stream.js';
 import { installAuthGuards, type SessionKeys } from './auth/guards.js';
 import { validationMessage } from './http/validation.js';
 import { strictIntegers } from './http/strict-integers.js';
+import type { SharedState } from './fleet/shared-state.js';
 
 /** What the live stream runtime reports to /readyz and /metrics. */
 export interface LiveStatus {
@@ -42,6 +43,8 @@ export interface AppDeps {
   sessions: SessionKeys;
   /** The live stream runtime (SSE bridge, projections, hub); null in apps built without it. */
   live: (LiveStatusSource & Record<string, unknown>) | null;
+  /** State shared by the replicas of a fleet (REDIS_URL, src/fleet/); null or absent: per process. */
+  fleet?: SharedState | null;
 }
 
 export type RoutePlugin = FastifyPluginAsyncTypebox<{ deps: AppDeps }>;
@@ -256,7 +259,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     void reply.code(404).send({ error: `no route ${request.method} ${request.url.split('?')[0]}`, code: 'not_found' });
   });
 
-  installAuthGuards(app, deps);
+  installAuthGuards(app, { config: deps.config, sessions: deps.sessions, replays: deps.fleet?.replays });
 
   await app.register(systemRoutes, { deps });
   await app.register(readRoutes, { deps });

@@ -7,6 +7,7 @@ import { EngineClient } from './engine/client.js';
 import { Metrics } from './metrics.js';
 import { SessionKeys } from './auth/session-keys.js';
 import { LiveRuntime } from './live.js';
+import { createSharedState } from './fleet/shared-state.js';
 
 export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): AppDeps {
   const logger = overrides.logger ?? pino({ level: config.logLevel });
@@ -24,10 +25,11 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
   // The live runtime is built here (no I/O) and started by main.ts (or a test) with `start()`;
   // an explicit `live: null` override builds an app without it.
   const live = overrides.live !== undefined ? overrides.live : new LiveRuntime({ config, logger, db, engine, metrics, sessions });
-  return { config, logger, db, engine, metrics, sessions, live };
+  const fleet = overrides.fleet !== undefined ? overrides.fleet : createSharedState(config, metrics.registry, logger);
+  return { config, logger, db, engine, metrics, sessions, live, fleet };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {
   if (deps.live instanceof LiveRuntime) await deps.live.stop();
-  await Promise.allSettled([deps.db.close(), deps.engine.close()]);
+  await Promise.allSettled([deps.db.close(), deps.engine.close(), deps.fleet?.close()]);
 }

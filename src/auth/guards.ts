@@ -6,7 +6,7 @@ import type { AppDeps } from '../app.js';
 import { ApiError } from '../http/errors.js';
 import { parseSessionSig, signedPayload, SIGNATURE_WINDOW_MS, verifySignature } from './signature.js';
 import { SessionKeys } from './session-keys.js';
-import { ReplayCache } from './replay-cache.js';
+import { ReplayCache, type ReplayGuard } from './replay-cache.js';
 
 export { SessionKeys };
 
@@ -45,7 +45,7 @@ export function signedHeaders(request: FastifyRequest): SignedHeaders {
 /** Verifies a signed request against the known session keys; returns the proven party. */
 export async function verifySignedRequest(
   sessions: SessionKeys,
-  replays: ReplayCache,
+  replays: ReplayGuard,
   input: { method: string; target: string; body: Buffer | string; headers: SignedHeaders; now?: number },
 ): Promise<string> {
   const { user, sessionId, sig } = input.headers;
@@ -61,13 +61,15 @@ export async function verifySignedRequest(
   if (session.party !== user) throw new ApiError('unauthorized', 'session does not belong to X-User');
   const payload = signedPayload(input.method, input.target, parsed.tsMs, input.body);
   if (!verifySignature(session.key, payload, parsed.signature)) throw new ApiError('unauthorized', 'invalid signature');
-  if (!replays.remember(sessionId, sig, parsed.tsMs, now)) throw new ApiError('unauthorized', 'signature already used (replay)');
+  // Remembered until the timestamp leaves the window (plus a second for clock skew between replicas).
+  const ttlMs = parsed.tsMs + SIGNATURE_WINDOW_MS - now + 1_000;
+  if (!(await replays.firstUse(`${sessionId}|${sig}`, ttlMs))) throw new ApiError('unauthorized', 'signature already used (replay)');
   return user;
 }
 
-export function installAuthGuards(app: FastifyInstance<any, any, any, any, any>, deps: Pick<AppDeps, 'config' | 'sessions'>): void {
+export function installAuthGuards(app: FastifyInstance<any, any, any, any, any>, deps: Pick<AppDeps, 'config' | 'sessions'> & { replays?: ReplayGuard }): void {
   if (deps.config.authDisabled) return;
-  const replays = new ReplayCache(SIGNATURE_WINDOW_MS * 2);
+  const replays = deps.replays ?? new ReplayCache(SIGNATURE_WINDOW_MS * 2);
 
   const authenticate: preHandlerAsyncHookHandler = async (request: FastifyRequest) => {
     const headers = signedHeaders(request);

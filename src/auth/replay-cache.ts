@@ -2,7 +2,13 @@
 // the ±30 s window, so the same signed request cannot be replayed. Memory is bounded by that
 // window: entries are dropped once their timestamp has aged out.
 
-export class ReplayCache {
+/** What the guards ask (src/fleet/redis-replay-guard.ts keeps it in Redis for a fleet). */
+export interface ReplayGuard {
+  /** true the first time `key` is seen within `ttlMs`; false for a replay. May throw an ApiError (503). */
+  firstUse(key: string, ttlMs: number): Promise<boolean>;
+}
+
+export class ReplayCache implements ReplayGuard {
   private readonly seen = new Map<string, number>();
   private lastSweep = 0;
 
@@ -10,6 +16,12 @@ export class ReplayCache {
     private readonly horizonMs: number,
     private readonly maxEntries = 1_000_000,
   ) {}
+
+  async firstUse(key: string, ttlMs: number): Promise<boolean> {
+    const now = Date.now();
+    // Stored as if its timestamp were (expiry - horizon): the sweep forgets it at now + ttlMs.
+    return this.remember(key, '', now + ttlMs - this.horizonMs, now);
+  }
 
   /** false when this signature was already accepted. */
   remember(sessionId: string, sig: string, tsMs: number, now: number): boolean {

@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'schema_behind'
   | 'engine_timeout'
   | 'shutting_down'
+  | 'shared_state_unavailable'
   | 'internal_error';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
@@ -26,6 +27,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   schema_behind: 503,
   engine_timeout: 504,
   shutting_down: 503,
+  shared_state_unavailable: 503,
   internal_error: 500,
 };
 

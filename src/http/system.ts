@@ -31,6 +31,16 @@ const ReadyBody = Type.Object(
       gap: Type.Optional(Type.String({ description: 'A gap the bridge could not fill, if any' })),
     }),
     engineMaxSeq: Type.Union([Type.Integer(), Type.Null()]),
+    redis: Type.Optional(
+      Type.Object(
+        {
+          configured: Type.Boolean(),
+          reachable: Type.Boolean(),
+          error: Type.Optional(Type.String()),
+        },
+        { description: 'With REDIS_URL only. Unreachable: signed requests and the faucet answer 503 shared_state_unavailable, rate limits let requests through (docs/fleet.md)' },
+      ),
+    ),
   },
   { description: 'Readiness: 200 when ready, 503 when degraded, with the reasons' },
 );
@@ -38,13 +48,15 @@ const ReadyBody = Type.Object(
 async function readiness(deps: AppDeps) {
   const { db, engine, live } = deps;
   const reasons: string[] = [];
-  const [ping, health] = await Promise.all([
+  const [ping, health, redis] = await Promise.all([
     db.ping(),
     engine.health(2_000).then(
       (h) => ({ reachable: true as const, version: h.version, buildDate: h.buildDate, maxSeq: h.maxSeq }),
       () => ({ reachable: false as const, error: 'unreachable' }),
     ),
+    deps.fleet ? deps.fleet.status() : Promise.resolve(null),
   ]);
+  if (redis && !redis.reachable) reasons.push('redis unreachable: signed requests and the faucet refused (503), rate limits open');
   if (!db.configured) reasons.push('DATABASE_URL is not set');
   else if (!ping.ok) reasons.push('database unreachable');
 
@@ -78,6 +90,7 @@ async function readiness(deps: AppDeps) {
       : { reachable: false, error: health.error },
     stream: { enabled: streamStatus.enabled, connected: streamStatus.connected, ...(streamStatus.gap ? { gap: streamStatus.gap } : {}) },
     engineMaxSeq,
+    ...(redis ? { redis } : {}),
   };
 }
 

@@ -7,7 +7,7 @@ import { registerRateLimit } from './trading/rate-limit.js';
 import { tradingProxyRoutes } from './trading/routes.js';
 
 export const tradingRoutes: RoutePlugin = async (app, { deps }) => {
-  await registerRateLimit(app, deps.config, deps.sessions);
+  await registerRateLimit(app, deps.config, deps.sessions, deps.fleet?.redis ?? null);
   await app.register(tradingProxyRoutes, { deps });
   await app.register(faucetRoutes, { deps });
 };

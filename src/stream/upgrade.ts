@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { AppDeps } from '../app.js';
 import { verifySignedRequest } from '../auth/guards.js';
 import { SIGNATURE_WINDOW_MS } from '../auth/signature.js';
-import { ReplayCache } from '../auth/replay-cache.js';
+import { ReplayCache, type ReplayGuard } from '../auth/replay-cache.js';
 import { ApiError } from '../http/errors.js';
 import type { StreamFanout } from './fanout.js';
 import type { StreamMetrics } from './metrics.js';
@@ -50,14 +50,14 @@ export function refuseSocket(socket: Duplex, status: number, code: string, error
 }
 
 export interface UpgradeContext {
-  deps: Pick<AppDeps, 'config' | 'sessions' | 'logger'>;
+  deps: Pick<AppDeps, 'config' | 'sessions' | 'logger' | 'fleet'>;
   hub: StreamFanout;
   knownMarkets: () => ReadonlySet<string> | null;
   metrics: StreamMetrics;
 }
 
 /** Proves the parties asked for: with auth, only the one party the query's signature proves. */
-async function authorize(sub: Subscription, ctx: UpgradeContext, replays: ReplayCache): Promise<void> {
+async function authorize(sub: Subscription, ctx: UpgradeContext, replays: ReplayGuard): Promise<void> {
   if (ctx.deps.config.authDisabled || sub.parties.size === 0) return;
   if (!sub.proof) {
     throw new ApiError('unauthorized', 'a "party" filter needs proof in the query: user, sessionId, sig (<tsMs>.<hex> over "GET\\n/v1/stream\\n<tsMs>\\n")');
@@ -74,7 +74,7 @@ async function authorize(sub: Subscription, ctx: UpgradeContext, replays: Replay
 }
 
 export function createUpgradeHandler(ctx: UpgradeContext): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
-  const replays = new ReplayCache(SIGNATURE_WINDOW_MS * 2);
+  const replays = ctx.deps.fleet?.replays ?? new ReplayCache(SIGNATURE_WINDOW_MS * 2);
 
   return (req, socket, head) => {
     socket.on('error', () => socket.destroy());

@@ -13,6 +13,8 @@ import type { Config } from '../../config/env.js';
 import type { SessionKeys } from '../../auth/session-keys.js';
 import { ApiError } from '../errors.js';
 import { PARTY_PATTERN } from '../schemas.js';
+import type { RedisHandle } from '../../fleet/redis.js';
+import { redisRateLimitOptions } from '../../fleet/rate-limit-store.js';
 
 const PARTY_RE = new RegExp(PARTY_PATTERN);
 
@@ -25,13 +27,15 @@ export function rateLimitKey(request: FastifyRequest, sessions: SessionKeys): st
   return `ip:${request.ip}`;
 }
 
-export async function registerRateLimit(app: FastifyInstance<any, any, any, any, any>, config: Config, sessions: SessionKeys): Promise<void> {
+export async function registerRateLimit(app: FastifyInstance<any, any, any, any, any>, config: Config, sessions: SessionKeys, redis: RedisHandle | null = null): Promise<void> {
   await app.register(rateLimit, {
     global: true,
     max: config.rateLimitMax,
     timeWindow: config.rateLimitWindowMs,
     keyGenerator: (request) => rateLimitKey(request, sessions),
-    // The default store is in process memory: the limit is per replica (documented).
+    // Without REDIS_URL the store is in process memory (the limit is per replica); with it, one
+    // Redis counter per key for the whole fleet, failing open (src/fleet/rate-limit-store.ts).
+    ...(redis ? redisRateLimitOptions(redis) : {}),
     errorResponseBuilder: (_request, context) =>
       new ApiError('rate_limited', `rate limit of ${context.max} requests per ${config.rateLimitWindowMs} ms exceeded; retry in ${context.after}`, {
         retryAfterS: Math.max(1, Math.ceil(context.ttl / 1000)),
