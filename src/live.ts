@@ -15,6 +15,7 @@
 import type { AppDeps, LiveStatus, LiveStatusSource } from './app.js';
 import { OrderbookPoller } from './engine/orderbook-poller.js';
 import { SseBridge } from './engine/sse-bridge.js';
+import { JetStreamSource } from './engine/jetstream-source.js';
 import { loadCandleSeed } from './db/queries/candles.js';
 import { seedCandles } from './projections/candles.js';
 import { initialProjectionState, project, type ProjectionState } from './projections/index.js';
@@ -31,7 +32,8 @@ export class LiveRuntime implements LiveStatusSource {
   [key: string]: unknown;
   readonly hub: StreamFanout;
   readonly streamMetrics: StreamMetrics;
-  bridge: SseBridge | null = null;
+  /** The engine's events: its SSE directly, or the fleet's JetStream stream (NATS_URL). */
+  bridge: SseBridge | JetStreamSource | null = null;
   poller: OrderbookPoller | null = null;
   private state: ProjectionState = initialProjectionState();
   private started = false;
@@ -64,10 +66,17 @@ export class LiveRuntime implements LiveStatusSource {
     this.started = true;
     const { config, logger, db, engine, metrics } = this.deps;
 
+    // With JetStream, start before the stream's head so the replay history is filled from the
+    // stream (a replica started a second ago replays like an old one): the candles are rebuilt
+    // from the database up to that point, and the stream's events after it are projected as live.
+    const jetstream = config.natsUrl ? this.jetStreamSource() : null;
+    const bounds = jetstream ? await jetstream.bounds() : null;
+    const prefillFrom = bounds ? Math.max(bounds.firstEngineSeq - 1, bounds.lastEngineSeq - config.wsHistorySize) : null;
+
     let startAfter: number | null = null;
     if (db.sql) {
       try {
-        const seed = await loadCandleSeed(db.sql);
+        const seed = await loadCandleSeed(db.sql, undefined, prefillFrom);
         startAfter = seed.maxSeq;
         if (seed.nowMs !== null) this.state = initialProjectionState(seedCandles(seed.trades, seed.nowMs));
         if (seed.truncated) logger.warn('candle rebuild read its row limit: older matches of the day are missing from 4h/1d bars');
@@ -76,30 +85,13 @@ export class LiveRuntime implements LiveStatusSource {
         logger.warn({ err: (err as Error).message }, 'stream: database unavailable at start; streaming live from the engine head');
       }
     }
+    if (startAfter === null && prefillFrom !== null) startAfter = prefillFrom;
     if (startAfter !== null) this.hub.markCoveredAfter(startAfter);
 
-    const url = new URL(config.engineBaseUrl);
-    url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/admin/events/stream`;
-    this.bridge = new SseBridge({
-      url: url.toString(),
-      token,
-      idleMs: config.sseIdleMs,
-      startAfter,
-      onEvent: (e) => this.onEvent(e),
-      batch: (deliver) => this.hub.batched(deliver),
-      fillFrom: eventStore(db),
-      engineHead: async () => {
-        const h = await engine.health(2_000);
-        return typeof h.maxSeq === 'number' ? h.maxSeq : null;
-      },
-      logger,
-      metrics: {
-        reconnects: this.streamMetrics.sseReconnects,
-        lagSeconds: this.streamMetrics.sseLag,
-        maxSeq: metrics.engineMaxSeq,
-        events: this.streamMetrics.sseEvents,
-      },
-    });
+    if (jetstream) {
+      jetstream.startAfter(startAfter);
+      this.bridge = jetstream;
+    } else this.bridge = this.sseBridge(token, startAfter);
     this.bridge.onSkip = (seq) => this.hub.markCoveredAfter(seq);
     this.bridge.onReset = (seq) => this.hub.resetHistory(seq);
     this.bridge.start();
@@ -114,6 +106,52 @@ export class LiveRuntime implements LiveStatusSource {
       logger,
     });
     this.poller.start();
+  }
+
+  private bridgeMetrics() {
+    return {
+      reconnects: this.streamMetrics.sseReconnects,
+      lagSeconds: this.streamMetrics.sseLag,
+      maxSeq: this.deps.metrics.engineMaxSeq,
+      events: this.streamMetrics.sseEvents,
+    };
+  }
+
+  private jetStreamSource(): JetStreamSource {
+    const { config, db, logger } = this.deps;
+    return new JetStreamSource({
+      url: config.natsUrl!,
+      stream: config.natsStream,
+      subject: config.natsSubject,
+      startAfter: null,
+      prefill: config.wsHistorySize,
+      onEvent: (e) => this.onEvent(e),
+      batch: (deliver) => this.hub.batched(deliver),
+      fillFrom: eventStore(db),
+      logger,
+      metrics: this.bridgeMetrics(),
+    });
+  }
+
+  private sseBridge(token: string, startAfter: number | null): SseBridge {
+    const { config, logger, db, engine } = this.deps;
+    const url = new URL(config.engineBaseUrl);
+    url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/admin/events/stream`;
+    return new SseBridge({
+      url: url.toString(),
+      token,
+      idleMs: config.sseIdleMs,
+      startAfter,
+      onEvent: (e) => this.onEvent(e),
+      batch: (deliver) => this.hub.batched(deliver),
+      fillFrom: eventStore(db),
+      engineHead: async () => {
+        const h = await engine.health(2_000);
+        return typeof h.maxSeq === 'number' ? h.maxSeq : null;
+      },
+      logger,
+      metrics: this.bridgeMetrics(),
+    });
   }
 
   /** Called by the bridge for each engine event, in seq order, once. */

@@ -59,8 +59,6 @@ export interface Config {
   /** JetStream retention (relay creates/updates the stream): max age and max bytes. */
   natsMaxAgeS: number;
   natsMaxBytes: number;
-  /** `gateway` (default) or `relay` (engine SSE → JetStream only, no HTTP routes). */
-  role: 'gateway' | 'relay';
 }
 
 type Env = Record<string, string | undefined>;
@@ -230,6 +228,5 @@ export function loadConfig(env: Env = process.env): Config {
     natsSubject: token(env, 'NATS_SUBJECT', 'engine.events', /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/),
     natsMaxAgeS: int(env, 'NATS_MAX_AGE_S', 172_800, 60, 31_536_000),
     natsMaxBytes: int(env, 'NATS_MAX_BYTES', 1_073_741_824, 1_048_576, 1_099_511_627_776),
-    role: oneOf(env, 'GATEWAY_ROLE', 'gateway', ['gateway', 'relay'] as const),
   };
 }

@@ -23,8 +23,12 @@ export interface CandleSeed {
 const DAY_MS = 86_400_000;
 const PAGE = 5_000;
 
-export async function loadCandleSeed(sql: Sql, maxRows = 500_000): Promise<CandleSeed> {
-  const head = await sql<{ seq: number; ts: string }[]>`SELECT seq, ts FROM events ORDER BY seq DESC LIMIT 1`;
+/** `upTo`: the seed stops at that seq (a replica with JetStream replays what follows from the stream). */
+export async function loadCandleSeed(sql: Sql, maxRows = 500_000, upTo: number | null = null): Promise<CandleSeed> {
+  const head =
+    upTo === null
+      ? await sql<{ seq: number; ts: string }[]>`SELECT seq, ts FROM events ORDER BY seq DESC LIMIT 1`
+      : await sql<{ seq: number; ts: string }[]>`SELECT seq, ts FROM events WHERE seq <= ${upTo} ORDER BY seq DESC LIMIT 1`;
   const top = head[0];
   if (!top) return { maxSeq: null, nowMs: null, trades: [], truncated: false };
   // Number()/new Date() also accept a driver without the gateway's int8 and timestamptz parsers.

@@ -107,7 +107,7 @@ describe.skipIf(!available)('shared state in Redis (REDIS_URL)', () => {
   });
 
   it('/readyz and /metrics say Redis answers', async () => {
-    const ready = await (await fetch(`${a.url}/readyz`)).json();
+    const ready = (await (await fetch(`${a.url}/readyz`)).json()) as any;
     expect(ready.redis).toEqual({ configured: true, reachable: true });
     const metrics = await (await fetch(`${a.url}/metrics`)).text();
     expect(metrics).toMatch(/^bff_redis_up 1$/m);
@@ -166,7 +166,7 @@ describe.skipIf(!available)('Redis unreachable', () => {
   it('/readyz is degraded and names Redis', async () => {
     const res = await fetch(`${gw.url}/readyz`);
     expect(res.status).toBe(503);
-    const body = await res.json();
+    const body = (await res.json()) as any;
     expect(body.redis).toMatchObject({ configured: true, reachable: false });
     expect(body.reasons).toContain('redis unreachable: signed requests and the faucet refused (503), rate limits open');
   });
