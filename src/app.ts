@@ -27,6 +27,8 @@ export interface LiveStatus {
   connected: boolean;
   maxSeq: number | null;
   gap?: string;
+  /** Where engine events come from: the engine's SSE (default) or the fleet's JetStream stream. */
+  source?: 'sse' | 'jetstream';
 }
 
 export interface LiveStatusSource {

@@ -181,6 +181,7 @@ export class LiveRuntime implements LiveStatusSource {
       enabled,
       connected: bridge?.connected ?? false,
       maxSeq: bridge?.lastSeq ?? null,
+      source: this.deps.config.natsUrl ? 'jetstream' : 'sse',
       ...(gap ? { gap } : {}),
     };
   }

@@ -27,7 +27,8 @@ const ReadyBody = Type.Object(
     }),
     stream: Type.Object({
       enabled: Type.Boolean({ description: 'false when ENGINE_ADMIN_TOKEN is unset' }),
-      connected: Type.Boolean({ description: 'The admin SSE bridge is connected' }),
+      connected: Type.Boolean({ description: 'The admin SSE bridge is connected (with NATS_URL: the JetStream consumer runs and has caught up)' }),
+      source: Type.Optional(Type.Union([Type.Literal('sse'), Type.Literal('jetstream')], { description: 'Where engine events come from' })),
       gap: Type.Optional(Type.String({ description: 'A gap the bridge could not fill, if any' })),
     }),
     engineMaxSeq: Type.Union([Type.Integer(), Type.Null()]),
@@ -76,7 +77,9 @@ async function readiness(deps: AppDeps) {
   if (!health.reachable) reasons.push('engine unreachable');
 
   const streamStatus = live?.status() ?? { enabled: false, connected: false, maxSeq: null };
-  if (streamStatus.enabled && !streamStatus.connected) reasons.push('SSE bridge down');
+  if (streamStatus.enabled && !streamStatus.connected) {
+    reasons.push(streamStatus.source === 'jetstream' ? 'JetStream source down or catching up' : 'SSE bridge down');
+  }
   if (streamStatus.gap) reasons.push(`SSE bridge gap: ${streamStatus.gap}`);
 
   const engineMaxSeq = streamStatus.maxSeq ?? (health.reachable ? (health.maxSeq ?? null) : null);
@@ -88,7 +91,12 @@ async function readiness(deps: AppDeps) {
     engine: health.reachable
       ? { reachable: true, ...(health.version ? { version: health.version } : {}), ...(health.buildDate ? { buildDate: health.buildDate } : {}) }
       : { reachable: false, error: health.error },
-    stream: { enabled: streamStatus.enabled, connected: streamStatus.connected, ...(streamStatus.gap ? { gap: streamStatus.gap } : {}) },
+    stream: {
+      enabled: streamStatus.enabled,
+      connected: streamStatus.connected,
+      ...(streamStatus.source ? { source: streamStatus.source } : {}),
+      ...(streamStatus.gap ? { gap: streamStatus.gap } : {}),
+    },
     engineMaxSeq,
     ...(redis ? { redis } : {}),
   };
