@@ -142,7 +142,7 @@ async function engineReaders(): Promise<string[]> {
   await until(async () => {
     const text = await (await request(`http://127.0.0.1:${relayPort}/metrics`)).body.text();
     return Number(/bff_relay_stream_last_seq (\d+)/.exec(text)?.[1]) === h;
-  }, 'relay caught up');
+  }, 'relay caught up', 120_000);
   await stop(relay);
   await deleteStream(stream);
   await stop(engine);
