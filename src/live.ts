@@ -181,7 +181,8 @@ export class LiveRuntime implements LiveStatusSource {
       enabled,
       connected: bridge?.connected ?? false,
       maxSeq: bridge?.lastSeq ?? null,
-      source: this.deps.config.natsUrl ? 'jetstream' : 'sse',
+      // Named only for JetStream, so the single-gateway /readyz keeps its shape.
+      ...(this.deps.config.natsUrl ? { source: 'jetstream' as const } : {}),
       ...(gap ? { gap } : {}),
     };
   }
