@@ -7,7 +7,7 @@
 // Processes: the engine (A) or a synthetic SSE source in this process (B), the relay, the
 // replicas, nginx, and a client process (bench/stream-clients.ts) holding the WebSocket clients.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { createServer } from 'node:net';
 import { Agent, request } from 'undici';
@@ -58,6 +58,21 @@ async function stop(p: ChildProcess): Promise<void> {
   const t = setTimeout(() => p.kill('SIGKILL'), 5_000);
   await exited;
   clearTimeout(t);
+}
+
+/** nginx's workers (children of the master), whose CPU is the proxy's. */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const f = readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (Number(f.slice(f.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(d));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
 }
 
 async function deleteStream(name: string): Promise<void> {
@@ -200,7 +215,9 @@ async function fleetRun(replicaCount: number, clients: number, rates: number[], 
   const rows: string[] = [];
   for (const rate of rates) {
     await client.send({ cmd: 'reset' });
-    const pids = [...replicas.map((r) => r.pid!), nginx.proc.pid!, relay.pid!];
+    const clientCpu0 = ((await client.send({ cmd: 'report' })) as ClientReport).cpuMs;
+    const workers = childrenOf(nginx.proc.pid!);
+    const pids = [...replicas.map((r) => r.pid!), relay.pid!, ...workers];
     const c0 = pids.map(cpuMs);
     const t0 = Date.now();
     const perTick = rate / 100;
@@ -213,14 +230,23 @@ async function fleetRun(replicaCount: number, clients: number, rates: number[], 
       await sleep(10);
     }
     const sent = Math.round(rate * seconds);
-    await sleep(1_500);
-    const rep = (await client.send({ cmd: 'report' })) as ClientReport;
+    // Drain: wait until the clients stop receiving (queued frames still count, with their latency).
+    let rep = (await client.send({ cmd: 'report' })) as ClientReport;
+    for (let i = 0; i < 40; i++) {
+      await sleep(500);
+      const again = (await client.send({ cmd: 'report' })) as ClientReport;
+      const still = again.received === rep.received;
+      rep = again;
+      if (still || rep.received >= sent * clients) break;
+    }
     const c1 = pids.map(cpuMs);
     const elapsed = (rep.lastAt - rep.firstAt) / 1000 || seconds;
-    const cpu = (i: number) => (c1[i]! - c0[i]!) / 1000 / seconds;
+    const wall = (Date.now() - t0) / 1000;
+    const cpu = (i: number) => (c1[i]! - c0[i]!) / 1000 / wall;
     const replicaCpu = replicas.reduce((s, _r, i) => s + cpu(i), 0);
+    const nginxCpu = workers.reduce((s, _w, i) => s + cpu(replicaCount + 1 + i), 0);
     rows.push(
-      `| ${replicaCount} | ${clients} | ${fmt(rate)} | ${fmt(rate * clients)} | ${fmt(rep.received / elapsed)} | ${((100 * rep.received) / (sent * clients)).toFixed(1)} % | ${rep.latencyMs.p50} | ${rep.latencyMs.p99} | ${(replicaCpu * 100).toFixed(0)} % | ${(cpu(replicaCount) * 100).toFixed(0)} % | ${(cpu(replicaCount + 1) * 100).toFixed(0)} % |`,
+      `| ${replicaCount} | ${clients} | ${fmt(rate)} | ${fmt(rate * clients)} | ${fmt(rep.received / elapsed)} | ${((100 * rep.received) / (sent * clients)).toFixed(1)} % | ${rep.latencyMs.p50} | ${rep.latencyMs.p99} | ${(replicaCpu * 100).toFixed(0)} % (${((replicaCpu * wall * 1e6) / Math.max(1, rep.received)).toFixed(1)} µs) | ${(nginxCpu * 100).toFixed(0)} % (${((nginxCpu * wall * 1e6) / Math.max(1, rep.received)).toFixed(1)} µs) | ${(cpu(replicaCount) * 100).toFixed(0)} % | ${((rep.cpuMs - clientCpu0) / 1000 / wall * 100).toFixed(0)} % | ${rep.open}/${clients} |`,
     );
   }
   await client.send({ cmd: 'closeAll' });
@@ -236,15 +262,16 @@ async function fleetRun(replicaCount: number, clients: number, rates: number[], 
 const load = () => loadavg().map((l) => l.toFixed(1)).join(' / ');
 const out: string[] = [];
 out.push(`Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench:fleet\`: ${cpus().length} × ${cpus()[0]?.model.trim()}, Node ${process.version}, load average at start ${load()} (the machine is shared with other work).`);
-out.push('', '### Engine CPU per event: direct SSE readers against one relay', '');
-out.push(...(await engineReaders()));
+if (process.env.BENCH_FLEET_PART !== 'B') {
+  out.push('', '### Engine CPU per event: direct SSE readers against one relay', '');
+  out.push(...(await engineReaders()));
+}
 const CLIENTS = Number(process.env.BENCH_FLEET_CLIENTS || '300');
 const RATES = (process.env.BENCH_FLEET_RATES || '100,400').split(',').map(Number);
 const SECONDS = Number(process.env.BENCH_FLEET_SECONDS || '8');
 out.push('', `### Through nginx: 3 replicas against 1 (one relay, JetStream, ${CLIENTS} clients, \`kinds=engine.tick_start\`, ${SECONDS} s per load)`, '');
-out.push('| Replicas | Clients | Events/s offered | Deliveries/s offered | Deliveries/s received | Delivered | p50 ms | p99 ms | Replicas CPU | nginx CPU | Relay CPU |', '|---|---|---|---|---|---|---|---|---|---|---|');
-out.push(...(await fleetRun(1, CLIENTS, RATES, SECONDS)));
-out.push(...(await fleetRun(3, CLIENTS, RATES, SECONDS)));
+out.push('| Replicas | Clients | Events/s offered | Deliveries/s offered | Deliveries/s received | Delivered | p50 ms | p99 ms | Replicas CPU (per delivery) | nginx CPU (per delivery) | Relay CPU | Clients CPU | Open |', '|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+for (const n of (process.env.BENCH_FLEET_REPLICAS || '1,3').split(',').map(Number)) out.push(...(await fleetRun(n, CLIENTS, RATES, SECONDS)));
 out.push('', `Load average at the end: ${load()}.`);
 process.stdout.write(`${out.join('\n')}\n`);
 process.exit(0);
