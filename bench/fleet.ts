@@ -260,7 +260,8 @@ async function fleetRun(replicaCount: number, clients: number, rates: number[], 
 }
 
 const load = () => loadavg().map((l) => l.toFixed(1)).join(' / ');
-const out: string[] = [];
+// Each part is printed as soon as it is measured (a later failure keeps the earlier figures).
+const out = { push: (...lines: string[]) => void process.stdout.write(`${lines.join('\n')}\n`) };
 out.push(`Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench:fleet\`: ${cpus().length} × ${cpus()[0]?.model.trim()}, Node ${process.version}, load average at start ${load()} (the machine is shared with other work).`);
 if (process.env.BENCH_FLEET_PART !== 'B') {
   out.push('', '### Engine CPU per event: direct SSE readers against one relay', '');
@@ -273,5 +274,4 @@ out.push('', `### Through nginx: 3 replicas against 1 (one relay, JetStream, ${C
 out.push('| Replicas | Clients | Events/s offered | Deliveries/s offered | Deliveries/s received | Delivered | p50 ms | p99 ms | Replicas CPU (per delivery) | nginx CPU (per delivery) | Relay CPU | Clients CPU | Open |', '|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const n of (process.env.BENCH_FLEET_REPLICAS || '1,3').split(',').map(Number)) out.push(...(await fleetRun(n, CLIENTS, RATES, SECONDS)));
 out.push('', `Load average at the end: ${load()}.`);
-process.stdout.write(`${out.join('\n')}\n`);
 process.exit(0);

@@ -16,6 +16,8 @@ export interface NginxOptions {
   /** host:port of each replica */
   upstreams: string[];
   workers?: number;
+  /** Per worker; keep it under the open-file limit. */
+  workerConnections?: number;
   /** The temp directory (made when absent). */
   prefix?: string;
 }
@@ -40,6 +42,7 @@ export function renderNginxConfig(o: NginxOptions & { prefix: string }): string 
   return readFileSync(TEMPLATE, 'utf8')
     .replaceAll('{{USER}}', user)
     .replaceAll('{{WORKERS}}', String(o.workers ?? 1))
+    .replaceAll('{{WORKER_CONNECTIONS}}', String(o.workerConnections ?? 16_384))
     .replaceAll('{{PREFIX}}', o.prefix)
     .replaceAll('{{LISTEN}}', o.listen)
     .replaceAll('{{UPSTREAM_SERVERS}}', servers);
