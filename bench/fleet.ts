@@ -220,16 +220,14 @@ async function fleetRun(replicaCount: number, clients: number, rates: number[], 
     const pids = [...replicas.map((r) => r.pid!), relay.pid!, ...workers];
     const c0 = pids.map(cpuMs);
     const t0 = Date.now();
-    const perTick = rate / 100;
-    let owed = 0;
+    // Paced by the clock (a late timer pushes what is due), and counted: the offered load is what was pushed.
+    const seq0 = seq;
     while (Date.now() - t0 < seconds * 1000) {
-      owed += perTick;
-      const n = Math.floor(owed);
-      owed -= n;
-      if (n > 0) source.push(...Array.from({ length: n }, tick));
+      const due = Math.floor(((Date.now() - t0) / 1000) * rate) - (seq - seq0);
+      if (due > 0) source.push(...Array.from({ length: due }, tick));
       await sleep(10);
     }
-    const sent = Math.round(rate * seconds);
+    const sent = seq - seq0;
     // Drain: wait until the clients stop receiving (queued frames still count, with their latency).
     let rep = (await client.send({ cmd: 'report' })) as ClientReport;
     for (let i = 0; i < 40; i++) {
@@ -246,7 +244,7 @@ async function fleetRun(replicaCount: number, clients: number, rates: number[], 
     const replicaCpu = replicas.reduce((s, _r, i) => s + cpu(i), 0);
     const nginxCpu = workers.reduce((s, _w, i) => s + cpu(replicaCount + 1 + i), 0);
     rows.push(
-      `| ${replicaCount} | ${clients} | ${fmt(rate)} | ${fmt(rate * clients)} | ${fmt(rep.received / elapsed)} | ${((100 * rep.received) / (sent * clients)).toFixed(1)} % | ${rep.latencyMs.p50} | ${rep.latencyMs.p99} | ${(replicaCpu * 100).toFixed(0)} % (${((replicaCpu * wall * 1e6) / Math.max(1, rep.received)).toFixed(1)} µs) | ${(nginxCpu * 100).toFixed(0)} % (${((nginxCpu * wall * 1e6) / Math.max(1, rep.received)).toFixed(1)} µs) | ${(cpu(replicaCount) * 100).toFixed(0)} % | ${((rep.cpuMs - clientCpu0) / 1000 / wall * 100).toFixed(0)} % | ${rep.open}/${clients} |`,
+      `| ${replicaCount} | ${clients} | ${fmt(sent / seconds)} | ${fmt((sent * clients) / seconds)} | ${fmt(rep.received / elapsed)} | ${((100 * rep.received) / (sent * clients)).toFixed(1)} % | ${rep.latencyMs.p50} | ${rep.latencyMs.p99} | ${(replicaCpu * 100).toFixed(0)} % (${((replicaCpu * wall * 1e6) / Math.max(1, rep.received)).toFixed(1)} µs) | ${(nginxCpu * 100).toFixed(0)} % (${((nginxCpu * wall * 1e6) / Math.max(1, rep.received)).toFixed(1)} µs) | ${(cpu(replicaCount) * 100).toFixed(0)} % | ${((rep.cpuMs - clientCpu0) / 1000 / wall * 100).toFixed(0)} % | ${rep.open}/${clients} |`,
     );
   }
   await client.send({ cmd: 'closeAll' });
