@@ -2,7 +2,7 @@
 // missing one makes its tests skip, loudly (a warning naming what is missing); in CI (CI=true) it
 // fails them, since .ci/run installs and starts them.
 import { connect as tcpConnect, createServer } from 'node:net';
-import { execFileSync } from 'node:child_process';
+import { nginxBinary } from '../../deploy/nginx.js';
 import { randomBytes } from 'node:crypto';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -20,18 +20,6 @@ export function tcpReachable(url: string, timeoutMs = 1_000): Promise<boolean> {
     s.once('connect', () => done(true));
     s.once('error', () => done(false));
   });
-}
-
-export function nginxBinary(): string | null {
-  for (const p of ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/nginx/sbin/nginx']) {
-    try {
-      execFileSync(p, ['-v'], { stdio: 'ignore' });
-      return p;
-    } catch {
-      /* next */
-    }
-  }
-  return null;
 }
 
 /** true when every named service is there; otherwise warns (skip) or throws in CI. */
