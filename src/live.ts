@@ -66,6 +66,14 @@ export class LiveRuntime {
   readonly streamMetrics: StreamMetrics;
   /** The engine's events: its SSE directly, or the fleet's JetStream stream (NATS_URL). */
   bridge: SseBridge | JetStreamSource | null = null;
+  /** With NATS_URL: the JetStream source, known before the bridge starts (the epoch is read from it). */
+  private jetstream: JetStreamSource | null = null;
+  /**
+   * With NATS_URL: settles once the source has caught up with the stream's head at start. New
+   * connections wait for it, so the events a replica replays from the stream to fill its history
+   * never reach a client as live frames.
+   */
+  private caughtUp: Promise<void> | null = null;
   poller: OrderbookPoller | null = null;
   private state: ProjectionState = initialProjectionState();
   private started = false;
@@ -107,11 +115,17 @@ export class LiveRuntime {
       enabled: config.engineAdminToken !== null,
       state: {
         epoch: () => this.epochValue,
-        epochKnown: () => (this.epochValue !== null ? Promise.resolve() : new Promise((resolve) => this.epochWaiters.push(resolve))),
+        epochKnown: () => this.readyToServe(),
         head: () => this.bridge?.lastSeq ?? null,
         snapshot: (sub) => this.liveState.build(sub),
       },
     });
+  }
+
+  /** Settles when the epoch is known (and, with JetStream, the start-up catch-up is done). */
+  private readyToServe(): Promise<void> {
+    const epoch = this.epochValue !== null ? Promise.resolve() : new Promise<void>((resolve) => this.epochWaiters.push(resolve));
+    return this.caughtUp ? Promise.all([epoch, this.caughtUp]).then(() => undefined) : epoch;
   }
 
   /** The identity of the engine history being streamed (null until derived). */
@@ -135,7 +149,8 @@ export class LiveRuntime {
         const h = await engine.health(2_000);
         return typeof h.maxSeq === 'number' ? h.maxSeq : null;
       },
-      engineFirst: () => readFirstEngineEvent(url, config.engineAdminToken!, FIRST_EVENT_MS),
+      // A fleet replica reads seq 1 from the JetStream stream: the engine serves the relay alone.
+      engineFirst: () => (this.jetstream ? this.jetstream.firstEvent(FIRST_EVENT_MS) : readFirstEngineEvent(url, config.engineAdminToken!, FIRST_EVENT_MS)),
       storeFirst: async () => {
         if (!store || !options.store) return null;
         const [first] = await db.withDeadline(() => store(0, 1));
@@ -174,6 +189,7 @@ export class LiveRuntime {
     // stream (a replica started a second ago replays like an old one): the candles are rebuilt
     // from the database up to that point, and the stream's events after it are projected as live.
     const jetstream = config.natsUrl ? this.jetStreamSource() : null;
+    this.jetstream = jetstream;
     const bounds = jetstream ? await jetstream.bounds() : null;
     const prefillFrom = bounds ? Math.max(bounds.firstEngineSeq - 1, bounds.lastEngineSeq - config.wsHistorySize) : null;
 
@@ -197,6 +213,15 @@ export class LiveRuntime {
     if (jetstream) {
       jetstream.startAfter(startAfter);
       this.bridge = jetstream;
+      this.caughtUp = new Promise<void>((resolve) => {
+        const check = setInterval(() => {
+          if (jetstream.connected || !this.started) {
+            clearInterval(check);
+            resolve();
+          }
+        }, 25);
+        check.unref();
+      });
     } else {
       this.bridge = new SseBridge({
         url: this.streamUrl(),

@@ -84,6 +84,22 @@ export class JetStreamSource {
     return Promise.race([attempt.catch(() => null), timeout]);
   }
 
+  /**
+   * The history's first event (engine seq 1) when the stream still holds it, else null: what the
+   * stream's epoch is derived from, so a replica never opens an SSE connection of its own for it.
+   */
+  async firstEvent(timeoutMs = 2_000): Promise<EngineEvent | null> {
+    const attempt = (async () => {
+      const jsm = await (await this.connection()).jetstreamManager();
+      const bounds = await streamBounds(jsm, this.o.stream);
+      if (!bounds || bounds.firstEngineSeq !== 1) return null;
+      const m = await jsm.streams.getMessage(this.o.stream, { seq: bounds.firstStreamSeq });
+      return parseEngineEvent(new TextDecoder().decode(m.data));
+    })();
+    const timeout = new Promise<null>((r) => setTimeout(() => r(null), timeoutMs).unref());
+    return Promise.race([attempt.catch(() => null), timeout]);
+  }
+
   /** Sets the start point (before `start()`; the runtime may choose it after `bounds()`). */
   startAfter(seq: number | null): void {
     this.last = seq;

@@ -53,7 +53,7 @@ describe.skipIf(!available)('a fleet behind nginx', () => {
     ENGINE_ADMIN_TOKEN: engine.token,
     WS_ORDERBOOK_POLL_MS: '60000',
     FAUCET_ENABLED: 'true',
-    RATE_LIMIT_MAX: '6',
+    RATE_LIMIT_IP_MAX: '6',
     TRUST_PROXY: '127.0.0.1',
     REDIS_URL,
     REDIS_PREFIX: prefix,

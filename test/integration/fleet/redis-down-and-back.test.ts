@@ -36,7 +36,7 @@ describe.skipIf(!available)('Redis down and back', () => {
     await startRedis();
     engine = await startFakeEngine();
     engine.respond = () => okJson({ market: 'BTC-PERP', seq: 1, depth: 20, bids: [], asks: [] });
-    gw = await startGateway({ ENGINE_BASE_URL: engine.url, RATE_LIMIT_MAX: '3', REDIS_URL: `redis://127.0.0.1:${port}` }, { listen: true, overrides: { live: null } });
+    gw = await startGateway({ ENGINE_BASE_URL: engine.url, RATE_LIMIT_IP_MAX: '3', REDIS_URL: `redis://127.0.0.1:${port}` }, { listen: true, overrides: { live: null } });
   });
   afterAll(async () => {
     await gw?.close();

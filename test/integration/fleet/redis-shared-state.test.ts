@@ -7,6 +7,7 @@ import { generateKeyPair, makeParty, signHex, type KeyPair, type Party } from '.
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { closedPort, fleetServices, REDIS_URL, uniqueName } from '../../support/fleet.js';
 import { okJson, startFakeEngine, type FakeEngine } from '../trading/fake-engine.js';
+import { httpFrom } from '../../support/http-from.js';
 
 const TOKEN = 'fleet-admin-token';
 const available = await fleetServices({ redis: true });
@@ -29,15 +30,15 @@ function signed(u: User, method: string, path: string): Record<string, string> {
   return { 'x-user': u.party.id, 'x-session-id': u.sessionId, 'x-session-sig': `${lastTs}.${signHex(u.key.privateKey, `${method}\n${path}\n${lastTs}\n`)}` };
 }
 
-async function post(gw: TestGateway, path: string, headers: Record<string, string>) {
-  const res = await fetch(gw.url + path, { method: 'POST', headers });
-  return { status: res.status, retryAfter: res.headers.get('retry-after'), json: (await res.json()) as any };
+// Every request also spends its client address's budget (RATE_LIMIT_IP_MAX), so each test below
+// calls from a loopback address of its own: one test's calls do not use up another's budget.
+async function post(gw: TestGateway, path: string, headers: Record<string, string>, from = '127.0.0.3') {
+  const res = await httpFrom(from, gw.url + path, 'POST', headers);
+  return { status: res.status, retryAfter: res.headers['retry-after'] ?? null, json: res.json };
 }
 
-async function book(gw: TestGateway) {
-  const res = await fetch(`${gw.url}/v1/orderbook?market=BTC-PERP`);
-  await res.arrayBuffer();
-  return res.status;
+async function book(gw: TestGateway, from = '127.0.0.2') {
+  return (await httpFrom(from, `${gw.url}/v1/orderbook?market=BTC-PERP`, 'GET')).status;
 }
 
 describe.skipIf(!available)('shared state in Redis (REDIS_URL)', () => {
@@ -54,7 +55,7 @@ describe.skipIf(!available)('shared state in Redis (REDIS_URL)', () => {
       ENGINE_ADMIN_TOKEN: TOKEN,
       FAUCET_ENABLED: 'true',
       FAUCET_COOLDOWN_S: '3600',
-      RATE_LIMIT_MAX: '4',
+      RATE_LIMIT_IP_MAX: '4',
       REDIS_URL,
       REDIS_PREFIX: prefix,
     };
@@ -89,7 +90,8 @@ describe.skipIf(!available)('shared state in Redis (REDIS_URL)', () => {
     const u = newUser([a, b], 'faucet');
     const path = `/v1/users/${u.party.id}/faucet`;
     engine.requests.length = 0;
-    const answers = await Promise.all([post(a, path, signed(u, 'POST', path)), post(b, path, signed(u, 'POST', path)), post(a, path, signed(u, 'POST', path)), post(b, path, signed(u, 'POST', path))]);
+    const from = '127.0.0.4';
+    const answers = await Promise.all([post(a, path, signed(u, 'POST', path), from), post(b, path, signed(u, 'POST', path), from), post(a, path, signed(u, 'POST', path), from), post(b, path, signed(u, 'POST', path), from)]);
     expect(answers.map((x) => x.status).sort()).toEqual([200, 429, 429, 429]);
     expect(engine.requests.filter((r) => r.url === '/v1/admin/faucet')).toHaveLength(1);
     const refused = answers.find((x) => x.status === 429)!;
@@ -101,9 +103,9 @@ describe.skipIf(!available)('shared state in Redis (REDIS_URL)', () => {
     const u = newUser([a, b], 'refused');
     const path = `/v1/users/${u.party.id}/faucet`;
     engine.respond = () => okJson({ ok: false, code: 'faucet_disabled', error: 'no' });
-    expect((await post(a, path, signed(u, 'POST', path))).json).toEqual({ ok: false, code: 'faucet_disabled', error: 'no' });
+    expect((await post(a, path, signed(u, 'POST', path), '127.0.0.5')).json).toEqual({ ok: false, code: 'faucet_disabled', error: 'no' });
     engine.respond = () => okJson({ ok: true, newBalance: '1000.0000000000' });
-    expect((await post(b, path, signed(u, 'POST', path))).status).toBe(200);
+    expect((await post(b, path, signed(u, 'POST', path), '127.0.0.5')).status).toBe(200);
   });
 
   it('/readyz and /metrics say Redis answers', async () => {
@@ -121,7 +123,7 @@ describe.skipIf(!available)('Redis unreachable', () => {
     engine = await startFakeEngine();
     engine.respond = () => okJson({ market: 'BTC-PERP', seq: 1, depth: 20, bids: [], asks: [] });
     gw = await startGateway(
-      { ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: TOKEN, FAUCET_ENABLED: 'true', RATE_LIMIT_MAX: '2', REDIS_URL: `redis://127.0.0.1:${await closedPort()}` },
+      { ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: TOKEN, FAUCET_ENABLED: 'true', RATE_LIMIT_IP_MAX: '2', REDIS_URL: `redis://127.0.0.1:${await closedPort()}` },
       { listen: true, overrides: { live: null } },
     );
   });

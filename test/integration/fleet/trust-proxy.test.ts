@@ -24,7 +24,7 @@ describe('TRUST_PROXY', () => {
     await engine.close();
   });
   const gateway = async (trust?: string) => {
-    const gw = await startGateway({ ENGINE_BASE_URL: engine.url, RATE_LIMIT_MAX: '2', TRUST_PROXY: trust }, { listen: true });
+    const gw = await startGateway({ ENGINE_BASE_URL: engine.url, RATE_LIMIT_IP_MAX: '2', TRUST_PROXY: trust }, { listen: true });
     gws.push(gw);
     return gw;
   };
