@@ -92,7 +92,7 @@ describe('client on the full stack', () => {
       onMessage: (m) => {
         messages.push(m);
         if (m.source === 'live') positions.applyFrame(m.frame);
-        else positions.applyEvent(m.event);
+        else if (m.source === 'backfill') positions.applyEvent(m.event);
       },
     });
     const trade = async (price: string) => {
