@@ -94,6 +94,8 @@ export class StreamClient {
   private stopped = true;
   private attempt = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** Bumped by stop() and every connect(): a connect still signing its query when superseded gives up. */
+  private connectToken = 0;
   /** Highest seq the consumer has been given (the resume point). */
   private last: number | null;
   private currentEpoch: string | null;
@@ -122,6 +124,7 @@ export class StreamClient {
 
   stop(): void {
     this.stopped = true;
+    this.connectToken++;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.drop(1000, 'client stop');
@@ -168,13 +171,14 @@ export class StreamClient {
 
   private async connect(): Promise<void> {
     if (this.stopped) return;
+    const token = ++this.connectToken;
     this.setState('connecting');
     const Ctor = this.options.WebSocket ?? (globalThis as { WebSocket?: WebSocketCtor }).WebSocket;
     if (!Ctor) throw new Error('no WebSocket implementation: pass options.WebSocket (e.g. the `ws` package in Node 20)');
     let ws: WebSocketLike;
     try {
       const qs = (await this.query()).toString();
-      if (this.stopped) return;
+      if (this.stopped || token !== this.connectToken) return;
       ws = new Ctor(`${this.options.client.transport.baseUrl.replace(/^http/, 'ws')}/v1/stream?${qs}`);
     } catch (err) {
       this.options.onError?.(err);
