@@ -42,6 +42,17 @@ describe.skipIf(!run)('web console in Chromium', () => {
   };
 
   it('loads, trades and shows it', { timeout: 120_000 }, async () => {
+    try {
+      await scenario();
+    } finally {
+      // Kept either way: on a failure it shows what the page showed.
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: resolve(ARTIFACTS, 'console.png'), fullPage: true }).catch(() => {});
+    }
+    expect(pageErrors).toEqual([]);
+  });
+
+  async function scenario(): Promise<void> {
     await page.goto(stack.console.url);
     // Connected, a party made and funded, markets with 24 h stats, the book and the chart drawn.
     await page.waitForFunction(() => (globalThis as unknown as { __console?: { ready: boolean } }).__console?.ready === true, null, { timeout: 30_000 });
@@ -76,9 +87,5 @@ describe.skipIf(!run)('web console in Chromium', () => {
     await expect.poll(() => page.locator('[data-testid=position-size]').first().textContent(), { timeout: 15_000 }).toBe('0.002');
     expect(await page.getAttribute('[data-testid=position]', 'data-position-id')).toMatch(/.+/);
     await expect.poll(async () => Number(await page.textContent('#balance')), { timeout: 10_000 }).toBeLessThan(100000);
-
-    mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: resolve(ARTIFACTS, 'console.png'), fullPage: true });
-    expect(pageErrors).toEqual([]);
-  });
+  }
 });
