@@ -37,6 +37,8 @@ interface Watched {
   gaps: number;
   backfilled: number;
   firstHead: number | null;
+  state: string;
+  errors: string[];
   /** What the engine log says this client must have received, after its first head. */
   expected(log: EngineEvent[]): Item[];
 }
@@ -79,6 +81,8 @@ describe('reconnect storm', () => {
         gaps: 0,
         backfilled: 0,
         firstHead: null,
+        state: 'stopped',
+        errors: [],
         expected,
         stream: new StreamClient({
           client,
@@ -86,6 +90,8 @@ describe('reconnect storm', () => {
           WebSocket: WebSocket as unknown as WebSocketCtor,
           reconnect: { baseDelayMs: 5, maxDelayMs: 50 },
           gapPollMs: 20,
+          onState: (state) => (w.state = state),
+          onError: (err) => w.errors.push(String(err)),
           onMessage: (m) => {
             if (m.source === 'control') {
               if (m.message.kind === 'stream.gap') w.gaps++;
@@ -132,6 +138,8 @@ describe('reconnect storm', () => {
     // until the engine has moved on by more than the gateway's replay history holds.
     const storm = async (w: Watched) => {
       for (let i = 1; i <= FORCED; i++) {
+        // Drop a connection that is up (dropping one still connecting would only test the backoff).
+        await until(() => w.state === 'live', `${w.name} live before drop ${i} (errors: ${w.errors.slice(-3).join('; ')})`);
         if (i % OUTAGE_EVERY === 0) {
           w.stream.stop();
           const from = engine.engine.log.maxSeq;
@@ -140,7 +148,7 @@ describe('reconnect storm', () => {
         } else {
           w.stream.reconnectNow();
         }
-        await new Promise((r) => setTimeout(r, 15 + (i % 5) * 10));
+        await new Promise((r) => setTimeout(r, 5 + (i % 5) * 10));
       }
     };
     await Promise.all(watched.map(storm));
@@ -150,7 +158,7 @@ describe('reconnect storm', () => {
     const log = engine.engine.log.eventsSince(0);
     for (const w of watched) {
       const expected = w.expected(log.filter((e) => e.seq > w.firstHead!));
-      await until(() => w.items.length >= expected.length, `${w.name}: every frame (${w.items.length}/${expected.length})`, 30_000);
+      await until(() => w.items.length >= expected.length, `${w.name}: every frame (${w.items.length}/${expected.length}; state ${w.state}; errors: ${w.errors.slice(-3).join('; ')})`, 30_000);
       // Exact equality: same frames, none missing, none twice, in engine order.
       expect(w.items, w.name).toEqual(expected);
       expect(expected.length, `${w.name} saw a busy market`).toBeGreaterThan(50);
