@@ -102,6 +102,8 @@ export class StreamClient {
   /** Frames delivered at seq `last`, per key; and how many of each arrived on this connection. */
   private delivered = new Map<string, number>();
   private arrived = new Map<string, number>();
+  /** Highest seq covered by a REST backfill: frames at or below it are already in (as raw events). */
+  private restCoveredTo = -1;
 
   constructor(private readonly options: StreamOptions) {
     this.last = options.lastSeq ?? null;
@@ -352,6 +354,7 @@ export class StreamClient {
 
   private resetState(payload: ResetMessage['payload'] | null): void {
     this.last = null;
+    this.restCoveredTo = -1;
     this.delivered.clear();
     this.arrived.clear();
     if (payload === null) this.currentEpoch = null;
@@ -365,17 +368,19 @@ export class StreamClient {
   }
 
   /**
-   * After `stream.gap`: the stream will deliver every seq from the oldest its history holds (or,
-   * with an empty history, after the head); the seqs between the resume point and that bound come
-   * from REST. The REST copy trails the engine, so first wait until it has the bound's last seq,
-   * then read, then release the held frames.
+   * After `stream.gap`: the stream will deliver what its history holds, from its oldest seq (or,
+   * with an empty history, after the head). REST covers the resume point up to that oldest seq
+   * included — a history trimmed frame by frame may hold only some frames of its oldest seq, while
+   * the REST event stands for all of them — and the stream's frames at or below it are dropped.
+   * The REST copy trails the engine, so first wait until it has the bound, then read, then release
+   * the held frames.
    */
   private async backfill(conn: Connection, gap: GapMessage): Promise<void> {
     this.setState('backfilling');
     const generation = conn.generation;
     const current = () => this.conn === conn && conn.generation === generation;
     const from = this.last ?? gap.payload.requestedSince;
-    const upTo = gap.payload.oldestAvailableSeq !== null ? gap.payload.oldestAvailableSeq - 1 : (conn.headSeq ?? from);
+    const upTo = gap.payload.oldestAvailableSeq !== null ? gap.payload.oldestAvailableSeq : (conn.headSeq ?? from);
     const client = this.options.client;
     try {
       if (upTo > from) {
@@ -407,6 +412,7 @@ export class StreamClient {
     }
     if (!current()) return;
     if (this.last === null || upTo > this.last) this.moveTo(upTo);
+    this.restCoveredTo = Math.max(this.restCoveredTo, upTo);
     const held = conn.held ?? [];
     conn.held = null;
     for (const frame of held) this.deliver(frame);
@@ -429,6 +435,7 @@ export class StreamClient {
       this.options.onMessage({ source: 'live', frame });
       return;
     }
+    if (frame.seq <= this.restCoveredTo) return;
     if (this.last !== null && frame.seq < this.last) return;
     if (this.last === null || frame.seq > this.last) this.moveTo(frame.seq);
     // Several frames share a seq (a fill: trade, position and balance per leg, candles). After a

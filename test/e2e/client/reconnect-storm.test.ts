@@ -1,7 +1,7 @@
 // Gapless reconnect under load: the reference engine driven by the market simulator, the indexer
 // and the gateway (with a short replay history, so some resumes fall beyond it and take the REST
 // path), and two stream clients — one public (`trade` of BTC-PERP), one party-scoped
-// (`position.update` of a simulator bot) — forced to reconnect hundreds of times, some after
+// (`position.update` of a simulator bot) — forced to reconnect 100 times each, some after
 // outages long enough to leave the history. Every frame they deliver is compared with the engine's
 // own event log: zero lost, zero duplicated, order kept.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,14 +15,14 @@ import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 
 const SEED = 5;
-const FORCED = 150; // forced reconnects per client
-const OUTAGE_EVERY = 15; // every n-th is a long outage (beyond the replay history)
+const FORCED = 100; // forced reconnects per client (200 in all)
+const OUTAGE_EVERY = 20; // every n-th is a long outage (beyond the replay history)
 
-async function until(check: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+async function until(check: () => boolean | Promise<boolean>, what: string | (() => string), ms = 20_000, everyMs = 10): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
+    if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 
@@ -143,7 +143,7 @@ describe('reconnect storm', () => {
         if (i % OUTAGE_EVERY === 0) {
           w.stream.stop();
           const from = engine.engine.log.maxSeq;
-          await until(() => engine.engine.log.maxSeq > from + 150, 'the engine to move on');
+          await until(() => engine.engine.log.maxSeq > from + 120, 'the engine to move on');
           w.stream.start();
         } else {
           w.stream.reconnectNow();
@@ -158,7 +158,12 @@ describe('reconnect storm', () => {
     for (const w of watched) {
       // Orders in flight when the simulator stopped may still fill: judge against the log as it is now.
       const expected = () => w.expected(engine.engine.log.eventsSince(w.firstHead!));
-      await until(() => w.items.length >= expected().length, `${w.name}: every frame (${w.items.length}/${expected().length}; state ${w.state}; errors: ${w.errors.slice(-3).join('; ')})`, 30_000);
+      await until(
+        () => w.items.length >= expected().length,
+        () => `${w.name}: every frame (${w.items.length}/${expected().length}; state ${w.state}; errors: ${w.errors.slice(-3).join('; ')})`,
+        30_000,
+        200, // parsing the engine log is not free
+      );
       // Exact equality: same frames, none missing, none twice, in engine order.
       expect(w.items, w.name).toEqual(expected());
       expect(w.items.length, `${w.name} saw a busy market`).toBeGreaterThan(50);

@@ -116,8 +116,10 @@ describe('StreamClient', () => {
     await until(() => seqFrames().length === 23, 'everything');
     expect(seqFrames()).toEqual(Array.from({ length: 23 }, (_, i) => i + 1));
     const sources = messages.filter((m) => m.source !== 'control' && !(m.source === 'live' && m.frame.snapshot)).map((m) => m.source);
-    expect(sources.slice(2, 17).every((s) => s === 'backfill')).toBe(true); // 3..17 from REST
-    expect(sources.slice(17).every((s) => s === 'live')).toBe(true); // 18.. from the stream
+    // 3..18 from REST (the oldest seq of the history included: REST stands for all its frames),
+    // 19.. from the stream.
+    expect(sources.slice(2, 18).every((s) => s === 'backfill')).toBe(true);
+    expect(sources.slice(18).every((s) => s === 'live')).toBe(true);
     // The backfill used the server-side party filter (only position.update was asked).
     expect(fake.eventQueries.some((q) => q.searchParams.get('user') === 'a::1')).toBe(true);
   });
