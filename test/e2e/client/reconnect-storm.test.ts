@@ -1,7 +1,7 @@
 // Gapless reconnect under load: the reference engine driven by the market simulator, the indexer
 // and the gateway (with a short replay history, so some resumes fall beyond it and take the REST
 // path), and two stream clients — one public (`trade` of BTC-PERP), one party-scoped
-// (`position.update` of a simulator bot) — forced to reconnect 150 times each, some after
+// (`position.update` of a simulator bot) — forced to reconnect 120 times each, some after
 // outages long enough to leave the history. Every frame they deliver is compared with the engine's
 // own event log: zero lost, zero duplicated, order kept.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 
 const SEED = 5;
-const FORCED = 150; // forced reconnects per client (300 in all)
+const FORCED = 120; // forced reconnects per client (240 in all)
 const OUTAGE_EVERY = 15; // every n-th is a long outage (beyond the replay history)
 
 async function until(check: () => boolean | Promise<boolean>, what: string | (() => string), ms = 20_000, everyMs = 10): Promise<void> {
