@@ -12,13 +12,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
-import { request } from 'undici';
 import { migrate } from '../schema/migrate.js';
 import { seed } from '../sandbox/seed/index.js';
 import { freePort, stop, waitHealthy } from './processes.js';

@@ -4,7 +4,6 @@ import pino from 'pino';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/env.js';
 import { createDeps } from '../src/deps.js';
-import { LiveRuntime } from '../src/live.js';
 import type { ServerReport } from './stream-shared.js';
 
 const config = loadConfig({
@@ -12,6 +11,9 @@ const config = loadConfig({
   ENGINE_ADMIN_TOKEN: 'bench',
   AUTH_DISABLED: 'true',
   WS_MAX_CONNECTIONS: '50000',
+  // Every bench client connects from 127.0.0.1: lift the per-address caps.
+  WS_MAX_CONNECTIONS_PER_IP: '50000',
+  HTTP_MAX_CONNECTIONS_PER_IP: '0',
   WS_CLIENT_BUFFER_BYTES: String(64 * 1024 * 1024),
   WS_ORDERBOOK_POLL_MS: '3600000',
   WS_HISTORY_SIZE: '10000',
@@ -20,7 +22,7 @@ const config = loadConfig({
 const deps = createDeps(config, { logger: pino({ level: 'error' }) });
 const app = await buildApp(deps);
 const address = await app.listen({ port: 0, host: '127.0.0.1' });
-await (deps.live as LiveRuntime).start();
+await deps.live!.start();
 
 process.on('message', (m: { cmd: string }) => {
   // A clean exit (not a kill), so `node --cpu-prof` can write its profile.

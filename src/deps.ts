@@ -1,12 +1,29 @@
-// Builds the app's dependencies from configuration. No I/O: pools connect on first use.
+// The gateway's dependencies, built from configuration. No I/O: pools connect on first use, and the
+// live runtime is started by main.ts (or a test) with `start()`. The app reaches them as Fastify
+// decorators (src/http/dependencies.ts).
 import pino from 'pino';
-import type { AppDeps } from './app.js';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config/env.js';
 import { Database } from './db/database.js';
 import { EngineClient } from './engine/client.js';
 import { Metrics } from './metrics.js';
 import { SessionKeys } from './auth/session-keys.js';
+import { MemoryReplayGuard, type ReplayGuard } from './auth/replay-guard.js';
 import { LiveRuntime } from './live.js';
+
+export interface AppDeps {
+  config: Config;
+  logger: FastifyBaseLogger;
+  db: Database;
+  engine: EngineClient;
+  metrics: Metrics;
+  /** Session public keys learnt from `session.authorized` events and the `sessions` table. */
+  sessions: SessionKeys;
+  /** Single-use memory of verified signatures (REST guard, proxy, stream proof); in process by default. */
+  replays: ReplayGuard;
+  /** The live stream runtime (SSE bridge, projections, hub); null in apps built without it. */
+  live: LiveRuntime | null;
+}
 
 export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): AppDeps {
   const logger = overrides.logger ?? pino({ level: config.logLevel });
@@ -21,13 +38,13 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
     });
   const metrics = overrides.metrics ?? new Metrics();
   const sessions = overrides.sessions ?? new SessionKeys(db);
-  // The live runtime is built here (no I/O) and started by main.ts (or a test) with `start()`;
-  // an explicit `live: null` override builds an app without it.
+  const replays = overrides.replays ?? new MemoryReplayGuard(config.replayMemoryMax);
+  // An explicit `live: null` override builds an app without the live runtime.
   const live = overrides.live !== undefined ? overrides.live : new LiveRuntime({ config, logger, db, engine, metrics, sessions });
-  return { config, logger, db, engine, metrics, sessions, live };
+  return { config, logger, db, engine, metrics, sessions, replays, live };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {
-  if (deps.live instanceof LiveRuntime) await deps.live.stop();
+  await deps.live?.stop();
   await Promise.allSettled([deps.db.close(), deps.engine.close()]);
 }

@@ -12,7 +12,12 @@
 // answers (the engine replays from there, so the gap between the mirror and the live head is not
 // lost, and the candles rebuilt from `fills` up to that seq continue exactly); otherwise live only,
 // from the engine's head, with empty candle buckets.
-import type { AppDeps, LiveStatus, LiveStatusSource } from './app.js';
+import type { FastifyBaseLogger } from 'fastify';
+import type { SessionKeys } from './auth/session-keys.js';
+import type { Config } from './config/env.js';
+import type { Database } from './db/database.js';
+import type { EngineClient } from './engine/client.js';
+import type { Metrics } from './metrics.js';
 import { OrderbookPoller } from './engine/orderbook-poller.js';
 import { SseBridge } from './engine/sse-bridge.js';
 import { loadCandleSeed } from './db/queries/candles.js';
@@ -24,11 +29,24 @@ import type { StreamFanout } from './stream/fanout.js';
 import { StreamHub } from './stream/hub.js';
 import { StreamMetrics } from './stream/metrics.js';
 
-type LiveDeps = Pick<AppDeps, 'config' | 'logger' | 'db' | 'engine' | 'metrics' | 'sessions'>;
+/** What the live stream runtime reports to /readyz and /metrics. */
+export interface LiveStatus {
+  enabled: boolean;
+  connected: boolean;
+  maxSeq: number | null;
+  gap?: string;
+}
 
-export class LiveRuntime implements LiveStatusSource {
-  // AppDeps.live is typed as a record so app.ts need not know this class.
-  [key: string]: unknown;
+export interface LiveDeps {
+  config: Config;
+  logger: FastifyBaseLogger;
+  db: Database;
+  engine: EngineClient;
+  metrics: Metrics;
+  sessions: SessionKeys;
+}
+
+export class LiveRuntime {
   readonly hub: StreamFanout;
   readonly streamMetrics: StreamMetrics;
   bridge: SseBridge | null = null;

@@ -3,7 +3,6 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config/env.js';
 import { closeDeps, createDeps } from './deps.js';
-import { LiveRuntime } from './live.js';
 
 let config: Config;
 try {
@@ -34,7 +33,7 @@ async function shutdown(signal: string): Promise<void> {
   force.unref();
   // Stop taking engine events first, then close the app: its preClose hook sends 1001 to every
   // WebSocket client before the HTTP server stops.
-  if (deps.live instanceof LiveRuntime) await deps.live.stop();
+  await deps.live?.stop();
   await app.close();
   await closeDeps(deps);
   process.exit(0);
@@ -50,4 +49,4 @@ try {
 }
 
 // The SSE bridge and order book poller start once the gateway listens (no-op without ENGINE_ADMIN_TOKEN).
-if (deps.live instanceof LiveRuntime) await deps.live.start();
+await deps.live?.start();

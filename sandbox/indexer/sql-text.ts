@@ -7,7 +7,7 @@ export type Literal = string | number | boolean | null | Record<string, unknown>
 
 /** Quotes a text literal. NUL cannot be stored in text/jsonb, so it becomes U+FFFD. */
 export function quote(s: string): string {
-  return `'${s.replace(/\u0000/g, '\uFFFD').replace(/'/g, "''")}'`;
+  return `'${s.replaceAll('\u0000', '\uFFFD').replace(/'/g, "''")}'`;
 }
 
 export function literal(v: Literal): string {

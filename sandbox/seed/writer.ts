@@ -80,7 +80,7 @@ export class BulkWriter {
     const per = Math.max(1, Math.floor(60_000 / columns.length));
     for (let i = 0; i < rows.length; i += per) {
       const objects = rows.slice(i, i + per).map((r) => {
-        const o: Record<string, any> = {}; // eslint-disable-line @typescript-eslint/no-explicit-any -- postgres.js row helper
+        const o: Record<string, any> = {}; // postgres.js row helper
         columns.forEach((c, j) => {
           const v = r[j];
           o[c] = typeof v === 'bigint' ? String(v) : v !== null && typeof v === 'object' ? this.sql.json(v as never) : v;

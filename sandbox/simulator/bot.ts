@@ -90,7 +90,7 @@ export class Bot {
 export async function call(pool: Pool, method: string, path: string, body: string | undefined, headers: Record<string, string>): Promise<EngineAnswer> {
   const res = await pool.request({ method: method as 'GET', path, body, headers, headersTimeout: 10_000, bodyTimeout: 10_000 });
   const text = await res.body.text();
-  let parsed: Record<string, unknown> | null = null;
+  let parsed: Record<string, unknown> | null;
   try {
     parsed = JSON.parse(text) as Record<string, unknown>;
   } catch {

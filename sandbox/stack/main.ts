@@ -103,7 +103,7 @@ async function main(): Promise<void> {
     try {
       embedded = await startEmbeddedPostgres({ port: opts.dbPort, dataDir: dir });
     } catch (err) {
-      throw new Error(`embedded PostgreSQL did not start (${(err as Error).message}); is port ${opts.dbPort} free? --reset wipes a damaged ${dir}`);
+      throw new Error(`embedded PostgreSQL did not start (${(err as Error).message}); is port ${opts.dbPort} free? --reset wipes a damaged ${dir}`, { cause: err });
     }
     databaseUrl = embedded.url;
     say(`database: embedded PGlite at ${databaseUrl} (data in ${dir})`);
@@ -181,7 +181,7 @@ async function main(): Promise<void> {
   try {
     consoleServer = await startConsole({ gatewayUrl, port: opts.consolePort });
   } catch (err) {
-    throw new Error(`web console did not start (${(err as Error).message}); is port ${opts.consolePort} free? (--console-port)`);
+    throw new Error(`web console did not start (${(err as Error).message}); is port ${opts.consolePort} free? (--console-port)`, { cause: err });
   }
 
   const party = opts.rate > 0 ? botParties(SIM_SEED, 1)[0]! : '<party>';

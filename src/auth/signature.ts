@@ -5,7 +5,10 @@ import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 const HEX64 = /^[0-9a-f]{64}$/;
-const SIG = /^(\d{1,16})\.([0-9a-f]{128})$/;
+// Only the canonical decimal form of the timestamp: no sign, no leading zero, at most 16 digits. The
+// signature covers the number, so `0<ts>` would verify too; accepting one spelling per number is what
+// lets the replay memory key on what was verified.
+const SIG = /^(0|[1-9]\d{0,15})\.([0-9a-f]{128})$/;
 
 export const SIGNATURE_WINDOW_MS = 30_000;
 
@@ -23,11 +26,13 @@ export interface ParsedSig {
   signature: Buffer;
 }
 
-/** Parses `X-Session-Sig` = `<tsMs>.<128 hex>`; null when malformed. */
+/** Parses `X-Session-Sig` = `<tsMs>.<128 hex>`; null when malformed or not canonical. */
 export function parseSessionSig(value: string): ParsedSig | null {
   const m = SIG.exec(value);
   if (!m) return null;
-  return { tsMs: Number(m[1]), signature: Buffer.from(m[2]!, 'hex') };
+  const tsMs = Number(m[1]);
+  if (!Number.isSafeInteger(tsMs)) return null;
+  return { tsMs, signature: Buffer.from(m[2]!, 'hex') };
 }
 
 export function signedPayload(method: string, pathWithQuery: string, tsMs: number, body: string | Buffer): Buffer {

@@ -43,8 +43,25 @@ export interface Config {
   faucetCeiling: string;
   corsOrigins: string[];
   vaultOperator: string | null;
+  /** Requests per window of one verified party on the trading and faucet routes. */
   rateLimitMax: number;
+  /** Requests per window of one client IP on the same routes (every request, signed or not). */
+  rateLimitIpMax: number;
   rateLimitWindowMs: number;
+  /** Unexpired signatures the in-process replay memory holds before it refuses new ones. */
+  replayMemoryMax: number;
+  /** Node HTTP server: the whole header block must arrive within this time. */
+  httpHeadersTimeoutMs: number;
+  /** Node HTTP server: the whole request (headers and body) must arrive within this time. */
+  httpRequestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this time. */
+  httpKeepAliveTimeoutMs: number;
+  /** A socket on which nothing moves for this long is closed (Fastify connectionTimeout). */
+  httpIdleTimeoutMs: number;
+  /** Concurrent TCP connections per client address (0: no cap); streams count too. */
+  httpMaxConnectionsPerIp: number;
+  /** Concurrent /v1/stream connections per client IP. */
+  wsMaxConnectionsPerIp: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -138,6 +155,19 @@ function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: r
 
 export function loadConfig(env: Env = process.env): Config {
   const production = raw(env, 'NODE_ENV') === 'production';
+  const rateLimitMax = int(env, 'RATE_LIMIT_MAX', 600, 1, 10_000_000);
+  const headersTimeout = int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000);
+  const requestTimeout = int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000);
+  // Node refuses to start a server whose header deadline is longer than its request deadline.
+  if (headersTimeout > requestTimeout) {
+    throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS', `must not exceed HTTP_REQUEST_TIMEOUT_MS (${requestTimeout}), got "${headersTimeout}"`);
+  }
+  // A socket idle while its request waits on the engine must not be closed under it.
+  const engineTimeout = int(env, 'ENGINE_TIMEOUT_MS', 5000, 50, 120_000);
+  const idleTimeout = int(env, 'HTTP_IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000);
+  if (idleTimeout <= engineTimeout) {
+    throw new ConfigError('HTTP_IDLE_TIMEOUT_MS', `must exceed ENGINE_TIMEOUT_MS (${engineTimeout}), got "${idleTimeout}"`);
+  }
   return {
     port: int(env, 'PORT', 4000, 0, 65535),
     host: raw(env, 'HOST') ?? (production ? '0.0.0.0' : '127.0.0.1'),
@@ -165,7 +195,16 @@ export function loadConfig(env: Env = process.env): Config {
     faucetCeiling: decimal(env, 'FAUCET_CEILING', '10000'),
     corsOrigins: list(env, 'CORS_ORIGINS', production ? [] : ['*']),
     vaultOperator: raw(env, 'VAULT_OPERATOR') ?? null,
-    rateLimitMax: int(env, 'RATE_LIMIT_MAX', 600, 1, 10_000_000),
+    rateLimitMax,
+    // An IP carries two parties' worth by default (a few users behind one NAT address).
+    rateLimitIpMax: int(env, 'RATE_LIMIT_IP_MAX', Math.min(2 * rateLimitMax, 10_000_000), 1, 10_000_000),
     rateLimitWindowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
+    replayMemoryMax: int(env, 'REPLAY_MEMORY_MAX', 1_000_000, 1, 100_000_000),
+    httpHeadersTimeoutMs: int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+    httpRequestTimeoutMs: int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+    httpKeepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+    httpIdleTimeoutMs: int(env, 'HTTP_IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    httpMaxConnectionsPerIp: int(env, 'HTTP_MAX_CONNECTIONS_PER_IP', 512, 0, 1_000_000),
+    wsMaxConnectionsPerIp: int(env, 'WS_MAX_CONNECTIONS_PER_IP', 100, 1, 1_000_000),
   };
 }

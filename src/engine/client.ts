@@ -2,6 +2,7 @@
 // place where transport failures become the gateway's error codes:
 //   connection refused / reset      -> 502 engine_unavailable
 //   no answer within the timeout    -> 504 engine_timeout
+import type { IncomingHttpHeaders } from 'node:http';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { ApiError } from '../http/errors.js';
 
@@ -75,7 +76,7 @@ export class EngineClient {
           call,
         );
       } catch (err) {
-        call.onError(err as Error);
+        call.onResponseError(null, err as Error);
       }
     });
   }
@@ -123,16 +124,15 @@ export class EngineHttpError extends Error {
   }
 }
 
-/**
- * One engine call as an undici dispatch handler: status, headers (parsed as undici's
- * `parseHeaders` does: lower-case names, repeated names as arrays, latin1 values) and the body
- * bytes, settled once.
- */
 /** An engine answer larger than this is refused (502): no trading answer comes near it. */
 export const MAX_ENGINE_BODY_BYTES = 8 * 1024 * 1024;
 
+/**
+ * One engine call as an undici dispatch handler (undici's controller-based handler API): status,
+ * headers (already parsed by undici: lower-case names, repeated names as arrays) and the body
+ * bytes, settled once.
+ */
 class EngineCall implements Dispatcher.DispatchHandler {
-  private abort: ((err: Error) => void) | null = null;
   private status = 0;
   private headers: Record<string, string | string[] | undefined> = {};
   private chunks: Buffer[] = [];
@@ -144,62 +144,38 @@ class EngineCall implements Dispatcher.DispatchHandler {
     private readonly reject: (err: unknown) => void,
   ) {}
 
-  onConnect(abort: (err?: Error) => void): void {
-    this.abort = abort;
-  }
+  /** Present so undici treats this as a controller-based handler (it checks for this method). */
+  onRequestStart(): void {}
 
-  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
-    if (statusCode < 200) return true; // 1xx informational: the final answer follows
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    if (statusCode < 200) return; // 1xx informational: the final answer follows
     this.status = statusCode;
-    this.headers = parseRawHeaders(rawHeaders);
-    return true;
+    this.headers = headers;
   }
 
-  onData(chunk: Buffer): boolean {
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.size += chunk.length;
     if (this.size > MAX_ENGINE_BODY_BYTES) {
       this.chunks = [];
-      this.abort?.(new Error(`engine answer larger than ${MAX_ENGINE_BODY_BYTES} bytes`));
-      return false;
-    }
-    this.chunks.push(chunk);
-    return true;
-  }
-
-  onComplete(): void {
-    if (this.settled) return;
-    let body: Buffer;
-    try {
-      const { chunks } = this;
-      body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size);
-    } catch (err) {
-      this.onError(err as Error);
+      controller.abort(new Error(`engine answer larger than ${MAX_ENGINE_BODY_BYTES} bytes`));
       return;
     }
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    const { chunks } = this;
+    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size);
     this.settled = true;
     this.resolve({ status: this.status, headers: this.headers, body });
   }
 
-  onError(err: Error): void {
+  onResponseError(_controller: Dispatcher.DispatchController | null, err: Error): void {
     if (this.settled) return;
     this.settled = true;
     this.reject(engineFailure(err));
   }
-}
-
-function parseRawHeaders(raw: Buffer[]): Record<string, string | string[] | undefined> {
-  const out: Record<string, string | string[] | undefined> = {};
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const key = raw[i]!.toString('latin1').toLowerCase();
-    const value = raw[i + 1]!.toString('latin1');
-    const prev = Object.hasOwn(out, key) ? out[key] : undefined;
-    if (prev === undefined) {
-      if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, configurable: true, writable: true });
-      else out[key] = value;
-    } else if (typeof prev === 'string') out[key] = [prev, value];
-    else prev.push(value);
-  }
-  return out;
 }
 
 export function parseJson(body: Buffer): unknown {

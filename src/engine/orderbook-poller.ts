@@ -96,6 +96,26 @@ export class OrderbookPoller {
     this.timer.unref();
   }
 
+  /**
+   * What is failing now, with the number of failures since it started: a failure is logged when a
+   * read goes from working to failing and again when it recovers, not on every poll (an engine
+   * that is down would otherwise log several warnings a second).
+   */
+  private readonly failing = new Map<string, number>();
+
+  private failed(what: string, fields: Record<string, unknown>, message: string): void {
+    const count = this.failing.get(what);
+    this.failing.set(what, (count ?? 0) + 1);
+    if (count === undefined) this.o.logger.warn(fields, message);
+  }
+
+  private recovered(what: string, message: string, fields: Record<string, unknown> = {}): void {
+    const count = this.failing.get(what);
+    if (count === undefined) return;
+    this.failing.delete(what);
+    this.o.logger.info({ ...fields, failures: count }, message);
+  }
+
   /** One round: refresh markets if due, then read every book; exposed for tests. */
   async pollOnce(): Promise<void> {
     await this.refreshMarkets();
@@ -123,8 +143,9 @@ export class OrderbookPoller {
           this.o.logger.error({ err }, 'order book poller: market list listener failed');
         }
       }
+      this.recovered('markets', 'order book poller: the engine markets are readable again');
     } catch (err) {
-      this.o.logger.warn({ err: (err as Error).message }, 'order book poller: could not read the engine markets');
+      this.failed('markets', { err: (err as Error).message }, 'order book poller: could not read the engine markets (logged once until it recovers)');
     }
   }
 
@@ -134,9 +155,10 @@ export class OrderbookPoller {
       const raw = await this.o.engine.getJson<unknown>(`/v1/orderbook?depth=${this.o.depth}&market=${encodeURIComponent(market)}`);
       book = parseBook(raw);
     } catch (err) {
-      this.o.logger.warn({ market, err: (err as Error).message }, 'order book poller: read failed');
+      this.failed(`book ${market}`, { market, err: (err as Error).message }, 'order book poller: read failed (logged once until it recovers)');
       return;
     }
+    this.recovered(`book ${market}`, 'order book poller: reads succeed again', { market });
     if (!book || this.stopped) return;
     const hash = bookHash(book.bids, book.asks);
     if (this.hashes.get(market) === hash) return; // unchanged: nothing to send

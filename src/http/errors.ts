@@ -13,6 +13,10 @@ export type ErrorCode =
   | 'schema_behind'
   | 'engine_timeout'
   | 'shutting_down'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'too_many_connections'
+  | 'replay_memory_full'
   | 'internal_error';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
@@ -26,6 +30,10 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   schema_behind: 503,
   engine_timeout: 504,
   shutting_down: 503,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  too_many_connections: 503,
+  replay_memory_full: 503,
   internal_error: 500,
 };
 

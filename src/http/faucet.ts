@@ -8,7 +8,7 @@
 // requests of one party are serialised in this process so they cannot both pass the check.
 import { Type, type Static } from 'typebox';
 import type { FastifyReply } from 'fastify';
-import type { RoutePlugin } from '../app.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { parseJson } from '../engine/client.js';
 import { ApiError } from './errors.js';
 import { errors, PartyParams } from './schemas.js';
@@ -18,8 +18,8 @@ import { FaucetAnswer, Rejection } from './trading/schemas.js';
 
 type Answer = Static<typeof FaucetAnswer> | Static<typeof Rejection>;
 
-export const faucetRoutes: RoutePlugin = async (app, { deps }) => {
-  const { config, db, engine } = deps;
+export const faucetRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { config, db, engine } = app;
   const cooldownMs = config.faucetCooldownS * 1000;
   const ceiling = toUnits(config.faucetCeiling)!;
   const amount = toWire(config.faucetAmount);
@@ -84,7 +84,7 @@ export const faucetRoutes: RoutePlugin = async (app, { deps }) => {
       params: PartyParams,
       response: {
         200: Type.Union([FaucetAnswer, Rejection], { description: 'The top-up, or an engine `ok:false` rejection' }),
-        ...errors(400, 401, 403, 404, 429, 502, 503, 504),
+        ...errors(400, 401, 403, 404, 413, 415, 429, 502, 503, 504),
       },
     },
     handler: async (request, reply) => {

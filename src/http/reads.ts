@@ -1,5 +1,5 @@
 // REST reads over the indexer database (spec §4): one plugin per route family.
-import type { RoutePlugin } from '../app.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { vaultRoutes } from './reads/vault.js';
 import { collateralRoutes } from './reads/collateral.js';
 import { batchRoutes } from './reads/batches.js';
@@ -11,7 +11,7 @@ import { balanceRoutes } from './reads/balance.js';
 import { verificationRoutes } from './reads/verifications.js';
 import { eventRoutes } from './reads/events.js';
 
-const FAMILIES: RoutePlugin[] = [
+const FAMILIES: FastifyPluginAsyncTypebox[] = [
   vaultRoutes,
   collateralRoutes,
   batchRoutes,
@@ -24,6 +24,6 @@ const FAMILIES: RoutePlugin[] = [
   eventRoutes,
 ];
 
-export const readRoutes: RoutePlugin = async (app, opts) => {
-  for (const family of FAMILIES) await app.register(family, opts);
+export const readRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  for (const family of FAMILIES) await app.register(family);
 };

@@ -51,22 +51,33 @@ export const ErrorBody = Type.Object(
   { additionalProperties: true, $id: 'Error', description: 'Every non-2xx answer made by the gateway' },
 );
 
+/**
+ * A nullable integer cursor written the OpenAPI 3.0 way (`type: integer, nullable: true`): a
+ * union with null renders as `{"type":"object","nullable":true,"enum":[null]}`, which validating
+ * proxies such as Prism take as an unknown schema and then skip validating the whole body.
+ */
+export function NullableCursor(description: string, maximum = MAX_SEQ) {
+  return Type.Unsafe<number | null>({ type: 'integer', nullable: true, minimum: 0, maximum, description });
+}
+
 /** `{"items": [...], "nextCursor": seq | null}`. */
 export function List<T extends TSchema>(item: T, cursorNote = 'pass back as `before`') {
   return Type.Object({
     items: Type.Array(item),
-    nextCursor: Type.Union([Seq, Type.Null()], { description: `null on the last page; otherwise ${cursorNote}` }),
+    nextCursor: NullableCursor(`null on the last page; otherwise ${cursorNote}`),
   });
 }
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Bad request (code `bad_request`): the message names the parameter and what was wrong',
-  401: 'Unauthorized (code `unauthorized`)',
+  401: 'Unauthorized (code `unauthorized`); a signature timestamp outside the ±30 s window adds `serverTime` (ms)',
   403: 'Forbidden (code `forbidden`)',
   404: 'Not found (code `not_found`)',
-  429: 'Rate limited (code `rate_limited`)',
+  413: 'Payload too large (code `payload_too_large`): the body is over 1 MiB',
+  415: 'Unsupported media type (code `unsupported_media_type`): a body needs Content-Type application/json and must be JSON',
+  429: 'Rate limited (code `rate_limited`, with Retry-After and `retryAfterS`)',
   502: 'Engine unavailable (code `engine_unavailable`)',
-  503: 'Database unavailable or indexer schema behind (codes `database_unavailable`, `schema_behind`)',
+  503: 'Database unavailable or indexer schema behind (codes `database_unavailable`, `schema_behind`); `replay_memory_full` on a signed route when the replay memory is full',
   504: 'Engine timeout (code `engine_timeout`)',
 };
 

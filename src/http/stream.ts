@@ -1,30 +1,34 @@
 // WebSocket fan-out at /v1/stream (spec §6) and its AsyncAPI description at /docs/asyncapi.json.
-// The WebSocket handshake is taken from the Fastify server's 'upgrade' event (ws, noServer); a
-// plain GET of /v1/stream answers 426 so the route is visible in the OpenAPI description.
+// The WebSocket handshake is taken from the Fastify server's 'upgrade' event (ws, noServer). A
+// plain GET of /v1/stream runs the upgrade's checks (StreamGate) and answers the refusal the upgrade
+// would get, or 426 when the upgrade would be accepted: browsers hide a refused upgrade's status.
 import { Type } from 'typebox';
-import type { RoutePlugin } from '../app.js';
-import { LiveRuntime } from '../live.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { StreamHub } from '../stream/hub.js';
 import { StreamMetrics } from '../stream/metrics.js';
-import { createUpgradeHandler, STREAM_PATH } from '../stream/upgrade.js';
+import { clientAddress, createUpgradeHandler, StreamGate, STREAM_PATH } from '../stream/upgrade.js';
+import { errors } from './schemas.js';
 import { buildAsyncApi } from '../stream/asyncapi.js';
 
-export const streamRoutes: RoutePlugin = async (app, { deps }) => {
-  const runtime = deps.live instanceof LiveRuntime ? deps.live : null;
+export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const runtime = app.live;
   // An app built without the runtime still accepts clients; they receive nothing (no bridge).
-  const metrics = runtime?.streamMetrics ?? StreamMetrics.for(deps.metrics.registry);
+  const metrics = runtime?.streamMetrics ?? StreamMetrics.for(app.metrics.registry);
   const hub =
     runtime?.hub ??
     new StreamHub({
       enabled: false,
-      bufferBytes: deps.config.wsClientBufferBytes,
-      pingMs: deps.config.wsPingMs,
+      bufferBytes: app.config.wsClientBufferBytes,
+      pingMs: app.config.wsPingMs,
       historySize: 0,
       metrics,
-      logger: deps.logger,
+      logger: app.log,
     });
 
-  const onUpgrade = createUpgradeHandler({ deps, hub, metrics, knownMarkets: () => runtime?.knownMarkets() ?? null });
+  const deps = { config: app.config, sessions: app.sessions, replays: app.replays, logger: app.log };
+  const context = { deps, hub, metrics, knownMarkets: () => runtime?.knownMarkets() ?? null };
+  const gate = new StreamGate(context);
+  const onUpgrade = createUpgradeHandler(context, gate);
   app.server.on('upgrade', onUpgrade);
   // Before the server closes its connections: every client gets 1001 "going away".
   app.addHook('preClose', async () => {
@@ -46,7 +50,13 @@ export const streamRoutes: RoutePlugin = async (app, { deps }) => {
         description:
           'Open with a WebSocket client: `ws(s)://<host>/v1/stream?kinds=&markets=&intervals=&party=&since=&control=`. ' +
           'Frames, filters, control messages and close codes are described at `/docs/asyncapi.json`. ' +
-          'A plain HTTP GET answers 426.',
+          'A plain HTTP GET (no `Upgrade` header) runs exactly the checks of the upgrade (query parameters, party proof, ' +
+          'per-address and global connection limits) and answers the same 400/401/403/429/503 `{error, code}` a refused ' +
+          'upgrade gets, or 426 `upgrade_required` when the upgrade would be accepted: a browser, which cannot see why a ' +
+          'WebSocket was refused, asks this way. A party proof is single-use: sign the probe afresh. ' +
+          'Unknown query parameters are refused (400 naming the parameter).',
+        // No signing headers: a party proof travels in the query (user, sessionId, sig).
+        security: [],
         querystring: Type.Object({
           kinds: Type.Optional(Type.String({ description: 'Comma list (or repeated) of frame kinds' })),
           markets: Type.Optional(Type.String({ description: 'Comma list of exact market symbols; ignored when none is known to the engine' })),
@@ -59,15 +69,30 @@ export const streamRoutes: RoutePlugin = async (app, { deps }) => {
           user: Type.Optional(Type.String({ description: 'Party proof: the party id' })),
           sessionId: Type.Optional(Type.String({ description: 'Party proof: a session id' })),
           sig: Type.Optional(Type.String({ description: 'Party proof: <tsMs>.<hex> over "GET\\n/v1/stream\\n<tsMs>\\n"' })),
+          epoch: Type.Optional(Type.String({ description: 'Identity of the engine history a `since` resume expects' })),
+          heartbeat: Type.Optional(Type.Integer({ minimum: 1, maximum: 300, description: 'Send stream.heartbeat every N seconds (1..300)' })),
+          snapshot: Type.Optional(Type.Boolean({ default: true, description: 'false: no snapshot frames on subscribe' })),
         }),
-        response: { 426: { ...Type.Ref('Error'), description: 'Not a WebSocket upgrade (code `upgrade_required`)' } },
+        response: {
+          426: { ...Type.Ref('Error'), description: 'The upgrade would be accepted: connect with a WebSocket client (code `upgrade_required`)' },
+          ...errors(400, 401, 403),
+          429: { ...Type.Ref('Error'), description: 'This client address holds WS_MAX_CONNECTIONS_PER_IP streams (code `too_many_connections`)' },
+          503: {
+            ...Type.Ref('Error'),
+            description: 'The stream is full (code `too_many_connections`), shutting down (`shutting_down`), or the session could not be checked (`database_unavailable`)',
+          },
+        },
       },
+      // The query is judged by the upgrade's own parser below (same messages as a refused upgrade).
+      validatorCompiler: () => () => true,
     },
-    async (_req, reply) =>
-      reply
+    async (request, reply) => {
+      await gate.admit(new URL(request.url, 'http://gateway.invalid'), clientAddress(request.raw));
+      return reply
         .code(426)
         .header('upgrade', 'websocket')
-        .send({ error: 'this route is a WebSocket stream: connect with a WebSocket client (see /docs/asyncapi.json)', code: 'upgrade_required' }),
+        .send({ error: 'this route is a WebSocket stream: connect with a WebSocket client (see /docs/asyncapi.json)', code: 'upgrade_required' });
+    },
   );
 
   const asyncapi = buildAsyncApi();

@@ -1,6 +1,7 @@
 // System routes: liveness, readiness, Prometheus metrics. Unprefixed (spec §9).
 import { Type } from 'typebox';
-import type { AppDeps, RoutePlugin } from '../app.js';
+import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 
 const ReadyBody = Type.Object(
   {
@@ -35,8 +36,7 @@ const ReadyBody = Type.Object(
   { description: 'Readiness: 200 when ready, 503 when degraded, with the reasons' },
 );
 
-async function readiness(deps: AppDeps) {
-  const { db, engine, live } = deps;
+async function readiness({ db, engine, live }: Pick<FastifyInstance, 'db' | 'engine' | 'live'>) {
   const reasons: string[] = [];
   const [ping, health] = await Promise.all([
     db.ping(),
@@ -81,7 +81,7 @@ async function readiness(deps: AppDeps) {
   };
 }
 
-export const systemRoutes: RoutePlugin = async (app, { deps }) => {
+export const systemRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/healthz',
     {
@@ -104,7 +104,7 @@ export const systemRoutes: RoutePlugin = async (app, { deps }) => {
       },
     },
     async (_req, reply) => {
-      const body = await readiness(deps);
+      const body = await readiness(app);
       if (body.status === 'ready') return reply.code(200).send(body);
       // A 503 carries the gateway's error fields too, so generic clients read it like any error.
       return reply.code(503).send({ error: `not ready: ${body.reasons.join('; ')}`, code: 'not_ready', ...body });
@@ -122,8 +122,8 @@ export const systemRoutes: RoutePlugin = async (app, { deps }) => {
       },
     },
     async (_req, reply) => {
-      const text = await deps.metrics.registry.metrics();
-      return reply.type(deps.metrics.registry.contentType).send(text);
+      const text = await app.metrics.registry.metrics();
+      return reply.type(app.metrics.registry.contentType).send(text);
     },
   );
 };

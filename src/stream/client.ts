@@ -2,6 +2,7 @@
 // (`ws.bufferedAmount`: what the kernel has not taken yet plus what ws holds) are the client's
 // queue; frames are never copied per client (every client gets the same Buffer). When a frame
 // would take that queue past the bound, the client is closed with 4008 instead of delaying anyone.
+import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import * as wsModule from 'ws';
 import type { Subscription } from './subscription.js';
@@ -31,7 +32,10 @@ export const SLOW_CONSUMER = 4008;
 const SLOW_TERMINATE_MS = 5_000;
 
 export class StreamClient {
+  /** Answered the last liveness ping (or none was sent yet). */
   alive = true;
+  /** Payload of the ping awaiting its pong; unsolicited pongs (any other payload) prove nothing. */
+  private pingPayload: Buffer | null = null;
   closing = false;
   /** Corked for the current batch: its frames leave in one write (one syscall), not one each. */
   corked = false;
@@ -73,6 +77,27 @@ export class StreamClient {
     if (!this.corked) return;
     this.corked = false;
     this.socket?.uncork();
+  }
+
+  /**
+   * Sends a liveness ping with an unguessable payload. ws emits 'pong' for unsolicited pongs too,
+   * so only a pong echoing this payload (RFC 6455 §5.5.3) marks the peer alive.
+   */
+  ping(): void {
+    this.alive = false;
+    this.pingPayload = randomBytes(8);
+    try {
+      this.ws.ping(this.pingPayload);
+    } catch {
+      // not open: the next round finds it not alive
+    }
+  }
+
+  onPong(data: Buffer): void {
+    if (this.pingPayload !== null && data.equals(this.pingPayload)) {
+      this.alive = true;
+      this.pingPayload = null;
+    }
   }
 
   closeSlow(): void {

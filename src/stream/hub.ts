@@ -103,9 +103,7 @@ export class StreamHub implements StreamFanout {
    */
   add(ws: WebSocket, sub: Subscription): StreamClient {
     const client = new StreamClient(ws, sub, this.options.bufferBytes);
-    ws.on('pong', () => {
-      client.alive = true;
-    });
+    ws.on('pong', (data) => client.onPong(data));
     ws.on('close', () => this.remove(client));
     ws.on('error', () => ws.terminate());
     this.ensurePing();
@@ -220,8 +218,7 @@ export class StreamHub implements StreamFanout {
         client.ws.terminate();
         continue;
       }
-      client.alive = false;
-      client.ws.ping();
+      client.ping();
     }
   }
 

@@ -32,6 +32,27 @@ export interface Subscription {
   proof: { user: string; sessionId: string; sig: string } | null;
 }
 
+/**
+ * Every query parameter /v1/stream knows; any other is refused (400 naming it), as on the REST
+ * routes: a misspelt filter (`market=`) would otherwise silently stream everything.
+ * `epoch`, `heartbeat` and `snapshot` belong to the resume/heartbeat/snapshot protocol.
+ */
+export const STREAM_QUERY_PARAMETERS: readonly string[] = [
+  'kinds',
+  'markets',
+  'intervals',
+  'party',
+  'since',
+  'control',
+  'user',
+  'sessionId',
+  'sig',
+  'epoch',
+  'heartbeat',
+  'snapshot',
+];
+const KNOWN_PARAMETERS: ReadonlySet<string> = new Set(STREAM_QUERY_PARAMETERS);
+
 const MAX_LIST = 100;
 const KINDS: ReadonlySet<string> = new Set(FRAME_KINDS);
 const INTERVALS: ReadonlySet<string> = new Set(CANDLE_INTERVALS);
@@ -65,6 +86,11 @@ function checkEach(name: string, values: string[] | null, ok: (v: string) => boo
  * then ignored so the client receives every market.
  */
 export function parseSubscription(query: URLSearchParams, knownMarkets: ReadonlySet<string> | null): Subscription {
+  for (const name of query.keys()) {
+    if (!KNOWN_PARAMETERS.has(name)) {
+      throw new ApiError('bad_request', `unknown query parameter "${name.slice(0, 64)}" (allowed: ${STREAM_QUERY_PARAMETERS.join(', ')})`);
+    }
+  }
   const kinds = listParam(query, 'kinds');
   checkEach('kinds', kinds, (k) => KINDS.has(k), `a frame kind (one of ${FRAME_KINDS.join(', ')})`);
   const intervals = listParam(query, 'intervals');

@@ -1,68 +1,41 @@
-// The HTTP upgrade of /v1/stream: validation, connection limit and party proof happen before the
+// The HTTP upgrade of /v1/stream: validation, connection limits and party proof happen before the
 // WebSocket handshake, so a refused client gets a plain HTTP status with a JSON `{error, code}` body.
+// A plain GET of /v1/stream runs the very same checks (StreamGate) so a browser, which cannot see
+// the status of a refused upgrade, can ask why it was refused.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import { verifySignedRequest } from '../auth/guards.js';
-import { SIGNATURE_WINDOW_MS } from '../auth/signature.js';
-import { ReplayCache } from '../auth/replay-cache.js';
 import { ApiError } from '../http/errors.js';
+import { allowedOrigin, writeRawError } from '../http/raw-error.js';
 import type { StreamFanout } from './fanout.js';
 import type { StreamMetrics } from './metrics.js';
 import { parseSubscription, type Subscription } from './subscription.js';
 
 export const STREAM_PATH = '/v1/stream';
 
-const REASONS: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  503: 'Service Unavailable',
-};
-
 /**
- * The Access-Control-Allow-Origin of a refusal, as for the HTTP routes (CORS_ORIGINS): `*` when
- * configured, else the request's Origin when it is listed, else none (null).
+ * The client address a connection is counted under: the socket's peer. (One place, so that a
+ * trusted-proxy setting can change it for the upgrade and the plain GET together.)
  */
-export function refusalOrigin(corsOrigins: readonly string[], origin: string | undefined): string | null {
-  if (corsOrigins.includes('*')) return '*';
-  return origin !== undefined && corsOrigins.includes(origin) ? origin : null;
-}
-
-/** Writes an HTTP error on a socket that has not been upgraded, then closes it. */
-export function refuseSocket(socket: Duplex, status: number, code: string, error: string, allowOrigin: string | null = null): void {
-  if (socket.destroyed) return;
-  const body = JSON.stringify({ error, code });
-  // Only header-safe characters may be echoed (an allowed origin is one of the configured strings).
-  const cors =
-    allowOrigin === null || /[\r\n]/.test(allowOrigin)
-      ? ''
-      : `Access-Control-Allow-Origin: ${allowOrigin}\r\n${allowOrigin === '*' ? '' : 'Vary: Origin\r\n'}`;
-  socket.end(
-    `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n` +
-      'Content-Type: application/json; charset=utf-8\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      cors +
-      'Connection: close\r\n\r\n' +
-      body,
-  );
+export function clientAddress(req: IncomingMessage): string {
+  return req.socket.remoteAddress ?? 'unknown';
 }
 
 export interface UpgradeContext {
-  deps: Pick<AppDeps, 'config' | 'sessions' | 'logger'>;
+  deps: Pick<AppDeps, 'config' | 'sessions' | 'replays' | 'logger'>;
   hub: StreamFanout;
   knownMarkets: () => ReadonlySet<string> | null;
   metrics: StreamMetrics;
 }
 
 /** Proves the parties asked for: with auth, only the one party the query's signature proves. */
-async function authorize(sub: Subscription, ctx: UpgradeContext, replays: ReplayCache): Promise<void> {
+async function authorize(sub: Subscription, ctx: UpgradeContext): Promise<void> {
   if (ctx.deps.config.authDisabled || sub.parties.size === 0) return;
   if (!sub.proof) {
     throw new ApiError('unauthorized', 'a "party" filter needs proof in the query: user, sessionId, sig (<tsMs>.<hex> over "GET\\n/v1/stream\\n<tsMs>\\n")');
   }
-  const proven = await verifySignedRequest(ctx.deps.sessions, replays, {
+  const proven = await verifySignedRequest(ctx.deps.sessions, ctx.deps.replays, {
     method: 'GET',
     target: STREAM_PATH,
     body: '',
@@ -73,51 +46,102 @@ async function authorize(sub: Subscription, ctx: UpgradeContext, replays: Replay
   }
 }
 
-export function createUpgradeHandler(ctx: UpgradeContext): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
-  const replays = new ReplayCache(SIGNATURE_WINDOW_MS * 2);
+/** The admission checks of a stream connection, shared by the upgrade and the plain GET. */
+export class StreamGate {
+  /** Open streams per client address. */
+  private readonly perAddress = new Map<string, number>();
 
+  constructor(private readonly ctx: UpgradeContext) {}
+
+  /** Shutdown, the global cap and the per-address cap; null when a connection may open now. */
+  unavailable(address: string): ApiError | null {
+    const { config } = this.ctx.deps;
+    if (this.ctx.hub.isClosed) return new ApiError('shutting_down', 'the gateway is shutting down');
+    if (this.ctx.hub.size >= config.wsMaxConnections) {
+      return new ApiError('too_many_connections', `the stream holds its maximum of ${config.wsMaxConnections} connections; retry later`);
+    }
+    if ((this.perAddress.get(address) ?? 0) >= config.wsMaxConnectionsPerIp) {
+      return new ApiError(
+        'too_many_connections',
+        `this client address holds its maximum of ${config.wsMaxConnectionsPerIp} stream connections (WS_MAX_CONNECTIONS_PER_IP)`,
+        {},
+        429,
+      );
+    }
+    return null;
+  }
+
+  /**
+   * Every check before the handshake, in order: limits, query, party proof, limits again (the
+   * proof may read the database, and shutdown or other upgrades may have happened meanwhile).
+   * Throws the ApiError a refused upgrade answers.
+   */
+  async admit(url: URL, address: string): Promise<Subscription> {
+    const before = this.unavailable(address);
+    if (before) throw before;
+    const sub = parseSubscription(url.searchParams, this.ctx.knownMarkets());
+    try {
+      await authorize(sub, this.ctx);
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      this.ctx.deps.logger.warn({ err }, 'stream upgrade: session check failed');
+      throw new ApiError('database_unavailable', 'could not check the session');
+    }
+    const after = this.unavailable(address);
+    if (after) throw after;
+    return sub;
+  }
+
+  /** Counts an accepted stream under its address until its socket closes. */
+  opened(address: string, socket: Duplex): void {
+    this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1);
+    socket.once('close', () => {
+      const n = (this.perAddress.get(address) ?? 1) - 1;
+      if (n <= 0) this.perAddress.delete(address);
+      else this.perAddress.set(address, n);
+    });
+  }
+}
+
+export function createUpgradeHandler(
+  ctx: UpgradeContext,
+  gate = new StreamGate(ctx),
+): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
     socket.on('error', () => socket.destroy());
-    const origin = refusalOrigin(ctx.deps.config.corsOrigins, typeof req.headers.origin === 'string' ? req.headers.origin : undefined);
-    const refuse = (s: Duplex, status: number, code: string, error: string): void => {
-      ctx.metrics.rejected.inc({ status: String(status) });
-      refuseSocket(s, status, code, error, origin);
+    const origin = allowedOrigin(ctx.deps.config.corsOrigins, typeof req.headers.origin === 'string' ? req.headers.origin : undefined);
+    const refuse = (e: ApiError): void => {
+      ctx.metrics.rejected.inc({ status: String(e.status) });
+      // The body carries the error's extra fields (serverTime of a proof outside the time window).
+      writeRawError(socket, e.status, e.code, e.message, origin, {}, e.extra);
     };
-    const url = new URL(req.url ?? '/', 'http://gateway.invalid');
-    if (url.pathname !== STREAM_PATH) return refuse(socket, 404, 'not_found', `no WebSocket route ${url.pathname}`);
-    // Shutdown and the connection limit, answered here; checked again once the proof is checked.
-    const unavailable = (): boolean => {
-      if (ctx.hub.isClosed) refuse(socket, 503, 'shutting_down', 'the gateway is shutting down');
-      else if (ctx.hub.size >= ctx.deps.config.wsMaxConnections) {
-        refuse(socket, 503, 'too_many_connections', `the stream holds its maximum of ${ctx.deps.config.wsMaxConnections} connections; retry later`);
-      } else return false;
-      return true;
-    };
-    if (unavailable()) return;
-    let sub: Subscription;
+    let url: URL;
     try {
-      sub = parseSubscription(url.searchParams, ctx.knownMarkets());
-    } catch (err) {
-      const e = err as ApiError;
-      return refuse(socket, e.status, e.code, e.message);
+      url = new URL(req.url ?? '/', 'http://gateway.invalid');
+    } catch {
+      return refuse(new ApiError('bad_request', 'malformed request URL'));
     }
-    authorize(sub, ctx, replays).then(
-      () => {
-        // Shutdown may have begun while the proof was checked (a database read), and upgrades whose
-        // proofs were checked at the same time must not pass the limit together.
-        if (socket.destroyed || unavailable()) return;
+    if (url.pathname !== STREAM_PATH) return refuse(new ApiError('not_found', `no WebSocket route ${url.pathname}`));
+    const address = clientAddress(req);
+    // Synchronous refusals (limits, query) are answered before any await.
+    const early = gate.unavailable(address);
+    if (early) return refuse(early);
+    gate.admit(url, address).then(
+      (sub) => {
+        if (socket.destroyed) return;
+        // Checked again in this very step, synchronously with the accept: upgrades whose proofs
+        // were checked at the same time must not pass the limits together.
+        const late = gate.unavailable(address);
+        if (late) return refuse(late);
         try {
+          gate.opened(address, socket);
           ctx.hub.accept(req, socket, head, sub);
         } catch (err) {
           ctx.deps.logger.warn({ err }, 'stream upgrade: hand-over failed');
           socket.destroy(); // the handshake may have begun: no HTTP answer can follow; the client retries
         }
       },
-      (err: unknown) => {
-        const e = err instanceof ApiError ? err : new ApiError('database_unavailable', 'could not check the session');
-        if (!(err instanceof ApiError)) ctx.deps.logger.warn({ err }, 'stream upgrade: session check failed');
-        refuse(socket, e.status, e.code, e.message);
-      },
+      (err: unknown) => refuse(err instanceof ApiError ? err : new ApiError('internal_error', 'stream upgrade failed')),
     );
   };
 }

@@ -14,6 +14,18 @@ describe('system routes without a database or engine', () => {
     expect(res.json()).toEqual({ status: 'ok' });
   });
 
+  it('returns a request id on every answer: a plain caller-given one is kept, anything else replaced', async () => {
+    const made = await gw.app.inject('/healthz');
+    expect(made.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const kept = await gw.app.inject({ url: '/v1/nothing', headers: { 'x-request-id': 'edge-42.a:b_c' } });
+    expect(kept.statusCode).toBe(404);
+    expect(kept.headers['x-request-id']).toBe('edge-42.a:b_c');
+    const hostile = await gw.app.inject({ url: '/healthz', headers: { 'x-request-id': 'a b\u0001<script>' } });
+    expect(hostile.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const long = await gw.app.inject({ url: '/healthz', headers: { 'x-request-id': 'x'.repeat(129) } });
+    expect(long.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   it('readyz is degraded and says why', async () => {
     const res = await gw.app.inject('/readyz');
     expect(res.statusCode).toBe(503);

@@ -1,12 +1,12 @@
 // Balance of one party: `new_balance` of its last fill leg (spec §4, indexer contract).
-import type { RoutePlugin } from '../../app.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams } from '../schemas.js';
 import { balanceOf, type Balance } from '../../db/queries/fills.js';
 import { BalanceBody } from './shapes.js';
 
 const NO_FILL: Balance = { balance: '0.0000000000', asOfSeq: null };
 
-export const balanceRoutes: RoutePlugin = async (app, { deps }) => {
+export const balanceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/v1/users/:party/balance',
     {
@@ -21,7 +21,7 @@ export const balanceRoutes: RoutePlugin = async (app, { deps }) => {
     },
     async (request) => {
       const { party } = request.params;
-      const b = await deps.db.read(NO_FILL, (sql) => balanceOf(sql, party));
+      const b = await app.db.read(NO_FILL, (sql) => balanceOf(sql, party));
       return { party, ...b };
     },
   );

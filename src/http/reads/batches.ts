@@ -1,6 +1,6 @@
 // Batch manifests and user batches (on-chain projection).
 import { Type } from 'typebox';
-import type { RoutePlugin } from '../../app.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../errors.js';
 import { errors, List, MAX_SEQ, PartyParams, READ_ERRORS } from '../schemas.js';
 import { EMPTY_PAGE } from '../../db/queries/page.js';
@@ -9,8 +9,8 @@ import { Batch, OptLimit, DEFAULT_LIMIT, PAGE_RULE, UserBatch } from './shapes.j
 
 const BatchNum = Type.Integer({ minimum: 0, maximum: MAX_SEQ, description: 'Batch number' });
 
-export const batchRoutes: RoutePlugin = async (app, { deps }) => {
-  const { db } = deps;
+export const batchRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app;
 
   app.get(
     '/v1/batches',

@@ -1,6 +1,6 @@
 // Deposits, withdrawals and the withdrawal counter (on-chain projection).
 import { Type } from 'typebox';
-import type { RoutePlugin } from '../../app.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams, READ_ERRORS } from '../schemas.js';
 import { EMPTY_PAGE } from '../../db/queries/page.js';
 import { listDeposits, listWithdrawals, withdrawalNonce } from '../../db/queries/collateral.js';
@@ -8,8 +8,8 @@ import { Before, Deposit, OptLimit, DEFAULT_LIMIT, NewestFirst, Party, StringEnu
 
 const WithdrawalStatus = StringEnum(['requested', 'approved', 'rejected'] as const, 'Only withdrawals in this status');
 
-export const collateralRoutes: RoutePlugin = async (app, { deps }) => {
-  const { db } = deps;
+export const collateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app;
 
   app.get(
     '/v1/deposits',

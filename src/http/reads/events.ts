@@ -1,13 +1,13 @@
 // Mirror events, oldest first, for backfill after a stream reconnect (spec §6 "Reconnect").
 import { Type } from 'typebox';
-import type { RoutePlugin } from '../../app.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, List, READ_ERRORS } from '../schemas.js';
 import { EMPTY_PAGE } from '../../db/queries/page.js';
 import { EVENT_KINDS, listEvents } from '../../db/queries/events.js';
 import { EventEnvelope, OptLimit, DEFAULT_LIMIT, Market, Party, Since, StringEnum } from './shapes.js';
 
-export const eventRoutes: RoutePlugin = async (app, { deps }) => {
-  const { db } = deps;
+export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app;
 
   app.get(
     '/v1/events',

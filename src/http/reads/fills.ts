@@ -1,13 +1,13 @@
 // Fills (engine mirror): one item per leg; the legs of one fill event are never split across pages.
 import { Type } from 'typebox';
-import type { RoutePlugin } from '../../app.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams, READ_ERRORS } from '../schemas.js';
 import { EMPTY_PAGE } from '../../db/queries/page.js';
 import { listFills } from '../../db/queries/fills.js';
 import { Before, Fill, OptLimit, DEFAULT_LIMIT, Market, NewestFirst, Party } from './shapes.js';
 
-export const fillRoutes: RoutePlugin = async (app, { deps }) => {
-  const { db } = deps;
+export const fillRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app;
 
   app.get(
     '/v1/fills',

@@ -1,7 +1,7 @@
 // Orders (engine mirror; needs indexer migration 0014). The party route merges the engine's live
 // view of its open orders (src/engine/live-orders.ts).
 import { Type } from 'typebox';
-import type { RoutePlugin } from '../../app.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams, READ_ERRORS } from '../schemas.js';
 import { EMPTY_PAGE, type Page } from '../../db/queries/page.js';
 import { existingOrderIds, listOrders, NON_TERMINAL, ORDER_STATUSES, type OrderRow, type OrderStatus } from '../../db/queries/orders.js';
@@ -13,8 +13,8 @@ const Status = StringEnum(ORDER_STATUSES, 'Only orders in this status');
 /** The live read must not hold a page hostage to a slow engine: bounded below the engine timeout. */
 export const LIVE_ORDERS_TIMEOUT_MS = 1_500;
 
-export const orderRoutes: RoutePlugin = async (app, { deps }) => {
-  const { db, engine, config } = deps;
+export const orderRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db, engine, config } = app;
 
   app.get(
     '/v1/orders',

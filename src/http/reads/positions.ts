@@ -1,13 +1,13 @@
 // Position epochs of one party (engine mirror). Clients key positions by positionId (an epoch).
 import { Type } from 'typebox';
-import type { RoutePlugin } from '../../app.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams } from '../schemas.js';
 import { EMPTY_PAGE } from '../../db/queries/page.js';
 import { listPositions, POSITION_STATUSES } from '../../db/queries/positions.js';
 import { Before, OptLimit, DEFAULT_LIMIT, Market, NewestFirst, Position, StringEnum } from './shapes.js';
 
-export const positionRoutes: RoutePlugin = async (app, { deps }) => {
-  const { db } = deps;
+export const positionRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app;
 
   app.get(
     '/v1/users/:party/positions',

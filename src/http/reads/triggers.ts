@@ -1,13 +1,13 @@
 // Take-profit/stop-loss triggers of one party (engine mirror; needs indexer migrations 0014/0015).
 import { Type } from 'typebox';
-import type { RoutePlugin } from '../../app.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams } from '../schemas.js';
 import { EMPTY_PAGE } from '../../db/queries/page.js';
 import { listTriggers, TRIGGER_STATUSES } from '../../db/queries/triggers.js';
 import { Before, OptLimit, DEFAULT_LIMIT, Market, NewestFirst, StringEnum, Trigger } from './shapes.js';
 
-export const triggerRoutes: RoutePlugin = async (app, { deps }) => {
-  const { db } = deps;
+export const triggerRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app;
 
   app.get(
     '/v1/users/:party/triggers',

@@ -1,6 +1,6 @@
 // Vaults (on-chain projection): /v1/vault, /v1/vaults, /v1/vaults/:operator.
 import { Type } from 'typebox';
-import type { RoutePlugin } from '../../app.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../errors.js';
 import { errors, List } from '../schemas.js';
 import { firstTwoVaults, listVaults, vaultByOperator, type VaultRow } from '../../db/queries/vaults.js';
@@ -11,8 +11,8 @@ const OperatorParams = Type.Object({
   operator: Type.String({ pattern: '^[\\x21-\\x7E]{1,256}$', description: 'Vault operator id' }),
 });
 
-export const vaultRoutes: RoutePlugin = async (app, { deps }) => {
-  const { db, config } = deps;
+export const vaultRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db, config } = app;
 
   app.get(
     '/v1/vault',

@@ -1,6 +1,6 @@
 // Verifications (audit): the engine's commitment claims checked against what the chain recorded.
 import { Type } from 'typebox';
-import type { RoutePlugin } from '../../app.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, List, READ_ERRORS } from '../schemas.js';
 import { EMPTY_PAGE } from '../../db/queries/page.js';
 import { SCAN_WINDOW, VERIFICATION_STATUSES, verifyManifests, verifyUserBatches } from '../../db/queries/verifications.js';
@@ -13,8 +13,8 @@ const HOW =
   `one request examines at most ${SCAN_WINDOW} claims: a page can then hold fewer than \`limit\` items (even none) ` +
   'with a non-null `nextCursor`; keep following `nextCursor` until it is null.';
 
-export const verificationRoutes: RoutePlugin = async (app, { deps }) => {
-  const { db } = deps;
+export const verificationRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app;
 
   app.get(
     '/v1/verifications/user-batches',

@@ -1,7 +1,9 @@
-// Forwarding of signed trading calls: only the three signing headers, the content type and the raw
-// body travel to the engine, with the request target exactly as the client signed it
-// (`request.url`, path plus query). Nothing is re-encoded, so the engine verifies the very bytes
-// the session key signed. Cookies, origins and other client headers never reach the engine.
+// Forwarding of signed trading calls: only the three signing headers, the content type, the request
+// id (not covered by the signature; for following a call through both logs) and the raw body travel
+// to the engine, with the origin-form target the route built from validated parameters
+// (routes.ts refuses a request whose target differs from it, so it is also exactly what the client
+// signed). The body is not re-encoded, so the engine verifies the very bytes the session key signed.
+// Cookies, origins and other client headers never reach the engine.
 //
 // Hot path: everything that depends only on the route (metric labels, signed or not, the answer
 // hook) is fixed once when the route is registered (`forwarder`), so a call builds one small header
@@ -9,7 +11,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { engineTimeoutError, type EngineClient, type EngineResponse } from '../../engine/client.js';
-import { signedHeaders } from '../../auth/guards.js';
+import { signedHeaders, type SignedHeaders } from '../../auth/guards.js';
 import { within } from '../../deadline.js';
 import { SharedRead } from '../../engine/shared-read.js';
 import { relayEngineAnswer } from './relay.js';
@@ -35,6 +37,8 @@ export function forwarder(options: {
    * call would otherwise wait for that call's timeout and then for its own call's.
    */
   deadlineMs?: number;
+  /** Signed routes: spends the party's rate-limit budget when the gateway can verify the signature. */
+  chargeParty?: (request: FastifyRequest, headers: SignedHeaders, body: Buffer) => Promise<void>;
 }): Forwarder {
   const { engine, signed, onAnswer } = options;
   const timer = options.metrics.route(options.route);
@@ -62,14 +66,15 @@ export function forwarder(options: {
   }
   return async (request, reply, path, rawBody) => {
     let headers: Record<string, string>;
-    if (signed) {
-      // 401 when a header is missing, 400 on a duplicated X-User: the engine never sees either.
-      const s = signedHeaders(request);
-      headers = { 'x-user': s.user, 'x-session-id': s.sessionId, 'x-session-sig': s.sig };
-    } else {
-      headers = {};
-    }
     const body = rawBody ?? request.rawBody;
+    if (signed) {
+      // 401 when a header is missing, 400 when one is duplicated: the engine never sees either.
+      const s = signedHeaders(request);
+      headers = { 'x-user': s.user, 'x-session-id': s.sessionId, 'x-session-sig': s.sig, 'x-request-id': request.id };
+      await options.chargeParty?.(request, s, body ?? Buffer.alloc(0));
+    } else {
+      headers = { 'x-request-id': request.id };
+    }
     const hasBody = body !== undefined && body.length > 0;
     if (hasBody) headers['content-type'] = 'application/json';
     const start = performance.now();

@@ -8,7 +8,7 @@ export async function readGetBody(request: FastifyRequest, limitBytes: number, t
   const raw = request.raw;
   if (raw.readableEnded) return Buffer.alloc(0);
   const declared = Number(raw.headers['content-length'] ?? 0);
-  if (declared > limitBytes) throw new ApiError('bad_request', `request body is larger than ${limitBytes} bytes`);
+  if (declared > limitBytes) throw new ApiError('payload_too_large', `request body is larger than ${limitBytes} bytes`);
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -24,7 +24,7 @@ export async function readGetBody(request: FastifyRequest, limitBytes: number, t
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limitBytes) fail(new ApiError('bad_request', `request body is larger than ${limitBytes} bytes`));
+      if (size > limitBytes) fail(new ApiError('payload_too_large', `request body is larger than ${limitBytes} bytes`));
       else chunks.push(chunk);
     };
     const onEnd = () => {

@@ -1,40 +1,112 @@
-// Rate limit of the trading and faucet routes (RATE_LIMIT_MAX requests per RATE_LIMIT_WINDOW_MS).
-// Registered inside the trading plugin, so it covers only the routes of that plugin.
+// Rate limits of the trading and faucet routes (docs/security.md "Rate limits"). Two budgets per
+// RATE_LIMIT_WINDOW_MS, both kept by @fastify/rate-limit:
 //
-// Key: the party, when the request names one (`X-User`) together with a session this process
-// knows belongs to it (`X-Session-Id`); otherwise the client IP. Per party, because many users
-// share NAT addresses and one user can have many. The session condition is what stops a client
-// from escaping its IP budget by inventing a fresh `X-User` per request: made-up parties have no
-// known session and are counted under the IP. The check is a memory lookup, not a signature
-// verification (the limiter must stay cheaper than the work it protects).
-import rateLimit from '@fastify/rate-limit';
+// - per client IP (`request.ip`, IPv6 by /64), RATE_LIMIT_IP_MAX: every request, signed or not, counted before
+//   anything else runs. Nothing a client writes in a header selects this budget, and minting
+//   sessions does not multiply it.
+// - per verified party, RATE_LIMIT_MAX: only a request whose signature the gateway has verified
+//   (session known, inside the ±30 s window, ed25519 over the request, first use) spends its
+//   party's budget, so nobody can spend or exhaust another party's budget by copying its public
+//   `X-User` and `X-Session-Id`. A signed request the gateway cannot verify (unknown session, bad or
+//   replayed signature) is counted under its IP only, and the engine judges it as always.
+//
+// The limiter options are built in one place (`rateLimitOptions`) so a shared store (a Redis client)
+// can be passed in and every replica then counts together; by default each process counts alone.
+import rateLimit, { type RateLimitPluginOptions } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../../config/env.js';
 import type { SessionKeys } from '../../auth/session-keys.js';
+import type { ReplayGuard } from '../../auth/replay-guard.js';
+import { replayKey, replayTtlMs, type SignedHeaders } from '../../auth/guards.js';
+import { parseSessionSig, signedPayload, SIGNATURE_WINDOW_MS, verifySignature } from '../../auth/signature.js';
 import { ApiError } from '../errors.js';
-import { PARTY_PATTERN } from '../schemas.js';
 
-const PARTY_RE = new RegExp(PARTY_PATTERN);
-
-export function rateLimitKey(request: FastifyRequest, sessions: SessionKeys): string {
-  const user = request.headers['x-user'];
-  const sessionId = request.headers['x-session-id'];
-  if (typeof user === 'string' && typeof sessionId === 'string' && PARTY_RE.test(user) && sessions.peek(sessionId)?.party === user) {
-    return `party:${user}`;
-  }
-  return `ip:${request.ip}`;
+/** A shared counter store for the limiter (see @fastify/rate-limit's `redis` option). */
+export interface RateLimitStore {
+  redis?: unknown;
 }
 
-export async function registerRateLimit(app: FastifyInstance<any, any, any, any, any>, config: Config, sessions: SessionKeys): Promise<void> {
-  await app.register(rateLimit, {
+function limitedError(max: number, windowMs: number, ttlMs: number, what: string): ApiError {
+  const retryAfterS = Math.max(1, Math.ceil(ttlMs / 1000));
+  return new ApiError('rate_limited', `rate limit of ${max} requests per ${windowMs} ms ${what} exceeded; retry in ${retryAfterS} s`, { retryAfterS });
+}
+
+/** The options of the limiter plugin: the per-IP budget as its global rule. */
+export function rateLimitOptions(config: Config, store: RateLimitStore = {}): RateLimitPluginOptions {
+  return {
     global: true,
-    max: config.rateLimitMax,
+    hook: 'onRequest',
+    max: config.rateLimitIpMax,
     timeWindow: config.rateLimitWindowMs,
-    keyGenerator: (request) => rateLimitKey(request, sessions),
-    // The default store is in process memory: the limit is per replica (documented).
-    errorResponseBuilder: (_request, context) =>
-      new ApiError('rate_limited', `rate limit of ${context.max} requests per ${config.rateLimitWindowMs} ms exceeded; retry in ${context.after}`, {
-        retryAfterS: Math.max(1, Math.ceil(context.ttl / 1000)),
-      }),
+    // No keyGenerator: the plugin's default keys on `request.ip`, with IPv6 addresses grouped by
+    // their /64 (one host usually holds a whole /64, so rotating inside it gains nothing).
+    ipv6Subnet: 64,
+    // The plugin sets Retry-After (and the x-ratelimit-* headers) itself.
+    errorResponseBuilder: (_request, context) => limitedError(context.max, config.rateLimitWindowMs, context.ttl, 'per client address'),
+    ...(store.redis ? { redis: store.redis, nameSpace: 'gateway-ratelimit-' } : {}),
+  };
+}
+
+/** Charges verified parties: throws 429 `rate_limited` (with retryAfterS → Retry-After) past RATE_LIMIT_MAX. */
+export type PartyBudget = (request: FastifyRequest, party: string) => Promise<void>;
+
+export async function registerRateLimit(
+  app: FastifyInstance<any, any, any, any, any>,
+  config: Config,
+  store: RateLimitStore = {},
+): Promise<PartyBudget> {
+  await app.register(rateLimit, rateLimitOptions(config, store));
+  const partyLimit = app.createRateLimit({
+    max: config.rateLimitMax,
+    keyGenerator: (request: FastifyRequest) => `party:${request.provenParty ?? ''}`,
   });
+  const charge: PartyBudget = async (request, party) => {
+    request.provenParty = party;
+    const limit = await partyLimit(request);
+    if (!limit.isAllowed && limit.isExceeded) throw limitedError(config.rateLimitMax, config.rateLimitWindowMs, limit.ttl, 'per party');
+  };
+  // Party routes of this plugin (the faucet) are verified by the authenticate guard, which runs
+  // before this preHandler (its onRoute hook was installed first).
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/v1/users/')) return;
+    const existing = route.preHandler ? (Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]) : [];
+    route.preHandler = [
+      ...existing,
+      async (request: FastifyRequest) => {
+        if (request.provenParty) await charge(request, request.provenParty);
+      },
+    ];
+  });
+  return charge;
+}
+
+/**
+ * The party a proxied signed request proves, checked by the gateway itself for the budget only;
+ * null when it cannot tell (the request is then counted under its IP, and forwarded as before:
+ * the engine's verdict and answer are the client's). A verified signature is remembered, so a
+ * replay spends nobody's party budget either.
+ */
+export async function verifiedPartyForBudget(
+  sessions: SessionKeys,
+  replays: ReplayGuard,
+  input: { method: string; target: string; body: Buffer | string; headers: SignedHeaders },
+): Promise<string | null> {
+  const parsed = parseSessionSig(input.headers.sig);
+  if (!parsed) return null;
+  const now = Date.now();
+  if (Math.abs(now - parsed.tsMs) > SIGNATURE_WINDOW_MS) return null;
+  let session;
+  try {
+    session = sessions.peek(input.headers.sessionId) ?? (await sessions.get(input.headers.sessionId));
+  } catch {
+    return null;
+  }
+  if (!session || session.expiresAtMs <= now || session.party !== input.headers.user) return null;
+  if (!verifySignature(session.key, signedPayload(input.method, input.target, parsed.tsMs, input.body), parsed.signature)) return null;
+  try {
+    const first = await replays.firstUse(replayKey(input.headers.sessionId, parsed.tsMs, parsed.signature), replayTtlMs(parsed.tsMs, now));
+    return first ? session.party : null;
+  } catch {
+    return null;
+  }
 }

@@ -4,7 +4,10 @@
 // the signature; its answers come back unchanged (see relay.ts). Session keys created through
 // `/v1/session-auth` are also taught to the guard of the party-scoped reads, so a client can read
 // its own data right after creating a session, before the SSE event or the mirror catch up.
-import type { RoutePlugin } from '../../app.js';
+import type { SignedHeaders } from '../../auth/guards.js';
+import { verifiedPartyForBudget, type PartyBudget } from './rate-limit.js';
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { parseJson } from '../../engine/client.js';
 import { signedHeaders } from '../../auth/guards.js';
 import { learnSession } from './learn-session.js';
@@ -28,14 +31,41 @@ import {
   UserMeAnswer,
 } from './schemas.js';
 
+/**
+ * The target forwarded to the engine is built from validated parameters only, never taken from the
+ * request line. The engine verifies the signature over the target as the client sent it, so the two
+ * must be the same bytes: a target that is not that origin-form path (an absolute-form
+ * `http://host/v1/orders`, a stray `?`, another percent-encoding) is refused, not rewritten.
+ */
+function canonicalTarget(request: FastifyRequest, path: string): string {
+  if (request.url !== path) {
+    throw new ApiError('bad_request', `the request target must be exactly ${JSON.stringify(path)} (origin form, canonical encoding)`);
+  }
+  return path;
+}
+
+/** Order ids are opaque engine strings; one that a server could read as a path segment is refused. */
+function orderIdPath(orderId: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused here
+  if (orderId === '.' || orderId === '..' || /[/\\\x00-\x1f\x7f]/.test(orderId)) {
+    throw new ApiError('bad_request', 'path parameter "orderId" must not contain "/", "\\" or control characters, nor be "." or ".."');
+  }
+  return `/v1/orders/${encodeURIComponent(orderId)}`;
+}
+
 /** Body schemas are documentation: the engine owns the trading grammar (schemas.ts). */
 const documentOnly = () => () => true;
-const PROXY_ERRORS = errors(400, 401, 429, 502, 504);
+const PROXY_ERRORS = errors(400, 401, 413, 415, 429, 502, 503, 504);
 const SIGNED_NOTE = 'Signed: headers `X-User`, `X-Session-Id`, `X-Session-Sig` (engine.md §2), forwarded unchanged with the raw body.';
 
-export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
-  const { engine, sessions, config } = deps;
-  const metrics = proxyMetrics(deps.metrics);
+export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budget: PartyBudget }> = async (app, { budget }) => {
+  const { engine, sessions, config, replays } = app;
+  const metrics = proxyMetrics(app.metrics);
+  // A signed call spends its party's budget only once the gateway has verified the signature.
+  const chargeParty = async (request: FastifyRequest, headers: SignedHeaders, body: Buffer): Promise<void> => {
+    const party = await verifiedPartyForBudget(sessions, replays, { method: request.method, target: request.url, body, headers });
+    if (party) await budget(request, party);
+  };
   // One forwarder per route, built once: metric labels and route options are not rebuilt per call.
   const sessionAuth = forwarder({
     engine,
@@ -44,9 +74,9 @@ export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
     signed: false,
     onAnswer: (request, res) => learnSession(sessions, request.body, res),
   });
-  const placeOrder = forwarder({ engine, metrics, route: 'POST /v1/orders', signed: true });
-  const cancelOrder = forwarder({ engine, metrics, route: 'DELETE /v1/orders/:orderId', signed: true });
-  const setTpsl = forwarder({ engine, metrics, route: 'POST /v1/tpsl', signed: true });
+  const placeOrder = forwarder({ engine, metrics, route: 'POST /v1/orders', signed: true, chargeParty });
+  const cancelOrder = forwarder({ engine, metrics, route: 'DELETE /v1/orders/:orderId', signed: true, chargeParty });
+  const setTpsl = forwarder({ engine, metrics, route: 'POST /v1/tpsl', signed: true, chargeParty });
   const orderbook = forwarder({
     engine,
     metrics,
@@ -55,7 +85,7 @@ export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
     shareReads: config.orderbookSharedReads,
     deadlineMs: config.engineTimeoutMs,
   });
-  const userMe = forwarder({ engine, metrics, route: 'GET /v1/user/me', signed: true });
+  const userMe = forwarder({ engine, metrics, route: 'GET /v1/user/me', signed: true, chargeParty });
 
   app.post('/v1/session-auth', {
     validatorCompiler: documentOnly,
@@ -70,7 +100,7 @@ export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
     },
     handler: async (request, reply) => {
       if (!request.rawBody || request.rawBody.length === 0) throw new ApiError('bad_request', 'body is required: {party, sessionPublicKey, expiresAt, signature}');
-      return sessionAuth(request, reply);
+      return sessionAuth(request, reply, canonicalTarget(request, '/v1/session-auth'));
     },
   });
 
@@ -85,7 +115,7 @@ export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
       body: OrderBody,
       response: { 200: OrderAnswer, ...PROXY_ERRORS },
     },
-    handler: (request, reply) => placeOrder(request, reply),
+    handler: (request, reply) => placeOrder(request, reply, canonicalTarget(request, '/v1/orders')),
   });
 
   app.delete('/v1/orders/:orderId', {
@@ -96,9 +126,9 @@ export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
       description: `${SIGNED_NOTE} No body.`,
       security: SIGNED,
       params: CancelParams,
-      response: { 200: CancelAnswer, ...errors(400, 401, 404, 429, 502, 504) },
+      response: { 200: CancelAnswer, ...errors(400, 401, 404, 413, 415, 429, 502, 503, 504) },
     },
-    handler: (request, reply) => cancelOrder(request, reply),
+    handler: (request, reply) => cancelOrder(request, reply, canonicalTarget(request, orderIdPath(request.params.orderId))),
   });
 
   app.post('/v1/tpsl', {
@@ -112,7 +142,7 @@ export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
       body: TpslBody,
       response: { 200: TpslAnswer, ...PROXY_ERRORS },
     },
-    handler: (request, reply) => setTpsl(request, reply),
+    handler: (request, reply) => setTpsl(request, reply, canonicalTarget(request, '/v1/tpsl')),
   });
 
   // No automatic HEAD twins: a HEAD would be forwarded as HEAD, which the engine does not serve.
@@ -129,7 +159,7 @@ export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
       response: { 200: Orderbook, ...errors(400, 429, 502, 504) },
     },
     handler: async (request, reply) => {
-      const { depth, market } = request.query;
+      const { depth = 20, market } = request.query;
       // Built from the validated values: public, unsigned, so the exact client spelling is not needed.
       const path = `/v1/orderbook?depth=${depth}${market === undefined ? '' : `&market=${encodeURIComponent(market)}`}`;
       return orderbook(request, reply, path);
@@ -149,10 +179,11 @@ export const tradingProxyRoutes: RoutePlugin = async (app, { deps }) => {
     },
     handler: async (request, reply) => {
       signedHeaders(request); // 401/400 before the body is even read
+      const target = canonicalTarget(request, '/v1/user/me');
       request.rawBody = await readGetBody(request, 1_048_576, config.engineTimeoutMs);
       if (request.rawBody.length === 0) throw new ApiError('bad_request', 'GET /v1/user/me needs the signed JSON body {"party": <X-User>}');
       if (parseJson(request.rawBody) === undefined) throw new ApiError('bad_request', 'request body is not valid JSON');
-      return userMe(request, reply);
+      return userMe(request, reply, target);
     },
   });
 };

@@ -80,7 +80,7 @@ export const TpslAnswer = okOrRejected(
 );
 
 export const OrderbookQuery = Type.Object({
-  depth: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Levels per side, 1..100 (default 20)' }),
+  depth: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Levels per side, 1..100 (default 20)' })),
   market: Type.Optional(Market),
 });
 export const Orderbook = Type.Object({

@@ -8,7 +8,6 @@ import { WebSocket } from 'ws';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { GatewayClient, GatewayError, localParty, PositionsStore, StreamClient, type PartySigner, type StreamMessage, type WebSocketCtor, type WebSocketLike } from '../../../packages/client/src/index.js';
-import { LiveRuntime } from '../../../src/live.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 
@@ -36,7 +35,7 @@ describe('client on the full stack', () => {
     engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
     gw = await startGateway(env(), { listen: true });
-    await (gw.deps.live as LiveRuntime).start();
+    await gw.deps.live!.start();
     alice = await localParty('alice');
     bob = await localParty('bob');
     a = new GatewayClient({ baseUrl: gw.url, retry: { retries: 0 } });

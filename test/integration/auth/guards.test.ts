@@ -125,9 +125,15 @@ describe('authenticate and own-party guards', () => {
   });
 
   it('refuses a clock skewed by ±31 s and accepts ±29 s', async () => {
-    const window = { error: 'signature timestamp is outside the ±30 s window (check the client clock)', code: 'unauthorized' };
-    expect((await call(gw.url, 'GET', ping(alice), sign(alice, 'GET', ping(alice), '', { ts: Date.now() + 31_000 }))).json).toEqual(window);
-    expect((await call(gw.url, 'GET', ping(alice), sign(alice, 'GET', ping(alice), '', { ts: Date.now() - 31_000 }))).json).toEqual(window);
+    // The 401 carries the server's clock (ms), so the client can correct its own and sign again.
+    const window = { error: 'signature timestamp is outside the ±30 s window (check the client clock)', code: 'unauthorized', serverTime: expect.any(Number) };
+    for (const skew of [31_000, -31_000]) {
+      const before = Date.now();
+      const res = await call(gw.url, 'GET', ping(alice), sign(alice, 'GET', ping(alice), '', { ts: Date.now() + skew }));
+      expect(res.json).toEqual(window);
+      expect(res.json.serverTime).toBeGreaterThanOrEqual(before);
+      expect(res.json.serverTime).toBeLessThanOrEqual(Date.now());
+    }
     expect((await call(gw.url, 'GET', ping(alice), sign(alice, 'GET', ping(alice), '', { ts: Date.now() + 29_000 }))).status).toBe(200);
     expect((await call(gw.url, 'GET', ping(alice), sign(alice, 'GET', ping(alice), '', { ts: Date.now() - 29_000 }))).status).toBe(200);
   });

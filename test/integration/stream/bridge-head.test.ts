@@ -4,7 +4,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startScriptedEngine, waitFor } from '../../support/scripted-sse.js';
-import { connect, insertEvents, seqs, sleep, startStack, ticks, ts, type Stack } from './helpers.js';
+import { connect, insertEvents, seqs, sleep, startStack, ticks, type Stack } from './helpers.js';
 
 const gauge = async (url: string) => {
   const text = await (await fetch(`${url}/metrics`)).text();

@@ -100,7 +100,7 @@ export async function startStack(env: Record<string, string | undefined> = {}, o
     },
     { listen: true },
   );
-  const live = gw.deps.live as LiveRuntime;
+  const live = gw.deps.live!;
   if (opts.start ?? true) await live.start();
   return {
     engine,

@@ -22,6 +22,8 @@ export type FakeAnswer =
 export interface FakeEngine {
   url: string;
   requests: RecordedRequest[];
+  /** Hanging requests the gateway gave up on (closed the connection before an answer). */
+  abandoned: number;
   /** Decides the answer to each request; replace it per test. */
   respond: (req: RecordedRequest) => FakeAnswer;
   close(): Promise<void>;
@@ -43,6 +45,7 @@ export async function startFakeEngine(): Promise<FakeEngine> {
   const fake: FakeEngine = {
     url: '',
     requests: [],
+    abandoned: 0,
     respond: () => okJson({ ok: true }),
     close: async () => {},
   };
@@ -55,6 +58,9 @@ export async function startFakeEngine(): Promise<FakeEngine> {
       const answer = fake.respond(recorded);
       if ('hang' in answer) {
         hanging.add(res);
+        res.on('close', () => {
+          if (hanging.delete(res)) fake.abandoned++;
+        });
         return;
       }
       if ('reset' in answer) {

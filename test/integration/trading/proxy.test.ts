@@ -41,21 +41,23 @@ describe('signed trading proxy against a fake engine', () => {
 
   it('forwards the three headers, the raw body bytes and the signed target unchanged, and nothing else', async () => {
     const body = '{ "market":"BTC-PERP",  "side":"buy","type":"limit","size":"0.5","price":"65000" }';
-    const res = await call(gw.url, 'POST', '/v1/orders?trace=1&b=%2F', {
-      headers: { ...SIGNED, 'content-type': 'application/json', cookie: 'secret=1', origin: 'https://app.example', 'x-other': 'no' },
+    const res = await call(gw.url, 'POST', '/v1/orders', {
+      headers: { ...SIGNED, 'content-type': 'application/json', cookie: 'secret=1', origin: 'https://app.example', 'x-other': 'no', 'x-request-id': 'front-1' },
       body,
     });
     expect(res.status).toBe(200);
+    expect(res.headers['x-request-id']).toBe('front-1');
     expect(res.json).toEqual({ ok: true, orderId: 'o-1', status: 'open', filledSize: '0.0000000000', avgPrice: null });
     expect(engine.requests).toHaveLength(1);
     const got = engine.requests[0]!;
     expect(got.method).toBe('POST');
-    expect(got.url).toBe('/v1/orders?trace=1&b=%2F');
+    expect(got.url).toBe('/v1/orders');
     expect(got.body.toString('utf8')).toBe(body);
     expect(got.headers['x-user']).toEqual([PARTY]);
     expect(got.headers['x-session-id']).toEqual(['sess-1']);
     expect(got.headers['x-session-sig']).toEqual([SIG]);
     expect(got.headers['content-type']).toEqual(['application/json']);
+    expect(got.headers['x-request-id']).toEqual(['front-1']);
     expect(got.headers.cookie).toBeUndefined();
     expect(got.headers.origin).toBeUndefined();
     expect(got.headers['x-other']).toBeUndefined();
@@ -79,7 +81,7 @@ describe('signed trading proxy against a fake engine', () => {
       body: 'market=BTC-PERP&side=buy',
     });
     expect(res.status).toBe(415);
-    expect(res.json).toEqual({ error: 'request body must be JSON', code: 'bad_request' });
+    expect(res.json).toEqual({ error: 'request body must be JSON', code: 'unsupported_media_type' });
     expect(engine.requests).toHaveLength(0);
   });
 

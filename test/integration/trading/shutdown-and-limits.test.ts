@@ -55,7 +55,7 @@ describe('bodies and answers the proxy refuses', () => {
     engine.requests.length = 0;
     const res = await request(`${gw.url}/v1/orders/o-1`, { method: 'DELETE', headers: { ...SIGNED }, body: '{"a":1}' });
     expect(res.statusCode).toBe(415);
-    expect(await res.body.json()).toEqual({ error: 'a request body needs a Content-Type (application/json)', code: 'bad_request' });
+    expect(await res.body.json()).toEqual({ error: 'a request body needs a Content-Type (application/json)', code: 'unsupported_media_type' });
     expect(engine.requests).toHaveLength(0);
   });
 

@@ -4,12 +4,14 @@ import { startEngine, type RunningEngine } from '../../../sandbox/engine/server.
 import { fundedClient, generateKeyPair, http, makeParty, SigningClient } from './helpers.js';
 
 let eng: RunningEngine;
+// Engine time = real time plus an offset a test moves (to expire a session without waiting).
+let offset = 0;
 let alice: SigningClient;
 let bob: SigningClient;
 const order = { market: 'ETH-PERP', side: 'buy', type: 'limit', size: '0.01', price: '1000' };
 
 beforeAll(async () => {
-  eng = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+  eng = await startEngine({ port: 0, tickMs: 0, commitMs: 0, now: () => Date.now() + offset });
   [alice, bob] = await Promise.all([fundedClient(eng.url, eng.adminToken, '1000', 'alice'), fundedClient(eng.url, eng.adminToken, '1000', 'bob')]);
 });
 afterAll(async () => {
@@ -81,7 +83,7 @@ describe('signed requests', () => {
   it('answers session_expired (HTTP 200) once the session has expired', async () => {
     const c = new SigningClient(eng.url, makeParty('short'));
     await c.authorize(400);
-    await new Promise((r) => setTimeout(r, 500));
+    offset += 500; // the session's 400 ms are over in engine time
     const before = eng.engine.log.maxSeq;
     const r = await c.placeOrder({ ...order, clientOrderId: 'late' });
     expect(r.status).toBe(200);

@@ -50,7 +50,7 @@ export async function http<T = any>(
     headers: opts.headers ?? (opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
   });
   const text = await res.body.text();
-  let body: any = undefined;
+  let body: any;
   try {
     body = JSON.parse(text);
   } catch {

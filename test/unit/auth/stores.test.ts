@@ -1,25 +1,32 @@
 import { describe, expect, it } from 'vitest';
-import { ReplayCache } from '../../../src/auth/replay-cache.js';
+import { MemoryReplayGuard, ReplayMemoryFull } from '../../../src/auth/replay-guard.js';
 import { SessionKeys } from '../../../src/auth/session-keys.js';
 
 const KEY = '3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c';
 
-describe('ReplayCache', () => {
-  it('refuses a second use and forgets entries once their timestamp aged past the horizon', () => {
-    const c = new ReplayCache(60_000);
-    expect(c.remember('s', 'sig-1', 1_000_000, 1_000_000)).toBe(true);
-    expect(c.remember('s', 'sig-1', 1_000_000, 1_000_500)).toBe(false);
-    expect(c.remember('other', 'sig-1', 1_000_000, 1_000_500)).toBe(true);
-    // 61 s later the entry is swept; its timestamp could no longer pass the ±30 s window anyway.
-    expect(c.remember('s', 'sig-1', 1_000_000, 1_061_001)).toBe(true);
+describe('MemoryReplayGuard', () => {
+  it('refuses a second use and forgets a key once its time to live has passed', async () => {
+    let now = 1_000_000;
+    const g = new MemoryReplayGuard(10, () => now);
+    expect(await g.firstUse('a', 31_000)).toBe(true);
+    expect(await g.firstUse('a', 31_000)).toBe(false);
+    expect(await g.firstUse('b', 31_000)).toBe(true);
+    now += 31_001;
+    expect(await g.firstUse('a', 31_000)).toBe(true);
   });
 
-  it('stays within its entry bound', () => {
-    const c = new ReplayCache(60_000, 3);
-    for (let i = 0; i < 5; i++) expect(c.remember('s', `sig-${i}`, 0, 0)).toBe(true);
-    // The two oldest were evicted to keep three entries; the newest are still refused.
-    expect(c.remember('s', 'sig-4', 0, 0)).toBe(false);
-    expect(c.remember('s', 'sig-0', 0, 0)).toBe(true);
+  it('when full, refuses new keys instead of evicting unexpired ones (an evicted signature could be replayed)', async () => {
+    let now = 0;
+    const g = new MemoryReplayGuard(3, () => now);
+    for (let i = 0; i < 3; i++) expect(await g.firstUse(`sig-${i}`, 60_000)).toBe(true);
+    await expect(g.firstUse('sig-3', 60_000)).rejects.toBeInstanceOf(ReplayMemoryFull);
+    // Every remembered key is still refused: nothing was forgotten to make room.
+    for (let i = 0; i < 3; i++) expect(await g.firstUse(`sig-${i}`, 60_000)).toBe(false);
+    expect(g.size).toBe(3);
+    // Expired keys are swept when room is needed.
+    now = 60_001;
+    expect(await g.firstUse('sig-3', 60_000)).toBe(true);
+    expect(g.size).toBe(1);
   });
 });
 

@@ -2,7 +2,7 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { signedHeaders, verifySignedRequest } from '../../../src/auth/guards.js';
-import { ReplayCache } from '../../../src/auth/replay-cache.js';
+import { MemoryReplayGuard } from '../../../src/auth/replay-guard.js';
 import { SessionKeys } from '../../../src/auth/session-keys.js';
 import { signedPayload } from '../../../src/auth/signature.js';
 import { ApiError } from '../../../src/http/errors.js';
@@ -15,7 +15,7 @@ function setup() {
   const der = publicKey.export({ format: 'der', type: 'spki' });
   const sessions = new SessionKeys(null);
   sessions.add('s1', PARTY, der.subarray(der.length - 32).toString('hex'), NOW + 60_000);
-  const replays = new ReplayCache(60_000);
+  const replays = new MemoryReplayGuard(1_000, () => NOW);
   const headers = (ts: number, target = '/t', body = '') => ({
     user: PARTY,
     sessionId: 's1',
@@ -66,6 +66,48 @@ describe('verifySignedRequest', () => {
   });
 });
 
+describe('replay protection keys on what was verified', () => {
+  it('refuses a zero-padded timestamp outright, so padding cannot replay an accepted signature', async () => {
+    const { headers, verify } = setup();
+    const good = headers(NOW);
+    expect(await reason(verify(good))).toBe('accepted');
+    const [ts, hex] = good.sig.split('.');
+    for (const padded of [`0${ts}`, `00${ts}`, `0000000${ts}`.slice(-16)]) {
+      expect(await reason(verify({ ...good, sig: `${padded}.${hex}` }))).toBe('401 header "X-Session-Sig" must be <tsMs>.<128 hex characters>');
+    }
+    expect(await reason(verify(good))).toBe('401 signature already used (replay)');
+  });
+
+  it('carries serverTime in the body of a 401 for a timestamp outside the window', async () => {
+    const { headers, verify } = setup();
+    const err = await verify(headers(NOW - 30_001)).catch((e: ApiError) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).body()).toMatchObject({ code: 'unauthorized', serverTime: NOW });
+  });
+
+  it('answers 503 replay_memory_full rather than forgetting a still-valid signature when the memory is full', async () => {
+    const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+    const der = publicKey.export({ format: 'der', type: 'spki' });
+    const sessions = new SessionKeys(null);
+    sessions.add('s1', PARTY, der.subarray(der.length - 32).toString('hex'), NOW + 60_000);
+    let now = NOW;
+    const replays = new MemoryReplayGuard(2, () => now);
+    const h = (ts: number) => ({ user: PARTY, sessionId: 's1', sig: `${ts}.${sign(null, signedPayload('GET', '/t', ts, ''), privateKey).toString('hex')}` });
+    const verify = (x: ReturnType<typeof h>) => verifySignedRequest(sessions, replays, { method: 'GET', target: '/t', body: '', headers: x, now });
+    const first = h(NOW);
+    expect(await reason(verify(first))).toBe('accepted');
+    expect(await reason(verify(h(NOW + 1)))).toBe('accepted');
+    const full = await verify(h(NOW + 2)).catch((e: ApiError) => e);
+    expect((full as ApiError).status).toBe(503);
+    expect((full as ApiError).body()).toMatchObject({ code: 'replay_memory_full', retryAfterS: 1 });
+    // The first signature is still inside its window: it was not forgotten.
+    expect(await reason(verify(first))).toBe('401 signature already used (replay)');
+    // Once the remembered signatures have left the window, room is made again.
+    now = NOW + 31_002;
+    expect(await reason(verify(h(now)))).toBe('accepted');
+  });
+});
+
 describe('signedHeaders', () => {
   const req = (headers: Record<string, string | string[]>) => ({ headers }) as never;
   it('reads the three headers', () => {
@@ -75,5 +117,11 @@ describe('signedHeaders', () => {
     expect(() => signedHeaders(req({ 'x-user': [PARTY, PARTY], 'x-session-id': 's', 'x-session-sig': 'x' }))).toThrow(/duplicated party hint/);
     expect(() => signedHeaders(req({ 'x-user': `${PARTY},b`, 'x-session-id': 's', 'x-session-sig': 'x' }))).toThrow(/duplicated party hint/);
     expect(() => signedHeaders(req({ 'x-user': PARTY, 'x-session-id': '', 'x-session-sig': 'x' }))).toThrow(/signed request required/);
+  });
+  it('refuses a repeated X-Session-Id or X-Session-Sig with 400 (Node joins repeats with ", ")', () => {
+    const raw = (pairs: string[]) => ({ headers: { 'x-user': PARTY, 'x-session-id': 's1, s2', 'x-session-sig': 'x' }, raw: { rawHeaders: pairs } }) as never;
+    expect(() => signedHeaders(raw(['X-User', PARTY, 'X-Session-Id', 's1', 'x-session-id', 's2', 'X-Session-Sig', 'x']))).toThrow(/"X-Session-Id" must be sent exactly once/);
+    expect(() => signedHeaders(raw(['X-User', PARTY, 'X-Session-Id', 's1', 'X-Session-Sig', 'x', 'X-Session-Sig', 'y']))).toThrow(/"X-Session-Sig" must be sent exactly once/);
+    expect(() => signedHeaders(req({ 'x-user': PARTY, 'x-session-id': 's', 'x-session-sig': '1.a, 2.b' }))).toThrow(/exactly once/);
   });
 });

@@ -1,0 +1,66 @@
+// Socket-level defences of the HTTP server (docs/security.md):
+// - a cap on concurrent TCP connections per client address (HTTP_MAX_CONNECTIONS_PER_IP); a
+//   connection over it is answered 429 `too_many_connections` and closed before anything is parsed.
+//   Streams are TCP connections too and count against it. It keys on the socket's peer address:
+//   behind a reverse proxy every connection comes from the proxy, so raise or disable it (0) there.
+// - errors of Node's HTTP parser (smuggling shapes such as CL+TE or a duplicated Content-Length,
+//   bare LF, an over-long URL or header block) and Node's header/request deadlines, answered with
+//   the gateway's `{error, code}` and CORS header instead of Node's or Fastify's own text.
+import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Config } from '../config/env.js';
+import { allowedOrigin, writeRawError } from './raw-error.js';
+
+export function installConnectionLimits(server: Server, config: Config): void {
+  const cap = config.httpMaxConnectionsPerIp;
+  if (cap === 0) return;
+  const open = new Map<string, number>();
+  server.on('connection', (socket) => {
+    const address = socket.remoteAddress ?? 'unknown';
+    const count = (open.get(address) ?? 0) + 1;
+    if (count > cap) {
+      writeRawError(socket, 429, 'too_many_connections', `at most ${cap} concurrent connections per client address`, allowedOrigin(config.corsOrigins, undefined), {
+        'Retry-After': '1',
+      });
+      return;
+    }
+    open.set(address, count);
+    socket.once('close', () => {
+      const n = (open.get(address) ?? 1) - 1;
+      if (n <= 0) open.delete(address);
+      else open.set(address, n);
+    });
+  });
+}
+
+/** The Origin header of a request the parser rejected, read from the bytes it saw. */
+function originOf(err: { rawPacket?: Buffer }): string | undefined {
+  const raw = err.rawPacket?.toString('latin1');
+  const m = raw ? /\r?\norigin:[ \t]*([^\r\n]*)/i.exec(raw) : null;
+  return m ? m[1]!.trim() : undefined;
+}
+
+/** A header overflow whose request line never ended: the URL itself is too long. */
+function urlTooLong(err: { rawPacket?: Buffer }): boolean {
+  const raw = err.rawPacket;
+  if (!raw) return false;
+  const eol = raw.indexOf(0x0a);
+  return eol === -1 || eol > 8_192;
+}
+
+/** Fastify's clientErrorHandler: replaces its `{"error":"Bad Request","message":"Client Error"}`. */
+export function clientErrorHandler(config: Config): (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => void {
+  return (err, socket) => {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    const origin = allowedOrigin(config.corsOrigins, originOf(err));
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      return writeRawError(socket, 408, 'request_timeout', 'the request did not arrive in time', origin);
+    }
+    if (err.code === 'HPE_HEADER_OVERFLOW') {
+      return urlTooLong(err)
+        ? writeRawError(socket, 414, 'uri_too_long', 'the request URL is too long', origin)
+        : writeRawError(socket, 431, 'headers_too_large', 'the request headers are too large', origin);
+    }
+    writeRawError(socket, 400, 'bad_request', `malformed HTTP request (${err.code ?? 'parse error'})`, origin);
+  };
+}

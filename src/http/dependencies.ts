@@ -1,0 +1,39 @@
+// The gateway's dependencies as Fastify decorators, registered once at the root: every route plugin
+// reaches them as `app.db`, `app.engine`, … (typed below by declaration merging) without importing
+// the composition root.
+import fp from 'fastify-plugin';
+import type { ReplayGuard } from '../auth/replay-guard.js';
+import type { SessionKeys } from '../auth/session-keys.js';
+import type { Config } from '../config/env.js';
+import type { Database } from '../db/database.js';
+import type { AppDeps } from '../deps.js';
+import type { EngineClient } from '../engine/client.js';
+import type { LiveRuntime } from '../live.js';
+import type { Metrics } from '../metrics.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    db: Database;
+    engine: EngineClient;
+    metrics: Metrics;
+    sessions: SessionKeys;
+    /** Single-use memory of verified signatures. */
+    replays: ReplayGuard;
+    /** The live stream runtime; null in apps built without it. */
+    live: LiveRuntime | null;
+  }
+}
+
+export const dependencies = fp<{ deps: AppDeps }>(
+  async (app, { deps }) => {
+    app.decorate('config', deps.config);
+    app.decorate('db', deps.db);
+    app.decorate('engine', deps.engine);
+    app.decorate('metrics', deps.metrics);
+    app.decorate('sessions', deps.sessions);
+    app.decorate('replays', deps.replays);
+    app.decorate('live', deps.live);
+  },
+  { name: 'dependencies', fastify: '5.x' },
+);
