@@ -34,6 +34,7 @@ beforeAll(async () => {
       sessions++;
       return json(200, { ok: true, sessionId: `s${sessions}`, expiresAt: now + 3_600_000 });
     }
+    if (req.headers['x-session-id'] === 'stale') return json(401, { error: 'session expired', code: 'unauthorized' });
     const sig = String(req.headers['x-session-sig'] ?? '');
     const ts = Number(sig.split('.')[0]);
     seenTs.push(ts);
@@ -63,6 +64,44 @@ describe('clock skew', () => {
     const offset = await client.syncTime();
     expect(Math.abs(offset - serverOffsetMs)).toBeLessThan(1_000);
     expect(Math.abs(client.now() - (Date.now() + serverOffsetMs))).toBeLessThan(1_000);
+  });
+});
+
+describe('session expiry hook', () => {
+  it('renews a session the gateway calls expired and signs the call again with the new one', async () => {
+    const key = (await generateKeyPair()).privateKey;
+    const renewed: string[] = [];
+    const client: GatewayClient = new GatewayClient({
+      baseUrl: base,
+      retry: { retries: 0 },
+      onSessionExpired: async (old): Promise<Session> => {
+        renewed.push(old.sessionId);
+        return new Session(old.party, 'fresh', Date.now() + serverOffsetMs + 3_600_000, key, () => client.now());
+      },
+    });
+    await client.syncTime();
+    client.session = new Session('a::1', 'stale', Date.now() + serverOffsetMs + 3_600_000, key, () => client.now());
+    await expect(client.getBalance('a::1')).resolves.toMatchObject({ balance: '1.0000000000' });
+    expect(renewed).toEqual(['stale']);
+    expect(client.session?.sessionId).toBe('fresh');
+  });
+
+  it('renews before signing once the session has expired by the corrected clock', async () => {
+    const key = (await generateKeyPair()).privateKey;
+    let renewals = 0;
+    const client: GatewayClient = new GatewayClient({
+      baseUrl: base,
+      onSessionExpired: async (old): Promise<Session> => {
+        renewals++;
+        return new Session(old.party, 'next', Date.now() + serverOffsetMs + 3_600_000, key, () => client.now());
+      },
+    });
+    await client.syncTime();
+    // Valid by the device clock (45 s behind), expired by the gateway's.
+    client.session = new Session('a::1', 'old', Date.now() + 10_000, key, () => client.now());
+    await Promise.all([client.getBalance('a::1'), client.getBalance('a::1')]);
+    expect(renewals).toBe(1); // concurrent callers share one renewal
+    expect(client.session?.sessionId).toBe('next');
   });
 });
 
