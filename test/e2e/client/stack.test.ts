@@ -68,6 +68,25 @@ describe('client on the full stack', () => {
     }
   });
 
+  it('a refused upgrade reaches the app with the gateway status and code, and the loop stops', async () => {
+    const refusals: GatewayError[] = [];
+    const states: string[] = [];
+    const open = (client: GatewayClient, options: { kinds?: string[]; party?: string[] }) =>
+      new StreamClient({ client, ...options, WebSocket: WebSocket as unknown as WebSocketCtor, reconnect: { baseDelayMs: 10 }, onMessage: () => {}, onState: (s) => states.push(s), onRefused: (e) => refusals.push(e) });
+    const unknownKind = open(a, { kinds: ['trades'] });
+    unknownKind.start();
+    await until(() => refusals.length === 1, 'the 400');
+    expect([refusals[0]!.status, refusals[0]!.code]).toEqual([400, 'bad_request']);
+    // A party stream without a session: 401.
+    const anonymous = new GatewayClient({ baseUrl: gw.url });
+    const noSession = open(anonymous, { party: [alice.party] });
+    noSession.start();
+    await until(() => refusals.length === 2, 'the 401');
+    expect([refusals[1]!.status, refusals[1]!.code]).toEqual([401, 'unauthorized']);
+    expect(states.filter((s) => s === 'refused')).toHaveLength(2);
+    expect(states.filter((s) => s === 'connecting')).toHaveLength(2); // no retry after a 4xx
+  });
+
   it('reconnects without a gap: fills made while disconnected are replayed by the gateway, then live resumes', { timeout: 60_000 }, async () => {
     const sockets: WebSocketLike[] = [];
     // A constructor that records each socket it makes, so the test can drop one.
