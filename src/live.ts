@@ -1,9 +1,14 @@
 // The live runtime: engine admin SSE → projections → hub, plus the order book poller. Implements
 // the LiveStatusSource that /readyz reads.
 //
-// If the engine's head is below the bridge's resume point (the engine restarted with a new
-// history), the bridge resumes from the new head, the replay history is cleared, and /readyz
-// reports the discontinuity (see sse-bridge.ts).
+// The stream's epoch (the identity of the engine history, src/stream/epoch.ts) is derived before
+// the bridge starts; connections that arrive earlier wait for it.
+//
+// When the bridge finds the engine's history replaced (see sse-bridge.ts), before anything of the
+// new history is delivered: the epoch is derived again, the projections and the snapshot state are
+// emptied (nothing of the old history survives), the order book poller sends every book again, the
+// replay history is cleared, and the hub tells every connection (stream.reset, or close 4011);
+// /readyz reports the discontinuity.
 //
 // Without ENGINE_ADMIN_TOKEN nothing starts: no SSE connection, no order book polls, and the hub
 // is disabled (clients connect and receive nothing, spec §6 rule 2).
@@ -19,15 +24,22 @@ import type { Database } from './db/database.js';
 import type { EngineClient } from './engine/client.js';
 import type { Metrics } from './metrics.js';
 import { OrderbookPoller } from './engine/orderbook-poller.js';
+import { readFirstEngineEvent } from './engine/first-event.js';
+import type { EngineEventSink } from './engine/event-sink.js';
 import { SseBridge } from './engine/sse-bridge.js';
 import { loadCandleSeed } from './db/queries/candles.js';
 import { seedCandles } from './projections/candles.js';
 import { initialProjectionState, project, type ProjectionState } from './projections/index.js';
-import type { EngineEvent } from './projections/types.js';
+import type { EngineEvent, Frame } from './projections/types.js';
+import { EMPTY_EPOCH, epochOf, LOCAL_EPOCH_PREFIX, resolveEpoch } from './stream/epoch.js';
 import { eventStore } from './stream/event-store.js';
 import type { StreamFanout } from './stream/fanout.js';
 import { StreamHub } from './stream/hub.js';
 import { StreamMetrics } from './stream/metrics.js';
+import { LiveState, partyStore } from './stream/snapshot.js';
+
+/** How long the engine may take to replay its first event for the epoch. */
+const FIRST_EVENT_MS = 5_000;
 
 /** What the live stream runtime reports to /readyz and /metrics. */
 export interface LiveStatus {
@@ -53,9 +65,31 @@ export class LiveRuntime {
   poller: OrderbookPoller | null = null;
   private state: ProjectionState = initialProjectionState();
   private started = false;
+  /** The stream's epoch; null until first derived. */
+  private epochValue: string | null = null;
+  private epochWaiters: Array<() => void> = [];
+  /**
+   * The epoch is provisional (an empty history, or the process-local fallback): it is derived again
+   * once, when the first event arrives.
+   */
+  private epochPending = false;
+  readonly liveState: LiveState;
+  /** The one path engine events take into the stream, whatever their source. */
+  readonly sink: EngineEventSink = {
+    event: (e) => this.onEvent(e),
+    batch: (deliver) => this.hub.batched(deliver),
+    skipped: (seq) => this.hub.markCoveredAfter(seq),
+    replaced: (head) => this.onHistoryReplaced(head),
+  };
 
   constructor(private readonly deps: LiveDeps) {
     const { config } = deps;
+    this.liveState = new LiveState({
+      candles: () => this.state.candles,
+      head: () => this.bridge?.lastSeq ?? null,
+      store: partyStore(deps.db),
+      logger: deps.logger,
+    });
     this.streamMetrics = StreamMetrics.for(deps.metrics.registry);
     const hubOptions = {
       bufferBytes: config.wsClientBufferBytes,
@@ -64,7 +98,57 @@ export class LiveRuntime {
       metrics: this.streamMetrics,
       logger: deps.logger,
     };
-    this.hub = new StreamHub({ ...hubOptions, enabled: config.engineAdminToken !== null });
+    this.hub = new StreamHub({
+      ...hubOptions,
+      enabled: config.engineAdminToken !== null,
+      state: {
+        epoch: () => this.epochValue,
+        epochKnown: () => (this.epochValue !== null ? Promise.resolve() : new Promise((resolve) => this.epochWaiters.push(resolve))),
+        head: () => this.bridge?.lastSeq ?? null,
+        snapshot: (sub) => this.liveState.build(sub),
+      },
+    });
+  }
+
+  /** The identity of the engine history being streamed (null until derived). */
+  get epoch(): string | null {
+    return this.epochValue;
+  }
+
+  private setEpoch(epoch: string): void {
+    this.epochValue = epoch;
+    this.epochPending = epoch === EMPTY_EPOCH || epoch.startsWith(LOCAL_EPOCH_PREFIX);
+    for (const w of this.epochWaiters.splice(0)) w();
+  }
+
+  /** Derives the epoch from the history's first event; `store: false` after a replacement (the mirror may hold the old history). */
+  private async deriveEpoch(options: { store: boolean }): Promise<string> {
+    const { config, db, engine, logger } = this.deps;
+    const url = this.streamUrl();
+    const store = eventStore(db);
+    const { epoch, source } = await resolveEpoch({
+      engineHead: async () => {
+        const h = await engine.health(2_000);
+        return typeof h.maxSeq === 'number' ? h.maxSeq : null;
+      },
+      engineFirst: () => readFirstEngineEvent(url, config.engineAdminToken!, FIRST_EVENT_MS),
+      storeFirst: async () => {
+        if (!store || !options.store) return null;
+        const [first] = await db.withDeadline(() => store(0, 1));
+        return first ?? null;
+      },
+    });
+    (source === 'local' ? logger.warn.bind(logger) : logger.info.bind(logger))(
+      { epoch, source },
+      source === 'local' ? 'stream epoch: seq 1 readable from neither the engine nor the database; this process uses its own epoch' : 'stream epoch derived',
+    );
+    return epoch;
+  }
+
+  private streamUrl(): string {
+    const url = new URL(this.deps.config.engineBaseUrl);
+    url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/admin/events/stream`;
+    return url.toString();
   }
 
   get enabled(): boolean {
@@ -95,16 +179,16 @@ export class LiveRuntime {
       }
     }
     if (startAfter !== null) this.hub.markCoveredAfter(startAfter);
+    this.liveState.coveredAfter = startAfter;
+    this.setEpoch(await this.deriveEpoch({ store: true }));
 
-    const url = new URL(config.engineBaseUrl);
-    url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/admin/events/stream`;
     this.bridge = new SseBridge({
-      url: url.toString(),
+      url: this.streamUrl(),
       token,
       idleMs: config.sseIdleMs,
       startAfter,
-      onEvent: (e) => this.onEvent(e),
-      batch: (deliver) => this.hub.batched(deliver),
+      onEvent: this.sink.event,
+      batch: this.sink.batch,
       fillFrom: eventStore(db),
       engineHead: async () => {
         const h = await engine.health(2_000);
@@ -118,15 +202,18 @@ export class LiveRuntime {
         events: this.streamMetrics.sseEvents,
       },
     });
-    this.bridge.onSkip = (seq) => this.hub.markCoveredAfter(seq);
-    this.bridge.onReset = (seq) => this.hub.resetHistory(seq);
+    this.bridge.onSkip = this.sink.skipped;
+    this.bridge.onReset = this.sink.replaced;
     this.bridge.start();
 
     this.poller = new OrderbookPoller({
       engine,
       depth: config.wsOrderbookDepth,
       pollMs: config.wsOrderbookPollMs,
-      onFrame: (f) => this.hub.publish(f),
+      onFrame: (f) => {
+        this.liveState.observe(f);
+        this.hub.publish(f);
+      },
       // Rule 1 is judged again for the connections already open whenever the market list loads or changes.
       onMarkets: (known) => this.hub.setKnownMarkets(known),
       logger,
@@ -142,9 +229,50 @@ export class LiveRuntime {
         this.deps.sessions.add(p.sessionId, event.party, p.sessionPublicKey, p.expiresAt);
       }
     }
+    if (this.liveState.coveredAfter === null) this.liveState.coveredAfter = event.seq - 1;
+    if (this.epochPending) this.provisionalEpochMet(event);
     const { state, frames } = project(this.state, event);
     this.state = state;
+    for (const f of frames) this.observe(f);
     this.hub.publishAll(frames);
+  }
+
+  private observe(f: Frame): void {
+    if (f.kind === 'position.update' || f.kind === 'balance.update') this.liveState.observe(f);
+  }
+
+  /**
+   * The epoch was provisional (empty history, or neither the engine nor the database could give
+   * seq 1): the first event delivered names it, or it is derived again. Control connections are
+   * sent stream.subscribed with the new epoch; this is not a history replacement.
+   */
+  private provisionalEpochMet(event: EngineEvent): void {
+    this.epochPending = false;
+    const provisional = this.epochValue;
+    const adopt = (epoch: string): void => {
+      // Replaced meanwhile, or nothing better known.
+      if (this.epochValue !== provisional || epoch === EMPTY_EPOCH || epoch.startsWith(LOCAL_EPOCH_PREFIX)) return;
+      this.setEpoch(epoch);
+      this.epochPending = false;
+      this.hub.epochChanged();
+    };
+    if (event.seq === 1) return adopt(epochOf(event));
+    void this.deriveEpoch({ store: true }).then(adopt, () => {});
+  }
+
+  /**
+   * The engine's history was replaced; the bridge resumes after `head` of the new one once this
+   * resolves. Nothing of the old history survives: projections, snapshot state, books, replay.
+   */
+  private async onHistoryReplaced(head: number): Promise<void> {
+    const previous = this.epochValue;
+    const epoch = await this.deriveEpoch({ store: false });
+    this.state = initialProjectionState();
+    this.liveState.reset(head);
+    this.poller?.forget();
+    this.setEpoch(epoch);
+    this.hub.announceReset(previous, head);
+    this.deps.logger.warn({ epoch, previousEpoch: previous, head }, 'stream: engine history replaced; clients told to reset');
   }
 
   /** Stops the engine side. Clients are closed (1001) by the stream plugin when the app closes. */

@@ -71,6 +71,11 @@ export class OrderbookPoller {
     return this.marketsKnown;
   }
 
+  /** Every book is sent again at the next poll (the engine's history was replaced). */
+  forget(): void {
+    this.hashes.clear();
+  }
+
   start(): void {
     if (this.timer || this.current) return;
     this.stopped = false;

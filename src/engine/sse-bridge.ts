@@ -18,11 +18,19 @@
 // resuming from the old point would drop every new event up to it (seq ≤ last) and the stream would
 // stay silent. The bridge resumes from the engine's new head instead, tells the runtime (`onReset`:
 // the replay history is cleared) and reports the discontinuity (logs, `gap` in /readyz).
+//
+// A replaced history whose head has already passed the resume point is caught too: every
+// connection resumes one event early (`Last-Event-ID: <last - 1>`) and the first event received,
+// seq `last` again, is compared with the one already delivered (seq, kind, ts, payload
+// fingerprint). A different event means another history: handled as above, from the engine's head.
+// The runtime's `onReset` is awaited before anything of the new history is delivered.
 import { request } from 'undici';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { FastifyBaseLogger } from 'fastify';
 import type { EngineEvent } from '../projections/types.js';
 import { rememberRawJson } from '../projections/passthrough.js';
+import { eventFingerprint } from '../stream/epoch.js';
+import { within } from '../deadline.js';
 
 export interface BridgeMetrics {
   reconnects: { inc(): void };
@@ -54,6 +62,8 @@ export interface SseBridgeOptions {
 }
 
 const FILL_PAGE = 1000;
+/** How long the start point's event may take to read from the store (else that connection is not checked). */
+const STORE_PRINT_MS = 5_000;
 /** The engine is asked again for a skipped seq this many times before the store is used. */
 const GAP_RETRIES = 2;
 
@@ -89,6 +99,17 @@ export class SseBridge {
   private gapRetries = 0;
   private gapReport: { text: string; at: number } | null = null;
   private sleepTimer: { timer: NodeJS.Timeout; resolve: () => void } | null = null;
+  /** The last delivered event (its fingerprint is made only when a connection needs it). */
+  private lastEvent: EngineEvent | null = null;
+  /** Fingerprint of the resume point's event when read from the store. */
+  private storedPrint: { seq: number; print: string } | null = null;
+  /** The start point's fingerprint is read from the store once (never after a replacement: the store may hold the old history). */
+  private printFromStore = true;
+  /** This connection's first event must be this one again (the resume point), else the history was replaced. */
+  private verify: { seq: number; print: string } | null = null;
+  private mismatch: { seq: number } | null = null;
+  /** The engine no longer holds the event before the resume point (410 one early): the next connection resumes without the check. */
+  private skipVerify = false;
 
   constructor(private readonly o: SseBridgeOptions) {
     this.last = o.startAfter;
@@ -132,6 +153,7 @@ export class SseBridge {
     while (!this.stopped) {
       const healthy = await this.connectOnce();
       if (this.stopped) break;
+      if (this.mismatch) await this.onMismatch();
       if (this.pendingGap) await this.resolveGap();
       this.o.metrics.reconnects.inc();
       if (healthy) this.attempt = 0;
@@ -176,25 +198,80 @@ export class SseBridge {
       return;
     }
     if (head >= this.last) return;
+    await this.replaced(head, `engine head ${head} is below the resume point ${this.last} (engine history replaced): resumed from the engine head`);
+  }
+
+  /** The first event of a connection was not the one delivered at the resume point: another history. */
+  private async onMismatch(): Promise<void> {
+    const at = this.mismatch!.seq;
+    this.mismatch = null;
+    let head: number | null;
+    try {
+      head = (await this.o.engineHead?.()) ?? null;
+    } catch {
+      head = null;
+    }
+    if (this.stopped) return;
+    const from = head !== null && Number.isSafeInteger(head) && head >= at ? head : at;
+    await this.replaced(from, `engine event ${at} differs from the one delivered (engine history replaced): resumed from the engine head ${from}`);
+  }
+
+  /** Resumes from `head` of a new engine history; the runtime resets before anything of it is delivered. */
+  private async replaced(head: number, text: string): Promise<void> {
     const resumePoint = this.last;
-    const text = `engine head ${head} is below the resume point ${resumePoint} (engine history replaced): resumed from the engine head`;
     this.gapReport = { text, at: Date.now() };
     this.o.logger.error({ engineHead: head, resumePoint }, `engine SSE: ${text}; frames before the new head were not streamed, backfill from /v1/events`);
-    this.last = head;
+    this.lastEvent = null;
+    this.storedPrint = null;
+    this.printFromStore = false;
+    this.verify = null;
     this.pendingGap = null;
     this.gapRetries = 0;
+    try {
+      await this.onReset?.(head);
+    } catch (err) {
+      this.o.logger.error({ err }, 'engine SSE: the runtime failed to reset after a history replacement');
+    }
+    // The new head becomes the resume point once the runtime has reset (its head is the old one until then).
+    this.last = head;
     this.o.metrics.maxSeq.set(head);
-    this.onReset?.(head);
+  }
+
+  /** The fingerprint of the event at the resume point, from the store when the bridge did not deliver it itself. */
+  private async resumePrint(): Promise<string | null> {
+    const last = this.last;
+    if (last === null || last < 1) return null;
+    if (this.lastEvent?.seq === last) return eventFingerprint(this.lastEvent);
+    if (this.storedPrint?.seq === last) return this.storedPrint.print;
+    if (this.printFromStore && this.o.fillFrom) {
+      this.printFromStore = false;
+      try {
+        const [e] = await within(this.o.fillFrom(last - 1, 1), STORE_PRINT_MS, () => new Error('no answer'));
+        if (e && e.seq === last) this.storedPrint = { seq: last, print: eventFingerprint(e) };
+      } catch {
+        // not checked on this connection
+      }
+    }
+    return this.storedPrint?.seq === this.last ? this.storedPrint.print : null;
   }
 
   /** One connection, until it ends. true when it delivered something (the backoff restarts). */
   private async connectOnce(): Promise<boolean> {
     await this.checkEngineHead();
     if (this.stopped) return false;
+    const print = await this.resumePrint();
+    if (this.stopped) return false;
     const ac = new AbortController();
     this.abort = ac;
     const headers: Record<string, string> = { authorization: `Bearer ${this.o.token}`, accept: 'text/event-stream' };
-    if (this.last !== null) headers['last-event-id'] = String(this.last);
+    this.verify = null;
+    const check = !this.skipVerify;
+    this.skipVerify = false;
+    if (this.last !== null && print !== null && check) {
+      // One event early: the engine sends the resume point's event again, to be compared.
+      this.verify = { seq: this.last, print };
+      headers['last-event-id'] = String(this.last - 1);
+    } else if (this.last !== null) headers['last-event-id'] = String(this.last);
     let lastByteAt = Date.now();
     const watchdog = setInterval(
       () => {
@@ -212,7 +289,11 @@ export class SseBridge {
         const body = (await res.body.json().catch(() => ({}))) as { oldestSeq?: unknown };
         const oldest = Number.isSafeInteger(body.oldestSeq) ? (body.oldestSeq as number) : null;
         this.o.logger.warn({ last: this.last, oldestSeq: oldest }, 'engine SSE: since before retention (410): filling from the database');
+        const verified = this.verify !== null;
+        this.verify = null;
         await this.fillBeforeRetention(oldest);
+        // The engine no longer has the resume point's event: the next connection cannot compare it.
+        if (verified && oldest !== null && this.last !== null && oldest > this.last) this.skipVerify = true;
         return true;
       }
       if (res.statusCode !== 200) {
@@ -224,9 +305,9 @@ export class SseBridge {
       this.o.logger.info({ lastEventId: this.last }, 'engine SSE stream connected');
       const parser = createParser({
         onEvent: (m) => {
-          if (this.pendingGap) return; // the rest of this connection is abandoned
+          if (this.pendingGap || this.mismatch) return; // the rest of this connection is abandoned
           if (this.accept(m)) delivered = true;
-          if (this.pendingGap) ac.abort();
+          if (this.pendingGap || this.mismatch) ac.abort();
         },
       });
       const decoder = new TextDecoder();
@@ -235,7 +316,7 @@ export class SseBridge {
         const text = decoder.decode(chunk as Buffer, { stream: true });
         if (this.o.batch) this.o.batch(() => parser.feed(text));
         else parser.feed(text);
-        if (this.pendingGap) break;
+        if (this.pendingGap || this.mismatch) break;
       }
     } catch (err) {
       if (!this.stopped && !ac.signal.aborted) this.o.logger.warn({ err: (err as Error).message }, 'engine SSE stream failed');
@@ -255,6 +336,16 @@ export class SseBridge {
       this.o.logger.warn({ id: m.id, event: m.event }, 'engine SSE: malformed event ignored');
       return false;
     }
+    const verify = this.verify;
+    if (verify) {
+      if (event.seq < verify.seq) return false;
+      this.verify = null;
+      if (event.seq === verify.seq) {
+        if (eventFingerprint(event) !== verify.print) this.mismatch = { seq: event.seq };
+        return false; // the same event: already delivered
+      }
+      // The resume point's event was not sent again: nothing to compare; continue as usual.
+    }
     const last = this.last;
     if (last !== null && event.seq <= last) return false; // already delivered
     if (last !== null && event.seq > last + 1) {
@@ -267,6 +358,7 @@ export class SseBridge {
 
   private deliver(event: EngineEvent): void {
     this.last = event.seq;
+    this.lastEvent = event;
     this.gapRetries = 0;
     this.o.metrics.maxSeq.set(event.seq);
     this.o.metrics.events.inc();
@@ -342,6 +434,9 @@ export class SseBridge {
   /** Told when the bridge skips past an unfillable gap (the replay history is incomplete there). */
   onSkip: ((seq: number) => void) | null = null;
 
-  /** Told when the engine's history was replaced and the bridge resumes from its new head `seq`. */
-  onReset: ((seq: number) => void) | null = null;
+  /**
+   * Told when the engine's history was replaced and the bridge resumes from its new head `seq`;
+   * awaited before anything of the new history is delivered.
+   */
+  onReset: ((seq: number) => void | Promise<void>) | null = null;
 }

@@ -48,7 +48,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['stream'],
         summary: 'Live WebSocket stream (upgrade only; described as AsyncAPI at /docs/asyncapi.json)',
         description:
-          'Open with a WebSocket client: `ws(s)://<host>/v1/stream?kinds=&markets=&intervals=&party=&since=&control=`. ' +
+          'Open with a WebSocket client: `ws(s)://<host>/v1/stream?kinds=&markets=&intervals=&party=&since=&epoch=&control=&heartbeat=&snapshot=`. ' +
           'Frames, filters, control messages and close codes are described at `/docs/asyncapi.json`. ' +
           'A plain HTTP GET (no `Upgrade` header) runs exactly the checks of the upgrade (query parameters, party proof, ' +
           'per-address and global connection limits) and answers the same 400/401/403/429/503 `{error, code}` a refused ' +
@@ -64,14 +64,14 @@ export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
           party: Type.Optional(Type.String({ description: 'Parties whose user-scoped frames to receive (needs proof unless AUTH_DISABLED)' })),
           since: Type.Optional(Type.String({ description: 'Replay frames after this seq from the in-memory history (implies control messages)' })),
           control: Type.Optional(
-            Type.String({ description: 'true: also send the control messages stream.subscribed/stream.gap (not spec kinds); default false' }),
+            Type.String({ description: 'true: also send the control messages stream.subscribed/stream.gap/stream.reset (not spec kinds); default false' }),
           ),
+          epoch: Type.Optional(Type.String({ description: 'With since: the epoch (from stream.subscribed) the seq belongs to; another epoch gets stream.reset' })),
+          heartbeat: Type.Optional(Type.String({ description: 'Seconds (1..300) between stream.heartbeat frames' })),
+          snapshot: Type.Optional(Type.String({ description: 'false: no snapshot frames (state on subscribe); default true' })),
           user: Type.Optional(Type.String({ description: 'Party proof: the party id' })),
           sessionId: Type.Optional(Type.String({ description: 'Party proof: a session id' })),
           sig: Type.Optional(Type.String({ description: 'Party proof: <tsMs>.<hex> over "GET\\n/v1/stream\\n<tsMs>\\n"' })),
-          epoch: Type.Optional(Type.String({ description: 'Identity of the engine history a `since` resume expects' })),
-          heartbeat: Type.Optional(Type.Integer({ minimum: 1, maximum: 300, description: 'Send stream.heartbeat every N seconds (1..300)' })),
-          snapshot: Type.Optional(Type.Boolean({ default: true, description: 'false: no snapshot frames on subscribe' })),
         }),
         response: {
           426: { ...Type.Ref('Error'), description: 'The upgrade would be accepted: connect with a WebSocket client (code `upgrade_required`)' },

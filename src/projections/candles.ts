@@ -36,6 +36,9 @@ export interface Bucket {
   highText: string;
   lowText: string;
   closeText: string;
+  /** Seq and engine time of the bucket's latest match: what a snapshot of the open bar is current as of. */
+  lastSeq: number;
+  lastTsMs: number;
 }
 
 export interface CandlesState {
@@ -57,6 +60,8 @@ export interface CandleTrade {
   size: bigint;
   /** price in wire form, when the caller has it (else formatted here). */
   priceText?: string;
+  /** Seq of the match (0 when unknown). */
+  seq?: number;
 }
 
 export function bucketPayload(b: Bucket): Record<string, unknown> {
@@ -119,6 +124,8 @@ export function addTrade(state: CandlesState, trade: CandleTrade): Array<[Candle
         highText: text,
         lowText: text,
         closeText: text,
+        lastSeq: 0,
+        lastTsMs: trade.tsMs,
       };
       byInterval.set(interval, b);
       if (b.closeMs < state.nextCloseMs) state.nextCloseMs = b.closeMs;
@@ -132,6 +139,8 @@ export function addTrade(state: CandlesState, trade: CandleTrade): Array<[Candle
       b.lowText = text;
     }
     b.closeText = text;
+    b.lastSeq = Math.max(b.lastSeq, trade.seq ?? 0);
+    b.lastTsMs = Math.max(b.lastTsMs, trade.tsMs);
     b.volume += trade.size;
     b.trades += 1;
     updated.push([interval, b]);
@@ -154,6 +163,7 @@ export function projectCandles(state: CandlesState, event: EngineEvent): { state
       price: parseDecimal(fill.price),
       size: parseDecimal(fill.size),
       priceText: normalizeDecimal(fill.price),
+      seq: event.seq,
     };
     for (const [interval, b] of addTrade(state, trade)) {
       frames.push({ kind: 'candle.update', seq: event.seq, ts: event.ts, market: trade.market, interval, payload: bucketPayload(b) });

@@ -12,6 +12,9 @@ interface RawSocket {
   uncork(): void;
   write(data: Buffer): boolean;
   writable: boolean;
+  writableNeedDrain: boolean;
+  once(event: 'drain' | 'close', listener: () => void): void;
+  off(event: 'drain' | 'close', listener: () => void): void;
 }
 
 /**
@@ -39,6 +42,13 @@ export class StreamClient {
   closing = false;
   /** Corked for the current batch: its frames leave in one write (one syscall), not one each. */
   corked = false;
+  /**
+   * Live frames waiting while the connection is being opened (replay, snapshot): null once live.
+   * Their bytes are what the slow-consumer bound judges meanwhile (a replay is never judged).
+   */
+  held: Array<{ data: Buffer; wire?: Buffer; kind: string }> | null = null;
+  heldBytes = 0;
+  heartbeat: NodeJS.Timeout | null = null;
 
   constructor(
     readonly ws: WebSocket,
@@ -59,6 +69,33 @@ export class StreamClient {
     if (wire && socket?.writable) socket.write(wire);
     else this.ws.send(data, { binary: false });
     return 'sent';
+  }
+
+  /**
+   * Writes without the slow-consumer check (replay and snapshot frames, paced by the caller with
+   * `drained`). false when the connection is no longer open.
+   */
+  write(data: Buffer, wire?: Buffer): boolean {
+    if (this.closing || this.ws.readyState !== WebSocket.OPEN) return false;
+    const socket = this.socket;
+    if (wire && socket?.writable) socket.write(wire);
+    else this.ws.send(data, { binary: false });
+    return true;
+  }
+
+  /** Resolves once the socket has drained its write buffer (or closed). */
+  drained(): Promise<void> {
+    const socket = this.socket;
+    if (!socket || !socket.writableNeedDrain) return new Promise((resolve) => setImmediate(resolve));
+    return new Promise((resolve) => {
+      const done = (): void => {
+        socket.off('drain', done);
+        socket.off('close', done);
+        resolve();
+      };
+      socket.once('drain', done);
+      socket.once('close', done);
+    });
   }
 
   private get socket(): RawSocket | undefined {

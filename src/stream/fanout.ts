@@ -18,6 +18,10 @@ export interface StreamFanout {
   batched(fn: () => void): void;
   markCoveredAfter(seq: number): void;
   resetHistory(seq: number): void;
+  /** The engine history was replaced (the new epoch is already current): stream.reset or close 4011 for every connection. */
+  announceReset(previousEpoch: string | null, head: number): void;
+  /** The epoch became known without a replacement: stream.subscribed again to control connections. */
+  epochChanged(): void;
   setKnownMarkets(known: ReadonlySet<string> | null): void;
   /** Shutdown: every client gets close code 1001; new connections are refused. */
   closeAll(): Promise<void>;

@@ -1,8 +1,10 @@
 // The fan-out: frames in (from the live runtime), serialised once, written to every matching
-// client; replay from history on connect; pings; close on shutdown.
+// client; on connect: control messages, replay from history and the snapshot frames, paced by the
+// socket's drain while the connection's live frames are held; heartbeats; resets; pings; close on
+// shutdown.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import type { Frame } from '../projections/types.js';
 import { serializeFrame } from './serialize.js';
 import { StreamClient, wireFrame } from './client.js';
@@ -10,6 +12,8 @@ import type { StreamFanout } from './fanout.js';
 import { History, type Sent } from './history.js';
 import { SubscriberIndex } from './registry.js';
 import { applyRule1, matches, rule1Ignores, type Subscription } from './subscription.js';
+import { EMPTY_EPOCH } from './epoch.js';
+import type { SnapshotParts } from './snapshot.js';
 
 /** What the hub counts (StreamMetrics in the gateway process; deltas reported by a fan-out worker). */
 export interface HubMetrics {
@@ -23,6 +27,20 @@ export interface HubLogger {
   warn(obj: object, msg: string): void;
 }
 
+/** What the hub reads from the live runtime: the epoch, the head, and the state for snapshots. */
+export interface StreamStateSource {
+  /** The identity of the engine history being streamed; null while it is first being derived. */
+  epoch(): string | null;
+  /** Resolves once `epoch()` is known. */
+  epochKnown(): Promise<void>;
+  /** The newest seq the gateway has; null before any. */
+  head(): number | null;
+  /** The snapshot frames for a new connection, as of now. */
+  snapshot(sub: Subscription): SnapshotParts;
+}
+
+export type ResetReason = 'epoch_mismatch' | 'history_replaced';
+
 export interface HubOptions {
   /** false without ENGINE_ADMIN_TOKEN: clients connect and receive nothing, control messages included. */
   enabled: boolean;
@@ -31,9 +49,15 @@ export interface HubOptions {
   historySize: number;
   metrics: HubMetrics;
   logger: HubLogger;
+  /** Without it (a hub with no runtime): epoch "empty", head = the last seq published, no snapshot. */
+  state?: StreamStateSource;
 }
 
 export const GOING_AWAY = 1001;
+/** A connection that does not take control messages, after the engine history was replaced. */
+export const STREAM_RESET = 4011;
+/** Replay and snapshot frames are written while the client's unsent bytes stay under this; then the drain is awaited. */
+const REPLAY_HIGH_WATER = 256 * 1024;
 
 export class StreamHub implements StreamFanout {
   private readonly index = new SubscriberIndex();
@@ -47,9 +71,20 @@ export class StreamHub implements StreamFanout {
 
   /** Completes handshakes (noServer: the HTTP server's 'upgrade' event hands the sockets over). */
   private wss: WebSocketServer | null = null;
+  private readonly state: StreamStateSource;
+  private lastSeq: number | null = null;
+  private readonly highWater: number;
 
   constructor(private readonly options: HubOptions) {
     this.history = new History(options.historySize);
+    this.state = options.state ?? {
+      epoch: () => EMPTY_EPOCH,
+      epochKnown: () => Promise.resolve(),
+      head: () => this.lastSeq,
+      snapshot: () => ({ frames: [], later: null }),
+    };
+    // Below the slow-consumer bound, so a connection going live never starts near it.
+    this.highWater = Math.max(1, Math.min(REPLAY_HIGH_WATER, Math.floor(options.bufferBytes / 4)));
   }
 
   accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription): void {
@@ -79,6 +114,34 @@ export class StreamHub implements StreamFanout {
   }
 
   /**
+   * The engine's history was replaced (the runtime has already reset its state and derived the new
+   * epoch): the replay history restarts after `head`; every connection that takes control messages
+   * is sent `stream.reset` (reason history_replaced) after whatever it was sent before, and every
+   * other connection is closed with 4011 so it reconnects and bootstraps.
+   */
+  announceReset(previousEpoch: string | null, head: number): void {
+    this.history.reset(head);
+    if (!this.options.enabled) return;
+    const epoch = this.state.epoch();
+    const message = control('stream.reset', head, { epoch, previousEpoch, reason: 'history_replaced' satisfies ResetReason });
+    for (const client of [...this.index.clients()]) {
+      if (client.sub.control) this.sendControl(client, message);
+      else {
+        this.remove(client);
+        client.close(STREAM_RESET, 'stream reset');
+      }
+    }
+  }
+
+  /** The epoch changed without a replacement (an empty history got its first event): control connections are told. */
+  epochChanged(): void {
+    if (!this.options.enabled) return;
+    for (const client of [...this.index.clients()]) {
+      if (client.sub.control) this.sendControl(client, this.subscribedMessage(client.sub));
+    }
+  }
+
+  /**
    * The engine's market list was loaded or changed: rule 1 is judged again for every connection
    * (a filter kept while the list was unknown, and matching nothing, is now ignored; one that was
    * ignored and now names a listed market applies again). A changed connection moves in the index;
@@ -93,13 +156,14 @@ export class StreamHub implements StreamFanout {
       this.index.remove(client); // the index finds the buckets through the filters: out before they change
       applyRule1(sub, known);
       this.index.add(client);
-      if (this.options.enabled && sub.control) this.sendControl(client, subscribedMessage(sub));
+      if (this.options.enabled && sub.control) this.sendControl(client, this.subscribedMessage(sub));
     }
   }
 
   /**
-   * Registers a connection. Replay (when `since` is given) and registration happen in the same
-   * synchronous step as any publish, so the client sees history then live with no gap or repeat.
+   * Registers a connection. From this step on its live frames are held (queued) while it is opened:
+   * control messages, replay (`since`) and snapshot are taken in this same synchronous step as any
+   * publish, so the client sees them, then the held frames, then live, with no gap or repeat.
    */
   add(ws: WebSocket, sub: Subscription): StreamClient {
     const client = new StreamClient(ws, sub, this.options.bufferBytes);
@@ -117,33 +181,144 @@ export class StreamHub implements StreamFanout {
     this.options.metrics.clients.set(this.index.size);
     if (!this.options.enabled) return client;
 
-    // Control messages are not spec §6 kinds: only for connections that opted in (control=true or since).
-    if (sub.control) this.sendControl(client, subscribedMessage(sub));
-    if (sub.since !== null) this.batched(() => this.replay(client, sub.since!));
+    client.held = [];
+    this.open(client).catch((err: unknown) => {
+      this.options.logger.warn({ err: (err as Error).message }, 'stream connection could not be opened');
+      this.remove(client);
+      client.close(1011, 'could not open the stream');
+    });
     return client;
   }
 
-  private replay(client: StreamClient, since: number): void {
-    const covered = this.history.coveredAfter;
-    if (covered === null || since < covered) {
-      this.sendControl(client, {
-        kind: 'stream.gap',
-        ts: new Date().toISOString(),
-        payload: { requestedSince: since, oldestAvailableSeq: covered === null ? null : covered + 1, backfill: `/v1/events?since=${since}` },
-      });
+  /**
+   * Opens a registered connection. Runs synchronously up to its first wait (the drain of a large
+   * replay, the database part of a snapshot); live frames wait in `client.held` meanwhile, and only
+   * they count against the slow-consumer bound: a replay is paced by the client's own reading.
+   */
+  private async open(client: StreamClient): Promise<void> {
+    const sub = client.sub;
+    if (this.state.epoch() === null) {
+      await this.state.epochKnown();
+      // Nothing that was held meanwhile is lost: it is in the replay history and in the state.
+      client.held = [];
+      client.heldBytes = 0;
     }
-    for (const sent of this.history.after(since)) {
-      if (!matches(client.sub, sent.frame)) continue;
-      if (!this.deliver(client, sent)) return;
+    const epoch = this.state.epoch()!;
+    const head = this.state.head();
+    const out: Buffer[] = [];
+    // Control messages are not spec §6 kinds: only for connections that opted in (control=true or since).
+    if (sub.control) out.push(json(this.subscribedMessage(sub)));
+    let since = sub.since;
+    if (since !== null && sub.epoch !== null && sub.epoch !== epoch) {
+      // Another history: its seqs mean nothing here. Served as a fresh connection (no replay).
+      out.push(json(control('stream.reset', head ?? 0, { epoch, previousEpoch: sub.epoch, reason: 'epoch_mismatch' satisfies ResetReason })));
+      since = null;
+    }
+    const replay: Sent[] = [];
+    if (since !== null) {
+      const covered = this.history.coveredAfter;
+      if (covered === null || since < covered) {
+        out.push(
+          json(
+            control('stream.gap', head ?? 0, {
+              requestedSince: since,
+              oldestAvailableSeq: covered === null ? null : covered + 1,
+              backfill: `/v1/events?since=${since}`,
+            }),
+          ),
+        );
+      }
+      for (const sent of this.history.after(since)) {
+        if (!matches(sub, sent.frame)) continue;
+        sent.wire ??= wireFrame(sent.data);
+        replay.push(sent);
+      }
+    }
+    const snapshot = sub.snapshot ? this.state.snapshot(sub) : null;
+
+    // Everything below waits only when it must (a drain, the database part of the snapshot): a
+    // connection with nothing to wait for is opened, and live, within this synchronous step.
+    const first: Array<{ data: Buffer; wire?: Buffer }> = out.map((data) => ({ data }));
+    for (const sent of replay) first.push(sent);
+    for (const f of snapshot?.frames ?? []) first.push({ data: snapshotData(f) });
+    // `await` only on a promise: awaiting a plain value would still give way to other work.
+    let ok = this.writeOpening(client, first);
+    if (typeof ok !== 'boolean') ok = await ok;
+    if (!ok) return;
+    if (snapshot?.later) {
+      client.uncork();
+      const more = await snapshot.later;
+      ok = this.writeOpening(client, more.map((f) => ({ data: snapshotData(f) })));
+      if (typeof ok !== 'boolean') ok = await ok;
+      if (!ok) return;
+    }
+    // The frames held meanwhile, then live.
+    while (client.held && client.held.length > 0) {
+      const held = client.held;
+      client.held = [];
+      client.heldBytes = 0;
+      ok = this.writeOpening(client, held);
+      if (typeof ok !== 'boolean') ok = await ok;
+      if (!ok) return;
+    }
+    client.uncork();
+    client.held = null;
+    if (sub.heartbeatS !== null && !client.closing) {
+      client.heartbeat = setInterval(() => this.heartbeat(client), sub.heartbeatS * 1000);
+      client.heartbeat.unref();
     }
   }
 
-  /** Only to connections with `sub.control` (since implies it). */
+  /**
+   * Writes opening frames (not judged by the slow-consumer bound), corked in runs; past the
+   * high-water mark of unsent bytes it waits for the socket's drain, so a replay goes at the
+   * client's own reading speed. false when the connection closed. Synchronous (a boolean) unless
+   * it had to wait: the caller awaits only then, so nothing else runs in between otherwise.
+   */
+  private writeOpening(client: StreamClient, items: ReadonlyArray<{ data: Buffer; wire?: Buffer }>, from = 0): boolean | Promise<boolean> {
+    const open = (): boolean => !client.closing && client.ws.readyState === WebSocket.OPEN;
+    for (let i = from; i < items.length; i++) {
+      const item = items[i]!;
+      if (!client.corked) client.cork();
+      if (!client.write(item.data, item.wire ?? wireFrame(item.data))) return false;
+      if (client.ws.bufferedAmount <= this.highWater) continue;
+      client.uncork();
+      return (async () => {
+        while (open() && client.ws.bufferedAmount > this.highWater) await client.drained();
+        return open() && this.writeOpening(client, items, i + 1);
+      })();
+    }
+    return open();
+  }
+
+  private heartbeat(client: StreamClient): void {
+    const head = this.state.head();
+    this.sendControl(client, { kind: 'stream.heartbeat', seq: head ?? 0, ts: new Date().toISOString(), payload: { headSeq: head } });
+  }
+
+  /** Control messages and heartbeats: in order with the connection's frames (held while it is opened). */
   private sendControl(client: StreamClient, message: Record<string, unknown>): void {
-    client.send(Buffer.from(JSON.stringify(message)));
+    const data = json(message);
+    this.deliver(client, { frame: { kind: message.kind as string, seq: 0, ts: '', payload: {} }, data });
+  }
+
+  private subscribedMessage(sub: Subscription): Record<string, unknown> {
+    const head = this.state.head();
+    return control('stream.subscribed', head ?? 0, {
+      kinds: sub.kinds ? [...sub.kinds] : null,
+      markets: sub.markets ? [...sub.markets] : null,
+      marketsIgnored: sub.marketsIgnored,
+      intervals: sub.intervals ? [...sub.intervals] : null,
+      parties: [...sub.parties],
+      since: sub.since,
+      epoch: this.state.epoch(),
+      headSeq: head,
+    });
   }
 
   remove(client: StreamClient): void {
+    if (client.heartbeat) clearInterval(client.heartbeat);
+    client.heartbeat = null;
     this.index.remove(client);
     this.options.metrics.clients.set(this.index.size);
   }
@@ -157,6 +332,7 @@ export class StreamHub implements StreamFanout {
   publishSerialized(frame: Frame, data: Buffer): void {
     const sent: Sent = { frame, data };
     this.history.push(sent);
+    if (frame.kind !== 'orderbook.snapshot' && (this.lastSeq === null || frame.seq > this.lastSeq)) this.lastSeq = frame.seq;
     let n = 0;
     this.index.forEachRecipient(frame, (client) => {
       if (this.deliver(client, sent)) n++;
@@ -186,6 +362,16 @@ export class StreamHub implements StreamFanout {
 
   /** true when written; a client past its bound is closed with 4008 (and unregistered at once). */
   private deliver(client: StreamClient, sent: Sent): boolean {
+    if (client.held) {
+      // Being opened: held in order, and judged as live traffic.
+      if (client.closing) return false;
+      sent.wire ??= wireFrame(sent.data);
+      client.held.push({ data: sent.data, wire: sent.wire, kind: sent.frame.kind });
+      client.heldBytes += sent.data.length;
+      if (client.heldBytes <= this.options.bufferBytes) return true;
+      this.closeSlow(client, sent);
+      return false;
+    }
     if (this.batch && !client.corked && !client.closing) {
       client.cork();
       if (client.corked) this.batch.push(client);
@@ -193,15 +379,16 @@ export class StreamHub implements StreamFanout {
     sent.wire ??= wireFrame(sent.data);
     const r = client.send(sent.data, sent.wire);
     if (r === 'sent') return true;
-    if (r === 'slow') {
-      this.index.remove(client);
-      this.options.metrics.clients.set(this.index.size);
-      this.options.metrics.slowCloses.inc();
-      this.options.metrics.framesDropped.inc({ kind: sent.frame.kind });
-      this.options.logger.warn({ kind: sent.frame.kind, seq: sent.frame.seq }, 'stream client too slow: closed with 4008');
-      client.closeSlow();
-    }
+    if (r === 'slow') this.closeSlow(client, sent);
     return false;
+  }
+
+  private closeSlow(client: StreamClient, sent: Sent): void {
+    this.remove(client);
+    this.options.metrics.slowCloses.inc();
+    this.options.metrics.framesDropped.inc({ kind: sent.frame.kind });
+    this.options.logger.warn({ kind: sent.frame.kind, seq: sent.frame.seq }, 'stream client too slow: closed with 4008');
+    client.closeSlow();
   }
 
   private ensurePing(): void {
@@ -241,17 +428,18 @@ export class StreamHub implements StreamFanout {
   async stop(): Promise<void> {}
 }
 
-function subscribedMessage(sub: Subscription): Record<string, unknown> {
-  return {
-    kind: 'stream.subscribed',
-    ts: new Date().toISOString(),
-    payload: {
-      kinds: sub.kinds ? [...sub.kinds] : null,
-      markets: sub.markets ? [...sub.markets] : null,
-      marketsIgnored: sub.marketsIgnored,
-      intervals: sub.intervals ? [...sub.intervals] : null,
-      parties: [...sub.parties],
-      since: sub.since,
-    },
-  };
+function control(kind: string, seq: number, payload: Record<string, unknown>): Record<string, unknown> {
+  return { kind, seq, ts: new Date().toISOString(), payload };
+}
+
+const json = (message: Record<string, unknown>): Buffer => Buffer.from(JSON.stringify(message));
+
+/** Snapshot bytes per frame object: the state's frames are shared by every connection opened while they are current. */
+const snapshotBytes = new WeakMap<Frame, Buffer>();
+
+/** A snapshot frame: an ordinary frame of its kind with `"snapshot": true` in the envelope. */
+function snapshotData(frame: Frame): Buffer {
+  let data = snapshotBytes.get(frame);
+  if (!data) snapshotBytes.set(frame, (data = Buffer.from(JSON.stringify({ ...frame, snapshot: true }))));
+  return data;
 }

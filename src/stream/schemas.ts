@@ -14,13 +14,23 @@ export const Interval = Type.Union(
 
 const strict = { additionalProperties: false } as const;
 
+/** Marks a frame sent as state on subscribe (not caused by a new event); absent on live frames. */
+const SnapshotMark = Type.Optional(
+  Type.Literal(true, {
+    description:
+      'Present (true) only on snapshot frames: the state on subscribe, sent before live frames; seq is the seq the state is current as of',
+  }),
+);
+const SnapshotSeq = { ...Seq, description: 'Seq of the event (on a snapshot frame: the seq the state is current as of)' };
+
 export const PositionUpdateFrame = Type.Object(
   {
     kind: Type.Literal('position.update'),
-    seq: Seq,
+    seq: SnapshotSeq,
     ts: Ts,
     market: Market,
     userParty: Party,
+    snapshot: SnapshotMark,
     payload: Type.Object(
       {
         positionId: PositionId,
@@ -38,9 +48,10 @@ export const PositionUpdateFrame = Type.Object(
 export const BalanceUpdateFrame = Type.Object(
   {
     kind: Type.Literal('balance.update'),
-    seq: Seq,
+    seq: SnapshotSeq,
     ts: Ts,
     userParty: Party,
+    snapshot: SnapshotMark,
     payload: Type.Object({ balance: Decimal, asOfSeq: Seq }, strict),
   },
   { ...strict, description: 'One per fill leg: the party cash balance after the leg (no market).' },
@@ -73,6 +84,7 @@ export const OrderbookSnapshotFrame = Type.Object(
     seq: { ...Seq, description: 'The book seq reported by the engine' },
     ts: { ...Timestamp, description: 'When the gateway polled the book' },
     market: Market,
+    snapshot: SnapshotMark,
     payload: Type.Object(
       { depth: Type.Integer({ minimum: 1, maximum: 100 }), bids: Type.Array(Level), asks: Type.Array(Level) },
       strict,
@@ -96,8 +108,8 @@ const CandlePayload = Type.Object(
 );
 
 export const CandleUpdateFrame = Type.Object(
-  { kind: Type.Literal('candle.update'), seq: Seq, ts: Ts, market: Market, interval: Interval, payload: CandlePayload },
-  { ...strict, description: 'The open bucket after a match.' },
+  { kind: Type.Literal('candle.update'), seq: SnapshotSeq, ts: Ts, market: Market, interval: Interval, snapshot: SnapshotMark, payload: CandlePayload },
+  { ...strict, description: 'The open bucket after a match (as a snapshot frame: the open bucket on subscribe, as of its latest match).' },
 );
 
 export const CandleCloseFrame = Type.Object(
@@ -127,6 +139,7 @@ export const PassthroughFrame = Type.Object(
 export const SubscribedMessage = Type.Object(
   {
     kind: Type.Literal('stream.subscribed'),
+    seq: { ...Seq, description: 'The head (headSeq, 0 when the gateway has no event yet)' },
     ts: Timestamp,
     payload: Type.Object(
       {
@@ -136,6 +149,12 @@ export const SubscribedMessage = Type.Object(
         intervals: Type.Union([Type.Array(Interval), Type.Null()]),
         parties: Type.Array(Party),
         since: Type.Union([Seq, Type.Null()]),
+        epoch: Type.String({
+          minLength: 1,
+          maxLength: 64,
+          description: 'Identity of the engine history being streamed; pass it back as `epoch` with `since` when resuming',
+        }),
+        headSeq: Type.Union([Seq, Type.Null()], { description: 'The newest seq the gateway has (null before any)' }),
       },
       strict,
     ),
@@ -150,6 +169,7 @@ export const SubscribedMessage = Type.Object(
 export const GapMessage = Type.Object(
   {
     kind: Type.Literal('stream.gap'),
+    seq: { ...Seq, description: 'The head (0 when the gateway has no event yet)' },
     ts: Timestamp,
     payload: Type.Object(
       {
@@ -163,6 +183,44 @@ export const GapMessage = Type.Object(
   { ...strict, description: 'Control message (replay clients only): sent after stream.subscribed when `since` is older than the replay history: backfill from REST.' },
 );
 
+export const ResetMessage = Type.Object(
+  {
+    kind: Type.Literal('stream.reset'),
+    seq: { ...Seq, description: 'The head of the history now streamed (0 when none yet)' },
+    ts: Timestamp,
+    payload: Type.Object(
+      {
+        epoch: Type.String({ minLength: 1, maxLength: 64, description: 'The epoch now streamed' }),
+        previousEpoch: Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
+          description: 'The epoch the client knew (epoch_mismatch: the one it named; history_replaced: the one before)',
+        }),
+        reason: Type.Union([Type.Literal('epoch_mismatch'), Type.Literal('history_replaced')]),
+      },
+      strict,
+    ),
+  },
+  {
+    ...strict,
+    description:
+      'Control message (control=true or since): discard every state built from frames and bootstrap again (REST, plus the snapshot frames that follow). ' +
+      'epoch_mismatch: right after stream.subscribed when `since` came with another `epoch` (served as a fresh connection: snapshots, then live; no replay). ' +
+      'history_replaced: the engine history was replaced while connected (connections without control messages are closed with 4011 instead).',
+  },
+);
+
+export const HeartbeatMessage = Type.Object(
+  {
+    kind: Type.Literal('stream.heartbeat'),
+    seq: { ...Seq, description: 'headSeq (0 when null)' },
+    ts: Timestamp,
+    payload: Type.Object({ headSeq: Type.Union([Seq, Type.Null()], { description: 'The newest seq the gateway has' }) }, strict),
+  },
+  {
+    ...strict,
+    description: 'Sent every `heartbeat` seconds to connections that asked for it (no `control` needed): a browser can tell a half-open socket from a quiet market.',
+  },
+);
+
 export const FRAME_SCHEMAS: Record<string, TSchema> = {
   'position.update': PositionUpdateFrame,
   'balance.update': BalanceUpdateFrame,
@@ -172,6 +230,8 @@ export const FRAME_SCHEMAS: Record<string, TSchema> = {
   'candle.close': CandleCloseFrame,
   'stream.subscribed': SubscribedMessage,
   'stream.gap': GapMessage,
+  'stream.reset': ResetMessage,
+  'stream.heartbeat': HeartbeatMessage,
 };
 
 /** The schema a message of this kind must satisfy (passthrough kinds share one). */
@@ -182,5 +242,6 @@ export function schemaFor(kind: string): TSchema | undefined {
 /** Close codes the server uses. */
 export const CLOSE_CODES = {
   1001: 'Going away: the gateway is shutting down; reconnect with ?since=<last seq>',
-  4008: 'Slow consumer: the unsent buffer passed WS_CLIENT_BUFFER_BYTES; reconnect with ?since=<last seq>',
+  4008: 'Slow consumer: live frames left unsent passed WS_CLIENT_BUFFER_BYTES (a since= replay is paced and never counts); reconnect with ?since=<last seq>',
+  4011: 'Stream reset: the engine history was replaced (connections without control messages); discard state, bootstrap from REST and reconnect without since',
 } as const;

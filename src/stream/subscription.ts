@@ -1,7 +1,8 @@
 // Query parameters of /v1/stream (spec §6): `kinds`, `party`, `markets`, `intervals`, each a comma
-// list or repeated; plus `since` (replay, gateway extension), `control` (opt-in for the gateway's
-// control messages) and the party proof `user`, `sessionId`, `sig` (gateway.md "Auth"). Anything
-// malformed is a 400 before the upgrade.
+// list or repeated; plus `since` (replay, gateway extension) with its `epoch`, `control` (opt-in for
+// the gateway's control messages), `heartbeat` (seconds between stream.heartbeat frames),
+// `snapshot` (state on subscribe, default true) and the party proof `user`, `sessionId`, `sig`
+// (gateway.md "Auth"). Anything malformed is a 400 before the upgrade.
 import { ApiError } from '../http/errors.js';
 import { MARKET_PATTERN, PARTY_PATTERN } from '../http/schemas.js';
 import { CANDLE_INTERVALS, FRAME_KINDS, frameParty, type CandleInterval, type Frame } from '../projections/types.js';
@@ -29,6 +30,12 @@ export interface Subscription {
    * replay extension with `since`. A client that follows the spec alone receives only §6 kinds.
    */
   control: boolean;
+  /** The history `since` belongs to (from a previous stream.subscribed); null when not given. */
+  epoch: string | null;
+  /** Seconds between stream.heartbeat frames (1..300); null: none. */
+  heartbeatS: number | null;
+  /** false: no snapshot frames on subscribe. */
+  snapshot: boolean;
   proof: { user: string; sessionId: string; sig: string } | null;
 }
 
@@ -54,6 +61,9 @@ export const STREAM_QUERY_PARAMETERS: readonly string[] = [
 const KNOWN_PARAMETERS: ReadonlySet<string> = new Set(STREAM_QUERY_PARAMETERS);
 
 const MAX_LIST = 100;
+export const MAX_HEARTBEAT_S = 300;
+/** An epoch as the gateway makes them (src/stream/epoch.ts), with room to spare. */
+const EPOCH = /^[A-Za-z0-9_-]{1,64}$/;
 const KINDS: ReadonlySet<string> = new Set(FRAME_KINDS);
 const INTERVALS: ReadonlySet<string> = new Set(CANDLE_INTERVALS);
 const PARTY = new RegExp(PARTY_PATTERN);
@@ -114,6 +124,25 @@ export function parseSubscription(query: URLSearchParams, knownMarkets: Readonly
     throw new ApiError('bad_request', 'query parameter "control" must be true or false');
   }
 
+  const epoch = singleParam(query, 'epoch');
+  if (epoch !== null && !EPOCH.test(epoch)) {
+    throw new ApiError('bad_request', 'query parameter "epoch" must be an epoch from stream.subscribed (1..64 of A-Z a-z 0-9 _ -)');
+  }
+
+  const heartbeatText = singleParam(query, 'heartbeat');
+  let heartbeatS: number | null = null;
+  if (heartbeatText !== null) {
+    if (!/^\d{1,3}$/.test(heartbeatText) || Number(heartbeatText) < 1 || Number(heartbeatText) > MAX_HEARTBEAT_S) {
+      throw new ApiError('bad_request', `query parameter "heartbeat" must be an integer number of seconds from 1 to ${MAX_HEARTBEAT_S}`);
+    }
+    heartbeatS = Number(heartbeatText);
+  }
+
+  const snapshotText = singleParam(query, 'snapshot');
+  if (snapshotText !== null && snapshotText !== 'true' && snapshotText !== 'false') {
+    throw new ApiError('bad_request', 'query parameter "snapshot" must be true or false');
+  }
+
   const user = singleParam(query, 'user');
   const sessionId = singleParam(query, 'sessionId');
   const sig = singleParam(query, 'sig');
@@ -131,6 +160,9 @@ export function parseSubscription(query: URLSearchParams, knownMarkets: Readonly
     parties: new Set(parties),
     since,
     control: since !== null || controlText === 'true',
+    epoch,
+    heartbeatS,
+    snapshot: snapshotText !== 'false',
     proof: given === 3 ? { user: user!, sessionId: sessionId!, sig: sig! } : null,
   };
   applyRule1(sub, knownMarkets);

@@ -47,7 +47,7 @@ export async function loadCandleSeed(sql: Sql, maxRows = 500_000): Promise<Candl
       if (tsMs < dayStart) break outer;
       const t = bySeq.get(seq);
       if (t) t.size += parseDecimal(r.size);
-      else bySeq.set(seq, { market: r.market, tsMs, price: parseDecimal(r.price), size: parseDecimal(r.size) });
+      else bySeq.set(seq, { seq, market: r.market, tsMs, price: parseDecimal(r.price), size: parseDecimal(r.size) });
       before = seq;
     }
     read += rows.length;

@@ -4,7 +4,8 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startScriptedEngine, waitFor } from '../../support/scripted-sse.js';
-import { connect, insertEvents, seqs, sleep, startStack, ticks, type Stack } from './helpers.js';
+import { connect, insertEvents, seqs, sleep, startStack, ticks, ts, type Stack } from './helpers.js';
+import { tick } from '../../unit/projections/fixtures.js';
 
 const gauge = async (url: string) => {
   const text = await (await fetch(`${url}/metrics`)).text();
@@ -28,7 +29,7 @@ describe('bridge resume point vs engine head', () => {
     engine.push(...ticks(1, 4)); // nothing to replay
     s = await startStack({ DATABASE_URL: db.url }, { engine });
     await engine.waitFor(() => engine.open === 1);
-    expect(engine.connections[0]!.lastEventId).toBe('4');
+    expect(engine.connections[0]!.lastEventId).toBe('3'); // resume point 4, one early
     const ready = (await (await fetch(`${s.gw.url}/readyz`)).json()) as any;
     expect(ready.engineMaxSeq).toBe(4);
     expect(await gauge(s.gw.url)).toBe(4);
@@ -38,28 +39,48 @@ describe('bridge resume point vs engine head', () => {
     const engine = await startScriptedEngine();
     engine.push(...ticks(1, 5));
     s = await startStack({}, { engine });
-    await engine.waitFor(() => engine.open === 1);
-    expect(engine.connections[0]!.lastEventId).toBeUndefined();
+    await engine.waitFor(() => engine.open === 1 && engine.connections.length === 2);
+    // The first request read seq 1 for the epoch (no database); the bridge's own starts at the head.
+    expect(engine.connections.map((c) => c.lastEventId)).toEqual(['0', undefined]);
     const ready = (await (await fetch(`${s.gw.url}/readyz`)).json()) as any;
     expect(ready.engineMaxSeq).toBe(5);
     expect(await gauge(s.gw.url)).toBe(5);
   });
 
-  it('an engine restarted with a new history (head below the resume point): resumes from the new head and reports it', async () => {
+  it('an engine restarted with a new history (head below the resume point): resumes from the new head, resets clients and reports it', async () => {
     s = await startStack();
     await s.engine.waitFor(() => s!.engine.open === 1);
     const c = await connect(s.gw.url, 'kinds=engine.tick_start');
+    const ctl = await connect(s.gw.url, 'kinds=engine.tick_start&control=true');
     s.engine.push(...ticks(1, 7));
     await c.waitFor(() => seqs(c).length === 7);
+    await ctl.waitFor(() => seqs(ctl).length === 7);
     expect(s.live.status().gap).toBeUndefined();
+    const oldEpoch = s.live.epoch;
 
     s.engine.reset(); // new, empty history; streams dropped
     await waitFor(() => s!.engine.open === 1 && s!.engine.connections.length >= 2, 5_000, 'reconnect');
     expect(s.engine.connections.at(-1)!.lastEventId).toBe('0'); // the new head, not 7
-    s.engine.push(...ticks(1, 2));
-    await c.waitFor(() => seqs(c).length >= 9);
+    // A connection without control messages is closed so it bootstraps again; one with them is told.
+    expect(await c.closed).toEqual({ code: 4011, reason: 'stream reset' });
+    await ctl.waitFor((m) => m.some((x) => x.kind === 'stream.reset'));
+    expect(ctl.messages.find((x) => x.kind === 'stream.reset')).toMatchObject({
+      seq: 0,
+      payload: { epoch: 'empty', previousEpoch: oldEpoch, reason: 'history_replaced' },
+    });
+    const newHistory = [tick(1, ts(101)), tick(2, ts(102))];
+    s.engine.push(...newHistory);
+    await ctl.waitFor(() => seqs(ctl).length >= 9);
     await sleep(100);
-    expect(seqs(c)).toEqual([1, 2, 3, 4, 5, 6, 7, 1, 2]);
+    expect(seqs(ctl)).toEqual([1, 2, 3, 4, 5, 6, 7, 1, 2]);
+    expect(ctl.messages.map((m) => m.kind).slice(8, 10)).toEqual(['engine.tick_start', 'stream.reset']);
+    // The new history's first event names its epoch (another than the old one), and the client is told
+    // (as it was when the old history, empty at start, got its first event).
+    await ctl.waitFor((m) => m.filter((x) => x.kind === 'stream.subscribed').length === 3);
+    expect(ctl.messages.filter((x) => x.kind === 'stream.subscribed').map((x) => x.payload.epoch)).toEqual(['empty', oldEpoch, s.live.epoch]);
+    expect(s.live.epoch).not.toBe(oldEpoch);
+    expect(ctl.messages.filter((x) => x.kind === 'stream.subscribed').at(-1)!.payload.epoch).toBe(s.live.epoch);
+    expect(ctl.schemaErrors).toEqual([]);
 
     const text = 'engine head 0 is below the resume point 7 (engine history replaced): resumed from the engine head';
     expect(s.live.status()).toMatchObject({ connected: true, maxSeq: 2, gap: text });
@@ -75,7 +96,7 @@ describe('bridge resume point vs engine head', () => {
     await late.waitFor((m) => m.length >= 3);
     await sleep(100);
     expect(late.messages.map((m) => m.kind)).toEqual(['stream.subscribed', 'engine.tick_start', 'engine.tick_start']);
-    expect(seqs(late)).toEqual([1, 2]);
+    expect(late.frames().map((f) => f.ts)).toEqual([ts(101), ts(102)]);
   });
 
   it('/readyz answers 503 "SSE bridge down" while the bridge is disconnected, and recovers', async () => {

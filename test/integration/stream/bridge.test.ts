@@ -31,7 +31,8 @@ describe('SSE bridge', () => {
     s.engine.dropAll();
     s.engine.silent = false;
     await waitFor(() => s!.engine.connections.length === 2 && s!.engine.open === 1, 5_000, 'reconnect');
-    expect(s.engine.connections[1]!.lastEventId).toBe('3');
+    // One event early: the engine sends 3 again, compared with the 3 already delivered (same history).
+    expect(s.engine.connections[1]!.lastEventId).toBe('2');
     s.engine.push(...ticks(7, 7));
     await c.waitFor(() => seqs(c).length >= 7);
     await sleep(100);
@@ -58,7 +59,7 @@ describe('SSE bridge', () => {
     await c.waitFor(() => seqs(c).length >= 5);
     await sleep(100);
     expect(seqs(c)).toEqual([1, 2, 3, 4, 5]);
-    expect(s.engine.connections.at(-1)!.lastEventId).toBe('2');
+    expect(s.engine.connections.at(-1)!.lastEventId).toBe('1'); // resume point 2, one early
   });
 
   it('410 (since before retention): the missing events come from the database events table, then the engine resumes', async () => {
@@ -79,8 +80,8 @@ describe('SSE bridge', () => {
     await sleep(100);
     expect(seqs(c)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(s.engine.connections.map((x) => [x.lastEventId, x.status]).slice(1)).toEqual([
-      ['2', 410],
-      ['7', 200],
+      ['1', 410], // resume point 2, one early
+      ['7', 200], // resume point 7 (from the database); the engine no longer has 7 to compare (oldest 8)
     ]);
     expect(s.live.status().gap).toBeUndefined();
   });
@@ -120,8 +121,10 @@ describe('SSE bridge', () => {
     engine.push(...ticks(1, 6));
     s = await startStack({ DATABASE_URL: db.url }, { engine });
     await engine.waitFor(() => engine.open === 1);
-    expect(engine.connections[0]!.lastEventId).toBe('4');
+    // One early: the engine's 4 is compared with the database's 4 (the same history).
+    expect(engine.connections[0]!.lastEventId).toBe('3');
     await waitFor(() => s!.live.status().maxSeq === 6, 5_000, 'replay');
+    expect(s.live.status().gap).toBeUndefined();
   });
 
   it('a silent stream (no bytes, no heartbeat) is aborted after SSE_IDLE_MS and resumed', async () => {
@@ -131,7 +134,7 @@ describe('SSE bridge', () => {
     await waitFor(() => s!.live.status().maxSeq === 1, 5_000, 'first event');
     s.engine.silent = true;
     await waitFor(() => s!.engine.connections.length >= 2, 5_000, 'watchdog reconnect');
-    expect(s.engine.connections[1]!.lastEventId).toBe('1');
+    expect(s.engine.connections[1]!.lastEventId).toBe('0'); // resume point 1, one early
   });
 
   it('heartbeats keep a quiet stream open', async () => {

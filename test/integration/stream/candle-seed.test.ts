@@ -51,12 +51,20 @@ describe('candles rebuilt from the database at start', () => {
     engine.push(tick(13, '2026-11-21T10:00:40.000Z'));
     const s = await startStack({ DATABASE_URL: db.url }, { engine });
     try {
-      await s.engine.waitFor(() => s.engine.open === 1);
-      expect(s.engine.connections[0]!.lastEventId).toBe('13');
+      await s.engine.waitFor(() => s.engine.open === 1 && s.engine.connections.length === 2);
+      // (The database has no seq 1: the first request read the engine's first event for the epoch.)
+      expect(s.engine.connections.at(-1)!.lastEventId).toBe('12'); // resume point 13, one early
       const c = await connect(s.gw.url, 'kinds=candle.update&intervals=1m,1d');
+      // State on subscribe: the rebuilt bars, as of their latest match (seq 12).
+      await c.waitFor((m) => m.length === 2);
+      expect(c.frames().map((f) => [f.interval, f.seq, f.snapshot, f.payload.trades, f.payload.close])).toEqual([
+        ['1m', 12, true, 2, '104.0000000000'],
+        ['1d', 12, true, 2, '104.0000000000'],
+      ]);
       s.engine.push(simpleMatch(14, '2026-11-21T10:00:50.000Z', '98', '0.5'));
-      await c.waitFor((m) => m.filter((x) => x.kind === 'candle.update').length === 2);
-      const [oneMinute, oneDay] = c.frames();
+      await c.waitFor((m) => m.filter((x) => x.kind === 'candle.update').length === 4);
+      const [oneMinute, oneDay] = c.frames().slice(2);
+      expect(oneMinute!.snapshot).toBeUndefined();
       expect(oneMinute!.payload).toEqual({
         openTs: '2026-11-21T10:00:00.000Z',
         closeTs: '2026-11-21T10:01:00.000Z',

@@ -111,8 +111,10 @@ describe('rule 1 for connections opened before the market list is known', () => 
     expect(eth.frames().map((f) => `${f.seq}:${f.kind}@${f.market}`)).toEqual(['2:trade@ETH-PERP']);
     // The opted-in client is told the filters in effect changed.
     expect(typoControl.messages.filter((x) => x.kind === 'stream.subscribed').map((x) => x.payload)).toEqual([
-      expect.objectContaining({ markets: ['btc-perp'], marketsIgnored: false }),
-      expect.objectContaining({ markets: null, marketsIgnored: true }),
+      expect.objectContaining({ markets: ['btc-perp'], marketsIgnored: false, epoch: 'empty' }),
+      expect.objectContaining({ markets: null, marketsIgnored: true, epoch: 'empty' }),
+      // The engine's history was empty: its first event names the epoch, and the client is told.
+      expect.objectContaining({ markets: null, marketsIgnored: true, headSeq: 1, epoch: expect.stringMatching(/^[A-Za-z0-9_-]{16}$/) }),
     ]);
     expect(typoControl.frames().map((f) => f.seq)).toEqual([1, 2]);
     for (const c of [typo, typoControl, eth]) {

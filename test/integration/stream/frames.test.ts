@@ -49,7 +49,7 @@ describe('stream frames from engine events', () => {
   });
 
   it('sends exactly one candle.close per bucket, timed by engine ts (ticks included)', async () => {
-    const c = await connect(s.gw.url, 'kinds=candle.close,candle.update&intervals=1m');
+    const c = await connect(s.gw.url, 'kinds=candle.close,candle.update&intervals=1m&snapshot=false');
     const first = next();
     s.engine.push(
       simpleMatch(first, '2026-11-21T10:05:10.000Z', '200', '1'),

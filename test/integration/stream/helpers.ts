@@ -17,6 +17,7 @@ export interface Msg {
   userParty?: string;
   party?: string;
   interval?: string;
+  snapshot?: boolean;
   payload: Record<string, any>;
 }
 

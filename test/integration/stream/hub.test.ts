@@ -25,14 +25,15 @@ describe('stream filters (AUTH_DISABLED=true)', () => {
   afterAll(async () => s.close());
 
   it('kinds, markets (rule 1), intervals and party each narrow exactly what they should', async () => {
+    // Live frames only here (snapshot=false): the state on subscribe has its own tests (snapshot.test.ts).
     const clients = {
-      all: await connect(s.gw.url),
-      trades: await connect(s.gw.url, 'kinds=trade'),
-      eth: await connect(s.gw.url, 'markets=ETH-PERP'),
-      unknownMarkets: await connect(s.gw.url, 'markets=btc-perp,DOGE-PERP&kinds=trade&control=true'),
-      oneHour: await connect(s.gw.url, 'intervals=1h'),
-      alice: await connect(s.gw.url, `party=${A}&kinds=position.update,balance.update,engine.order_cancelled`),
-      both: await connect(s.gw.url, `party=${A},${B}&kinds=balance.update`),
+      all: await connect(s.gw.url, 'snapshot=false'),
+      trades: await connect(s.gw.url, 'kinds=trade&snapshot=false'),
+      eth: await connect(s.gw.url, 'markets=ETH-PERP&snapshot=false'),
+      unknownMarkets: await connect(s.gw.url, 'markets=btc-perp,DOGE-PERP&kinds=trade&control=true&snapshot=false'),
+      oneHour: await connect(s.gw.url, 'intervals=1h&snapshot=false'),
+      alice: await connect(s.gw.url, `party=${A}&kinds=position.update,balance.update,engine.order_cancelled&snapshot=false`),
+      both: await connect(s.gw.url, `party=${A},${B}&kinds=balance.update&snapshot=false`),
     };
     const btc = simpleMatch(++seq, at(1), '100', '1');
     const eth = simpleMatch(++seq, at(2), '7', '2', 'ETH-PERP');
@@ -124,7 +125,7 @@ describe('replay beyond the history', () => {
   it('sends stream.gap with the backfill route, then what it has, then live', async () => {
     s.engine.push(...[1, 2, 3, 4, 5].map((n) => tick(n, at(n))));
     await sleep(200);
-    const c = await connect(s.gw.url, 'since=0');
+    const c = await connect(s.gw.url, 'since=0&snapshot=false');
     s.engine.push(tick(6, at(6)));
     await c.waitFor((m) => m.some((x) => x.seq === 6));
     expect(c.messages.map((m) => m.kind)).toEqual(['stream.subscribed', 'stream.gap', 'engine.tick_start', 'engine.tick_start', 'engine.tick_start', 'engine.tick_start']);
@@ -317,7 +318,10 @@ describe('limits, slow consumers, shutdown', () => {
       expect(doc.channels.stream.address).toBe('/v1/stream');
       expect(Object.values(doc.components.messages).map((m: any) => m.name)).toEqual([
         'position.update', 'balance.update', 'trade', 'orderbook.snapshot', 'candle.update', 'candle.close', 'engine event', 'stream.subscribed', 'stream.gap',
+        'stream.reset', 'stream.heartbeat',
       ]);
+      expect(doc.channels.stream.bindings.ws.query.properties.heartbeat).toMatchObject({ minimum: 1, maximum: 300 });
+      expect(doc.components.messages.candleUpdate.payload.properties.snapshot.const).toBe(true);
       expect(doc.components.messages.positionUpdate.payload.properties.payload.required).toEqual(['positionId', 'size', 'entryPrice', 'realizedPnl', 'asOfSeq']);
       expect(doc.info.description).toContain('4008');
       const openapi = (await (await fetch(`${s.gw.url}/docs/json`)).json()) as any;

@@ -113,6 +113,9 @@ describe('subscriber index', () => {
             parties: new Set(s.parties),
             since: null,
             control: false,
+            epoch: null,
+            heartbeatS: null,
+            snapshot: true,
             proof: null,
           };
           const c = new StreamClient(fakeWs, sub, 1024);
