@@ -3,21 +3,6 @@
 // (generated/wire.ts) and this file shrinks to re-exports.
 export type CandleInterval = '1m' | '5m' | '15m' | '1h' | '4h' | '1d';
 
-export interface ResetMessage {
-  kind: 'stream.reset';
-  /** The current head: state built from earlier frames is void. */
-  seq: number;
-  ts: string;
-  payload: { epoch: string; previousEpoch: string | null; reason: 'epoch_mismatch' | 'history_replaced' };
-}
-
-export interface HeartbeatMessage {
-  kind: 'stream.heartbeat';
-  seq: number;
-  ts: string;
-  payload: { headSeq: number };
-}
-
 export interface MarketStats {
   open: string | null;
   high: string | null;

@@ -291,7 +291,7 @@ export class StreamClient {
         return;
       }
     }
-    if (status >= 400 && status < 500 && status !== 429) {
+    if (status >= 400 && status < 500 && status !== 429 && status !== 426) {
       this.stopped = true;
       this.setState('refused');
       this.options.onRefused?.(error);
@@ -344,8 +344,10 @@ export class StreamClient {
       case 'stream.heartbeat': {
         const head = message.payload.headSeq;
         conn.headSeq = head;
-        // Every frame up to the head has been sent: the resume point may move there.
-        if (!conn.held && (this.last === null || head > this.last)) this.moveTo(head);
+        // Heartbeats come after the replay and snapshot, in order with the live frames: every frame
+        // up to the head has been sent, so the resume point may move there (a quiet filter then
+        // resumes from a recent seq instead of falling beyond the replay history).
+        if (head !== null && !conn.held && (this.last === null || head > this.last)) this.moveTo(head);
         break;
       }
     }

@@ -6,17 +6,18 @@ import type {
   CandleCloseFrame,
   CandleUpdateFrame,
   GapMessage,
+  HeartbeatMessage,
   Order,
   OrderbookSnapshotFrame,
   PassthroughFrame,
   PositionUpdateFrame,
+  ResetMessage,
   SubscribedMessage,
   Trigger,
   TradeFrame,
   UserBatchVerification,
   Withdrawal,
 } from './generated/wire.js';
-import type { HeartbeatMessage, ResetMessage } from './pending.js';
 
 export type Decimal = string;
 export type Iso = string;
@@ -154,5 +155,7 @@ export type {
   PassthroughFrame,
   SubscribedMessage,
   GapMessage,
+  ResetMessage,
+  HeartbeatMessage,
 } from './generated/wire.js';
-export type { ResetMessage, HeartbeatMessage, Market, MarketStats, Candle, CandleInterval, ServerTime } from './pending.js';
+export type { Market, MarketStats, Candle, CandleInterval, ServerTime } from './pending.js';

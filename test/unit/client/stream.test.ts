@@ -7,10 +7,10 @@ import { WebSocket } from 'ws';
 import { GatewayClient, GatewayError, localParty, StreamClient, type StreamMessage, type StreamOptions, type WebSocketCtor, type WebSocketLike } from '../../../packages/client/src/index.js';
 import { startFakeStreamGateway, type FakeStreamGateway } from '../../support/fake-stream-gateway.js';
 
-async function until(check: () => boolean, what: string, ms = 8_000): Promise<void> {
+async function until(check: () => boolean, what: string | (() => string), ms = 8_000): Promise<void> {
   const end = Date.now() + ms;
   while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }
@@ -164,8 +164,24 @@ describe('StreamClient', () => {
     open(client, { onError: (e) => errors.push(e) });
     await until(() => fake.upgrades.length >= 3, 'retries');
     fake.refuse = null;
-    await until(() => isLive() && fake.sockets.length === 1, 'connected at last');
+    await until(() => isLive() && fake.sockets.length === 1, () => `connected at last (states ${states.slice(-5).join(',')}, sockets ${fake.sockets.length}, upgrades ${fake.upgrades.length})`);
     expect(errors.some((e) => e instanceof GatewayError && e.code === 'too_many_connections')).toBe(true);
+  });
+
+  it('a socket that closed before opening while the gateway would accept it (426 to the probe) is retried, not refused', async () => {
+    const client = new GatewayClient({ baseUrl: fake.url });
+    // The first socket is dropped by the network before the upgrade completes.
+    const Flaky = function (this: unknown, url: string) {
+      const ws = new WebSocket(url);
+      if (fake.upgrades.length === 0 && sockets.length === 0) ws.on('upgrade', () => ws.terminate());
+      sockets.push(ws as unknown as WebSocketLike);
+      return ws;
+    } as unknown as WebSocketCtor;
+    const refused: unknown[] = [];
+    open(client, { WebSocket: Flaky, onRefused: (e) => refused.push(e) });
+    await until(() => isLive() && sockets.length === 2, () => `live on the second socket (states ${states.join(',')})`);
+    expect(refused).toEqual([]);
+    expect(fake.probes).toHaveLength(1);
   });
 
   it('corrects its clock from the serverTime of a 401 and connects with a valid signature', async () => {

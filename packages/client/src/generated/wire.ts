@@ -6,12 +6,14 @@
 /** One per fill leg: the party cash balance after the leg (no market). */
 export interface BalanceUpdateFrame {
   kind: "balance.update";
-  /** Engine event sequence number */
+  /** Seq of the event (on a snapshot frame: the seq the state is current as of) */
   seq: number;
   /** ISO 8601 UTC with milliseconds (engine time of the event) */
   ts: string;
   /** Party id `<hint>::<ed25519 public key hex>` */
   userParty: string;
+  /** Present (true) only on snapshot frames: the state on subscribe, sent before live frames; seq is the seq the state is current as of */
+  snapshot?: true;
   payload: {
     /** Decimal as a string with exactly 10 decimal places */
     balance: string;
@@ -51,10 +53,10 @@ export interface CandleCloseFrame {
   };
 }
 
-/** The open bucket after a match. */
+/** The open bucket after a match (as a snapshot frame: the open bucket on subscribe, as of its latest match). */
 export interface CandleUpdateFrame {
   kind: "candle.update";
-  /** Engine event sequence number */
+  /** Seq of the event (on a snapshot frame: the seq the state is current as of) */
   seq: number;
   /** ISO 8601 UTC with milliseconds (engine time of the event) */
   ts: string;
@@ -62,6 +64,8 @@ export interface CandleUpdateFrame {
   market: string;
   /** Candle interval, UTC-aligned */
   interval: "1m" | "5m" | "15m" | "1h" | "4h" | "1d";
+  /** Present (true) only on snapshot frames: the state on subscribe, sent before live frames; seq is the seq the state is current as of */
+  snapshot?: true;
   payload: {
     /** Bucket start */
     openTs: string;
@@ -85,6 +89,8 @@ export interface CandleUpdateFrame {
 /** Control message (replay clients only): sent after stream.subscribed when `since` is older than the replay history: backfill from REST. */
 export interface GapMessage {
   kind: "stream.gap";
+  /** The head (0 when the gateway has no event yet) */
+  seq: number;
   /** ISO 8601 UTC with milliseconds */
   ts: string;
   payload: {
@@ -97,6 +103,19 @@ export interface GapMessage {
   };
 }
 
+/** Sent every `heartbeat` seconds to connections that asked for it (no `control` needed): a browser can tell a half-open socket from a quiet market. */
+export interface HeartbeatMessage {
+  kind: "stream.heartbeat";
+  /** headSeq (0 when null) */
+  seq: number;
+  /** ISO 8601 UTC with milliseconds */
+  ts: string;
+  payload: {
+    /** The newest seq the gateway has */
+    headSeq: number | null;
+  };
+}
+
 /** Full book (not a delta), best first; sent only when its content changed. */
 export interface OrderbookSnapshotFrame {
   kind: "orderbook.snapshot";
@@ -106,6 +125,8 @@ export interface OrderbookSnapshotFrame {
   ts: string;
   /** Exact engine market symbol, e.g. BTC-PERP */
   market: string;
+  /** Present (true) only on snapshot frames: the state on subscribe, sent before live frames; seq is the seq the state is current as of */
+  snapshot?: true;
   payload: {
     depth: number;
     bids: [string, string][];
@@ -133,7 +154,7 @@ export interface PassthroughFrame {
 /** One per fill leg, scoped to the leg party. A flip sends the old epoch (size 0) first, then the new one. */
 export interface PositionUpdateFrame {
   kind: "position.update";
-  /** Engine event sequence number */
+  /** Seq of the event (on a snapshot frame: the seq the state is current as of) */
   seq: number;
   /** ISO 8601 UTC with milliseconds (engine time of the event) */
   ts: string;
@@ -141,6 +162,8 @@ export interface PositionUpdateFrame {
   market: string;
   /** Party id `<hint>::<ed25519 public key hex>` */
   userParty: string;
+  /** Present (true) only on snapshot frames: the state on subscribe, sent before live frames; seq is the seq the state is current as of */
+  snapshot?: true;
   payload: {
     /** Epoch identity of the position */
     positionId: string;
@@ -155,9 +178,27 @@ export interface PositionUpdateFrame {
   };
 }
 
+/** Control message (control=true or since): discard every state built from frames and bootstrap again (REST, plus the snapshot frames that follow). epoch_mismatch: right after stream.subscribed when `since` came with another `epoch` (served as a fresh connection: snapshots, then live; no replay). history_replaced: the engine history was replaced while connected (connections without control messages are closed with 4011 instead). */
+export interface ResetMessage {
+  kind: "stream.reset";
+  /** The head of the history now streamed (0 when none yet) */
+  seq: number;
+  /** ISO 8601 UTC with milliseconds */
+  ts: string;
+  payload: {
+    /** The epoch now streamed */
+    epoch: string;
+    /** The epoch the client knew (epoch_mismatch: the one it named; history_replaced: the one before) */
+    previousEpoch: string | null;
+    reason: "epoch_mismatch" | "history_replaced";
+  };
+}
+
 /** Control message, opt-in (`control=true`, or `since`): first message of the connection, and again when rule 1 changes the filters in effect (the engine market list loaded or changed). Only when the stream is enabled. */
 export interface SubscribedMessage {
   kind: "stream.subscribed";
+  /** The head (headSeq, 0 when the gateway has no event yet) */
+  seq: number;
   /** ISO 8601 UTC with milliseconds */
   ts: string;
   payload: {
@@ -170,6 +211,10 @@ export interface SubscribedMessage {
     intervals: Array<"1m" | "5m" | "15m" | "1h" | "4h" | "1d"> | null;
     parties: string[];
     since: number | null;
+    /** Identity of the engine history being streamed; pass it back as `epoch` with `since` when resuming */
+    epoch: string;
+    /** The newest seq the gateway has (null before any) */
+    headSeq: number | null;
   };
 }
 
@@ -195,7 +240,7 @@ export interface TradeFrame {
 }
 
 /** Every message the stream sends. Narrow on `kind`. */
-export type AnyStreamMessage = BalanceUpdateFrame | CandleCloseFrame | CandleUpdateFrame | GapMessage | OrderbookSnapshotFrame | PassthroughFrame | PositionUpdateFrame | SubscribedMessage | TradeFrame;
+export type AnyStreamMessage = BalanceUpdateFrame | CandleCloseFrame | CandleUpdateFrame | GapMessage | HeartbeatMessage | OrderbookSnapshotFrame | PassthroughFrame | PositionUpdateFrame | ResetMessage | SubscribedMessage | TradeFrame;
 
 // ---- REST records (src/http/reads/shapes.ts) ----
 
