@@ -167,9 +167,9 @@ export class LiveRuntime {
     const { config, logger, db, engine, metrics } = this.deps;
 
     let startAfter: number | null = null;
-    if (db.sql) {
+    if (db.configured) {
       try {
-        const seed = await loadCandleSeed(db.sql);
+        const seed = await loadCandleSeed(db);
         startAfter = seed.maxSeq;
         if (seed.nowMs !== null) this.state = initialProjectionState(seedCandles(seed.trades, seed.nowMs));
         if (seed.truncated) logger.warn('candle rebuild read its row limit: older matches of the day are missing from 4h/1d bars');

@@ -14,7 +14,13 @@ export interface Child {
   stop(graceMs?: number): Promise<void>;
 }
 
-export function startChild(name: string, entry: string, env: Record<string, string>, cwd: string, onUnexpectedExit: (name: string, code: number | null) => void): Child {
+/** How a process ended, for a person: "code 1", or "signal SIGKILL" (the exit code is null then). */
+export function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
+  if (signal) return `signal ${signal}`;
+  return `code ${code}`;
+}
+
+export function startChild(name: string, entry: string, env: Record<string, string>, cwd: string, onUnexpectedExit: (name: string, how: string) => void): Child {
   const proc = spawn(process.execPath, ['--import', 'tsx', '--import', GUARD, entry], {
     cwd,
     env: { ...process.env, ...env, STACK_PARENT_PID: String(process.pid) },
@@ -29,8 +35,8 @@ export function startChild(name: string, entry: string, env: Record<string, stri
   }
   let stopping = false;
   const exited = new Promise<number | null>((resolve) => {
-    proc.once('exit', (code) => {
-      if (!stopping) onUnexpectedExit(name, code);
+    proc.once('exit', (code, signal) => {
+      if (!stopping) onUnexpectedExit(name, describeExit(code, signal));
       resolve(code);
     });
   });

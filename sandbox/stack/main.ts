@@ -56,8 +56,9 @@ function shutdown(code: number, why: string): Promise<void> {
 process.on('SIGINT', () => void shutdown(0, 'SIGINT'));
 process.on('SIGTERM', () => void shutdown(0, 'SIGTERM'));
 
-const onExit = (name: string, code: number | null): void => {
-  failure = `${name} exited unexpectedly (code ${code})`;
+// `how` names the exit code or, for a child killed by a signal (OOM killer, kill -9), the signal.
+const onExit = (name: string, how: string): void => {
+  failure = `${name} exited unexpectedly (${how})`;
   say(failure);
   void shutdown(1, failure);
 };

@@ -3,6 +3,7 @@
 // table (for sessions made before this process started, or while the bridge was down).
 import type { KeyObject } from 'node:crypto';
 import type { Database } from '../db/database.js';
+import { sessionById } from '../db/queries/sessions.js';
 import { importPublicKey } from './signature.js';
 
 export interface SessionKey {
@@ -43,21 +44,16 @@ export class SessionKeys {
     return this.byId.get(sessionId);
   }
 
-  /** The session, from memory or the database; null when unknown. Database failures propagate. */
+  /** The session, from memory or the database; null when unknown. Database failures propagate as domain errors. */
   async get(sessionId: string): Promise<SessionKey | null> {
     const known = this.byId.get(sessionId);
     if (known) return known;
-    const sql = this.db?.sql;
-    if (!sql) return null;
+    const db = this.db;
+    if (!db?.configured) return null;
     const missedAt = this.misses.get(sessionId);
     if (missedAt !== undefined && Date.now() - missedAt < this.missTtlMs) return null;
-    let rows: { sessionId: string; party: string; publicKey: string; expiresAt: string }[];
-    try {
-      rows = await sql`SELECT session_id, party, public_key, expires_at FROM sessions WHERE session_id = ${sessionId}`;
-    } catch (err) {
-      throw this.db!.translate(err);
-    }
-    const row = rows[0];
+    // Behind the one database deadline: a peer that is not PostgreSQL cannot hold the auth path.
+    const row = await db.run((sql) => sessionById(sql, sessionId));
     if (!row || !this.add(row.sessionId, row.party, row.publicKey, row.expiresAt)) {
       if (this.misses.size > 10_000) this.misses.clear();
       this.misses.set(sessionId, Date.now());

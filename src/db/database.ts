@@ -3,8 +3,9 @@
 // Construction does no I/O (postgres.js connects lazily), so app.ts can build it at import time
 // in tests. Every read goes through `read()`, which
 //   - answers the caller's "empty" value when no DATABASE_URL is configured (spec: silent degradation),
-//   - turns driver failures into 503 `database_unavailable` or 503 `schema_behind` (a v2 column the
-//     indexer has not migrated yet),
+//   - turns driver failures into domain errors (src/db/errors.ts): DatabaseUnavailableError, or
+//     SchemaBehindError for a v2 column the indexer has not migrated yet; the HTTP edge maps them to
+//     503 `database_unavailable` / `schema_behind`,
 //   - never hangs: the driver's connect and statement timeouts bound a silent peer and a slow query,
 //     and an overall deadline (connect timeout + statement timeout + DEADLINE_MARGIN_MS) bounds what
 //     they do not, e.g. a peer that accepts the connection and answers something that is not the
@@ -13,8 +14,8 @@
 //   - never lets driver text reach a client (it is logged instead).
 import postgres from 'postgres';
 import type { Config } from '../config/env.js';
-import { ApiError } from '../http/errors.js';
 import { within } from '../deadline.js';
+import { DatabaseUnavailableError, isDataError, SchemaBehindError, type DataError } from './errors.js';
 
 export type Sql = postgres.Sql;
 export type Queryable = postgres.Sql | postgres.TransactionSql;
@@ -77,8 +78,6 @@ export class DeadlineError extends Error {
     super(`the database gave no usable answer within ${ms} ms`);
   }
 }
-
-export const SCHEMA_FIX = 'migrate the indexer (0014_tpsl_v2, 0015_fired_limit), then redeploy the gateway';
 
 export class Database {
   readonly sql: Sql | null;
@@ -161,9 +160,19 @@ export class Database {
     });
   }
 
-  /** Maps a driver error to the API error a client sees; logs the original. */
-  translate(err: unknown): ApiError {
-    if (err instanceof ApiError) return err;
+  /**
+   * Runs one query function that needs a database (no "empty" answer without one): the session
+   * lookup, the event store, the candle rebuild. Same deadline and error mapping as `read`; without
+   * DATABASE_URL it raises DatabaseUnavailableError.
+   */
+  async run<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+    if (!this.sql) throw new DatabaseUnavailableError('no database is configured (DATABASE_URL)');
+    return this.read(undefined as T, fn);
+  }
+
+  /** Maps a driver error to the domain error the edge turns into a response; logs the original. */
+  translate(err: unknown): DataError {
+    if (isDataError(err)) return err;
     const code = (err as { code?: string } | null)?.code;
     if (code === '42703' || code === '42P01') {
       this.schemaState = null; // the schema changed under us: check again next time
@@ -172,10 +181,10 @@ export class Database {
     }
     if (isUnavailable(code)) {
       this.log.warn({ code, msg: (err as Error).message }, 'database unavailable');
-      return new ApiError('database_unavailable', 'the indexer database is unavailable; retry shortly');
+      return new DatabaseUnavailableError();
     }
     this.log.error({ err }, 'database query failed');
-    return new ApiError('database_unavailable', 'the indexer database could not answer this read');
+    return new DatabaseUnavailableError('the indexer database could not answer this read');
   }
 
   /** Which v2 migrations are missing, from the columns that actually exist (cached for schemaTtlMs). */
@@ -225,11 +234,6 @@ export class Database {
   }
 }
 
-export function schemaBehind(missing: string[]): ApiError {
-  const list = missing.length ? missing.join(', ') : '0014_tpsl_v2, 0015_fired_limit';
-  return new ApiError(
-    'schema_behind',
-    `the indexer database is missing migration(s) ${list}; ${SCHEMA_FIX}`,
-    { missingMigrations: missing },
-  );
+export function schemaBehind(missing: string[]): SchemaBehindError {
+  return new SchemaBehindError(missing);
 }

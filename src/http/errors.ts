@@ -1,6 +1,7 @@
 // The one error shape every non-2xx answer made by the gateway carries:
 // {"error": "<human message>", "code": "<machine code>"}. Handlers throw ApiError; the error
 // handler in app.ts turns anything else into one of these without leaking driver text.
+import { DatabaseUnavailableError, SchemaBehindError } from '../db/errors.js';
 
 export type ErrorCode =
   | 'bad_request'
@@ -58,3 +59,14 @@ export class ApiError extends Error {
 
 export const badRequest = (message: string) => new ApiError('bad_request', message);
 export const notFound = (message: string) => new ApiError('not_found', message);
+
+/**
+ * The HTTP form of an error raised below the edge (the data layer's domain errors), or null for
+ * anything else. Used by the error handler and by the stream upgrade, which answers on a raw socket.
+ */
+export function fromDomainError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err;
+  if (err instanceof DatabaseUnavailableError) return new ApiError('database_unavailable', err.message);
+  if (err instanceof SchemaBehindError) return new ApiError('schema_behind', err.message, { missingMigrations: err.missingMigrations });
+  return null;
+}

@@ -10,6 +10,8 @@ import { triggerRoutes } from './reads/triggers.js';
 import { balanceRoutes } from './reads/balance.js';
 import { verificationRoutes } from './reads/verifications.js';
 import { eventRoutes } from './reads/events.js';
+import { marketRoutes } from './reads/markets.js';
+import { candleRoutes } from './reads/candles.js';
 
 const FAMILIES: FastifyPluginAsyncTypebox[] = [
   vaultRoutes,
@@ -22,6 +24,8 @@ const FAMILIES: FastifyPluginAsyncTypebox[] = [
   balanceRoutes,
   verificationRoutes,
   eventRoutes,
+  marketRoutes,
+  candleRoutes,
 ];
 
 export const readRoutes: FastifyPluginAsyncTypebox = async (app) => {

@@ -1,4 +1,4 @@
-// System routes: liveness, readiness, Prometheus metrics. Unprefixed (spec §9).
+// System routes: liveness, readiness, Prometheus metrics (unprefixed, spec §9), and the server's clock.
 import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -81,7 +81,38 @@ async function readiness({ db, engine, live }: Pick<FastifyInstance, 'db' | 'eng
   };
 }
 
+const TimeBody = Type.Object(
+  {
+    serverTime: Type.Integer({ description: 'The gateway clock, ms since the Unix epoch' }),
+    iso: Type.String({ format: 'date-time', description: 'The same instant as ISO 8601 UTC with milliseconds' }),
+  },
+  { description: 'The gateway clock' },
+);
+
 export const systemRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  // A browser cannot read the Date header of a cross-origin answer, and a client whose clock is off
+  // by more than 30 s fails every signed call: this route gives it the clock to sign against.
+  app.get(
+    '/v1/time',
+    {
+      schema: {
+        operationId: 'getTime',
+        security: [],
+        tags: ['system'],
+        summary: 'Server time, for clients that correct their clock before signing',
+        description:
+          'Public. A signed request is accepted only within ±30 s of this clock; a client measures its offset as ' +
+          '`serverTime - (sent + received) / 2` and signs with `Date.now() + offset`. Never cached.',
+        response: { 200: TimeBody },
+      },
+    },
+    async (_req, reply) => {
+      const now = Date.now();
+      void reply.header('cache-control', 'no-store');
+      return { serverTime: now, iso: new Date(now).toISOString() };
+    },
+  );
+
   app.get(
     '/healthz',
     {

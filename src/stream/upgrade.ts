@@ -6,7 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AppDeps } from '../deps.js';
 import { verifySignedRequest } from '../auth/guards.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError, fromDomainError } from '../http/errors.js';
 import { allowedOrigin, writeRawError } from '../http/raw-error.js';
 import type { StreamFanout } from './fanout.js';
 import type { StreamMetrics } from './metrics.js';
@@ -83,7 +83,8 @@ export class StreamGate {
     try {
       await authorize(sub, this.ctx);
     } catch (err) {
-      if (err instanceof ApiError) throw err;
+      const known = fromDomainError(err);
+      if (known) throw known;
       this.ctx.deps.logger.warn({ err }, 'stream upgrade: session check failed');
       throw new ApiError('database_unavailable', 'could not check the session');
     }
@@ -141,7 +142,7 @@ export function createUpgradeHandler(
           socket.destroy(); // the handshake may have begun: no HTTP answer can follow; the client retries
         }
       },
-      (err: unknown) => refuse(err instanceof ApiError ? err : new ApiError('internal_error', 'stream upgrade failed')),
+      (err: unknown) => refuse(fromDomainError(err) ?? new ApiError('internal_error', 'stream upgrade failed')),
     );
   };
 }

@@ -26,6 +26,22 @@ describe('system routes without a database or engine', () => {
     expect(long.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('time answers the server clock, public, cross-origin, never cached; unknown query parameters are a 400', async () => {
+    const before = Date.now();
+    const res = await gw.app.inject({ url: '/v1/time', headers: { origin: 'https://app.example' } });
+    const after = Date.now();
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(Object.keys(body).sort()).toEqual(['iso', 'serverTime']);
+    expect(body.serverTime).toBeGreaterThanOrEqual(before);
+    expect(body.serverTime).toBeLessThanOrEqual(after);
+    expect(body.iso).toBe(new Date(body.serverTime).toISOString());
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(res.headers['cache-control']).toBe('no-store');
+    const bad = await gw.app.inject('/v1/time?tz=utc');
+    expect([bad.statusCode, bad.json().code]).toEqual([400, 'bad_request']);
+  });
+
   it('readyz is degraded and says why', async () => {
     const res = await gw.app.inject('/readyz');
     expect(res.statusCode).toBe(503);

@@ -5,8 +5,9 @@
 // (a flip has two), so legs are summed per seq. The walk goes backwards along the primary key
 // (seq, leg) in pages and stops at the first row older than the day, so it reads only that day's
 // fills, never the whole table; `maxRows` bounds it on a very busy day (older matches of the day
-// are then missing from the 4h/1d bars, and this is logged).
-import type { Sql } from '../database.js';
+// are then missing from the 4h/1d bars, and this is logged). Every statement is bounded by the
+// database deadline, so a database that stops answering cannot hold the stream's start.
+import type { Database, Queryable } from '../database.js';
 import { parseDecimal } from '../../projections/decimal.js';
 import type { CandleTrade } from '../../projections/candles.js';
 
@@ -23,12 +24,33 @@ export interface CandleSeed {
 const DAY_MS = 86_400_000;
 const PAGE = 5_000;
 
-export async function loadCandleSeed(sql: Sql, maxRows = 500_000): Promise<CandleSeed> {
-  const head = await sql<{ seq: number; ts: string }[]>`SELECT seq, ts FROM events ORDER BY seq DESC LIMIT 1`;
-  const top = head[0];
+/** The newest event's seq and ts (pk, backwards, one row); null for an empty mirror. */
+export async function eventsHead(sql: Queryable): Promise<{ seq: number; ts: string } | null> {
+  const rows = await sql<{ seq: number; ts: string }[]>`SELECT seq, ts FROM events ORDER BY seq DESC LIMIT 1`;
+  return rows[0] ?? null;
+}
+
+export interface TakerLegRow {
+  seq: number;
+  market: string;
+  price: string;
+  size: string;
+  createdAt: string;
+}
+
+/** Up to `limit` taker legs below seq `before`, newest first (pk (seq, leg) backwards). */
+export function takerLegsBefore(sql: Queryable, before: number, limit: number): Promise<TakerLegRow[]> {
+  return sql<TakerLegRow[]>`
+    SELECT seq, market, price::text AS price, size::text AS size, created_at
+    FROM fills WHERE seq < ${before} AND role = 'taker'
+    ORDER BY seq DESC, leg DESC LIMIT ${limit}`;
+}
+
+/** Each statement runs through `db.run`, so each is bounded by the one database deadline. */
+export async function loadCandleSeed(db: Pick<Database, 'run'>, maxRows = 500_000): Promise<CandleSeed> {
+  const top = await db.run((sql) => eventsHead(sql));
   if (!top) return { maxSeq: null, nowMs: null, trades: [], truncated: false };
-  // Number()/new Date() also accept a driver without the gateway's int8 and timestamptz parsers.
-  const maxSeq = Number(top.seq);
+  const maxSeq = top.seq;
   const nowMs = new Date(top.ts).getTime();
   const dayStart = Math.floor(nowMs / DAY_MS) * DAY_MS;
 
@@ -37,12 +59,10 @@ export async function loadCandleSeed(sql: Sql, maxRows = 500_000): Promise<Candl
   let read = 0;
   let truncated = false;
   outer: for (;;) {
-    const rows = await sql<{ seq: number; market: string; price: string; size: string; createdAt: string }[]>`
-      SELECT seq, market, price::text AS price, size::text AS size, created_at
-      FROM fills WHERE seq < ${before} AND role = 'taker'
-      ORDER BY seq DESC, leg DESC LIMIT ${PAGE}`;
+    const from = before;
+    const rows = await db.run((sql) => takerLegsBefore(sql, from, PAGE));
     for (const r of rows) {
-      const seq = Number(r.seq);
+      const seq = r.seq;
       const tsMs = new Date(r.createdAt).getTime();
       if (tsMs < dayStart) break outer;
       const t = bySeq.get(seq);

@@ -88,3 +88,13 @@ export async function listEvents(sql: Queryable, f: EventFilter): Promise<Page<E
   });
   return { items: page.items.map(toEnvelope), nextCursor: page.nextCursor };
 }
+
+/**
+ * Up to `limit` events after `after`, oldest first (pk range): the SSE bridge's second source when
+ * the engine no longer holds them.
+ */
+export async function eventsAfter(sql: Queryable, after: number, limit: number): Promise<EventEnvelope[]> {
+  const rows = await sql<EventRow[]>`
+    SELECT ${sql(COLUMNS)} FROM events WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`;
+  return rows.map(toEnvelope);
+}

@@ -4,7 +4,7 @@
 // and driver messages never reach a client.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { ApiError } from '../errors.js';
+import { fromDomainError } from '../errors.js';
 import { validationMessage } from '../validation.js';
 import { allowedOrigin } from '../raw-error.js';
 
@@ -31,12 +31,14 @@ export function routerErrors(corsOrigins: readonly string[]) {
 
 export const errorHandler = fp(
   async (app) => {
-    app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
-      if (error instanceof ApiError) {
-        if (error.status >= 500) request.log.warn({ code: error.code, url: request.url }, error.message);
-      const retryAfterS = error.extra.retryAfterS;
-      if (typeof retryAfterS === 'number' && !reply.hasHeader('retry-after')) void reply.header('retry-after', String(retryAfterS));
-        return reply.code(error.status).send(error.body());
+    app.setErrorHandler((error: FastifyError, request, reply) => {
+      // The gateway's own errors and the data layer's domain errors (db/errors.ts), mapped at this edge.
+      const known = fromDomainError(error);
+      if (known) {
+        if (known.status >= 500) request.log.warn({ code: known.code, url: request.url }, known.message);
+        const retryAfterS = known.extra.retryAfterS;
+        if (typeof retryAfterS === 'number' && !reply.hasHeader('retry-after')) void reply.header('retry-after', String(retryAfterS));
+        return reply.code(known.status).send(known.body());
       }
       if (error.validation) {
         return reply.code(400).send({ error: validationMessage(error), code: 'bad_request' });

@@ -16,7 +16,8 @@ const DESCRIPTION = [
 ].join('\n');
 
 const TAGS = [
-  { name: 'system', description: 'Health, readiness, metrics' },
+  { name: 'system', description: 'Health, readiness, metrics, server time' },
+  { name: 'markets', description: 'Markets, their trading rules and 24 h statistics; candle history' },
   { name: 'vault', description: 'On-chain vaults' },
   { name: 'collateral', description: 'On-chain deposits and withdrawals' },
   { name: 'batches', description: 'On-chain batch manifests and user batches' },

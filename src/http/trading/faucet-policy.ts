@@ -1,42 +1,10 @@
-// What the faucet needs to know about a party, read from the indexer mirror so every replica and
-// every restart agrees (gateway.md: the cooldown must not live in process memory alone).
-//
-// Cooldown: the latest deposit with source 'faucet' of the party.
-// Balance: the party's cash after its latest balance-changing event. The spec's REST balance is
-// the `new_balance` of the last fill, but deposits and approved withdrawals move the balance too
-// (engine.md §4.3), and a faucet top-up is exactly such a deposit, so the ceiling uses whichever of
-// the last fill leg, the last `inbound.deposit` and the last `engine.approve_submitted` event has
-// the greatest seq (both events carry `newBalance`). Each branch walks one index backwards and
-// stops at its first row.
+// The faucet's facts about a party (cooldown, balance), read from the indexer mirror behind the
+// one database deadline. The SQL and its reasoning live in src/db/queries/faucet.ts.
 import type { Database } from '../../db/database.js';
+import { faucetFactsOf, NO_FAUCET_FACTS, type FaucetFacts } from '../../db/queries/faucet.js';
 
-export interface FaucetFacts {
-  /** Unix ms of the party's latest faucet deposit in the mirror; null when none. */
-  lastFaucetAtMs: number | null;
-  /** Cash balance as a decimal string; "0" when the party has no balance-changing event. */
-  balance: string;
-}
+export type { FaucetFacts };
 
 export async function faucetFacts(db: Database, party: string): Promise<FaucetFacts> {
-  return db.read<FaucetFacts>({ lastFaucetAtMs: null, balance: '0' }, async (sql) => {
-    const [faucet, balance] = await Promise.all([
-      sql<{ createdAt: string }[]>`
-        SELECT created_at FROM deposits
-        WHERE party = ${party} AND source = 'faucet'
-        ORDER BY seq DESC LIMIT 1`,
-      sql<{ balance: string | null }[]>`
-        SELECT balance FROM (
-          (SELECT seq, new_balance::text AS balance FROM fills
-            WHERE party = ${party} ORDER BY seq DESC, leg DESC LIMIT 1)
-          UNION ALL
-          (SELECT seq, payload->>'newBalance' AS balance FROM events
-            WHERE party = ${party} AND kind IN ('inbound.deposit', 'engine.approve_submitted')
-            ORDER BY seq DESC LIMIT 1)
-        ) latest ORDER BY seq DESC LIMIT 1`,
-    ]);
-    return {
-      lastFaucetAtMs: faucet[0] ? Date.parse(faucet[0].createdAt) : null,
-      balance: balance[0]?.balance ?? '0',
-    };
-  });
+  return db.read<FaucetFacts>(NO_FAUCET_FACTS, (sql) => faucetFactsOf(sql, party));
 }

@@ -14,9 +14,18 @@ import { balanceOf, listFills } from '../../../src/db/queries/fills.js';
 import { listPositions } from '../../../src/db/queries/positions.js';
 import { listTriggers } from '../../../src/db/queries/triggers.js';
 import { verifyManifests, verifyUserBatches } from '../../../src/db/queries/verifications.js';
-import { listEvents } from '../../../src/db/queries/events.js';
+import { eventsAfter, listEvents } from '../../../src/db/queries/events.js';
+import { listMarketRows, minuteStats, statsHeads } from '../../../src/db/queries/markets.js';
+import { candlePage, headTime } from '../../../src/db/queries/candle-history.js';
+import { eventsHead, takerLegsBefore } from '../../../src/db/queries/candles.js';
+import { sessionById } from '../../../src/db/queries/sessions.js';
+import { faucetFactsOf } from '../../../src/db/queries/faucet.js';
+import { INTERVAL_MS } from '../../../src/projections/candles.js';
+import { CANDLE_INTERVALS } from '../../../src/projections/types.js';
+import { DEFAULTS } from '../../../sandbox/seed/index.js';
 
 const FILLS = Number(process.env.EXPLAIN_FILLS ?? 200_000);
+const seqTime = (seq: number): number => DEFAULTS.startMs + seq * 250;
 const BIG = 10_000;
 
 let db: TestDatabase;
@@ -110,6 +119,27 @@ describe(`every read over ${FILLS} fills`, () => {
       ['events of user, fills only', () => listEvents(sql, { party, kind: 'engine.order_filled', since: middle, limit: 100 })],
       ['events of user by market', () => listEvents(sql, { party, market: 'ETH-PERP', since: 0, limit: 100 })],
       ['events by market', () => listEvents(sql, { market: 'SOL-PERP', since: middle, limit: 100 })],
+      // The seed stamps seq n at startMs + n × 250 ms.
+      ['markets (mirror table)', () => listMarketRows(sql)],
+      ['market stats: heads', () => statsHeads(sql)],
+      ['market stats: first read of a day', () => minuteStats(sql, { fromIso: new Date(seqTime(seeded.maxSeq) - 86_400_000).toISOString(), upToSeq: seeded.maxSeq })],
+      ['market stats: window from the middle', () => minuteStats(sql, { fromIso: new Date(seqTime(middle)).toISOString(), upToSeq: seeded.maxSeq })],
+      ['market stats: a refresh', () => minuteStats(sql, { fromIso: new Date(seqTime(middle)).toISOString(), afterSeq: seeded.maxSeq - 50, upToSeq: seeded.maxSeq })],
+      ['market stats: the oldest minute', () => minuteStats(sql, { fromIso: new Date(seqTime(middle)).toISOString(), toIso: new Date(seqTime(middle) + 60_000).toISOString(), upToSeq: seeded.maxSeq })],
+      ...CANDLE_INTERVALS.map((interval): [string, () => Promise<unknown>] => [
+        `candles ${interval}, newest page`,
+        () => candlePage(sql, { market: 'ETH-PERP', lengthMs: INTERVAL_MS[interval], limit: 100 }),
+      ]),
+      ...CANDLE_INTERVALS.map((interval): [string, () => Promise<unknown>] => [
+        `candles ${interval}, window in the middle`,
+        () => candlePage(sql, { market: 'BTC-PERP', lengthMs: INTERVAL_MS[interval], fromMs: seqTime(middle) - 40 * INTERVAL_MS[interval], toMs: seqTime(middle), limit: 20 }),
+      ]),
+      ['candles: engine time', () => headTime(sql)],
+      ['candle rebuild: head', () => eventsHead(sql)],
+      ['candle rebuild: a page of taker legs', () => takerLegsBefore(sql, middle, 5_000)],
+      ['session lookup', () => sessionById(sql, 'no-such-session')],
+      ['event store', () => eventsAfter(sql, middle, 1_000)],
+      ['faucet facts', () => faucetFactsOf(sql, party)],
     ];
     const big = new Set(
       (await db.sql<{ relname: string }[]>`

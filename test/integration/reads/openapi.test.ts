@@ -35,6 +35,8 @@ const READS: Array<{ path: string; op: string; query: string[]; errors: number[]
   { path: '/v1/verifications/user-batches', op: 'verifyUserBatches', query: ['status', 'user', 'before', 'limit'], errors: [400, 503] },
   { path: '/v1/verifications/manifests', op: 'verifyManifests', query: ['status', 'before', 'limit'], errors: [400, 503] },
   { path: '/v1/events', op: 'listEvents', query: ['since', 'type', 'user', 'market', 'limit'], errors: [400, 503] },
+  { path: '/v1/markets', op: 'listMarkets', query: [], errors: [503] },
+  { path: '/v1/markets/{market}', op: 'getMarket', query: [], errors: [400, 404, 503] },
 ];
 
 let gw: TestGateway;
@@ -89,6 +91,24 @@ describe('OpenAPI description', () => {
       // Public reads say so; party reads carry the signed-request scheme.
       expect(op.security, r.path).toEqual(r.path.includes('{party}') ? [{ xUser: [], xSessionId: [], xSessionSig: [] }] : []);
     }
+  });
+
+  it('documents the candle history: required market and interval, the interval set, the ms window, the cursor', () => {
+    const op = doc.paths['/v1/candles'].get;
+    expect([op.operationId, op.tags, op.security]).toEqual(['listCandles', ['markets'], []]);
+    const params = Object.fromEntries(op.parameters.map((p: { name: string }) => [p.name, p]));
+    expect(Object.keys(params).sort()).toEqual(['from', 'interval', 'limit', 'market', 'to']);
+    expect([params.market.required, params.interval.required, params.from.required, params.to.required]).toEqual([true, true, false, false]);
+    expect(params.interval.schema.enum).toEqual(['1m', '5m', '15m', '1h', '4h', '1d']);
+    expect(params.from.schema).toMatchObject({ type: 'integer', minimum: 0 });
+    const body = op.responses['200'].content['application/json'].schema;
+    expect(Object.keys(body.properties.items.items.properties).sort()).toEqual(
+      ['close', 'closeTs', 'closed', 'high', 'interval', 'low', 'market', 'open', 'openTs', 'trades', 'volume'],
+    );
+    expect(Object.keys(op.responses).sort()).toEqual(['200', '400', '503']);
+    const time = doc.paths['/v1/time'].get;
+    expect([time.operationId, time.security, Object.keys(time.responses['200'].content['application/json'].schema.properties).sort()])
+      .toEqual(['getTime', [], ['iso', 'serverTime']]);
   });
 
   it('states the page rule and the enum value sets', () => {

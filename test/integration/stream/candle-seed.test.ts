@@ -34,7 +34,7 @@ describe('candles rebuilt from the database at start', () => {
   it('reads only the current day, one trade per match with taker legs summed', async () => {
     // Through the gateway's own Database (camelCase columns, int8 → number), as the runtime reads it.
     const gwDb = new Database({ databaseUrl: db.url, dbPoolMax: 1, dbConnectTimeoutS: 3, dbStatementTimeoutMs: 5000 }, { warn() {}, error() {} });
-    const seed = await loadCandleSeed(gwDb.sql!).finally(() => gwDb.close());
+    const seed = await loadCandleSeed(gwDb).finally(() => gwDb.close());
     expect(seed.maxSeq).toBe(13);
     expect(seed.nowMs).toBe(Date.parse('2026-11-21T10:00:40.000Z'));
     expect(seed.trades.map((t) => [t.tsMs, t.price, t.size])).toEqual([
