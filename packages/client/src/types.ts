@@ -5,8 +5,10 @@ import type {
   BalanceUpdateFrame,
   CandleCloseFrame,
   CandleUpdateFrame,
+  Candle,
   GapMessage,
   HeartbeatMessage,
+  Market,
   Order,
   OrderbookSnapshotFrame,
   PassthroughFrame,
@@ -158,4 +160,6 @@ export type {
   ResetMessage,
   HeartbeatMessage,
 } from './generated/wire.js';
-export type { Market, MarketStats, Candle, CandleInterval, ServerTime } from './pending.js';
+export type { Market, Candle, ServerTime } from './generated/wire.js';
+export type MarketStats = Market['stats24h'];
+export type CandleInterval = Candle['interval'];

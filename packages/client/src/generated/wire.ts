@@ -242,7 +242,7 @@ export interface TradeFrame {
 /** Every message the stream sends. Narrow on `kind`. */
 export type AnyStreamMessage = BalanceUpdateFrame | CandleCloseFrame | CandleUpdateFrame | GapMessage | HeartbeatMessage | OrderbookSnapshotFrame | PassthroughFrame | PositionUpdateFrame | ResetMessage | SubscribedMessage | TradeFrame;
 
-// ---- REST records (src/http/reads/shapes.ts) ----
+// ---- REST records (src/http/reads/shapes.ts, markets.ts, candles.ts; GET /v1/time of src/http/system.ts) ----
 
 export interface BalanceBody {
   /** Party id `<hint>::<ed25519 public key hex>` */
@@ -264,6 +264,31 @@ export interface Batch {
   txId: string | null;
   /** ISO 8601 UTC with milliseconds */
   committedAt: string;
+}
+
+/** One OHLCV bucket; its fields other than market, interval and closed equal the live frame payload */
+export interface Candle {
+  /** Exact engine market symbol, e.g. BTC-PERP */
+  market: string;
+  interval: "1m" | "5m" | "15m" | "1h" | "4h" | "1d";
+  /** Bucket start (UTC-aligned) */
+  openTs: string;
+  /** Bucket end (exclusive) */
+  closeTs: string;
+  /** Decimal as a string with exactly 10 decimal places */
+  open: string;
+  /** Decimal as a string with exactly 10 decimal places */
+  high: string;
+  /** Decimal as a string with exactly 10 decimal places */
+  low: string;
+  /** Decimal as a string with exactly 10 decimal places */
+  close: string;
+  /** Base size traded in the bucket */
+  volume: string;
+  /** Matches in the bucket (a flip’s two taker legs are one match) */
+  trades: number;
+  /** true once engine time has reached closeTs (the bar equals its `candle.close` frame) */
+  closed: boolean;
 }
 
 export interface Deposit {
@@ -331,6 +356,42 @@ export interface ManifestVerification {
   committedAt: string | null;
 }
 
+/** A market, its trading rules (engine contract grid rules) and 24 h statistics */
+export interface Market {
+  /** Exact engine market symbol, e.g. BTC-PERP */
+  symbol: string;
+  /** As the engine reports it, e.g. `active` */
+  status: string;
+  /** Sizes are multiples of 10^-szDecimals */
+  szDecimals: number;
+  /** Minimum size × price of an opening order */
+  minNotional: string;
+  maxLeverage: number;
+  /** 10^-szDecimals */
+  sizeStep: string;
+  /** Prices have at most 5 significant figures (integers excepted) */
+  priceSigFigs: number;
+  /** Prices have at most max(0, 6 − szDecimals) decimals */
+  maxPriceDecimals: number;
+  /** Matches of the last 24 h on the gateway clock ([now − 24 h, now], engine time of each match), counted as the live `trade` and `candle.*` frames count them. Recomputed at most once a second. `open`/`last`: prices of the first and latest match of the window; `change` = last − open; `changePct` = (last − open) / open × 100, 10 places rounded half away from zero. Prices, `change` and `changePct` are null without a match in the window. */
+  stats24h: {
+    open: string | null;
+    high: string | null;
+    low: string | null;
+    last: string | null;
+    change: string | null;
+    changePct: string | null;
+    /** Σ match size (base units); "0.0000000000" without a match */
+    baseVolume: string;
+    /** Σ match price × size, rounded half away from zero to 10 places */
+    quoteVolume: string;
+    /** Matches (a flip’s two taker legs are one match) */
+    trades: number;
+    /** Newest seq of the mirror when the figures were computed */
+    asOfSeq: number | null;
+  };
+}
+
 export interface Order {
   orderId: string;
   /** Party id `<hint>::<ed25519 public key hex>` */
@@ -386,6 +447,14 @@ export interface Position {
   /** ISO 8601 UTC with milliseconds */
   updatedAt: string;
   closedAt: string | null;
+}
+
+/** The gateway clock */
+export interface ServerTime {
+  /** The gateway clock, ms since the Unix epoch */
+  serverTime: number;
+  /** The same instant as ISO 8601 UTC with milliseconds */
+  iso: string;
 }
 
 export interface Trigger {
