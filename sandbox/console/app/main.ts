@@ -149,13 +149,30 @@ async function refreshOrders(): Promise<void> {
   }
 }
 
+/**
+ * The party's collateral. The gateway's balance (REST and `balance.update`) is `newBalance` of the
+ * party's last fill, which leaves out deposits and withdrawals made since; the console adds those
+ * from the party's deposit and withdrawal lists, then follows live fills and deposit events.
+ */
+async function loadBalance(): Promise<void> {
+  const [bal, deposits, withdrawals] = await Promise.all([
+    client.getBalance(party),
+    client.listUserDeposits(party, { limit: 1000 }),
+    client.listUserWithdrawals(party, { limit: 1000 }),
+  ]);
+  const after = bal.asOfSeq ?? -1;
+  let total = Number(bal.balance);
+  for (const d of deposits.items) if (d.seq > after) total += Number(d.amount);
+  for (const w of withdrawals.items) if (w.status !== 'rejected' && w.seq > after) total -= Number(w.amount);
+  renderBalance(total.toFixed(10));
+}
+
 async function refreshPartyState(): Promise<void> {
   positions = new PositionsStore(party);
-  const [pos, bal] = await Promise.all([client.listUserPositions(party, { status: 'open', limit: 100 }), client.getBalance(party)]);
+  const pos = await client.listUserPositions(party, { status: 'open', limit: 100 });
   positions.loadSnapshot(pos.items);
   renderPositions();
-  renderBalance(bal.balance);
-  await refreshOrders();
+  await Promise.all([loadBalance(), refreshOrders()]);
 }
 
 async function loadChart(): Promise<void> {
@@ -185,6 +202,11 @@ function onMarketMessage(message: StreamMessage): void {
       trades.unshift({ side: frame.payload.side, price: frame.payload.price, size: frame.payload.size, ts: frame.ts });
       trades.length = Math.min(trades.length, 100);
       renderTrades();
+      // The last price moves with every trade; the rest of the 24 h figures at the next refresh.
+      if (market()) {
+        market()!.stats24h.last = frame.payload.price;
+        renderMarkets();
+      }
       break;
     case 'candle.update':
     case 'candle.close':
@@ -202,7 +224,8 @@ function onPartyMessage(message: StreamMessage): void {
     renderPositions();
     refreshOrdersSoon(); // a fill changes the open orders too
   } else if (frame.kind === 'balance.update') {
-    renderBalance(frame.payload.balance);
+    // A snapshot balance is the last fill's, blind to later deposits: loadBalance() has the full one.
+    if (!frame.snapshot) renderBalance(frame.payload.balance);
   } else if (frame.kind === 'inbound.deposit' && typeof frame.payload.newBalance === 'string') {
     renderBalance(frame.payload.newBalance);
   } else if (frame.kind.startsWith('engine.order_') || frame.kind.startsWith('engine.trigger_')) {
