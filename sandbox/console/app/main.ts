@@ -373,9 +373,12 @@ $('interval').addEventListener('change', () => {
 
 // ---- start ----
 try {
-  await client.syncTime().catch(() => 0); // a device clock that is off still signs valid calls
+  // The clock sync (a device clock that is off still signs valid calls) runs while the public
+  // market loads: only the party's signed calls need it.
+  const synced = client.syncTime().catch(() => 0);
   await refreshMarkets();
   selectMarket();
+  await synced;
   let store;
   try {
     store = indexedDbStore('gateway-console');
