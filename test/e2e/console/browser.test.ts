@@ -1,7 +1,7 @@
 // The reference web console in a real browser (Debian's Chromium through playwright-core) against
 // the whole stack (engine → indexer → PostgreSQL → gateway, console on its own origin): it loads,
 // shows the book and the chart, makes and funds a party, places and cancels an order, shows an
-// engine rejection, and a fill moves the position. A screenshot is kept in test-artifacts/.
+// engine rejection, a fill moves the position, and TP/SL is armed on it. A screenshot is kept in test-artifacts/.
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,5 +87,11 @@ describe.skipIf(!run)('web console in Chromium', () => {
     await expect.poll(() => page.locator('[data-testid=position-size]').first().textContent(), { timeout: 15_000 }).toBe('0.002');
     expect(await page.getAttribute('[data-testid=position]', 'data-position-id')).toMatch(/.+/);
     await expect.poll(async () => Number(await page.textContent('#balance')), { timeout: 10_000 }).toBeLessThan(100000);
+
+    // TP/SL on the new position.
+    await page.fill('#tpsl-tp', '70000');
+    await page.fill('#tpsl-sl', '50000');
+    await page.click('#tpsl-submit');
+    await expect.poll(() => page.textContent('#tpsl-result'), { timeout: 10_000 }).toMatch(/^armed: /);
   }
 });
