@@ -27,6 +27,7 @@ import { OrderbookPoller } from './engine/orderbook-poller.js';
 import { readFirstEngineEvent } from './engine/first-event.js';
 import type { EngineEventSink } from './engine/event-sink.js';
 import { SseBridge } from './engine/sse-bridge.js';
+import { JetStreamSource } from './engine/jetstream-source.js';
 import { loadCandleSeed } from './db/queries/candles.js';
 import { seedCandles } from './projections/candles.js';
 import { initialProjectionState, project, type ProjectionState } from './projections/index.js';
@@ -47,6 +48,8 @@ export interface LiveStatus {
   connected: boolean;
   maxSeq: number | null;
   gap?: string;
+  /** Where engine events come from; named only with JetStream (NATS_URL). */
+  source?: 'sse' | 'jetstream';
 }
 
 export interface LiveDeps {
@@ -61,7 +64,8 @@ export interface LiveDeps {
 export class LiveRuntime {
   readonly hub: StreamFanout;
   readonly streamMetrics: StreamMetrics;
-  bridge: SseBridge | null = null;
+  /** The engine's events: its SSE directly, or the fleet's JetStream stream (NATS_URL). */
+  bridge: SseBridge | JetStreamSource | null = null;
   poller: OrderbookPoller | null = null;
   private state: ProjectionState = initialProjectionState();
   private started = false;
@@ -164,12 +168,19 @@ export class LiveRuntime {
     const token = this.deps.config.engineAdminToken;
     if (this.started || token === null) return;
     this.started = true;
-    const { config, logger, db, engine, metrics } = this.deps;
+    const { config, logger, db, engine } = this.deps;
+
+    // With JetStream, start before the stream's head so the replay history is filled from the
+    // stream (a replica started a second ago replays like an old one): the candles are rebuilt
+    // from the database up to that point, and the stream's events after it are projected as live.
+    const jetstream = config.natsUrl ? this.jetStreamSource() : null;
+    const bounds = jetstream ? await jetstream.bounds() : null;
+    const prefillFrom = bounds ? Math.max(bounds.firstEngineSeq - 1, bounds.lastEngineSeq - config.wsHistorySize) : null;
 
     let startAfter: number | null = null;
     if (db.configured) {
       try {
-        const seed = await loadCandleSeed(db);
+        const seed = await loadCandleSeed(db, undefined, prefillFrom);
         startAfter = seed.maxSeq;
         if (seed.nowMs !== null) this.state = initialProjectionState(seedCandles(seed.trades, seed.nowMs));
         if (seed.truncated) logger.warn('candle rebuild read its row limit: older matches of the day are missing from 4h/1d bars');
@@ -178,30 +189,31 @@ export class LiveRuntime {
         logger.warn({ err: (err as Error).message }, 'stream: database unavailable at start; streaming live from the engine head');
       }
     }
+    if (startAfter === null && prefillFrom !== null) startAfter = prefillFrom;
     if (startAfter !== null) this.hub.markCoveredAfter(startAfter);
     this.liveState.coveredAfter = startAfter;
     this.setEpoch(await this.deriveEpoch({ store: true }));
 
-    this.bridge = new SseBridge({
-      url: this.streamUrl(),
-      token,
-      idleMs: config.sseIdleMs,
-      startAfter,
-      onEvent: this.sink.event,
-      batch: this.sink.batch,
-      fillFrom: eventStore(db),
-      engineHead: async () => {
-        const h = await engine.health(2_000);
-        return typeof h.maxSeq === 'number' ? h.maxSeq : null;
-      },
-      logger,
-      metrics: {
-        reconnects: this.streamMetrics.sseReconnects,
-        lagSeconds: this.streamMetrics.sseLag,
-        maxSeq: metrics.engineMaxSeq,
-        events: this.streamMetrics.sseEvents,
-      },
-    });
+    if (jetstream) {
+      jetstream.startAfter(startAfter);
+      this.bridge = jetstream;
+    } else {
+      this.bridge = new SseBridge({
+        url: this.streamUrl(),
+        token,
+        idleMs: config.sseIdleMs,
+        startAfter,
+        onEvent: this.sink.event,
+        batch: this.sink.batch,
+        fillFrom: eventStore(db),
+        engineHead: async () => {
+          const h = await engine.health(2_000);
+          return typeof h.maxSeq === 'number' ? h.maxSeq : null;
+        },
+        logger,
+        metrics: this.bridgeMetrics(),
+      });
+    }
     this.bridge.onSkip = this.sink.skipped;
     this.bridge.onReset = this.sink.replaced;
     this.bridge.start();
@@ -219,6 +231,31 @@ export class LiveRuntime {
       logger,
     });
     this.poller.start();
+  }
+
+  private bridgeMetrics() {
+    return {
+      reconnects: this.streamMetrics.sseReconnects,
+      lagSeconds: this.streamMetrics.sseLag,
+      maxSeq: this.deps.metrics.engineMaxSeq,
+      events: this.streamMetrics.sseEvents,
+    };
+  }
+
+  private jetStreamSource(): JetStreamSource {
+    const { config, db, logger } = this.deps;
+    return new JetStreamSource({
+      url: config.natsUrl!,
+      stream: config.natsStream,
+      subject: config.natsSubject,
+      startAfter: null,
+      prefill: config.wsHistorySize,
+      onEvent: this.sink.event,
+      batch: this.sink.batch,
+      fillFrom: eventStore(db),
+      logger,
+      metrics: this.bridgeMetrics(),
+    });
   }
 
   /** Called by the bridge for each engine event, in seq order, once. */
@@ -290,6 +327,8 @@ export class LiveRuntime {
       connected: bridge?.connected ?? false,
       maxSeq: bridge?.lastSeq ?? null,
       ...(gap ? { gap } : {}),
+      // Named only for JetStream, so the single-gateway /readyz keeps its shape.
+      ...(this.deps.config.natsUrl ? { source: 'jetstream' as const } : {}),
     };
   }
 }
