@@ -102,7 +102,7 @@ async function readiness({ db, engine, live, fleet }: Pick<FastifyInstance, 'db'
   };
 }
 
-const TimeBody = Type.Object(
+export const TimeBody = Type.Object(
   {
     serverTime: Type.Integer({ description: 'The gateway clock, ms since the Unix epoch' }),
     iso: Type.String({ format: 'date-time', description: 'The same instant as ISO 8601 UTC with milliseconds' }),
