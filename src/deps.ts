@@ -10,6 +10,7 @@ import { Metrics } from './metrics.js';
 import { SessionKeys } from './auth/session-keys.js';
 import { MemoryReplayGuard, type ReplayGuard } from './auth/replay-guard.js';
 import { LiveRuntime } from './live.js';
+import { createSharedState, type SharedState } from './fleet/shared-state.js';
 
 export interface AppDeps {
   config: Config;
@@ -23,6 +24,8 @@ export interface AppDeps {
   replays: ReplayGuard;
   /** The live stream runtime (SSE bridge, projections, hub); null in apps built without it. */
   live: LiveRuntime | null;
+  /** State shared by the replicas of a fleet (REDIS_URL, src/fleet/); null: per process. */
+  fleet: SharedState | null;
 }
 
 export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): AppDeps {
@@ -38,13 +41,15 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
     });
   const metrics = overrides.metrics ?? new Metrics();
   const sessions = overrides.sessions ?? new SessionKeys(db);
-  const replays = overrides.replays ?? new MemoryReplayGuard(config.replayMemoryMax);
+  const fleet = overrides.fleet !== undefined ? overrides.fleet : createSharedState(config, metrics.registry, logger);
+  // With REDIS_URL one replay memory for the whole fleet (fails closed), else this process's own.
+  const replays = overrides.replays ?? fleet?.replays ?? new MemoryReplayGuard(config.replayMemoryMax);
   // An explicit `live: null` override builds an app without the live runtime.
   const live = overrides.live !== undefined ? overrides.live : new LiveRuntime({ config, logger, db, engine, metrics, sessions });
-  return { config, logger, db, engine, metrics, sessions, replays, live };
+  return { config, logger, db, engine, metrics, sessions, replays, live, fleet };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {
   await deps.live?.stop();
-  await Promise.allSettled([deps.db.close(), deps.engine.close()]);
+  await Promise.allSettled([deps.db.close(), deps.engine.close(), deps.fleet?.close()]);
 }

@@ -27,6 +27,7 @@ import { OrderbookPoller } from './engine/orderbook-poller.js';
 import { readFirstEngineEvent } from './engine/first-event.js';
 import type { EngineEventSink } from './engine/event-sink.js';
 import { SseBridge } from './engine/sse-bridge.js';
+import { JetStreamSource } from './engine/jetstream-source.js';
 import { loadCandleSeed } from './db/queries/candles.js';
 import { seedCandles } from './projections/candles.js';
 import { initialProjectionState, project, type ProjectionState } from './projections/index.js';
@@ -47,6 +48,8 @@ export interface LiveStatus {
   connected: boolean;
   maxSeq: number | null;
   gap?: string;
+  /** Where engine events come from; named only with JetStream (NATS_URL). */
+  source?: 'sse' | 'jetstream';
 }
 
 export interface LiveDeps {
@@ -61,7 +64,16 @@ export interface LiveDeps {
 export class LiveRuntime {
   readonly hub: StreamFanout;
   readonly streamMetrics: StreamMetrics;
-  bridge: SseBridge | null = null;
+  /** The engine's events: its SSE directly, or the fleet's JetStream stream (NATS_URL). */
+  bridge: SseBridge | JetStreamSource | null = null;
+  /** With NATS_URL: the JetStream source, known before the bridge starts (the epoch is read from it). */
+  private jetstream: JetStreamSource | null = null;
+  /**
+   * With NATS_URL: settles once the source has caught up with the stream's head at start. New
+   * connections wait for it, so the events a replica replays from the stream to fill its history
+   * never reach a client as live frames.
+   */
+  private caughtUp: Promise<void> | null = null;
   poller: OrderbookPoller | null = null;
   private state: ProjectionState = initialProjectionState();
   private started = false;
@@ -103,11 +115,17 @@ export class LiveRuntime {
       enabled: config.engineAdminToken !== null,
       state: {
         epoch: () => this.epochValue,
-        epochKnown: () => (this.epochValue !== null ? Promise.resolve() : new Promise((resolve) => this.epochWaiters.push(resolve))),
+        epochKnown: () => this.readyToServe(),
         head: () => this.bridge?.lastSeq ?? null,
         snapshot: (sub) => this.liveState.build(sub),
       },
     });
+  }
+
+  /** Settles when the epoch is known (and, with JetStream, the start-up catch-up is done). */
+  private readyToServe(): Promise<void> {
+    const epoch = this.epochValue !== null ? Promise.resolve() : new Promise<void>((resolve) => this.epochWaiters.push(resolve));
+    return this.caughtUp ? Promise.all([epoch, this.caughtUp]).then(() => undefined) : epoch;
   }
 
   /** The identity of the engine history being streamed (null until derived). */
@@ -131,7 +149,8 @@ export class LiveRuntime {
         const h = await engine.health(2_000);
         return typeof h.maxSeq === 'number' ? h.maxSeq : null;
       },
-      engineFirst: () => readFirstEngineEvent(url, config.engineAdminToken!, FIRST_EVENT_MS),
+      // A fleet replica reads seq 1 from the JetStream stream: the engine serves the relay alone.
+      engineFirst: () => (this.jetstream ? this.jetstream.firstEvent(FIRST_EVENT_MS) : readFirstEngineEvent(url, config.engineAdminToken!, FIRST_EVENT_MS)),
       storeFirst: async () => {
         if (!store || !options.store) return null;
         const [first] = await db.withDeadline(() => store(0, 1));
@@ -164,12 +183,20 @@ export class LiveRuntime {
     const token = this.deps.config.engineAdminToken;
     if (this.started || token === null) return;
     this.started = true;
-    const { config, logger, db, engine, metrics } = this.deps;
+    const { config, logger, db, engine } = this.deps;
+
+    // With JetStream, start before the stream's head so the replay history is filled from the
+    // stream (a replica started a second ago replays like an old one): the candles are rebuilt
+    // from the database up to that point, and the stream's events after it are projected as live.
+    const jetstream = config.natsUrl ? this.jetStreamSource() : null;
+    this.jetstream = jetstream;
+    const bounds = jetstream ? await jetstream.bounds() : null;
+    const prefillFrom = bounds ? Math.max(bounds.firstEngineSeq - 1, bounds.lastEngineSeq - config.wsHistorySize) : null;
 
     let startAfter: number | null = null;
     if (db.configured) {
       try {
-        const seed = await loadCandleSeed(db);
+        const seed = await loadCandleSeed(db, undefined, prefillFrom);
         startAfter = seed.maxSeq;
         if (seed.nowMs !== null) this.state = initialProjectionState(seedCandles(seed.trades, seed.nowMs));
         if (seed.truncated) logger.warn('candle rebuild read its row limit: older matches of the day are missing from 4h/1d bars');
@@ -178,30 +205,40 @@ export class LiveRuntime {
         logger.warn({ err: (err as Error).message }, 'stream: database unavailable at start; streaming live from the engine head');
       }
     }
+    if (startAfter === null && prefillFrom !== null) startAfter = prefillFrom;
     if (startAfter !== null) this.hub.markCoveredAfter(startAfter);
     this.liveState.coveredAfter = startAfter;
     this.setEpoch(await this.deriveEpoch({ store: true }));
 
-    this.bridge = new SseBridge({
-      url: this.streamUrl(),
-      token,
-      idleMs: config.sseIdleMs,
-      startAfter,
-      onEvent: this.sink.event,
-      batch: this.sink.batch,
-      fillFrom: eventStore(db),
-      engineHead: async () => {
-        const h = await engine.health(2_000);
-        return typeof h.maxSeq === 'number' ? h.maxSeq : null;
-      },
-      logger,
-      metrics: {
-        reconnects: this.streamMetrics.sseReconnects,
-        lagSeconds: this.streamMetrics.sseLag,
-        maxSeq: metrics.engineMaxSeq,
-        events: this.streamMetrics.sseEvents,
-      },
-    });
+    if (jetstream) {
+      jetstream.startAfter(startAfter);
+      this.bridge = jetstream;
+      this.caughtUp = new Promise<void>((resolve) => {
+        const check = setInterval(() => {
+          if (jetstream.connected || !this.started) {
+            clearInterval(check);
+            resolve();
+          }
+        }, 25);
+        check.unref();
+      });
+    } else {
+      this.bridge = new SseBridge({
+        url: this.streamUrl(),
+        token,
+        idleMs: config.sseIdleMs,
+        startAfter,
+        onEvent: this.sink.event,
+        batch: this.sink.batch,
+        fillFrom: eventStore(db),
+        engineHead: async () => {
+          const h = await engine.health(2_000);
+          return typeof h.maxSeq === 'number' ? h.maxSeq : null;
+        },
+        logger,
+        metrics: this.bridgeMetrics(),
+      });
+    }
     this.bridge.onSkip = this.sink.skipped;
     this.bridge.onReset = this.sink.replaced;
     this.bridge.start();
@@ -219,6 +256,31 @@ export class LiveRuntime {
       logger,
     });
     this.poller.start();
+  }
+
+  private bridgeMetrics() {
+    return {
+      reconnects: this.streamMetrics.sseReconnects,
+      lagSeconds: this.streamMetrics.sseLag,
+      maxSeq: this.deps.metrics.engineMaxSeq,
+      events: this.streamMetrics.sseEvents,
+    };
+  }
+
+  private jetStreamSource(): JetStreamSource {
+    const { config, db, logger } = this.deps;
+    return new JetStreamSource({
+      url: config.natsUrl!,
+      stream: config.natsStream,
+      subject: config.natsSubject,
+      startAfter: null,
+      prefill: config.wsHistorySize,
+      onEvent: this.sink.event,
+      batch: this.sink.batch,
+      fillFrom: eventStore(db),
+      logger,
+      metrics: this.bridgeMetrics(),
+    });
   }
 
   /** Called by the bridge for each engine event, in seq order, once. */
@@ -290,6 +352,8 @@ export class LiveRuntime {
       connected: bridge?.connected ?? false,
       maxSeq: bridge?.lastSeq ?? null,
       ...(gap ? { gap } : {}),
+      // Named only for JetStream, so the single-gateway /readyz keeps its shape.
+      ...(this.deps.config.natsUrl ? { source: 'jetstream' as const } : {}),
     };
   }
 }

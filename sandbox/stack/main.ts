@@ -5,6 +5,7 @@
 //   3. the reference indexer       (child process; migrates the database, follows the engine)
 //   4. the gateway                 (child process, :4000; waited on until /readyz says ready)
 //   5. the market simulator        (child process, SIM_RATE actions/s)
+//   6. the reference web console   (in this process, :4100; sandbox/console/)
 // Separate processes over loopback, like production. See docs/local-stack.md.
 import { mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -13,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { request } from 'undici';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../pglite-server.js';
+import { startConsole, type ConsoleServer } from '../console/server.js';
 import { botParties } from '../simulator/simulator.js';
 import { startChild, waitFor, type Child } from './children.js';
 import { parseOptions, USAGE, UsageError, type StackOptions } from './options.js';
@@ -33,6 +35,7 @@ try {
 const say = (msg: string): void => void process.stdout.write(`[stack]    ${msg}\n`);
 const children: Child[] = [];
 let embedded: EmbeddedPostgres | null = null;
+let consoleServer: ConsoleServer | null = null;
 let failure: string | null = null;
 let stopping: Promise<void> | null = null;
 
@@ -41,6 +44,7 @@ function shutdown(code: number, why: string): Promise<void> {
     say(`stopping (${why})`);
     const force = setTimeout(() => process.exit(code || 1), 15_000);
     force.unref();
+    await consoleServer?.close();
     // Reverse start order: the simulator and gateway go before what they depend on.
     for (const c of [...children].reverse()) await c.stop();
     await embedded?.stop().catch((err: Error) => say(`embedded database stop failed: ${err.message}`));
@@ -174,10 +178,18 @@ async function main(): Promise<void> {
     }, root, onExit));
   }
 
+  // 6. Web console (another origin than the gateway, as a real front end would be).
+  try {
+    consoleServer = await startConsole({ gatewayUrl, port: opts.consolePort });
+  } catch (err) {
+    throw new Error(`web console did not start (${(err as Error).message}); is port ${opts.consolePort} free? (--console-port)`, { cause: err });
+  }
+
   const party = opts.rate > 0 ? botParties(SIM_SEED, 1)[0]! : '<party>';
   const lines = [
     '',
     `Local stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    `  console   ${consoleServer.url}        <- open in a browser: markets, chart, book, trading`,
     `  gateway   ${gatewayUrl}        API docs: ${gatewayUrl}/docs`,
     `  stream    ws://127.0.0.1:${gatewayPort}/v1/stream?kinds=trade,orderbook.snapshot&markets=BTC-PERP`,
     `  engine    ${engineUrl}        admin token: ${opts.adminToken}`,
@@ -200,7 +212,7 @@ async function main(): Promise<void> {
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   // One machine-readable line for scripts and the smoke test.
-  process.stdout.write(`STACK_READY ${JSON.stringify({ gateway: gatewayUrl, engine: engineUrl, database: databaseUrl, pids: children.map((c) => c.proc.pid) })}\n`);
+  process.stdout.write(`STACK_READY ${JSON.stringify({ console: consoleServer.url, gateway: gatewayUrl, engine: engineUrl, database: databaseUrl, pids: children.map((c) => c.proc.pid) })}\n`);
 }
 
 main().catch((err: Error) => {

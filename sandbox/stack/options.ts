@@ -8,6 +8,8 @@ export interface StackOptions {
   dataDir: string;
   enginePort: number;
   gatewayPort: number;
+  /** Port of the reference web console (0 = any free port). */
+  consolePort: number;
   dbPort: number;
   /** Simulator actions per second (0 = no simulator). */
   rate: number;
@@ -26,6 +28,7 @@ export const USAGE = `usage: npm start -- [options]
   --bots <n>              simulator bots (env SIM_BOTS, default 8)
   --port <n>              gateway port (env PORT, default 4000)
   --engine-port <n>       engine port (env ENGINE_PORT, default 8080)
+  --console-port <n>      web console port (env CONSOLE_PORT, default 4100)
   --db-port <n>           embedded PostgreSQL port (env STACK_DB_PORT, default 54329)
   --data-dir <path>       data directory (env STACK_DATA_DIR, default .data)
   --no-auth               run the gateway with AUTH_DISABLED=true
@@ -48,6 +51,7 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
     dataDir: resolve(root, env.STACK_DATA_DIR || '.data'),
     enginePort: port('ENGINE_PORT', env.ENGINE_PORT || '8080'),
     gatewayPort: port('PORT', env.PORT || '4000'),
+    consolePort: port('CONSOLE_PORT', env.CONSOLE_PORT || '4100'),
     dbPort: port('STACK_DB_PORT', env.STACK_DB_PORT || '54329'),
     rate: count('SIM_RATE', env.SIM_RATE || '20', 100_000),
     bots: count('SIM_BOTS', env.SIM_BOTS || '8', 1000),
@@ -69,6 +73,7 @@ export function parseOptions(argv: string[], env: Record<string, string | undefi
       case '--bots': o.bots = count('--bots', value(), 1000); break;
       case '--port': o.gatewayPort = port('--port', value()); break;
       case '--engine-port': o.enginePort = port('--engine-port', value()); break;
+      case '--console-port': o.consolePort = port('--console-port', value()); break;
       case '--db-port': o.dbPort = port('--db-port', value()); break;
       case '--data-dir': o.dataDir = resolve(root, value()); break;
       case '--no-auth': o.authDisabled = true; break;

@@ -1,6 +1,7 @@
 // Configuration comes only from environment variables. Every variable is parsed and validated
 // once at start; the first bad one throws a ConfigError whose message is the single line that
 // main.ts prints before exiting non-zero. Defaults follow docs/configuration.md.
+import { isIP } from 'node:net';
 
 export class ConfigError extends Error {
   constructor(
@@ -62,6 +63,19 @@ export interface Config {
   httpMaxConnectionsPerIp: number;
   /** Concurrent /v1/stream connections per client IP. */
   wsMaxConnectionsPerIp: number;
+  /** Fastify `trustProxy`: false, a hop count, or the proxies' addresses/CIDRs (docs/configuration.md). */
+  trustProxy: false | number | string[];
+  /** Shared state across replicas (rate limits, replay memory, faucet lock); null: per process. */
+  redisUrl: string | null;
+  /** Key prefix of everything the gateway keeps in Redis. */
+  redisPrefix: string;
+  /** One engine stream for the fleet through JetStream; null: this process reads the engine's SSE. */
+  natsUrl: string | null;
+  natsStream: string;
+  natsSubject: string;
+  /** JetStream retention (relay creates/updates the stream): max age and max bytes. */
+  natsMaxAgeS: number;
+  natsMaxBytes: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -153,6 +167,45 @@ function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: r
   return value as T;
 }
 
+/** TRUST_PROXY: unset/false → trust nothing; an integer → that many proxy hops; else a list of addresses/CIDRs. */
+function trustProxy(env: Env, name: string): false | number | string[] {
+  const value = raw(env, name);
+  if (value === undefined || value === 'false' || value === '0') return false;
+  if (/^\d+$/.test(value)) return int(env, name, 0, 0, 16);
+  const entries = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  for (const e of entries) {
+    const [addr, bits, extra] = e.split('/');
+    const family = isIP(addr ?? '');
+    const maxBits = family === 6 ? 128 : 32;
+    const bitsOk = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= maxBits);
+    if (family === 0 || !bitsOk || extra !== undefined) {
+      throw new ConfigError(name, `must be a hop count or a comma-separated list of proxy addresses/CIDRs, got "${e}"`);
+    }
+  }
+  return entries;
+}
+
+function schemeUrl(env: Env, name: string, schemes: string[]): string | null {
+  const value = raw(env, name);
+  if (value === undefined) return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(name, `must be a ${schemes.join(' or ')} URL, got "${redact(value)}"`);
+  }
+  if (!schemes.includes(url.protocol.replace(/:$/, ''))) {
+    throw new ConfigError(name, `must be a ${schemes.join(' or ')} URL, got "${redact(value)}"`);
+  }
+  return value;
+}
+
+function token(env: Env, name: string, fallback: string, pattern: RegExp): string {
+  const value = raw(env, name) ?? fallback;
+  if (!pattern.test(value)) throw new ConfigError(name, `must match ${pattern}, got "${value}"`);
+  return value;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const production = raw(env, 'NODE_ENV') === 'production';
   const rateLimitMax = int(env, 'RATE_LIMIT_MAX', 600, 1, 10_000_000);
@@ -206,5 +259,13 @@ export function loadConfig(env: Env = process.env): Config {
     httpIdleTimeoutMs: int(env, 'HTTP_IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000),
     httpMaxConnectionsPerIp: int(env, 'HTTP_MAX_CONNECTIONS_PER_IP', 512, 0, 1_000_000),
     wsMaxConnectionsPerIp: int(env, 'WS_MAX_CONNECTIONS_PER_IP', 100, 1, 1_000_000),
+    trustProxy: trustProxy(env, 'TRUST_PROXY'),
+    redisUrl: schemeUrl(env, 'REDIS_URL', ['redis', 'rediss']),
+    redisPrefix: token(env, 'REDIS_PREFIX', 'gw:', /^[A-Za-z0-9:_.-]{1,64}$/),
+    natsUrl: schemeUrl(env, 'NATS_URL', ['nats', 'tls']),
+    natsStream: token(env, 'NATS_STREAM', 'ENGINE_EVENTS', /^[A-Za-z0-9_-]{1,64}$/),
+    natsSubject: token(env, 'NATS_SUBJECT', 'engine.events', /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/),
+    natsMaxAgeS: int(env, 'NATS_MAX_AGE_S', 172_800, 60, 31_536_000),
+    natsMaxBytes: int(env, 'NATS_MAX_BYTES', 1_073_741_824, 1_048_576, 1_099_511_627_776),
   };
 }

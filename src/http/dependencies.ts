@@ -10,6 +10,7 @@ import type { AppDeps } from '../deps.js';
 import type { EngineClient } from '../engine/client.js';
 import type { LiveRuntime } from '../live.js';
 import type { Metrics } from '../metrics.js';
+import type { SharedState } from '../fleet/shared-state.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -22,6 +23,8 @@ declare module 'fastify' {
     replays: ReplayGuard;
     /** The live stream runtime; null in apps built without it. */
     live: LiveRuntime | null;
+    /** State shared by the replicas of a fleet (REDIS_URL); null: per process. */
+    fleet: SharedState | null;
   }
 }
 
@@ -34,6 +37,7 @@ export const dependencies = fp<{ deps: AppDeps }>(
     app.decorate('sessions', deps.sessions);
     app.decorate('replays', deps.replays);
     app.decorate('live', deps.live);
+    app.decorate('fleet', deps.fleet);
   },
   { name: 'dependencies', fastify: '5.x' },
 );

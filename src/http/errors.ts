@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'too_many_connections'
   | 'replay_memory_full'
+  | 'shared_state_unavailable'
   | 'internal_error';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
@@ -35,6 +36,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   unsupported_media_type: 415,
   too_many_connections: 503,
   replay_memory_full: 503,
+  shared_state_unavailable: 503,
   internal_error: 500,
 };
 

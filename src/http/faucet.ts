@@ -6,6 +6,8 @@
 // The cooldown comes from the mirror (faucet-policy.ts) and, for the few seconds the mirror lags a
 // grant this replica just made, from a small in-process record of its own grants. Concurrent
 // requests of one party are serialised in this process so they cannot both pass the check.
+// With REDIS_URL, a fleet-wide cooldown key is claimed before the engine is asked
+// (src/fleet/faucet-lock.ts): one grant for simultaneous requests to different replicas.
 import { Type, type Static } from 'typebox';
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -19,7 +21,7 @@ import { FaucetAnswer, Rejection } from './trading/schemas.js';
 type Answer = Static<typeof FaucetAnswer> | Static<typeof Rejection>;
 
 export const faucetRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { config, db, engine } = app;
+  const { config, db, engine, fleet } = app;
   const cooldownMs = config.faucetCooldownS * 1000;
   const ceiling = toUnits(config.faucetCeiling)!;
   const amount = toWire(config.faucetAmount);
@@ -52,6 +54,28 @@ export const faucetRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (!config.engineAdminToken) {
       throw new ApiError('engine_unavailable', 'the faucet needs ENGINE_ADMIN_TOKEN to call the engine admin faucet');
     }
+    const claim = cooldownMs > 0 && fleet ? await fleet.faucetLock.claim(party, cooldownMs) : null;
+    if (claim && !claim.granted) {
+      const retryAfterS = Math.max(1, Math.ceil(claim.retryAfterMs / 1000));
+      void reply.header('retry-after', String(retryAfterS));
+      throw new ApiError('rate_limited', `faucet cooldown: one top-up per ${config.faucetCooldownS} s; retry in ${retryAfterS} s`, { retryAfterS });
+    }
+    let answer: Answer;
+    try {
+      answer = await topUp(party);
+    } catch (err) {
+      if (claim?.granted) await claim.release();
+      throw err;
+    }
+    if ('ok' in answer && claim?.granted) await claim.release(); // an engine refusal is not a grant
+    if (!('ok' in answer)) {
+      granted.set(party, Date.now());
+      if (granted.size > 100_000) for (const [p, at] of granted) if (Date.now() - at >= cooldownMs) granted.delete(p);
+    }
+    return answer;
+  }
+
+  async function topUp(party: string): Promise<Answer> {
     const res = await engine.request({
       method: 'POST',
       path: '/v1/admin/faucet',
@@ -69,8 +93,6 @@ export const faucetRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (answer.ok !== true || typeof answer.newBalance !== 'string' || toUnits(answer.newBalance) === null) {
       throw new ApiError('engine_unavailable', 'the engine faucet answered an unexpected body', { engineStatus: res.status });
     }
-    granted.set(party, Date.now());
-    if (granted.size > 100_000) for (const [p, at] of granted) if (Date.now() - at >= cooldownMs) granted.delete(p);
     return { party, amount, newBalance: toWire(answer.newBalance) };
   }
 

@@ -28,23 +28,36 @@ const ReadyBody = Type.Object(
     }),
     stream: Type.Object({
       enabled: Type.Boolean({ description: 'false when ENGINE_ADMIN_TOKEN is unset' }),
-      connected: Type.Boolean({ description: 'The admin SSE bridge is connected' }),
+      connected: Type.Boolean({ description: 'The admin SSE bridge is connected (with NATS_URL: the JetStream consumer runs and has caught up)' }),
+      source: Type.Optional(Type.Union([Type.Literal('sse'), Type.Literal('jetstream')], { description: 'Where engine events come from' })),
       gap: Type.Optional(Type.String({ description: 'A gap the bridge could not fill, if any' })),
     }),
     engineMaxSeq: Type.Union([Type.Integer(), Type.Null()]),
+    redis: Type.Optional(
+      Type.Object(
+        {
+          configured: Type.Boolean(),
+          reachable: Type.Boolean(),
+          error: Type.Optional(Type.String()),
+        },
+        { description: 'With REDIS_URL only. Unreachable: signed requests and the faucet answer 503 shared_state_unavailable, rate limits let requests through (docs/fleet.md)' },
+      ),
+    ),
   },
   { description: 'Readiness: 200 when ready, 503 when degraded, with the reasons' },
 );
 
-async function readiness({ db, engine, live }: Pick<FastifyInstance, 'db' | 'engine' | 'live'>) {
+async function readiness({ db, engine, live, fleet }: Pick<FastifyInstance, 'db' | 'engine' | 'live' | 'fleet'>) {
   const reasons: string[] = [];
-  const [ping, health] = await Promise.all([
+  const [ping, health, redis] = await Promise.all([
     db.ping(),
     engine.health(2_000).then(
       (h) => ({ reachable: true as const, version: h.version, buildDate: h.buildDate, maxSeq: h.maxSeq }),
       () => ({ reachable: false as const, error: 'unreachable' }),
     ),
+    fleet ? fleet.status() : Promise.resolve(null),
   ]);
+  if (redis && !redis.reachable) reasons.push('redis unreachable: signed requests and the faucet refused (503), rate limits open');
   if (!db.configured) reasons.push('DATABASE_URL is not set');
   else if (!ping.ok) reasons.push('database unreachable');
 
@@ -64,7 +77,9 @@ async function readiness({ db, engine, live }: Pick<FastifyInstance, 'db' | 'eng
   if (!health.reachable) reasons.push('engine unreachable');
 
   const streamStatus = live?.status() ?? { enabled: false, connected: false, maxSeq: null };
-  if (streamStatus.enabled && !streamStatus.connected) reasons.push('SSE bridge down');
+  if (streamStatus.enabled && !streamStatus.connected) {
+    reasons.push(streamStatus.source === 'jetstream' ? 'JetStream source down or catching up' : 'SSE bridge down');
+  }
   if (streamStatus.gap) reasons.push(`SSE bridge gap: ${streamStatus.gap}`);
 
   const engineMaxSeq = streamStatus.maxSeq ?? (health.reachable ? (health.maxSeq ?? null) : null);
@@ -76,12 +91,18 @@ async function readiness({ db, engine, live }: Pick<FastifyInstance, 'db' | 'eng
     engine: health.reachable
       ? { reachable: true, ...(health.version ? { version: health.version } : {}), ...(health.buildDate ? { buildDate: health.buildDate } : {}) }
       : { reachable: false, error: health.error },
-    stream: { enabled: streamStatus.enabled, connected: streamStatus.connected, ...(streamStatus.gap ? { gap: streamStatus.gap } : {}) },
+    stream: {
+      enabled: streamStatus.enabled,
+      connected: streamStatus.connected,
+      ...(streamStatus.source ? { source: streamStatus.source } : {}),
+      ...(streamStatus.gap ? { gap: streamStatus.gap } : {}),
+    },
     engineMaxSeq,
+    ...(redis ? { redis } : {}),
   };
 }
 
-const TimeBody = Type.Object(
+export const TimeBody = Type.Object(
   {
     serverTime: Type.Integer({ description: 'The gateway clock, ms since the Unix epoch' }),
     iso: Type.String({ format: 'date-time', description: 'The same instant as ISO 8601 UTC with milliseconds' }),

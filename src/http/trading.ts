@@ -4,11 +4,12 @@
 // trading/rate-limit.ts.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { faucetRoutes } from './faucet.js';
+import { redisRateLimitOptions } from '../fleet/rate-limit-store.js';
 import { registerRateLimit } from './trading/rate-limit.js';
 import { tradingProxyRoutes } from './trading/routes.js';
 
 export const tradingRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const budget = await registerRateLimit(app, app.config);
+  const budget = await registerRateLimit(app, app.config, app.fleet ? redisRateLimitOptions(app.fleet.redis) : {});
   await app.register(tradingProxyRoutes, { budget });
   await app.register(faucetRoutes);
 };

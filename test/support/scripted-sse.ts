@@ -54,6 +54,8 @@ export interface ScriptedEngine {
   books: Map<string, Book>;
   /** Requests to /v1/orderbook, as "market depth". */
   bookRequests: string[];
+  /** Answers routes the script does not know (e.g. the admin faucet); return false for 404. */
+  handler: ((req: IncomingMessage, res: ServerResponse) => boolean) | null;
   waitFor(predicate: () => boolean, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -146,6 +148,7 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, version: 'c879f7f', buildDate: '2026-08-01', maxSeq: log.at(-1)?.seq ?? 0 }));
       return;
     }
+    if (engine.handler?.(req, res)) return;
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
   };
 
@@ -170,6 +173,7 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
     },
     books: new Map(),
     bookRequests: [],
+    handler: null,
     push(...events) {
       log.push(...events);
       for (const [res, st] of streams) writeTo(res, st);

@@ -1,13 +1,16 @@
 // Typed methods for every REST route of spec §4. Party-scoped routes and trading calls are signed
 // with the current session (when there is none they go unsigned, which a gateway with
 // AUTH_DISABLED=true accepts and any other answers with a 401 GatewayError).
+import { Clock } from './clock.js';
 import { defaultRetry, type RetryPolicy } from './retry.js';
 import { prepareSession, Session, type PartySigner } from './signing.js';
-import { fetchSender, Transport } from './transport.js';
+import { fetchSender, Transport, type SessionRenewer } from './transport.js';
 import type {
   Answer,
   Balance,
   Batch,
+  Candle,
+  CandleInterval,
   Deposit,
   EngineEvent,
   FaucetGrant,
@@ -15,6 +18,7 @@ import type {
   Health,
   List,
   ManifestVerification,
+  Market,
   Order,
   OrderAccepted,
   OrderCancelled,
@@ -24,6 +28,7 @@ import type {
   Position,
   Readiness,
   Rejection,
+  ServerTime,
   SessionCreated,
   TpslRequest,
   TpslSet,
@@ -49,8 +54,21 @@ export interface ClientOptions {
    * through `clientOrderId` in `listUserOrders` instead, or opt in here.
    */
   retryOrders?: boolean;
-  /** Clock used to sign (ms); correct a known skew here, the engine allows ±30 s. */
+  /**
+   * Local clock (ms). Signatures use it plus the offset learnt from the gateway (`syncTime()`, or
+   * the `serverTime` of a 401 for a timestamp outside the ±30 s window, after which the call is
+   * signed again once), so a device clock that is off still signs valid calls.
+   */
   now?: () => number;
+  /**
+   * Session-expiry hook: called when the session has expired (by the corrected clock) before a
+   * signed call or a stream connect, or when the gateway answers "session expired". Answer a new
+   * Session (e.g. `(await client.createSession(signer)).session`, or sign again with a wallet), or
+   * null to go on unsigned (the call then fails with a 401 GatewayError).
+   */
+  onSessionExpired?: SessionRenewer;
+  /** How long `listMarkets()` answers from memory (ms, default 30 000; 0 disables the cache). */
+  marketsCacheMs?: number;
 }
 
 export interface Page {
@@ -60,13 +78,22 @@ const enc = encodeURIComponent;
 
 export class GatewayClient {
   readonly transport: Transport;
+  readonly clock: Clock;
   private readonly retryOrders: boolean;
-  private readonly now: () => number;
+  private readonly marketsCacheMs: number;
+  private markets: { at: number; value: Promise<List<Market>> } | null = null;
 
   constructor(options: ClientOptions) {
-    this.transport = new Transport(options.baseUrl.replace(/\/+$/, ''), { ...defaultRetry, ...options.retry }, fetchSender(options.fetch));
+    this.clock = new Clock(options.now ?? Date.now);
+    this.transport = new Transport(options.baseUrl.replace(/\/+$/, ''), { ...defaultRetry, ...options.retry }, fetchSender(options.fetch), this.clock);
+    this.transport.renewSession = options.onSessionExpired ?? null;
     this.retryOrders = options.retryOrders ?? false;
-    this.now = options.now ?? Date.now;
+    this.marketsCacheMs = options.marketsCacheMs ?? 30_000;
+  }
+
+  /** The gateway's time as this client estimates it (local clock + learnt offset). */
+  now(): number {
+    return this.clock.now();
   }
 
   get session(): Session | null {
@@ -83,10 +110,10 @@ export class GatewayClient {
    * the engine. On success the session signs every later call; a rejection is returned as a value.
    */
   async createSession(signer: PartySigner, lifetimeMs = 60 * 60 * 1000): Promise<Answer<SessionCreated> & { session?: Session }> {
-    const prepared = await prepareSession(signer, lifetimeMs, this.now());
+    const prepared = await prepareSession(signer, lifetimeMs, this.clock.now());
     const answer = await this.transport.call<Answer<SessionCreated>>({ method: 'POST', path: '/v1/session-auth', body: prepared.body });
     if (!answer.ok) return answer;
-    const session = new Session(signer.party, answer.sessionId, answer.expiresAt, prepared.key.privateKey, this.now);
+    const session = new Session(signer.party, answer.sessionId, answer.expiresAt, prepared.key.privateKey, () => this.clock.now());
     this.session = session;
     return { ...answer, session };
   }
@@ -106,7 +133,44 @@ export class GatewayClient {
     return this.transport.call({ method: 'GET', path: '/v1/orderbook', query });
   }
 
+  // ---- markets and candles ----
+
+  /** Every market with its trading rules and 24 h statistics; cached for `marketsCacheMs`. */
+  listMarkets(options: { fresh?: boolean } = {}): Promise<List<Market>> {
+    const at = this.clock.localNow();
+    if (!options.fresh && this.markets && at - this.markets.at < this.marketsCacheMs) return this.markets.value;
+    const value = this.transport.call<List<Market>>({ method: 'GET', path: '/v1/markets' });
+    this.markets = { at, value };
+    value.catch(() => {
+      if (this.markets?.value === value) this.markets = null; // never cache a failure
+    });
+    return value;
+  }
+  getMarket(symbol: string): Promise<Market> {
+    return this.transport.call({ method: 'GET', path: `/v1/markets/${enc(symbol)}` });
+  }
+  /**
+   * Candle history, ascending by `openTs`: the `limit` most recent bars of [from, to). Page back
+   * by passing `nextCursor` as `to`. A closed bar equals its `candle.close` frame, the current bar
+   * the latest `candle.update`, so live frames continue the history without a seam.
+   */
+  listCandles(query: { market: string; interval: CandleInterval; from?: number; to?: number; limit?: number }): Promise<List<Candle>> {
+    return this.transport.call({ method: 'GET', path: '/v1/candles', query });
+  }
+
   // ---- system ----
+
+  /** `GET /v1/time`: the gateway clock. */
+  serverTime(): Promise<ServerTime> {
+    return this.transport.call({ method: 'GET', path: '/v1/time' });
+  }
+  /** Reads the gateway clock and corrects signatures by the measured offset; answers the offset (ms). */
+  async syncTime(): Promise<number> {
+    const sentAt = this.clock.localNow();
+    const { serverTime } = await this.serverTime();
+    this.clock.learn(serverTime, sentAt, this.clock.localNow());
+    return this.clock.offsetMs;
+  }
 
   health(): Promise<Health> {
     return this.transport.call({ method: 'GET', path: '/healthz' });
@@ -201,12 +265,12 @@ export class GatewayClient {
 
   // ---- events ----
 
-  listEvents(query: Page & { since?: number; type?: string; user?: string } = {}): Promise<List<EngineEvent>> {
+  listEvents(query: Page & { since?: number; type?: string; user?: string; market?: string } = {}): Promise<List<EngineEvent>> {
     return this.transport.call({ method: 'GET', path: '/v1/events', query });
   }
 
   /** Every mirror event after `since`, page by page until `nextCursor` is null. */
-  async *eventsSince(since: number, query: Page & { type?: string; user?: string } = {}): AsyncGenerator<EngineEvent> {
+  async *eventsSince(since: number, query: Page & { type?: string; user?: string; market?: string } = {}): AsyncGenerator<EngineEvent> {
     let cursor: number | null = since;
     while (cursor !== null) {
       const page: List<EngineEvent> = await this.listEvents({ limit: 1000, ...query, since: cursor });

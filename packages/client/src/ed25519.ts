@@ -24,8 +24,13 @@ function subtle(): Subtle {
   return c.subtle;
 }
 
-export async function generateKeyPair(): Promise<Ed25519KeyPair> {
-  const pair = (await subtle().generateKey(ED25519, true, ['sign', 'verify'])) as { privateKey: CryptoKey; publicKey: CryptoKey };
+/**
+ * A fresh key pair. The private key is non-extractable unless asked otherwise: script on the page
+ * can use it to sign but never read it (it can still be kept across reloads in IndexedDB, which
+ * stores CryptoKeys as they are; see persist.ts). The public key is always exportable.
+ */
+export async function generateKeyPair(options: { extractable?: boolean } = {}): Promise<Ed25519KeyPair> {
+  const pair = (await subtle().generateKey(ED25519, options.extractable ?? false, ['sign', 'verify'])) as { privateKey: CryptoKey; publicKey: CryptoKey };
   const raw = await subtle().exportKey('raw', pair.publicKey);
   return { privateKey: pair.privateKey, publicKeyHex: toHex(raw) };
 }
@@ -50,6 +55,8 @@ const encoder = new TextEncoder();
 
 /** Signs UTF-8 text or bytes; answers the 128-hex signature. */
 export async function signHex(privateKey: CryptoKey, message: string | Uint8Array): Promise<string> {
-  const data = typeof message === 'string' ? encoder.encode(message) : message;
+  // WebCrypto's DOM typing takes only ArrayBuffer-backed views (not SharedArrayBuffer ones):
+  // the bytes are copied into a fresh ArrayBuffer (messages are a few hundred bytes).
+  const data = new Uint8Array(typeof message === 'string' ? encoder.encode(message) : message);
   return toHex(await subtle().sign(ED25519, privateKey, data));
 }

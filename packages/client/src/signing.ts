@@ -47,6 +47,11 @@ export class Session {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** The session's signing key (non-extractable): for keeping the session across reloads (persist.ts). */
+  get privateKey(): CryptoKey {
+    return this.key;
+  }
+
   get expired(): boolean {
     return this.now() >= this.expiresAt;
   }

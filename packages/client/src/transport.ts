@@ -4,6 +4,7 @@
 // the Node entry for the one route that needs a GET body.
 import { errorBody, GatewayError } from './errors.js';
 import { backoffDelay, defaultRetry, isRetryableStatus, type RetryPolicy } from './retry.js';
+import { Clock } from './clock.js';
 import type { Session } from './signing.js';
 
 /** Query values: strings, numbers, booleans, or lists (sent comma-separated); null/undefined are left out. */
@@ -53,24 +54,49 @@ export function buildTarget(path: string, query?: Query): string {
   return qs ? `${path}?${qs}` : path;
 }
 
+/** Called when the session has expired (or the gateway says so): answer a new one, or null. */
+export type SessionRenewer = (expired: Session) => Promise<Session | null>;
+
 export class Transport {
   session: Session | null = null;
+  renewSession: SessionRenewer | null = null;
+  private renewing: Promise<Session | null> | null = null;
 
   constructor(
     readonly baseUrl: string,
     readonly retry: RetryPolicy = defaultRetry,
     readonly sender: Sender = fetchSender(),
+    readonly clock: Clock = new Clock(),
   ) {}
+
+  /**
+   * The session to sign with: when it has expired (by the corrected clock) and a renewer is set,
+   * the renewer runs once (concurrent callers share it) and its session replaces the old one.
+   */
+  async currentSession(force = false): Promise<Session | null> {
+    const session = this.session;
+    if (!session || !this.renewSession || (!force && !session.expired)) return session;
+    this.renewing ??= this.renewSession(session).finally(() => (this.renewing = null));
+    const next = await this.renewing;
+    if (next) this.session = next;
+    return this.session;
+  }
 
   async call<T>(options: CallOptions): Promise<T> {
     const target = buildTarget(options.path, options.query);
     const body = options.body === undefined ? '' : JSON.stringify(options.body);
     const send = options.sender ?? this.sender;
     const retries = options.retries ?? this.retry.retries;
+    // One extra signed attempt each for a corrected clock and a renewed session: both are 401s
+    // that asking again (signed afresh) does fix.
+    let skewRetry = true;
+    let renewRetry = true;
     for (let attempt = 0; ; attempt++) {
       const headers: Record<string, string> = {};
       if (body) headers['content-type'] = 'application/json';
-      if (options.signed && this.session) Object.assign(headers, await this.session.headers(options.method, target, body));
+      const session = options.signed ? await this.currentSession() : null;
+      if (session) Object.assign(headers, await session.headers(options.method, target, body));
+      const sentAt = this.clock.localNow();
       let result: SendResult;
       try {
         result = await send({ method: options.method, url: this.baseUrl + target, headers, body: body || undefined });
@@ -78,6 +104,23 @@ export class Transport {
         result = { status: 0, text: JSON.stringify({ error: `network error: ${(err as Error).message}`, code: 'network_error' }) };
       }
       if (result.status >= 200 && result.status < 300) return parse<T>(result, target);
+      if (result.status === 401 && session) {
+        const error = errorBody(result.status, result.text);
+        if (skewRetry && typeof error.serverTime === 'number') {
+          skewRetry = false;
+          this.clock.learn(error.serverTime, sentAt, this.clock.localNow());
+          attempt--;
+          continue;
+        }
+        if (renewRetry && this.renewSession && /session expired|unknown session/.test(error.error)) {
+          renewRetry = false;
+          const renewed = await this.currentSession(true);
+          if (renewed && renewed !== session) {
+            attempt--;
+            continue;
+          }
+        }
+      }
       if (isRetryableStatus(result.status) && attempt < retries) {
         await this.retry.sleep(backoffDelay(this.retry, attempt));
         continue;

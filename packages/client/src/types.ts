@@ -1,6 +1,26 @@
 // Wire types of the gateway (gateway.md "REST shapes", engine.md §3–5). Decimals are strings with
 // 10 decimal places, seqs integers, times ISO 8601 strings; record fields are the camelCase
 // columns of the indexer tables.
+import type {
+  BalanceUpdateFrame,
+  CandleCloseFrame,
+  CandleUpdateFrame,
+  Candle,
+  GapMessage,
+  HeartbeatMessage,
+  Market,
+  Order,
+  OrderbookSnapshotFrame,
+  PassthroughFrame,
+  PositionUpdateFrame,
+  ResetMessage,
+  SubscribedMessage,
+  Trigger,
+  TradeFrame,
+  UserBatchVerification,
+  Withdrawal,
+} from './generated/wire.js';
+
 export type Decimal = string;
 export type Iso = string;
 export type Side = 'buy' | 'sell';
@@ -11,185 +31,27 @@ export interface List<T> {
   nextCursor: number | null;
 }
 
-export interface Vault {
-  operator: string;
-  contractId: string;
-  totalDeposits: Decimal;
-  totalWithdrawals: Decimal;
-  balance: Decimal;
-  userCount: number;
-  updatedSeq: number;
-  updatedAt: Iso;
-}
-
-export interface Deposit {
-  seq: number;
-  depositId: string;
-  party: string;
-  amount: Decimal;
-  source: 'chain' | 'faucet';
-  txId: string | null;
-  createdAt: Iso;
-}
-
-export type WithdrawalStatus = 'requested' | 'approved' | 'rejected';
-export interface Withdrawal {
-  seq: number;
-  withdrawalId: string;
-  party: string;
-  amount: Decimal;
-  nonce: number;
-  status: WithdrawalStatus;
-  reason: string | null;
-  decidedSeq: number | null;
-  createdAt: Iso;
-  decidedAt: Iso | null;
-}
-
-export interface WithdrawalCounter {
-  party: string;
-  nonce: number;
-}
-
-export interface Batch {
-  batchNum: number;
-  root: string;
-  prevRoot: string;
-  userBatchCount: number;
-  firstSeq: number;
-  lastSeq: number;
-  txId: string | null;
-  committedAt: Iso;
-}
-
-export interface UserBatch {
-  party: string;
-  userSeq: number;
-  batchNum: number;
-  root: string;
-  prevRoot: string;
-  eventCount: number;
-  txId: string | null;
-  committedAt: Iso;
-}
-
-export type OrderStatus = 'open' | 'partially_filled' | 'filled' | 'cancelled' | 'rejected';
-export interface Order {
-  orderId: string;
-  party: string;
-  market: string;
-  side: Side;
-  type: 'limit' | 'market';
-  tif: 'gtc' | 'ioc' | 'alo';
-  price: Decimal | null;
-  size: Decimal;
-  filledSize: Decimal;
-  avgPrice: Decimal | null;
-  status: OrderStatus;
-  clientOrderId: string | null;
-  createdSeq: number;
-  updatedSeq: number;
-  createdAt: Iso;
-  updatedAt: Iso;
-  reduceOnly: boolean;
-  tpTriggerPrice: Decimal | null;
-  tpLimitPrice: Decimal | null;
-  tpSize: Decimal | null;
-  slTriggerPrice: Decimal | null;
-  slLimitPrice: Decimal | null;
-  slSize: Decimal | null;
-}
-
-export interface Fill {
-  seq: number;
-  leg: number;
-  fillId: string;
-  matchId: string;
-  orderId: string;
-  party: string;
-  market: string;
-  side: Side;
-  role: 'taker' | 'maker';
-  size: Decimal;
-  price: Decimal;
-  fee: Decimal;
-  realizedPnl: Decimal;
-  newBalance: Decimal;
-  positionId: string;
-  createdAt: Iso;
-}
-
-export interface Position {
-  positionId: string;
-  party: string;
-  market: string;
-  size: Decimal;
-  entryPrice: Decimal;
-  realizedPnl: Decimal;
-  status: 'open' | 'closed';
-  openedSeq: number;
-  updatedSeq: number;
-  closedSeq: number | null;
-  openedAt: Iso;
-  updatedAt: Iso;
-  closedAt: Iso | null;
-}
-
-export type TriggerStatus = 'armed' | 'cancelled' | 'fired';
-export interface Trigger {
-  triggerId: string;
-  party: string;
-  market: string;
-  kind: 'tp' | 'sl';
-  status: TriggerStatus;
-  triggerPrice: Decimal;
-  positionId: string | null;
-  parentOrderId: string | null;
-  firedOrderId: string | null;
-  createdSeq: number;
-  updatedSeq: number;
-  createdAt: Iso;
-  updatedAt: Iso;
-  size: Decimal | null;
-  limitPrice: Decimal | null;
-  firedSize: Decimal | null;
-  firedLimit: Decimal | null;
-}
-
-export interface Balance {
-  party: string;
-  balance: Decimal;
-  asOfSeq: number | null;
-}
-
-export type VerificationStatus = 'match' | 'mismatch' | 'pending';
-export interface UserBatchVerification {
-  party: string;
-  userSeq: number;
-  engineRoot: string;
-  chainRoot: string | null;
-  status: VerificationStatus;
-  engineSeq: number;
-  committedAt: Iso;
-}
-export interface ManifestVerification {
-  batchNum: number;
-  engineRoot: string;
-  chainRoot: string | null;
-  status: VerificationStatus;
-  engineSeq: number;
-  committedAt: Iso;
-}
-
-/** An engine event as the mirror keeps it (`/v1/events`) and as passthrough frames carry it. */
-export interface EngineEvent {
-  seq: number;
-  kind: string;
-  ts: Iso;
-  market?: string;
-  party?: string;
-  payload: Record<string, unknown>;
-}
+// REST records: generated from the gateway's own schemas (src/http/reads/shapes.ts), see
+// generated/wire.ts. Re-exported under the names the client has always used.
+export type {
+  Vault,
+  Deposit,
+  Withdrawal,
+  WithdrawalCounter,
+  Batch,
+  UserBatch,
+  Order,
+  Fill,
+  Position,
+  Trigger,
+  UserBatchVerification,
+  ManifestVerification,
+} from './generated/wire.js';
+export type { BalanceBody as Balance, EventEnvelope as EngineEvent } from './generated/wire.js';
+export type WithdrawalStatus = Withdrawal['status'];
+export type OrderStatus = Order['status'];
+export type TriggerStatus = Trigger['status'];
+export type VerificationStatus = UserBatchVerification['status'];
 
 export interface Health {
   status: 'ok';
@@ -272,22 +134,32 @@ export interface UserMe {
   triggers: Record<string, unknown>[];
 }
 
-// ---- stream frames (spec §2, §6) ----
+// ---- stream frames (spec §2, §6): generated from src/stream/schemas.ts ----
 
-export interface Frame<P = Record<string, unknown>> {
-  kind: string;
-  ts: Iso;
-  seq: number;
-  market?: string;
-  userParty?: string;
-  party?: string;
-  interval?: string;
-  payload: P;
+/** Envelope field of the state sent on subscribe (before live frames). */
+export interface SnapshotMark {
+  /** true on the frames that carry the state at subscribe time (not an event that just happened). */
+  snapshot?: true;
 }
-export interface PositionUpdate {
-  positionId: string;
-  size: Decimal;
-  entryPrice: Decimal;
-  realizedPnl: Decimal;
-  asOfSeq: number;
-}
+/** Every message with an engine seq: domain frames and forwarded engine events. */
+export type Frame = (PositionUpdateFrame | BalanceUpdateFrame | TradeFrame | OrderbookSnapshotFrame | CandleUpdateFrame | CandleCloseFrame | PassthroughFrame) & SnapshotMark;
+/** Control messages, sent to connections that opt in (`control=true` or `since=`). */
+export type ControlMessage = SubscribedMessage | GapMessage | ResetMessage | HeartbeatMessage;
+export type PositionUpdate = PositionUpdateFrame['payload'];
+export type CandlePayload = CandleUpdateFrame['payload'];
+export type {
+  PositionUpdateFrame,
+  BalanceUpdateFrame,
+  TradeFrame,
+  OrderbookSnapshotFrame,
+  CandleUpdateFrame,
+  CandleCloseFrame,
+  PassthroughFrame,
+  SubscribedMessage,
+  GapMessage,
+  ResetMessage,
+  HeartbeatMessage,
+} from './generated/wire.js';
+export type { Market, Candle, ServerTime } from './generated/wire.js';
+export type MarketStats = Market['stats24h'];
+export type CandleInterval = Candle['interval'];

@@ -24,9 +24,12 @@ export interface CandleSeed {
 const DAY_MS = 86_400_000;
 const PAGE = 5_000;
 
-/** The newest event's seq and ts (pk, backwards, one row); null for an empty mirror. */
-export async function eventsHead(sql: Queryable): Promise<{ seq: number; ts: string } | null> {
-  const rows = await sql<{ seq: number; ts: string }[]>`SELECT seq, ts FROM events ORDER BY seq DESC LIMIT 1`;
+/** The newest event's seq and ts at or below `upTo` (pk, backwards, one row); null for an empty mirror. */
+export async function eventsHead(sql: Queryable, upTo: number | null = null): Promise<{ seq: number; ts: string } | null> {
+  const rows =
+    upTo === null
+      ? await sql<{ seq: number; ts: string }[]>`SELECT seq, ts FROM events ORDER BY seq DESC LIMIT 1`
+      : await sql<{ seq: number; ts: string }[]>`SELECT seq, ts FROM events WHERE seq <= ${upTo} ORDER BY seq DESC LIMIT 1`;
   return rows[0] ?? null;
 }
 
@@ -46,9 +49,12 @@ export function takerLegsBefore(sql: Queryable, before: number, limit: number): 
     ORDER BY seq DESC, leg DESC LIMIT ${limit}`;
 }
 
-/** Each statement runs through `db.run`, so each is bounded by the one database deadline. */
-export async function loadCandleSeed(db: Pick<Database, 'run'>, maxRows = 500_000): Promise<CandleSeed> {
-  const top = await db.run((sql) => eventsHead(sql));
+/**
+ * Each statement runs through `db.run`, so each is bounded by the one database deadline. `upTo`: the
+ * seed stops at that seq (a replica with JetStream replays what follows from the stream).
+ */
+export async function loadCandleSeed(db: Pick<Database, 'run'>, maxRows = 500_000, upTo: number | null = null): Promise<CandleSeed> {
+  const top = await db.run((sql) => eventsHead(sql, upTo));
   if (!top) return { maxSeq: null, nowMs: null, trades: [], truncated: false };
   const maxSeq = top.seq;
   const nowMs = new Date(top.ts).getTime();

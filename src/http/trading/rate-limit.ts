@@ -21,10 +21,8 @@ import { replayKey, replayTtlMs, type SignedHeaders } from '../../auth/guards.js
 import { parseSessionSig, signedPayload, SIGNATURE_WINDOW_MS, verifySignature } from '../../auth/signature.js';
 import { ApiError } from '../errors.js';
 
-/** A shared counter store for the limiter (see @fastify/rate-limit's `redis` option). */
-export interface RateLimitStore {
-  redis?: unknown;
-}
+/** A shared counter store for the limiter: @fastify/rate-limit's store options (src/fleet/rate-limit-store.ts). */
+export type RateLimitStore = Pick<RateLimitPluginOptions, 'store' | 'skipOnError'>;
 
 function limitedError(max: number, windowMs: number, ttlMs: number, what: string): ApiError {
   const retryAfterS = Math.max(1, Math.ceil(ttlMs / 1000));
@@ -43,7 +41,9 @@ export function rateLimitOptions(config: Config, store: RateLimitStore = {}): Ra
     ipv6Subnet: 64,
     // The plugin sets Retry-After (and the x-ratelimit-* headers) itself.
     errorResponseBuilder: (_request, context) => limitedError(context.max, config.rateLimitWindowMs, context.ttl, 'per client address'),
-    ...(store.redis ? { redis: store.redis, nameSpace: 'gateway-ratelimit-' } : {}),
+    // Without REDIS_URL the store is in process memory (the limit is per replica); with it, one
+    // Redis counter per key for the whole fleet, failing open.
+    ...store,
   };
 }
 

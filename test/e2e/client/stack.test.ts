@@ -2,7 +2,7 @@
 // gateway (proxy, guards, reads, live stream). Proves, end to end, that
 //  - the faucet cooldown comes from the mirror and survives a gateway restart;
 //  - the stream client's reconnect is gapless: fills made while its socket was down come back
-//    through /v1/events before live frames resume, none twice.
+//    through the gateway's replay (since=), none twice, without any REST backfill.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
@@ -68,7 +68,26 @@ describe('client on the full stack', () => {
     }
   });
 
-  it('reconnects without a gap: fills made while disconnected are backfilled, then live resumes', { timeout: 60_000 }, async () => {
+  it('a refused upgrade reaches the app with the gateway status and code, and the loop stops', async () => {
+    const refusals: GatewayError[] = [];
+    const states: string[] = [];
+    const open = (client: GatewayClient, options: { kinds?: string[]; party?: string[] }) =>
+      new StreamClient({ client, ...options, WebSocket: WebSocket as unknown as WebSocketCtor, reconnect: { baseDelayMs: 10 }, onMessage: () => {}, onState: (s) => states.push(s), onRefused: (e) => refusals.push(e) });
+    const unknownKind = open(a, { kinds: ['trades'] });
+    unknownKind.start();
+    await until(() => refusals.length === 1, 'the 400');
+    expect([refusals[0]!.status, refusals[0]!.code]).toEqual([400, 'bad_request']);
+    // A party stream without a session: 401.
+    const anonymous = new GatewayClient({ baseUrl: gw.url });
+    const noSession = open(anonymous, { party: [alice.party] });
+    noSession.start();
+    await until(() => refusals.length === 2, 'the 401');
+    expect([refusals[1]!.status, refusals[1]!.code]).toEqual([401, 'unauthorized']);
+    expect(states.filter((s) => s === 'refused')).toHaveLength(2);
+    expect(states.filter((s) => s === 'connecting')).toHaveLength(2); // no retry after a 4xx
+  });
+
+  it('reconnects without a gap: fills made while disconnected are replayed by the gateway, then live resumes', { timeout: 60_000 }, async () => {
     const sockets: WebSocketLike[] = [];
     // A constructor that records each socket it makes, so the test can drop one.
     const Recording = function (this: unknown, url: string) {
@@ -91,7 +110,7 @@ describe('client on the full stack', () => {
       onMessage: (m) => {
         messages.push(m);
         if (m.source === 'live') positions.applyFrame(m.frame);
-        else positions.applyEvent(m.event);
+        else if (m.source === 'backfill') positions.applyEvent(m.event);
       },
     });
     const trade = async (price: string) => {
@@ -103,7 +122,7 @@ describe('client on the full stack', () => {
       await until(() => states.at(-1) === 'live', 'first socket live');
       await new Promise((r) => setTimeout(r, 300)); // let the upgrade complete
       await trade('60000');
-      const seqFrames = () => messages.filter((m) => m.source === 'live' && typeof m.frame.seq === 'number');
+      const seqFrames = () => messages.filter((m) => m.source === 'live' && !m.frame.snapshot && typeof m.frame.seq === 'number');
       await until(() => seqFrames().length > 0, 'first position frame');
       const liveBefore = seqFrames().length;
 
@@ -118,19 +137,16 @@ describe('client on the full stack', () => {
       await trade('60300');
       await until(() => positions.open()[0]?.size === '0.0400000000', 'position 0.04', 15_000);
 
-      const backfilled = messages.filter((m): m is Extract<StreamMessage, { source: 'backfill' }> => m.source === 'backfill');
-      const fillsBackfilled = backfilled.filter((m) => m.event.kind === 'engine.order_filled').map((m) => m.event.seq);
-      expect(fillsBackfilled).toHaveLength(2);
+      // Everything came from the socket: the replay covered the outage, REST was not needed.
+      expect(messages.filter((m) => m.source === 'backfill')).toHaveLength(0);
       const liveSeqs = seqFrames().map((m) => (m as { frame: { seq: number } }).frame.seq);
-      // The client follows the spec alone (no since=, no control=true): the gateway sends it no control frames.
-      expect(messages.filter((m) => m.source === 'live' && m.frame.kind.startsWith('stream.'))).toHaveLength(0);
-      expect(liveSeqs).toHaveLength(liveBefore + 1);
-      const all = [...liveSeqs, ...backfilled.map((m) => m.event.seq)];
-      expect(new Set(all).size).toBe(all.length); // nothing twice
-      expect(liveSeqs.at(-1)!).toBeGreaterThan(Math.max(...fillsBackfilled));
-      expect(backfilled.every((m) => m.event.party === undefined || m.event.party === null || m.event.party === alice.party)).toBe(true);
-      expect(states.slice(0, 3)).toEqual(['waiting', 'connecting', 'backfilling']);
+      expect(liveSeqs).toHaveLength(liveBefore + 3);
+      expect(new Set(liveSeqs).size).toBe(liveSeqs.length); // nothing twice
+      expect([...liveSeqs].sort((x, y) => x - y)).toEqual(liveSeqs); // in order
+      expect(states.slice(0, 3)).toEqual(['waiting', 'connecting', 'live']);
       expect(positions.open()).toHaveLength(1);
+      // The client opted into control messages: it saw its subscription (with the epoch) each time.
+      expect(messages.filter((m) => m.source === 'control' && m.message.kind === 'stream.subscribed').length).toBeGreaterThanOrEqual(2);
     } finally {
       stream.stop();
     }

@@ -5,7 +5,7 @@ import { parseOptions, UsageError } from '../../../sandbox/stack/options.js';
 describe('stack options', () => {
   it('has development defaults', () => {
     expect(parseOptions([], {}, '/repo')).toEqual({
-      externalDb: null, reset: false, dataDir: '/repo/.data', enginePort: 8080, gatewayPort: 4000, dbPort: 54329,
+      externalDb: null, reset: false, dataDir: '/repo/.data', enginePort: 8080, gatewayPort: 4000, consolePort: 4100, dbPort: 54329,
       rate: 20, bots: 8, adminToken: 'dev-admin-token', authDisabled: false, logLevel: 'warn',
     });
   });

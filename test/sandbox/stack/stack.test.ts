@@ -28,7 +28,7 @@ const dataDir = mkdtempSync(join(tmpdir(), 'stack-smoke-'));
 const started: ChildProcess[] = [];
 
 function startStack(args: string[]): Promise<RunningStack> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'sandbox/stack/main.ts', '--port', '0', '--engine-port', '0', '--db-port', '0', '--data-dir', dataDir, ...args], {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'sandbox/stack/main.ts', '--port', '0', '--engine-port', '0', '--db-port', '0', '--console-port', '0', '--data-dir', dataDir, ...args], {
     cwd: process.cwd(),
     env: { ...process.env, STACK_DATABASE_URL: '', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -53,7 +53,7 @@ describe('toast throttle', () => {
 describe('PositionsStore', () => {
   const party = `alice::${'a'.repeat(64)}`;
   const frame = (seq: number, positionId: string, size: string, realizedPnl: string) => ({
-    kind: 'position.update',
+    kind: 'position.update' as const,
     ts: '2026-11-21T10:00:00.000Z',
     seq,
     market: 'BTC-PERP',

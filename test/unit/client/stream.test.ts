@@ -1,175 +1,232 @@
-// The stream client's gapless reconnect against a tiny real WebSocket + `/v1/events` server on
-// loopback: frames lost while disconnected come back through the REST backfill, in order, before
-// any live frame, and live frames the backfill already covered are not delivered twice.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+// The stream client against a small gateway speaking the stream protocol over real HTTP and
+// WebSocket on loopback (test/support/fake-stream-gateway.ts): resume by the server's replay,
+// REST backfill only after `stream.gap` (and only once the REST copy reached the stream), reset,
+// refusals as values, clock correction, session renewal, half-open detection.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { WebSocketServer, WebSocket } from 'ws';
-import { GatewayClient, localParty, prepareSession, Session, StreamClient, type StreamMessage, type WebSocketCtor } from '../../../packages/client/src/index.js';
-import { importPublicKey, signedPayload, verifySignature } from '../../../src/auth/signature.js';
+import { WebSocket } from 'ws';
+import { GatewayClient, GatewayError, localParty, StreamClient, type StreamMessage, type StreamOptions, type WebSocketCtor, type WebSocketLike } from '../../../packages/client/src/index.js';
+import { startFakeStreamGateway, type FakeStreamGateway } from '../../support/fake-stream-gateway.js';
 
-interface Fake {
-  url: string;
-  events: { seq: number; kind: string; ts: string; market?: string; party?: string; payload: object }[];
-  sockets: WebSocket[];
-  upgrades: URL[];
-  eventCalls: string[];
-  failEvents: number;
-  onConnect: (ws: WebSocket, n: number) => void;
-  server: Server;
+async function until(check: () => boolean, what: string | (() => string), ms = 8_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
 
-const ts = '2026-11-21T10:00:00.000Z';
-const trade = (seq: number) => ({ kind: 'trade', ts, seq, market: 'BTC-PERP', payload: { side: 'buy', size: '1.0000000000', price: '1.0000000000' } });
-const rawFill = (seq: number) => ({ seq, kind: 'engine.order_filled', ts, market: 'BTC-PERP', payload: { matchId: `m${seq}`, legs: [] } });
-
-async function startFake(): Promise<Fake> {
-  const server = createServer();
-  const fake: Fake = { url: '', events: [], sockets: [], upgrades: [], eventCalls: [], failEvents: 0, onConnect: () => {}, server };
-  server.on('request', (req, res) => {
-    const u = new URL(req.url!, 'http://x');
-    fake.eventCalls.push(u.search);
-    if (u.pathname !== '/v1/events') return void res.writeHead(404).end();
-    if (fake.failEvents > 0) {
-      fake.failEvents--;
-      return void res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"down","code":"database_unavailable"}');
-    }
-    const since = Number(u.searchParams.get('since'));
-    // Pages of two, slowly, so live frames arrive while the backfill runs.
-    const page = fake.events.filter((e) => e.seq > since).slice(0, 2);
-    const more = fake.events.some((e) => e.seq > (page.at(-1)?.seq ?? Infinity));
-    setTimeout(() => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ items: page, nextCursor: more ? page.at(-1)!.seq : null }));
-    }, 40);
-  });
-  const wss = new WebSocketServer({ server, path: '/v1/stream' });
-  wss.on('connection', (ws, req) => {
-    fake.sockets.push(ws);
-    fake.upgrades.push(new URL(req.url!, 'http://x'));
-    fake.onConnect(ws, fake.sockets.length);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return fake;
-}
-
-describe('StreamClient reconnect', () => {
-  let fake: Fake;
+describe('StreamClient', () => {
+  let fake: FakeStreamGateway;
   let stream: StreamClient | null = null;
+  let sockets: WebSocketLike[];
+  let messages: StreamMessage[];
+  let states: string[];
+  const Recording = function (this: unknown, url: string) {
+    const ws = new WebSocket(url) as unknown as WebSocketLike;
+    sockets.push(ws);
+    return ws;
+  } as unknown as WebSocketCtor;
+  const open = (client: GatewayClient, extra: Partial<StreamOptions> = {}) => {
+    stream = new StreamClient({
+      client,
+      WebSocket: Recording,
+      reconnect: { baseDelayMs: 20, maxDelayMs: 50 },
+      onMessage: (m) => messages.push(m),
+      onState: (s) => states.push(s),
+      ...extra,
+    });
+    stream.start();
+    return stream;
+  };
+  const seqFrames = () => messages.flatMap((m) => (m.source === 'live' && !m.frame.snapshot ? [m.frame.seq] : m.source === 'backfill' ? [m.event.seq] : []));
+  const isLive = () => states.at(-1) === 'live';
+
   beforeEach(async () => {
-    fake = await startFake();
+    fake = await startFakeStreamGateway();
+    sockets = [];
+    messages = [];
+    states = [];
   });
   afterEach(async () => {
     stream?.stop();
-    for (const s of fake.sockets) s.terminate();
-    await new Promise<void>((r) => fake.server.close(() => r()));
+    stream = null;
+    await fake.close();
   });
 
-  function summary(messages: StreamMessage[]) {
-    return messages.map((m) => (m.source === 'live' ? `live:${m.frame.kind}:${m.frame.seq}` : `backfill:${m.event.kind}:${m.event.seq}`));
-  }
+  it('resumes with since=<last seq - 1>&epoch=<epoch> and takes the replay: nothing lost, nothing twice', async () => {
+    fake.publishTrades(3);
+    const client = new GatewayClient({ baseUrl: fake.url });
+    open(client);
+    await until(() => fake.sockets.length === 1 && isLive(), 'first connection');
+    fake.publishTrades(2);
+    await until(() => seqFrames().length === 2, 'two live frames');
+    // Down: five more happen meanwhile.
+    fake.sockets[0]!.terminate();
+    fake.publishTrades(5);
+    await until(() => seqFrames().length === 7, 'replayed frames');
+    const resume = fake.upgrades[1]!;
+    expect(resume.searchParams.get('since')).toBe('4'); // last delivered 5, one below
+    expect(resume.searchParams.get('epoch')).toBe('e1');
+    expect(resume.searchParams.get('control')).toBe('true');
+    expect(seqFrames()).toEqual([4, 5, 6, 7, 8, 9, 10]);
+    expect(fake.eventQueries).toHaveLength(0); // no REST: the server's replay covered it
+    // Snapshot frames came with each connection and are marked.
+    expect(messages.filter((m) => m.source === 'live' && m.frame.snapshot)).toHaveLength(2);
+  });
 
-  async function until(check: () => boolean, ms = 5000) {
-    const end = Date.now() + ms;
-    while (!check()) {
-      if (Date.now() > end) throw new Error('timed out');
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
+  it('gets the frames of a seq it saw only partly, and not the ones it had', async () => {
+    const client = new GatewayClient({ baseUrl: fake.url });
+    open(client);
+    await until(() => isLive() && fake.sockets.length === 1, 'connected');
+    // A flip: two position.update frames of one party at one seq, then a trade of the same seq.
+    const pos = (id: string) => ({ kind: 'position.update', seq: 7, market: 'BTC-PERP', userParty: 'a::1', payload: { positionId: id } });
+    fake.publish(pos('p1'));
+    await until(() => seqFrames().length === 1, 'first leg');
+    // The connection drops before the rest arrives.
+    fake.silent = true;
+    fake.publish(pos('p2'));
+    fake.publish({ kind: 'trade', seq: 7, market: 'BTC-PERP', payload: {} });
+    fake.silent = false;
+    fake.sockets[0]!.terminate();
+    await until(() => seqFrames().length === 3, 'the rest of seq 7');
+    const got = messages.flatMap((m) => (m.source === 'live' && !m.frame.snapshot ? [`${m.frame.kind}:${(m.frame.payload as { positionId?: string }).positionId ?? ''}`] : []));
+    expect(got).toEqual(['position.update:p1', 'position.update:p2', 'trade:']);
+  });
 
-  it('backfills the gap through /v1/events (all pages) before resuming live frames, without duplicates', async () => {
-    fake.events = [1, 2, 3, 4, 5, 6, 7].map(rawFill);
-    fake.onConnect = (ws, n) => {
-      if (n === 1) {
-        ws.send(JSON.stringify(trade(1)));
-        ws.send(JSON.stringify(trade(2)));
-        // The connection drops; events 3..7 happen meanwhile.
-        setTimeout(() => ws.terminate(), 50);
-      } else {
-        // The new socket replays some frames the backfill will cover, then new ones.
-        for (const f of [trade(6), trade(7), { ...trade(8), kind: 'position.update', userParty: 'a' }, trade(8), trade(8)]) ws.send(JSON.stringify(f));
-        ws.send(JSON.stringify({ kind: 'orderbook.snapshot', ts, seq: 3, market: 'BTC-PERP', payload: { depth: 1, bids: [], asks: [] } }));
-      }
+  it('after stream.gap reads REST only up to the replay history, waits for the REST copy to reach it, and holds live frames meanwhile', async () => {
+    fake.historySize = 5;
+    const client = new GatewayClient({ baseUrl: fake.url });
+    // Position frames of one party (the fake does not filter: every frame is of the party).
+    const positions = (n: number) => {
+      for (let i = 0; i < n; i++) fake.publish({ kind: 'position.update', seq: fake.head() + 1, market: 'BTC-PERP', userParty: 'a::1', payload: { positionId: 'p1' } });
     };
-    const messages: StreamMessage[] = [];
-    const client = new GatewayClient({ baseUrl: fake.url, retry: { retries: 0 } });
-    stream = new StreamClient({
-      client,
-      markets: ['BTC-PERP'],
-      onMessage: (m) => messages.push(m),
-      WebSocket: WebSocket as unknown as WebSocketCtor,
-      reconnect: { baseDelayMs: 20, maxDelayMs: 40, random: () => 0 },
-    });
-    stream.start();
-    await until(() => messages.length >= 10);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(summary(messages)).toEqual([
-      'live:trade:1',
-      'live:trade:2',
-      'backfill:engine.order_filled:3',
-      'backfill:engine.order_filled:4',
-      'backfill:engine.order_filled:5',
-      'backfill:engine.order_filled:6',
-      'backfill:engine.order_filled:7',
-      'live:position.update:8',
-      'live:trade:8',
-      'live:orderbook.snapshot:3',
-    ]);
-    expect(fake.eventCalls).toEqual(['?limit=1000&since=2', '?limit=1000&since=4', '?limit=1000&since=6']);
-    expect(stream.lastSeq).toBe(8);
-    expect(fake.upgrades[0]!.searchParams.get('markets')).toBe('BTC-PERP');
+    open(client, { party: ['a::1'], kinds: ['position.update'], gapPollMs: 20 });
+    await until(() => isLive() && fake.sockets.length === 1, 'connected');
+    positions(2);
+    await until(() => seqFrames().length === 2, 'live');
+    fake.sockets[0]!.terminate();
+    fake.mirrorLag = 12; // the REST copy trails: it does not yet hold what the replay lacks
+    positions(20); // history keeps only the last 5 (seqs 18..22)
+    await until(() => messages.some((m) => m.source === 'control' && m.message.kind === 'stream.gap'), 'gap');
+    await until(() => states.at(-1) === 'backfilling', 'backfilling');
+    await new Promise((r) => setTimeout(r, 150));
+    expect(messages.filter((m) => m.source === 'backfill')).toHaveLength(0); // waits, delivers nothing
+    fake.mirrorLag = 0;
+    positions(1); // a live frame during the backfill is held
+    await until(() => seqFrames().length === 23, 'everything');
+    expect(seqFrames()).toEqual(Array.from({ length: 23 }, (_, i) => i + 1));
+    const sources = messages.filter((m) => m.source !== 'control' && !(m.source === 'live' && m.frame.snapshot)).map((m) => m.source);
+    // 3..18 from REST (the oldest seq of the history included: REST stands for all its frames),
+    // 19.. from the stream.
+    expect(sources.slice(2, 18).every((s) => s === 'backfill')).toBe(true);
+    expect(sources.slice(18).every((s) => s === 'live')).toBe(true);
+    // The backfill used the server-side party filter (only position.update was asked).
+    expect(fake.eventQueries.some((q) => q.searchParams.get('user') === 'a::1')).toBe(true);
   });
 
-  it('starts over when the backfill fails, still without a gap', async () => {
-    fake.events = [1, 2, 3].map(rawFill);
-    fake.failEvents = 1;
-    fake.onConnect = (ws) => ws.send(JSON.stringify(trade(4)));
-    const messages: StreamMessage[] = [];
+  it('on stream.reset tells the app, forgets the old resume point and goes on with the new history', async () => {
+    const resets: unknown[] = [];
+    fake.publishTrades(3);
+    const client = new GatewayClient({ baseUrl: fake.url });
+    open(client, { onReset: (r) => resets.push(r) });
+    await until(() => isLive() && fake.sockets.length === 1, 'connected');
+    fake.publishTrades(1);
+    await until(() => seqFrames().length === 1, 'live');
+    fake.sockets[0]!.terminate();
+    fake.epoch = 'e2';
+    await until(() => resets.length === 1, 'reset');
+    expect(resets[0]).toEqual({ epoch: 'e2', previousEpoch: 'e1', reason: 'epoch_mismatch' });
+    expect(stream!.epoch).toBe('e2');
+    expect(stream!.lastSeq).toBe(4);
+    fake.publishTrades(1);
+    await until(() => seqFrames().at(-1) === 5, 'live after reset');
+  });
+
+  it('a refused upgrade reaches the app with the status and code, and stops the retry loop', async () => {
+    fake.refuse = { status: 400, code: 'bad_request', error: 'unknown kind "trades"' };
+    const refused: GatewayError[] = [];
+    const client = new GatewayClient({ baseUrl: fake.url });
+    open(client, { kinds: ['trades'], onRefused: (e) => refused.push(e) });
+    await until(() => refused.length === 1, 'refusal');
+    expect(refused[0]).toBeInstanceOf(GatewayError);
+    expect(refused[0]!.status).toBe(400);
+    expect(refused[0]!.code).toBe('bad_request');
+    expect(states.at(-1)).toBe('refused');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(fake.upgrades).toHaveLength(1);
+    expect(fake.probes).toHaveLength(1);
+  });
+
+  it('retries a 503 refusal with backoff until it passes', async () => {
+    fake.refuse = { status: 503, code: 'too_many_connections' };
+    const client = new GatewayClient({ baseUrl: fake.url });
     const errors: unknown[] = [];
-    stream = new StreamClient({
-      client: new GatewayClient({ baseUrl: fake.url, retry: { retries: 0 } }),
-      lastSeq: 1,
-      onMessage: (m) => messages.push(m),
-      onError: (e) => errors.push(e),
-      WebSocket: WebSocket as unknown as WebSocketCtor,
-      reconnect: { baseDelayMs: 20, maxDelayMs: 40, random: () => 0 },
-    });
-    stream.start();
-    await until(() => messages.length >= 3);
-    expect(summary(messages)).toEqual(['backfill:engine.order_filled:2', 'backfill:engine.order_filled:3', 'live:trade:4']);
-    expect(fake.sockets.length).toBe(2);
-    expect(errors.length).toBeGreaterThanOrEqual(1);
+    open(client, { onError: (e) => errors.push(e) });
+    await until(() => fake.upgrades.length >= 3, 'retries');
+    fake.refuse = null;
+    await until(() => isLive() && fake.sockets.length === 1, () => `connected at last (states ${states.slice(-5).join(',')}, sockets ${fake.sockets.length}, upgrades ${fake.upgrades.length})`);
+    expect(errors.some((e) => e instanceof GatewayError && e.code === 'too_many_connections')).toBe(true);
   });
 
-  it('proves the session in the upgrade query and keeps other parties\' backfilled events out', async () => {
-    const p = await localParty('streamer');
-    const prepared = await prepareSession(p, 60_000);
-    const client = new GatewayClient({ baseUrl: fake.url, retry: { retries: 0 } });
-    client.session = new Session(p.party, 'sess-s', Date.now() + 60_000, prepared.key.privateKey);
-    fake.events = [
-      { seq: 2, kind: 'inbound.deposit', ts, party: 'other::x', payload: {} },
-      { seq: 3, kind: 'inbound.deposit', ts, party: p.party, payload: {} },
-      { seq: 4, kind: 'engine.tick_start', ts, payload: { tick: 1 } },
-    ];
-    const messages: StreamMessage[] = [];
-    stream = new StreamClient({
-      client,
-      party: [p.party],
-      kinds: ['inbound.deposit', 'position.update'],
-      lastSeq: 1,
-      onMessage: (m) => messages.push(m),
-      WebSocket: WebSocket as unknown as WebSocketCtor,
+  it('a socket that closed before opening while the gateway would accept it (426 to the probe) is retried, not refused', async () => {
+    const client = new GatewayClient({ baseUrl: fake.url });
+    // The first socket is dropped by the network before the upgrade completes.
+    const Flaky = function (this: unknown, url: string) {
+      const ws = new WebSocket(url);
+      if (fake.upgrades.length === 0 && sockets.length === 0) ws.on('upgrade', () => ws.terminate());
+      sockets.push(ws as unknown as WebSocketLike);
+      return ws;
+    } as unknown as WebSocketCtor;
+    const refused: unknown[] = [];
+    open(client, { WebSocket: Flaky, onRefused: (e) => refused.push(e) });
+    await until(() => isLive() && sockets.length === 2, () => `live on the second socket (states ${states.join(',')})`);
+    expect(refused).toEqual([]);
+    expect(fake.probes).toHaveLength(1);
+  });
+
+  it('corrects its clock from the serverTime of a 401 and connects with a valid signature', async () => {
+    fake.clockOffsetMs = 45_000; // the device clock is 45 s behind
+    const client = new GatewayClient({ baseUrl: fake.url });
+    const alice = await localParty('alice');
+    // A session made by hand (the fake has no session route): the stream signs its query with it.
+    const { Session, generateKeyPair } = await import('../../../packages/client/src/index.js');
+    client.session = new Session(alice.party, 'sess-1', Date.now() + 3_600_000, (await generateKeyPair()).privateKey, () => client.now());
+    open(client, { party: [alice.party] });
+    await until(() => isLive() && fake.sockets.length === 1, 'connected');
+    expect(Math.abs(client.clock.offsetMs - 45_000)).toBeLessThan(2_000);
+    expect(fake.probes).toHaveLength(1);
+  });
+
+  it('renews an expired session through the hook and reconnects', async () => {
+    const { Session, generateKeyPair } = await import('../../../packages/client/src/index.js');
+    const key = (await generateKeyPair()).privateKey;
+    let renewals = 0;
+    const client: GatewayClient = new GatewayClient({
+      baseUrl: fake.url,
+      onSessionExpired: async (old): Promise<InstanceType<typeof Session>> => {
+        renewals++;
+        return new Session(old.party, 'sess-2', Date.now() + 3_600_000, key, () => client.now());
+      },
     });
-    stream.start();
-    await until(() => stream!.lastSeq === 4);
-    expect(summary(messages)).toEqual(['backfill:inbound.deposit:3']);
-    const q = fake.upgrades[0]!.searchParams;
-    expect(q.get('user')).toBe(p.party);
-    expect(q.get('sessionId')).toBe('sess-s');
-    expect(q.get('party')).toBe(p.party);
-    expect(q.get('kinds')).toBe('inbound.deposit,position.update');
-    const [t, sig] = q.get('sig')!.split('.') as [string, string];
-    expect(verifySignature(importPublicKey(prepared.key.publicKeyHex)!, signedPayload('GET', '/v1/stream', Number(t), ''), Buffer.from(sig, 'hex'))).toBe(true);
+    client.session = new Session('alice::1', 'sess-1', Date.now() + 3_600_000, key, () => client.now());
+    fake.expiredSessions.add('sess-1'); // the gateway knows better than the local clock
+    open(client, { party: ['alice::1'] });
+    await until(() => isLive() && fake.sockets.length === 1, 'connected');
+    expect(renewals).toBe(1);
+    expect(fake.upgrades.at(-1)!.searchParams.get('sessionId')).toBe('sess-2');
+  });
+
+  it('asks for heartbeats and replaces a socket that went silent (half-open)', async () => {
+    const client = new GatewayClient({ baseUrl: fake.url });
+    const errors: unknown[] = [];
+    open(client, { heartbeatS: 1, onError: (e) => errors.push(e) });
+    await until(() => isLive() && fake.sockets.length === 1, 'connected');
+    expect(fake.upgrades[0]!.searchParams.get('heartbeat')).toBe('1');
+    await until(() => messages.some((m) => m.source === 'control' && m.message.kind === 'stream.heartbeat'), 'a heartbeat');
+    fake.silent = true; // the socket stays open but nothing arrives
+    await until(() => fake.upgrades.length === 2, 'reconnect after silence', 10_000);
+    fake.silent = false;
+    expect(String(errors.at(-1))).toMatch(/half-open/);
+    await until(() => isLive(), 'live again');
   });
 });

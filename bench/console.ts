@@ -1,0 +1,79 @@
+/**
+ * `npm run bench:console`: how fast the reference web console shows a market, in Debian's
+ * Chromium against the whole stack in this process (reference engine, indexer, PostgreSQL,
+ * gateway; a seeded book and bar, see test/support/trading-stack.ts).
+ *
+ * For each page load (the first in a fresh profile: party made, session signed, faucet; then
+ * reloads that restore the party and session from IndexedDB) the page reports, in ms since
+ * navigation start:
+ *   - first frame:  the first stream frame received (the book snapshot on subscribe);
+ *   - first render: book levels and chart bars both painted (next animation frame after the DOM
+ *                   update).
+ * Settings: BENCH_DATABASE_URL (server, default postgres://postgres@127.0.0.1:5432/postgres),
+ * BENCH_CONSOLE_LOADS (default 10).
+ */
+import { gzipSync } from 'node:zlib';
+import postgres from 'postgres';
+import { migrate } from '../schema/migrate.js';
+import { bundleConsole } from '../sandbox/console/server.js';
+import { haveChromium, launchBrowser, CHROMIUM } from '../test/support/chromium.js';
+import { startTradingStack } from '../test/support/trading-stack.js';
+
+const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const LOADS = Number(process.env.BENCH_CONSOLE_LOADS ?? 10);
+
+interface Metrics {
+  firstFrameMs: number;
+  firstRenderMs: number;
+}
+
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+};
+
+async function main(): Promise<void> {
+  if (!haveChromium) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium`);
+  const bundle = await bundleConsole();
+  const schema = `bench_console_${Date.now().toString(36)}`;
+  const admin = postgres(SERVER, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`CREATE SCHEMA ${schema}`);
+  const u = new URL(SERVER);
+  u.searchParams.set('search_path', schema);
+  const sql = postgres(u.toString(), { max: 2, onnotice: () => {} });
+  await migrate(sql);
+  const stack = await startTradingStack(u.toString());
+  const browser = await launchBrowser();
+  try {
+    const page = await browser.context.newPage();
+    const runs: Metrics[] = [];
+    for (let i = 0; i < LOADS + 1; i++) {
+      await page.goto(stack.console.url);
+      await page.waitForFunction(() => (globalThis as unknown as { __console?: { firstRenderMs: number | null } }).__console?.firstRenderMs != null, null, { timeout: 30_000 });
+      runs.push(await page.evaluate(() => (globalThis as unknown as { __console: Metrics }).__console));
+    }
+    const [first, ...reloads] = runs;
+    const frame = reloads.map((r) => r.firstFrameMs);
+    const render = reloads.map((r) => r.firstRenderMs);
+    const result = {
+      chromium: await browser.context.browser()?.version(),
+      bundleBytes: Buffer.byteLength(bundle),
+      bundleGzipBytes: gzipSync(bundle).length,
+      firstVisit: { firstFrameMs: Math.round(first!.firstFrameMs), firstRenderMs: Math.round(first!.firstRenderMs) },
+      reloads: {
+        n: reloads.length,
+        firstFrameMs: { p50: Math.round(quantile(frame, 0.5)), p90: Math.round(quantile(frame, 0.9)) },
+        firstRenderMs: { p50: Math.round(quantile(render, 0.5)), p90: Math.round(quantile(render, 0.9)) },
+      },
+    };
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    await browser.close();
+    await stack.close();
+    await sql.end();
+    await admin.unsafe(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.end();
+  }
+}
+
+await main();

@@ -1,0 +1,229 @@
+// `npm run fleet`: the production shape on loopback (docs/fleet.md). Beside the reference engine,
+// indexer and simulator of `npm start` (same options; PostgreSQL embedded or --external-db):
+//   - two relays (engine SSE → JetStream; one is enough, the second is the hot standby),
+//   - FLEET_REPLICAS gateway replicas (default 3) sharing the machine's Redis (REDIS_URL, default
+//     redis://127.0.0.1:6379) and consuming the machine's NATS JetStream (NATS_URL, default
+//     nats://127.0.0.1:4222),
+//   - nginx in front of them on --port (default 4000), run as the current user from a temp prefix.
+// Ctrl-C stops everything. The JetStream stream and the Redis keys of this fleet are cleared at
+// start: the reference engine keeps its history in memory, so each run is a new history.
+import { mkdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import { request } from 'undici';
+import { Redis } from 'ioredis';
+import { connect as natsConnect } from 'nats';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../sandbox/pglite-server.js';
+import { describeExit, startChild, waitFor, type Child } from '../sandbox/stack/children.js';
+import { parseOptions, USAGE, UsageError, type StackOptions } from '../sandbox/stack/options.js';
+import { startNginx, type RunningNginx } from './nginx.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+const NATS_URL = process.env.NATS_URL || 'nats://127.0.0.1:4222';
+const REPLICAS = Number(process.env.FLEET_REPLICAS || '3');
+const STREAM = 'FLEET_ENGINE_EVENTS';
+const SUBJECT = 'fleet.engine.events';
+const PREFIX = 'fleet:';
+
+let opts: StackOptions;
+try {
+  opts = parseOptions(process.argv.slice(2), { ...process.env, STACK_DATA_DIR: process.env.STACK_DATA_DIR || '.data-fleet' }, root);
+  if (!Number.isInteger(REPLICAS) || REPLICAS < 1 || REPLICAS > 32) throw new UsageError('FLEET_REPLICAS must be 1..32');
+} catch (err) {
+  if (!(err instanceof UsageError)) throw err;
+  if (err.message) process.stderr.write(`${err.message}\n`);
+  process.stderr.write(`${USAGE.replace('npm start', 'npm run fleet')}\n  env FLEET_REPLICAS (default 3), REDIS_URL, NATS_URL\n`);
+  process.exit(err.message ? 2 : 0);
+}
+
+const say = (msg: string): void => void process.stdout.write(`[fleet]    ${msg}\n`);
+const children: Child[] = [];
+let embedded: EmbeddedPostgres | null = null;
+let nginx: RunningNginx | null = null;
+let failure: string | null = null;
+let stopping: Promise<void> | null = null;
+
+function shutdown(code: number, why: string): Promise<void> {
+  stopping ??= (async () => {
+    say(`stopping (${why})`);
+    const force = setTimeout(() => process.exit(code || 1), 15_000);
+    force.unref();
+    await nginx?.stop().catch(() => undefined);
+    for (const c of [...children].reverse()) await c.stop();
+    await embedded?.stop().catch(() => undefined);
+    say('stopped');
+    process.exit(code);
+  })();
+  return stopping;
+}
+process.on('SIGINT', () => void shutdown(0, 'SIGINT'));
+process.on('SIGTERM', () => void shutdown(0, 'SIGTERM'));
+const onExit = (name: string, how: string): void => {
+  failure = `${name} exited unexpectedly (${how})`;
+  say(failure);
+  void shutdown(1, failure);
+};
+
+async function freePort(p = 0): Promise<number> {
+  if (p !== 0) return p;
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.once('error', rej);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => res(port));
+    });
+  });
+}
+
+async function httpOk(url: string): Promise<boolean> {
+  const res = await request(url, { headersTimeout: 2000, bodyTimeout: 2000 });
+  await res.body.dump();
+  return res.statusCode === 200;
+}
+
+/** A fresh history for this run: the fleet's stream and Redis keys are cleared. */
+async function clearSharedState(): Promise<void> {
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 2_000 });
+  try {
+    await redis.connect();
+    const keys = await redis.keys(`${PREFIX}*`);
+    if (keys.length) await redis.del(...keys);
+  } catch (err) {
+    throw new Error(`Redis at ${REDIS_URL} does not answer (${(err as Error).message}); start it or set REDIS_URL`, { cause: err });
+  } finally {
+    redis.disconnect();
+  }
+  let nc;
+  try {
+    nc = await natsConnect({ servers: NATS_URL, timeout: 2_000 });
+  } catch (err) {
+    throw new Error(`NATS at ${NATS_URL} does not answer (${(err as Error).message}); start nats-server -js or set NATS_URL`, { cause: err });
+  }
+  await (await nc.jetstreamManager()).streams.delete(STREAM).catch(() => undefined);
+  await nc.close();
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  if (opts.reset) rmSync(opts.dataDir, { recursive: true, force: true });
+  await clearSharedState();
+  const enginePort = await freePort(opts.enginePort);
+  const lbPort = await freePort(opts.gatewayPort);
+  const engineUrl = `http://127.0.0.1:${enginePort}`;
+
+  let databaseUrl: string;
+  if (opts.externalDb) databaseUrl = opts.externalDb;
+  else {
+    const dir = join(opts.dataDir, 'pglite');
+    mkdirSync(dir, { recursive: true });
+    embedded = await startEmbeddedPostgres({ port: opts.dbPort, dataDir: dir });
+    databaseUrl = embedded.url;
+  }
+  say(`database: ${databaseUrl}`);
+
+  const engineStartedAt = Date.now();
+  children.push(startChild('engine', 'sandbox/engine/main.ts', { ENGINE_PORT: String(enginePort), ENGINE_HOST: '127.0.0.1', ENGINE_ADMIN_TOKEN: opts.adminToken }, root, onExit));
+  await waitFor('engine', () => httpOk(`${engineUrl}/healthz`), 20_000, () => failure);
+
+  children.push(
+    startChild(
+      'indexer',
+      'sandbox/indexer/main.ts',
+      { DATABASE_URL: databaseUrl, ENGINE_BASE_URL: engineUrl, ENGINE_ADMIN_TOKEN: opts.adminToken, VAULT_OPERATOR: 'operator-1', INDEXER_ON_ENGINE_RESET: 'wipe', LOG_LEVEL: opts.logLevel },
+      root,
+      onExit,
+    ),
+  );
+  const probe = postgres(databaseUrl, { max: 1, prepare: false, onnotice: () => {}, connect_timeout: 3 });
+  try {
+    await waitFor('indexer migrations', async () => (await probe.unsafe(`SELECT 1 FROM schema_migrations WHERE version = '0015_fired_limit'`).simple()).length === 1, 25_000, () => failure);
+    await waitFor(
+      'indexer catching up with the new engine',
+      async () => {
+        const rows = await probe.unsafe(`SELECT ts FROM events WHERE seq = 1`).simple();
+        return rows.length === 1 && new Date(rows[0]!.ts as string).getTime() >= engineStartedAt - 1000;
+      },
+      25_000,
+      () => failure,
+    );
+  } finally {
+    await probe.end({ timeout: 1 });
+  }
+
+  const shared = {
+    DATABASE_URL: databaseUrl,
+    ENGINE_BASE_URL: engineUrl,
+    ENGINE_ADMIN_TOKEN: opts.adminToken,
+    NATS_URL,
+    NATS_STREAM: STREAM,
+    NATS_SUBJECT: SUBJECT,
+    LOG_LEVEL: opts.logLevel,
+  };
+  const relayPorts = [await freePort(), await freePort()];
+  relayPorts.forEach((port, i) => children.push(startChild(`relay-${i + 1}`, 'src/relay/main.ts', { ...shared, PORT: String(port), HOST: '127.0.0.1' }, root, onExit)));
+  await waitFor('relay', async () => (await Promise.all(relayPorts.map((p) => httpOk(`http://127.0.0.1:${p}/readyz`).catch(() => false)))).some(Boolean), 25_000, () => failure);
+
+  const replicaPorts: number[] = [];
+  for (let i = 0; i < REPLICAS; i++) replicaPorts.push(await freePort());
+  replicaPorts.forEach((port, i) =>
+    children.push(
+      startChild(
+        `gw-${i + 1}`,
+        'src/main.ts',
+        {
+          ...shared,
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          REDIS_URL,
+          REDIS_PREFIX: PREFIX,
+          TRUST_PROXY: '127.0.0.1',
+          AUTH_DISABLED: String(opts.authDisabled),
+          FAUCET_ENABLED: 'true',
+          VAULT_OPERATOR: 'operator-1',
+          CORS_ORIGINS: '*',
+          DB_POOL_MAX: opts.externalDb ? '10' : '2',
+        },
+        root,
+        onExit,
+      ),
+    ),
+  );
+  await waitFor('replicas', async () => (await Promise.all(replicaPorts.map((p) => httpOk(`http://127.0.0.1:${p}/readyz`)))).every(Boolean), 40_000, () => failure);
+
+  nginx = await startNginx({ listen: `127.0.0.1:${lbPort}`, upstreams: replicaPorts.map((p) => `127.0.0.1:${p}`), prefix: join(opts.dataDir, 'nginx') });
+  nginx.proc.once('exit', (code, signal) => onExit('nginx', describeExit(code, signal)));
+
+  if (opts.rate > 0) {
+    children.push(
+      startChild('simulator', 'sandbox/simulator/main.ts', { ENGINE_BASE_URL: engineUrl, ENGINE_ADMIN_TOKEN: opts.adminToken, SIM_RATE: String(opts.rate), SIM_BOTS: String(opts.bots), SIM_SEED: '1' }, root, onExit),
+    );
+  }
+
+  const lb = `http://127.0.0.1:${lbPort}`;
+  process.stdout.write(
+    [
+      '',
+      `Local fleet ready in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      `  nginx     ${lb}   (ws://127.0.0.1:${lbPort}/v1/stream)`,
+      `  replicas  ${replicaPorts.map((p) => `127.0.0.1:${p}`).join(', ')}`,
+      `  relays    ${relayPorts.map((p) => `127.0.0.1:${p}`).join(', ')} (JetStream stream ${STREAM} at ${NATS_URL})`,
+      `  redis     ${REDIS_URL} (keys ${PREFIX}*)`,
+      `  engine    ${engineUrl}   database ${databaseUrl}`,
+      '',
+      `  curl -si ${lb}/v1/orderbook?market=BTC-PERP | grep -i x-upstream   # which replica answered`,
+      '',
+      'Ctrl-C stops everything.',
+      '',
+    ].join('\n'),
+  );
+  process.stdout.write(`FLEET_READY ${JSON.stringify({ nginx: lb, replicas: replicaPorts, relays: relayPorts, engine: engineUrl })}\n`);
+}
+
+main().catch((err: Error) => {
+  say(`failed: ${err.message}`);
+  void shutdown(1, 'startup failed');
+});

@@ -1,0 +1,59 @@
+// Serves the reference web console: bundles app/main.ts with esbuild (the client package resolved
+// to its public entry, lightweight-charts from node_modules) once at start, then answers the page,
+// the bundle and `config.json` (the gateway URL the page talks to, across origins like any front
+// end). Used by `npm start` (sandbox/stack/main.ts), the browser test and `npm run bench:console`.
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const clientEntry = resolve(here, '../../packages/client/src/index.ts');
+
+export interface ConsoleServer {
+  url: string;
+  /** Bundle size in bytes (minified). */
+  bundleBytes: number;
+  close(): Promise<void>;
+}
+
+export async function bundleConsole(): Promise<string> {
+  const result = await build({
+    entryPoints: [resolve(here, 'app/main.ts')],
+    bundle: true,
+    format: 'esm',
+    target: 'es2022',
+    minify: true,
+    write: false,
+    legalComments: 'inline',
+    alias: { '@gateway/client': clientEntry },
+    logLevel: 'silent',
+  });
+  return result.outputFiles[0]!.text;
+}
+
+export async function startConsole(options: { gatewayUrl: string; port?: number; host?: string }): Promise<ConsoleServer> {
+  const bundle = await bundleConsole();
+  const html = readFileSync(resolve(here, 'index.html'), 'utf8');
+  const config = JSON.stringify({ gateway: options.gatewayUrl });
+  const server: Server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const send = (type: string, body: string) => res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
+    if (path === '/' || path === '/index.html') return send('text/html; charset=utf-8', html);
+    if (path === '/app.js') return send('text/javascript; charset=utf-8', bundle);
+    if (path === '/config.json') return send('application/json', config);
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+  });
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail);
+    server.listen(options.port ?? 0, host, ok);
+  });
+  return {
+    url: `http://${host}:${(server.address() as AddressInfo).port}/`,
+    bundleBytes: Buffer.byteLength(bundle),
+    close: () => new Promise<void>((ok) => server.close(() => ok())),
+  };
+}

@@ -1,0 +1,257 @@
+// A replica's engine events from JetStream (NATS_URL), in place of its own SSE connection to the
+// engine: the relay (src/relay/) reads the engine once and every replica consumes the stream from
+// its own resume point with an ordered consumer. Same guarantees to `onEvent` as the SSE bridge:
+// every seq at most once, strictly increasing; a gap is filled from the indexer's `events` table
+// (`fillFrom`) or reported (`gap` in /readyz) and skipped.
+//
+// Resume point: the replica's own last seq; its stream position is found by the engine seq in the
+// message ids (src/fleet/jetstream.ts). A resume point older than the stream's retention is
+// filled from the database first. An engine seq going backwards is the relay's purge after the
+// engine's history was replaced: the runtime is told (`onReset`) as with the SSE bridge.
+//
+// `bounds()` lets the runtime choose a start point BEFORE its newest events, so that a replica
+// started a second ago fills its replay history from the stream like an old one (live.ts).
+import { DeliverPolicy, type ConsumerMessages, type JsMsg, type NatsConnection } from 'nats';
+import type { FastifyBaseLogger } from 'fastify';
+import type { EngineEvent } from '../projections/types.js';
+import { connectNats, streamBounds, streamSeqFor, type StreamBounds } from '../fleet/jetstream.js';
+import { parseEngineEvent, type BridgeMetrics } from './sse-bridge.js';
+
+export interface JetStreamSourceOptions {
+  url: string;
+  stream: string;
+  subject: string;
+  startAfter: number | null;
+  /** With no start point: begin this many events before the stream's head (fills the replay history). */
+  prefill: number;
+  onEvent(event: EngineEvent): void;
+  batch?: (deliver: () => void) => void;
+  fillFrom: ((after: number, limit: number) => Promise<EngineEvent[]>) | null;
+  logger: FastifyBaseLogger;
+  metrics: BridgeMetrics;
+  gapReportMs?: number;
+}
+
+const FILL_PAGE = 1000;
+
+export class JetStreamSource {
+  private last: number | null;
+  private nc: NatsConnection | null = null;
+  private messages: ConsumerMessages | null = null;
+  private stopped = false;
+  private running: Promise<void> | null = null;
+  private connectedNow = false;
+  /** The stream's head when consumption began: not ready (`connected`) until it is reached. */
+  private catchUpTo: number | null = null;
+  private gapReport: { text: string; at: number } | null = null;
+  private sleepTimer: { timer: NodeJS.Timeout; resolve: () => void } | null = null;
+
+  onSkip: ((seq: number) => void) | null = null;
+  onReset: ((seq: number) => void) | null = null;
+
+  constructor(private readonly o: JetStreamSourceOptions) {
+    this.last = o.startAfter;
+    if (o.startAfter !== null) o.metrics.maxSeq.set(o.startAfter);
+  }
+
+  get lastSeq(): number | null {
+    return this.last;
+  }
+
+  /** Consuming, and caught up with the head the stream had when this replica started. */
+  get connected(): boolean {
+    const caughtUp = this.catchUpTo === null || (this.last !== null && this.last >= this.catchUpTo);
+    return caughtUp && this.connectedNow && this.nc !== null && !this.nc.isClosed();
+  }
+
+  get gap(): string | undefined {
+    const g = this.gapReport;
+    if (!g) return undefined;
+    if (Date.now() - g.at > (this.o.gapReportMs ?? 300_000)) {
+      this.gapReport = null;
+      return undefined;
+    }
+    return g.text;
+  }
+
+  /** The stream's engine seqs, or null when NATS does not answer within `timeoutMs` or the stream is empty. */
+  async bounds(timeoutMs = 2_000): Promise<StreamBounds | null> {
+    const attempt = (async () => {
+      const nc = await this.connection();
+      return streamBounds(await nc.jetstreamManager(), this.o.stream);
+    })();
+    const timeout = new Promise<null>((r) => setTimeout(() => r(null), timeoutMs).unref());
+    return Promise.race([attempt.catch(() => null), timeout]);
+  }
+
+  /**
+   * The history's first event (engine seq 1) when the stream still holds it, else null: what the
+   * stream's epoch is derived from, so a replica never opens an SSE connection of its own for it.
+   */
+  async firstEvent(timeoutMs = 2_000): Promise<EngineEvent | null> {
+    const attempt = (async () => {
+      const jsm = await (await this.connection()).jetstreamManager();
+      const bounds = await streamBounds(jsm, this.o.stream);
+      if (!bounds || bounds.firstEngineSeq !== 1) return null;
+      const m = await jsm.streams.getMessage(this.o.stream, { seq: bounds.firstStreamSeq });
+      return parseEngineEvent(new TextDecoder().decode(m.data));
+    })();
+    const timeout = new Promise<null>((r) => setTimeout(() => r(null), timeoutMs).unref());
+    return Promise.race([attempt.catch(() => null), timeout]);
+  }
+
+  /** Sets the start point (before `start()`; the runtime may choose it after `bounds()`). */
+  startAfter(seq: number | null): void {
+    this.last = seq;
+    if (seq !== null) this.o.metrics.maxSeq.set(seq);
+  }
+
+  start(): void {
+    this.running ??= this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.messages?.stop();
+    if (this.sleepTimer) {
+      clearTimeout(this.sleepTimer.timer);
+      this.sleepTimer.resolve();
+    }
+    await this.running;
+    await this.nc?.close().catch(() => undefined);
+  }
+
+  private async connection(): Promise<NatsConnection> {
+    if (this.nc && !this.nc.isClosed()) return this.nc;
+    const nc = await connectNats(this.o.url, `gateway-${process.pid}`);
+    this.nc = nc;
+    void (async () => {
+      for await (const s of nc.status()) {
+        if (s.type === 'disconnect') this.connectedNow = false;
+        if (s.type === 'reconnect' && this.messages) this.connectedNow = true;
+      }
+    })();
+    return nc;
+  }
+
+  private async loop(): Promise<void> {
+    let attempt = 0;
+    while (!this.stopped) {
+      try {
+        await this.consumeOnce();
+        attempt = 0;
+      } catch (err) {
+        if (!this.stopped) this.o.logger.warn({ err: (err as Error).message }, 'JetStream source: consume failed');
+      }
+      this.connectedNow = false;
+      this.messages = null;
+      if (this.stopped) break;
+      this.o.metrics.reconnects.inc();
+      await this.sleep(Math.min(2_000, 100 * 2 ** Math.min(attempt++, 5)));
+    }
+  }
+
+  private async consumeOnce(): Promise<void> {
+    const nc = await this.connection();
+    const jsm = await nc.jetstreamManager();
+    const bounds = await streamBounds(jsm, this.o.stream);
+    if (!bounds) return; // nothing published yet: try again shortly
+    if (this.last === null) this.startAfter(Math.max(bounds.firstEngineSeq - 1, bounds.lastEngineSeq - this.o.prefill));
+    this.catchUpTo ??= bounds.lastEngineSeq;
+    if (this.last! + 1 < bounds.firstEngineSeq) {
+      // Older than the stream's retention: the database first, then the stream.
+      await this.fillFromStore(bounds.firstEngineSeq - 1);
+      if (this.last! + 1 < bounds.firstEngineSeq) this.report(this.last! + 1, bounds.firstEngineSeq - 1);
+    }
+    const startSeq = (await streamSeqFor(jsm, this.o.stream, this.last! + 1, bounds)) ?? bounds.lastStreamSeq + 1;
+    const consumer = await nc.jetstream().consumers.get(this.o.stream, {
+      filterSubjects: this.o.subject,
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: startSeq,
+    });
+    const messages = await consumer.consume({ max_messages: 1_000 });
+    this.messages = messages;
+    this.connectedNow = true;
+    this.o.logger.info({ after: this.last, streamSeq: startSeq }, 'JetStream source: consuming');
+    for await (const m of messages) {
+      if (this.stopped) break;
+      await this.handle(m);
+    }
+  }
+
+  private async handle(m: JsMsg): Promise<void> {
+    const event = parseEngineEvent(m.string());
+    if (!event) {
+      this.o.logger.warn({ streamSeq: m.seq }, 'JetStream source: malformed event ignored');
+      return;
+    }
+    const last = this.last;
+    if (last !== null && event.seq <= last) {
+      // An ordered consumer never goes back: an older engine seq is a new engine history.
+      const text = `engine history replaced: stream went from seq ${last} to ${event.seq}`;
+      this.gapReport = { text, at: Date.now() };
+      this.o.logger.error({ last, seq: event.seq }, `JetStream source: ${text}`);
+      this.last = event.seq - 1;
+      this.onReset?.(event.seq - 1);
+    } else if (last !== null && event.seq > last + 1) {
+      await this.fillFromStore(event.seq - 1);
+      if (this.last! < event.seq - 1) this.report(this.last! + 1, event.seq - 1);
+    }
+    if (this.o.batch) this.o.batch(() => this.deliver(event));
+    else this.deliver(event);
+  }
+
+  private deliver(event: EngineEvent): void {
+    this.last = event.seq;
+    this.o.metrics.maxSeq.set(event.seq);
+    this.o.metrics.events.inc();
+    const ts = Date.parse(event.ts);
+    if (Number.isFinite(ts)) this.o.metrics.lagSeconds.set((Date.now() - ts) / 1000);
+    try {
+      this.o.onEvent(event);
+    } catch (err) {
+      this.o.logger.error({ err, seq: event.seq, kind: event.kind }, 'stream projection failed');
+    }
+  }
+
+  private async fillFromStore(until: number): Promise<void> {
+    const fill = this.o.fillFrom;
+    if (!fill || this.last === null) return;
+    try {
+      while (!this.stopped && this.last < until) {
+        const page = await fill(this.last, FILL_PAGE);
+        let progressed = false;
+        const deliverPage = (): void => {
+          for (const e of page) {
+            if (e.seq > until || e.seq !== this.last! + 1) return;
+            this.deliver(e);
+            progressed = true;
+          }
+        };
+        if (this.o.batch) this.o.batch(deliverPage);
+        else deliverPage();
+        if (!progressed || page.length < FILL_PAGE) return;
+      }
+    } catch (err) {
+      this.o.logger.error({ err: (err as Error).message }, 'JetStream source: could not read missing events from the database');
+    }
+  }
+
+  private report(from: number, to: number): void {
+    const text = `events ${from}..${to} unavailable (JetStream retention and database)`;
+    this.gapReport = { text, at: Date.now() };
+    this.o.logger.error({ from, to }, `JetStream source: ${text}; clients should backfill from /v1/events`);
+    this.last = to;
+    this.onSkip?.(to);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.sleepTimer = null;
+        resolve();
+      }, ms);
+      this.sleepTimer = { timer, resolve };
+    });
+  }
+}

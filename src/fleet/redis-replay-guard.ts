@@ -1,0 +1,23 @@
+// The signature replay memory in Redis: a signature is accepted once by the whole fleet.
+// `SET key 1 NX PX ttl` is atomic, so two replicas receiving the same signed request at the same
+// moment cannot both accept it. Fails closed: without Redis the replica cannot know whether another
+// one accepted the signature, so it answers 503 `shared_state_unavailable` rather than risk a replay.
+import type { ReplayGuard } from '../auth/replay-guard.js';
+import { ApiError } from '../http/errors.js';
+import type { RedisHandle } from './redis.js';
+
+export class RedisReplayGuard implements ReplayGuard {
+  constructor(private readonly redis: RedisHandle) {}
+
+  async firstUse(key: string, ttlMs: number): Promise<boolean> {
+    let answer: string | null;
+    try {
+      answer = await this.redis.client.set(`${this.redis.prefix}replay:${key}`, '1', 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX');
+    } catch (err) {
+      this.redis.failed('replay', 'fail_closed', err);
+      throw new ApiError('shared_state_unavailable', 'the signature replay memory (Redis) is unavailable; retry shortly', {}, 503);
+    }
+    this.redis.succeeded();
+    return answer === 'OK';
+  }
+}

@@ -1,0 +1,30 @@
+// What the replicas of a fleet share, built from REDIS_URL (docs/fleet.md). Without it: nothing
+// (the replay memory stays in process memory, the rate limit uses the plugin's memory store, and
+// the faucet relies on the mirror and its in-process record), exactly as a single gateway.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Registry } from 'prom-client';
+import type { Config } from '../config/env.js';
+import type { ReplayGuard } from '../auth/replay-guard.js';
+import { RedisHandle, type RedisStatus } from './redis.js';
+import { RedisReplayGuard } from './redis-replay-guard.js';
+import { RedisFaucetLock, type FaucetLock } from './faucet-lock.js';
+
+export interface SharedState {
+  redis: RedisHandle;
+  replays: ReplayGuard;
+  faucetLock: FaucetLock;
+  status(): Promise<RedisStatus>;
+  close(): Promise<void>;
+}
+
+export function createSharedState(config: Config, registry: Registry, logger: FastifyBaseLogger): SharedState | null {
+  if (config.redisUrl === null) return null;
+  const redis = new RedisHandle(config.redisUrl, config.redisPrefix, registry, logger);
+  return {
+    redis,
+    replays: new RedisReplayGuard(redis),
+    faucetLock: new RedisFaucetLock(redis),
+    status: () => redis.status(),
+    close: () => redis.close(),
+  };
+}

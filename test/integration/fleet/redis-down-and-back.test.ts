@@ -1,0 +1,77 @@
+// Redis going away under a running replica and coming back, on a throwaway redis-server of this
+// test's own (the machine's Redis is shared by other tests and is never stopped): signed requests
+// are refused with 503 while it is down, the rate limit lets requests through, and everything works
+// again once it is back, without restarting the gateway.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKeyPair, makeParty, signHex } from '../../sandbox/engine/helpers.js';
+import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { closedPort, fleetServices, tcpReachable, waitFor } from '../../support/fleet.js';
+import { okJson, startFakeEngine, type FakeEngine } from '../trading/fake-engine.js';
+
+const REDIS_SERVER = '/usr/bin/redis-server';
+const available = (await fleetServices({ redis: true })) && existsSync(REDIS_SERVER);
+
+describe.skipIf(!available)('Redis down and back', () => {
+  let engine: FakeEngine;
+  let gw: TestGateway;
+  let redis: ChildProcess | null = null;
+  let port: number;
+
+  async function startRedis(): Promise<void> {
+    redis = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    await waitFor(() => tcpReachable(`redis://127.0.0.1:${port}`), 10_000, 'redis-server');
+  }
+  async function stopRedis(): Promise<void> {
+    const p = redis!;
+    const exited = new Promise((r) => p.once('exit', r));
+    p.kill('SIGKILL');
+    await exited;
+    redis = null;
+  }
+
+  beforeAll(async () => {
+    port = await closedPort();
+    await startRedis();
+    engine = await startFakeEngine();
+    engine.respond = () => okJson({ market: 'BTC-PERP', seq: 1, depth: 20, bids: [], asks: [] });
+    gw = await startGateway({ ENGINE_BASE_URL: engine.url, RATE_LIMIT_IP_MAX: '3', REDIS_URL: `redis://127.0.0.1:${port}` }, { listen: true, overrides: { live: null } });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await engine?.close();
+    if (redis) await stopRedis();
+  });
+
+  const party = makeParty('back');
+  const key = generateKeyPair();
+  const sessionId = 'sess-down-and-back';
+  let t = 0;
+  const signedGet = async () => {
+    const path = `/v1/users/${party.id}/orders`;
+    t = Math.max(t + 1, Date.now());
+    const res = await fetch(gw.url + path, { headers: { 'x-user': party.id, 'x-session-id': sessionId, 'x-session-sig': `${t}.${signHex(key.privateKey, `GET\n${path}\n${t}\n`)}` } });
+    return { status: res.status, json: (await res.json()) as any };
+  };
+  const book = async () => (await fetch(`${gw.url}/v1/orderbook?market=BTC-PERP`)).status;
+
+  it('refuses signed requests while Redis is down, lets the rate limit open, and recovers by itself', async () => {
+    gw.deps.sessions.add(sessionId, party.id, key.publicKeyHex, Date.now() + 3_600_000);
+    expect((await signedGet()).status).not.toBe(503);
+    expect([await book(), await book(), await book(), await book()]).toEqual([200, 200, 200, 429]);
+
+    await stopRedis();
+    const down = await signedGet();
+    expect(down).toMatchObject({ status: 503, json: { code: 'shared_state_unavailable' } });
+    expect([await book(), await book()]).toEqual([200, 200]); // fail open: the limit is not enforced
+
+    await startRedis(); // empty: a new window
+    await waitFor(async () => (await signedGet()).status !== 503, 10_000, 'Redis used again');
+    const ready = (await (await fetch(`${gw.url}/readyz`)).json()) as any;
+    expect(ready.redis).toEqual({ configured: true, reachable: true });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push(await book());
+    expect(statuses).toEqual([200, 200, 200, 429]);
+  });
+});

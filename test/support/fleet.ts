@@ -1,0 +1,61 @@
+// What the fleet tests need from the machine: Redis, NATS with JetStream, nginx. Outside CI a
+// missing one makes its tests skip, loudly (a warning naming what is missing); in CI (CI=true) it
+// fails them, since .ci/run installs and starts them.
+import { connect as tcpConnect, createServer } from 'node:net';
+import { nginxBinary } from '../../deploy/nginx.js';
+import { randomBytes } from 'node:crypto';
+
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
+
+export function tcpReachable(url: string, timeoutMs = 1_000): Promise<boolean> {
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    const s = tcpConnect({ host: u.hostname, port: Number(u.port) });
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
+    s.setTimeout(timeoutMs, () => done(false));
+    s.once('connect', () => done(true));
+    s.once('error', () => done(false));
+  });
+}
+
+/** true when every named service is there; otherwise warns (skip) or throws in CI. */
+export async function fleetServices(needs: { redis?: boolean; nats?: boolean; nginx?: boolean }): Promise<boolean> {
+  const missing: string[] = [];
+  if (needs.redis && !(await tcpReachable(REDIS_URL))) missing.push(`Redis at ${REDIS_URL}`);
+  if (needs.nats && !(await tcpReachable(NATS_URL))) missing.push(`NATS at ${NATS_URL}`);
+  if (needs.nginx && nginxBinary() === null) missing.push('nginx (apt-get install nginx)');
+  if (missing.length === 0) return true;
+  const text = `fleet tests need ${missing.join(', ')}`;
+  if (process.env.CI) throw new Error(`${text} (CI installs and starts them in .ci/run)`);
+  console.warn(`\n*** SKIPPED: ${text} ***\n`);
+  return false;
+}
+
+/** A key prefix / stream name no other test file uses. */
+export function uniqueName(tag: string): string {
+  return `t_${tag}_${process.pid}_${randomBytes(3).toString('hex')}`;
+}
+
+/** A loopback port with nothing listening (taken, then released). */
+export async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+/** Polls until `check` is truthy or the deadline passes. */
+export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
