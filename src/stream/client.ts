@@ -49,6 +49,8 @@ export class StreamClient {
   held: Array<{ data: Buffer; wire?: Buffer; kind: string }> | null = null;
   heldBytes = 0;
   heartbeat: NodeJS.Timeout | null = null;
+  /** Seq of the last live frame written by `send` (control messages have none). */
+  private lastSeq: number | undefined;
 
   constructor(
     readonly ws: WebSocket,
@@ -62,12 +64,16 @@ export class StreamClient {
    * at 10 000 clients). Frames are whole and writes sequential, so they never interleave with
    * ws's own pings; `bufferedAmount` still sees them (it includes the socket's buffer).
    */
-  send(data: Buffer, wire?: Buffer): 'sent' | 'skipped' | 'slow' {
+  send(data: Buffer, wire?: Buffer, seq?: number): 'sent' | 'skipped' | 'slow' {
     if (this.closing || this.ws.readyState !== WebSocket.OPEN) return 'skipped';
-    if (this.ws.bufferedAmount + data.length > this.bufferLimit) return 'slow';
+    // The rest of an event whose first frames were written goes out even past the bound (one
+    // event's frames, a few KB): a client closed inside an event and resuming with
+    // `since=<last seq>` would never get them. The close comes at the next event.
+    if (this.ws.bufferedAmount + data.length > this.bufferLimit && (seq === undefined || seq !== this.lastSeq)) return 'slow';
     const socket = this.socket;
     if (wire && socket?.writable) socket.write(wire);
     else this.ws.send(data, { binary: false });
+    if (seq !== undefined) this.lastSeq = seq;
     return 'sent';
   }
 

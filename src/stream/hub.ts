@@ -228,7 +228,10 @@ export class StreamHub implements StreamFanout {
           ),
         );
       }
-      for (const sent of this.history.after(since)) {
+      // After a gap, nothing at or below `covered`: those seqs were announced as unavailable (the
+      // client backfills them), and the oldest event held may have lost its first frames to eviction.
+      const from = covered !== null && since < covered ? covered : since;
+      for (const sent of this.history.after(from)) {
         if (!matches(sub, sent.frame)) continue;
         sent.wire ??= wireFrame(sent.data);
         replay.push(sent);
@@ -377,7 +380,7 @@ export class StreamHub implements StreamFanout {
       if (client.corked) this.batch.push(client);
     }
     sent.wire ??= wireFrame(sent.data);
-    const r = client.send(sent.data, sent.wire);
+    const r = client.send(sent.data, sent.wire, sent.frame.seq);
     if (r === 'sent') return true;
     if (r === 'slow') this.closeSlow(client, sent);
     return false;

@@ -1,0 +1,49 @@
+// Command line of `npm run soak`. Flags only; the defaults are the documented run.
+export interface SoakOptions {
+  short: boolean;
+  /** Seconds of load after the stack is up (faults, then a quiet tail); then 8 s of catching up. */
+  durationS: number;
+  /** Simulator actions per second. */
+  rate: number;
+  /** Clients of each reconnect storm. */
+  stormClients: number;
+  /** Run only these faults of the schedule (null: all). */
+  only: string[] | null;
+  /** Write the figures into docs/reliability.md (between its soak markers). */
+  writeDocs: boolean;
+}
+
+export const USAGE = `usage: npm run soak -- [--short] [--duration <s>] [--rate <n>] [--storm <n>]
+  --short           CI mode: about 90 s, each fault once (default: about 10 minutes, each fault twice)
+  --duration <s>    seconds of load after the stack is up (default 570, or 60 with --short)
+  --rate <n>        simulator actions per second (default 100)
+  --storm <n>       clients per reconnect storm (default 200, or 100 with --short)
+  --only <kinds>    only these faults (comma list of sse-drop, gateway-pause, db-stall, reconnect-storm, engine-restart)
+  --write-docs      write the figures into docs/reliability.md`;
+
+export function parseSoakOptions(argv: string[]): SoakOptions {
+  const short = argv.includes('--short');
+  const o: SoakOptions = { short, durationS: short ? 60 : 570, rate: 100, stormClients: short ? 100 : 200, writeDocs: false, only: null };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    const num = (min: number, max: number): number => {
+      const v = Number(argv[++i]);
+      if (!Number.isInteger(v) || v < min || v > max) throw new Error(`${flag} needs an integer from ${min} to ${max}\n${USAGE}`);
+      return v;
+    };
+    if (flag === '--short') continue;
+    else if (flag === '--write-docs') o.writeDocs = true;
+    else if (flag === '--only') {
+      const kinds = (argv[++i] ?? '').split(',').filter(Boolean);
+      const known = ['sse-drop', 'gateway-pause', 'db-stall', 'reconnect-storm', 'engine-restart'];
+      const bad = kinds.filter((k) => !known.includes(k));
+      if (kinds.length === 0 || bad.length > 0) throw new Error(`--only needs a comma list of ${known.join(', ')}\n${USAGE}`);
+      o.only = kinds;
+    }
+    else if (flag === '--duration') o.durationS = num(30, 7200);
+    else if (flag === '--rate') o.rate = num(1, 10_000);
+    else if (flag === '--storm') o.stormClients = num(1, 5000);
+    else throw new Error(`unknown option ${flag}\n${USAGE}`);
+  }
+  return o;
+}
