@@ -11,7 +11,7 @@
 // /readyz reports the discontinuity.
 //
 // Without ENGINE_ADMIN_TOKEN nothing starts: no SSE connection, no order book polls, and the hub
-// is disabled (clients connect and receive nothing, spec §6 rule 2).
+// is disabled (clients connect and receive nothing, docs/stream.md rule 2).
 //
 // Where the stream starts: after the newest seq of the indexer's `events` table when the database
 // answers (the engine replays from there, so the gap between the mirror and the live head is not

@@ -51,7 +51,7 @@ export interface Market extends MarketRules {
   stats24h: Stats24h;
 }
 
-/** Engine contract §4.1: prices have at most 5 significant figures and 6 − szDecimals decimals. */
+/** The engine's grid (docs/engine.md "Orders and matching"): prices have at most 5 significant figures and 6 − szDecimals decimals. */
 export const PRICE_SIG_FIGS = 5;
 
 function rulesFromEngine(body: unknown): MarketRules[] {

@@ -1,4 +1,4 @@
-// OHLCV candles per market and interval (spec §3 "Candle buckets", gateway.md "Stream details").
+// OHLCV candles per market and interval (docs/stream.md "Frames").
 //
 // Time is engine time only: the `ts` of the event being reduced. Buckets are UTC-aligned
 // (floor(ts / length) * length; the Unix epoch is a UTC midnight, so 4h and 1d align to UTC too).

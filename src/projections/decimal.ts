@@ -29,7 +29,7 @@ export function isDecimal(text: unknown): text is string {
 
 /** Rewrites any accepted decimal string in the 10-place wire form ("0.5" → "0.5000000000"). */
 export function normalizeDecimal(text: string): string {
-  // Engine output is already in wire form (engine contract §1): the common case costs one regex.
+  // Engine output is already in wire form (docs/engine.md "Numbers"): the common case costs one regex.
   if (WIRE.test(text) && !/^-?0\d/.test(text) && text !== '-0.0000000000') return text;
   return formatDecimal(parseDecimal(text));
 }
