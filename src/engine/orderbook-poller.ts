@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { EngineClient } from './client.js';
-import { normalizeDecimal } from '../projections/decimal.js';
+import { normalizeDecimal } from '../decimal.js';
 import type { Frame } from '../projections/types.js';
 
 interface Book {

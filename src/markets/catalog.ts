@@ -14,7 +14,7 @@ import type { Database } from '../db/database.js';
 import type { EngineClient } from '../engine/client.js';
 import { listMarketRows } from '../db/queries/markets.js';
 import { RollingStats, roundQuote, WINDOW_MS, type WindowStats } from './rolling-stats.js';
-import { formatDecimal, isDecimal, normalizeDecimal, SCALE, ZERO } from '../projections/decimal.js';
+import { formatDecimal, isDecimal, normalizeDecimal, SCALE, ZERO } from '../decimal.js';
 import { TtlCache } from './ttl-cache.js';
 
 export const MARKET_LIST_TTL_MS = 5_000;

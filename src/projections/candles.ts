@@ -9,7 +9,7 @@
 //
 // The reducer updates `state` in place and returns it (no copies at 100 000 events/s); it has no
 // I/O and reads no clock, so the same events always give the same frames.
-import { formatDecimal, normalizeDecimal, parseDecimal } from './decimal.js';
+import { formatDecimal, normalizeDecimal, parseDecimal } from '../decimal.js';
 import { asFill } from './fill.js';
 import { CANDLE_INTERVALS, type CandleInterval, type EngineEvent, type Frame } from './types.js';
 

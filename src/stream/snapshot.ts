@@ -13,7 +13,7 @@ import { EMPTY_PAGE, type Page } from '../db/queries/page.js';
 import { listPositions, type PositionRow } from '../db/queries/positions.js';
 import { listFills, type FillRow } from '../db/queries/fills.js';
 import { bucketPayload, type Bucket, type CandlesState } from '../projections/candles.js';
-import { normalizeDecimal, ZERO } from '../projections/decimal.js';
+import { normalizeDecimal, ZERO } from '../decimal.js';
 import { CANDLE_INTERVALS, type Frame } from '../projections/types.js';
 import { matches, type Subscription } from './subscription.js';
 

@@ -1,5 +1,6 @@
-// Fixed-point decimals at scale 1e10 as BigInt, for candle high/low/volume. The wire form is
-// always a plain string with exactly 10 decimal places; BigInt keeps sums exact at any size.
+// Fixed-point decimals at scale 1e10 as BigInt: the gateway's one decimal module (candles, 24 h
+// statistics, the faucet ceiling). The wire form is always a plain string with exactly 10 decimal
+// places; BigInt keeps sums exact at any size, where a float would get 9999.99999999999 vs 10000 wrong.
 
 export const SCALE = 10_000_000_000n;
 const DECIMAL = /^(-?)(\d+)(?:\.(\d{1,10}))?$/;
