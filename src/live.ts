@@ -74,6 +74,8 @@ export class LiveRuntime {
    * never reach a client as live frames.
    */
   private caughtUp: Promise<void> | null = null;
+  private releaseCaughtUp: () => void = () => {};
+  private catchUpCheck: NodeJS.Timeout | null = null;
   poller: OrderbookPoller | null = null;
   private state: ProjectionState = initialProjectionState();
   private started = false;
@@ -103,6 +105,8 @@ export class LiveRuntime {
       logger: deps.logger,
     });
     this.streamMetrics = StreamMetrics.for(deps.metrics.registry);
+    // Made here, not in start(): clients may connect before the runtime starts (main.ts listens first).
+    if (config.natsUrl) this.caughtUp = new Promise<void>((resolve) => (this.releaseCaughtUp = resolve));
     const hubOptions = {
       bufferBytes: config.wsClientBufferBytes,
       pingMs: config.wsPingMs,
@@ -120,6 +124,12 @@ export class LiveRuntime {
         snapshot: (sub) => this.liveState.build(sub),
       },
     });
+  }
+
+  private markCaughtUp(): void {
+    if (this.catchUpCheck) clearInterval(this.catchUpCheck);
+    this.catchUpCheck = null;
+    this.releaseCaughtUp();
   }
 
   /** Settles when the epoch is known (and, with JetStream, the start-up catch-up is done). */
@@ -213,15 +223,10 @@ export class LiveRuntime {
     if (jetstream) {
       jetstream.startAfter(startAfter);
       this.bridge = jetstream;
-      this.caughtUp = new Promise<void>((resolve) => {
-        const check = setInterval(() => {
-          if (jetstream.connected || !this.started) {
-            clearInterval(check);
-            resolve();
-          }
-        }, 25);
-        check.unref();
-      });
+      this.catchUpCheck = setInterval(() => {
+        if (jetstream.connected) this.markCaughtUp();
+      }, 25);
+      this.catchUpCheck.unref();
     } else {
       this.bridge = new SseBridge({
         url: this.streamUrl(),
@@ -339,6 +344,7 @@ export class LiveRuntime {
 
   /** Stops the engine side. Clients are closed (1001) by the stream plugin when the app closes. */
   async stop(): Promise<void> {
+    this.markCaughtUp(); // nothing more will come: connections still waiting are released (and closed with the app)
     await Promise.all([this.bridge?.stop(), this.poller?.stop()]);
   }
 
