@@ -11,7 +11,7 @@
 // /readyz reports the discontinuity.
 //
 // Without ENGINE_ADMIN_TOKEN nothing starts: no SSE connection, no order book polls, and the hub
-// is disabled (clients connect and receive nothing, spec §6 rule 2).
+// is disabled (clients connect and receive nothing, docs/stream.md rule 2).
 //
 // Where the stream starts: after the newest seq of the indexer's `events` table when the database
 // answers (the engine replays from there, so the gap between the mirror and the live head is not
@@ -74,6 +74,8 @@ export class LiveRuntime {
    * never reach a client as live frames.
    */
   private caughtUp: Promise<void> | null = null;
+  private releaseCaughtUp: () => void = () => {};
+  private catchUpCheck: NodeJS.Timeout | null = null;
   poller: OrderbookPoller | null = null;
   private state: ProjectionState = initialProjectionState();
   private started = false;
@@ -103,6 +105,8 @@ export class LiveRuntime {
       logger: deps.logger,
     });
     this.streamMetrics = StreamMetrics.for(deps.metrics.registry);
+    // Made here, not in start(): clients may connect before the runtime starts (main.ts listens first).
+    if (config.natsUrl) this.caughtUp = new Promise<void>((resolve) => (this.releaseCaughtUp = resolve));
     const hubOptions = {
       bufferBytes: config.wsClientBufferBytes,
       pingMs: config.wsPingMs,
@@ -120,6 +124,12 @@ export class LiveRuntime {
         snapshot: (sub) => this.liveState.build(sub),
       },
     });
+  }
+
+  private markCaughtUp(): void {
+    if (this.catchUpCheck) clearInterval(this.catchUpCheck);
+    this.catchUpCheck = null;
+    this.releaseCaughtUp();
   }
 
   /** Settles when the epoch is known (and, with JetStream, the start-up catch-up is done). */
@@ -213,15 +223,10 @@ export class LiveRuntime {
     if (jetstream) {
       jetstream.startAfter(startAfter);
       this.bridge = jetstream;
-      this.caughtUp = new Promise<void>((resolve) => {
-        const check = setInterval(() => {
-          if (jetstream.connected || !this.started) {
-            clearInterval(check);
-            resolve();
-          }
-        }, 25);
-        check.unref();
-      });
+      this.catchUpCheck = setInterval(() => {
+        if (jetstream.connected) this.markCaughtUp();
+      }, 25);
+      this.catchUpCheck.unref();
     } else {
       this.bridge = new SseBridge({
         url: this.streamUrl(),
@@ -339,6 +344,7 @@ export class LiveRuntime {
 
   /** Stops the engine side. Clients are closed (1001) by the stream plugin when the app closes. */
   async stop(): Promise<void> {
+    this.markCaughtUp(); // nothing more will come: connections still waiting are released (and closed with the app)
     await Promise.all([this.bridge?.stop(), this.poller?.stop()]);
   }
 

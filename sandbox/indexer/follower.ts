@@ -31,8 +31,8 @@ export class Follower {
   connected = false;
   private loop: Promise<void> | null = null;
 
-  constructor(private readonly o: FollowerOptions) {
-    this.last = o.from;
+  constructor(private readonly options: FollowerOptions) {
+    this.last = options.from;
   }
 
   get lastSeq(): number {
@@ -57,17 +57,17 @@ export class Follower {
   }
 
   private async run(): Promise<void> {
-    const min = this.o.minBackoffMs ?? 100;
-    const max = this.o.maxBackoffMs ?? 5_000;
+    const min = this.options.minBackoffMs ?? 100;
+    const max = this.options.maxBackoffMs ?? 5_000;
     let backoff = min;
     while (!this.stopped) {
       const before = this.last;
       try {
-        await this.o.beforeConnect?.(this.last);
+        await this.options.beforeConnect?.(this.last);
         await this.once();
       } catch (err) {
         if (this.stopped) break;
-        this.o.log('warn', 'engine event stream failed', { err: (err as Error).message, since: this.last });
+        this.options.log('warn', 'engine event stream failed', { err: (err as Error).message, since: this.last });
       }
       this.connected = false;
       if (this.stopped) break;
@@ -80,10 +80,10 @@ export class Follower {
     const abort = new AbortController();
     this.abort = abort;
     const since = this.last;
-    const res = await request(`${this.o.engineUrl}/v1/admin/events/stream?since=${since}`, {
+    const res = await request(`${this.options.engineUrl}/v1/admin/events/stream?since=${since}`, {
       dispatcher: this.agent,
       signal: abort.signal,
-      headers: { authorization: `Bearer ${this.o.adminToken}`, accept: 'text/event-stream', 'last-event-id': String(since) },
+      headers: { authorization: `Bearer ${this.options.adminToken}`, accept: 'text/event-stream', 'last-event-id': String(since) },
     });
     if (res.statusCode !== 200) {
       const text = await res.body.text().catch(() => '');
@@ -91,7 +91,7 @@ export class Follower {
     }
     this.connects++;
     this.connected = true;
-    this.o.log('info', 'engine event stream connected', { since });
+    this.options.log('info', 'engine event stream connected', { since });
     let batch: EngineEvent[] = [];
     let broken: string | null = null;
     const parser = createParser({
@@ -118,7 +118,7 @@ export class Follower {
       },
     });
     const decoder = new TextDecoder('utf-8'); // stream mode: a character split across chunks stays whole
-    const idleMs = this.o.idleMs ?? 45_000;
+    const idleMs = this.options.idleMs ?? 45_000;
     let idle = setTimeout(() => abort.abort(), idleMs);
     try {
       for await (const chunk of res.body) {
@@ -128,7 +128,7 @@ export class Follower {
         if (batch.length > 0) {
           const out = batch;
           batch = [];
-          await this.o.sink(out);
+          await this.options.sink(out);
         }
         if (broken) throw new Error(broken);
         if (this.stopped) break;

@@ -1,4 +1,4 @@
-// Row shapes of the indexer tables (indexer-db contract), keyed by their column names so a row can
+// Row shapes of the indexer tables (schema/migrations), keyed by their column names so a row can
 // be written as-is. Decimals are 10-decimal strings (PostgreSQL's own print form), seqs numbers,
 // times ISO strings: a row built in memory compares equal to the same row read back.
 

@@ -1,4 +1,4 @@
-// Each market's order grid (engine contract §4.1): sizes are multiples of 10^-szDecimals; prices
+// Each market's order grid (docs/engine.md "Orders and matching"): sizes are multiples of 10^-szDecimals; prices
 // have at most 5 significant figures (unless integers) and at most 6 − szDecimals decimals.
 
 export interface MarketInfo {

@@ -1,4 +1,4 @@
-// Client-side signing exactly as the engine contract §2 describes it, with node:crypto ed25519:
+// Client-side signing exactly as docs/engine.md "Signing" describes it, with node:crypto ed25519:
 // the party key signs the session authorization, the session key signs each request.
 import { createPrivateKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 

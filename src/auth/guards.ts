@@ -1,4 +1,4 @@
-// The authenticate and own-party guards of every `/v1/users/:party/...` route (spec §5).
+// The authenticate and own-party guards of every `/v1/users/:party/...` route (docs/trading.md).
 // They are attached by an onRoute hook, so a route plugin only has to live under that prefix.
 // With AUTH_DISABLED=true both are no-ops (the OpenAPI document still marks the routes signed, so a
 // client generated from a development stack knows what production asks for).

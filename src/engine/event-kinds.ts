@@ -1,4 +1,4 @@
-// Every kind of event on the engine's admin stream (engine contract §5). The REST `type` filter
+// Every kind of event on the engine's admin stream (docs/engine.md "Event stream"). The REST `type` filter
 // accepts exactly these, and the stream forwards every one of them unchanged as a passthrough frame.
 export const ENGINE_EVENT_KINDS = [
   'engine.tick_start',

@@ -49,9 +49,9 @@ export class JetStreamSource {
   onSkip: ((seq: number) => void) | null = null;
   onReset: ((seq: number) => void) | null = null;
 
-  constructor(private readonly o: JetStreamSourceOptions) {
-    this.last = o.startAfter;
-    if (o.startAfter !== null) o.metrics.maxSeq.set(o.startAfter);
+  constructor(private readonly options: JetStreamSourceOptions) {
+    this.last = options.startAfter;
+    if (options.startAfter !== null) options.metrics.maxSeq.set(options.startAfter);
   }
 
   get lastSeq(): number | null {
@@ -67,7 +67,7 @@ export class JetStreamSource {
   get gap(): string | undefined {
     const g = this.gapReport;
     if (!g) return undefined;
-    if (Date.now() - g.at > (this.o.gapReportMs ?? 300_000)) {
+    if (Date.now() - g.at > (this.options.gapReportMs ?? 300_000)) {
       this.gapReport = null;
       return undefined;
     }
@@ -78,7 +78,7 @@ export class JetStreamSource {
   async bounds(timeoutMs = 2_000): Promise<StreamBounds | null> {
     const attempt = (async () => {
       const nc = await this.connection();
-      return streamBounds(await nc.jetstreamManager(), this.o.stream);
+      return streamBounds(await nc.jetstreamManager(), this.options.stream);
     })();
     const timeout = new Promise<null>((r) => setTimeout(() => r(null), timeoutMs).unref());
     return Promise.race([attempt.catch(() => null), timeout]);
@@ -91,9 +91,9 @@ export class JetStreamSource {
   async firstEvent(timeoutMs = 2_000): Promise<EngineEvent | null> {
     const attempt = (async () => {
       const jsm = await (await this.connection()).jetstreamManager();
-      const bounds = await streamBounds(jsm, this.o.stream);
+      const bounds = await streamBounds(jsm, this.options.stream);
       if (!bounds || bounds.firstEngineSeq !== 1) return null;
-      const m = await jsm.streams.getMessage(this.o.stream, { seq: bounds.firstStreamSeq });
+      const m = await jsm.streams.getMessage(this.options.stream, { seq: bounds.firstStreamSeq });
       return parseEngineEvent(new TextDecoder().decode(m.data));
     })();
     const timeout = new Promise<null>((r) => setTimeout(() => r(null), timeoutMs).unref());
@@ -103,7 +103,7 @@ export class JetStreamSource {
   /** Sets the start point (before `start()`; the runtime may choose it after `bounds()`). */
   startAfter(seq: number | null): void {
     this.last = seq;
-    if (seq !== null) this.o.metrics.maxSeq.set(seq);
+    if (seq !== null) this.options.metrics.maxSeq.set(seq);
   }
 
   start(): void {
@@ -123,7 +123,7 @@ export class JetStreamSource {
 
   private async connection(): Promise<NatsConnection> {
     if (this.nc && !this.nc.isClosed()) return this.nc;
-    const nc = await connectNats(this.o.url, `gateway-${process.pid}`);
+    const nc = await connectNats(this.options.url, `gateway-${process.pid}`);
     this.nc = nc;
     void (async () => {
       for await (const s of nc.status()) {
@@ -141,12 +141,12 @@ export class JetStreamSource {
         await this.consumeOnce();
         attempt = 0;
       } catch (err) {
-        if (!this.stopped) this.o.logger.warn({ err: (err as Error).message }, 'JetStream source: consume failed');
+        if (!this.stopped) this.options.logger.warn({ err: (err as Error).message }, 'JetStream source: consume failed');
       }
       this.connectedNow = false;
       this.messages = null;
       if (this.stopped) break;
-      this.o.metrics.reconnects.inc();
+      this.options.metrics.reconnects.inc();
       await this.sleep(Math.min(2_000, 100 * 2 ** Math.min(attempt++, 5)));
     }
   }
@@ -154,25 +154,25 @@ export class JetStreamSource {
   private async consumeOnce(): Promise<void> {
     const nc = await this.connection();
     const jsm = await nc.jetstreamManager();
-    const bounds = await streamBounds(jsm, this.o.stream);
+    const bounds = await streamBounds(jsm, this.options.stream);
     if (!bounds) return; // nothing published yet: try again shortly
-    if (this.last === null) this.startAfter(Math.max(bounds.firstEngineSeq - 1, bounds.lastEngineSeq - this.o.prefill));
+    if (this.last === null) this.startAfter(Math.max(bounds.firstEngineSeq - 1, bounds.lastEngineSeq - this.options.prefill));
     this.catchUpTo ??= bounds.lastEngineSeq;
     if (this.last! + 1 < bounds.firstEngineSeq) {
       // Older than the stream's retention: the database first, then the stream.
       await this.fillFromStore(bounds.firstEngineSeq - 1);
       if (this.last! + 1 < bounds.firstEngineSeq) this.report(this.last! + 1, bounds.firstEngineSeq - 1);
     }
-    const startSeq = (await streamSeqFor(jsm, this.o.stream, this.last! + 1, bounds)) ?? bounds.lastStreamSeq + 1;
-    const consumer = await nc.jetstream().consumers.get(this.o.stream, {
-      filterSubjects: this.o.subject,
+    const startSeq = (await streamSeqFor(jsm, this.options.stream, this.last! + 1, bounds)) ?? bounds.lastStreamSeq + 1;
+    const consumer = await nc.jetstream().consumers.get(this.options.stream, {
+      filterSubjects: this.options.subject,
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: startSeq,
     });
     const messages = await consumer.consume({ max_messages: 1_000 });
     this.messages = messages;
     this.connectedNow = true;
-    this.o.logger.info({ after: this.last, streamSeq: startSeq }, 'JetStream source: consuming');
+    this.options.logger.info({ after: this.last, streamSeq: startSeq }, 'JetStream source: consuming');
     for await (const m of messages) {
       if (this.stopped) break;
       await this.handle(m);
@@ -182,7 +182,7 @@ export class JetStreamSource {
   private async handle(m: JsMsg): Promise<void> {
     const event = parseEngineEvent(m.string());
     if (!event) {
-      this.o.logger.warn({ streamSeq: m.seq }, 'JetStream source: malformed event ignored');
+      this.options.logger.warn({ streamSeq: m.seq }, 'JetStream source: malformed event ignored');
       return;
     }
     const last = this.last;
@@ -190,32 +190,32 @@ export class JetStreamSource {
       // An ordered consumer never goes back: an older engine seq is a new engine history.
       const text = `engine history replaced: stream went from seq ${last} to ${event.seq}`;
       this.gapReport = { text, at: Date.now() };
-      this.o.logger.error({ last, seq: event.seq }, `JetStream source: ${text}`);
+      this.options.logger.error({ last, seq: event.seq }, `JetStream source: ${text}`);
       this.last = event.seq - 1;
       this.onReset?.(event.seq - 1);
     } else if (last !== null && event.seq > last + 1) {
       await this.fillFromStore(event.seq - 1);
       if (this.last! < event.seq - 1) this.report(this.last! + 1, event.seq - 1);
     }
-    if (this.o.batch) this.o.batch(() => this.deliver(event));
+    if (this.options.batch) this.options.batch(() => this.deliver(event));
     else this.deliver(event);
   }
 
   private deliver(event: EngineEvent): void {
     this.last = event.seq;
-    this.o.metrics.maxSeq.set(event.seq);
-    this.o.metrics.events.inc();
+    this.options.metrics.maxSeq.set(event.seq);
+    this.options.metrics.events.inc();
     const ts = Date.parse(event.ts);
-    if (Number.isFinite(ts)) this.o.metrics.lagSeconds.set((Date.now() - ts) / 1000);
+    if (Number.isFinite(ts)) this.options.metrics.lagSeconds.set((Date.now() - ts) / 1000);
     try {
-      this.o.onEvent(event);
+      this.options.onEvent(event);
     } catch (err) {
-      this.o.logger.error({ err, seq: event.seq, kind: event.kind }, 'stream projection failed');
+      this.options.logger.error({ err, seq: event.seq, kind: event.kind }, 'stream projection failed');
     }
   }
 
   private async fillFromStore(until: number): Promise<void> {
-    const fill = this.o.fillFrom;
+    const fill = this.options.fillFrom;
     if (!fill || this.last === null) return;
     try {
       while (!this.stopped && this.last < until) {
@@ -228,19 +228,19 @@ export class JetStreamSource {
             progressed = true;
           }
         };
-        if (this.o.batch) this.o.batch(deliverPage);
+        if (this.options.batch) this.options.batch(deliverPage);
         else deliverPage();
         if (!progressed || page.length < FILL_PAGE) return;
       }
     } catch (err) {
-      this.o.logger.error({ err: (err as Error).message }, 'JetStream source: could not read missing events from the database');
+      this.options.logger.error({ err: (err as Error).message }, 'JetStream source: could not read missing events from the database');
     }
   }
 
   private report(from: number, to: number): void {
     const text = `events ${from}..${to} unavailable (JetStream retention and database)`;
     this.gapReport = { text, at: Date.now() };
-    this.o.logger.error({ from, to }, `JetStream source: ${text}; clients should backfill from /v1/events`);
+    this.options.logger.error({ from, to }, `JetStream source: ${text}; clients should backfill from /v1/events`);
     this.last = to;
     this.onSkip?.(to);
   }

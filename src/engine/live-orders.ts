@@ -1,5 +1,5 @@
 // Live open orders: the engine's own view of a party's non-terminal orders, merged into the mirror
-// page of `/v1/users/:party/orders` (spec §4 "Live open orders", gateway.md).
+// page of `/v1/users/:party/orders` (docs/rest.md "Live open orders").
 //
 // Merge rules (docs/rest.md):
 //   - a non-terminal mirror row the engine still lists is replaced by the engine's version
@@ -21,7 +21,7 @@ import type { Page } from '../db/queries/page.js';
 
 export const LIVE_FAILURE_MESSAGE = 'ordersForUser: live open-orders fetch failed';
 
-/** The engine's Order object (engine contract §4.2), as far as the merge needs it. */
+/** The engine's Order object (docs/engine.md "Orders and matching"), as far as the merge needs it. */
 export interface EngineOrder
   extends Pick<OrderRow, 'orderId' | 'party' | 'market' | 'side' | 'type' | 'tif' | 'price' | 'size' | 'filledSize' | 'avgPrice' | 'status'> {
   reduceOnly?: boolean;

@@ -1,4 +1,4 @@
-// orderbook.snapshot frames (spec §6): every `pollMs` the book of every active market is read at
+// orderbook.snapshot frames (docs/stream.md): every `pollMs` the book of every active market is read at
 // `depth` from the engine, and a frame is made only when the book's content hash changed since
 // the last frame for that market. The market list (`GET /v1/markets`) is refreshed every
 // `marketsRefreshMs`; it is also what rule 1 of the stream filters ("a markets filter that
@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { EngineClient } from './client.js';
-import { normalizeDecimal } from '../projections/decimal.js';
+import { normalizeDecimal } from '../decimal.js';
 import type { Frame } from '../projections/types.js';
 
 interface Book {
@@ -64,7 +64,7 @@ export class OrderbookPoller {
   private stopped = false;
   private current: Promise<void> | null = null;
 
-  constructor(private readonly o: OrderbookPollerOptions) {}
+  constructor(private readonly options: OrderbookPollerOptions) {}
 
   /** The engine's active markets, null until the first successful read. */
   get knownMarkets(): ReadonlySet<string> | null {
@@ -95,7 +95,7 @@ export class OrderbookPoller {
       this.timer = null;
       this.current = this.pollOnce().finally(() => {
         this.current = null;
-        this.schedule(this.o.pollMs);
+        this.schedule(this.options.pollMs);
       });
     }, ms);
     this.timer.unref();
@@ -111,14 +111,14 @@ export class OrderbookPoller {
   private failed(what: string, fields: Record<string, unknown>, message: string): void {
     const count = this.failing.get(what);
     this.failing.set(what, (count ?? 0) + 1);
-    if (count === undefined) this.o.logger.warn(fields, message);
+    if (count === undefined) this.options.logger.warn(fields, message);
   }
 
   private recovered(what: string, message: string, fields: Record<string, unknown> = {}): void {
     const count = this.failing.get(what);
     if (count === undefined) return;
     this.failing.delete(what);
-    this.o.logger.info({ ...fields, failures: count }, message);
+    this.options.logger.info({ ...fields, failures: count }, message);
   }
 
   /** One round: refresh markets if due, then read every book; exposed for tests. */
@@ -128,9 +128,9 @@ export class OrderbookPoller {
   }
 
   private async refreshMarkets(): Promise<void> {
-    if (this.marketsKnown && Date.now() - this.marketsLoadedAt < (this.o.marketsRefreshMs ?? 30_000)) return;
+    if (this.marketsKnown && Date.now() - this.marketsLoadedAt < (this.options.marketsRefreshMs ?? 30_000)) return;
     try {
-      const body = await this.o.engine.getJson<{ markets?: Array<{ symbol?: unknown; status?: unknown }> }>('/v1/markets');
+      const body = await this.options.engine.getJson<{ markets?: Array<{ symbol?: unknown; status?: unknown }> }>('/v1/markets');
       const symbols = (body.markets ?? [])
         .filter((m) => typeof m.symbol === 'string' && (m.status === undefined || m.status === 'active'))
         .map((m) => m.symbol as string);
@@ -141,11 +141,11 @@ export class OrderbookPoller {
       this.marketsLoadedAt = Date.now();
       for (const m of this.hashes.keys()) if (!known.has(m)) this.hashes.delete(m);
       const changed = previous === null || previous.size !== known.size || symbols.some((m) => !previous.has(m));
-      if (changed && this.o.onMarkets) {
+      if (changed && this.options.onMarkets) {
         try {
-          this.o.onMarkets(known);
+          this.options.onMarkets(known);
         } catch (err) {
-          this.o.logger.error({ err }, 'order book poller: market list listener failed');
+          this.options.logger.error({ err }, 'order book poller: market list listener failed');
         }
       }
       this.recovered('markets', 'order book poller: the engine markets are readable again');
@@ -157,7 +157,7 @@ export class OrderbookPoller {
   private async pollMarket(market: string): Promise<void> {
     let book: Book | null;
     try {
-      const raw = await this.o.engine.getJson<unknown>(`/v1/orderbook?depth=${this.o.depth}&market=${encodeURIComponent(market)}`);
+      const raw = await this.options.engine.getJson<unknown>(`/v1/orderbook?depth=${this.options.depth}&market=${encodeURIComponent(market)}`);
       book = parseBook(raw);
     } catch (err) {
       this.failed(`book ${market}`, { market, err: (err as Error).message }, 'order book poller: read failed (logged once until it recovers)');
@@ -168,12 +168,12 @@ export class OrderbookPoller {
     const hash = bookHash(book.bids, book.asks);
     if (this.hashes.get(market) === hash) return; // unchanged: nothing to send
     this.hashes.set(market, hash);
-    this.o.onFrame({
+    this.options.onFrame({
       kind: 'orderbook.snapshot',
       seq: book.seq,
       ts: new Date().toISOString(),
       market,
-      payload: { depth: this.o.depth, bids: book.bids, asks: book.asks },
+      payload: { depth: this.options.depth, bids: book.bids, asks: book.asks },
     });
   }
 }

@@ -1,4 +1,4 @@
-// The one connection to the engine's admin event stream (engine contract §5).
+// The one connection to the engine's admin event stream (docs/engine.md "Event stream").
 //
 // Guarantees to `onEvent`: every seq at most once, strictly increasing. After any drop the bridge
 // reconnects with `Last-Event-ID: <last seq>` (exponential backoff with full jitter), so the engine
@@ -111,9 +111,9 @@ export class SseBridge {
   /** The engine no longer holds the event before the resume point (410 one early): the next connection resumes without the check. */
   private skipVerify = false;
 
-  constructor(private readonly o: SseBridgeOptions) {
-    this.last = o.startAfter;
-    if (o.startAfter !== null) o.metrics.maxSeq.set(o.startAfter);
+  constructor(private readonly options: SseBridgeOptions) {
+    this.last = options.startAfter;
+    if (options.startAfter !== null) options.metrics.maxSeq.set(options.startAfter);
   }
 
   get lastSeq(): number | null {
@@ -128,7 +128,7 @@ export class SseBridge {
   get gap(): string | undefined {
     const g = this.gapReport;
     if (!g) return undefined;
-    if (Date.now() - g.at > (this.o.gapReportMs ?? 300_000)) {
+    if (Date.now() - g.at > (this.options.gapReportMs ?? 300_000)) {
       this.gapReport = null;
       return undefined;
     }
@@ -155,17 +155,17 @@ export class SseBridge {
       if (this.stopped) break;
       if (this.mismatch) await this.onMismatch();
       if (this.pendingGap) await this.resolveGap();
-      this.o.metrics.reconnects.inc();
+      this.options.metrics.reconnects.inc();
       if (healthy) this.attempt = 0;
       await this.sleep(this.backoff(this.attempt++));
     }
   }
 
   private backoff(attempt: number): number {
-    const base = this.o.backoffBaseMs ?? 250;
-    const max = this.o.backoffMaxMs ?? 10_000;
+    const base = this.options.backoffBaseMs ?? 250;
+    const max = this.options.backoffMaxMs ?? 10_000;
     const cap = Math.min(max, base * 2 ** Math.min(attempt, 20));
-    return Math.floor((this.o.random ?? Math.random)() * cap); // full jitter: replicas do not reconnect in step
+    return Math.floor((this.options.random ?? Math.random)() * cap); // full jitter: replicas do not reconnect in step
   }
 
   private sleep(ms: number): Promise<void> {
@@ -185,16 +185,16 @@ export class SseBridge {
    * old seq) and report the discontinuity. An engine that does not answer is not judged here.
    */
   private async checkEngineHead(): Promise<void> {
-    if (!this.o.engineHead) return;
+    if (!this.options.engineHead) return;
     let head: number | null;
     try {
-      head = await this.o.engineHead();
+      head = await this.options.engineHead();
     } catch {
       return; // the stream request will say what is wrong
     }
     if (this.stopped || head === null || !Number.isSafeInteger(head) || head < 0) return;
     if (this.last === null) {
-      this.o.metrics.maxSeq.set(head); // live only: the stream starts at the engine's head
+      this.options.metrics.maxSeq.set(head); // live only: the stream starts at the engine's head
       return;
     }
     if (head >= this.last) return;
@@ -207,7 +207,7 @@ export class SseBridge {
     this.mismatch = null;
     let head: number | null;
     try {
-      head = (await this.o.engineHead?.()) ?? null;
+      head = (await this.options.engineHead?.()) ?? null;
     } catch {
       head = null;
     }
@@ -220,7 +220,7 @@ export class SseBridge {
   private async replaced(head: number, text: string): Promise<void> {
     const resumePoint = this.last;
     this.gapReport = { text, at: Date.now() };
-    this.o.logger.error({ engineHead: head, resumePoint }, `engine SSE: ${text}; frames before the new head were not streamed, backfill from /v1/events`);
+    this.options.logger.error({ engineHead: head, resumePoint }, `engine SSE: ${text}; frames before the new head were not streamed, backfill from /v1/events`);
     this.lastEvent = null;
     this.storedPrint = null;
     this.printFromStore = false;
@@ -230,11 +230,11 @@ export class SseBridge {
     try {
       await this.onReset?.(head);
     } catch (err) {
-      this.o.logger.error({ err }, 'engine SSE: the runtime failed to reset after a history replacement');
+      this.options.logger.error({ err }, 'engine SSE: the runtime failed to reset after a history replacement');
     }
     // The new head becomes the resume point once the runtime has reset (its head is the old one until then).
     this.last = head;
-    this.o.metrics.maxSeq.set(head);
+    this.options.metrics.maxSeq.set(head);
   }
 
   /** The fingerprint of the event at the resume point, from the store when the bridge did not deliver it itself. */
@@ -243,10 +243,10 @@ export class SseBridge {
     if (last === null || last < 1) return null;
     if (this.lastEvent?.seq === last) return eventFingerprint(this.lastEvent);
     if (this.storedPrint?.seq === last) return this.storedPrint.print;
-    if (this.printFromStore && this.o.fillFrom) {
+    if (this.printFromStore && this.options.fillFrom) {
       this.printFromStore = false;
       try {
-        const [e] = await within(this.o.fillFrom(last - 1, 1), STORE_PRINT_MS, () => new Error('no answer'));
+        const [e] = await within(this.options.fillFrom(last - 1, 1), STORE_PRINT_MS, () => new Error('no answer'));
         if (e && e.seq === last) this.storedPrint = { seq: last, print: eventFingerprint(e) };
       } catch {
         // not checked on this connection
@@ -263,7 +263,7 @@ export class SseBridge {
     if (this.stopped) return false;
     const ac = new AbortController();
     this.abort = ac;
-    const headers: Record<string, string> = { authorization: `Bearer ${this.o.token}`, accept: 'text/event-stream' };
+    const headers: Record<string, string> = { authorization: `Bearer ${this.options.token}`, accept: 'text/event-stream' };
     this.verify = null;
     const check = !this.skipVerify;
     this.skipVerify = false;
@@ -275,20 +275,20 @@ export class SseBridge {
     let lastByteAt = Date.now();
     const watchdog = setInterval(
       () => {
-        if (Date.now() - lastByteAt >= this.o.idleMs) {
-          this.o.logger.warn({ idleMs: this.o.idleMs }, 'engine SSE stream silent: reconnecting');
+        if (Date.now() - lastByteAt >= this.options.idleMs) {
+          this.options.logger.warn({ idleMs: this.options.idleMs }, 'engine SSE stream silent: reconnecting');
           ac.abort();
         }
       },
-      Math.max(25, Math.floor(this.o.idleMs / 4)),
+      Math.max(25, Math.floor(this.options.idleMs / 4)),
     );
     let delivered = false;
     try {
-      const res = await request(this.o.url, { method: 'GET', headers, signal: ac.signal, headersTimeout: this.o.idleMs, bodyTimeout: 0 });
+      const res = await request(this.options.url, { method: 'GET', headers, signal: ac.signal, headersTimeout: this.options.idleMs, bodyTimeout: 0 });
       if (res.statusCode === 410) {
         const body = (await res.body.json().catch(() => ({}))) as { oldestSeq?: unknown };
         const oldest = Number.isSafeInteger(body.oldestSeq) ? (body.oldestSeq as number) : null;
-        this.o.logger.warn({ last: this.last, oldestSeq: oldest }, 'engine SSE: since before retention (410): filling from the database');
+        this.options.logger.warn({ last: this.last, oldestSeq: oldest }, 'engine SSE: since before retention (410): filling from the database');
         const verified = this.verify !== null;
         this.verify = null;
         await this.fillBeforeRetention(oldest);
@@ -298,11 +298,11 @@ export class SseBridge {
       }
       if (res.statusCode !== 200) {
         const text = (await res.body.text().catch(() => '')).slice(0, 200);
-        this.o.logger.error({ status: res.statusCode, body: text }, 'engine SSE stream refused');
+        this.options.logger.error({ status: res.statusCode, body: text }, 'engine SSE stream refused');
         return false;
       }
       this.connectedNow = true;
-      this.o.logger.info({ lastEventId: this.last }, 'engine SSE stream connected');
+      this.options.logger.info({ lastEventId: this.last }, 'engine SSE stream connected');
       const parser = createParser({
         onEvent: (m) => {
           if (this.pendingGap || this.mismatch) return; // the rest of this connection is abandoned
@@ -314,12 +314,12 @@ export class SseBridge {
       for await (const chunk of res.body) {
         lastByteAt = Date.now();
         const text = decoder.decode(chunk as Buffer, { stream: true });
-        if (this.o.batch) this.o.batch(() => parser.feed(text));
+        if (this.options.batch) this.options.batch(() => parser.feed(text));
         else parser.feed(text);
         if (this.pendingGap || this.mismatch) break;
       }
     } catch (err) {
-      if (!this.stopped && !ac.signal.aborted) this.o.logger.warn({ err: (err as Error).message }, 'engine SSE stream failed');
+      if (!this.stopped && !ac.signal.aborted) this.options.logger.warn({ err: (err as Error).message }, 'engine SSE stream failed');
     } finally {
       clearInterval(watchdog);
       this.connectedNow = false;
@@ -333,7 +333,7 @@ export class SseBridge {
   private accept(m: EventSourceMessage): boolean {
     const event = parseEngineEvent(m.data);
     if (!event) {
-      this.o.logger.warn({ id: m.id, event: m.event }, 'engine SSE: malformed event ignored');
+      this.options.logger.warn({ id: m.id, event: m.event }, 'engine SSE: malformed event ignored');
       return false;
     }
     const verify = this.verify;
@@ -360,15 +360,15 @@ export class SseBridge {
     this.last = event.seq;
     this.lastEvent = event;
     this.gapRetries = 0;
-    this.o.metrics.maxSeq.set(event.seq);
-    this.o.metrics.events.inc();
+    this.options.metrics.maxSeq.set(event.seq);
+    this.options.metrics.events.inc();
     const ts = Date.parse(event.ts);
-    if (Number.isFinite(ts)) this.o.metrics.lagSeconds.set((Date.now() - ts) / 1000);
+    if (Number.isFinite(ts)) this.options.metrics.lagSeconds.set((Date.now() - ts) / 1000);
     try {
-      this.o.onEvent(event);
+      this.options.onEvent(event);
     } catch (err) {
       // A projection bug must not stop the stream or make it repeat the event.
-      this.o.logger.error({ err, seq: event.seq, kind: event.kind }, 'stream projection failed');
+      this.options.logger.error({ err, seq: event.seq, kind: event.kind }, 'stream projection failed');
     }
   }
 
@@ -377,7 +377,7 @@ export class SseBridge {
     const gap = this.pendingGap!;
     this.pendingGap = null;
     this.gapRetries++;
-    this.o.logger.warn({ ...gap, retry: this.gapRetries }, 'engine SSE: seq gap');
+    this.options.logger.warn({ ...gap, retry: this.gapRetries }, 'engine SSE: seq gap');
     if (this.gapRetries <= GAP_RETRIES) return;
     await this.fillFromStore(gap.to);
     if (this.last === null || this.last < gap.to) this.report(this.last === null ? gap.from : this.last + 1, gap.to);
@@ -391,7 +391,7 @@ export class SseBridge {
 
   /** Reads events after `last` from the store, delivering them in order, up to `until` (inclusive) if given. */
   private async fillFromStore(until: number | null): Promise<void> {
-    const fill = this.o.fillFrom;
+    const fill = this.options.fillFrom;
     if (!fill || this.last === null) return;
     try {
       for (;;) {
@@ -411,12 +411,12 @@ export class SseBridge {
             progressed = true;
           }
         };
-        if (this.o.batch) this.o.batch(deliverPage);
+        if (this.options.batch) this.options.batch(deliverPage);
         else deliverPage();
         if (stop || !progressed || page.length < FILL_PAGE) return;
       }
     } catch (err) {
-      this.o.logger.error({ err: (err as Error).message }, 'engine SSE: could not read missing events from the database');
+      this.options.logger.error({ err: (err as Error).message }, 'engine SSE: could not read missing events from the database');
     }
   }
 
@@ -424,7 +424,7 @@ export class SseBridge {
   private report(from: number, to: number | null): void {
     const text = to === null ? `events after ${from - 1} unavailable` : `events ${from}..${to} unavailable (engine retention and database)`;
     this.gapReport = { text, at: Date.now() };
-    this.o.logger.error({ from, to }, `engine SSE: ${text}; clients should backfill from /v1/events`);
+    this.options.logger.error({ from, to }, `engine SSE: ${text}; clients should backfill from /v1/events`);
     if (to !== null) {
       this.last = to;
       this.onSkip?.(to);

@@ -1,4 +1,4 @@
-// Testnet faucet `POST /v1/users/:party/faucet` (gateway.md "Faucet"). Guarded like every
+// Testnet faucet `POST /v1/users/:party/faucet` (docs/trading.md "Faucet"). Guarded like every
 // party-scoped route (the onRoute hook in auth/guards.ts adds authenticate + own-party), so only
 // the party itself can top itself up. Order of checks: enabled (404) → guards (401/403) →
 // cooldown (429 + Retry-After + retryAfterS) → ceiling (403) → engine admin faucet.
@@ -15,7 +15,7 @@ import { parseJson } from '../engine/client.js';
 import { ApiError } from './errors.js';
 import { errors, PartyParams } from './schemas.js';
 import { faucetFacts } from './trading/faucet-policy.js';
-import { toUnits, toWire } from './trading/decimal.js';
+import { isDecimal, normalizeDecimal, parseDecimal } from '../decimal.js';
 import { FaucetAnswer, Rejection } from './trading/schemas.js';
 
 type Answer = Static<typeof FaucetAnswer> | Static<typeof Rejection>;
@@ -23,8 +23,8 @@ type Answer = Static<typeof FaucetAnswer> | Static<typeof Rejection>;
 export const faucetRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { config, db, engine, fleet } = app;
   const cooldownMs = config.faucetCooldownS * 1000;
-  const ceiling = toUnits(config.faucetCeiling)!;
-  const amount = toWire(config.faucetAmount);
+  const ceiling = parseDecimal(config.faucetCeiling);
+  const amount = normalizeDecimal(config.faucetAmount);
   /** party → Unix ms of a grant made by this process (covers the mirror's lag). */
   const granted = new Map<string, number>();
   /** party → the request of that party in progress in this process. */
@@ -44,11 +44,11 @@ export const faucetRoutes: FastifyPluginAsyncTypebox = async (app) => {
       void reply.header('retry-after', String(retryAfterS));
       throw new ApiError('rate_limited', `faucet cooldown: one top-up per ${config.faucetCooldownS} s; retry in ${retryAfterS} s`, { retryAfterS });
     }
-    const balance = toUnits(facts.balance);
+    const balance = isDecimal(facts.balance) ? parseDecimal(facts.balance) : null;
     if (balance !== null && balance >= ceiling) {
-      throw new ApiError('forbidden', `balance ${toWire(facts.balance)} is at or above the faucet ceiling ${toWire(config.faucetCeiling)}`, {
-        balance: toWire(facts.balance),
-        ceiling: toWire(config.faucetCeiling),
+      throw new ApiError('forbidden', `balance ${normalizeDecimal(facts.balance)} is at or above the faucet ceiling ${normalizeDecimal(config.faucetCeiling)}`, {
+        balance: normalizeDecimal(facts.balance),
+        ceiling: normalizeDecimal(config.faucetCeiling),
       });
     }
     if (!config.engineAdminToken) {
@@ -90,10 +90,10 @@ export const faucetRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (answer.ok === false && typeof answer.code === 'string' && typeof answer.error === 'string') {
       return { ok: false, code: answer.code, error: answer.error };
     }
-    if (answer.ok !== true || typeof answer.newBalance !== 'string' || toUnits(answer.newBalance) === null) {
+    if (answer.ok !== true || typeof answer.newBalance !== 'string' || !isDecimal(answer.newBalance)) {
       throw new ApiError('engine_unavailable', 'the engine faucet answered an unexpected body', { engineStatus: res.status });
     }
-    return { party, amount, newBalance: toWire(answer.newBalance) };
+    return { party, amount, newBalance: normalizeDecimal(answer.newBalance) };
   }
 
   app.post('/v1/users/:party/faucet', {

@@ -1,4 +1,4 @@
-// REST reads over the indexer database (spec §4): one plugin per route family.
+// REST reads over the indexer database (docs/rest.md): one plugin per route family.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { vaultRoutes } from './reads/vault.js';
 import { collateralRoutes } from './reads/collateral.js';

@@ -1,4 +1,4 @@
-// WebSocket fan-out at /v1/stream (spec §6) and its AsyncAPI description at /docs/asyncapi.json.
+// WebSocket fan-out at /v1/stream (docs/stream.md) and its AsyncAPI description at /docs/asyncapi.json.
 // The WebSocket handshake is taken from the Fastify server's 'upgrade' event (ws, noServer). A
 // plain GET of /v1/stream runs the upgrade's checks (StreamGate) and answers the refusal the upgrade
 // would get, or 426 when the upgrade would be accepted: browsers hide a refused upgrade's status.

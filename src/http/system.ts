@@ -1,4 +1,4 @@
-// System routes: liveness, readiness, Prometheus metrics (unprefixed, spec §9), and the server's clock.
+// System routes: liveness, readiness, Prometheus metrics (unprefixed, docs/rest.md), and the server's clock.
 import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';

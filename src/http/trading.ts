@@ -1,4 +1,4 @@
-// Signed, non-custodial trading proxy to the engine (spec §4 Trading, §5) and the testnet faucet.
+// Signed, non-custodial trading proxy to the engine (docs/trading.md) and the testnet faucet.
 // Both share one encapsulated rate limit that covers no other route: every request per client IP
 // (RATE_LIMIT_IP_MAX), and verified signed requests per party as well (RATE_LIMIT_MAX); see
 // trading/rate-limit.ts.

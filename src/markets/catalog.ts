@@ -14,7 +14,7 @@ import type { Database } from '../db/database.js';
 import type { EngineClient } from '../engine/client.js';
 import { listMarketRows } from '../db/queries/markets.js';
 import { RollingStats, roundQuote, WINDOW_MS, type WindowStats } from './rolling-stats.js';
-import { formatDecimal, isDecimal, normalizeDecimal, SCALE, ZERO } from '../projections/decimal.js';
+import { formatDecimal, isDecimal, normalizeDecimal, SCALE, ZERO } from '../decimal.js';
 import { TtlCache } from './ttl-cache.js';
 
 export const MARKET_LIST_TTL_MS = 5_000;
@@ -51,7 +51,7 @@ export interface Market extends MarketRules {
   stats24h: Stats24h;
 }
 
-/** Engine contract §4.1: prices have at most 5 significant figures and 6 − szDecimals decimals. */
+/** The engine's grid (docs/engine.md "Orders and matching"): prices have at most 5 significant figures and 6 − szDecimals decimals. */
 export const PRICE_SIG_FIGS = 5;
 
 function rulesFromEngine(body: unknown): MarketRules[] {

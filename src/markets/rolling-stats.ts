@@ -10,7 +10,7 @@
 // again from scratch.
 import type { Queryable } from '../db/database.js';
 import { minuteStats, statsHeads, type MinuteStatsRow } from '../db/queries/markets.js';
-import { parseDecimal, SCALE } from '../projections/decimal.js';
+import { parseDecimal, SCALE } from '../decimal.js';
 
 export const WINDOW_MS = 86_400_000;
 const MINUTE_MS = 60_000;

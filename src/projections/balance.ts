@@ -1,7 +1,7 @@
-// balance.update: one frame per fill leg (gateway.md "Stream details"), the leg's `newBalance`.
+// balance.update: one frame per fill leg (docs/stream.md "Frames"), the leg's `newBalance`.
 // Stateless. Deposits and withdrawals reach the client as the passthrough events that carry
 // `newBalance` themselves (inbound.deposit, engine.approve_submitted).
-import { normalizeDecimal } from './decimal.js';
+import { normalizeDecimal } from '../decimal.js';
 import { asFill } from './fill.js';
 import type { EngineEvent, Frame } from './types.js';
 

@@ -1,4 +1,4 @@
-// OHLCV candles per market and interval (spec §3 "Candle buckets", gateway.md "Stream details").
+// OHLCV candles per market and interval (docs/stream.md "Frames").
 //
 // Time is engine time only: the `ts` of the event being reduced. Buckets are UTC-aligned
 // (floor(ts / length) * length; the Unix epoch is a UTC midnight, so 4h and 1d align to UTC too).
@@ -9,7 +9,7 @@
 //
 // The reducer updates `state` in place and returns it (no copies at 100 000 events/s); it has no
 // I/O and reads no clock, so the same events always give the same frames.
-import { formatDecimal, normalizeDecimal, parseDecimal } from './decimal.js';
+import { formatDecimal, normalizeDecimal, parseDecimal } from '../decimal.js';
 import { asFill } from './fill.js';
 import { CANDLE_INTERVALS, type CandleInterval, type EngineEvent, type Frame } from './types.js';
 

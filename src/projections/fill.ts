@@ -1,6 +1,6 @@
-// Narrowing of an `engine.order_filled` payload (engine contract §5). Events come from another
+// Narrowing of an `engine.order_filled` payload (docs/engine.md "Event stream"). Events come from another
 // system: a malformed fill yields no domain frames (the raw event is still passed through).
-import { isDecimal as isDec } from './decimal.js';
+import { isDecimal as isDec } from '../decimal.js';
 import type { EngineEvent, FillLeg, FillPayload } from './types.js';
 
 const isStr = (v: unknown): v is string => typeof v === 'string';

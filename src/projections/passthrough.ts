@@ -1,4 +1,4 @@
-// Engine passthrough (spec §6): every engine kind is forwarded as the engine sent it — the envelope
+// Engine passthrough (docs/stream.md): every engine kind is forwarded as the engine sent it — the envelope
 // `{seq, kind, ts, market?, party?, payload}` — so a client sees exactly what `/v1/events` replays.
 import { PASSTHROUGH_KINDS, type EngineEvent, type Frame } from './types.js';
 

@@ -1,7 +1,7 @@
 // position.update: one frame per fill leg, keyed by the epoch (`positionId`), scoped to the leg's
 // party. The engine lists a flip's closing leg (old epoch, size 0) before its opening leg (fresh
 // epoch, realized PnL 0), so emitting legs in order gives the spec's "close first, then open".
-import { normalizeDecimal } from './decimal.js';
+import { normalizeDecimal } from '../decimal.js';
 import { asFill } from './fill.js';
 import type { EngineEvent, Frame } from './types.js';
 

@@ -1,7 +1,7 @@
 // trade: public, one per match. The engine sends one `engine.order_filled` event per match, so a
 // flip's two taker legs (close + open) are already one event: the trade takes the match's own
 // size, price and taker side rather than summing legs. Stateless.
-import { normalizeDecimal } from './decimal.js';
+import { normalizeDecimal } from '../decimal.js';
 import { asFill } from './fill.js';
 import type { EngineEvent, Frame } from './types.js';
 

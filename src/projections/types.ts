@@ -1,5 +1,5 @@
-// Engine events as they arrive on the admin SSE stream (engine contract §5) and the frames the
-// gateway sends on /v1/stream (spec §2, §6).
+// Engine events as they arrive on the admin SSE stream (docs/engine.md "Event stream") and the frames the
+// gateway sends on /v1/stream (docs/stream.md).
 
 import { ENGINE_EVENT_KINDS } from '../engine/event-kinds.js';
 
@@ -49,7 +49,7 @@ export const DOMAIN_KINDS = [
   'candle.close',
 ] as const;
 
-/** Engine kinds forwarded unchanged (spec §6): all of them. */
+/** Engine kinds forwarded unchanged (docs/stream.md): all of them. */
 export const PASSTHROUGH_KINDS = ENGINE_EVENT_KINDS;
 
 export const FRAME_KINDS: readonly string[] = [...DOMAIN_KINDS, ...PASSTHROUGH_KINDS];

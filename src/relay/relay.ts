@@ -54,8 +54,8 @@ export class EngineRelay {
   private readonly published: Counter<'outcome'>;
   private readonly lastSeq: Gauge;
 
-  constructor(private readonly o: RelayOptions) {
-    const registers = [o.registry];
+  constructor(private readonly options: RelayOptions) {
+    const registers = [options.registry];
     this.published = new Counter({
       name: 'bff_relay_events_total',
       help: 'Engine events handled by the relay: published, or already in the stream (another relay stored them)',
@@ -74,11 +74,11 @@ export class EngineRelay {
   }
 
   async start(): Promise<void> {
-    const nc = await connectNats(this.o.url, this.o.name ?? 'engine-relay');
+    const nc = await connectNats(this.options.url, this.options.name ?? 'engine-relay');
     try {
       this.jsm = await nc.jetstreamManager();
       this.js = nc.jetstream();
-      await ensureStream(this.jsm, this.o);
+      await ensureStream(this.jsm, this.options);
       this.nc = nc;
       await this.startBridge();
     } catch (err) {
@@ -88,24 +88,24 @@ export class EngineRelay {
   }
 
   private async startBridge(): Promise<void> {
-    const bounds = await streamBounds(this.jsm!, this.o.stream);
-    const startAfter = bounds ? bounds.lastEngineSeq : await this.o.emptyStreamStartAfter();
+    const bounds = await streamBounds(this.jsm!, this.options.stream);
+    const startAfter = bounds ? bounds.lastEngineSeq : await this.options.emptyStreamStartAfter();
     this.streamLast = bounds ? bounds.lastEngineSeq : null;
     if (this.streamLast !== null) this.lastSeq.set(this.streamLast);
     this.queue = [];
-    this.o.logger.info({ startAfter, stream: this.o.stream }, 'relay: reading the engine stream');
+    this.options.logger.info({ startAfter, stream: this.options.stream }, 'relay: reading the engine stream');
     const bridge = new SseBridge({
-      url: this.o.engineStreamUrl,
-      token: this.o.token,
-      idleMs: this.o.idleMs,
+      url: this.options.engineStreamUrl,
+      token: this.options.token,
+      idleMs: this.options.idleMs,
       startAfter,
       onEvent: (e) => {
         this.queue.push(e);
         void this.pump();
       },
-      fillFrom: this.o.fillFrom,
-      engineHead: this.o.engineHead,
-      logger: this.o.logger,
+      fillFrom: this.options.fillFrom,
+      engineHead: this.options.engineHead,
+      logger: this.options.logger,
       metrics: { reconnects: { inc() {} }, lagSeconds: { set() {} }, maxSeq: { set() {} }, events: { inc() {} } },
     });
     bridge.onReset = () => {
@@ -118,11 +118,11 @@ export class EngineRelay {
 
   private async purge(): Promise<void> {
     try {
-      await this.jsm!.streams.purge(this.o.stream);
+      await this.jsm!.streams.purge(this.options.stream);
       this.streamLast = null;
-      this.o.logger.warn('relay: engine history replaced; stream purged');
+      this.options.logger.warn('relay: engine history replaced; stream purged');
     } catch (err) {
-      this.o.logger.error({ err: (err as Error).message }, 'relay: could not purge the stream');
+      this.options.logger.error({ err: (err as Error).message }, 'relay: could not purge the stream');
     }
   }
 
@@ -142,7 +142,7 @@ export class EngineRelay {
       }
     } catch (err) {
       if (!this.stopped) {
-        this.o.logger.warn({ err: (err as Error).message }, 'relay: publish failed; restarting from the stream');
+        this.options.logger.warn({ err: (err as Error).message }, 'relay: publish failed; restarting from the stream');
         this.restart();
       }
     } finally {
@@ -155,7 +155,7 @@ export class EngineRelay {
     let expected = this.streamLast;
     const sends = batch.map((event) => {
       if (expected !== null && event.seq <= expected) return null; // already in the stream
-      const p = this.js!.publish(this.o.subject, encoder.encode(rawJsonOf(event as unknown as Frame) ?? JSON.stringify(event)), {
+      const p = this.js!.publish(this.options.subject, encoder.encode(rawJsonOf(event as unknown as Frame) ?? JSON.stringify(event)), {
         msgID: String(event.seq),
         ...(expected !== null ? { expect: { lastMsgID: String(expected) } } : {}),
       });
@@ -179,7 +179,7 @@ export class EngineRelay {
       const err = r.reason as Error;
       if (!/wrong last msg ?id/i.test(err.message)) throw err;
       // Another relay moved the stream on: catch up with it; the rest of the batch is tried again.
-      const bounds = await streamBounds(this.jsm!, this.o.stream);
+      const bounds = await streamBounds(this.jsm!, this.options.stream);
       const last = bounds?.lastEngineSeq ?? null;
       if (last === null || last < event.seq) throw err; // the stream is behind this event: resync
       this.streamLast = last;
@@ -200,7 +200,7 @@ export class EngineRelay {
           await this.startBridge();
           break;
         } catch (err) {
-          this.o.logger.warn({ err: (err as Error).message }, 'relay: stream unavailable; retrying');
+          this.options.logger.warn({ err: (err as Error).message }, 'relay: stream unavailable; retrying');
           await new Promise((r) => setTimeout(r, 500));
         }
       }

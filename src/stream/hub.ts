@@ -11,7 +11,7 @@ import { StreamClient, wireFrame } from './client.js';
 import type { StreamFanout } from './fanout.js';
 import { History, type Sent } from './history.js';
 import { SubscriberIndex } from './registry.js';
-import { applyRule1, matches, rule1Ignores, type Subscription } from './subscription.js';
+import { judgeMarketsFilter, matches, marketsFilterMatchesNothing, type Subscription } from './subscription.js';
 import { EMPTY_EPOCH } from './epoch.js';
 import type { SnapshotParts } from './snapshot.js';
 
@@ -152,9 +152,9 @@ export class StreamHub implements StreamFanout {
     if (known === null) return;
     for (const client of [...this.index.clients()]) {
       const sub = client.sub;
-      if (rule1Ignores(sub.requestedMarkets, known) === sub.marketsIgnored) continue;
+      if (marketsFilterMatchesNothing(sub.requestedMarkets, known) === sub.marketsIgnored) continue;
       this.index.remove(client); // the index finds the buckets through the filters: out before they change
-      applyRule1(sub, known);
+      judgeMarketsFilter(sub, known);
       this.index.add(client);
       if (this.options.enabled && sub.control) this.sendControl(client, this.subscribedMessage(sub));
     }
@@ -176,7 +176,7 @@ export class StreamHub implements StreamFanout {
       return client;
     }
     // The market list may have been loaded while the upgrade was being authorised.
-    if (this.known !== null) applyRule1(sub, this.known);
+    if (this.known !== null) judgeMarketsFilter(sub, this.known);
     this.index.add(client);
     this.options.metrics.clients.set(this.index.size);
     if (!this.options.enabled) return client;
@@ -206,7 +206,7 @@ export class StreamHub implements StreamFanout {
     const epoch = this.state.epoch()!;
     const head = this.state.head();
     const out: Buffer[] = [];
-    // Control messages are not spec §6 kinds: only for connections that opted in (control=true or since).
+    // Control messages are not spec kinds: only for connections that opted in (control=true or since).
     if (sub.control) out.push(json(this.subscribedMessage(sub)));
     let since = sub.since;
     if (since !== null && sub.epoch !== null && sub.epoch !== epoch) {

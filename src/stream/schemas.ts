@@ -131,7 +131,7 @@ export const PassthroughFrame = Type.Object(
     ts: Ts,
     market: Type.Optional(Market),
     party: Type.Optional(Party),
-    payload: Type.Object({}, { additionalProperties: true, description: 'As the engine sent it (engine contract §5)' }),
+    payload: Type.Object({}, { additionalProperties: true, description: 'As the engine sent it (docs/engine.md "Event stream")' }),
   },
   { ...strict, description: 'An engine event forwarded unchanged. With `party` it is user-scoped.' },
 );

@@ -13,7 +13,7 @@ import { EMPTY_PAGE, type Page } from '../db/queries/page.js';
 import { listPositions, type PositionRow } from '../db/queries/positions.js';
 import { listFills, type FillRow } from '../db/queries/fills.js';
 import { bucketPayload, type Bucket, type CandlesState } from '../projections/candles.js';
-import { normalizeDecimal, ZERO } from '../projections/decimal.js';
+import { normalizeDecimal, ZERO } from '../decimal.js';
 import { CANDLE_INTERVALS, type Frame } from '../projections/types.js';
 import { matches, type Subscription } from './subscription.js';
 
@@ -89,7 +89,7 @@ export class LiveState {
    */
   private storeTrusted = true;
 
-  constructor(private readonly o: LiveStateOptions) {}
+  constructor(private readonly sources: LiveStateOptions) {}
 
   observe(frame: Frame): void {
     switch (frame.kind) {
@@ -138,7 +138,7 @@ export class LiveState {
       if (matches(sub, f)) frames.push(f);
     };
     for (const book of this.books.values()) admit(book);
-    for (const [market, byInterval] of this.o.candles().open) {
+    for (const [market, byInterval] of this.sources.candles().open) {
       for (const interval of CANDLE_INTERVALS) {
         const b = byInterval.get(interval);
         if (!b) continue;
@@ -153,10 +153,10 @@ export class LiveState {
     const wantsParty = sub.parties.size > 0 && (!sub.kinds || sub.kinds.has('position.update') || sub.kinds.has('balance.update'));
     if (!wantsParty) return { frames, later: null };
 
-    const head = this.o.head() ?? 0;
+    const head = this.sources.head() ?? 0;
     const covered = this.coveredAfter;
     // The database is asked unless this memory holds the whole history (or the caller says not to).
-    const store = options.store === false || covered === 0 || !this.storeTrusted ? null : this.o.store;
+    const store = options.store === false || covered === 0 || !this.storeTrusted ? null : this.sources.store;
     // The memory's part, taken now (the connection's live frames are held from this point).
     const mine = [...sub.parties].map((party) => ({
       party,
@@ -193,7 +193,7 @@ export class LiveState {
     ).then(
       (entries) => partyFrames(new Map(entries)),
       (err: unknown) => {
-        this.o.logger.warn({ err: (err as Error).message }, 'stream snapshot: database unavailable; positions and balances known to this process only');
+        this.sources.logger.warn({ err: (err as Error).message }, 'stream snapshot: database unavailable; positions and balances known to this process only');
         return partyFrames(null);
       },
     );

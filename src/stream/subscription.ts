@@ -1,8 +1,8 @@
-// Query parameters of /v1/stream (spec §6): `kinds`, `party`, `markets`, `intervals`, each a comma
+// Query parameters of /v1/stream (docs/stream.md): `kinds`, `party`, `markets`, `intervals`, each a comma
 // list or repeated; plus `since` (replay, gateway extension) with its `epoch`, `control` (opt-in for
 // the gateway's control messages), `heartbeat` (seconds between stream.heartbeat frames),
 // `snapshot` (state on subscribe, default true) and the party proof `user`, `sessionId`, `sig`
-// (gateway.md "Auth"). Anything malformed is a 400 before the upgrade.
+// (docs/stream.md "Filters"). Anything malformed is a 400 before the upgrade.
 import { ApiError } from '../http/errors.js';
 import { MARKET_PATTERN, PARTY_PATTERN } from '../http/schemas.js';
 import { CANDLE_INTERVALS, FRAME_KINDS, frameParty, type CandleInterval, type Frame } from '../projections/types.js';
@@ -14,7 +14,7 @@ export interface Subscription {
   requestedMarkets: readonly string[] | null;
   /**
    * The market filter in effect: null for every market (none asked, or rule 1 applied). Re-judged
-   * (with `marketsIgnored`) whenever the engine's market list is loaded or changes: see applyRule1.
+   * (with `marketsIgnored`) whenever the engine's market list is loaded or changes: see judgeMarketsFilter.
    */
   markets: ReadonlySet<string> | null;
   /** true when rule 1 dropped the markets filter. */
@@ -26,8 +26,8 @@ export interface Subscription {
   since: number | null;
   /**
    * The connection receives the gateway's control messages (`stream.subscribed`, `stream.gap`),
-   * which are not spec §6 kinds: only when it asked for them with `control=true`, or for the
-   * replay extension with `since`. A client that follows the spec alone receives only §6 kinds.
+   * which are not spec kinds: only when it asked for them with `control=true`, or for the
+   * replay extension with `since`. A client that follows the spec alone receives only spec kinds.
    */
   control: boolean;
   /** The history `since` belongs to (from a previous stream.subscribed); null when not given. */
@@ -165,24 +165,24 @@ export function parseSubscription(query: URLSearchParams, knownMarkets: Readonly
     snapshot: snapshotText !== 'false',
     proof: given === 3 ? { user: user!, sessionId: sessionId!, sig: sig! } : null,
   };
-  applyRule1(sub, knownMarkets);
+  judgeMarketsFilter(sub, knownMarkets);
   return sub;
 }
 
 /** Rule 1's verdict alone: true when the markets asked for are to be ignored. */
-export function rule1Ignores(asked: readonly string[] | null, knownMarkets: ReadonlySet<string> | null): boolean {
+export function marketsFilterMatchesNothing(asked: readonly string[] | null, knownMarkets: ReadonlySet<string> | null): boolean {
   return asked !== null && knownMarkets !== null && !asked.some((m) => knownMarkets.has(m));
 }
 
 /**
- * Rule 1 (spec §6): a markets filter none of whose markets the engine lists matches nothing, and
+ * Rule 1 (docs/stream.md): a markets filter none of whose markets the engine lists matches nothing, and
  * is ignored (every market is sent). While the list is not known (null) the filter is kept as
  * asked. Sets `markets`/`marketsIgnored` for `knownMarkets`; true when they changed. A client
  * registered in the hub's index must be taken out of it before, and put back after, a change.
  */
-export function applyRule1(sub: Subscription, knownMarkets: ReadonlySet<string> | null): boolean {
+export function judgeMarketsFilter(sub: Subscription, knownMarkets: ReadonlySet<string> | null): boolean {
   const asked = sub.requestedMarkets;
-  const ignored = rule1Ignores(asked, knownMarkets);
+  const ignored = marketsFilterMatchesNothing(asked, knownMarkets);
   if (ignored === sub.marketsIgnored) return false;
   sub.marketsIgnored = ignored;
   sub.markets = asked && !ignored ? new Set(asked) : null;

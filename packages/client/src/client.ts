@@ -1,4 +1,4 @@
-// Typed methods for every REST route of spec §4. Party-scoped routes and trading calls are signed
+// Typed methods for every REST route of docs/client.md. Party-scoped routes and trading calls are signed
 // with the current session (when there is none they go unsigned, which a gateway with
 // AUTH_DISABLED=true accepts and any other answers with a 401 GatewayError).
 import { Clock } from './clock.js';

@@ -1,4 +1,4 @@
-// The spec §7 client error: every non-2xx gateway answer (and a request that never got one) is
+// The docs/client.md client error: every non-2xx gateway answer (and a request that never got one) is
 // raised as a GatewayError with the status, the path and the `{error, code}` body. Engine business
 // rejections (HTTP 200, `ok:false`) are NOT errors: methods return them as values.
 export interface ErrorBody {

@@ -1,4 +1,4 @@
-// Lower-case hex, the encoding of every key and signature on the wire (engine.md §2).
+// Lower-case hex, the encoding of every key and signature on the wire (docs/engine.md "Signing").
 export function toHex(bytes: ArrayBuffer | Uint8Array): string {
   const view = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
   let out = '';

@@ -1,6 +1,6 @@
 // Node entry. Everything of the browser entry, plus `getUserMe`: the engine's `GET /v1/user/me`
 // wants a signed JSON body on a GET, which browser `fetch` forbids (and undici's fetch in Node as
-// well), so it is sent with `node:http`/`node:https`. Browsers cannot call it at all (spec §4);
+// well), so it is sent with `node:http`/`node:https`. Browsers cannot call it at all (docs/client.md);
 // they build the same view from the party-scoped REST reads and the stream.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';

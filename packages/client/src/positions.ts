@@ -1,4 +1,4 @@
-// Positions keyed by `positionId`, never by market (spec §2): a flip through zero closes one epoch
+// Positions keyed by `positionId`, never by market (docs/stream.md): a flip through zero closes one epoch
 // and opens another under a fresh id in the same market, and keying by market would merge the two
 // and report the wrong realised PnL. Fed by the REST snapshot, `position.update` frames and, after
 // a reconnect, the fill legs of backfilled `engine.order_filled` events. Older data never
@@ -44,7 +44,7 @@ export class PositionsStore {
     });
   }
 
-  /** Fill legs of a raw `engine.order_filled` event (engine.md §5), in leg order. */
+  /** Fill legs of a raw `engine.order_filled` event (docs/engine.md "Event stream"), in leg order. */
   applyEvent(event: EngineEvent): number {
     if (event.kind !== 'engine.order_filled') return 0;
     const legs = (event.payload.legs ?? []) as Array<Record<string, unknown>>;

@@ -1,4 +1,4 @@
-// Retry policy (spec §7): network errors and 5xx are retried with exponential backoff and jitter;
+// Retry policy (docs/client.md): network errors and 5xx are retried with exponential backoff and jitter;
 // statuses below 500 never are (a 4xx will not change by asking again).
 export interface RetryPolicy {
   /** Retries after the first attempt (default 3; 0 disables). */

@@ -1,4 +1,4 @@
-// The engine's signing scheme (engine.md §2), shared by REST, the Node-only GET body route and the
+// The engine's signing scheme (docs/engine.md "Signing"), shared by REST, the Node-only GET body route and the
 // stream's auth query. A party key authorises an ephemeral session key once; the session key then
 // signs every request as `<METHOD>\n<PATH+QUERY>\n<tsMs>\n<BODY>`.
 import { generateKeyPair, keyPairFromSeed, signHex, type CryptoKey, type Ed25519KeyPair } from './ed25519.js';
@@ -76,7 +76,7 @@ export class Session {
     return { 'x-user': this.party, 'x-session-id': this.sessionId, 'x-session-sig': `${ts}.${sig}` };
   }
 
-  /** The stream's auth query (gateway.md: browsers cannot set WebSocket headers). */
+  /** The stream's auth query (docs/stream.md: browsers cannot set WebSocket headers). */
   async streamAuth(path = '/v1/stream'): Promise<{ user: string; sessionId: string; sig: string }> {
     const ts = this.nextTs();
     const sig = await signHex(this.key, requestMessage('GET', path, ts, ''));

@@ -1,4 +1,4 @@
-// Error toasts from the query cache are throttled to one per 30 s (spec §7, §8), so an outage
+// Error toasts from the query cache are throttled to one per 30 s (docs/client.md), so an outage
 // shows one message instead of one per failing query.
 export interface ToastThrottle {
   /** Calls `show` unless a toast was shown less than `intervalMs` ago; answers whether it showed. */

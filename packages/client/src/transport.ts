@@ -1,6 +1,6 @@
 // One request path for every call: target building, signing (fresh timestamp and signature per
 // attempt, since the engine refuses a replayed signature), retries of network errors and 5xx,
-// and the spec §7 error. The network is a pluggable `Sender`: `fetch` by default, `node:http` in
+// and the docs/client.md error. The network is a pluggable `Sender`: `fetch` by default, `node:http` in
 // the Node entry for the one route that needs a GET body.
 import { errorBody, GatewayError } from './errors.js';
 import { backoffDelay, defaultRetry, isRetryableStatus, type RetryPolicy } from './retry.js';

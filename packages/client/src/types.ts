@@ -1,4 +1,4 @@
-// Wire types of the gateway (gateway.md "REST shapes", engine.md §3–5). Decimals are strings with
+// Wire types of the gateway (docs/rest.md "Shapes", docs/engine.md). Decimals are strings with
 // 10 decimal places, seqs integers, times ISO 8601 strings; record fields are the camelCase
 // columns of the indexer tables.
 import type {
@@ -63,7 +63,7 @@ export interface Readiness {
   [section: string]: unknown;
 }
 
-// ---- trading (engine.md §3–4) ----
+// ---- trading (docs/engine.md) ----
 
 /** A business rejection: HTTP 200 with `ok:false`. Returned as a value, never thrown. */
 export interface Rejection {
@@ -134,7 +134,7 @@ export interface UserMe {
   triggers: Record<string, unknown>[];
 }
 
-// ---- stream frames (spec §2, §6): generated from src/stream/schemas.ts ----
+// ---- stream frames (docs/stream.md): generated from src/stream/schemas.ts ----
 
 /** Envelope field of the state sent on subscribe (before live frames). */
 export interface SnapshotMark {

@@ -8,7 +8,7 @@
 // are then missing from the 4h/1d bars, and this is logged). Every statement is bounded by the
 // database deadline, so a database that stops answering cannot hold the stream's start.
 import type { Database, Queryable } from '../database.js';
-import { parseDecimal } from '../../projections/decimal.js';
+import { parseDecimal } from '../../decimal.js';
 import type { CandleTrade } from '../../projections/candles.js';
 
 export interface CandleSeed {

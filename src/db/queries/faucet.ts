@@ -1,10 +1,10 @@
 // What the faucet needs to know about a party, read from the indexer mirror so every replica and
-// every restart agrees (gateway.md: the cooldown must not live in process memory alone).
+// every restart agrees (docs/trading.md "Faucet": the cooldown must not live in process memory alone).
 //
 // Cooldown: the latest deposit with source 'faucet' of the party.
 // Balance: the party's cash after its latest balance-changing event. The spec's REST balance is
 // the `new_balance` of the last fill, but deposits and approved withdrawals move the balance too
-// (engine.md §4.3), and a faucet top-up is exactly such a deposit, so the ceiling uses whichever of
+// (docs/engine.md "Orders and matching"), and a faucet top-up is exactly such a deposit, so the ceiling uses whichever of
 // the last fill leg, the last `inbound.deposit` and the last `engine.approve_submitted` event has
 // the greatest seq (both events carry `newBalance`). Each branch walks one index backwards and
 // stops at its first row.

@@ -1,4 +1,4 @@
-// Balance of one party: `new_balance` of its last fill leg (spec §4, indexer contract).
+// Balance of one party: `new_balance` of its last fill leg (docs/rest.md).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams } from '../schemas.js';
 import { balanceOf, type Balance } from '../../db/queries/fills.js';

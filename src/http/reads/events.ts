@@ -1,4 +1,4 @@
-// Mirror events, oldest first, for backfill after a stream reconnect (spec §6 "Reconnect").
+// Mirror events, oldest first, for backfill after a stream reconnect (docs/stream.md "Replay and reconnect").
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, List, READ_ERRORS } from '../schemas.js';

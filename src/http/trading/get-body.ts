@@ -1,5 +1,5 @@
 // Fastify 5 treats GET as bodyless: it never runs a content-type parser for it and leaves the
-// request stream unread. `GET /v1/user/me` carries a signed JSON body (engine.md §3), so the route
+// request stream unread. `GET /v1/user/me` carries a signed JSON body (docs/engine.md "HTTP API"), so the route
 // reads the raw bytes itself, bounded in size and time so a slow or huge body cannot hold a socket.
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';

@@ -3,14 +3,14 @@
 // any code, `0x0C` included; and 4xx JSON errors that already carry `error` + `code`), and
 // translates everything that means "the engine is broken" (5xx, HTML pages, non-JSON bodies) into
 // the gateway's own JSON 502 so a browser sees a readable, CORS-enabled error instead of an
-// opaque cross-origin failure (spec §7 rule 4).
+// opaque cross-origin failure (docs/rest.md rule 4).
 import type { FastifyReply } from 'fastify';
 import { parseJson, type EngineResponse } from '../../engine/client.js';
 import { ApiError, type ErrorCode } from '../errors.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** Gateway codes for the engine's transport-level 4xx statuses (engine.md §3 "Failures"). */
+/** Gateway codes for the engine's transport-level 4xx statuses (docs/engine.md "HTTP API" "Failures"). */
 const CODE_FOR_STATUS: Record<number, ErrorCode> = {
   400: 'bad_request',
   401: 'unauthorized',

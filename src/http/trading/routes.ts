@@ -1,4 +1,4 @@
-// The signed, non-custodial proxy routes (spec §4 Trading). The gateway holds no keys: it checks
+// The signed, non-custodial proxy routes (docs/trading.md). The gateway holds no keys: it checks
 // that the three signing headers are present exactly once (401/400 before anything reaches the
 // engine) and forwards them with the raw body and the signed request target. The engine verifies
 // the signature; its answers come back unchanged (see relay.ts). Session keys created through
@@ -56,7 +56,7 @@ function orderIdPath(orderId: string): string {
 /** Body schemas are documentation: the engine owns the trading grammar (schemas.ts). */
 const documentOnly = () => () => true;
 const PROXY_ERRORS = errors(400, 401, 413, 415, 429, 502, 503, 504);
-const SIGNED_NOTE = 'Signed: headers `X-User`, `X-Session-Id`, `X-Session-Sig` (engine.md §2), forwarded unchanged with the raw body.';
+const SIGNED_NOTE = 'Signed: headers `X-User`, `X-Session-Id`, `X-Session-Sig` (docs/engine.md "Signing"), forwarded unchanged with the raw body.';
 
 export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budget: PartyBudget }> = async (app, { budget }) => {
   const { engine, sessions, config, replays } = app;

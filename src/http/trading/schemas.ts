@@ -1,4 +1,4 @@
-// OpenAPI shapes of the trading proxy (engine.md §3–4). They document the wire; the engine, not
+// OpenAPI shapes of the trading proxy (docs/engine.md). They document the wire; the engine, not
 // the gateway, enforces the trading grammar (grids, sides, tif…), so bodies are not validated here
 // (see docs/trading.md: a second copy of the grammar would drift and turn the engine's typed
 // HTTP 200 `ok:false` rejections into gateway 400s).
@@ -102,7 +102,7 @@ export const UserMeAnswer = okOrRejected(
       openOrders: Type.Array(Type.Object({}, { additionalProperties: true })),
       triggers: Type.Array(Type.Object({}, { additionalProperties: true })),
     },
-    { description: 'Engine positions, open orders and triggers (engine.md §4)' },
+    { description: 'Engine positions, open orders and triggers (docs/engine.md "Orders and matching")' },
   ),
   'The party as the engine sees it',
 );

@@ -1,4 +1,4 @@
-// Review findings on the stream's contract: a spec-only client receives spec §6 kinds only (control
+// Review findings on the stream's contract: a spec-only client receives spec kinds only (control
 // messages are opt-in), rule 1 is judged again when the market list loads after a client connected,
 // and refused upgrades follow CORS_ORIGINS.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,7 @@ import { connect, refused, sleep, startStack, wsUrl, type Msg, type Stack } from
 const T0 = Date.parse('2026-11-21T10:00:00.000Z');
 const at = (s: number) => new Date(T0 + s * 1000).toISOString();
 
-/** Spec §6: domain frames and engine passthrough kinds — written out here, independent of the source. */
+/** docs/stream.md: domain frames and engine passthrough kinds — written out here, independent of the source. */
 const SPEC_KINDS = new Set([
   'position.update', 'balance.update', 'trade', 'orderbook.snapshot', 'candle.update', 'candle.close',
   'engine.tick_start', 'inbound.deposit', 'inbound.withdrawal_request', 'engine.approve_submitted', 'engine.reject_submitted',
@@ -19,7 +19,7 @@ const SPEC_KINDS = new Set([
 ]);
 const offSpec = (messages: Msg[]) => messages.filter((m) => !SPEC_KINDS.has(m.kind) || !Number.isSafeInteger(m.seq));
 
-describe('control messages are opt-in (spec §2 envelope: kind is one of section 6)', () => {
+describe('control messages are opt-in (docs/stream.md envelope: kind is one of section 6)', () => {
   let s: Stack;
   beforeAll(async () => {
     s = await startStack();
@@ -28,7 +28,7 @@ describe('control messages are opt-in (spec §2 envelope: kind is one of section
   });
   afterAll(async () => s.close());
 
-  it('a client that follows only the spec receives only §6 kinds, every one with a seq', async () => {
+  it('a client that follows only the spec receives only spec kinds, every one with a seq', async () => {
     s.engine.books.set('BTC-PERP', { seq: 1, bids: [['100', '1']], asks: [['101', '2']] });
     const clients = [
       await connect(s.gw.url),

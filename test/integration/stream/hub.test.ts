@@ -1,4 +1,4 @@
-// The WebSocket side: filters (spec §6, gateway.md), party proof, refusals, slow consumers,
+// The WebSocket side: filters (docs/stream.md), party proof, refusals, slow consumers,
 // replay with `since`, shutdown, the AsyncAPI document.
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 /**
  * Test helpers for the reference engine: party key pairs, session authorization and signed
- * requests (engine contract §2), admin calls. Reusable by any suite that talks to an engine.
+ * requests (docs/engine.md "Signing"), admin calls. Reusable by any suite that talks to an engine.
  */
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { request } from 'undici';

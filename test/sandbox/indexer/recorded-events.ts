@@ -1,4 +1,4 @@
-// A recorded engine history (engine contract §5) covering every kind the indexer projects: an
+// A recorded engine history (docs/engine.md "Event stream") covering every kind the indexer projects: an
 // order partially filled then filled, a flip through zero (two legs), an attached TP that is
 // armed and fires, a position TP/SL that is cancelled, a chain deposit and a faucet deposit, an
 // approved and a rejected withdrawal, a session, two user batches and their manifest.

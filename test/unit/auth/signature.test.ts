@@ -8,7 +8,7 @@ function keyPair() {
   return { hex: der.subarray(der.length - 32).toString('hex'), privateKey };
 }
 
-describe('signature scheme (engine.md §2)', () => {
+describe('signature scheme (docs/engine.md "Signing")', () => {
   it('builds METHOD\\nPATH\\ntsMs\\nBODY with an upper-case method and the raw body bytes', () => {
     expect(signedPayload('post', '/v1/orders?a=1', 1700000000123, '{"x":1}').toString('utf8')).toBe('POST\n/v1/orders?a=1\n1700000000123\n{"x":1}');
     expect(signedPayload('GET', '/v1/stream', 5, '').toString('utf8')).toBe('GET\n/v1/stream\n5\n');

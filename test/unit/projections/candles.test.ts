@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { initialCandles, projectCandles, seedCandles } from '../../../src/projections/candles.js';
-import { parseDecimal } from '../../../src/projections/decimal.js';
+import { parseDecimal } from '../../../src/decimal.js';
 import type { EngineEvent, Frame } from '../../../src/projections/types.js';
 import { simpleMatch, tick } from './fixtures.js';
 

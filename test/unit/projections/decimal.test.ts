@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { formatDecimal, normalizeDecimal, parseDecimal } from '../../../src/projections/decimal.js';
+import { formatDecimal, normalizeDecimal, parseDecimal } from '../../../src/decimal.js';
 
 describe('fixed-point decimals at scale 1e10', () => {
   it('writes every value with exactly ten places', () => {

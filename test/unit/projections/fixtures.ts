@@ -1,4 +1,4 @@
-// Recorded engine events (engine contract §5 shapes) for the projection tests.
+// Recorded engine events (docs/engine.md "Event stream" shapes) for the projection tests.
 import type { EngineEvent, FillLeg } from '../../../src/projections/types.js';
 
 export const A = `alice::${'a'.repeat(64)}`;

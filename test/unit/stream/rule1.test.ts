@@ -5,7 +5,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import WebSocket from 'ws';
 import { ApiError } from '../../../src/http/errors.js';
-import { applyRule1, parseSubscription } from '../../../src/stream/subscription.js';
+import { judgeMarketsFilter, parseSubscription } from '../../../src/stream/subscription.js';
 import { StreamHub } from '../../../src/stream/hub.js';
 import { StreamMetrics } from '../../../src/stream/metrics.js';
 import { History } from '../../../src/stream/history.js';
@@ -59,17 +59,17 @@ describe('control opt-in', () => {
 });
 
 describe('rule 1 re-judged', () => {
-  it('applyRule1 follows the list both ways and says when it changed', () => {
+  it('judgeMarketsFilter follows the list both ways and says when it changed', () => {
     const sub = parseSubscription(q('markets=btc-perp'), null);
     expect(sub.markets).toEqual(new Set(['btc-perp']));
-    expect(applyRule1(sub, null)).toBe(false);
-    expect(applyRule1(sub, new Set(['BTC-PERP']))).toBe(true);
+    expect(judgeMarketsFilter(sub, null)).toBe(false);
+    expect(judgeMarketsFilter(sub, new Set(['BTC-PERP']))).toBe(true);
     expect(sub).toMatchObject({ markets: null, marketsIgnored: true });
-    expect(applyRule1(sub, new Set(['BTC-PERP', 'ETH-PERP']))).toBe(false);
-    expect(applyRule1(sub, new Set(['BTC-PERP', 'btc-perp']))).toBe(true);
+    expect(judgeMarketsFilter(sub, new Set(['BTC-PERP', 'ETH-PERP']))).toBe(false);
+    expect(judgeMarketsFilter(sub, new Set(['BTC-PERP', 'btc-perp']))).toBe(true);
     expect(sub).toMatchObject({ markets: new Set(['btc-perp']), marketsIgnored: false });
     const none = parseSubscription(q(''), null);
-    expect(applyRule1(none, new Set(['BTC-PERP']))).toBe(false);
+    expect(judgeMarketsFilter(none, new Set(['BTC-PERP']))).toBe(false);
     expect(none.markets).toBeNull();
   });
 

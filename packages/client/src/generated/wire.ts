@@ -145,7 +145,7 @@ export interface PassthroughFrame {
   market?: string;
   /** Party id `<hint>::<ed25519 public key hex>` */
   party?: string;
-  /** As the engine sent it (engine contract §5) */
+  /** As the engine sent it (docs/engine.md "Event stream") */
   payload: {
     [key: string]: unknown;
   };

@@ -1,5 +1,6 @@
-// Fixed-point decimals at scale 1e10 as BigInt, for candle high/low/volume. The wire form is
-// always a plain string with exactly 10 decimal places; BigInt keeps sums exact at any size.
+// Fixed-point decimals at scale 1e10 as BigInt: the gateway's one decimal module (candles, 24 h
+// statistics, the faucet ceiling). The wire form is always a plain string with exactly 10 decimal
+// places; BigInt keeps sums exact at any size, where a float would get 9999.99999999999 vs 10000 wrong.
 
 export const SCALE = 10_000_000_000n;
 const DECIMAL = /^(-?)(\d+)(?:\.(\d{1,10}))?$/;
@@ -29,7 +30,7 @@ export function isDecimal(text: unknown): text is string {
 
 /** Rewrites any accepted decimal string in the 10-place wire form ("0.5" → "0.5000000000"). */
 export function normalizeDecimal(text: string): string {
-  // Engine output is already in wire form (engine contract §1): the common case costs one regex.
+  // Engine output is already in wire form (docs/engine.md "Numbers"): the common case costs one regex.
   if (WIRE.test(text) && !/^-?0\d/.test(text) && text !== '-0.0000000000') return text;
   return formatDecimal(parseDecimal(text));
 }
