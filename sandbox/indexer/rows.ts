@@ -2,14 +2,10 @@
 // be written as-is. Decimals are 10-decimal strings (PostgreSQL's own print form), seqs numbers,
 // times ISO strings: a row built in memory compares equal to the same row read back.
 
-export interface EngineEvent {
-  seq: number;
-  kind: string;
-  ts: string;
-  market?: string;
-  party?: string;
-  payload: Record<string, unknown>;
-}
+import type { EngineEvent } from '../engine/types.js';
+
+/** The engine's event envelope, as the reference engine declares it. */
+export type { EngineEvent };
 
 export interface EventRow {
   seq: number;

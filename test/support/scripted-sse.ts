@@ -2,17 +2,12 @@
 // over real HTTP on loopback. A test pushes exact events, drops connections, makes the engine
 // answer 410 (retention), go silent, or write events out of order, and sees the Last-Event-ID
 // each reconnection asked for.
+import type { EngineEvent } from '../../src/projections/types.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface ScriptedEvent {
-  seq: number;
-  kind: string;
-  ts: string;
-  market?: string;
-  party?: string;
-  payload: Record<string, unknown>;
-}
+/** What the scripted engine sends: the gateway's own engine event type. */
+export type ScriptedEvent = EngineEvent;
 
 export interface Book {
   seq: number;

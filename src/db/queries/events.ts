@@ -2,6 +2,7 @@
 // Indexes: pk seq, (kind, seq), (party, seq), (market, seq); with `party`, also fills (party, seq desc)
 // for the fill events in which the party has a leg (they carry no top-level party).
 import type { Queryable } from '../database.js';
+import type { EngineEvent } from '../../projections/types.js';
 import { uniquePage, type Page } from './page.js';
 import { ENGINE_EVENT_KINDS } from '../../engine/event-kinds.js';
 
@@ -17,15 +18,8 @@ export interface EventRow {
   payload: Record<string, unknown>;
 }
 
-/** The engine's SSE envelope, with null market/party omitted. */
-export interface EventEnvelope {
-  seq: number;
-  kind: string;
-  ts: string;
-  market?: string;
-  party?: string;
-  payload: Record<string, unknown>;
-}
+/** A row as the engine's SSE envelope (the one EngineEvent type), null market/party omitted. */
+export type EventEnvelope = EngineEvent;
 
 export function toEnvelope(row: EventRow): EventEnvelope {
   return {

@@ -34,8 +34,8 @@ describe('SSE bridge', () => {
     // One event early: the engine sends 3 again, compared with the 3 already delivered (same history).
     expect(s.engine.connections[1]!.lastEventId).toBe('2');
     s.engine.push(...ticks(7, 7));
-    await c.waitFor(() => seqs(c).length >= 7);
-    await sleep(100);
+    // Frames arrive in seq order: a repeat of an earlier seq would be in before 7.
+    await c.waitFor(() => seqs(c).includes(7));
     expect(seqs(c)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(s.live.status()).toEqual({ enabled: true, connected: true, maxSeq: 7 });
     const metrics = await (await fetch(`${s.gw.url}/metrics`)).text();
@@ -56,8 +56,7 @@ describe('SSE bridge', () => {
     s.engine.writeRaw(tick(5, ts(5))); // 3 and 4 skipped on this connection
     await c.waitFor(() => seqs(c).length >= 4);
     s.engine.push(...ticks(5, 5));
-    await c.waitFor(() => seqs(c).length >= 5);
-    await sleep(100);
+    await c.waitFor(() => seqs(c).includes(5));
     expect(seqs(c)).toEqual([1, 2, 3, 4, 5]);
     expect(s.engine.connections.at(-1)!.lastEventId).toBe('1'); // resume point 2, one early
   });
@@ -76,8 +75,7 @@ describe('SSE bridge', () => {
     s.engine.oldestSeq = 8;
     s.engine.dropAll();
     s.engine.silent = false;
-    await c.waitFor(() => seqs(c).length >= 9);
-    await sleep(100);
+    await c.waitFor(() => seqs(c).includes(9));
     expect(seqs(c)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(s.engine.connections.map((x) => [x.lastEventId, x.status]).slice(1)).toEqual([
       ['1', 410], // resume point 2, one early

@@ -102,8 +102,8 @@ describe('stream filters (AUTH_DISABLED=true)', () => {
     const c = await connect(s.gw.url, 'kinds=engine.tick_start,trade&since=1');
     const live = tick(++seq, at(5));
     s.engine.push(live);
+    // Frames arrive in order: once the live one is in, everything before it is too.
     await c.waitFor((m) => m.some((x) => x.seq === live.seq));
-    await sleep(100);
     expect(c.messages[0]).toMatchObject({ kind: 'stream.subscribed', payload: { since: 1, kinds: ['engine.tick_start', 'trade'] } });
     expect(c.frames().map((f) => `${f.seq}:${f.kind}`)).toEqual(['2:trade', '4:engine.tick_start', `${live.seq}:engine.tick_start`]);
     expect(c.messages.some((m) => m.kind === 'stream.gap')).toBe(false);
@@ -124,7 +124,7 @@ describe('replay beyond the history', () => {
 
   it('sends stream.gap with the backfill route, then what it has, then live', async () => {
     s.engine.push(...[1, 2, 3, 4, 5].map((n) => tick(n, at(n))));
-    await sleep(200);
+    await waitFor(() => s.live.bridge?.lastSeq === 5, 5_000, 'ticks in the history');
     const c = await connect(s.gw.url, 'since=0&snapshot=false');
     s.engine.push(tick(6, at(6)));
     await c.waitFor((m) => m.some((x) => x.seq === 6));
@@ -243,8 +243,8 @@ describe('party proof (auth enabled)', () => {
   it('without a party filter no proof is needed and only public frames come', async () => {
     const c = await connect(s.gw.url, 'kinds=balance.update,trade');
     s.engine.push(simpleMatch(2, at(2), '100', '1'));
+    // An event's balance.update frames come before its trade: none can follow it.
     await c.waitFor((m) => m.some((x) => x.kind === 'trade'));
-    await sleep(100);
     expect(c.frames().map((f) => f.kind)).toEqual(['trade']);
     c.ws.close();
   });
@@ -309,10 +309,11 @@ describe('limits, slow consumers, shutdown', () => {
     try {
       const c = await connect(s.gw.url);
       (c.ws as unknown as { _socket: { pause(): void } })._socket.pause(); // no pongs
-      await sleep(500);
-      expect(s.live.hub.size).toBe(0);
-      const ok = await connect(s.gw.url); // an answering peer stays
-      await sleep(400);
+      await waitFor(() => s.live.hub.size === 0, 5_000, 'the silent peer dropped');
+      const ok = await connect(s.gw.url); // an answering peer stays, ping after ping
+      let pings = 0;
+      ok.ws.on('ping', () => pings++);
+      await waitFor(() => pings >= 4, 5_000, 'four pings answered');
       expect(s.live.hub.size).toBe(1);
       ok.ws.close();
     } finally {

@@ -12,9 +12,11 @@ const SIGNED = { 'x-user': `alice::${'a'.repeat(64)}`, 'x-session-id': 's-1', 'x
 describe('graceful shutdown', () => {
   let slowEngine: Server;
   let engineUrl: string;
+  let received = 0;
   beforeAll(async () => {
     // Answers every call after 500 ms, so a request is still in flight when the gateway closes.
     slowEngine = createServer((_req, res) => {
+      received++;
       setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"market":"BTC-PERP","seq":1,"depth":20,"bids":[],"asks":[]}'), 500);
     }).listen(0, '127.0.0.1');
     await once(slowEngine, 'listening');
@@ -25,8 +27,10 @@ describe('graceful shutdown', () => {
   it('finishes a keep-alive request in flight, answers it Connection: close, and closes promptly', async () => {
     const gw = await startGateway({ ENGINE_BASE_URL: engineUrl }, { listen: true });
     const agent = new Agent({ keepAliveTimeout: 60_000 });
+    const before = received;
     const pending = request(`${gw.url}/v1/orderbook`, { dispatcher: agent });
-    await new Promise((r) => setTimeout(r, 100));
+    // In flight once the engine has it (its answer is 500 ms away).
+    while (received === before) await new Promise((r) => setTimeout(r, 5));
     const started = Date.now();
     const closed = gw.close();
     const res = await pending;
