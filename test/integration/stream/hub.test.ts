@@ -39,11 +39,15 @@ describe('stream filters (AUTH_DISABLED=true)', () => {
     const eth = simpleMatch(++seq, at(2), '7', '2', 'ETH-PERP');
     const cancel = { seq: ++seq, kind: 'engine.order_cancelled', ts: at(3), market: 'BTC-PERP', party: A, payload: { orderId: 'o1', reason: 'user' } };
     const t = tick(++seq, at(4));
-    s.engine.push(btc, eth, cancel, t);
-    await clients.all.waitFor((m) => m.some((x) => x.seq === t.seq));
-    await sleep(150);
+    // A barrier every filter admits (an ETH match of A and B): frames come in seq order, so once a
+    // client has the barrier, everything the four events gave it is in, and nothing more is due.
+    const barrier = simpleMatch(++seq, at(5), '8', '1', 'ETH-PERP');
+    s.engine.push(btc, eth, cancel, t, barrier);
+    for (const c of Object.values(clients)) await c.waitFor((m) => m.some((x) => x.seq === barrier.seq));
+    const before = (c: { frames(): Array<{ kind: string; market?: string; interval?: string; seq?: number; userParty?: string; party?: string }> }) =>
+      c.frames().filter((f) => f.seq! < barrier.seq);
     const kinds = (c: { frames(): Array<{ kind: string; market?: string; interval?: string; seq?: number }> }) =>
-      c.frames().map((f) => `${f.seq}:${f.kind}${f.market ? `@${f.market}` : ''}${f.interval ? `/${f.interval}` : ''}`);
+      before(c).map((f) => `${f.seq}:${f.kind}${f.market ? `@${f.market}` : ''}${f.interval ? `/${f.interval}` : ''}`);
 
     // No party: public frames only (no position/balance/user-scoped passthrough).
     expect(kinds(clients.all)).toEqual([
@@ -73,12 +77,12 @@ describe('stream filters (AUTH_DISABLED=true)', () => {
       '4:engine.tick_start',
     ]);
     // party: that party's legs and user-scoped passthrough only.
-    expect(clients.alice.frames().map((f) => [f.seq, f.kind, f.userParty ?? f.party])).toEqual([
+    expect(before(clients.alice).map((f) => [f.seq, f.kind, f.userParty ?? f.party])).toEqual([
       [1, 'position.update', A], [1, 'balance.update', A],
       [2, 'position.update', A], [2, 'balance.update', A],
       [3, 'engine.order_cancelled', A],
     ]);
-    expect(clients.both.frames().map((f) => [f.seq, f.userParty])).toEqual([[1, A], [1, B], [2, A], [2, B]]);
+    expect(before(clients.both).map((f) => [f.seq, f.userParty])).toEqual([[1, A], [1, B], [2, A], [2, B]]);
     for (const c of Object.values(clients)) {
       expect(c.schemaErrors).toEqual([]);
       c.ws.close();
@@ -105,7 +109,8 @@ describe('stream filters (AUTH_DISABLED=true)', () => {
     // Frames arrive in order: once the live one is in, everything before it is too.
     await c.waitFor((m) => m.some((x) => x.seq === live.seq));
     expect(c.messages[0]).toMatchObject({ kind: 'stream.subscribed', payload: { since: 1, kinds: ['engine.tick_start', 'trade'] } });
-    expect(c.frames().map((f) => `${f.seq}:${f.kind}`)).toEqual(['2:trade', '4:engine.tick_start', `${live.seq}:engine.tick_start`]);
+    // The history holds the filter test's events: its trades (2, and the barrier's 5) and tick 4.
+    expect(c.frames().map((f) => `${f.seq}:${f.kind}`)).toEqual(['2:trade', '4:engine.tick_start', '5:trade', `${live.seq}:engine.tick_start`]);
     expect(c.messages.some((m) => m.kind === 'stream.gap')).toBe(false);
     c.ws.close();
   });
