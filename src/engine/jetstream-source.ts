@@ -15,7 +15,8 @@ import { DeliverPolicy, type ConsumerMessages, type JsMsg, type NatsConnection }
 import type { FastifyBaseLogger } from 'fastify';
 import type { EngineEvent } from '../projections/types.js';
 import { connectNats, streamBounds, streamSeqFor, type StreamBounds } from '../fleet/jetstream.js';
-import { parseEngineEvent, type BridgeMetrics } from './sse-bridge.js';
+import { parseEngineEvent } from './sse-bridge.js';
+import { OrderedDelivery, WakeableSleep, type BridgeMetrics } from './ordered-delivery.js';
 
 export interface JetStreamSourceOptions {
   url: string;
@@ -32,10 +33,9 @@ export interface JetStreamSourceOptions {
   gapReportMs?: number;
 }
 
-const FILL_PAGE = 1000;
-
 export class JetStreamSource {
-  private last: number | null;
+  private readonly delivery: OrderedDelivery;
+  private readonly pause = new WakeableSleep();
   private nc: NatsConnection | null = null;
   private messages: ConsumerMessages | null = null;
   private stopped = false;
@@ -43,15 +43,27 @@ export class JetStreamSource {
   private connectedNow = false;
   /** The stream's head when consumption began: not ready (`connected`) until it is reached. */
   private catchUpTo: number | null = null;
-  private gapReport: { text: string; at: number } | null = null;
-  private sleepTimer: { timer: NodeJS.Timeout; resolve: () => void } | null = null;
 
   onSkip: ((seq: number) => void) | null = null;
   onReset: ((seq: number) => void) | null = null;
 
   constructor(private readonly options: JetStreamSourceOptions) {
-    this.last = options.startAfter;
-    if (options.startAfter !== null) options.metrics.maxSeq.set(options.startAfter);
+    this.delivery = new OrderedDelivery({
+      ...options,
+      label: 'JetStream source',
+      retention: 'JetStream retention',
+      skipped: (seq) => this.onSkip?.(seq),
+      stopped: () => this.stopped,
+    });
+  }
+
+  /** The last seq delivered (or the resume point). */
+  private get last(): number | null {
+    return this.delivery.last;
+  }
+
+  private set last(seq: number | null) {
+    this.delivery.last = seq;
   }
 
   get lastSeq(): number | null {
@@ -65,13 +77,7 @@ export class JetStreamSource {
   }
 
   get gap(): string | undefined {
-    const g = this.gapReport;
-    if (!g) return undefined;
-    if (Date.now() - g.at > (this.options.gapReportMs ?? 300_000)) {
-      this.gapReport = null;
-      return undefined;
-    }
-    return g.text;
+    return this.delivery.gap;
   }
 
   /** The stream's engine seqs, or null when NATS does not answer within `timeoutMs` or the stream is empty. */
@@ -102,8 +108,7 @@ export class JetStreamSource {
 
   /** Sets the start point (before `start()`; the runtime may choose it after `bounds()`). */
   startAfter(seq: number | null): void {
-    this.last = seq;
-    if (seq !== null) this.options.metrics.maxSeq.set(seq);
+    this.delivery.startAfter(seq);
   }
 
   start(): void {
@@ -113,10 +118,7 @@ export class JetStreamSource {
   async stop(): Promise<void> {
     this.stopped = true;
     this.messages?.stop();
-    if (this.sleepTimer) {
-      clearTimeout(this.sleepTimer.timer);
-      this.sleepTimer.resolve();
-    }
+    this.pause.wake();
     await this.running;
     await this.nc?.close().catch(() => undefined);
   }
@@ -147,7 +149,7 @@ export class JetStreamSource {
       this.messages = null;
       if (this.stopped) break;
       this.options.metrics.reconnects.inc();
-      await this.sleep(Math.min(2_000, 100 * 2 ** Math.min(attempt++, 5)));
+      await this.pause.sleep(Math.min(2_000, 100 * 2 ** Math.min(attempt++, 5)));
     }
   }
 
@@ -160,8 +162,8 @@ export class JetStreamSource {
     this.catchUpTo ??= bounds.lastEngineSeq;
     if (this.last! + 1 < bounds.firstEngineSeq) {
       // Older than the stream's retention: the database first, then the stream.
-      await this.fillFromStore(bounds.firstEngineSeq - 1);
-      if (this.last! + 1 < bounds.firstEngineSeq) this.report(this.last! + 1, bounds.firstEngineSeq - 1);
+      await this.delivery.fillFromStore(bounds.firstEngineSeq - 1);
+      if (this.last! + 1 < bounds.firstEngineSeq) this.delivery.report(this.last! + 1, bounds.firstEngineSeq - 1);
     }
     const startSeq = (await streamSeqFor(jsm, this.options.stream, this.last! + 1, bounds)) ?? bounds.lastStreamSeq + 1;
     const consumer = await nc.jetstream().consumers.get(this.options.stream, {
@@ -189,69 +191,14 @@ export class JetStreamSource {
     if (last !== null && event.seq <= last) {
       // An ordered consumer never goes back: an older engine seq is a new engine history.
       const text = `engine history replaced: stream went from seq ${last} to ${event.seq}`;
-      this.gapReport = { text, at: Date.now() };
+      this.delivery.announce(text);
       this.options.logger.error({ last, seq: event.seq }, `JetStream source: ${text}`);
       this.last = event.seq - 1;
       this.onReset?.(event.seq - 1);
     } else if (last !== null && event.seq > last + 1) {
-      await this.fillFromStore(event.seq - 1);
-      if (this.last! < event.seq - 1) this.report(this.last! + 1, event.seq - 1);
+      await this.delivery.fillFromStore(event.seq - 1);
+      if (this.last! < event.seq - 1) this.delivery.report(this.last! + 1, event.seq - 1);
     }
-    if (this.options.batch) this.options.batch(() => this.deliver(event));
-    else this.deliver(event);
-  }
-
-  private deliver(event: EngineEvent): void {
-    this.last = event.seq;
-    this.options.metrics.maxSeq.set(event.seq);
-    this.options.metrics.events.inc();
-    const ts = Date.parse(event.ts);
-    if (Number.isFinite(ts)) this.options.metrics.lagSeconds.set((Date.now() - ts) / 1000);
-    try {
-      this.options.onEvent(event);
-    } catch (err) {
-      this.options.logger.error({ err, seq: event.seq, kind: event.kind }, 'stream projection failed');
-    }
-  }
-
-  private async fillFromStore(until: number): Promise<void> {
-    const fill = this.options.fillFrom;
-    if (!fill || this.last === null) return;
-    try {
-      while (!this.stopped && this.last < until) {
-        const page = await fill(this.last, FILL_PAGE);
-        let progressed = false;
-        const deliverPage = (): void => {
-          for (const e of page) {
-            if (e.seq > until || e.seq !== this.last! + 1) return;
-            this.deliver(e);
-            progressed = true;
-          }
-        };
-        if (this.options.batch) this.options.batch(deliverPage);
-        else deliverPage();
-        if (!progressed || page.length < FILL_PAGE) return;
-      }
-    } catch (err) {
-      this.options.logger.error({ err: (err as Error).message }, 'JetStream source: could not read missing events from the database');
-    }
-  }
-
-  private report(from: number, to: number): void {
-    const text = `events ${from}..${to} unavailable (JetStream retention and database)`;
-    this.gapReport = { text, at: Date.now() };
-    this.options.logger.error({ from, to }, `JetStream source: ${text}; clients should backfill from /v1/events`);
-    this.last = to;
-    this.onSkip?.(to);
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.sleepTimer = null;
-        resolve();
-      }, ms);
-      this.sleepTimer = { timer, resolve };
-    });
+    this.delivery.deliverBatched(event);
   }
 }

@@ -6,7 +6,8 @@
 // `: hb` comment) for `idleMs`. A gap in the stream (seq > last + 1) is first asked again from the
 // engine (reconnect from last); if the engine skips it again, or answers 410 "since before
 // retention", the missing events are read from the indexer's `events` table through `fillFrom`.
-// What neither can supply is reported (logs, `gap` in /readyz) and skipped.
+// What neither can supply is reported (logs, `gap` in /readyz) and skipped. That ordered delivery,
+// the backfill and the gap report are OrderedDelivery's, shared with the JetStream source.
 //
 // Start point: `startAfter` (the runtime passes the database's newest seq so that nothing between
 // the mirror and the live stream is lost); null = live only, from the engine's head. The
@@ -31,13 +32,9 @@ import type { EngineEvent } from '../projections/types.js';
 import { rememberRawJson } from '../projections/passthrough.js';
 import { eventFingerprint } from '../stream/epoch.js';
 import { within } from '../deadline.js';
+import { OrderedDelivery, WakeableSleep, type BridgeMetrics } from './ordered-delivery.js';
 
-export interface BridgeMetrics {
-  reconnects: { inc(): void };
-  lagSeconds: { set(v: number): void };
-  maxSeq: { set(v: number): void };
-  events: { inc(): void };
-}
+export type { BridgeMetrics };
 
 export interface SseBridgeOptions {
   /** e.g. http://127.0.0.1:8080/v1/admin/events/stream */
@@ -61,7 +58,6 @@ export interface SseBridgeOptions {
   random?: () => number;
 }
 
-const FILL_PAGE = 1000;
 /** How long the start point's event may take to read from the store (else that connection is not checked). */
 const STORE_PRINT_MS = 5_000;
 /** The engine is asked again for a skipped seq this many times before the store is used. */
@@ -89,7 +85,8 @@ export function parseEngineEvent(data: string): EngineEvent | null {
 }
 
 export class SseBridge {
-  private last: number | null;
+  private readonly delivery: OrderedDelivery;
+  private readonly pause = new WakeableSleep();
   private stopped = false;
   private abort: AbortController | null = null;
   private running: Promise<void> | null = null;
@@ -97,10 +94,6 @@ export class SseBridge {
   private connectedNow = false;
   private pendingGap: { from: number; to: number } | null = null;
   private gapRetries = 0;
-  private gapReport: { text: string; at: number } | null = null;
-  private sleepTimer: { timer: NodeJS.Timeout; resolve: () => void } | null = null;
-  /** The last delivered event (its fingerprint is made only when a connection needs it). */
-  private lastEvent: EngineEvent | null = null;
   /** Fingerprint of the resume point's event when read from the store. */
   private storedPrint: { seq: number; print: string } | null = null;
   /** The start point's fingerprint is read from the store once (never after a replacement: the store may hold the old history). */
@@ -112,8 +105,23 @@ export class SseBridge {
   private skipVerify = false;
 
   constructor(private readonly options: SseBridgeOptions) {
-    this.last = options.startAfter;
-    if (options.startAfter !== null) options.metrics.maxSeq.set(options.startAfter);
+    this.delivery = new OrderedDelivery({
+      ...options,
+      label: 'engine SSE',
+      retention: 'engine retention',
+      delivered: () => (this.gapRetries = 0),
+      skipped: (seq) => this.onSkip?.(seq),
+      stopped: () => this.stopped,
+    });
+  }
+
+  /** The last seq delivered (or the resume point). */
+  private get last(): number | null {
+    return this.delivery.last;
+  }
+
+  private set last(seq: number | null) {
+    this.delivery.last = seq;
   }
 
   get lastSeq(): number | null {
@@ -124,15 +132,9 @@ export class SseBridge {
     return this.connectedNow;
   }
 
-  /** The latest gap that could not be filled, while it is recent. */
+  /** The latest gap that could not be filled, or history replacement, while it is recent. */
   get gap(): string | undefined {
-    const g = this.gapReport;
-    if (!g) return undefined;
-    if (Date.now() - g.at > (this.options.gapReportMs ?? 300_000)) {
-      this.gapReport = null;
-      return undefined;
-    }
-    return g.text;
+    return this.delivery.gap;
   }
 
   start(): void {
@@ -142,10 +144,7 @@ export class SseBridge {
   async stop(): Promise<void> {
     this.stopped = true;
     this.abort?.abort();
-    if (this.sleepTimer) {
-      clearTimeout(this.sleepTimer.timer);
-      this.sleepTimer.resolve();
-    }
+    this.pause.wake();
     await this.running;
   }
 
@@ -157,7 +156,7 @@ export class SseBridge {
       if (this.pendingGap) await this.resolveGap();
       this.options.metrics.reconnects.inc();
       if (healthy) this.attempt = 0;
-      await this.sleep(this.backoff(this.attempt++));
+      await this.pause.sleep(this.backoff(this.attempt++));
     }
   }
 
@@ -166,17 +165,6 @@ export class SseBridge {
     const max = this.options.backoffMaxMs ?? 10_000;
     const cap = Math.min(max, base * 2 ** Math.min(attempt, 20));
     return Math.floor((this.options.random ?? Math.random)() * cap); // full jitter: replicas do not reconnect in step
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (ms <= 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.sleepTimer = null;
-        resolve();
-      }, ms);
-      this.sleepTimer = { timer, resolve };
-    });
   }
 
   /**
@@ -219,9 +207,9 @@ export class SseBridge {
   /** Resumes from `head` of a new engine history; the runtime resets before anything of it is delivered. */
   private async replaced(head: number, text: string): Promise<void> {
     const resumePoint = this.last;
-    this.gapReport = { text, at: Date.now() };
+    this.delivery.announce(text);
     this.options.logger.error({ engineHead: head, resumePoint }, `engine SSE: ${text}; frames before the new head were not streamed, backfill from /v1/events`);
-    this.lastEvent = null;
+    this.delivery.lastEvent = null;
     this.storedPrint = null;
     this.printFromStore = false;
     this.verify = null;
@@ -233,15 +221,15 @@ export class SseBridge {
       this.options.logger.error({ err }, 'engine SSE: the runtime failed to reset after a history replacement');
     }
     // The new head becomes the resume point once the runtime has reset (its head is the old one until then).
-    this.last = head;
-    this.options.metrics.maxSeq.set(head);
+    this.delivery.startAfter(head);
   }
 
   /** The fingerprint of the event at the resume point, from the store when the bridge did not deliver it itself. */
   private async resumePrint(): Promise<string | null> {
     const last = this.last;
     if (last === null || last < 1) return null;
-    if (this.lastEvent?.seq === last) return eventFingerprint(this.lastEvent);
+    const lastEvent = this.delivery.lastEvent;
+    if (lastEvent?.seq === last) return eventFingerprint(lastEvent);
     if (this.storedPrint?.seq === last) return this.storedPrint.print;
     if (this.printFromStore && this.options.fillFrom) {
       this.printFromStore = false;
@@ -352,24 +340,8 @@ export class SseBridge {
       this.pendingGap = { from: last + 1, to: event.seq - 1 };
       return false;
     }
-    this.deliver(event);
+    this.delivery.deliver(event);
     return true;
-  }
-
-  private deliver(event: EngineEvent): void {
-    this.last = event.seq;
-    this.lastEvent = event;
-    this.gapRetries = 0;
-    this.options.metrics.maxSeq.set(event.seq);
-    this.options.metrics.events.inc();
-    const ts = Date.parse(event.ts);
-    if (Number.isFinite(ts)) this.options.metrics.lagSeconds.set((Date.now() - ts) / 1000);
-    try {
-      this.options.onEvent(event);
-    } catch (err) {
-      // A projection bug must not stop the stream or make it repeat the event.
-      this.options.logger.error({ err, seq: event.seq, kind: event.kind }, 'stream projection failed');
-    }
   }
 
   /** A skipped seq: ask the engine again (reconnect from last), then the store, then report it. */
@@ -379,56 +351,14 @@ export class SseBridge {
     this.gapRetries++;
     this.options.logger.warn({ ...gap, retry: this.gapRetries }, 'engine SSE: seq gap');
     if (this.gapRetries <= GAP_RETRIES) return;
-    await this.fillFromStore(gap.to);
-    if (this.last === null || this.last < gap.to) this.report(this.last === null ? gap.from : this.last + 1, gap.to);
+    await this.delivery.fillFromStore(gap.to);
+    if (this.last === null || this.last < gap.to) this.delivery.report(this.last === null ? gap.from : this.last + 1, gap.to);
   }
 
   private async fillBeforeRetention(oldestSeq: number | null): Promise<void> {
-    await this.fillFromStore(null);
-    if (oldestSeq !== null && this.last !== null && this.last < oldestSeq - 1) this.report(this.last + 1, oldestSeq - 1);
-    else if (oldestSeq === null && this.last !== null) this.report(this.last + 1, null);
-  }
-
-  /** Reads events after `last` from the store, delivering them in order, up to `until` (inclusive) if given. */
-  private async fillFromStore(until: number | null): Promise<void> {
-    const fill = this.options.fillFrom;
-    if (!fill || this.last === null) return;
-    try {
-      for (;;) {
-        if (this.stopped) return;
-        const page = await fill(this.last, FILL_PAGE);
-        let progressed = false;
-        let stop = false;
-        // A page is delivered like one received chunk: its frames leave for each client in one
-        // write (and, with fan-out workers, in one message per worker).
-        const deliverPage = (): void => {
-          for (const e of page) {
-            if ((until !== null && e.seq > until) || e.seq !== this.last! + 1) {
-              stop = true; // past the gap, or the store has a hole too: stop at it
-              return;
-            }
-            this.deliver(e);
-            progressed = true;
-          }
-        };
-        if (this.options.batch) this.options.batch(deliverPage);
-        else deliverPage();
-        if (stop || !progressed || page.length < FILL_PAGE) return;
-      }
-    } catch (err) {
-      this.options.logger.error({ err: (err as Error).message }, 'engine SSE: could not read missing events from the database');
-    }
-  }
-
-  /** Records an unfillable gap and moves past it so the stream continues. */
-  private report(from: number, to: number | null): void {
-    const text = to === null ? `events after ${from - 1} unavailable` : `events ${from}..${to} unavailable (engine retention and database)`;
-    this.gapReport = { text, at: Date.now() };
-    this.options.logger.error({ from, to }, `engine SSE: ${text}; clients should backfill from /v1/events`);
-    if (to !== null) {
-      this.last = to;
-      this.onSkip?.(to);
-    }
+    await this.delivery.fillFromStore(null);
+    if (oldestSeq !== null && this.last !== null && this.last < oldestSeq - 1) this.delivery.report(this.last + 1, oldestSeq - 1);
+    else if (oldestSeq === null && this.last !== null) this.delivery.report(this.last + 1, null);
   }
 
   /** Told when the bridge skips past an unfillable gap (the replay history is incomplete there). */
