@@ -9,12 +9,12 @@
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { createServer } from 'node:net';
 import { Agent, request } from 'undici';
 import { connect as natsConnect } from 'nats';
 import { startNginx } from '../deploy/nginx.js';
 import { startScriptedEngine, type ScriptedEngine } from '../test/support/scripted-sse.js';
 import type { ClientCmd, ClientReport } from './stream-shared.js';
+import { freePort } from './processes.js';
 
 const NATS_URL = process.env.NATS_URL || 'nats://127.0.0.1:4222';
 const root = new URL('../', import.meta.url).pathname;
@@ -27,16 +27,6 @@ function cpuMs(pid: number): number {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
   return ((Number(rest[11]) + Number(rest[12])) * 1000) / TICK_S; // utime + stime
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((res) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => res(port));
-    });
-  });
 }
 
 async function until(check: () => Promise<boolean>, what: string, ms = 30_000): Promise<void> {

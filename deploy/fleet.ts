@@ -8,15 +8,13 @@
 // Ctrl-C stops everything. The JetStream stream and the Redis keys of this fleet are cleared at
 // start: the reference engine keeps its history in memory, so each run is a new history.
 import { mkdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
-import { request } from 'undici';
 import { Redis } from 'ioredis';
 import { connect as natsConnect } from 'nats';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../sandbox/pglite-server.js';
-import { describeExit, startChild, waitFor, type Child } from '../sandbox/stack/children.js';
+import { choosePort, describeExit, httpOk, startChild, waitFor, type Child } from '../sandbox/stack/children.js';
 import { parseOptions, USAGE, UsageError, type StackOptions } from '../sandbox/stack/options.js';
 import { startNginx, type RunningNginx } from './nginx.js';
 
@@ -67,24 +65,6 @@ const onExit = (name: string, how: string): void => {
   void shutdown(1, failure);
 };
 
-async function freePort(p = 0): Promise<number> {
-  if (p !== 0) return p;
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.once('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => res(port));
-    });
-  });
-}
-
-async function httpOk(url: string): Promise<boolean> {
-  const res = await request(url, { headersTimeout: 2000, bodyTimeout: 2000 });
-  await res.body.dump();
-  return res.statusCode === 200;
-}
-
 /** A fresh history for this run: the fleet's stream and Redis keys are cleared. */
 async function clearSharedState(): Promise<void> {
   const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 2_000 });
@@ -111,8 +91,8 @@ async function main(): Promise<void> {
   const started = Date.now();
   if (opts.reset) rmSync(opts.dataDir, { recursive: true, force: true });
   await clearSharedState();
-  const enginePort = await freePort(opts.enginePort);
-  const lbPort = await freePort(opts.gatewayPort);
+  const enginePort = await choosePort(opts.enginePort);
+  const lbPort = await choosePort(opts.gatewayPort);
   const engineUrl = `http://127.0.0.1:${enginePort}`;
 
   let databaseUrl: string;
@@ -163,12 +143,12 @@ async function main(): Promise<void> {
     NATS_SUBJECT: SUBJECT,
     LOG_LEVEL: opts.logLevel,
   };
-  const relayPorts = [await freePort(), await freePort()];
+  const relayPorts = [await choosePort(), await choosePort()];
   relayPorts.forEach((port, i) => children.push(startChild(`relay-${i + 1}`, 'src/relay/main.ts', { ...shared, PORT: String(port), HOST: '127.0.0.1' }, root, onExit)));
   await waitFor('relay', async () => (await Promise.all(relayPorts.map((p) => httpOk(`http://127.0.0.1:${p}/readyz`).catch(() => false)))).some(Boolean), 25_000, () => failure);
 
   const replicaPorts: number[] = [];
-  for (let i = 0; i < REPLICAS; i++) replicaPorts.push(await freePort());
+  for (let i = 0; i < REPLICAS; i++) replicaPorts.push(await choosePort());
   replicaPorts.forEach((port, i) =>
     children.push(
       startChild(
@@ -195,7 +175,9 @@ async function main(): Promise<void> {
   await waitFor('replicas', async () => (await Promise.all(replicaPorts.map((p) => httpOk(`http://127.0.0.1:${p}/readyz`)))).every(Boolean), 40_000, () => failure);
 
   nginx = await startNginx({ listen: `127.0.0.1:${lbPort}`, upstreams: replicaPorts.map((p) => `127.0.0.1:${p}`), prefix: join(opts.dataDir, 'nginx') });
-  nginx.proc.once('exit', (code, signal) => onExit('nginx', describeExit(code, signal)));
+  nginx.proc.once('exit', (code, signal) => {
+    if (!stopping) onExit('nginx', describeExit(code, signal));
+  });
 
   if (opts.rate > 0) {
     children.push(

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { request } from 'undici';
 import { botParties } from '../simulator/simulator.js';
-import { waitFor } from '../stack/children.js';
+import { httpOk, waitFor } from '../stack/children.js';
 import { freePort } from '../../bench/processes.js';
 import { EngineHistory, followEngine } from './engine-log.js';
 import { parseSoakOptions } from './options.js';
@@ -68,12 +68,6 @@ const svc = (name: string, entry: string, env: Record<string, string>, onLine?: 
   services.push(s);
   return s;
 };
-
-async function httpOk(url: string): Promise<boolean> {
-  const res = await request(url, { headersTimeout: 2000, bodyTimeout: 2000 });
-  await res.body.dump();
-  return res.statusCode === 200;
-}
 
 /** /readyz is back: 200, or 503 whose only reasons are the 5-minute notes of an announced gap. */
 async function readyish(gatewayUrl: string): Promise<boolean> {

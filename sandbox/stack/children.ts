@@ -2,8 +2,10 @@
 // no wrapper processes) with the orphan guard preloaded, its output prefixed with the service name. Stopping sends SIGTERM and
 // escalates to SIGKILL, so no child outlives the stack.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
 
 const GUARD = fileURLToPath(new URL('./orphan-guard.ts', import.meta.url));
 
@@ -65,4 +67,24 @@ export async function waitFor(what: string, check: () => Promise<boolean>, timeo
     if (Date.now() > end) throw new Error(`${what}: not healthy after ${timeoutMs / 1000} s`);
     await new Promise((r) => setTimeout(r, 150));
   }
+}
+
+/** Port 0 means "any free port": find one now, so every service can be told the others' URLs. */
+export async function choosePort(p = 0): Promise<number> {
+  if (p !== 0) return p;
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** true when `url` answers 200 within 2 s (a health check). */
+export async function httpOk(url: string): Promise<boolean> {
+  const res = await request(url, { headersTimeout: 2000, bodyTimeout: 2000 });
+  await res.body.dump();
+  return res.statusCode === 200;
 }

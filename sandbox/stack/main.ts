@@ -8,15 +8,13 @@
 //   6. the reference web console   (in this process, :4100; sandbox/console/)
 // Separate processes over loopback, like production. See docs/local-stack.md.
 import { mkdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
-import { request } from 'undici';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../pglite-server.js';
 import { startConsole, type ConsoleServer } from '../console/server.js';
 import { botParties } from '../simulator/simulator.js';
-import { startChild, waitFor, type Child } from './children.js';
+import { choosePort, httpOk, startChild, waitFor, type Child } from './children.js';
 import { parseOptions, USAGE, UsageError, type StackOptions } from './options.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -62,25 +60,6 @@ const onExit = (name: string, how: string): void => {
   say(failure);
   void shutdown(1, failure);
 };
-
-/** Port 0 means "any free port": find one now, so every service can be told the others' URLs. */
-async function choosePort(p: number): Promise<number> {
-  if (p !== 0) return p;
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolvePort(port));
-    });
-  });
-}
-
-async function httpOk(url: string): Promise<boolean> {
-  const res = await request(url, { headersTimeout: 2000, bodyTimeout: 2000 });
-  await res.body.dump();
-  return res.statusCode === 200;
-}
 
 async function main(): Promise<void> {
   const started = Date.now();
