@@ -3,6 +3,7 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config/env.js';
 import { closeDeps, createDeps } from './deps.js';
+import { checkRuntime } from './config/runtime.js';
 
 let config: Config;
 try {
@@ -40,6 +41,10 @@ async function shutdown(signal: string): Promise<void> {
 }
 process.on('SIGINT', () => void shutdown('SIGINT'));
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+const runtime = checkRuntime();
+if (runtime.ok) app.log.info({ node: runtime.version }, 'runtime');
+else app.log.warn({ node: runtime.version }, runtime.message);
 
 try {
   await app.listen({ port: config.port, host: config.host });

@@ -16,6 +16,7 @@ import { startConsole, type ConsoleServer } from '../console/server.js';
 import { botParties } from '../simulator/simulator.js';
 import { choosePort, httpOk, startChild, waitFor, type Child } from './children.js';
 import { parseOptions, USAGE, UsageError, type StackOptions } from './options.js';
+import { checkRuntime } from '../../src/config/runtime.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const SIM_SEED = 1;
@@ -31,6 +32,12 @@ try {
 }
 
 const say = (msg: string): void => void process.stdout.write(`[stack]    ${msg}\n`);
+const runtime = checkRuntime();
+if (!runtime.ok) {
+  process.stderr.write(`[stack]    ${runtime.message}\n`);
+  process.exit(1);
+}
+say(`running on ${runtime.message}`);
 const children: Child[] = [];
 let embedded: EmbeddedPostgres | null = null;
 let consoleServer: ConsoleServer | null = null;

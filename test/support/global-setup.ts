@@ -5,6 +5,7 @@
 // own embedded instance, started by test/support/db.ts inside the test worker.
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
+import { checkRuntime } from '../../src/config/runtime.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -26,6 +27,10 @@ async function reachable(url: string): Promise<boolean> {
 }
 
 export async function setup(project: TestProject): Promise<void> {
+  // The suite runs on the Node release the project supports, never silently on the machine's own.
+  const runtime = checkRuntime();
+  if (!runtime.ok) throw new Error(runtime.message);
+  console.log(`[tests] running on ${runtime.message}`);
   const candidate = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   if (process.env.TEST_FORCE_PGLITE !== 'true' && (await reachable(candidate))) {
     project.provide('databaseUrl', candidate);
