@@ -38,6 +38,7 @@ import type { StreamFanout } from './stream/fanout.js';
 import { StreamHub } from './stream/hub.js';
 import { StreamMetrics } from './stream/metrics.js';
 import { LiveState, partyStore } from './stream/snapshot.js';
+import { AccountBook, withAccounts } from './stream/account-book.js';
 
 /** How long the engine may take to replay its first event for the epoch. */
 const FIRST_EVENT_MS = 5_000;
@@ -88,6 +89,8 @@ export class LiveRuntime {
    */
   private epochPending = false;
   readonly liveState: LiveState;
+  /** The accounts (docs/account.md): fed by every event, completed from the database on demand. */
+  readonly accounts: AccountBook;
   /** The one path engine events take into the stream, whatever their source. */
   readonly sink: EngineEventSink = {
     event: (e) => this.onEvent(e),
@@ -104,6 +107,7 @@ export class LiveRuntime {
       store: partyStore(deps.db),
       logger: deps.logger,
     });
+    this.accounts = new AccountBook({ db: deps.db, logger: deps.logger });
     this.streamMetrics = StreamMetrics.for(deps.metrics.registry);
     // Made here, not in start(): clients may connect before the runtime starts (main.ts listens first).
     if (config.natsUrl) this.caughtUp = new Promise<void>((resolve) => (this.releaseCaughtUp = resolve));
@@ -121,7 +125,7 @@ export class LiveRuntime {
         epoch: () => this.epochValue,
         epochKnown: () => this.readyToServe(),
         head: () => this.bridge?.lastSeq ?? null,
-        snapshot: (sub) => this.liveState.build(sub),
+        snapshot: (sub) => withAccounts(this.liveState.build(sub), this.accounts.snapshot(sub)),
       },
     });
   }
@@ -247,6 +251,7 @@ export class LiveRuntime {
     this.bridge.onSkip = this.sink.skipped;
     this.bridge.onReset = this.sink.replaced;
     this.bridge.start();
+    this.accounts.start();
 
     this.poller = new OrderbookPoller({
       engine,
@@ -301,6 +306,7 @@ export class LiveRuntime {
     const { state, frames } = project(this.state, event);
     this.state = state;
     for (const f of frames) this.observe(f);
+    frames.push(...this.accounts.onEvent(event));
     this.hub.publishAll(frames);
   }
 
@@ -336,6 +342,7 @@ export class LiveRuntime {
     const epoch = await this.deriveEpoch({ store: false });
     this.state = initialProjectionState();
     this.liveState.reset(head);
+    this.accounts.reset();
     this.poller?.forget();
     this.setEpoch(epoch);
     this.hub.announceReset(previous, head);
@@ -345,6 +352,7 @@ export class LiveRuntime {
   /** Stops the engine side. Clients are closed (1001) by the stream plugin when the app closes. */
   async stop(): Promise<void> {
     this.markCaughtUp(); // nothing more will come: connections still waiting are released (and closed with the app)
+    this.accounts.stop();
     await Promise.all([this.bridge?.stop(), this.poller?.stop()]);
   }
 

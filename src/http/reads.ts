@@ -8,6 +8,7 @@ import { fillRoutes } from './reads/fills.js';
 import { positionRoutes } from './reads/positions.js';
 import { triggerRoutes } from './reads/triggers.js';
 import { balanceRoutes } from './reads/balance.js';
+import { accountRoutes } from './reads/account.js';
 import { verificationRoutes } from './reads/verifications.js';
 import { eventRoutes } from './reads/events.js';
 import { marketRoutes } from './reads/markets.js';
@@ -22,6 +23,7 @@ const FAMILIES: FastifyPluginAsyncTypebox[] = [
   positionRoutes,
   triggerRoutes,
   balanceRoutes,
+  accountRoutes,
   verificationRoutes,
   eventRoutes,
   marketRoutes,

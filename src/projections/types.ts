@@ -47,6 +47,7 @@ export const DOMAIN_KINDS = [
   'orderbook.snapshot',
   'candle.update',
   'candle.close',
+  'account.update',
 ] as const;
 
 /** Engine kinds forwarded unchanged (docs/stream.md): all of them. */

@@ -5,6 +5,7 @@ import { Clock } from './clock.js';
 import { defaultRetry, type RetryPolicy } from './retry.js';
 import { prepareSession, Session, type PartySigner } from './signing.js';
 import { fetchSender, Transport, type SessionRenewer } from './transport.js';
+import { attachedWouldFire, tpslWouldFire, type Account, type TriggerCheck, type TriggerWouldFire } from './account.js';
 import type {
   Answer,
   Balance,
@@ -120,13 +121,29 @@ export class GatewayClient {
 
   // ---- trading ----
 
-  placeOrder(order: OrderRequest): Promise<Answer<OrderAccepted>> {
+  /**
+   * A TP/SL attached to the order that would fire at once on its limit price is refused as a value
+   * (`trigger_would_fire`, nothing signed or sent) unless `allowImmediateTrigger`.
+   */
+  async placeOrder(order: OrderRequest, options: TriggerCheck = {}): Promise<Answer<OrderAccepted> | TriggerWouldFire> {
+    const refused = options.allowImmediateTrigger ? null : attachedWouldFire(order);
+    if (refused) return refused;
     return this.transport.call({ method: 'POST', path: '/v1/orders', body: order, signed: true, ...(this.retryOrders ? {} : { retries: 0 }) });
   }
   cancelOrder(orderId: string): Promise<Answer<OrderCancelled>> {
     return this.transport.call({ method: 'DELETE', path: `/v1/orders/${enc(orderId)}`, signed: true });
   }
-  setTpsl(request: TpslRequest): Promise<Answer<TpslSet>> {
+  /**
+   * A TP or SL that would fire at once on the position's mark price (the last trade: what the
+   * engine fires on), or on `currentPrice`, is refused as a value (`trigger_would_fire`, nothing
+   * signed or sent) unless `allowImmediateTrigger`. The position is read from `getAccount`.
+   */
+  async setTpsl(request: TpslRequest, options: TriggerCheck & { currentPrice?: string } = {}): Promise<Answer<TpslSet> | TriggerWouldFire> {
+    const party = this.session?.party;
+    if (!options.allowImmediateTrigger && party && (request.tp || request.sl)) {
+      const refused = tpslWouldFire(request, await this.getAccount(party), options.currentPrice);
+      if (refused) return refused;
+    }
     return this.transport.call({ method: 'POST', path: '/v1/tpsl', body: request, signed: true });
   }
   getOrderbook(query: { depth?: number; market?: string } = {}): Promise<Orderbook> {
@@ -246,8 +263,13 @@ export class GatewayClient {
   listUserPositions(party: string, query: Page & { status?: 'open' | 'closed' | 'all' } = {}): Promise<List<Position>> {
     return this.party(party, '/positions', query);
   }
+  /** The spec's balance: `newBalance` of the last fill (deposits and withdrawals after it are not in it; see getAccount). */
   getBalance(party: string): Promise<Balance> {
     return this.party(party, '/balance');
+  }
+  /** Collateral (every deposit, withdrawal and fill), positions at the mark, margin, equity, free collateral, leverage (docs/account.md). */
+  getAccount(party: string): Promise<Account> {
+    return this.party(party, '/account');
   }
   /** Testnet top-up. 429 (cooldown, `retryAfterS`) and 403 (ceiling) are raised as GatewayErrors. */
   faucet(party: string): Promise<FaucetGrant | Rejection> {

@@ -10,5 +10,23 @@ export { Clock } from './clock.js';
 export { memoryStore, indexedDbStore, loadOrCreateParty, saveSession, restoreSession, keepPartySession, type KeyValueStore } from './persist.js';
 export { StreamClient, type StreamMessage, type StreamOptions, type StreamState, type WebSocketCtor, type WebSocketLike } from './stream.js';
 export { PositionsStore, type PositionState } from './positions.js';
+export {
+  orderMargin,
+  triggerWouldFire,
+  legsWouldFire,
+  attachedWouldFire,
+  tpslWouldFire,
+  isTriggerWouldFire,
+  toUnits,
+  fromUnits,
+  type Account,
+  type AccountUpdateFrame,
+  type AccountPosition,
+  type AccountOrder,
+  type OrderMargin,
+  type OrderMarginInput,
+  type TriggerWouldFire,
+  type TriggerCheck,
+} from './account.js';
 export { createToastThrottle, type ToastThrottle } from './toast.js';
 export type * from './types.js';
