@@ -24,7 +24,7 @@
 // does no I/O and reads no clock.
 import { divDecimal, divRound, formatDecimal, mulDecimal, normalizeDecimal, parseDecimal } from '../decimal.js';
 import { asFill } from './fill.js';
-import type { EngineEvent } from './types.js';
+import type { EngineEvent } from '../contracts/engine-event.js';
 
 export interface AccountPosition {
   positionId: string;

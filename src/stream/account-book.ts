@@ -19,7 +19,8 @@ import {
   type AccountsState,
   type AccountView,
 } from '../projections/account.js';
-import type { EngineEvent, Frame } from '../projections/types.js';
+import type { EngineEvent } from '../contracts/engine-event.js';
+import type { Frame } from '../contracts/frame.js';
 import type { SnapshotParts } from './snapshot.js';
 import { matches, type Subscription } from './subscription.js';
 

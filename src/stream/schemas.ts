@@ -2,7 +2,7 @@
 // (asyncapi.ts) and the tests that check real frames against it, so the two cannot drift.
 import { Type, type TSchema } from 'typebox';
 import { Decimal, Market, Party, Seq, Timestamp } from '../http/schemas.js';
-import { CANDLE_INTERVALS, PASSTHROUGH_KINDS } from '../projections/types.js';
+import { CANDLE_INTERVALS, PASSTHROUGH_KINDS } from '../contracts/frame.js';
 import { AccountBody } from '../http/account-schema.js';
 
 const Ts = { ...Timestamp, description: 'ISO 8601 UTC with milliseconds (engine time of the event)' };
