@@ -28,5 +28,22 @@ export {
   type TriggerWouldFire,
   type TriggerCheck,
 } from './account.js';
+export {
+  ENGINE_EVENT_KINDS,
+  DOMAIN_FRAME_KINDS,
+  CANDLE_INTERVALS,
+  KNOWN_MARKETS,
+  market,
+  type EnginePayloads,
+  type EngineEventKind,
+  type EngineEventOf,
+  type TypedEngineEvent,
+  type FillLeg,
+  type FrameKind,
+  type Interval,
+  type KnownMarket,
+  type MarketOf,
+} from './engine-events.js';
+export { DecimalInputError } from './decimal-input.js';
 export { createToastThrottle, type ToastThrottle } from './toast.js';
 export type * from './types.js';

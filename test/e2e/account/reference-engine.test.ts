@@ -263,6 +263,11 @@ describe('account view against the reference engine', () => {
     expect(await mine.placeOrder({ market: SOL, side: 'buy', type: 'limit', size: '70', price: '150' })).toMatchObject({ ok: false, code: 'insufficient_margin' });
     const closing = orderMargin(now, 10, { market: SOL, side: 'sell', size: '1', price: '150' });
     expect(closing).toMatchObject({ opening: '0.0000000000', margin: '0.0000000000', fits: true });
+    // getUserMe over fetch (as a browser): the signed GET sent as POST /v1/user/me.
+    const me2 = await mine.getUserMe();
+    if (!me2.ok) throw new Error(me2.code);
+    expect(me2.balance).toBe(now.collateral);
+    expect(me2.triggers.length).toBeGreaterThan(0);
   });
 
   async function waitAccount(c: GatewayClient, party: string) {
