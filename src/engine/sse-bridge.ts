@@ -28,6 +28,7 @@
 import { request } from 'undici';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { FastifyBaseLogger } from 'fastify';
+import { traced, traceHeaders } from '../tracing/index.js';
 import type { EngineEvent } from '../projections/types.js';
 import { rememberRawJson } from '../projections/passthrough.js';
 import { eventFingerprint } from '../stream/epoch.js';
@@ -272,7 +273,16 @@ export class SseBridge {
     );
     let delivered = false;
     try {
-      const res = await request(this.options.url, { method: 'GET', headers, signal: ac.signal, headersTimeout: this.options.idleMs, bodyTimeout: 0 });
+      // Each (re)connection is a span of its own (src/tracing/), its traceparent sent to the engine.
+      const res = await traced(
+        'engine stream connect',
+        async (span) => {
+          const answer = await request(this.options.url, { method: 'GET', headers: traceHeaders(headers), signal: ac.signal, headersTimeout: this.options.idleMs, bodyTimeout: 0 });
+          span.set('http.response.status_code', answer.statusCode);
+          return answer;
+        },
+        { kind: 'client', attributes: { 'engine.stream.source': 'sse', 'engine.stream.after': this.last ?? -1 } },
+      );
       if (res.statusCode === 410) {
         const body = (await res.body.json().catch(() => ({}))) as { oldestSeq?: unknown };
         const oldest = Number.isSafeInteger(body.oldestSeq) ? (body.oldestSeq as number) : null;
