@@ -25,6 +25,9 @@
 import { divDecimal, divRound, formatDecimal, mulDecimal, normalizeDecimal, parseDecimal } from '../decimal.js';
 import { asFill } from './fill.js';
 import type { EngineEvent } from '../contracts/engine-event.js';
+import { reducible, type AccountSeed } from '../contracts/account-seed.js';
+
+export { reducible, type AccountSeed };
 
 export interface AccountPosition {
   positionId: string;
@@ -118,12 +121,6 @@ const dec = (v: unknown): bigint | null => {
 function setBalance(p: PartyAccount, value: bigint | null, seq: number): void {
   if (value === null) return;
   if (!p.balance || p.balance.seq <= seq) p.balance = { value, seq };
-}
-
-/** The part of the position on the other side of `side` (what an order on `side` closes). */
-export function reducible(position: bigint, side: 'buy' | 'sell'): bigint {
-  if (side === 'buy') return position < 0n ? -position : 0n;
-  return position > 0n ? position : 0n;
 }
 
 function positionSize(p: PartyAccount, market: string): bigint {
@@ -258,28 +255,6 @@ export function applyAccountEvent(state: AccountsState, event: EngineEvent): { p
 }
 
 // ---- database seed ---------------------------------------------------------------------------
-
-export interface SeedOrder {
-  orderId: string;
-  market: string;
-  side: 'buy' | 'sell';
-  price: string | null;
-  remaining: string;
-  rests: boolean;
-  /** Opening size reserved at rest, as computed from the mirror's fills. */
-  opening: string;
-  updatedSeq: number;
-}
-
-/** What the database says about one party, consistent as of `asOfSeq`. */
-export interface AccountSeed {
-  asOfSeq: number;
-  balance: { value: string; seq: number } | null;
-  positions: Array<{ positionId: string; market: string; size: string; entryPrice: string; realizedPnl: string; updatedSeq: number }>;
-  orders: SeedOrder[];
-  marks: Array<{ market: string; price: string; seq: number }>;
-  leverage: Array<{ market: string; maxLeverage: number }>;
-}
 
 /** Merges a seed into the party's memory (the greater seq wins per entity); the party is then complete. */
 export function mergeSeed(state: AccountsState, party: string, seed: AccountSeed): void {

@@ -3,7 +3,7 @@
 import { Type, type TSchema } from 'typebox';
 import { Decimal, Market, Party, Seq, Timestamp } from '../contracts/wire.js';
 import { CANDLE_INTERVALS, PASSTHROUGH_KINDS } from '../contracts/frame.js';
-import { AccountBody } from '../http/account-schema.js';
+import { AccountBody } from '../contracts/account-wire.js';
 
 const Ts = { ...Timestamp, description: 'ISO 8601 UTC with milliseconds (engine time of the event)' };
 const PositionId = Type.String({ minLength: 1, maxLength: 64, description: 'Epoch identity of the position' });

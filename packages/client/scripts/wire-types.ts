@@ -14,7 +14,7 @@ import * as shapes from '../../../src/http/reads/shapes.js';
 import { MarketBody } from '../../../src/http/reads/markets.js';
 import { Candle } from '../../../src/http/reads/candles.js';
 import { TimeBody } from '../../../src/http/system.js';
-import { AccountBody } from '../../../src/http/account-schema.js';
+import { AccountBody } from '../../../src/contracts/account-wire.js';
 
 type Json = Record<string, unknown>;
 
@@ -81,7 +81,7 @@ export function generateWireTypes(): string {
     `/** Every message the stream sends. Narrow on \`kind\`. */`,
     `export type AnyStreamMessage = ${frameNames.join(' | ')};`,
     '',
-    block('REST records (src/http/reads/shapes.ts, markets.ts, candles.ts; GET /v1/time of src/http/system.ts; src/http/account-schema.ts)', records),
+    block('REST records (src/http/reads/shapes.ts, markets.ts, candles.ts; GET /v1/time of src/http/system.ts; src/contracts/account-wire.ts)', records),
   ].join('\n');
 }
 

@@ -12,8 +12,7 @@
 // withdrawals (party, seq desc), events pk, positions (party, status, …), orders (party, status),
 // fills (market, seq desc).
 import type { Queryable, Sql } from '../database.js';
-import type { AccountSeed, SeedOrder } from '../../projections/account.js';
-import { reducible } from '../../projections/account.js';
+import { reducible, type AccountSeed, type SeedOrder } from '../../contracts/account-seed.js';
 import { formatDecimal, parseDecimal } from '../../decimal.js';
 
 /** More open orders than this for one party is not a trading account; the rest is left out. */

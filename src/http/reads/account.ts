@@ -4,7 +4,7 @@
 // from the database alone on a gateway without the live stream.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams } from '../schemas.js';
-import { AccountBody } from '../account-schema.js';
+import { AccountBody } from '../../contracts/account-wire.js';
 import { accountFromDatabase } from '../../stream/account-book.js';
 
 export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -26,7 +26,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { party } = request.params;
       const live = app.live;
-      if (live?.enabled && live.status().enabled) return live.accounts.account(party);
+      if (live?.accounts && live.status().enabled) return live.accounts.account(party);
       return accountFromDatabase(app.db, party);
     },
   );

@@ -182,12 +182,12 @@ describe('account view against the reference engine', () => {
           expect({ ...seeded, asOfSeq: 0 }).toEqual({ ...live, asOfSeq: 0 });
         }
       }),
-      { numRuns: 15 },
+      { numRuns: 12 },
     );
     // The runs decided both ways (the generator reaches the margin limit).
     expect(decided.fits).toBeGreaterThan(0);
     expect(decided.refused).toBeGreaterThan(0);
-  });
+  }, 180_000);
 
   it('streams account.update to a connection that asks for it: the state on subscribe, then every change (deposit, fill, mark)', async () => {
     const [me, other] = [client(makeParty('streamer')), client(makeParty('counter'))];

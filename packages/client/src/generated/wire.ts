@@ -316,7 +316,7 @@ export interface TradeFrame {
 /** Every message the stream sends. Narrow on `kind`. */
 export type AnyStreamMessage = AccountUpdateFrame | BalanceUpdateFrame | CandleCloseFrame | CandleUpdateFrame | GapMessage | HeartbeatMessage | OrderbookSnapshotFrame | PassthroughFrame | PositionUpdateFrame | ResetMessage | SubscribedMessage | TradeFrame;
 
-// ---- REST records (src/http/reads/shapes.ts, markets.ts, candles.ts; GET /v1/time of src/http/system.ts; src/http/account-schema.ts) ----
+// ---- REST records (src/http/reads/shapes.ts, markets.ts, candles.ts; GET /v1/time of src/http/system.ts; src/contracts/account-wire.ts) ----
 
 export interface Account {
   /** Party id `<hint>::<ed25519 public key hex>` */

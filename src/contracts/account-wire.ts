@@ -1,7 +1,7 @@
 // The account view (docs/account.md): one schema for GET /v1/users/:party/account and the payload
 // of the account.update frame.
 import { Type } from 'typebox';
-import { Decimal, Market, NullableDecimal, NullableSeq, Party, Seq } from './schemas.js';
+import { Decimal, Market, NullableDecimal, NullableSeq, Party, Seq } from './wire.js';
 
 const Side = Type.Union([Type.Literal('buy'), Type.Literal('sell')]);
 const strict = { additionalProperties: false } as const;
