@@ -20,6 +20,8 @@ import {
   type StreamMessage,
   type StreamState,
   type OrderRequest,
+  type Account,
+  type Trigger,
   type CandleInterval,
   CANDLE_INTERVALS,
 } from '@gateway/client';
@@ -30,6 +32,7 @@ function asInterval(value: string | null): CandleInterval {
 import { CandleChart } from './chart.js';
 import { escapeHtml, pct, shortParty, trim } from './format.js';
 import { checkOrder, describeRules } from './rules.js';
+import { positionMarks, renderAccount, renderClosedEpochs, renderTicket, renderTriggers } from './account.js';
 
 /** Timings read by the benchmark and the browser test (ms since navigation start). */
 interface ConsoleMetrics {
@@ -116,11 +119,13 @@ function renderOrders(): void {
 }
 
 function renderPositions(): void {
-  const rows = positions.open().map(
-    (p) =>
-      `<tr data-testid="position" data-position-id="${escapeHtml(p.positionId)}"><td title="${escapeHtml(p.positionId)}">${escapeHtml(p.positionId.slice(0, 10))}</td><td>${escapeHtml(p.market)}</td><td class="${Number(p.size) >= 0 ? 'buy' : 'sell'}" data-testid="position-size">${trim(p.size)}</td><td>${trim(p.entryPrice)}</td><td>${trim(p.realizedPnl)}</td></tr>`,
-  );
-  $('positions').innerHTML = `<tr><th>Position</th><th>Market</th><th>Size</th><th>Entry</th><th>Realised</th></tr>${rows.join('')}`;
+  const marks = positionMarks();
+  const rows = positions.open().map((p) => {
+    const m = marks.get(p.positionId);
+    const upnl = m ? `<td class="${m.unrealizedPnl.startsWith('-') ? 'sell' : 'buy'}" data-testid="position-upnl">${trim(m.unrealizedPnl)}</td>` : '<td>–</td>';
+    return `<tr data-testid="position" data-position-id="${escapeHtml(p.positionId)}"><td title="${escapeHtml(p.positionId)}">${escapeHtml(p.positionId.slice(0, 10))}</td><td>${escapeHtml(p.market)}</td><td class="${Number(p.size) >= 0 ? 'buy' : 'sell'}" data-testid="position-size">${trim(p.size)}</td><td>${trim(p.entryPrice)}</td><td>${trim(m?.markPrice)}</td>${upnl}<td>${trim(p.realizedPnl)}</td></tr>`;
+  });
+  $('positions').innerHTML = `<tr><th>Position</th><th>Market</th><th>Size</th><th>Entry</th><th>Mark</th><th>uPnL</th><th>Realised</th></tr>${rows.join('')}`;
 }
 
 function renderBalance(balance: string): void {
@@ -157,21 +162,44 @@ async function refreshOrders(): Promise<void> {
 }
 
 /**
- * The party's collateral. The gateway's balance (REST and `balance.update`) is `newBalance` of the
- * party's last fill, which leaves out deposits and withdrawals made since; the console adds those
- * from the party's deposit and withdrawal lists, then follows live fills and deposit events.
+ * The party's account (collateral with every deposit, withdrawal and fill; margin, equity, free
+ * collateral, leverage), then live from account.update frames.
  */
 async function loadBalance(): Promise<void> {
-  const [bal, deposits, withdrawals] = await Promise.all([
-    client.getBalance(party),
-    client.listUserDeposits(party, { limit: 1000 }),
-    client.listUserWithdrawals(party, { limit: 1000 }),
-  ]);
-  const after = bal.asOfSeq ?? -1;
-  let total = Number(bal.balance);
-  for (const d of deposits.items) if (d.seq > after) total += Number(d.amount);
-  for (const w of withdrawals.items) if (w.status !== 'rejected' && w.seq > after) total -= Number(w.amount);
-  renderBalance(total.toFixed(10));
+  onAccount(await client.getAccount(party));
+}
+
+function onAccount(account: Account): void {
+  renderAccount(account);
+  renderPositions();
+  updateTicket();
+  renderTriggers(triggers);
+}
+
+let triggers: Trigger[] = [];
+let epochsTimer: ReturnType<typeof setTimeout> | null = null;
+/** Triggers and closed epochs, read again (debounced) when the stream says they changed. */
+function refreshHistorySoon(): void {
+  epochsTimer ??= setTimeout(() => {
+    epochsTimer = null;
+    void refreshHistory();
+  }, 150);
+}
+async function refreshHistory(): Promise<void> {
+  try {
+    const [t, closed] = await Promise.all([client.listUserTriggers(party, { limit: 50 }), client.listUserPositions(party, { status: 'closed', limit: 20 })]);
+    triggers = t.items;
+    renderTriggers(triggers);
+    renderClosedEpochs(closed.items);
+  } catch (err) {
+    showError(err);
+  }
+}
+
+function updateTicket(): void {
+  const side = $<HTMLSelectElement>('order-side').value as 'buy' | 'sell';
+  const type = $<HTMLSelectElement>('order-type').value as 'limit' | 'market';
+  renderTicket(market(), { side, size: input('order-size'), price: type === 'limit' ? input('order-price') : bestPrice(side) });
 }
 
 async function refreshPartyState(): Promise<void> {
@@ -179,7 +207,7 @@ async function refreshPartyState(): Promise<void> {
   const pos = await client.listUserPositions(party, { status: 'open', limit: 100 });
   positions.loadSnapshot(pos.items);
   renderPositions();
-  await Promise.all([loadBalance(), refreshOrders()]);
+  await Promise.all([loadBalance(), refreshOrders(), refreshHistory()]);
 }
 
 async function loadChart(): Promise<void> {
@@ -226,15 +254,18 @@ function onMarketMessage(message: StreamMessage): void {
 function onPartyMessage(message: StreamMessage): void {
   if (message.source !== 'live') return;
   const frame = message.frame;
-  if (frame.kind === 'position.update') {
+  if (frame.kind === 'account.update') {
+    onAccount(frame.payload);
+  } else if (frame.kind === 'position.update') {
     positions.applyFrame(frame);
     renderPositions();
     refreshOrdersSoon(); // a fill changes the open orders too
-  } else if (frame.kind === 'balance.update') {
-    // A snapshot balance is the last fill's, blind to later deposits: loadBalance() has the full one.
-    if (!frame.snapshot) renderBalance(frame.payload.balance);
-  } else if (frame.kind === 'inbound.deposit' && typeof frame.payload.newBalance === 'string') {
-    renderBalance(frame.payload.newBalance);
+    if (/^-?0\.0+$/.test(frame.payload.size)) refreshHistorySoon(); // an epoch closed
+  } else if (frame.kind === 'balance.update' || frame.kind === 'inbound.deposit') {
+    // The collateral comes with account.update (the last fill's balance alone misses deposits and withdrawals).
+  } else if (frame.kind.startsWith('engine.trigger_')) {
+    refreshOrdersSoon();
+    refreshHistorySoon();
   } else if (frame.kind.startsWith('engine.order_') || frame.kind.startsWith('engine.trigger_')) {
     refreshOrdersSoon();
   }
@@ -266,7 +297,7 @@ function startPartyStream(): void {
   partyStream = new StreamClient({
     client,
     party: [party],
-    kinds: ['position.update', 'balance.update', 'inbound.deposit', 'engine.order_placed', 'engine.order_cancelled', 'engine.order_rejected', 'engine.trigger_set', 'engine.trigger_fired', 'engine.trigger_cancelled'],
+    kinds: ['account.update', 'position.update', 'balance.update', 'inbound.deposit', 'engine.order_placed', 'engine.order_cancelled', 'engine.order_rejected', 'engine.trigger_set', 'engine.trigger_fired', 'engine.trigger_cancelled'],
     onMessage: onPartyMessage,
     onRefused: showError,
     onError: (err) => console.warn('party stream', err),
@@ -303,7 +334,7 @@ $('order-form').addEventListener('submit', (ev) => {
     try {
       const legs = { ...(tp ? { tp: { triggerPrice: tp } } : {}), ...(sl ? { sl: { triggerPrice: sl } } : {}) };
       const order: OrderRequest = type === 'limit' ? { market: m.symbol, side, type, size, price, ...legs } : { market: m.symbol, side, type, size, ...legs };
-      const answer = await client.placeOrder(order);
+      const answer = await client.placeOrder(order, { allowImmediateTrigger: $<HTMLInputElement>('order-force').checked });
       if (answer.ok) {
         out.className = 'msg ok';
         out.textContent = `${answer.status}: ${answer.orderId}${answer.avgPrice ? ` @ ${trim(answer.avgPrice)}` : ''}`;
@@ -342,7 +373,10 @@ $('tpsl-form').addEventListener('submit', (ev) => {
     const tp = input('tpsl-tp');
     const sl = input('tpsl-sl');
     try {
-      const answer = await client.setTpsl({ market: selected, ...(tp ? { tp: { triggerPrice: tp } } : {}), ...(sl ? { sl: { triggerPrice: sl } } : {}) });
+      const answer = await client.setTpsl(
+        { market: selected, ...(tp ? { tp: { triggerPrice: tp } } : {}), ...(sl ? { sl: { triggerPrice: sl } } : {}) },
+        { allowImmediateTrigger: $<HTMLInputElement>('tpsl-force').checked },
+      );
       out.className = answer.ok ? 'msg ok' : 'msg err';
       out.textContent = answer.ok ? `armed: ${answer.triggers.map((t) => `${t.kind} ${t.status}`).join(', ')}` : `rejected: ${answer.code} — ${answer.error}`;
     } catch (err) {
@@ -351,6 +385,8 @@ $('tpsl-form').addEventListener('submit', (ev) => {
     }
   })();
 });
+
+for (const id of ['order-side', 'order-type', 'order-size', 'order-price']) $(id).addEventListener('input', updateTicket);
 
 $('faucet').addEventListener('click', () => {
   void client.faucet(party).then(

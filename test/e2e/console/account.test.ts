@@ -1,0 +1,113 @@
+// The console's account in Chromium against the whole stack: the header's collateral, equity, free
+// collateral, margin use, unrealized PnL and leverage follow account.update frames; the order ticket
+// shows the order's margin and whether it fits before it is sent; a TP that would fire at once is
+// refused before signing and, sent anyway, is shown armed with a warning; closing the position shows
+// its epoch closed and its triggers cancelled. A screenshot is kept in test-artifacts/.
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { createTestDatabase, type TestDatabase } from '../../support/db.js';
+import { launchBrowser, requireChromiumOrSkip } from '../../support/chromium.js';
+import { startTradingStack, type TradingStack } from '../../support/trading-stack.js';
+
+const ARTIFACTS = resolve(process.cwd(), 'test-artifacts');
+const run = requireChromiumOrSkip('the console account test (test/e2e/console/account.test.ts)');
+
+describe.skipIf(!run)('web console account in Chromium', () => {
+  let db: TestDatabase;
+  let stack: TradingStack;
+  let browser: Awaited<ReturnType<typeof launchBrowser>>;
+  let page: Page;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    stack = await startTradingStack(db.url);
+    browser = await launchBrowser();
+    page = await browser.context.newPage();
+    await page.setViewportSize({ width: 1400, height: 1000 });
+    page.on('pageerror', (err) => pageErrors.push(String(err)));
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.close();
+    await db?.drop();
+  });
+
+  const text = (selector: string) => page.textContent(selector);
+
+  it('shows the account live, the order margin before sending, triggers and closed epochs', { timeout: 120_000 }, async () => {
+    try {
+      await scenario();
+    } finally {
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: resolve(ARTIFACTS, 'console-account.png'), fullPage: true }).catch(() => {});
+    }
+    expect(pageErrors).toEqual([]);
+  });
+
+  async function scenario(): Promise<void> {
+    await page.goto(stack.console.url);
+    await page.waitForFunction(() => (globalThis as unknown as { __console?: { ready: boolean } }).__console?.ready === true, null, { timeout: 30_000 });
+    await expect.poll(() => text('#status'), { timeout: 15_000 }).toBe('live');
+    // Funded by the faucet: everything is collateral, nothing in use.
+    await expect.poll(() => text('[data-testid=equity]'), { timeout: 10_000 }).toBe('100000');
+    expect(await text('#balance')).toBe('100000');
+    expect(await text('[data-testid=free-collateral]')).toBe('100000');
+    expect(await text('[data-testid=margin-use]')).toBe('0.00 %');
+    expect(await text('[data-testid=leverage]')).toBe('0.0000×');
+
+    // The ticket: 0.5 BTC at 60 000 at 20× needs 1 500; 100 BTC does not fit.
+    await page.selectOption('#order-side', 'buy');
+    await page.selectOption('#order-type', 'limit');
+    await page.fill('#order-price', '60000');
+    await page.fill('#order-size', '0.5');
+    expect(await text('[data-testid=order-margin]')).toContain('margin 1500 of 100000 free (max 20×)');
+    expect(await page.getAttribute('[data-testid=order-margin]', 'data-fits')).toBe('true');
+    await page.fill('#order-size', '100');
+    expect(await page.getAttribute('[data-testid=order-margin]', 'data-fits')).toBe('false');
+    expect(await text('[data-testid=order-margin]')).toContain('insufficient_margin');
+
+    // A market buy fills at the maker's ask (60 100); then the maker trades with itself at 59 900:
+    // the mark moves and the unrealized PnL follows, live.
+    await page.selectOption('#order-type', 'market');
+    await page.fill('#order-price', '');
+    await page.fill('#order-size', '0.002');
+    await page.click('#order-submit');
+    await expect.poll(() => text('#order-result'), { timeout: 10_000 }).toMatch(/^filled: /);
+    await expect.poll(() => page.locator('[data-testid=position-upnl]').count(), { timeout: 15_000 }).toBe(1);
+    const placed = await stack.maker.client.placeOrder({ market: 'BTC-PERP', side: 'sell', type: 'limit', size: '0.01', price: '59900' });
+    expect(placed.ok).toBe(true);
+    await expect.poll(() => text('[data-testid=upnl]'), { timeout: 15_000 }).toBe('-0.4');
+    expect(await text('[data-testid=position-upnl]')).toBe('-0.4');
+    expect(await text('[data-testid=margin-use]')).not.toBe('0.00 %');
+    expect(Number(await text('[data-testid=leverage]').then((t) => t!.replace('×', '')))).toBeGreaterThan(0);
+
+    // A TP below the price of a long would fire at once: refused before signing…
+    await page.fill('#tpsl-tp', '59000');
+    await page.fill('#tpsl-sl', '');
+    await page.click('#tpsl-submit');
+    await expect.poll(() => text('#tpsl-result'), { timeout: 10_000 }).toMatch(/trigger_would_fire/);
+    // …sent when meant: armed, with the warning next to it; a sane SL has none.
+    await page.check('#tpsl-force');
+    await page.click('#tpsl-submit');
+    await expect.poll(() => text('#tpsl-result'), { timeout: 10_000 }).toMatch(/^armed: /);
+    await page.uncheck('#tpsl-force');
+    await page.fill('#tpsl-tp', '');
+    await page.fill('#tpsl-sl', '50000');
+    await page.click('#tpsl-submit');
+    await expect.poll(() => page.locator('[data-testid=trigger][data-status=armed]').count(), { timeout: 10_000 }).toBe(2);
+    await expect.poll(() => page.locator('[data-testid=trigger-warning]').count(), { timeout: 10_000 }).toBe(1);
+    await page.screenshot({ path: resolve(ARTIFACTS, 'console-account-armed.png'), fullPage: true });
+
+    // Closing the position: the epoch shows closed, its triggers cancelled, nothing in use.
+    await page.selectOption('#order-side', 'sell');
+    await page.selectOption('#order-type', 'market');
+    await page.fill('#order-size', '0.002');
+    await page.click('#order-submit');
+    await expect.poll(() => page.locator('[data-testid=closed-epoch]').count(), { timeout: 15_000 }).toBe(1);
+    await expect.poll(() => page.locator('[data-testid=trigger][data-status=cancelled]').count(), { timeout: 10_000 }).toBe(2);
+    await expect.poll(() => text('[data-testid=margin-use]'), { timeout: 10_000 }).toBe('0.00 %');
+  }
+});
