@@ -38,6 +38,7 @@ import type { StreamFanout } from './stream/fanout.js';
 import { StreamHub } from './stream/hub.js';
 import { StreamMetrics } from './stream/metrics.js';
 import { LiveState, partyStore } from './stream/snapshot.js';
+import { LiveCommitments } from './commitments/live-commitments.js';
 
 /** How long the engine may take to replay its first event for the epoch. */
 const FIRST_EVENT_MS = 5_000;
@@ -88,6 +89,8 @@ export class LiveRuntime {
    */
   private epochPending = false;
   readonly liveState: LiveState;
+  /** The engine's commitments recomputed from the events (docs/verification.md). */
+  readonly commitments: LiveCommitments;
   /** The one path engine events take into the stream, whatever their source. */
   readonly sink: EngineEventSink = {
     event: (e) => this.onEvent(e),
@@ -105,6 +108,7 @@ export class LiveRuntime {
       logger: deps.logger,
     });
     this.streamMetrics = StreamMetrics.for(deps.metrics.registry);
+    this.commitments = new LiveCommitments(deps.metrics.registry, deps.logger);
     // Made here, not in start(): clients may connect before the runtime starts (main.ts listens first).
     if (config.natsUrl) this.caughtUp = new Promise<void>((resolve) => (this.releaseCaughtUp = resolve));
     const hubOptions = {
@@ -218,6 +222,7 @@ export class LiveRuntime {
     if (startAfter === null && prefillFrom !== null) startAfter = prefillFrom;
     if (startAfter !== null) this.hub.markCoveredAfter(startAfter);
     this.liveState.coveredAfter = startAfter;
+    await this.commitments.seed(db, startAfter);
     this.setEpoch(await this.deriveEpoch({ store: true }));
 
     if (jetstream) {
@@ -298,6 +303,7 @@ export class LiveRuntime {
     }
     if (this.liveState.coveredAfter === null) this.liveState.coveredAfter = event.seq - 1;
     if (this.epochPending) this.provisionalEpochMet(event);
+    this.commitments.observe(event);
     const { state, frames } = project(this.state, event);
     this.state = state;
     for (const f of frames) this.observe(f);
@@ -335,6 +341,7 @@ export class LiveRuntime {
     const previous = this.epochValue;
     const epoch = await this.deriveEpoch({ store: false });
     this.state = initialProjectionState();
+    this.commitments.reset();
     this.liveState.reset(head);
     this.poller?.forget();
     this.setEpoch(epoch);
