@@ -24,6 +24,43 @@ export interface CommittedEvent {
  * them, numbers (only integers occur) in their shortest form.
  */
 export function canonicalJson(value: unknown): string {
+  // Fast path: when every object already lists its members in sorted order (an engine that writes
+  // sorted keys, as the reference engine does), the native JSON.stringify writes the same text.
+  if (isSortedShape(value)) return JSON.stringify(value);
+  return canonicalSlow(value);
+}
+
+/** Plain JSON values only, every object's keys in sorted order, no undefined, no NaN/Infinity. */
+function isSortedShape(v: unknown): boolean {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(v);
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (v === null) return true;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!isSortedShape(v[i])) return false;
+    return true;
+  }
+  const proto = Object.getPrototypeOf(v) as unknown;
+  if (proto !== Object.prototype && proto !== null) return false;
+  let prev: string | undefined;
+  for (const k in v) {
+    if (prev !== undefined && !(prev < k)) return false;
+    if (!isSortedShape((v as Record<string, unknown>)[k])) return false;
+    prev = k;
+  }
+  return true;
+}
+
+/** The general writer: sorts every object's keys. */
+function canonicalSlow(value: unknown): string {
   switch (typeof value) {
     case 'string':
       return JSON.stringify(value);
