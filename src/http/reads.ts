@@ -12,6 +12,7 @@ import { verificationRoutes } from './reads/verifications.js';
 import { eventRoutes } from './reads/events.js';
 import { marketRoutes } from './reads/markets.js';
 import { candleRoutes } from './reads/candles.js';
+import { proofRoutes } from './reads/proofs.js';
 
 const FAMILIES: FastifyPluginAsyncTypebox[] = [
   vaultRoutes,
@@ -26,6 +27,7 @@ const FAMILIES: FastifyPluginAsyncTypebox[] = [
   eventRoutes,
   marketRoutes,
   candleRoutes,
+  proofRoutes,
 ];
 
 export const readRoutes: FastifyPluginAsyncTypebox = async (app) => {

@@ -86,25 +86,23 @@ export async function userClaim(sql: Queryable, party: string, userSeq: number, 
   return row ? toClaim(row) : null;
 }
 
-/** Seq of the party's claim before `seq` (0 when none: its first batch starts the history). */
-export async function previousClaimSeq(sql: Queryable, party: string, seq: number): Promise<number> {
-  const [row] = await sql<Array<{ seq: number }>>`
-    SELECT seq FROM events WHERE party = ${party} AND seq < ${seq} AND kind = ${USER_CLAIM} ORDER BY seq DESC LIMIT 1`;
-  return row?.seq ?? 0;
-}
-
 /**
- * The events of a party's user batch: those strictly between its previous claim and its claim
- * whose `party` is the party (except claims), and the fill events it has a leg in, each once, in seq
- * order, as envelopes.
+ * The events of a party's user batch, given its claim's seq: those after the party's previous claim
+ * (none: from the start) and before this one whose `party` is the party (claims excepted), and the
+ * fill events it has a leg in, each once, in seq order, as envelopes. The previous claim is found by
+ * walking the party's events back from this claim (index (party, seq)): about the batch's size.
  */
-export async function batchEvents(sql: Queryable, party: string, afterSeq: number, beforeSeq: number): Promise<EventEnvelope[]> {
+export async function batchEvents(sql: Queryable, party: string, claimSeq: number): Promise<EventEnvelope[]> {
   const rows = await sql<EventRow[]>`
+    WITH prev AS MATERIALIZED (
+      SELECT coalesce((SELECT seq FROM events WHERE party = ${party} AND seq < ${claimSeq} AND kind = ${USER_CLAIM}
+                       ORDER BY seq DESC LIMIT 1), 0) AS seq
+    )
     SELECT ${sql(COLUMNS)} FROM events
-    WHERE party = ${party} AND seq > ${afterSeq} AND seq < ${beforeSeq} AND kind <> ${USER_CLAIM}
+    WHERE party = ${party} AND seq > (SELECT seq FROM prev) AND seq < ${claimSeq} AND kind <> ${USER_CLAIM}
     UNION ALL
     SELECT e.seq, e.kind, e.ts, e.market, e.party, e.payload
-    FROM (SELECT DISTINCT seq FROM fills WHERE party = ${party} AND seq > ${afterSeq} AND seq < ${beforeSeq}) l
+    FROM (SELECT DISTINCT seq FROM fills WHERE party = ${party} AND seq > (SELECT seq FROM prev) AND seq < ${claimSeq}) l
     CROSS JOIN LATERAL (
       SELECT ${sql(COLUMNS)} FROM events x WHERE x.seq = l.seq AND x.kind = 'engine.order_filled' AND x.party IS NULL LIMIT 1) e
     ORDER BY seq`;

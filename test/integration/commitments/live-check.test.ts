@@ -76,7 +76,7 @@ describe('live commitment check', () => {
     expect(error!.firstSeq).toBeLessThan(victim.seq);
     expect(error!.msg).toContain(victim.party);
 
-    const ready = await (await fetch(`${stack.gw.url}/readyz`)).json();
+    const ready = (await (await fetch(`${stack.gw.url}/readyz`)).json()) as any;
     expect(ready.commitments).toMatchObject({ mismatch: 1, skipped: 0, incidents: [{ kind: 'user_batch', party: victim.party, seq: victim.seq, claimedRoot: 'f'.repeat(64) }] });
     // Named, not a reason to be unready.
     expect(ready.reasons.some((r: string) => /commit/i.test(r))).toBe(false);
