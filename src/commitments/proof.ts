@@ -5,7 +5,7 @@
 import type { Sql } from 'postgres';
 import { byParty, type PathStep } from '../../packages/client/src/verify/scheme.js';
 import type { EventEnvelope } from '../db/queries/events.js';
-import { batchEvents, chainManifest, chainUserBatch, manifestMembers, userClaim } from '../db/queries/commitments.js';
+import { batchEvents, manifestMembers, recordedUserBatch, userClaim } from '../db/queries/commitments.js';
 import { manifestPath, userBatchRoot, userRootLeaf, nodeHash } from './hash.js';
 
 export type ProofStatus = 'verified' | 'mismatch' | 'pending';
@@ -42,12 +42,15 @@ function foldPath(userRoot: string, path: readonly PathStep[]): string {
 
 /** The proof, or null when neither the chain nor the engine's claims know this batch. */
 export async function buildProof(sql: Sql, party: string, userSeq: number): Promise<UserBatchProof | null> {
-  const row = await chainUserBatch(sql, party, userSeq);
-  const manifestNum = row?.batchNum ?? null;
-  const [manifest, members] = manifestNum === null ? [null, []] : await Promise.all([chainManifest(sql, manifestNum), manifestMembers(sql, manifestNum)]);
-  const claim = await userClaim(sql, party, userSeq, manifest ? manifest.lastSeq : null);
-  if (!row && !claim) return null;
-  const events = claim ? await batchEvents(sql, party, claim.seq) : [];
+  const row = await recordedUserBatch(sql, party, userSeq);
+  // Not on chain, or the mirror lacks the claim where expected: look the claim up by its number.
+  const claimSeq = row?.claimSeq ?? (await userClaim(sql, party, userSeq, null))?.seq ?? null;
+  if (!row && claimSeq === null) return null;
+  const manifestNum = row?.manifestRoot != null ? row.batchNum : null;
+  const [events, members] = await Promise.all([
+    claimSeq !== null ? batchEvents(sql, party, claimSeq) : Promise.resolve([]),
+    manifestNum !== null ? manifestMembers(sql, manifestNum) : Promise.resolve([]),
+  ]);
   const chain: ChainRecord | null = row
     ? {
         userRoot: row.root,
@@ -56,18 +59,18 @@ export async function buildProof(sql: Sql, party: string, userSeq: number): Prom
         batchNum: row.batchNum,
         txId: row.txId,
         committedAt: row.committedAt,
-        manifestRoot: manifest?.root ?? null,
+        manifestRoot: row.manifestRoot,
       }
     : null;
   let path: PathStep[] = [];
-  if (manifest) {
+  if (manifestNum !== null) {
     const ordered = [...members].sort((a, b) => byParty(a.party, b.party));
     const index = ordered.findIndex((m) => m.party === party);
     if (index >= 0) path = manifestPath(ordered.map((m) => m.root), index);
   }
   const base = { party, userSeq, events, chain, path };
-  if (!chain || !manifest || chain.manifestRoot === null) return { ...base, status: 'pending' };
-  if (!claim || events.length !== chain.eventCount || userBatchRoot(events) !== chain.userRoot) return { ...base, status: 'mismatch', reason: 'events' };
+  if (!chain || manifestNum === null || chain.manifestRoot === null) return { ...base, status: 'pending' };
+  if (claimSeq === null || events.length !== chain.eventCount || userBatchRoot(events) !== chain.userRoot) return { ...base, status: 'mismatch', reason: 'events' };
   if (foldPath(chain.userRoot, path) !== chain.manifestRoot) return { ...base, status: 'mismatch', reason: 'manifest' };
   return { ...base, status: 'verified' };
 }

@@ -2,7 +2,7 @@
 // through zero, a self-trade, a stop loss, a withdrawal) over several commits, then a few events
 // that no commit has claimed yet. Returns every event as the engine's SSE stream carries it.
 import { startEngine } from '../../sandbox/engine/index.js';
-import type { EngineEvent } from '../../src/projections/types.js';
+import type { EngineEvent } from '../../src/contracts/engine-event.js';
 import { fundedClient } from '../sandbox/engine/helpers.js';
 
 export async function engineHistory(options: { rounds?: number } = {}): Promise<EngineEvent[]> {

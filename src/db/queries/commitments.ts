@@ -54,6 +54,33 @@ export async function manifestMembers(sql: Queryable, batchNum: number): Promise
   return sql<Array<{ party: string; root: string }>>`SELECT party, root FROM user_batches WHERE batch_num = ${batchNum}`;
 }
 
+/** A user batch as the chain recorded it, with its manifest and the engine's claim of it. */
+export interface RecordedUserBatch extends ChainUserBatch {
+  manifestRoot: string | null;
+  /** Seq of the engine's claim of this batch in the mirror (null when the mirror has none). */
+  claimSeq: number | null;
+}
+
+/**
+ * One round trip: the chain's user batch (pk), its manifest (pk), and the engine's claim, found as
+ * the party's first claim after the manifest's last_seq (every claim of a manifest follows the last
+ * event of its user batches, and the party's earlier claims precede this batch's events).
+ */
+export async function recordedUserBatch(sql: Queryable, party: string, userSeq: number): Promise<RecordedUserBatch | null> {
+  const [row] = await sql<Array<RecordedUserBatch & { claimUserSeq: string | null }>>`
+    SELECT ub.party, ub.user_seq, ub.batch_num, ub.root, ub.prev_root, ub.event_count, ub.tx_id, ub.committed_at,
+           b.root AS manifest_root, c.seq AS claim_seq, c.user_seq AS claim_user_seq
+    FROM user_batches ub
+    LEFT JOIN batches b ON b.batch_num = ub.batch_num
+    LEFT JOIN LATERAL (
+      SELECT seq, payload->>'userSeq' AS user_seq FROM events
+      WHERE party = ub.party AND seq > b.last_seq AND kind = ${USER_CLAIM} ORDER BY seq ASC LIMIT 1) c ON true
+    WHERE ub.party = ${party} AND ub.user_seq = ${userSeq}`;
+  if (!row) return null;
+  const { claimUserSeq, ...rest } = row;
+  return { ...rest, claimSeq: claimUserSeq === String(userSeq) ? rest.claimSeq : null };
+}
+
 export interface UserClaim {
   seq: number;
   userSeq: number;

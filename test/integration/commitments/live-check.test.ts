@@ -8,7 +8,7 @@ import { startScriptedEngine, waitFor } from '../../support/scripted-sse.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { engineHistory } from '../../support/engine-history.js';
 import { insertEvents, startStack, type Stack } from '../stream/helpers.js';
-import type { EngineEvent } from '../../../src/projections/types.js';
+import type { EngineEvent } from '../../../src/contracts/engine-event.js';
 
 let history: EngineEvent[];
 beforeAll(async () => {

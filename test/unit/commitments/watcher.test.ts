@@ -4,7 +4,7 @@
 // first manifest.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CommitmentWatcher, type CommitmentCheck } from '../../../src/commitments/watcher.js';
-import type { EngineEvent } from '../../../src/projections/types.js';
+import type { EngineEvent } from '../../../src/contracts/engine-event.js';
 import { engineHistory } from '../../support/engine-history.js';
 
 let history: EngineEvent[];

@@ -77,7 +77,7 @@ function canonicalSlow(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) {
     let out = '[';
-    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i] === undefined ? null : value[i]);
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalSlow(value[i] === undefined ? null : value[i]);
     return `${out}]`;
   }
   const obj = value as Record<string, unknown>;
@@ -86,7 +86,7 @@ function canonicalSlow(value: unknown): string {
   for (const k of keys) {
     const v = obj[k];
     if (v === undefined) continue;
-    out += `${out.length === 1 ? '' : ','}${JSON.stringify(k)}:${canonicalJson(v)}`;
+    out += `${out.length === 1 ? '' : ','}${JSON.stringify(k)}:${canonicalSlow(v)}`;
   }
   return `${out}}`;
 }
