@@ -114,6 +114,7 @@ async function readiness({ db, engine, live, fleet }: Pick<FastifyInstance, 'db'
   }
   if (streamStatus.gap) reasons.push(`SSE bridge gap: ${streamStatus.gap}`);
 
+  const commitments = live?.commitmentStatus() ?? null;
   const engineMaxSeq = streamStatus.maxSeq ?? (health.reachable ? (health.maxSeq ?? null) : null);
   return {
     status: reasons.length === 0 ? ('ready' as const) : ('degraded' as const),
@@ -130,7 +131,7 @@ async function readiness({ db, engine, live, fleet }: Pick<FastifyInstance, 'db'
       ...(streamStatus.gap ? { gap: streamStatus.gap } : {}),
     },
     engineMaxSeq,
-    ...(live?.enabled ? { commitments: live.commitments.status() } : {}),
+    ...(commitments ? { commitments } : {}),
     ...(redis ? { redis } : {}),
   };
 }
