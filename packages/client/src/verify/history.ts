@@ -17,7 +17,7 @@ export interface HistoryProgress {
 export interface HistoryOptions {
   /** Called after each batch (and once at the start, with done 0). */
   onProgress?: (progress: HistoryProgress) => void;
-  /** Proofs fetched at once (default 4). */
+  /** Proofs fetched and verified at once (default 8). */
   concurrency?: number;
   signal?: AbortSignal;
 }
@@ -79,7 +79,7 @@ export async function verifyHistory(source: HistorySource, party: string, option
       options.onProgress?.({ ...progress });
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 4, total)) }, worker));
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 8, total)) }, worker));
 
   const chainBreaks: ChainBreak[] = [];
   const eventBatches = new Map<number, number>();

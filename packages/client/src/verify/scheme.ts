@@ -96,6 +96,9 @@ function canonicalSlow(value: unknown): string {
  * payload}` and nothing else (a null or absent market/party is left out, as on the stream).
  */
 export function leafText(event: CommittedEvent): string {
+  // An envelope parsed from the wire usually has exactly these members, already in sorted order:
+  // it is then serialised as it is, without a copy.
+  if (isEnvelopeOnly(event)) return canonicalJson(event);
   const envelope: Record<string, unknown> = { kind: event.kind };
   if (event.market !== undefined && event.market !== null) envelope.market = event.market;
   if (event.party !== undefined && event.party !== null) envelope.party = event.party;
@@ -103,6 +106,19 @@ export function leafText(event: CommittedEvent): string {
   envelope.seq = event.seq;
   envelope.ts = event.ts;
   return canonicalJson(envelope);
+}
+
+const ENVELOPE_KEYS = ['kind', 'market', 'party', 'payload', 'seq', 'ts'];
+
+/** The object's own members are a sorted subset of the envelope's, with no null market/party. */
+function isEnvelopeOnly(event: CommittedEvent): boolean {
+  let k = 0;
+  for (const key in event) {
+    while (k < ENVELOPE_KEYS.length && ENVELOPE_KEYS[k] !== key) k++;
+    if (k === ENVELOPE_KEYS.length) return false;
+    k++;
+  }
+  return event.market !== null && event.party !== null;
 }
 
 /**
