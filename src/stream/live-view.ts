@@ -3,6 +3,7 @@
 // /readyz reports. The edge depends on this, never on the composition root.
 import type { StreamFanout } from './fanout.js';
 import type { StreamMetrics } from './metrics.js';
+import type { CommitmentStatus } from '../contracts/commitment-status.js';
 import type { AccountBook } from './account-book.js';
 
 /** What the live stream runtime reports to /readyz and /metrics. */
@@ -24,4 +25,6 @@ export interface LiveView {
   readonly accounts?: AccountBook;
   /** A runtime that was never started reports itself disabled. */
   status(): LiveStatus;
+  /** The commitment check (docs/verification.md); null when the live runtime is disabled. */
+  commitmentStatus(): CommitmentStatus | null;
 }
