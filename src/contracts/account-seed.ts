@@ -11,6 +11,11 @@ export interface SeedOrder {
   rests: boolean;
   /** Opening size reserved at rest, as computed from the mirror's fills. */
   opening: string;
+  /**
+   * true when nothing after the order's own taker matches is in the snapshot yet: its matching may
+   * go on in events after the seed, so its opening is fixed from the events instead.
+   */
+  stillMatching?: boolean;
   updatedSeq: number;
 }
 

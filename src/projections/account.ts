@@ -277,8 +277,18 @@ export function mergeSeed(state: AccountsState, party: string, seed: AccountSeed
       seq: row.updatedSeq,
     });
   }
+  const listed = new Set(seed.orders.map((r) => r.orderId));
+  // A remembered order the seed does not list although it is as recent: it ended in what the seed saw.
+  for (const [id, o] of p.orders) if (!listed.has(id) && o.seq <= seed.asOfSeq) p.orders.delete(id);
   for (const row of seed.orders) {
-    if (p.orders.has(row.orderId)) continue; // seen placed: the memory's copy is exact
+    const mine = p.orders.get(row.orderId);
+    if (mine && mine.seq >= row.updatedSeq) continue; // the memory's copy is as recent (and its opening exact)
+    if (mine && mine.opening !== null && mine.openingKnown && !row.stillMatching) {
+      // The seed saw fills the memory missed (they are in the seed now): its remaining, the memory's opening.
+      mine.remaining = parseDecimal(row.remaining);
+      mine.seq = row.updatedSeq;
+      continue;
+    }
     const ended = p.ended.get(row.orderId);
     if (ended !== undefined && ended > row.updatedSeq) continue;
     let remaining = parseDecimal(row.remaining);
@@ -291,10 +301,11 @@ export function mergeSeed(state: AccountsState, party: string, seed: AccountSeed
       price: row.price === null ? null : parseDecimal(row.price),
       remaining,
       rests: row.rests,
-      opening: parseDecimal(row.opening),
+      opening: row.stillMatching ? null : parseDecimal(row.opening),
       openingKnown: true,
       seq: row.updatedSeq,
     });
+    if (row.stillMatching) state.matching.set(row.orderId, party);
   }
   // Openings fixed without the position: the seed's figure, or the position the seed gives (no
   // fill of the party in that market reached the memory before the order rested).

@@ -51,10 +51,12 @@ export async function loadAccountSeed(sql: Sql, party: string): Promise<AccountS
       const remaining = parseDecimal(o.size) - parseDecimal(o.filledSize);
       const rests = o.type === 'limit' && o.tif !== 'ioc' && !o.reduceOnly;
       let opening = 0n;
+      let stillMatching = false;
       if (rests) {
-        const { position, filled } = await whenRested(tx, party, o.market, o.orderId, o.createdSeq);
+        const { position, filled, end } = await whenRested(tx, party, o.market, o.orderId, o.createdSeq);
         const rest = parseDecimal(o.size) - filled - reducible(position, o.side);
         opening = rest > 0n ? rest : 0n;
+        stillMatching = !(await matchingEndedAfter(tx, end, head?.seq ?? 0));
       }
       orders.push({
         orderId: o.orderId,
@@ -64,6 +66,7 @@ export async function loadAccountSeed(sql: Sql, party: string): Promise<AccountS
         remaining: formatDecimal(remaining),
         rests,
         opening: formatDecimal(opening),
+        ...(stillMatching ? { stillMatching } : {}),
         updatedSeq: o.updatedSeq,
       });
     }
@@ -101,11 +104,24 @@ async function takerEnd(tx: Queryable, party: string, market: string, orderId: s
   return { end, filled };
 }
 
+/**
+ * Whether the snapshot shows the engine past the order's execution: an event the engine emits only
+ * once a taker's matching is over (another order placed, another taker's fill, a trigger fired)
+ * after its last own fill. Cancels and trigger events can come between two fills of one taker.
+ */
+async function matchingEndedAfter(tx: Queryable, end: number, head: number): Promise<boolean> {
+  if (end >= head) return false;
+  const rows = await tx`
+    SELECT 1 FROM events WHERE kind IN ('engine.order_placed', 'engine.order_filled', 'engine.trigger_fired')
+      AND seq > ${end} AND seq <= ${head} LIMIT 1`;
+  return rows.length > 0;
+}
+
 /** The party's signed position in `market` when the order came to rest, and what it had filled as a taker. */
-async function whenRested(tx: Queryable, party: string, market: string, orderId: string, createdSeq: number): Promise<{ position: bigint; filled: bigint }> {
+async function whenRested(tx: Queryable, party: string, market: string, orderId: string, createdSeq: number): Promise<{ position: bigint; filled: bigint; end: number }> {
   const { end, filled } = await takerEnd(tx, party, market, orderId, createdSeq);
   const [leg] = await tx<{ positionSize: string | null }[]>`
     SELECT e.payload->'legs'->f.leg->>'positionSize' AS position_size FROM fills f JOIN events e ON e.seq = f.seq
     WHERE f.party = ${party} AND f.market = ${market} AND f.seq <= ${end} ORDER BY f.seq DESC, f.leg DESC LIMIT 1`;
-  return { position: leg?.positionSize ? parseDecimal(leg.positionSize) : 0n, filled };
+  return { position: leg?.positionSize ? parseDecimal(leg.positionSize) : 0n, filled, end };
 }
