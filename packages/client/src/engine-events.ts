@@ -1,8 +1,6 @@
 // Typed payloads of the engine events the stream forwards unchanged and /v1/events returns
 // (docs/engine.md "Event stream"), and the literal unions of the stream's filters: frame kinds,
 // candle intervals and the markets known at compile time.
-import type { Order, Trigger } from './generated/wire.js';
-
 type Decimal = string;
 type Side = 'buy' | 'sell';
 
@@ -22,6 +20,56 @@ export interface FillLeg {
   newBalance: Decimal;
 }
 
+/** An order as the engine writes it (events, /v1/user/me); the REST record is `Order`. */
+export interface EngineOrder {
+  orderId: string;
+  party: string;
+  market: string;
+  side: Side;
+  type: 'limit' | 'market';
+  tif: 'gtc' | 'ioc' | 'alo';
+  price: Decimal | null;
+  size: Decimal;
+  filledSize: Decimal;
+  avgPrice: Decimal | null;
+  status: 'open' | 'partially_filled' | 'filled' | 'cancelled' | 'rejected';
+  reduceOnly: boolean;
+  clientOrderId: string | null;
+  tp: { triggerPrice: Decimal; limitPrice: Decimal | null; size: Decimal | null } | null;
+  sl: { triggerPrice: Decimal; limitPrice: Decimal | null; size: Decimal | null } | null;
+  createdAt: string;
+  updatedAt: string;
+  seq: number;
+}
+
+/** A position epoch as the engine writes it. */
+export interface EnginePosition {
+  positionId: string;
+  party: string;
+  market: string;
+  size: Decimal;
+  entryPrice: Decimal;
+  realizedPnl: Decimal;
+  status: 'open' | 'closed';
+  openedAt: string;
+  closedAt: string | null;
+}
+
+/** A take-profit / stop-loss trigger as the engine writes it. */
+export interface EngineTrigger {
+  triggerId: string;
+  party: string;
+  market: string;
+  kind: 'tp' | 'sl';
+  status: 'armed' | 'cancelled' | 'fired';
+  triggerPrice: Decimal;
+  limitPrice: Decimal | null;
+  size: Decimal | null;
+  firedSize: Decimal | null;
+  firedLimit: Decimal | null;
+  positionId: string | null;
+}
+
 export interface AttachedLeg {
   triggerPrice: Decimal;
   limitPrice?: Decimal | null;
@@ -37,11 +85,11 @@ export interface EnginePayloads {
   'engine.reject_submitted': { withdrawalId: string; reason: string };
   'session.authorized': { sessionId: string; sessionPublicKey: string; expiresAt: string };
   'inbound.order': { clientOrderId: string | null; request: Record<string, unknown> };
-  'engine.order_placed': { order: Order };
+  'engine.order_placed': { order: EngineOrder };
   'engine.order_filled': { matchId: string; price: Decimal; size: Decimal; takerSide: Side; takerOrderId: string; makerOrderId: string; legs: FillLeg[] };
   'engine.order_cancelled': { orderId: string; reason: 'user' | 'ioc' | 'reduce_only' | 'margin' };
   'engine.order_rejected': { clientOrderId: string | null; code: string; error: string };
-  'engine.trigger_set': { trigger: Trigger };
+  'engine.trigger_set': { trigger: EngineTrigger };
   'engine.trigger_cancelled': { triggerId: string };
   'engine.trigger_fired': { triggerId: string; orderId: string; firedSize: Decimal; firedLimit: Decimal | null };
   'engine.attached_resolved': { orderId: string; triggerId: string; outcome: 'armed' | 'abandoned' };

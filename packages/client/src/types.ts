@@ -1,7 +1,7 @@
 // Wire types of the gateway (docs/rest.md "Shapes", docs/engine.md). Decimals are strings with
 // 10 decimal places, seqs integers, times ISO 8601 strings; record fields are the camelCase
 // columns of the indexer tables.
-import type { MarketOf, TypedEngineEvent } from './engine-events.js';
+import type { EngineOrder, EnginePosition, EngineTrigger, MarketOf, TypedEngineEvent } from './engine-events.js';
 import type {
   AccountUpdateFrame,
   BalanceUpdateFrame,
@@ -147,9 +147,9 @@ export interface FaucetGrant {
 export interface UserMe {
   party: string;
   balance: Decimal;
-  positions: Record<string, unknown>[];
-  openOrders: Record<string, unknown>[];
-  triggers: Record<string, unknown>[];
+  positions: EnginePosition[];
+  openOrders: EngineOrder[];
+  triggers: EngineTrigger[];
 }
 
 // ---- stream frames (docs/stream.md): generated from src/stream/schemas.ts ----

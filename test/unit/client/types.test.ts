@@ -67,6 +67,9 @@ describe('client types', () => {
     expectTypeOf<EngineEventOf<'engine.order_cancelled'>['payload']['reason']>().toEqualTypeOf<'user' | 'ioc' | 'reduce_only' | 'margin'>();
     expectTypeOf<EngineEventOf<'engine.trigger_fired'>['payload']['firedLimit']>().toEqualTypeOf<string | null>();
     expectTypeOf<Extract<TypedEngineEvent, { kind: 'outbound.batch_committed' }>['payload']['lastSeq']>().toEqualTypeOf<number>();
+    expectTypeOf<EngineEventOf<'engine.order_placed'>['payload']['order']['seq']>().toEqualTypeOf<number>();
+    expectTypeOf<EngineEventOf<'engine.trigger_set'>['payload']['trigger']['kind']>().toEqualTypeOf<'tp' | 'sl'>();
+    expectTypeOf<UserMe['openOrders'][number]['filledSize']>().toEqualTypeOf<string>();
     const legs = (f: Frame): string[] => (f.kind === 'engine.order_filled' ? f.payload.legs.map((l) => l.party) : []);
     const account = (f: Frame): string | null => (f.kind === 'account.update' ? f.payload.freeCollateral : null);
     expectTypeOf(legs).returns.toEqualTypeOf<string[]>();
