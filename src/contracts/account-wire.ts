@@ -52,8 +52,13 @@ export const AccountBody = Type.Object(
       ...Decimal,
       description: 'collateral − positionMargin − orderMargin: the initial margin of an opening order (notional / maxLeverage) must fit it, or the engine answers insufficient_margin',
     },
-    leverage: { ...NullableDecimal, description: 'Σ notional / equity ("0" without positions; null when equity ≤ 0 with positions)' },
-    marginUsage: { ...NullableDecimal, description: '(positionMargin + orderMargin) / collateral ("0" with no margin in use; null when collateral ≤ 0 with margin in use)' },
+    leverage: NullableDecimal,
+    marginUsage: NullableDecimal,
   },
-  strict,
+  {
+    ...strict,
+    description:
+      'leverage: Σ notional at the mark / equity ("0" without positions; null when equity ≤ 0 with positions). ' +
+      'marginUsage: (positionMargin + orderMargin) / collateral ("0" with no margin in use; null when collateral ≤ 0 with margin in use).',
+  },
 );
