@@ -22,7 +22,7 @@
 //
 // The reducer mutates the state it is given and returns it (one owner, no copies per event); it
 // does no I/O and reads no clock.
-import { divDecimal, divRound, formatDecimal, mulDecimal, normalizeDecimal, parseDecimal } from '../decimal.js';
+import { divDecimal, divRound, formatDecimal, mulDecimal, parseDecimal } from '../decimal.js';
 import { asFill } from './fill.js';
 import type { EngineEvent } from '../contracts/engine-event.js';
 import { reducible, type AccountSeed } from '../contracts/account-seed.js';
@@ -480,9 +480,4 @@ function maxZero(v: bigint): bigint {
 /** Whether a party's account is complete (seeded) in this state. */
 export function isComplete(state: AccountsState, party: string): boolean {
   return state.parties.get(party)?.complete === true;
-}
-
-/** Normalizes a decimal from the database to the wire form (numeric(38,10) prints it already). */
-export function wire(text: string): string {
-  return normalizeDecimal(text);
 }
