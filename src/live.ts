@@ -71,6 +71,8 @@ export class LiveRuntime implements LiveView {
    */
   private caughtUp: Promise<void> | null = null;
   private releaseCaughtUp: () => void = () => {};
+  /** The catch-up is done (always, without NATS_URL). */
+  private caughtUpDone = true;
   private catchUpCheck: NodeJS.Timeout | null = null;
   poller: OrderbookPoller | null = null;
   private state: ProjectionState = initialProjectionState();
@@ -102,7 +104,10 @@ export class LiveRuntime implements LiveView {
     this.commitments = new LiveCommitments(deps.metrics.registry, deps.logger);
     this.epochs = new EpochTracker({ sources: (options) => this.epochSources(options), logger: deps.logger });
     // Made here, not in start(): clients may connect before the runtime starts (main.ts listens first).
-    if (config.natsUrl) this.caughtUp = new Promise<void>((resolve) => (this.releaseCaughtUp = resolve));
+    if (config.natsUrl) {
+      this.caughtUpDone = false;
+      this.caughtUp = new Promise<void>((resolve) => (this.releaseCaughtUp = resolve));
+    }
     const hubOptions = {
       bufferBytes: config.wsClientBufferBytes,
       pingMs: config.wsPingMs,
@@ -115,7 +120,8 @@ export class LiveRuntime implements LiveView {
       enabled: config.engineAdminToken !== null,
       state: {
         epoch: () => this.epochs.current,
-        epochKnown: () => this.readyToServe(),
+        ready: () => this.epochs.current !== null && (this.caughtUpDone || this.jetstream?.caughtUp === true),
+        whenReady: () => this.readyToServe(),
         head: () => this.source?.position ?? null,
         snapshot: (sub) => withAccounts(this.liveState.build(sub), this.accounts.snapshot(sub)),
       },
@@ -125,6 +131,7 @@ export class LiveRuntime implements LiveView {
   private markCaughtUp(): void {
     if (this.catchUpCheck) clearInterval(this.catchUpCheck);
     this.catchUpCheck = null;
+    this.caughtUpDone = true;
     this.releaseCaughtUp();
   }
 
@@ -210,7 +217,7 @@ export class LiveRuntime implements LiveView {
       jetstream.startAfter(startAfter);
       this.source = jetstream;
       this.catchUpCheck = setInterval(() => {
-        if (jetstream.connected) this.markCaughtUp();
+        if (jetstream.caughtUp) this.markCaughtUp();
       }, 25);
       this.catchUpCheck.unref();
     } else {

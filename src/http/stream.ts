@@ -12,7 +12,7 @@ import { buildAsyncApi } from '../stream/asyncapi.js';
 
 export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const runtime = app.live;
-  // An app built without the runtime still accepts clients; they receive nothing (no bridge).
+  // An app built without the runtime still accepts clients; they receive nothing (no event source).
   const metrics = runtime?.streamMetrics ?? StreamMetrics.for(app.metrics.registry);
   const hub =
     runtime?.hub ??

@@ -65,7 +65,8 @@ export class StreamHub implements StreamFanout {
     this.history = new History(options.historySize);
     this.state = options.state ?? {
       epoch: () => EMPTY_EPOCH,
-      epochKnown: () => Promise.resolve(),
+      ready: () => true,
+      whenReady: () => Promise.resolve(),
       head: () => this.lastSeq,
       snapshot: () => ({ frames: [], later: null }),
     };
@@ -88,7 +89,7 @@ export class StreamHub implements StreamFanout {
     return this.index.size;
   }
 
-  /** Lets the history answer `since` requests from the bridge's start point, and past unfilled gaps. */
+  /** Lets the history answer `since` requests from the source's start point, and past unfilled gaps. */
   markCoveredAfter(seq: number): void {
     this.history.markCoveredAfter(seq);
   }
