@@ -15,8 +15,7 @@ import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { createParser } from 'eventsource-parser';
 import { initialProjectionState, project } from '../src/projections/index.js';
-import type { EngineEvent } from '../src/projections/types.js';
-import { parseEngineEvent } from '../src/engine/sse-bridge.js';
+import { parseEngineEvent, type EngineEvent } from '../src/contracts/engine-event.js';
 import { serializeFrame } from '../src/stream/serialize.js';
 import { sseFrame, syntheticFill, type ClientReport, type ServerReport } from './stream-shared.js';
 import { measureFloor, type FloorResult } from './stream-floor.js';
@@ -204,7 +203,7 @@ async function steadyCapacity(clients: ChildProcess, n: number, framesPerEvent: 
 async function withServer<T>(file: string, fn: (server: ChildProcess, url: string) => Promise<T>, env: Record<string, string> = {}): Promise<T> {
   const server = child(file, env);
   const { url } = await ask<{ url: string }>(server);
-  await sleep(1_000); // let it connect to the source (and its fan-out workers start)
+  await sleep(1_000); // let it connect to the source
   try {
     return await fn(server, url);
   } finally {

@@ -19,7 +19,6 @@ import { gracefulShutdown } from './http/plugins/shutdown.js';
 import { requestMetrics } from './http/plugins/request-metrics.js';
 import { statusMetrics } from './http/plugins/status-metrics.js';
 import { errorHandler, routerErrors } from './http/plugins/error-handler.js';
-import { authGuards } from './auth/guards.js';
 import { clientErrorHandler, installConnectionLimits } from './http/connection-limits.js';
 import { systemRoutes } from './http/system.js';
 import { readRoutes } from './http/reads.js';
@@ -88,7 +87,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(requestMetrics);
   await app.register(statusMetrics);
   await app.register(errorHandler);
-  await app.register(authGuards);
 
   await app.register(systemRoutes);
   await app.register(readRoutes);

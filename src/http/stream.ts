@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { StreamHub } from '../stream/hub.js';
 import { StreamMetrics } from '../stream/metrics.js';
-import { clientAddress, createUpgradeHandler, StreamGate, STREAM_PATH } from '../stream/upgrade.js';
+import { clientAddress, createUpgradeHandler, StreamGate, STREAM_PATH } from './stream-upgrade.js';
 import { errors } from './schemas.js';
 import { buildAsyncApi } from '../stream/asyncapi.js';
 
@@ -36,9 +36,6 @@ export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
   app.addHook('onClose', async () => {
     app.server.off('upgrade', onUpgrade);
-    // After the HTTP server has closed: Node's server asks fan-out workers whether the sockets it
-    // handed them are closed before it reports itself closed, so they must outlive it.
-    await hub.stop();
   });
 
   app.get(
