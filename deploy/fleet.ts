@@ -138,7 +138,7 @@ async function main(): Promise<void> {
 
   const engineStartedAt = Date.now();
   children.push(startChild('engine', 'sandbox/engine/main.ts', { ENGINE_PORT: String(enginePort), ENGINE_HOST: '127.0.0.1', ENGINE_ADMIN_TOKEN: opts.adminToken }, root, onExit));
-  await waitFor('engine', () => httpOk(`${engineUrl}/healthz`), 20_000, () => failure);
+  await waitFor('engine', () => httpOk(`${engineUrl}/healthz`), 60_000, () => failure);
 
   children.push(
     startChild(
@@ -151,14 +151,14 @@ async function main(): Promise<void> {
   );
   const probe = postgres(databaseUrl, { max: 1, prepare: false, onnotice: () => {}, connect_timeout: 3 });
   try {
-    await waitFor('indexer migrations', async () => (await probe.unsafe(`SELECT 1 FROM schema_migrations WHERE version = '0015_fired_limit'`).simple()).length === 1, 25_000, () => failure);
+    await waitFor('indexer migrations', async () => (await probe.unsafe(`SELECT 1 FROM schema_migrations WHERE version = '0015_fired_limit'`).simple()).length === 1, 60_000, () => failure);
     await waitFor(
       'indexer catching up with the new engine',
       async () => {
         const rows = await probe.unsafe(`SELECT ts FROM events WHERE seq = 1`).simple();
         return rows.length === 1 && new Date(rows[0]!.ts as string).getTime() >= engineStartedAt - 1000;
       },
-      25_000,
+      60_000,
       () => failure,
     );
   } finally {
@@ -178,7 +178,7 @@ async function main(): Promise<void> {
   const members: Supervised[] = [];
   relayPorts.forEach((port, i) => members.push(new Supervised({ name: `relay-${i + 1}`, entry: 'src/relay/main.ts', env: { ...shared, PORT: String(port), HOST: '127.0.0.1' }, cwd: root, say })));
   children.push(...members);
-  await waitFor('relay', async () => (await Promise.all(relayPorts.map((p) => httpOk(`http://127.0.0.1:${p}/readyz`).catch(() => false)))).some(Boolean), 25_000, () => failure);
+  await waitFor('relay', async () => (await Promise.all(relayPorts.map((p) => httpOk(`http://127.0.0.1:${p}/readyz`).catch(() => false)))).some(Boolean), 60_000, () => failure);
 
   const replicaPorts: number[] = [];
   for (let i = 0; i < REPLICAS; i++) replicaPorts.push(await choosePort());
@@ -205,7 +205,7 @@ async function main(): Promise<void> {
     members.push(replica);
     children.push(replica);
   });
-  await waitFor('replicas', async () => (await Promise.all(replicaPorts.map((p) => httpOk(`http://127.0.0.1:${p}/readyz`)))).every(Boolean), 40_000, () => failure);
+  await waitFor('replicas', async () => (await Promise.all(replicaPorts.map((p) => httpOk(`http://127.0.0.1:${p}/readyz`)))).every(Boolean), 90_000, () => failure);
 
   nginx = await startNginx({ listen: `127.0.0.1:${lbPort}`, upstreams: replicaPorts.map((p) => `127.0.0.1:${p}`), prefix: join(opts.dataDir, 'nginx') });
   nginx.proc.once('exit', (code, signal) => {
