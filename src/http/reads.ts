@@ -14,6 +14,7 @@ import { verificationRoutes } from './reads/verifications.js';
 import { eventRoutes } from './reads/events.js';
 import { marketRoutes } from './reads/markets.js';
 import { candleRoutes } from './reads/candles.js';
+import { proofRoutes } from './reads/proofs.js';
 import { partyScope } from './party-scope.js';
 
 /** Each family: its public routes, then its party routes. */
@@ -30,6 +31,7 @@ const FAMILIES: Array<{ routes?: FastifyPluginAsyncTypebox; partyRoutes?: Fastif
   { routes: eventRoutes },
   { routes: marketRoutes },
   { routes: candleRoutes },
+  { partyRoutes: proofRoutes },
 ];
 
 export const readRoutes: FastifyPluginAsyncTypebox = async (app) => {

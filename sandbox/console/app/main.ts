@@ -23,6 +23,7 @@ import {
 import { CandleChart } from './chart.js';
 import { escapeHtml, pct, shortParty, trim } from './format.js';
 import { checkOrder, describeRules } from './rules.js';
+import { VerificationPanel } from './verification.js';
 
 /** Timings read by the benchmark and the browser test (ms since navigation start). */
 interface ConsoleMetrics {
@@ -396,6 +397,8 @@ try {
     if (grant && 'newBalance' in grant) renderBalance(grant.newBalance);
   }
   startPartyStream();
+  // The party's fills and history, checked against the chain in this browser (docs/verification.md).
+  void new VerificationPanel(client, party, $('verify-panel')).run();
   setInterval(() => void refreshMarkets(true).catch(showError), 15_000);
   metrics.ready = true;
 } catch (err) {
