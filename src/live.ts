@@ -42,6 +42,7 @@ import { StreamMetrics } from './stream/metrics.js';
 import { LiveState, partyStore } from './stream/snapshot.js';
 import { LiveCommitments } from './commitments/live-commitments.js';
 import type { CommitmentStatus } from './commitments/monitor.js';
+import { AccountBook, withAccounts } from './stream/account-book.js';
 
 /** How long the engine may take to replay its first event for the epoch. */
 const FIRST_EVENT_MS = 5_000;
@@ -78,6 +79,8 @@ export class LiveRuntime implements LiveView {
   readonly liveState: LiveState;
   /** The engine's commitments recomputed from the events (docs/verification.md). */
   readonly commitments: LiveCommitments;
+  /** The accounts (docs/account.md): fed by every event, completed from the database on demand. */
+  readonly accounts: AccountBook;
   /** The one path engine events take into the stream, whatever their source. */
   readonly sink: EngineEventSink = {
     event: (e) => this.onEvent(e),
@@ -94,6 +97,7 @@ export class LiveRuntime implements LiveView {
       store: partyStore(deps.db),
       logger: deps.logger,
     });
+    this.accounts = new AccountBook({ db: deps.db, logger: deps.logger });
     this.streamMetrics = StreamMetrics.for(deps.metrics.registry);
     this.commitments = new LiveCommitments(deps.metrics.registry, deps.logger);
     this.epochs = new EpochTracker({ sources: (options) => this.epochSources(options), logger: deps.logger });
@@ -113,7 +117,7 @@ export class LiveRuntime implements LiveView {
         epoch: () => this.epochs.current,
         epochKnown: () => this.readyToServe(),
         head: () => this.source?.position ?? null,
-        snapshot: (sub) => this.liveState.build(sub),
+        snapshot: (sub) => withAccounts(this.liveState.build(sub), this.accounts.snapshot(sub)),
       },
     });
   }
@@ -226,6 +230,7 @@ export class LiveRuntime implements LiveView {
       });
     }
     this.source.start();
+    this.accounts.start();
 
     this.poller = new OrderbookPoller({
       engine,
@@ -281,6 +286,7 @@ export class LiveRuntime implements LiveView {
     const { state, frames } = project(this.state, event);
     this.state = state;
     for (const f of frames) this.observe(f);
+    frames.push(...this.accounts.onEvent(event));
     this.hub.publishAll(frames);
   }
 
@@ -299,6 +305,7 @@ export class LiveRuntime implements LiveView {
     this.state = initialProjectionState();
     this.commitments.reset();
     this.liveState.reset(head);
+    this.accounts.reset();
     this.poller?.forget();
     for (const listener of this.deps.listeners) {
       try {
@@ -315,6 +322,7 @@ export class LiveRuntime implements LiveView {
   /** Stops the engine side. Clients are closed (1001) by the stream plugin when the app closes. */
   async stop(): Promise<void> {
     this.markCaughtUp(); // nothing more will come: connections still waiting are released (and closed with the app)
+    this.accounts.stop();
     await Promise.all([this.source?.stop(), this.poller?.stop()]);
   }
 
