@@ -17,6 +17,7 @@ import { openApi } from './http/plugins/openapi.js';
 import { requestId, requestIdHeader } from './http/plugins/request-id.js';
 import { gracefulShutdown } from './http/plugins/shutdown.js';
 import { requestMetrics } from './http/plugins/request-metrics.js';
+import { statusMetrics } from './http/plugins/status-metrics.js';
 import { errorHandler, routerErrors } from './http/plugins/error-handler.js';
 import { clientErrorHandler, installConnectionLimits } from './http/connection-limits.js';
 import { systemRoutes } from './http/system.js';
@@ -84,6 +85,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(requestIdHeader);
   await app.register(gracefulShutdown);
   await app.register(requestMetrics);
+  await app.register(statusMetrics);
   await app.register(errorHandler);
 
   await app.register(systemRoutes);

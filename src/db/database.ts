@@ -140,7 +140,11 @@ export class Database {
     return traced(`db ${name}`, () => this.readNow(sql, fn, options), { childOnly: true, attributes: { 'db.system.name': 'postgresql', 'db.query.summary': name } });
   }
 
+  /** Reads started and not yet settled, for the `bff_db_reads_in_flight` gauge. */
+  readsInFlight = 0;
+
   private async readNow<T>(sql: Sql, fn: (sql: Sql) => Promise<T>, options: { needsV2?: boolean }): Promise<T> {
+    this.readsInFlight++;
     try {
       return await this.withDeadline(async () => {
         if (options.needsV2) {
@@ -151,6 +155,8 @@ export class Database {
       });
     } catch (err) {
       throw this.translate(err);
+    } finally {
+      this.readsInFlight--;
     }
   }
 
