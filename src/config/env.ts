@@ -61,7 +61,7 @@ export interface Config {
   httpIdleTimeoutMs: number;
   /** Concurrent TCP connections per client address (0: no cap); streams count too. */
   httpMaxConnectionsPerIp: number;
-  /** Concurrent /v1/stream connections per client IP. */
+  /** Concurrent /v1/stream connections per client (request.ip, IPv6 by /64; 0: no cap). */
   wsMaxConnectionsPerIp: number;
   /** Fastify `trustProxy`: false, a hop count, or the proxies' addresses/CIDRs (docs/configuration.md). */
   trustProxy: false | number | string[];
@@ -258,7 +258,7 @@ export function loadConfig(env: Env = process.env): Config {
     httpKeepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
     httpIdleTimeoutMs: int(env, 'HTTP_IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000),
     httpMaxConnectionsPerIp: int(env, 'HTTP_MAX_CONNECTIONS_PER_IP', 512, 0, 1_000_000),
-    wsMaxConnectionsPerIp: int(env, 'WS_MAX_CONNECTIONS_PER_IP', 100, 1, 1_000_000),
+    wsMaxConnectionsPerIp: int(env, 'WS_MAX_CONNECTIONS_PER_IP', 100, 0, 1_000_000),
     trustProxy: trustProxy(env, 'TRUST_PROXY'),
     redisUrl: schemeUrl(env, 'REDIS_URL', ['redis', 'rediss']),
     redisPrefix: token(env, 'REDIS_PREFIX', 'gw:', /^[A-Za-z0-9:_.-]{1,64}$/),

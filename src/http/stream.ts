@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { StreamHub } from '../stream/hub.js';
 import { StreamMetrics } from '../stream/metrics.js';
-import { clientAddress, createUpgradeHandler, StreamGate, STREAM_PATH } from '../stream/upgrade.js';
+import { createUpgradeHandler, StreamGate, STREAM_PATH } from '../stream/upgrade.js';
 import { errors } from './schemas.js';
 import { buildAsyncApi } from '../stream/asyncapi.js';
 
@@ -87,7 +87,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
       validatorCompiler: () => () => true,
     },
     async (request, reply) => {
-      await gate.admit(new URL(request.url, 'http://gateway.invalid'), clientAddress(request.raw));
+      await gate.admit(new URL(request.url, 'http://gateway.invalid'), gate.addressOf(request.raw));
       return reply
         .code(426)
         .header('upgrade', 'websocket')
