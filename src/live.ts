@@ -232,6 +232,7 @@ export class LiveRuntime {
         url: this.streamUrl(),
         token,
         idleMs: config.sseIdleMs,
+        maxEventBytes: config.sseMaxEventBytes,
         startAfter,
         onEvent: this.sink.event,
         batch: this.sink.batch,
@@ -269,6 +270,7 @@ export class LiveRuntime {
       lagSeconds: this.streamMetrics.sseLag,
       maxSeq: this.deps.metrics.engineMaxSeq,
       events: this.streamMetrics.sseEvents,
+      oversized: this.streamMetrics.sseOversized,
     };
   }
 

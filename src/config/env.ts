@@ -37,6 +37,8 @@ export interface Config {
   wsPingMs: number;
   wsHistorySize: number;
   sseIdleMs: number;
+  /** Longest unfinished SSE line or event the engine bridge holds before it drops the connection. */
+  sseMaxEventBytes: number;
   authDisabled: boolean;
   faucetEnabled: boolean;
   faucetAmount: string;
@@ -241,6 +243,7 @@ export function loadConfig(env: Env = process.env): Config {
     wsPingMs: int(env, 'WS_PING_MS', 30_000, 100, 3_600_000),
     wsHistorySize: int(env, 'WS_HISTORY_SIZE', 10_000, 0, 10_000_000),
     sseIdleMs: int(env, 'SSE_IDLE_MS', 45_000, 100, 3_600_000),
+    sseMaxEventBytes: int(env, 'SSE_MAX_EVENT_BYTES', 1_048_576, 1024, 1_073_741_824),
     authDisabled: bool(env, 'AUTH_DISABLED', false),
     faucetEnabled: bool(env, 'FAUCET_ENABLED', false),
     faucetAmount: decimal(env, 'FAUCET_AMOUNT', '1000'),

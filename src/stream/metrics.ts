@@ -19,6 +19,7 @@ export class StreamMetrics {
   readonly sseReconnects: Counter;
   readonly sseLag: Gauge;
   readonly sseEvents: Counter;
+  readonly sseOversized: Counter;
   private readonly sentByKind = new Map<string, Counter.Internal>();
 
   private constructor(registry: Registry) {
@@ -36,6 +37,7 @@ export class StreamMetrics {
     this.sseReconnects = new Counter({ name: 'bff_sse_reconnects_total', help: 'Reconnections of the engine admin SSE stream', registers });
     this.sseLag = new Gauge({ name: 'bff_sse_lag_seconds', help: 'Gateway clock minus the ts of the last engine event received', registers });
     this.sseEvents = new Counter({ name: 'bff_sse_events_total', help: 'Engine events accepted from the admin SSE stream (after de-duplication)', registers });
+    this.sseOversized = new Counter({ name: 'bff_sse_oversized_total', help: 'Engine SSE connections dropped for a line or event longer than SSE_MAX_EVENT_BYTES', registers });
   }
 
   /** Counts n deliveries of one frame; label children are cached (this runs once per frame, not per client). */
