@@ -27,6 +27,7 @@ import { OrderbookPoller } from './engine/orderbook-poller.js';
 import { readFirstEngineEvent } from './engine/first-event.js';
 import type { EngineEventSink } from './engine/event-sink.js';
 import { SseBridge } from './engine/sse-bridge.js';
+import { inboundLimits } from './stream/inbound-limit.js';
 import { JetStreamSource } from './engine/jetstream-source.js';
 import { loadCandleSeed } from './db/queries/candles.js';
 import { seedCandles } from './projections/candles.js';
@@ -113,6 +114,7 @@ export class LiveRuntime {
       historySize: config.wsHistorySize,
       metrics: this.streamMetrics,
       logger: deps.logger,
+      inbound: inboundLimits(config),
     };
     this.hub = new StreamHub({
       ...hubOptions,

@@ -35,6 +35,10 @@ export interface Config {
   /** Fan-out worker processes for /v1/stream (0: the gateway process writes to the clients itself). */
   wsClientBufferBytes: number;
   wsPingMs: number;
+  /** What one stream client may send: largest message, sustained messages per second, burst. */
+  wsClientMessageMaxBytes: number;
+  wsClientMessagesPerS: number;
+  wsClientMessageBurst: number;
   wsHistorySize: number;
   sseIdleMs: number;
   /** Longest unfinished SSE line or event the engine bridge holds before it drops the connection. */
@@ -241,6 +245,9 @@ export function loadConfig(env: Env = process.env): Config {
     wsMaxConnections: int(env, 'WS_MAX_CONNECTIONS', 20_000, 1, 1_000_000),
     wsClientBufferBytes: int(env, 'WS_CLIENT_BUFFER_BYTES', 1_048_576, 1024, 1_073_741_824),
     wsPingMs: int(env, 'WS_PING_MS', 30_000, 100, 3_600_000),
+    wsClientMessageMaxBytes: int(env, 'WS_CLIENT_MESSAGE_MAX_BYTES', 16_384, 128, 1_048_576),
+    wsClientMessagesPerS: int(env, 'WS_CLIENT_MESSAGES_PER_S', 20, 1, 100_000),
+    wsClientMessageBurst: int(env, 'WS_CLIENT_MESSAGE_BURST', 40, 1, 1_000_000),
     wsHistorySize: int(env, 'WS_HISTORY_SIZE', 10_000, 0, 10_000_000),
     sseIdleMs: int(env, 'SSE_IDLE_MS', 45_000, 100, 3_600_000),
     sseMaxEventBytes: int(env, 'SSE_MAX_EVENT_BYTES', 1_048_576, 1024, 1_073_741_824),

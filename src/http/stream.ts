@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { StreamHub } from '../stream/hub.js';
 import { StreamMetrics } from '../stream/metrics.js';
+import { inboundLimits } from '../stream/inbound-limit.js';
 import { createUpgradeHandler, StreamGate, STREAM_PATH } from '../stream/upgrade.js';
 import { errors } from './schemas.js';
 import { buildAsyncApi } from '../stream/asyncapi.js';
@@ -23,6 +24,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
       historySize: 0,
       metrics,
       logger: app.log,
+      inbound: inboundLimits(app.config),
     });
 
   const deps = { config: app.config, sessions: app.sessions, replays: app.replays, logger: app.log };
