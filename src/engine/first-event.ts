@@ -4,8 +4,8 @@
 // event within the time allowed.
 import { request } from 'undici';
 import { createParser } from 'eventsource-parser';
-import type { EngineEvent } from '../projections/types.js';
-import { DEFAULT_MAX_EVENT_BYTES, parseEngineEvent } from './sse-bridge.js';
+import { parseEngineEvent, type EngineEvent } from '../contracts/engine-event.js';
+import { DEFAULT_MAX_EVENT_BYTES } from './sse-bridge.js';
 
 export async function readFirstEngineEvent(url: string, token: string, timeoutMs: number): Promise<EngineEvent | null> {
   const ac = new AbortController();
