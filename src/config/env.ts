@@ -32,7 +32,7 @@ export interface Config {
   wsOrderbookPollMs: number;
   wsOrderbookDepth: number;
   wsMaxConnections: number;
-  /** Fan-out worker processes for /v1/stream (0: the gateway process writes to the clients itself). */
+  /** The slow-consumer bound of one /v1/stream connection (unsent bytes). */
   wsClientBufferBytes: number;
   wsPingMs: number;
   /** What one stream client may send: largest message, sustained messages per second, burst. */

@@ -7,7 +7,7 @@
 // engine trickling a byte every few seconds would hold a call, and its pooled connection, for ever.
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
-import { ApiError } from '../http/errors.js';
+import { EngineTimeoutError, EngineUnavailableError } from './errors.js';
 
 export interface EngineClientOptions {
   baseUrl: string;
@@ -49,7 +49,7 @@ export class EngineClient {
   }
 
   /**
-   * Sends one request; answers whatever status the engine gave. Throws ApiError on transport failure.
+   * Sends one request; answers whatever status the engine gave. Throws EngineUnavailableError or EngineTimeoutError on transport failure.
    *
    * Uses the pool's `dispatch` with a small handler that collects the body into one Buffer, instead
    * of `pool.request`, which builds a Readable stream, its consumers and several promises per call
@@ -98,7 +98,7 @@ export class EngineClient {
     });
     const parsed = parseJson(res.body);
     if (res.status < 200 || res.status >= 300) throw new EngineHttpError(res.status, parsed);
-    if (parsed === undefined) throw new ApiError('engine_unavailable', 'the engine answered with a body that is not JSON', { engineStatus: res.status });
+    if (parsed === undefined) throw new EngineUnavailableError('the engine answered with a body that is not JSON', res.status);
     return parsed as T;
   }
 
@@ -217,8 +217,8 @@ export function parseJson(body: Buffer): unknown {
   }
 }
 
-export function engineFailure(err: unknown): ApiError {
-  if (err instanceof ApiError) return err;
+export function engineFailure(err: unknown): EngineUnavailableError | EngineTimeoutError {
+  if (err instanceof EngineUnavailableError || err instanceof EngineTimeoutError) return err;
   if (
     err instanceof undiciErrors.HeadersTimeoutError ||
     err instanceof undiciErrors.BodyTimeoutError ||
@@ -226,10 +226,10 @@ export function engineFailure(err: unknown): ApiError {
   ) {
     return engineTimeoutError();
   }
-  return new ApiError('engine_unavailable', 'the engine is unreachable');
+  return new EngineUnavailableError('the engine is unreachable');
 }
 
 /** The 504 of an engine that did not answer in time (also a shared read's own deadline). */
-export function engineTimeoutError(): ApiError {
-  return new ApiError('engine_timeout', 'the engine did not answer in time');
+export function engineTimeoutError(): EngineTimeoutError {
+  return new EngineTimeoutError();
 }

@@ -7,7 +7,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { StreamHub } from '../stream/hub.js';
 import { StreamMetrics } from '../stream/metrics.js';
 import { inboundLimits } from '../stream/inbound-limit.js';
-import { createUpgradeHandler, StreamGate, STREAM_PATH } from '../stream/upgrade.js';
+import { createUpgradeHandler, StreamGate, STREAM_PATH } from './stream-upgrade.js';
 import { errors } from './schemas.js';
 import { buildAsyncApi } from '../stream/asyncapi.js';
 

@@ -16,8 +16,8 @@ import { DeliverPolicy, type ConsumerMessages, type JsMsg, type NatsConnection }
 import type { FastifyBaseLogger } from 'fastify';
 import { parseEngineEvent, type EngineEvent } from '../contracts/engine-event.js';
 import type { EngineEventSink, EngineEventSource } from '../contracts/engine-event-source.js';
-import { connectNats, streamBounds, streamSeqFor, type StreamBounds } from '../fleet/jetstream.js';
-import { OrderedDelivery, WakeableSleep, type SourceMetrics } from './ordered-delivery.js';
+import { connectNats, streamBounds, streamSeqFor, type StreamBounds } from './jetstream.js';
+import { OrderedDelivery, WakeableSleep, type SourceMetrics } from '../engine/ordered-delivery.js';
 
 export interface JetStreamSourceOptions {
   url: string;
