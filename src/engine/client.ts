@@ -8,6 +8,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { EngineTimeoutError, EngineUnavailableError } from './errors.js';
+import { traced, traceHeaders, tracingOn } from '../tracing/index.js';
 
 export interface EngineClientOptions {
   baseUrl: string;
@@ -20,6 +21,14 @@ export interface EngineResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: Buffer;
+}
+
+export interface EngineRequest {
+  method: Dispatcher.HttpMethod;
+  path: string;
+  headers?: Record<string, string>;
+  body?: Buffer | string | null;
+  timeoutMs?: number;
 }
 
 export interface EngineHealth {
@@ -56,13 +65,22 @@ export class EngineClient {
    * only for the body to be read whole here anyway (the proxy's hot path). Same pool, same
    * timeouts, same errors, same parsed headers.
    */
-  request(opts: {
-    method: Dispatcher.HttpMethod;
-    path: string;
-    headers?: Record<string, string>;
-    body?: Buffer | string | null;
-    timeoutMs?: number;
-  }): Promise<EngineResponse> {
+  request(opts: EngineRequest): Promise<EngineResponse> {
+    if (!tracingOn()) return this.send(opts, opts.headers ?? {});
+    // A child span of the request being served, with its W3C traceparent added to the headers sent;
+    // the caller's headers (the signed ones) and the body go out untouched.
+    return traced(
+      `engine ${opts.method}`,
+      async (span) => {
+        const res = await this.send(opts, traceHeaders(opts.headers ?? {}));
+        span.set('http.response.status_code', res.status);
+        return res;
+      },
+      { kind: 'client', childOnly: true, attributes: { 'http.request.method': opts.method, 'url.path': opts.path.split('?', 1)[0]!, 'server.address': this.origin } },
+    );
+  }
+
+  private send(opts: EngineRequest, headers: Record<string, string>): Promise<EngineResponse> {
     const timeout = opts.timeoutMs ?? this.options.timeoutMs;
     return new Promise<EngineResponse>((resolve, reject) => {
       const call = new EngineCall(resolve, reject, timeout);
@@ -71,7 +89,7 @@ export class EngineClient {
           {
             method: opts.method,
             path: this.basePath + opts.path,
-            headers: opts.headers ?? {},
+            headers,
             body: opts.body ?? null,
             headersTimeout: timeout,
             bodyTimeout: timeout,
