@@ -7,16 +7,15 @@ import type { IncomingMessage } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 import { Address6 } from 'ip-address';
 import { isIPv6 } from 'node:net';
-import type { Config } from './config/env.js';
 
 export type TrustFunction = (address: string, hop: number) => boolean;
 
 /**
- * TRUST_PROXY as the function Fastify and the stream upgrade both use. A hop count trusts that
+ * TRUST_PROXY (the config's trustProxy) as the function Fastify and the stream upgrade both use. A hop count trusts that
  * many hops whoever connects (Fastify itself refuses hop counts, so it is passed as a function);
  * an address list trusts only those peers. Null: trust nobody (the socket's peer is the client).
  */
-export function trustFunction(trust: Config['trustProxy']): TrustFunction | null {
+export function trustFunction(trust: false | number | string[]): TrustFunction | null {
   if (trust === false) return null;
   if (typeof trust === 'number') return (_address, hop) => hop < trust;
   return proxyAddr.compile(trust);
