@@ -45,6 +45,8 @@ export interface SignedHeaders {
 const lastTsBySession = new Map<string, number>();
 /** How far ahead of the clock a burst may push the timestamps before signing waits for the clock. */
 export const MAX_TS_LEAD_MS = 1_000;
+/** The signature window (±30 s) and a second of slack: timestamps further ahead were all refused. */
+const RESTART_BEHIND_MS = 31_000;
 
 /** An authorised session: signs requests with its ephemeral key. */
 export class Session {
@@ -70,18 +72,16 @@ export class Session {
    * A timestamp never used before by this session id in this realm: the clock, or one past the
    * last one when the clock has not moved. More than 1 000 signatures a second would push it ever
    * further ahead of the clock and out of the ±30 s window, so past MAX_TS_LEAD_MS ahead it waits
-   * for the clock (at most 1 000 signed requests a second per session, sustained).
+   * for the clock (at most 1 000 signed requests a second per session, sustained). A clock that
+   * moved back by more than the window (a skew learnt from the gateway's 401) restarts from the
+   * clock: every timestamp signed before was that far ahead of the gateway's time, so refused, and
+   * none can be repeated as a replay. A smaller step back waits, once, for the clock to pass it.
    */
-  // (A clock that moved back restarts the sequence: a repeat is then possible only for a request
-  // signed before the correction with the same target and body, which the gateway had refused as
-  // outside its window, since the clock was off.)
   async nextTs(): Promise<number> {
     for (;;) {
       const now = this.now();
       const last = lastTsBySession.get(this.sessionId) ?? 0;
-      // Further ahead than a burst can take it, the clock itself moved back (a skew learnt from the
-      // gateway): start again from the clock, as waiting for it could take as long as the skew.
-      const ts = now > last || last - now > MAX_TS_LEAD_MS ? now : last + 1;
+      const ts = now > last || last - now > RESTART_BEHIND_MS ? now : last + 1;
       if (ts - now <= MAX_TS_LEAD_MS) {
         lastTsBySession.set(this.sessionId, ts);
         return ts;

@@ -81,4 +81,16 @@ describe('client signatures are never repeated', () => {
     for (let i = 1; i < ts.length; i++) expect(ts[i]!).toBeGreaterThan(ts[i - 1]!);
     expect(Math.max(...out.map((o) => o.ts - o.at))).toBeLessThanOrEqual(MAX_TS_LEAD_MS);
   });
+
+  it('a clock corrected back by more than the window restarts from the clock instead of waiting', async () => {
+    const p = await localParty('fred');
+    const prepared = await prepareSession(p, 60_000);
+    let clock = 5_000_000;
+    const session = new Session(p.party, 'sess-skew', Date.now() + 60_000, prepared.key.privateKey, () => clock);
+    const before = Number((await session.headers('GET', '/v1/time', ''))['x-session-sig'].split('.')[0]);
+    expect(before).toBe(5_000_000);
+    clock -= 120_000; // a two-minute skew learnt from a 401: everything signed before was refused
+    const after = Number((await session.headers('GET', '/v1/time', ''))['x-session-sig'].split('.')[0]);
+    expect(after).toBe(clock);
+  });
 });
