@@ -193,6 +193,9 @@ async function main(): Promise<void> {
           REDIS_URL,
           REDIS_PREFIX: PREFIX,
           TRUST_PROXY: '127.0.0.1',
+          // Behind nginx every TCP connection comes from nginx: the per-client TCP cap is nginx's
+          // (limit_conn in the template); the stream cap keys on the forwarded client (docs/security.md).
+          HTTP_MAX_CONNECTIONS_PER_IP: '0',
           AUTH_DISABLED: String(opts.authDisabled),
           FAUCET_ENABLED: 'true',
           VAULT_OPERATOR: 'operator-1',

@@ -6,7 +6,7 @@
 import type { Server as HttpServer } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Config } from './config/env.js';
+import { trustFunction } from './client-address.js';
 import type { AppDeps } from './deps.js';
 import { ErrorBody } from './http/schemas.js';
 import { dependencies } from './http/dependencies.js';
@@ -28,12 +28,6 @@ import { httpTracingPlugin } from './tracing/index.js';
 
 export type { AppDeps } from './deps.js';
 
-function trustProxyOption(trust: Config['trustProxy']): false | string[] | ((address: string, hop: number) => boolean) {
-  if (typeof trust !== 'number') return trust;
-  const hops = trust;
-  return (_address, hop) => hop < hops;
-}
-
 export type App = FastifyInstance<any, any, any, FastifyBaseLogger, TypeBoxTypeProvider>;
 
 export async function buildApp(deps: AppDeps): Promise<App> {
@@ -53,10 +47,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     return503OnClosing: false,
     // Behind nginx `request.ip` is the client's address from X-Forwarded-For, trusted only as far
     // as TRUST_PROXY says (hops or proxy addresses), so a client cannot forge it (docs/configuration.md).
-    // A hop count is given to Fastify as a function: Fastify itself now refuses to trust hop counts
-    // (a client reaching the replica directly could forge them), so it is only for replicas that
-    // nothing but the proxy can reach; an address list is the safe form.
-    trustProxy: trustProxyOption(deps.config.trustProxy),
+    // The stream caps key on the same client (src/client-address.ts). A hop count is given to
+    // Fastify as a function: Fastify itself now refuses to trust hop counts (a client reaching the
+    // replica directly could forge them), so it is only for replicas that nothing but the proxy can
+    // reach; an address list is the safe form.
+    trustProxy: trustFunction(deps.config.trustProxy) ?? false,
     requestIdHeader: false,
     genReqId: requestId,
     // Slow clients cannot hold a socket (docs/security.md): the header block, the whole request and
