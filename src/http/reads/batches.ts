@@ -3,8 +3,9 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../errors.js';
 import { errors, List, MAX_SEQ, PartyParams, READ_ERRORS } from '../schemas.js';
-import { EMPTY_PAGE } from '../../db/queries/page.js';
-import { batchByNum, listBatches, listUserBatches, listUserBatchesOf, type BatchRow } from '../../db/queries/batches.js';
+import { EMPTY_JSON_PAGE } from '../../db/json/json-body.js';
+import { sendJson } from './json-reply.js';
+import { batchByNum, listBatchesJson, listUserBatchesJson, listUserBatchesOfJson, type BatchRow } from '../../db/queries/batches.js';
 import { Batch, OptLimit, DEFAULT_LIMIT, PAGE_RULE, UserBatch } from './shapes.js';
 
 const BatchNum = Type.Integer({ minimum: 0, maximum: MAX_SEQ, description: 'Batch number' });
@@ -28,9 +29,9 @@ export const batchRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: List(Batch, 'pass back as `before` (a batchNum)'), ...errors(...READ_ERRORS) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listBatches(sql, { before, limit }));
+      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listBatchesJson(sql, { before, limit })));
     },
   );
 
@@ -76,9 +77,9 @@ export const batchRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listUserBatches(sql, { before, limit }));
+      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listUserBatchesJson(sql, { before, limit })));
     },
   );
 
@@ -98,9 +99,9 @@ export const batchRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: List(UserBatch, 'pass back as `since` (a userSeq)'), ...errors(400, 401, 403, 503) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { since, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listUserBatchesOf(sql, { party: request.params.party, since, limit }));
+      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listUserBatchesOfJson(sql, { party: request.params.party, since, limit })));
     },
   );
 };

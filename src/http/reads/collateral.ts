@@ -2,8 +2,9 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams, READ_ERRORS } from '../schemas.js';
-import { EMPTY_PAGE } from '../../db/queries/page.js';
-import { listDeposits, listWithdrawals, withdrawalNonce } from '../../db/queries/collateral.js';
+import { EMPTY_JSON_PAGE } from '../../db/json/json-body.js';
+import { sendJson } from './json-reply.js';
+import { listDepositsJson, listWithdrawalsJson, withdrawalNonce } from '../../db/queries/collateral.js';
 import { Before, Deposit, OptLimit, DEFAULT_LIMIT, NewestFirst, Party, StringEnum, Withdrawal, WithdrawalCounter } from './shapes.js';
 
 const WithdrawalStatus = StringEnum(['requested', 'approved', 'rejected'] as const, 'Only withdrawals in this status');
@@ -23,9 +24,9 @@ export const collateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: NewestFirst(Deposit), ...errors(...READ_ERRORS) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { user, before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listDeposits(sql, { party: user, before, limit }));
+      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listDepositsJson(sql, { party: user, before, limit })));
     },
   );
 
@@ -46,9 +47,9 @@ export const collateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: NewestFirst(Withdrawal), ...errors(...READ_ERRORS) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { user, status, before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listWithdrawals(sql, { party: user, status, before, limit }));
+      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listWithdrawalsJson(sql, { party: user, status, before, limit })));
     },
   );
 
@@ -64,9 +65,9 @@ export const collateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: NewestFirst(Deposit), ...errors(400, 401, 403, 503) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listDeposits(sql, { party: request.params.party, before, limit }));
+      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listDepositsJson(sql, { party: request.params.party, before, limit })));
     },
   );
 
@@ -82,9 +83,9 @@ export const collateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: NewestFirst(Withdrawal), ...errors(400, 401, 403, 503) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { status, before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listWithdrawals(sql, { party: request.params.party, status, before, limit }));
+      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listWithdrawalsJson(sql, { party: request.params.party, status, before, limit })));
     },
   );
 

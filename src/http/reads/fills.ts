@@ -2,8 +2,9 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams, READ_ERRORS } from '../schemas.js';
-import { EMPTY_PAGE } from '../../db/queries/page.js';
-import { listFills } from '../../db/queries/fills.js';
+import { EMPTY_JSON_PAGE } from '../../db/json/json-body.js';
+import { listFillsJson } from '../../db/queries/fills.js';
+import { sendJson } from './json-reply.js';
 import { Before, Fill, OptLimit, DEFAULT_LIMIT, Market, NewestFirst, Party } from './shapes.js';
 
 export const fillRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -21,9 +22,9 @@ export const fillRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: NewestFirst(Fill), ...errors(...READ_ERRORS) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { user, market, before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listFills(sql, { party: user, market, before, limit }));
+      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listFillsJson(sql, { party: user, market, before, limit })));
     },
   );
 
@@ -39,9 +40,9 @@ export const fillRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: NewestFirst(Fill), ...errors(400, 401, 403, 503) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { market, before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listFills(sql, { party: request.params.party, market, before, limit }));
+      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listFillsJson(sql, { party: request.params.party, market, before, limit })));
     },
   );
 };

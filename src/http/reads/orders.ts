@@ -4,7 +4,9 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams, READ_ERRORS } from '../schemas.js';
 import { EMPTY_PAGE, type Page } from '../../db/queries/page.js';
-import { existingOrderIds, listOrders, NON_TERMINAL, ORDER_STATUSES, type OrderRow, type OrderStatus } from '../../db/queries/orders.js';
+import { EMPTY_JSON_PAGE } from '../../db/json/json-body.js';
+import { sendJson } from './json-reply.js';
+import { existingOrderIds, listOrdersJson, listOrders, NON_TERMINAL, ORDER_STATUSES, type OrderRow, type OrderStatus } from '../../db/queries/orders.js';
 import { fetchLiveOrders, LIVE_FAILURE_MESSAGE, mergeLive, mirrorOnly, type OrderItem } from '../../engine/live-orders.js';
 import { Before, OptLimit, DEFAULT_LIMIT, Market, NewestFirst, Order, Party, StringEnum, UserOrder } from './shapes.js';
 
@@ -35,11 +37,11 @@ export const orderRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: NewestFirst(Order, 'createdSeq'), ...errors(...READ_ERRORS) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { user, market, status, before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listOrders(sql, { party: user, market, statuses: status ? [status] : undefined, before, limit }), {
+      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listOrdersJson(sql, { party: user, market, statuses: status ? [status] : undefined, before, limit }), {
         needsV2: true,
-      });
+      }));
     },
   );
 
