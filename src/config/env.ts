@@ -20,6 +20,8 @@ export interface Config {
   /** null: no database configured; reads answer as for an empty database and /readyz is degraded. */
   databaseUrl: string | null;
   dbPoolMax: number;
+  /** Identical concurrent list reads share one database read that started after they arrived (src/http/reads/shared-pages.ts). */
+  listSharedReads: boolean;
   dbConnectTimeoutS: number;
   dbStatementTimeoutMs: number;
   engineBaseUrl: string;
@@ -227,6 +229,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     databaseUrl: postgresUrl(env, 'DATABASE_URL'),
     dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 200),
+    listSharedReads: bool(env, 'LIST_SHARED_READS', true),
     dbConnectTimeoutS: int(env, 'DB_CONNECT_TIMEOUT_S', 3, 1, 60),
     dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 5000, 100, 600_000),
     engineBaseUrl: httpUrl(env, 'ENGINE_BASE_URL', 'http://127.0.0.1:8080'),

@@ -5,6 +5,7 @@ import { ApiError } from '../errors.js';
 import { errors, List, MAX_SEQ, PartyParams, READ_ERRORS } from '../schemas.js';
 import { EMPTY_JSON_PAGE } from '../../db/json/json-body.js';
 import { sendJson } from './json-reply.js';
+import { sharedPages } from './shared-pages.js';
 import { batchByNum, listBatchesJson, listUserBatchesJson, listUserBatchesOfJson, type BatchRow } from '../../db/queries/batches.js';
 import { Batch, OptLimit, DEFAULT_LIMIT, PAGE_RULE, UserBatch } from './shapes.js';
 
@@ -12,6 +13,15 @@ const BatchNum = Type.Integer({ minimum: 0, maximum: MAX_SEQ, description: 'Batc
 
 export const batchRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
+  // Identical concurrent reads share one database read and body (shared-pages.ts).
+  const pages = {
+    listBatches: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listBatchesJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listBatchesJson(sql, f))),
+    listUserBatches: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listUserBatchesJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listUserBatchesJson(sql, f))),
+    listUserBatchesOf: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listUserBatchesOfJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listUserBatchesOfJson(sql, f))),
+  };
 
   app.get(
     '/v1/batches',
@@ -31,7 +41,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { before, limit = DEFAULT_LIMIT } = request.query;
-      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listBatchesJson(sql, { before, limit })));
+      return sendJson(reply, await pages.listBatches({ before, limit }));
     },
   );
 
@@ -79,7 +89,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { before, limit = DEFAULT_LIMIT } = request.query;
-      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listUserBatchesJson(sql, { before, limit })));
+      return sendJson(reply, await pages.listUserBatches({ before, limit }));
     },
   );
 
@@ -101,7 +111,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { since, limit = DEFAULT_LIMIT } = request.query;
-      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listUserBatchesOfJson(sql, { party: request.params.party, since, limit })));
+      return sendJson(reply, await pages.listUserBatchesOf({ party: request.params.party, since, limit }));
     },
   );
 };

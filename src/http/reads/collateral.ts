@@ -4,6 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams, READ_ERRORS } from '../schemas.js';
 import { EMPTY_JSON_PAGE } from '../../db/json/json-body.js';
 import { sendJson } from './json-reply.js';
+import { sharedPages } from './shared-pages.js';
 import { listDepositsJson, listWithdrawalsJson, withdrawalNonce } from '../../db/queries/collateral.js';
 import { Before, Deposit, OptLimit, DEFAULT_LIMIT, NewestFirst, Party, StringEnum, Withdrawal, WithdrawalCounter } from './shapes.js';
 
@@ -11,6 +12,13 @@ const WithdrawalStatus = StringEnum(['requested', 'approved', 'rejected'] as con
 
 export const collateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
+  // Identical concurrent reads share one database read and body (shared-pages.ts).
+  const pages = {
+    listDeposits: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listDepositsJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listDepositsJson(sql, f))),
+    listWithdrawals: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listWithdrawalsJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listWithdrawalsJson(sql, f))),
+  };
 
   app.get(
     '/v1/deposits',
@@ -26,7 +34,7 @@ export const collateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { user, before, limit = DEFAULT_LIMIT } = request.query;
-      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listDepositsJson(sql, { party: user, before, limit })));
+      return sendJson(reply, await pages.listDeposits({ party: user, before, limit }));
     },
   );
 
@@ -49,7 +57,7 @@ export const collateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { user, status, before, limit = DEFAULT_LIMIT } = request.query;
-      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listWithdrawalsJson(sql, { party: user, status, before, limit })));
+      return sendJson(reply, await pages.listWithdrawals({ party: user, status, before, limit }));
     },
   );
 
@@ -67,7 +75,7 @@ export const collateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { before, limit = DEFAULT_LIMIT } = request.query;
-      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listDepositsJson(sql, { party: request.params.party, before, limit })));
+      return sendJson(reply, await pages.listDeposits({ party: request.params.party, before, limit }));
     },
   );
 
@@ -85,7 +93,7 @@ export const collateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { status, before, limit = DEFAULT_LIMIT } = request.query;
-      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listWithdrawalsJson(sql, { party: request.params.party, status, before, limit })));
+      return sendJson(reply, await pages.listWithdrawals({ party: request.params.party, status, before, limit }));
     },
   );
 

@@ -5,10 +5,16 @@ import { errors, PartyParams, READ_ERRORS } from '../schemas.js';
 import { EMPTY_JSON_PAGE } from '../../db/json/json-body.js';
 import { listFillsJson } from '../../db/queries/fills.js';
 import { sendJson } from './json-reply.js';
+import { sharedPages } from './shared-pages.js';
 import { Before, Fill, OptLimit, DEFAULT_LIMIT, Market, NewestFirst, Party } from './shapes.js';
 
 export const fillRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
+  // Identical concurrent reads share one database read and body (shared-pages.ts).
+  const pages = {
+    listFills: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listFillsJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listFillsJson(sql, f))),
+  };
 
   app.get(
     '/v1/fills',
@@ -24,7 +30,7 @@ export const fillRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { user, market, before, limit = DEFAULT_LIMIT } = request.query;
-      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listFillsJson(sql, { party: user, market, before, limit })));
+      return sendJson(reply, await pages.listFills({ party: user, market, before, limit }));
     },
   );
 
@@ -42,7 +48,7 @@ export const fillRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { market, before, limit = DEFAULT_LIMIT } = request.query;
-      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listFillsJson(sql, { party: request.params.party, market, before, limit })));
+      return sendJson(reply, await pages.listFills({ party: request.params.party, market, before, limit }));
     },
   );
 };

@@ -4,11 +4,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams } from '../schemas.js';
 import { EMPTY_JSON_PAGE } from '../../db/json/json-body.js';
 import { sendJson } from './json-reply.js';
+import { sharedPages } from './shared-pages.js';
 import { listPositionsJson, POSITION_STATUSES } from '../../db/queries/positions.js';
 import { Before, OptLimit, DEFAULT_LIMIT, Market, NewestFirst, Position, StringEnum } from './shapes.js';
 
 export const positionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
+  // Identical concurrent reads share one database read and body (shared-pages.ts).
+  const pages = {
+    listPositions: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listPositionsJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listPositionsJson(sql, f))),
+  };
 
   app.get(
     '/v1/users/:party/positions',
@@ -33,7 +39,7 @@ export const positionRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { status = 'open', market, before, limit = DEFAULT_LIMIT } = request.query;
-      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listPositionsJson(sql, { party: request.params.party, status, market, before, limit })));
+      return sendJson(reply, await pages.listPositions({ party: request.params.party, status, market, before, limit }));
     },
   );
 };

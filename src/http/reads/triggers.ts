@@ -4,11 +4,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams } from '../schemas.js';
 import { EMPTY_JSON_PAGE } from '../../db/json/json-body.js';
 import { sendJson } from './json-reply.js';
+import { sharedPages } from './shared-pages.js';
 import { listTriggersJson, TRIGGER_STATUSES } from '../../db/queries/triggers.js';
 import { Before, OptLimit, DEFAULT_LIMIT, Market, NewestFirst, StringEnum, Trigger } from './shapes.js';
 
 export const triggerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
+  // Identical concurrent reads share one database read and body (shared-pages.ts).
+  const pages = {
+    listTriggers: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listTriggersJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listTriggersJson(sql, f), { needsV2: true })),
+  };
 
   app.get(
     '/v1/users/:party/triggers',
@@ -30,9 +36,7 @@ export const triggerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { market, status, before, limit = DEFAULT_LIMIT } = request.query;
-      return sendJson(reply, await db.read(EMPTY_JSON_PAGE, (sql) => listTriggersJson(sql, { party: request.params.party, market, status, before, limit }), {
-        needsV2: true,
-      }));
+      return sendJson(reply, await pages.listTriggers({ party: request.params.party, market, status, before, limit }));
     },
   );
 };
