@@ -2,7 +2,7 @@
 // (asyncapi.ts) and the tests that check real frames against it, so the two cannot drift.
 import { Type, type TSchema } from 'typebox';
 import { Decimal, Market, Party, Seq, Timestamp } from '../http/schemas.js';
-import { CANDLE_INTERVALS, PASSTHROUGH_KINDS } from '../projections/types.js';
+import { CANDLE_INTERVALS, PASSTHROUGH_KINDS } from '../contracts/frame.js';
 
 const Ts = { ...Timestamp, description: 'ISO 8601 UTC with milliseconds (engine time of the event)' };
 const PositionId = Type.String({ minLength: 1, maxLength: 64, description: 'Epoch identity of the position' });

@@ -6,8 +6,8 @@
 //      what the routes sent before;
 //   2. every real body validates against the route's 200 schema in the served OpenAPI description,
 //      with a standard JSON Schema validator (Ajv + ajv-formats).
-import Ajv from 'ajv';
-import addFormats from 'ajv-formats';
+import { Ajv } from 'ajv';
+import formats from 'ajv-formats';
 import fastJson from 'fast-json-stringify';
 import pino from 'pino';
 import type { TSchema } from 'typebox';
@@ -34,6 +34,8 @@ let seeded: SeedResult;
 let reference: Database;
 let doc: Record<string, unknown>;
 const ajv = new Ajv({ strict: false, allErrors: true });
+// ajv-formats is CommonJS: its plugin is the module's default export.
+const addFormats = ((formats as unknown as { default?: unknown }).default ?? formats) as (ajv: Ajv) => Ajv;
 addFormats(ajv);
 
 const WEIRD = `w-"quote" \\ back\nline\ttab\u0001ctl\u001f é 😀 \u2028`;
