@@ -5,11 +5,10 @@
 // (src/engine/shared-read.ts, which the order book uses the same way). Guards run per request
 // before the handler, so sharing the body of a party's page never skips an authorization.
 import { SharedRead } from '../../engine/shared-read.js';
-import type { JsonBody } from '../../db/json/json-body.js';
 
 /** Wraps a page read so identical concurrent calls share one; `params` must be plain JSON values. */
-export function sharedPages<P>(enabled: boolean, read: (params: P) => Promise<JsonBody>): (params: P) => Promise<JsonBody> {
+export function sharedPages<P, T>(enabled: boolean, read: (params: P) => Promise<T>): (params: P) => Promise<T> {
   if (!enabled) return read;
-  const shared = new SharedRead<JsonBody>((key) => read(JSON.parse(key) as P));
+  const shared = new SharedRead<T>((key) => read(JSON.parse(key) as P));
   return (params) => shared.read(JSON.stringify(params));
 }

@@ -25,6 +25,7 @@ import { listEvents } from '../../../src/db/queries/events.js';
 import { listDeposits, listWithdrawals } from '../../../src/db/queries/collateral.js';
 import { listBatches, listUserBatches, listUserBatchesOf } from '../../../src/db/queries/batches.js';
 import { verifyManifests, verifyUserBatches } from '../../../src/db/queries/verifications.js';
+import { ClaimStatusIndex } from '../../../src/db/verification-index.js';
 import { List } from '../../../src/http/schemas.js';
 import * as S from '../../../src/http/reads/shapes.js';
 
@@ -111,8 +112,9 @@ function cases(): Case[] {
     { url: '/v1/user-batches?limit=5', route: '/v1/user-batches', item: S.UserBatch, objects: r((sql) => listUserBatches(sql, { limit: 5 })) },
     { url: `${u(party)}/user-batches?limit=1000`, route: '/v1/users/{party}/user-batches', item: S.UserBatch, objects: r((sql) => listUserBatchesOf(sql, { party, limit: 1000 })) },
     { url: '/v1/verifications/user-batches?limit=100', route: '/v1/verifications/user-batches', item: S.UserBatchVerification, objects: r((sql) => verifyUserBatches(sql, { limit: 100 })) },
-    { url: '/v1/verifications/user-batches?status=mismatch', route: '/v1/verifications/user-batches', item: S.UserBatchVerification, objects: r((sql) => verifyUserBatches(sql, { status: 'mismatch', limit: 100 })) },
-    { url: '/v1/verifications/manifests?status=pending', route: '/v1/verifications/manifests', item: S.ManifestVerification, objects: r((sql) => verifyManifests(sql, { status: 'pending', limit: 100 })) },
+    { url: '/v1/verifications/user-batches?status=mismatch', route: '/v1/verifications/user-batches', item: S.UserBatchVerification, objects: r((sql) => new ClaimStatusIndex('user-batches').page(sql, { status: 'mismatch', limit: 100 })) },
+    { url: '/v1/verifications/manifests?limit=2', route: '/v1/verifications/manifests', item: S.ManifestVerification, objects: r((sql) => verifyManifests(sql, { limit: 2 })) },
+    { url: '/v1/verifications/manifests?status=pending', route: '/v1/verifications/manifests', item: S.ManifestVerification, objects: r((sql) => new ClaimStatusIndex('manifests').page(sql, { status: 'pending', limit: 100 })) },
   ];
 }
 
