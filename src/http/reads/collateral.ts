@@ -60,6 +60,18 @@ export const collateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return sendJson(reply, await pages.listWithdrawals({ party: user, status, before, limit }));
     },
   );
+};
+
+/** The party routes of this family: registered in the party scope (http/party-scope.ts), which guards them. */
+export const userCollateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app;
+  // Identical concurrent reads share one database read and body (shared-pages.ts).
+  const pages = {
+    listDeposits: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listDepositsJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listDepositsJson(sql, f))),
+    listWithdrawals: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listWithdrawalsJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listWithdrawalsJson(sql, f))),
+  };
 
   app.get(
     '/v1/users/:party/deposits',

@@ -33,6 +33,16 @@ export const fillRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return sendJson(reply, await pages.listFills({ party: user, market, before, limit }));
     },
   );
+};
+
+/** The party routes of this family: registered in the party scope (http/party-scope.ts), which guards them. */
+export const userFillRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app;
+  // Identical concurrent reads share one database read and body (shared-pages.ts).
+  const pages = {
+    listFills: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listFillsJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listFillsJson(sql, f))),
+  };
 
   app.get(
     '/v1/users/:party/fills',

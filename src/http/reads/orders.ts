@@ -1,5 +1,5 @@
 // Orders (engine mirror; needs indexer migration 0014). The party route merges the engine's live
-// view of its open orders (src/engine/live-orders.ts).
+// view of its open orders (live-orders.ts).
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams, READ_ERRORS } from '../schemas.js';
@@ -8,7 +8,7 @@ import { EMPTY_JSON_PAGE } from '../../db/json/json-body.js';
 import { sendJson } from './json-reply.js';
 import { sharedPages } from './shared-pages.js';
 import { existingOrderIds, listOrdersJson, listOrders, NON_TERMINAL, ORDER_STATUSES, type OrderRow, type OrderStatus } from '../../db/queries/orders.js';
-import { fetchLiveOrders, LIVE_FAILURE_MESSAGE, mergeLive, mirrorOnly, type OrderItem } from '../../engine/live-orders.js';
+import { fetchLiveOrders, LIVE_FAILURE_MESSAGE, mergeLive, mirrorOnly, type OrderItem } from './live-orders.js';
 import { Before, OptLimit, DEFAULT_LIMIT, Market, NewestFirst, Order, Party, StringEnum, UserOrder } from './shapes.js';
 
 const Status = StringEnum(ORDER_STATUSES, 'Only orders in this status');
@@ -17,7 +17,7 @@ const Status = StringEnum(ORDER_STATUSES, 'Only orders in this status');
 export const LIVE_ORDERS_TIMEOUT_MS = 1_500;
 
 export const orderRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { db, engine, config } = app;
+  const { db } = app;
   // Identical concurrent reads share one database read and body (shared-pages.ts).
   const pages = {
     listOrders: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listOrdersJson>[1]) =>
@@ -48,6 +48,11 @@ export const orderRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return sendJson(reply, await pages.listOrders({ party: user, market, statuses: status ? [status] : undefined, before, limit }));
     },
   );
+};
+
+/** The party routes of this family: registered in the party scope (http/party-scope.ts), which guards them. */
+export const userOrderRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db, engine, config } = app;
 
   app.get(
     '/v1/users/:party/orders',
