@@ -330,6 +330,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'LOG_LEVEL', meaning: 'pino level: fatal, error, warn, info, debug, trace, silent.' },
   { name: 'DATABASE_URL', meaning: "The indexer's PostgreSQL (`postgres://…`). Unset: lists are empty, single objects answer as for an empty database, `/readyz` is degraded." },
   { name: 'DB_POOL_MAX', meaning: 'Connections in the read pool.' },
+  { name: 'LIST_SHARED_READS', meaning: 'Identical list reads (same route and parameters) arriving while one is in flight share the next database read and its JSON body, never one that started before they arrived; `false` reads each alone. See docs/rest.md.' },
   { name: 'DB_CONNECT_TIMEOUT_S', meaning: 'A read against an unreachable database answers 503 `database_unavailable` within this bound. Every query of the gateway (reads, session-key lookups, the event store, faucet facts, the candle rebuild) also has one overall deadline: `DB_CONNECT_TIMEOUT_S` + 3 × `DB_STATEMENT_TIMEOUT_MS` + 1 s.' },
   { name: 'DB_STATEMENT_TIMEOUT_MS', meaning: 'Server-side statement timeout of every query.' },
   { name: 'ENGINE_BASE_URL', meaning: 'The matching engine (http or https URL).' },

@@ -9,7 +9,7 @@
 // Index use: claims are read by seq through the events pk or (kind, seq), each checked with one pk
 // probe of the chain table (LATERAL … LIMIT 1, so the planner never hashes a whole chain table).
 // The status is only known after that probe, so no index can serve a status filter: the filtered
-// pages are chosen by the gateway's claim-status index (src/db/verification-index.ts), which these
+// pages are chosen by the gateway's claim-status index (src/http/reads/claim-status-index.ts), which these
 // statements keep current (`claimsAfter`, `claimStatuses`) and whose chosen claims `verificationRows`
 // reads back as rows, status recomputed (docs/adr/0101-verification-filters-from-a-claim-status-index.md).
 import type { Queryable } from '../database.js';

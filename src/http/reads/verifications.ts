@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, List, READ_ERRORS } from '../schemas.js';
 import { EMPTY_PAGE } from '../../db/queries/page.js';
 import { VERIFICATION_STATUSES, verifyManifests, verifyUserBatches, type ManifestVerification as ManifestRow, type UserBatchVerification as UserBatchRow, type VerificationFilter } from '../../db/queries/verifications.js';
-import { ClaimStatusIndex } from '../../db/verification-index.js';
+import { ClaimStatusIndex } from './claim-status-index.js';
 import { sharedPages } from './shared-pages.js';
 import { Before, OptLimit, DEFAULT_LIMIT, ManifestVerification, Party, StringEnum, UserBatchVerification } from './shapes.js';
 
@@ -17,7 +17,7 @@ const HOW =
 
 export const verificationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
-  // Per-claim statuses kept by the gateway, so a status filter is one request (verification-index.ts).
+  // Per-claim statuses kept by the gateway, so a status filter is one request (claim-status-index.ts).
   const userBatches = new ClaimStatusIndex('user-batches');
   const manifests = new ClaimStatusIndex('manifests');
   // Identical concurrent reads share one database read (shared-pages.ts).

@@ -25,7 +25,7 @@ import { listEvents } from '../../../src/db/queries/events.js';
 import { listDeposits, listWithdrawals } from '../../../src/db/queries/collateral.js';
 import { listBatches, listUserBatches, listUserBatchesOf } from '../../../src/db/queries/batches.js';
 import { verifyManifests, verifyUserBatches } from '../../../src/db/queries/verifications.js';
-import { ClaimStatusIndex } from '../../../src/db/verification-index.js';
+import { ClaimStatusIndex } from '../../../src/http/reads/claim-status-index.js';
 import { List } from '../../../src/http/schemas.js';
 import * as S from '../../../src/http/reads/shapes.js';
 

@@ -15,9 +15,9 @@
 // chosen from a state older than its request. The chosen claims are then read back from the
 // database with their status recomputed; a claim whose status changed meanwhile is corrected and the
 // page chosen again, so every item returned has the asked status as the database says now.
-import { SharedRead } from '../engine/shared-read.js';
-import type { Queryable } from './database.js';
-import type { Page } from './queries/page.js';
+import { SharedRead } from '../../engine/shared-read.js';
+import type { Queryable } from '../../db/database.js';
+import type { Page } from '../../db/queries/page.js';
 import {
   claimHead,
   claimsAfter,
@@ -26,7 +26,7 @@ import {
   type ClaimFamily,
   type ClaimStatus,
   type VerificationStatus,
-} from './queries/verifications.js';
+} from '../../db/queries/verifications.js';
 
 const CODE: Record<VerificationStatus, number> = { match: 1, mismatch: 2, pending: 3 };
 /** Claims read per statement while the index grows (first build: several statements). */
