@@ -40,6 +40,9 @@ import { StreamHub } from './stream/hub.js';
 import type { LiveStatus, LiveView } from './stream/live-view.js';
 import { StreamMetrics } from './stream/metrics.js';
 import { LiveState, partyStore } from './stream/snapshot.js';
+import { LiveCommitments } from './commitments/live-commitments.js';
+import type { CommitmentStatus } from './commitments/monitor.js';
+import { AccountBook, withAccounts } from './stream/account-book.js';
 
 /** How long the engine may take to replay its first event for the epoch. */
 const FIRST_EVENT_MS = 5_000;
@@ -74,6 +77,10 @@ export class LiveRuntime implements LiveView {
   private started = false;
   private readonly epochs: EpochTracker;
   readonly liveState: LiveState;
+  /** The engine's commitments recomputed from the events (docs/verification.md). */
+  readonly commitments: LiveCommitments;
+  /** The accounts (docs/account.md): fed by every event, completed from the database on demand. */
+  readonly accounts: AccountBook;
   /** The one path engine events take into the stream, whatever their source. */
   readonly sink: EngineEventSink = {
     event: (e) => this.onEvent(e),
@@ -90,7 +97,9 @@ export class LiveRuntime implements LiveView {
       store: partyStore(deps.db),
       logger: deps.logger,
     });
+    this.accounts = new AccountBook({ db: deps.db, logger: deps.logger });
     this.streamMetrics = StreamMetrics.for(deps.metrics.registry);
+    this.commitments = new LiveCommitments(deps.metrics.registry, deps.logger);
     this.epochs = new EpochTracker({ sources: (options) => this.epochSources(options), logger: deps.logger });
     // Made here, not in start(): clients may connect before the runtime starts (main.ts listens first).
     if (config.natsUrl) this.caughtUp = new Promise<void>((resolve) => (this.releaseCaughtUp = resolve));
@@ -108,7 +117,7 @@ export class LiveRuntime implements LiveView {
         epoch: () => this.epochs.current,
         epochKnown: () => this.readyToServe(),
         head: () => this.source?.position ?? null,
-        snapshot: (sub) => this.liveState.build(sub),
+        snapshot: (sub) => withAccounts(this.liveState.build(sub), this.accounts.snapshot(sub)),
       },
     });
   }
@@ -194,6 +203,7 @@ export class LiveRuntime implements LiveView {
     if (startAfter === null && prefillFrom !== null) startAfter = prefillFrom;
     if (startAfter !== null) this.hub.markCoveredAfter(startAfter);
     this.liveState.coveredAfter = startAfter;
+    await this.commitments.seed(db, startAfter);
     this.epochs.set(await this.epochs.derive({ store: true }));
 
     if (jetstream) {
@@ -220,6 +230,7 @@ export class LiveRuntime implements LiveView {
       });
     }
     this.source.start();
+    this.accounts.start();
 
     this.poller = new OrderbookPoller({
       engine,
@@ -271,9 +282,11 @@ export class LiveRuntime implements LiveView {
     }
     if (this.liveState.coveredAfter === null) this.liveState.coveredAfter = event.seq - 1;
     this.epochs.observe(event, () => this.hub.epochChanged());
+    this.commitments.observe(event);
     const { state, frames } = project(this.state, event);
     this.state = state;
     for (const f of frames) this.observe(f);
+    frames.push(...this.accounts.onEvent(event));
     this.hub.publishAll(frames);
   }
 
@@ -290,7 +303,9 @@ export class LiveRuntime implements LiveView {
     const previous = this.epochs.current;
     const epoch = await this.epochs.derive({ store: false });
     this.state = initialProjectionState();
+    this.commitments.reset();
     this.liveState.reset(head);
+    this.accounts.reset();
     this.poller?.forget();
     for (const listener of this.deps.listeners) {
       try {
@@ -307,7 +322,12 @@ export class LiveRuntime implements LiveView {
   /** Stops the engine side. Clients are closed (1001) by the stream plugin when the app closes. */
   async stop(): Promise<void> {
     this.markCaughtUp(); // nothing more will come: connections still waiting are released (and closed with the app)
+    this.accounts.stop();
     await Promise.all([this.source?.stop(), this.poller?.stop()]);
+  }
+
+  commitmentStatus(): CommitmentStatus | null {
+    return this.enabled ? this.commitments.status() : null;
   }
 
   /** A runtime that was never started reports itself disabled (nothing to be ready for). */

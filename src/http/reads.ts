@@ -10,10 +10,12 @@ import { fillRoutes, userFillRoutes } from './reads/fills.js';
 import { positionRoutes } from './reads/positions.js';
 import { triggerRoutes } from './reads/triggers.js';
 import { balanceRoutes } from './reads/balance.js';
+import { accountRoutes } from './reads/account.js';
 import { verificationRoutes } from './reads/verifications.js';
 import { eventRoutes } from './reads/events.js';
 import { marketRoutes } from './reads/markets.js';
 import { candleRoutes } from './reads/candles.js';
+import { proofRoutes } from './reads/proofs.js';
 import { partyScope } from './party-scope.js';
 
 /** Each family: its public routes, then its party routes. */
@@ -26,10 +28,12 @@ const FAMILIES: Array<{ routes?: FastifyPluginAsyncTypebox; partyRoutes?: Fastif
   { partyRoutes: positionRoutes },
   { partyRoutes: triggerRoutes },
   { partyRoutes: balanceRoutes },
+  { partyRoutes: accountRoutes },
   { routes: verificationRoutes },
   { routes: eventRoutes },
   { routes: marketRoutes },
   { routes: candleRoutes },
+  { partyRoutes: proofRoutes },
 ];
 
 export const readRoutes: FastifyPluginAsyncTypebox = async (app) => {
