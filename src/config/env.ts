@@ -21,6 +21,8 @@ export interface Config {
   /** null: no database configured; reads answer as for an empty database and /readyz is degraded. */
   databaseUrl: string | null;
   dbPoolMax: number;
+  /** Identical concurrent list reads share one database read that started after they arrived (src/http/reads/shared-pages.ts). */
+  listSharedReads: boolean;
   dbConnectTimeoutS: number;
   dbStatementTimeoutMs: number;
   engineBaseUrl: string;
@@ -267,6 +269,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     databaseUrl: postgresUrl(env, 'DATABASE_URL'),
     dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 200),
+    listSharedReads: bool(env, 'LIST_SHARED_READS', true),
     dbConnectTimeoutS: int(env, 'DB_CONNECT_TIMEOUT_S', 3, 1, 60),
     dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 5000, 100, 600_000),
     engineBaseUrl: httpUrl(env, 'ENGINE_BASE_URL', 'http://127.0.0.1:8080'),
@@ -337,6 +340,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'LOG_LEVEL', meaning: 'pino level: fatal, error, warn, info, debug, trace, silent.' },
   { name: 'DATABASE_URL', meaning: "The indexer's PostgreSQL (`postgres://…`). Unset: lists are empty, single objects answer as for an empty database, `/readyz` is degraded." },
   { name: 'DB_POOL_MAX', meaning: 'Connections in the read pool.' },
+  { name: 'LIST_SHARED_READS', meaning: 'Identical list reads (same route and parameters) arriving while one is in flight share the next database read and its JSON body, never one that started before they arrived; `false` reads each alone. See docs/rest.md.' },
   { name: 'DB_CONNECT_TIMEOUT_S', meaning: 'A read against an unreachable database answers 503 `database_unavailable` within this bound. Every query of the gateway (reads, session-key lookups, the event store, faucet facts, the candle rebuild) also has one overall deadline: `DB_CONNECT_TIMEOUT_S` + 3 × `DB_STATEMENT_TIMEOUT_MS` + 1 s.' },
   { name: 'DB_STATEMENT_TIMEOUT_MS', meaning: 'Server-side statement timeout of every query.' },
   { name: 'ENGINE_BASE_URL', meaning: 'The matching engine (http or https URL).' },

@@ -132,7 +132,13 @@ export class Database {
           // rejection goes unhandled when a peer fakes a handshake and then breaks the connection.
           fetch_types: false,
           onnotice: () => {},
-          connection: { statement_timeout: config.dbStatementTimeoutMs, application_name: 'trading-gateway' },
+          // UTC and ISO dates: the form the list reads' JSON writer turns into wire times without a Date.
+          connection: {
+            statement_timeout: config.dbStatementTimeoutMs,
+            application_name: 'trading-gateway',
+            TimeZone: 'UTC',
+            DateStyle: 'ISO, MDY',
+          },
           transform: { column: { from: postgres.toCamel } },
           types: {
             // Seqs, nonces and counts are bigint in the schema but below 2^53: numbers on the wire.
