@@ -26,6 +26,7 @@ import { OrderbookPoller } from './engine/orderbook-poller.js';
 import { readFirstEngineEvent } from './engine/first-event.js';
 import type { EngineEventListener, EngineEventSink, EngineEventSource } from './contracts/engine-event-source.js';
 import { SseBridge } from './engine/sse-bridge.js';
+import { inboundLimits } from './stream/inbound-limit.js';
 import { JetStreamSource } from './fleet/jetstream-source.js';
 import { loadCandleSeed } from './db/queries/candles.js';
 import { seedCandles } from './projections/candles.js';
@@ -71,6 +72,8 @@ export class LiveRuntime implements LiveView {
    */
   private caughtUp: Promise<void> | null = null;
   private releaseCaughtUp: () => void = () => {};
+  /** The catch-up is done (always, without NATS_URL). */
+  private caughtUpDone = true;
   private catchUpCheck: NodeJS.Timeout | null = null;
   poller: OrderbookPoller | null = null;
   private state: ProjectionState = initialProjectionState();
@@ -102,20 +105,25 @@ export class LiveRuntime implements LiveView {
     this.commitments = new LiveCommitments(deps.metrics.registry, deps.logger);
     this.epochs = new EpochTracker({ sources: (options) => this.epochSources(options), logger: deps.logger });
     // Made here, not in start(): clients may connect before the runtime starts (main.ts listens first).
-    if (config.natsUrl) this.caughtUp = new Promise<void>((resolve) => (this.releaseCaughtUp = resolve));
+    if (config.natsUrl) {
+      this.caughtUpDone = false;
+      this.caughtUp = new Promise<void>((resolve) => (this.releaseCaughtUp = resolve));
+    }
     const hubOptions = {
       bufferBytes: config.wsClientBufferBytes,
       pingMs: config.wsPingMs,
       historySize: config.wsHistorySize,
       metrics: this.streamMetrics,
       logger: deps.logger,
+      inbound: inboundLimits(config),
     };
     this.hub = new StreamHub({
       ...hubOptions,
       enabled: config.engineAdminToken !== null,
       state: {
         epoch: () => this.epochs.current,
-        epochKnown: () => this.readyToServe(),
+        ready: () => this.epochs.current !== null && (this.caughtUpDone || this.jetstream?.caughtUp === true),
+        whenReady: () => this.readyToServe(),
         head: () => this.source?.position ?? null,
         snapshot: (sub) => withAccounts(this.liveState.build(sub), this.accounts.snapshot(sub)),
       },
@@ -125,6 +133,7 @@ export class LiveRuntime implements LiveView {
   private markCaughtUp(): void {
     if (this.catchUpCheck) clearInterval(this.catchUpCheck);
     this.catchUpCheck = null;
+    this.caughtUpDone = true;
     this.releaseCaughtUp();
   }
 
@@ -210,7 +219,7 @@ export class LiveRuntime implements LiveView {
       jetstream.startAfter(startAfter);
       this.source = jetstream;
       this.catchUpCheck = setInterval(() => {
-        if (jetstream.connected) this.markCaughtUp();
+        if (jetstream.caughtUp) this.markCaughtUp();
       }, 25);
       this.catchUpCheck.unref();
     } else {
@@ -218,6 +227,7 @@ export class LiveRuntime implements LiveView {
         url: this.streamUrl(),
         token,
         idleMs: config.sseIdleMs,
+        maxEventBytes: config.sseMaxEventBytes,
         startAfter,
         sink: this.sink,
         fillFrom: eventStore(db),
@@ -253,6 +263,7 @@ export class LiveRuntime implements LiveView {
       lagSeconds: this.streamMetrics.sseLag,
       maxSeq: this.deps.metrics.engineMaxSeq,
       events: this.streamMetrics.sseEvents,
+      oversized: this.streamMetrics.sseOversized,
     };
   }
 

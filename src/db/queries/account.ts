@@ -24,63 +24,80 @@ const TAKER_SCAN = 200;
 export const EMPTY_SEED: AccountSeed = { asOfSeq: 0, balance: null, positions: [], orders: [], marks: [], leverage: [] };
 
 export async function loadAccountSeed(sql: Sql, party: string): Promise<AccountSeed> {
-  const seed = await sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (tx) => {
-    const [head] = await tx<{ seq: number | null }[]>`SELECT max(seq) AS seq FROM events`;
-    const balances = await tx<{ seq: number; value: string }[]>`
-      (SELECT seq, new_balance::text AS value FROM fills WHERE party = ${party} ORDER BY seq DESC, leg DESC LIMIT 1)
-      UNION ALL
-      (SELECT d.seq, e.payload->>'newBalance' AS value FROM deposits d JOIN events e ON e.seq = d.seq
-        WHERE d.party = ${party} ORDER BY d.seq DESC LIMIT 1)
-      UNION ALL
-      (SELECT w.decided_seq AS seq, e.payload->>'newBalance' AS value FROM withdrawals w JOIN events e ON e.seq = w.decided_seq
-        WHERE w.party = ${party} AND w.status = 'approved' ORDER BY w.decided_seq DESC LIMIT 1)`;
-    let balance: AccountSeed['balance'] = null;
-    for (const b of balances) if (b.value !== null && (!balance || b.seq > balance.seq)) balance = { value: b.value, seq: b.seq };
+  // One REPEATABLE READ snapshot on a reserved connection. Not sql.begin: postgres.js only marks a
+  // begin's connection as reserved when it may pipeline, and the pool does not (src/db/database.ts),
+  // so its BEGIN would be refused as an unsafe transaction.
+  const tx = await sql.reserve();
+  try {
+    await tx`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`;
+    try {
+      const seed = await readSeed(tx, party);
+      await tx`COMMIT`;
+      return seed;
+    } catch (err) {
+      await tx`ROLLBACK`.catch(() => {});
+      throw err;
+    }
+  } finally {
+    tx.release();
+  }
+}
 
-    const positions = await tx<{ positionId: string; market: string; size: string; entryPrice: string; realizedPnl: string; updatedSeq: number }[]>`
-      SELECT position_id, market, size::text, entry_price::text, realized_pnl::text, updated_seq FROM positions
-      WHERE party = ${party} AND status = 'open' ORDER BY updated_seq DESC LIMIT ${MAX_POSITIONS}`;
-    const orderRows = await tx<{
-      orderId: string; market: string; side: 'buy' | 'sell'; type: string; tif: string; price: string | null; size: string;
-      filledSize: string; reduceOnly: boolean; createdSeq: number; updatedSeq: number;
-    }[]>`
-      SELECT order_id, market, side, type, tif, price::text, size::text, filled_size::text, reduce_only, created_seq, updated_seq
-      FROM orders WHERE party = ${party} AND status IN ('open', 'partially_filled') ORDER BY created_seq LIMIT ${MAX_ORDERS}`;
-    const orders: SeedOrder[] = [];
-    for (const o of orderRows) {
-      const remaining = parseDecimal(o.size) - parseDecimal(o.filledSize);
-      const rests = o.type === 'limit' && o.tif !== 'ioc' && !o.reduceOnly;
-      let opening = 0n;
-      let stillMatching = false;
-      if (rests) {
-        const { position, filled, end } = await whenRested(tx, party, o.market, o.orderId, o.createdSeq);
-        const rest = parseDecimal(o.size) - filled - reducible(position, o.side);
-        opening = rest > 0n ? rest : 0n;
-        stillMatching = !(await matchingEndedAfter(tx, end, head?.seq ?? 0));
-      }
-      orders.push({
-        orderId: o.orderId,
-        market: o.market,
-        side: o.side,
-        price: o.price,
-        remaining: formatDecimal(remaining),
-        rests,
-        opening: formatDecimal(opening),
-        ...(stillMatching ? { stillMatching } : {}),
-        updatedSeq: o.updatedSeq,
-      });
+async function readSeed(tx: Queryable, party: string): Promise<AccountSeed> {
+  const [head] = await tx<{ seq: number | null }[]>`SELECT max(seq) AS seq FROM events`;
+  const balances = await tx<{ seq: number; value: string }[]>`
+    (SELECT seq, new_balance::text AS value FROM fills WHERE party = ${party} ORDER BY seq DESC, leg DESC LIMIT 1)
+    UNION ALL
+    (SELECT d.seq, e.payload->>'newBalance' AS value FROM deposits d JOIN events e ON e.seq = d.seq
+      WHERE d.party = ${party} ORDER BY d.seq DESC LIMIT 1)
+    UNION ALL
+    (SELECT w.decided_seq AS seq, e.payload->>'newBalance' AS value FROM withdrawals w JOIN events e ON e.seq = w.decided_seq
+      WHERE w.party = ${party} AND w.status = 'approved' ORDER BY w.decided_seq DESC LIMIT 1)`;
+  let balance: AccountSeed['balance'] = null;
+  for (const b of balances) if (b.value !== null && (!balance || b.seq > balance.seq)) balance = { value: b.value, seq: b.seq };
+
+  const positions = await tx<{ positionId: string; market: string; size: string; entryPrice: string; realizedPnl: string; updatedSeq: number }[]>`
+    SELECT position_id, market, size::text, entry_price::text, realized_pnl::text, updated_seq FROM positions
+    WHERE party = ${party} AND status = 'open' ORDER BY updated_seq DESC LIMIT ${MAX_POSITIONS}`;
+  const orderRows = await tx<{
+    orderId: string; market: string; side: 'buy' | 'sell'; type: string; tif: string; price: string | null; size: string;
+    filledSize: string; reduceOnly: boolean; createdSeq: number; updatedSeq: number;
+  }[]>`
+    SELECT order_id, market, side, type, tif, price::text, size::text, filled_size::text, reduce_only, created_seq, updated_seq
+    FROM orders WHERE party = ${party} AND status IN ('open', 'partially_filled') ORDER BY created_seq LIMIT ${MAX_ORDERS}`;
+  const orders: SeedOrder[] = [];
+  for (const o of orderRows) {
+    const remaining = parseDecimal(o.size) - parseDecimal(o.filledSize);
+    const rests = o.type === 'limit' && o.tif !== 'ioc' && !o.reduceOnly;
+    let opening = 0n;
+    let stillMatching = false;
+    if (rests) {
+      const { position, filled, end } = await whenRested(tx, party, o.market, o.orderId, o.createdSeq);
+      const rest = parseDecimal(o.size) - filled - reducible(position, o.side);
+      opening = rest > 0n ? rest : 0n;
+      stillMatching = !(await matchingEndedAfter(tx, end, head?.seq ?? 0));
     }
-    const markets = [...new Set([...positions.map((p) => p.market), ...orderRows.map((o) => o.market)])];
-    const marks: AccountSeed['marks'] = [];
-    for (const market of markets) {
-      const [last] = await tx<{ seq: number; price: string }[]>`
-        SELECT seq, price::text FROM fills WHERE market = ${market} ORDER BY seq DESC LIMIT 1`;
-      if (last) marks.push({ market, price: last.price, seq: last.seq });
-    }
-    const leverage = await tx<{ market: string; maxLeverage: number }[]>`SELECT symbol AS market, max_leverage FROM markets`;
-    return { asOfSeq: head?.seq ?? 0, balance, positions: [...positions], orders, marks, leverage: [...leverage] };
-  });
-  return seed as AccountSeed;
+    orders.push({
+      orderId: o.orderId,
+      market: o.market,
+      side: o.side,
+      price: o.price,
+      remaining: formatDecimal(remaining),
+      rests,
+      opening: formatDecimal(opening),
+      ...(stillMatching ? { stillMatching } : {}),
+      updatedSeq: o.updatedSeq,
+    });
+  }
+  const markets = [...new Set([...positions.map((p) => p.market), ...orderRows.map((o) => o.market)])];
+  const marks: AccountSeed['marks'] = [];
+  for (const market of markets) {
+    const [last] = await tx<{ seq: number; price: string }[]>`
+      SELECT seq, price::text FROM fills WHERE market = ${market} ORDER BY seq DESC LIMIT 1`;
+    if (last) marks.push({ market, price: last.price, seq: last.seq });
+  }
+  const leverage = await tx<{ market: string; maxLeverage: number }[]>`SELECT symbol AS market, max_leverage FROM markets`;
+  return { asOfSeq: head?.seq ?? 0, balance, positions: [...positions], orders, marks, leverage: [...leverage] };
 }
 
 /**

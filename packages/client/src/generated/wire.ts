@@ -14,7 +14,6 @@ export interface AccountUpdateFrame {
   userParty: string;
   /** Present (true) only on snapshot frames: the state on subscribe, sent before live frames; seq is the seq the state is current as of */
   snapshot?: true;
-  /** leverage: Σ notional at the mark / equity ("0" without positions; null when equity ≤ 0 with positions). marginUsage: (positionMargin + orderMargin) / collateral ("0" with no margin in use; null when collateral ≤ 0 with margin in use). */
   payload: {
     /** Party id `<hint>::<ed25519 public key hex>` */
     party: string;
@@ -71,7 +70,9 @@ export interface AccountUpdateFrame {
     equity: string;
     /** collateral − positionMargin − orderMargin: the initial margin of an opening order (notional / maxLeverage) must fit it, or the engine answers insufficient_margin */
     freeCollateral: string;
+    /** Σ notional / equity ("0" without positions; null when equity ≤ 0 with positions) */
     leverage: string | null;
+    /** (positionMargin + orderMargin) / collateral ("0" with no margin in use; null when collateral ≤ 0 with margin in use) */
     marginUsage: string | null;
   };
 }
@@ -317,7 +318,6 @@ export type AnyStreamMessage = AccountUpdateFrame | BalanceUpdateFrame | CandleC
 
 // ---- REST records (src/http/reads/shapes.ts, markets.ts, candles.ts, proofs.ts; GET /v1/time of src/http/system.ts; src/contracts/account-wire.ts) ----
 
-/** leverage: Σ notional at the mark / equity ("0" without positions; null when equity ≤ 0 with positions). marginUsage: (positionMargin + orderMargin) / collateral ("0" with no margin in use; null when collateral ≤ 0 with margin in use). */
 export interface Account {
   /** Party id `<hint>::<ed25519 public key hex>` */
   party: string;
@@ -374,7 +374,9 @@ export interface Account {
   equity: string;
   /** collateral − positionMargin − orderMargin: the initial margin of an opening order (notional / maxLeverage) must fit it, or the engine answers insufficient_margin */
   freeCollateral: string;
+  /** Σ notional / equity ("0" without positions; null when equity ≤ 0 with positions) */
   leverage: string | null;
+  /** (positionMargin + orderMargin) / collateral ("0" with no margin in use; null when collateral ≤ 0 with margin in use) */
   marginUsage: string | null;
 }
 
