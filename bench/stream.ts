@@ -219,7 +219,7 @@ async function steadyCapacity(clients: ChildProcess, n: number, framesPerEvent: 
 async function withServer<T>(file: string, fn: (server: ChildProcess, url: string) => Promise<T>, env: Record<string, string> = {}): Promise<T> {
   const server = child(file, env);
   const { url } = await ask<{ url: string }>(server);
-  await sleep(1_000); // let it connect to the source (and its fan-out workers start)
+  await sleep(1_000); // let it connect to the source
   try {
     return await fn(server, url);
   } finally {

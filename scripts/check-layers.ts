@@ -23,7 +23,7 @@ import ts from 'typescript';
 export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['config', 'contracts', 'decimal.ts', 'deadline.ts', 'metrics.ts', 'tracing'],
   ['db', 'engine', 'projections'],
-  ['auth', 'markets', 'stream', 'fleet'],
+  ['auth', 'markets', 'stream', 'fleet', 'commitments'],
   ['http'],
   ['live.ts', 'relay'],
   ['deps.ts'],

@@ -4,33 +4,13 @@
 // gateway still serves correctly; the engine's claim is what is wrong).
 import { Counter, type Registry } from 'prom-client';
 import type { CommitmentCheck } from './watcher.js';
+import type { CommitmentIncident, CommitmentStatus } from '../contracts/commitment-status.js';
+
+export type { CommitmentIncident, CommitmentStatus };
 
 interface Logger {
   error(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
-}
-
-/** A mismatch as /readyz shows it. */
-export interface CommitmentIncident {
-  kind: 'user_batch' | 'manifest';
-  /** Seq of the claim event. */
-  seq: number;
-  party?: string;
-  userSeq?: number;
-  batchNum?: number;
-  firstSeq?: number | null;
-  lastSeq?: number | null;
-  claimedRoot: string;
-  computedRoot: string | null;
-  reasons: string[];
-}
-
-export interface CommitmentStatus {
-  match: number;
-  mismatch: number;
-  skipped: number;
-  /** The latest mismatches, newest last (at most RECENT). */
-  incidents: CommitmentIncident[];
 }
 
 const RECENT = 10;

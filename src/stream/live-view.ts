@@ -3,7 +3,7 @@
 // /readyz reports. The edge depends on this, never on the composition root.
 import type { StreamFanout } from './fanout.js';
 import type { StreamMetrics } from './metrics.js';
-import type { CommitmentStatus } from '../commitments/monitor.js';
+import type { CommitmentStatus } from '../contracts/commitment-status.js';
 
 /** What the live stream runtime reports to /readyz and /metrics. */
 export interface LiveStatus {

@@ -13,5 +13,5 @@ export { PositionsStore, type PositionState } from './positions.js';
 export { createToastThrottle, type ToastThrottle } from './toast.js';
 export { verifyUserBatch, userRootOf, foldPath, type BatchVerdict, type VerifyStep } from './verify/verify-batch.js';
 export { verifyHistory, type HistoryOptions, type HistoryProgress, type HistoryVerdict, type HistorySource, type ChainBreak } from './verify/history.js';
-export { canonicalJson, leafText, holdersOf, heldBy, ZERO_ROOT, type CommittedEvent, type PathStep } from './verify/scheme.js';
+export { canonicalJson, leafText, holdersOf, heldBy, ZERO_ROOT, type CommittedEvent, type PathStep } from './generated/commitment-scheme.js';
 export type * from './types.js';

@@ -1,5 +1,5 @@
 // The reference web console: a trading screen built only on the published client
-// (`@gateway/client`) and the public API. Plain DOM, no framework (docs/decisions.md).
+// (`@gateway/client`) and the public API. Plain DOM, no framework (docs/adr/0017-web-console-plain-dom.md).
 //
 // Start-up: clock sync (GET /v1/time), markets with 24 h stats, a party kept in IndexedDB with its
 // session (made and funded by the faucet on the first visit), then two streams: the selected
