@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { launchBrowser } from '../test/support/chromium.js';
 import { manifestPath, manifestRoot, userBatchRoot } from '../src/commitments/hash.js';
-import { ZERO_ROOT } from '../src/contracts/commitment-scheme.js';
+import { ZERO_ROOT } from '../packages/client/src/verify/scheme.js';
 import type { EngineEvent } from '../src/contracts/engine-event.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -83,7 +83,7 @@ export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
   const load = loadavg().map((l) => l.toFixed(1)).join(' / ');
   const bundle = await build({
     stdin: {
-      contents: `import { verifyUserBatch } from './verify/verify-batch.ts'; import { leafText } from './generated/commitment-scheme.ts'; Object.assign(globalThis, { verifyUserBatch, leafText });`,
+      contents: `import { verifyUserBatch } from './verify/verify-batch.ts'; import { leafText } from './verify/scheme.ts'; Object.assign(globalThis, { verifyUserBatch, leafText });`,
       resolveDir: join(ROOT, 'packages/client/src'),
       loader: 'ts',
     },

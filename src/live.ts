@@ -26,6 +26,7 @@ import { OrderbookPoller } from './engine/orderbook-poller.js';
 import { readFirstEngineEvent } from './engine/first-event.js';
 import type { EngineEventListener, EngineEventSink, EngineEventSource } from './contracts/engine-event-source.js';
 import { SseBridge } from './engine/sse-bridge.js';
+import { inboundLimits } from './stream/inbound-limit.js';
 import { JetStreamSource } from './fleet/jetstream-source.js';
 import { loadCandleSeed } from './db/queries/candles.js';
 import { seedCandles } from './projections/candles.js';
@@ -42,6 +43,7 @@ import { StreamMetrics } from './stream/metrics.js';
 import { LiveState, partyStore } from './stream/snapshot.js';
 import { LiveCommitments } from './commitments/live-commitments.js';
 import type { CommitmentStatus } from './commitments/monitor.js';
+import { AccountBook, withAccounts } from './stream/account-book.js';
 
 /** How long the engine may take to replay its first event for the epoch. */
 const FIRST_EVENT_MS = 5_000;
@@ -70,6 +72,8 @@ export class LiveRuntime implements LiveView {
    */
   private caughtUp: Promise<void> | null = null;
   private releaseCaughtUp: () => void = () => {};
+  /** The catch-up is done (always, without NATS_URL). */
+  private caughtUpDone = true;
   private catchUpCheck: NodeJS.Timeout | null = null;
   poller: OrderbookPoller | null = null;
   private state: ProjectionState = initialProjectionState();
@@ -78,6 +82,8 @@ export class LiveRuntime implements LiveView {
   readonly liveState: LiveState;
   /** The engine's commitments recomputed from the events (docs/verification.md). */
   readonly commitments: LiveCommitments;
+  /** The accounts (docs/account.md): fed by every event, completed from the database on demand. */
+  readonly accounts: AccountBook;
   /** The one path engine events take into the stream, whatever their source. */
   readonly sink: EngineEventSink = {
     event: (e) => this.onEvent(e),
@@ -94,26 +100,32 @@ export class LiveRuntime implements LiveView {
       store: partyStore(deps.db),
       logger: deps.logger,
     });
+    this.accounts = new AccountBook({ db: deps.db, logger: deps.logger });
     this.streamMetrics = StreamMetrics.for(deps.metrics.registry);
     this.commitments = new LiveCommitments(deps.metrics.registry, deps.logger);
     this.epochs = new EpochTracker({ sources: (options) => this.epochSources(options), logger: deps.logger });
     // Made here, not in start(): clients may connect before the runtime starts (main.ts listens first).
-    if (config.natsUrl) this.caughtUp = new Promise<void>((resolve) => (this.releaseCaughtUp = resolve));
+    if (config.natsUrl) {
+      this.caughtUpDone = false;
+      this.caughtUp = new Promise<void>((resolve) => (this.releaseCaughtUp = resolve));
+    }
     const hubOptions = {
       bufferBytes: config.wsClientBufferBytes,
       pingMs: config.wsPingMs,
       historySize: config.wsHistorySize,
       metrics: this.streamMetrics,
       logger: deps.logger,
+      inbound: inboundLimits(config),
     };
     this.hub = new StreamHub({
       ...hubOptions,
       enabled: config.engineAdminToken !== null,
       state: {
         epoch: () => this.epochs.current,
-        epochKnown: () => this.readyToServe(),
+        ready: () => this.epochs.current !== null && (this.caughtUpDone || this.jetstream?.caughtUp === true),
+        whenReady: () => this.readyToServe(),
         head: () => this.source?.position ?? null,
-        snapshot: (sub) => this.liveState.build(sub),
+        snapshot: (sub) => withAccounts(this.liveState.build(sub), this.accounts.snapshot(sub)),
       },
     });
   }
@@ -121,6 +133,7 @@ export class LiveRuntime implements LiveView {
   private markCaughtUp(): void {
     if (this.catchUpCheck) clearInterval(this.catchUpCheck);
     this.catchUpCheck = null;
+    this.caughtUpDone = true;
     this.releaseCaughtUp();
   }
 
@@ -206,7 +219,7 @@ export class LiveRuntime implements LiveView {
       jetstream.startAfter(startAfter);
       this.source = jetstream;
       this.catchUpCheck = setInterval(() => {
-        if (jetstream.connected) this.markCaughtUp();
+        if (jetstream.caughtUp) this.markCaughtUp();
       }, 25);
       this.catchUpCheck.unref();
     } else {
@@ -214,6 +227,7 @@ export class LiveRuntime implements LiveView {
         url: this.streamUrl(),
         token,
         idleMs: config.sseIdleMs,
+        maxEventBytes: config.sseMaxEventBytes,
         startAfter,
         sink: this.sink,
         fillFrom: eventStore(db),
@@ -226,6 +240,7 @@ export class LiveRuntime implements LiveView {
       });
     }
     this.source.start();
+    this.accounts.start();
 
     this.poller = new OrderbookPoller({
       engine,
@@ -248,6 +263,7 @@ export class LiveRuntime implements LiveView {
       lagSeconds: this.streamMetrics.sseLag,
       maxSeq: this.deps.metrics.engineMaxSeq,
       events: this.streamMetrics.sseEvents,
+      oversized: this.streamMetrics.sseOversized,
     };
   }
 
@@ -281,6 +297,7 @@ export class LiveRuntime implements LiveView {
     const { state, frames } = project(this.state, event);
     this.state = state;
     for (const f of frames) this.observe(f);
+    frames.push(...this.accounts.onEvent(event));
     this.hub.publishAll(frames);
   }
 
@@ -299,6 +316,7 @@ export class LiveRuntime implements LiveView {
     this.state = initialProjectionState();
     this.commitments.reset();
     this.liveState.reset(head);
+    this.accounts.reset();
     this.poller?.forget();
     for (const listener of this.deps.listeners) {
       try {
@@ -315,6 +333,7 @@ export class LiveRuntime implements LiveView {
   /** Stops the engine side. Clients are closed (1001) by the stream plugin when the app closes. */
   async stop(): Promise<void> {
     this.markCaughtUp(); // nothing more will come: connections still waiting are released (and closed with the app)
+    this.accounts.stop();
     await Promise.all([this.source?.stop(), this.poller?.stop()]);
   }
 

@@ -2,7 +2,7 @@
 // user roots, inner nodes, and the tree over them. The shape itself (pairing, the unpaired last
 // node moving up) is the client package's pure module, shared with every browser verifier.
 import { hash } from 'node:crypto';
-import { leafText, siblingPath, treeRoot, ZERO_ROOT, type CommittedEvent, type PathStep } from '../contracts/commitment-scheme.js';
+import { leafText, siblingPath, treeRoot, ZERO_ROOT, type CommittedEvent, type PathStep } from '../../packages/client/src/verify/scheme.js';
 
 export { ZERO_ROOT };
 

@@ -12,7 +12,7 @@ import type { Registry } from 'prom-client';
 import type { Database } from '../db/database.js';
 import { eventsAfter } from '../db/queries/events.js';
 import { lastManifestSeq } from '../db/queries/commitments.js';
-import type { CommittedEvent } from '../contracts/commitment-scheme.js';
+import type { CommittedEvent } from '../../packages/client/src/verify/scheme.js';
 import { CommitmentMonitor, type CommitmentStatus } from './monitor.js';
 import { CommitmentWatcher } from './watcher.js';
 

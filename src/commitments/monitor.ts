@@ -6,12 +6,12 @@ import { Counter, type Registry } from 'prom-client';
 import type { CommitmentCheck } from './watcher.js';
 import type { CommitmentIncident, CommitmentStatus } from '../contracts/commitment-status.js';
 
-export type { CommitmentIncident, CommitmentStatus };
-
 interface Logger {
   error(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
 }
+
+export type { CommitmentIncident, CommitmentStatus } from '../contracts/commitment-status.js';
 
 const RECENT = 10;
 

@@ -3,7 +3,7 @@
 // sibling path from the user root up to the manifest root. The gateway's `status` is a convenience;
 // a client recomputes everything from `events`, `chain` and `path` (packages/client verifyUserBatch).
 import type { Sql } from 'postgres';
-import { byParty, type PathStep } from '../contracts/commitment-scheme.js';
+import { byParty, type PathStep } from '../../packages/client/src/verify/scheme.js';
 import type { EventEnvelope } from '../db/queries/events.js';
 import { batchEvents, manifestMembers, recordedUserBatch, userClaim } from '../db/queries/commitments.js';
 import { manifestPath, userBatchRoot, userRootLeaf, nodeHash } from './hash.js';

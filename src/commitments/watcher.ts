@@ -10,7 +10,7 @@
 // of src/commitments/seed.ts), or, for one party, after that party's previous claim. Every
 // manifest aligns it too: the engine commits every party with new events at once, its claims
 // immediately followed by their manifest, so after a manifest every batch starts afresh.
-import { byParty, COMMITMENT_KINDS, holdersOf, isHash, ZERO_ROOT, type CommittedEvent } from '../contracts/commitment-scheme.js';
+import { byParty, COMMITMENT_KINDS, holdersOf, isHash, ZERO_ROOT, type CommittedEvent } from '../../packages/client/src/verify/scheme.js';
 import { eventLeaf, manifestRoot } from './hash.js';
 import { PendingTree } from './pending-tree.js';
 

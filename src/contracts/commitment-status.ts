@@ -1,6 +1,6 @@
-// What the live commitment check reports to /readyz (docs/verification.md): counts and the latest
-// mismatches. Implemented by src/commitments/monitor.ts, read by the HTTP edge through LiveView.
-
+// What the gateway's own check of the engine's commitments reports (docs/verification.md): the
+// counts and the mismatches /readyz names. A contract type, so that the stream's live view can
+// carry it without importing the commitment check itself.
 /** A mismatch as /readyz shows it. */
 export interface CommitmentIncident {
   kind: 'user_batch' | 'manifest';
@@ -20,6 +20,6 @@ export interface CommitmentStatus {
   match: number;
   mismatch: number;
   skipped: number;
-  /** The latest mismatches, newest last (at most 10). */
+  /** The latest mismatches, newest last (at most RECENT). */
   incidents: CommitmentIncident[];
 }

@@ -189,9 +189,15 @@ export function judgeMarketsFilter(sub: Subscription, knownMarkets: ReadonlySet<
   return true;
 }
 
+/**
+ * Gateway extensions a connection receives only when its `kinds` names them, so a client that
+ * follows the spec alone sees spec kinds only (docs/stream.md).
+ */
+export const OPT_IN_KINDS: ReadonlySet<string> = new Set(['account.update']);
+
 /** The whole filter: does this connection receive this frame? (The hub's index narrows first.) */
 export function matches(sub: Subscription, frame: Frame): boolean {
-  if (sub.kinds && !sub.kinds.has(frame.kind)) return false;
+  if (sub.kinds ? !sub.kinds.has(frame.kind) : OPT_IN_KINDS.has(frame.kind)) return false;
   const party = frameParty(frame);
   if (party !== undefined && !sub.parties.has(party)) return false;
   if (sub.markets && frame.market !== undefined && !sub.markets.has(frame.market)) return false;

@@ -3,15 +3,50 @@
 export { GatewayClient, type ClientOptions, type Page } from './client.js';
 export { GatewayError, type ErrorBody } from './errors.js';
 export { defaultRetry, backoffDelay, isRetryableStatus, type RetryPolicy } from './retry.js';
-export { Session, localParty, prepareSession, sessionAuthMessage, requestMessage, MAX_SESSION_MS, type PartySigner, type SignedHeaders } from './signing.js';
+export { Session, localParty, prepareSession, sessionAuthMessage, requestMessage, MAX_SESSION_MS, MAX_TS_LEAD_MS, type PartySigner, type SignedHeaders } from './signing.js';
 export { generateKeyPair, keyPairFromSeed, signHex, type CryptoKey, type Ed25519KeyPair } from './ed25519.js';
 export { Transport, buildTarget, fetchSender, type Sender, type SendRequest, type SendResult, type Query, type CallOptions, type SessionRenewer } from './transport.js';
 export { Clock } from './clock.js';
 export { memoryStore, indexedDbStore, loadOrCreateParty, saveSession, restoreSession, keepPartySession, type KeyValueStore } from './persist.js';
 export { StreamClient, type StreamMessage, type StreamOptions, type StreamState, type WebSocketCtor, type WebSocketLike } from './stream.js';
 export { PositionsStore, type PositionState } from './positions.js';
+export {
+  orderMargin,
+  triggerWouldFire,
+  legsWouldFire,
+  attachedWouldFire,
+  tpslWouldFire,
+  isTriggerWouldFire,
+  toUnits,
+  fromUnits,
+  type Account,
+  type AccountUpdateFrame,
+  type AccountPosition,
+  type AccountOrder,
+  type OrderMargin,
+  type OrderMarginInput,
+  type TriggerWouldFire,
+  type TriggerCheck,
+} from './account.js';
+export {
+  ENGINE_EVENT_KINDS,
+  DOMAIN_FRAME_KINDS,
+  CANDLE_INTERVALS,
+  KNOWN_MARKETS,
+  market,
+  type EnginePayloads,
+  type EngineEventKind,
+  type EngineEventOf,
+  type TypedEngineEvent,
+  type FillLeg,
+  type FrameKind,
+  type Interval,
+  type KnownMarket,
+  type MarketOf,
+} from './engine-events.js';
+export { DecimalInputError } from './decimal-input.js';
 export { createToastThrottle, type ToastThrottle } from './toast.js';
 export { verifyUserBatch, userRootOf, foldPath, type BatchVerdict, type VerifyStep } from './verify/verify-batch.js';
 export { verifyHistory, type HistoryOptions, type HistoryProgress, type HistoryVerdict, type HistorySource, type ChainBreak } from './verify/history.js';
-export { canonicalJson, leafText, holdersOf, heldBy, ZERO_ROOT, type CommittedEvent, type PathStep } from './generated/commitment-scheme.js';
+export { canonicalJson, leafText, holdersOf, heldBy, ZERO_ROOT, type CommittedEvent, type PathStep } from './verify/scheme.js';
 export type * from './types.js';

@@ -11,6 +11,7 @@
 // expired session are fixed (clock offset from `serverTime`, the session-expiry hook) and tried
 // again; 429/5xx/network errors are retried with backoff. A half-open socket (no frame, not even
 // `stream.heartbeat`, for two heartbeat periods) is dropped and replaced.
+import type { FrameKind, Interval, KnownMarket } from './engine-events.js';
 import { errorBody, GatewayError } from './errors.js';
 import { backoffDelay } from './retry.js';
 import type { GatewayClient } from './client.js';
@@ -37,11 +38,14 @@ export type StreamState = 'connecting' | 'backfilling' | 'live' | 'waiting' | 'r
 
 export interface StreamOptions {
   client: GatewayClient;
-  kinds?: string[];
+  /** Frame kinds (a misspelt kind such as 'trades' does not compile). */
+  kinds?: FrameKind[];
   /** Parties whose user-scoped frames to receive; the client's session must prove them. */
   party?: string[];
-  markets?: string[];
-  intervals?: string[];
+  /** Markets: known literals, or any `string` value read at run time (the escape hatch). */
+  markets?: Array<KnownMarket | (string & {})>;
+  /** Candle intervals ('2m' does not compile). */
+  intervals?: Interval[];
   /** Resume point: the last seq the consumer processed before this client existed. */
   lastSeq?: number | null;
   /** Epoch (engine history) `lastSeq` belongs to, from an earlier `stream.subscribed`. */
@@ -452,7 +456,7 @@ export class StreamClient {
     const { kinds, party, markets } = this.options;
     if (event.party !== undefined && event.party !== null && !(party ?? []).includes(event.party)) return false;
     if (markets?.length && event.market && !markets.includes(event.market)) return false;
-    if (kinds?.length && !kinds.includes(event.kind)) {
+    if (kinds?.length && !(kinds as readonly string[]).includes(event.kind)) {
       return event.kind === 'engine.order_filled' && kinds.some((k) => DERIVED_FROM_FILLS.has(k));
     }
     return true;

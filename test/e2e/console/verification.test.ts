@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 // The console's verification in Chromium, against the whole stack with the reference indexer told
 // to record one wrong user root (INDEXER_CORRUPT_USER_BATCH): the console party's fills show
 // "verified" with the chain transaction id, "pending" before a commit, and the fill whose batch the

@@ -4,7 +4,7 @@
 // gateway's `status` is only reported alongside. Hashing is WebCrypto SHA-256; the hashes of one
 // tree level are computed concurrently (WebCrypto runs them off the main thread in browsers).
 import type { UserBatchProof } from '../generated/wire.js';
-import { heldBy, isHash, leafText, type CommittedEvent } from '../generated/commitment-scheme.js';
+import { heldBy, isHash, leafText, type CommittedEvent } from './scheme.js';
 import { fromHex, leafOfRoot, leafOfText, nodeOf, toHex } from './sha256.js';
 
 /** The step of the check that failed. */
