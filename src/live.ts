@@ -38,6 +38,8 @@ import type { StreamFanout } from './stream/fanout.js';
 import { StreamHub } from './stream/hub.js';
 import { StreamMetrics } from './stream/metrics.js';
 import { LiveState, partyStore } from './stream/snapshot.js';
+import { BookStream } from './stream/book-stream.js';
+import { parseBook } from './engine/orderbook-poller.js';
 
 /** How long the engine may take to replay its first event for the epoch. */
 const FIRST_EVENT_MS = 5_000;
@@ -88,6 +90,8 @@ export class LiveRuntime {
    */
   private epochPending = false;
   readonly liveState: LiveState;
+  /** Order books kept from the events: orderbook.delta and the delta connections' snapshots. */
+  readonly books: BookStream;
   /** The one path engine events take into the stream, whatever their source. */
   readonly sink: EngineEventSink = {
     event: (e) => this.onEvent(e),
@@ -121,8 +125,17 @@ export class LiveRuntime {
         epoch: () => this.epochValue,
         epochKnown: () => this.readyToServe(),
         head: () => this.bridge?.lastSeq ?? null,
-        snapshot: (sub) => this.liveState.build(sub),
+        snapshot: (sub) => {
+          const parts = this.liveState.build(sub);
+          return { ...parts, frames: [...parts.frames, ...this.books.snapshot(sub)] };
+        },
       },
+    });
+    this.books = new BookStream({
+      readBook: async (market, depth) => parseBook(await deps.engine.getJson<unknown>(`/v1/orderbook?depth=${depth}&market=${encodeURIComponent(market)}`)),
+      publish: (f) => this.hub.publish(f),
+      registry: deps.metrics.registry,
+      logger: deps.logger,
     });
   }
 
@@ -256,8 +269,12 @@ export class LiveRuntime {
         this.liveState.observe(f);
         this.hub.publish(f);
       },
+      onBook: (book, depth) => this.books.polled(book, depth),
       // Rule 1 is judged again for the connections already open whenever the market list loads or changes.
-      onMarkets: (known) => this.hub.setKnownMarkets(known),
+      onMarkets: (known) => {
+        this.hub.setKnownMarkets(known);
+        this.books.markets(known);
+      },
       logger,
     });
     this.poller.start();
@@ -302,6 +319,7 @@ export class LiveRuntime {
     this.state = state;
     for (const f of frames) this.observe(f);
     this.hub.publishAll(frames);
+    this.books.event(event);
   }
 
   private observe(f: Frame): void {
@@ -337,6 +355,7 @@ export class LiveRuntime {
     this.state = initialProjectionState();
     this.liveState.reset(head);
     this.poller?.forget();
+    this.books.reset();
     this.setEpoch(epoch);
     this.hub.announceReset(previous, head);
     this.deps.logger.warn({ epoch, previousEpoch: previous, head }, 'stream: engine history replaced; clients told to reset');
@@ -345,6 +364,7 @@ export class LiveRuntime {
   /** Stops the engine side. Clients are closed (1001) by the stream plugin when the app closes. */
   async stop(): Promise<void> {
     this.markCaughtUp(); // nothing more will come: connections still waiting are released (and closed with the app)
+    this.books.stop();
     await Promise.all([this.bridge?.stop(), this.poller?.stop()]);
   }
 

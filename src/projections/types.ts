@@ -45,6 +45,7 @@ export const DOMAIN_KINDS = [
   'balance.update',
   'trade',
   'orderbook.snapshot',
+  'orderbook.delta',
   'candle.update',
   'candle.close',
 ] as const;

@@ -15,6 +15,7 @@ import {
   SubscribedMessage,
   TradeFrame,
 } from './schemas.js';
+import { OrderbookDeltaFrame } from './book-schemas.js';
 
 /** A plain JSON copy (TypeBox may carry non-JSON markers). */
 const json = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema));
@@ -23,7 +24,16 @@ const MESSAGES = {
   positionUpdate: { schema: PositionUpdateFrame, name: 'position.update', summary: 'Position epoch after a fill leg (user-scoped: needs `party`). Filter: party, markets.' },
   balanceUpdate: { schema: BalanceUpdateFrame, name: 'balance.update', summary: 'Cash balance after a fill leg (user-scoped: needs `party`). Filter: party.' },
   trade: { schema: TradeFrame, name: 'trade', summary: 'One per match, public. Filter: markets.' },
-  orderbookSnapshot: { schema: OrderbookSnapshotFrame, name: 'orderbook.snapshot', summary: 'Full book, when it changed. Filter: markets.' },
+  orderbookSnapshot: {
+    schema: OrderbookSnapshotFrame,
+    name: 'orderbook.snapshot',
+    summary: 'Full book. Without orderbook.delta: the polled engine book, when it changed. With it: the connection\'s view on subscribe and after a rebuild. Filter: markets.',
+  },
+  orderbookDelta: {
+    schema: OrderbookDeltaFrame,
+    name: 'orderbook.delta',
+    summary: 'Opt-in (kinds=orderbook.delta): changed levels of the connection\'s book view (depth, group), with bookSeq/prevBookSeq and a CRC-32 checksum. Filter: markets.',
+  },
   candleUpdate: { schema: CandleUpdateFrame, name: 'candle.update', summary: 'Open bucket after a match. Filter: markets, intervals.' },
   candleClose: { schema: CandleCloseFrame, name: 'candle.close', summary: 'Exactly once per bucket. Filter: markets, intervals.' },
   engineEvent: {
@@ -134,6 +144,12 @@ export function buildAsyncApi(): Record<string, unknown> {
                 epoch: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'With since: the epoch of stream.subscribed the seq belongs to' },
                 heartbeat: { type: 'integer', minimum: 1, maximum: 300, description: 'Seconds between stream.heartbeat frames' },
                 snapshot: { type: 'string', enum: ['true', 'false'], description: 'false: no snapshot frames on subscribe; default true' },
+                depth: { type: 'integer', minimum: 1, maximum: 1000, description: 'With kinds=orderbook.delta: levels per side of the book view; default 20' },
+                group: {
+                  type: 'string',
+                  pattern: '^(none|sig:[2-5]|tick:[0-9]{1,12}(\\.[0-9]{1,10})?)$',
+                  description: 'With kinds=orderbook.delta: price grouping, sig:N significant figures or tick:T multiples (bids down, asks up); default none',
+                },
                 user: { type: 'string' },
                 sessionId: { type: 'string' },
                 sig: { type: 'string' },

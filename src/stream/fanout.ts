@@ -12,7 +12,8 @@ export interface StreamFanout {
   readonly isClosed: boolean;
   /** Completes the WebSocket handshake of an authorised upgrade and registers the connection. */
   accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription): void;
-  publish(frame: Frame): void;
+  /** Returns the number of connections the frame reached (held frames of connections being opened included). */
+  publish(frame: Frame): number;
   publishAll(frames: readonly Frame[]): void;
   /** Runs `fn` (which publishes): its frames leave for each client in one write. */
   batched(fn: () => void): void;

@@ -57,7 +57,8 @@ export class SubscriberIndex {
       if (b) for (const c of b) if (matches(c.sub, frame)) visit(c);
       return;
     }
-    const needsCheck = frame.interval !== undefined; // only candles have a filter the index does not hold
+    // Candles (intervals) and book frames (views) have a filter the index does not hold.
+    const needsCheck = frame.interval !== undefined || frame.kind === 'orderbook.snapshot' || frame.kind === 'orderbook.delta';
     const each = (b: Bucket | undefined): void => {
       if (!b) return;
       if (needsCheck) {

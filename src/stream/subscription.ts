@@ -6,6 +6,8 @@
 import { ApiError } from '../http/errors.js';
 import { MARKET_PATTERN, PARTY_PATTERN } from '../http/schemas.js';
 import { CANDLE_INTERVALS, FRAME_KINDS, frameParty, type CandleInterval, type Frame } from '../projections/types.js';
+import { BOOK_QUERY_PARAMETERS, parseBookView } from './book-subscription.js';
+import { bookViewOf, viewKey, type BookViewSpec } from './book-views.js';
 
 export interface Subscription {
   /** null: every kind. */
@@ -37,6 +39,11 @@ export interface Subscription {
   /** false: no snapshot frames on subscribe. */
   snapshot: boolean;
   proof: { user: string; sessionId: string; sig: string } | null;
+  /**
+   * The order book view of a connection that asked for `orderbook.delta` (docs/stream.md "Order
+   * book deltas"): its book frames are made from the events; null: the spec's polled snapshots.
+   */
+  book: BookViewSpec | null;
 }
 
 /**
@@ -57,6 +64,7 @@ export const STREAM_QUERY_PARAMETERS: readonly string[] = [
   'epoch',
   'heartbeat',
   'snapshot',
+  ...BOOK_QUERY_PARAMETERS,
 ];
 const KNOWN_PARAMETERS: ReadonlySet<string> = new Set(STREAM_QUERY_PARAMETERS);
 
@@ -151,7 +159,12 @@ export function parseSubscription(query: URLSearchParams, knownMarkets: Readonly
     throw new ApiError('bad_request', 'party proof needs all of "user", "sessionId" and "sig" in the query');
   }
 
+  const book = parseBookView(query, kinds);
+  // A delta connection takes its view's orderbook.snapshot frames too: deltas mean nothing without them.
+  if (book && kinds && !kinds.includes('orderbook.snapshot')) kinds.push('orderbook.snapshot');
+
   const sub: Subscription = {
+    book,
     kinds: kinds ? new Set(kinds) : null,
     requestedMarkets: markets,
     markets: markets ? new Set(markets) : null,
@@ -196,5 +209,16 @@ export function matches(sub: Subscription, frame: Frame): boolean {
   if (party !== undefined && !sub.parties.has(party)) return false;
   if (sub.markets && frame.market !== undefined && !sub.markets.has(frame.market)) return false;
   if (sub.intervals && frame.interval !== undefined && !sub.intervals.has(frame.interval)) return false;
+  if (frame.kind === 'orderbook.snapshot' || frame.kind === 'orderbook.delta') return bookFrameMatches(sub, frame);
   return true;
+}
+
+/**
+ * Book frames: the polled (spec) snapshots go to connections without a view, the frames made for a
+ * view to the connections with that view only.
+ */
+function bookFrameMatches(sub: Subscription, frame: Frame): boolean {
+  const view = bookViewOf(frame);
+  if (view === undefined) return sub.book === null && frame.kind === 'orderbook.snapshot';
+  return sub.book !== null && frame.market !== undefined && viewKey(frame.market, sub.book) === view;
 }

@@ -116,7 +116,34 @@ export interface HeartbeatMessage {
   };
 }
 
-/** Full book (not a delta), best first; sent only when its content changed. */
+/** Opt-in (kinds=orderbook.delta, with depth= and group=): the levels of the connection's book view that one engine event changed, after its orderbook.snapshot. */
+export interface OrderbookDeltaFrame {
+  kind: "orderbook.delta";
+  /** Seq of the engine event that changed the book */
+  seq: number;
+  /** Engine time of that event */
+  ts: string;
+  /** Exact engine market symbol, e.g. BTC-PERP */
+  market: string;
+  payload: {
+    /** Levels per side of this view (the connection's `depth`) */
+    depth: number;
+    /** The connection's `group`: none, sig:<2..5> or tick:<decimal> */
+    grouping: string;
+    /** Seq of the last engine event that changed this market's book (the engine's book seq) */
+    bookSeq: number;
+    /** CRC-32 (IEEE) of the first 25 levels of the view, interleaved bid then ask as price:size pairs joined by ":" (docs/stream.md) */
+    checksum: number;
+    /** bookSeq of the previous frame of this view: apply only when it is the bookSeq you hold, else resubscribe */
+    prevBookSeq: number;
+    /** Changed bid levels */
+    bids: [string, string, number][];
+    /** Changed ask levels */
+    asks: [string, string, number][];
+  };
+}
+
+/** Full book (not a delta), best first. Without orderbook.delta in kinds: the polled engine book, sent only when its content changed. With it: the connection's view (depth, grouping, order counts, bookSeq, checksum) on subscribe and after a rebuild; orderbook.delta frames follow. */
 export interface OrderbookSnapshotFrame {
   kind: "orderbook.snapshot";
   /** The book seq reported by the engine */
@@ -131,6 +158,17 @@ export interface OrderbookSnapshotFrame {
     depth: number;
     bids: [string, string][];
     asks: [string, string][];
+  } | {
+    /** Levels per side of this view (the connection's `depth`) */
+    depth: number;
+    /** The connection's `group`: none, sig:<2..5> or tick:<decimal> */
+    grouping: string;
+    /** Seq of the last engine event that changed this market's book (the engine's book seq) */
+    bookSeq: number;
+    /** CRC-32 (IEEE) of the first 25 levels of the view, interleaved bid then ask as price:size pairs joined by ":" (docs/stream.md) */
+    checksum: number;
+    bids: [string, string, number][];
+    asks: [string, string, number][];
   };
 }
 
@@ -240,7 +278,7 @@ export interface TradeFrame {
 }
 
 /** Every message the stream sends. Narrow on `kind`. */
-export type AnyStreamMessage = BalanceUpdateFrame | CandleCloseFrame | CandleUpdateFrame | GapMessage | HeartbeatMessage | OrderbookSnapshotFrame | PassthroughFrame | PositionUpdateFrame | ResetMessage | SubscribedMessage | TradeFrame;
+export type AnyStreamMessage = BalanceUpdateFrame | CandleCloseFrame | CandleUpdateFrame | GapMessage | HeartbeatMessage | OrderbookDeltaFrame | OrderbookSnapshotFrame | PassthroughFrame | PositionUpdateFrame | ResetMessage | SubscribedMessage | TradeFrame;
 
 // ---- REST records (src/http/reads/shapes.ts, markets.ts, candles.ts; GET /v1/time of src/http/system.ts) ----
 
