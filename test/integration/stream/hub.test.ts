@@ -272,13 +272,28 @@ describe('limits, slow consumers, shutdown', () => {
       // made it fall behind and be closed with 4008 too, which was the gateway doing its job.
       let fastSeen = 0;
       fast.ws.on('message', () => fastSeen++);
+      // The slow client reads again as soon as the gateway has closed it: the close frame waits behind
+      // what it had not read, and a client that still reads nothing SLOW_TERMINATE_MS later is cut
+      // (1006). On a loaded machine the paced burst can outlast that, so resuming only at its end
+      // would test the machine's speed instead of the gateway.
+      const slowSocket = (slow.ws as unknown as { _socket: { resume(): void } })._socket;
+      const slowClosedByGateway = async (): Promise<boolean> =>
+        (await (await fetch(`${s.gw.url}/metrics`)).text()).includes('bff_ws_slow_client_closes_total 1');
+      let resumed = false;
       for (let i = 1; i <= N; i += 10) {
         s.engine.push(...Array.from({ length: 10 }, (_, k) => ({ seq: i + k, kind: 'engine.tick_start', ts: at(i + k), payload: { tick: i + k, pad } })));
         await waitFor(() => fastSeen >= i + 9 - 40, 15_000, `the fast client to read up to seq ${i + 9 - 40}`);
+        if (!resumed && (await slowClosedByGateway())) {
+          slowSocket.resume();
+          resumed = true;
+        }
       }
       await fast.waitFor((m) => m.some((x) => x.seq === N), 15_000);
       expect(fast.frames().map((f) => f.seq)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
-      (slow.ws as unknown as { _socket: { resume(): void } })._socket.resume();
+      if (!resumed) {
+        for (let i = 0; i < 100 && !(await slowClosedByGateway()); i++) await sleep(50);
+        slowSocket.resume();
+      }
       const closed = await slow.closed;
       expect(closed.code).toBe(4008);
       expect(closed.reason).toContain('slow consumer');
