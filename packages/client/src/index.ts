@@ -12,3 +12,5 @@ export { StreamClient, type StreamMessage, type StreamOptions, type StreamState,
 export { PositionsStore, type PositionState } from './positions.js';
 export { createToastThrottle, type ToastThrottle } from './toast.js';
 export type * from './types.js';
+export { DeltaOrderBook, bookChecksum, type BookLevel, type BookApplyResult } from './order-book.js';
+export { BookFrameGate } from './book-gate.js';

@@ -16,6 +16,7 @@
 // expired session are fixed (clock offset from `serverTime`, the session-expiry hook) and tried
 // again; 429/5xx/network errors are retried with backoff. A half-open socket (no frame, not even
 // `stream.heartbeat`, for two heartbeat periods) is dropped and replaced.
+import { BookFrameGate } from './book-gate.js';
 import { errorBody, GatewayError } from './errors.js';
 import { backoffDelay } from './retry.js';
 import type { GatewayClient } from './client.js';
@@ -51,6 +52,11 @@ export interface StreamOptions {
   lastSeq?: number | null;
   /** Epoch (engine history) `lastSeq` belongs to, from an earlier `stream.subscribed`. */
   epoch?: string | null;
+  /**
+   * With `orderbook.delta` in `kinds`: the book view (levels per side 1..1000, default 20; grouping
+   * `sig:2`…`sig:5` or `tick:<decimal>`); keep it with DeltaOrderBook (docs/client.md "Order books").
+   */
+  book?: { depth?: number; group?: string };
   /** Ask for the state on subscribe (snapshot frames); default true. */
   snapshot?: boolean;
   /** Heartbeat period asked of the gateway, in s (1..300, default 15; 0: none, no half-open check). */
@@ -104,6 +110,8 @@ export class StreamClient {
   private arrived = new Map<string, number>();
   /** Highest seq covered by a REST backfill: frames at or below it are already in (as raw events). */
   private restCoveredTo = -1;
+  /** Drops book frames older than the book already delivered (a reconnect replays old ones). */
+  private readonly books = new BookFrameGate();
 
   constructor(private readonly options: StreamOptions) {
     this.last = options.lastSeq ?? null;
@@ -152,6 +160,8 @@ export class StreamClient {
     if (party?.length) params.set('party', party.join(','));
     if (markets?.length) params.set('markets', markets.join(','));
     if (intervals?.length) params.set('intervals', intervals.join(','));
+    if (this.options.book?.depth !== undefined) params.set('depth', String(this.options.book.depth));
+    if (this.options.book?.group !== undefined) params.set('group', this.options.book.group);
     params.set('control', 'true');
     if (this.last !== null) {
       // One below the last seq: frames of that seq that never arrived are replayed too; the ones
@@ -359,6 +369,7 @@ export class StreamClient {
     this.restCoveredTo = -1;
     this.delivered.clear();
     this.arrived.clear();
+    this.books.clear();
     if (payload === null) this.currentEpoch = null;
     this.options.onReset?.(payload);
   }
@@ -431,6 +442,7 @@ export class StreamClient {
   }
 
   private deliver(frame: Frame): void {
+    if (!this.books.admit(frame)) return;
     // State frames (snapshots on subscribe, polled books) are current as of their seq, not events:
     // always delivered, never moving the resume point.
     if (frame.snapshot === true || frame.kind === 'orderbook.snapshot' || typeof frame.seq !== 'number') {

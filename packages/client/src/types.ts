@@ -11,6 +11,7 @@ import type {
   Market,
   Order,
   OrderbookSnapshotFrame,
+  OrderbookDeltaFrame,
   PassthroughFrame,
   PositionUpdateFrame,
   ResetMessage,
@@ -142,7 +143,7 @@ export interface SnapshotMark {
   snapshot?: true;
 }
 /** Every message with an engine seq: domain frames and forwarded engine events. */
-export type Frame = (PositionUpdateFrame | BalanceUpdateFrame | TradeFrame | OrderbookSnapshotFrame | CandleUpdateFrame | CandleCloseFrame | PassthroughFrame) & SnapshotMark;
+export type Frame = (PositionUpdateFrame | BalanceUpdateFrame | TradeFrame | OrderbookSnapshotFrame | OrderbookDeltaFrame | CandleUpdateFrame | CandleCloseFrame | PassthroughFrame) & SnapshotMark;
 /** Control messages, sent to connections that opt in (`control=true` or `since=`). */
 export type ControlMessage = SubscribedMessage | GapMessage | ResetMessage | HeartbeatMessage;
 export type PositionUpdate = PositionUpdateFrame['payload'];
