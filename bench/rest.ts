@@ -24,7 +24,7 @@ import { freePort, stop, waitHealthy } from './processes.js';
 import { RollingStats } from '../src/markets/rolling-stats.js';
 import { candlePage } from '../src/db/queries/candle-history.js';
 import { INTERVAL_MS } from '../src/projections/candles.js';
-import { CANDLE_INTERVALS } from '../src/projections/types.js';
+import { CANDLE_INTERVALS } from '../src/contracts/frame.js';
 
 interface AutocannonResult {
   requests: { average: number; total: number };

@@ -7,7 +7,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { request } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { initialProjectionState, project } from '../src/projections/index.js';
-import { frameParty, type EngineEvent } from '../src/projections/types.js';
+import { type EngineEvent } from '../src/contracts/engine-event.js';
+import { frameParty } from '../src/contracts/frame.js';
 import type { ServerReport } from './stream-shared.js';
 
 const server = createServer();

@@ -1,5 +1,5 @@
 // Shared pieces of the stream benchmark: the synthetic engine events and the IPC message shapes.
-import type { EngineEvent } from '../src/projections/types.js';
+import type { EngineEvent } from '../src/contracts/engine-event.js';
 
 export const MARKETS = ['BTC-PERP', 'ETH-PERP', 'SOL-PERP'];
 const PARTY_A = `bench-a::${'a'.repeat(64)}`;

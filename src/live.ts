@@ -2,9 +2,9 @@
 // the LiveStatusSource that /readyz reads.
 //
 // The stream's epoch (the identity of the engine history, src/stream/epoch.ts) is derived before
-// the bridge starts; connections that arrive earlier wait for it.
+// the source starts; connections that arrive earlier wait for it.
 //
-// When the bridge finds the engine's history replaced (see sse-bridge.ts), before anything of the
+// When the source finds the engine's history replaced (the sink's `replaced`, src/contracts/engine-event-source.ts), before anything of the
 // new history is delivered: the epoch is derived again, the projections and the snapshot state are
 // emptied (nothing of the old history survives), the order book poller sends every book again, the
 // replay history is cleared, and the hub tells every connection (stream.reset, or close 4011);
@@ -25,13 +25,14 @@ import type { EngineClient } from './engine/client.js';
 import type { Metrics } from './metrics.js';
 import { OrderbookPoller } from './engine/orderbook-poller.js';
 import { readFirstEngineEvent } from './engine/first-event.js';
-import type { EngineEventSink } from './engine/event-sink.js';
+import type { EngineEventSink, EngineEventSource } from './contracts/engine-event-source.js';
 import { SseBridge } from './engine/sse-bridge.js';
 import { JetStreamSource } from './engine/jetstream-source.js';
 import { loadCandleSeed } from './db/queries/candles.js';
 import { seedCandles } from './projections/candles.js';
 import { initialProjectionState, project, type ProjectionState } from './projections/index.js';
-import type { EngineEvent, Frame } from './projections/types.js';
+import type { EngineEvent } from './contracts/engine-event.js';
+import type { Frame } from './contracts/frame.js';
 import { EMPTY_EPOCH, epochOf, LOCAL_EPOCH_PREFIX, resolveEpoch } from './stream/epoch.js';
 import { eventStore } from './stream/event-store.js';
 import type { StreamFanout } from './stream/fanout.js';
@@ -66,9 +67,9 @@ export interface LiveDeps {
 export class LiveRuntime {
   readonly hub: StreamFanout;
   readonly streamMetrics: StreamMetrics;
-  /** The engine's events: its SSE directly, or the fleet's JetStream stream (NATS_URL). */
-  bridge: SseBridge | JetStreamSource | null = null;
-  /** With NATS_URL: the JetStream source, known before the bridge starts (the epoch is read from it). */
+  /** The engine's events: its SSE directly (SseBridge), or the fleet's JetStream stream (NATS_URL); null until started. */
+  source: EngineEventSource | null = null;
+  /** With NATS_URL: the JetStream source, known before it starts (the epoch and the start point are read from it). */
   private jetstream: JetStreamSource | null = null;
   /**
    * With NATS_URL: settles once the source has caught up with the stream's head at start. New
@@ -104,7 +105,7 @@ export class LiveRuntime {
     const { config } = deps;
     this.liveState = new LiveState({
       candles: () => this.state.candles,
-      head: () => this.bridge?.lastSeq ?? null,
+      head: () => this.source?.position ?? null,
       store: partyStore(deps.db),
       logger: deps.logger,
     });
@@ -124,7 +125,7 @@ export class LiveRuntime {
       state: {
         epoch: () => this.epochValue,
         epochKnown: () => this.readyToServe(),
-        head: () => this.bridge?.lastSeq ?? null,
+        head: () => this.source?.position ?? null,
         snapshot: (sub) => {
           const parts = this.liveState.build(sub);
           return { ...parts, frames: [...parts.frames, ...this.books.snapshot(sub)] };
@@ -235,31 +236,28 @@ export class LiveRuntime {
 
     if (jetstream) {
       jetstream.startAfter(startAfter);
-      this.bridge = jetstream;
+      this.source = jetstream;
       this.catchUpCheck = setInterval(() => {
         if (jetstream.connected) this.markCaughtUp();
       }, 25);
       this.catchUpCheck.unref();
     } else {
-      this.bridge = new SseBridge({
+      this.source = new SseBridge({
         url: this.streamUrl(),
         token,
         idleMs: config.sseIdleMs,
         startAfter,
-        onEvent: this.sink.event,
-        batch: this.sink.batch,
+        sink: this.sink,
         fillFrom: eventStore(db),
         engineHead: async () => {
           const h = await engine.health(2_000);
           return typeof h.maxSeq === 'number' ? h.maxSeq : null;
         },
         logger,
-        metrics: this.bridgeMetrics(),
+        metrics: this.sourceMetrics(),
       });
     }
-    this.bridge.onSkip = this.sink.skipped;
-    this.bridge.onReset = this.sink.replaced;
-    this.bridge.start();
+    this.source.start();
 
     this.poller = new OrderbookPoller({
       engine,
@@ -280,7 +278,7 @@ export class LiveRuntime {
     this.poller.start();
   }
 
-  private bridgeMetrics() {
+  private sourceMetrics() {
     return {
       reconnects: this.streamMetrics.sseReconnects,
       lagSeconds: this.streamMetrics.sseLag,
@@ -297,16 +295,15 @@ export class LiveRuntime {
       subject: config.natsSubject,
       startAfter: null,
       prefill: config.wsHistorySize,
-      onEvent: this.sink.event,
-      batch: this.sink.batch,
+      sink: this.sink,
       fillFrom: eventStore(db),
       logger,
-      metrics: this.bridgeMetrics(),
+      metrics: this.sourceMetrics(),
     });
   }
 
-  /** Called by the bridge for each engine event, in seq order, once. */
-  onEvent(event: EngineEvent): void {
+  /** Each engine event, in seq order, once (the sink's guarantees). */
+  private onEvent(event: EngineEvent): void {
     if (event.kind === 'session.authorized' && event.party) {
       const p = event.payload as { sessionId?: unknown; sessionPublicKey?: unknown; expiresAt?: unknown };
       if (typeof p.sessionId === 'string' && typeof p.sessionPublicKey === 'string' && (typeof p.expiresAt === 'string' || typeof p.expiresAt === 'number')) {
@@ -346,7 +343,7 @@ export class LiveRuntime {
   }
 
   /**
-   * The engine's history was replaced; the bridge resumes after `head` of the new one once this
+   * The engine's history was replaced; the source resumes after `head` of the new one once this
    * resolves. Nothing of the old history survives: projections, snapshot state, books, replay.
    */
   private async onHistoryReplaced(head: number): Promise<void> {
@@ -365,18 +362,18 @@ export class LiveRuntime {
   async stop(): Promise<void> {
     this.markCaughtUp(); // nothing more will come: connections still waiting are released (and closed with the app)
     this.books.stop();
-    await Promise.all([this.bridge?.stop(), this.poller?.stop()]);
+    await Promise.all([this.source?.stop(), this.poller?.stop()]);
   }
 
   /** A runtime that was never started reports itself disabled (nothing to be ready for). */
   status(): LiveStatus {
     const enabled = this.enabled && this.started;
-    const bridge = this.bridge;
-    const gap = bridge?.gap;
+    const source = this.source;
+    const gap = source?.gap;
     return {
       enabled,
-      connected: bridge?.connected ?? false,
-      maxSeq: bridge?.lastSeq ?? null,
+      connected: source?.connected ?? false,
+      maxSeq: source?.position ?? null,
       ...(gap ? { gap } : {}),
       // Named only for JetStream, so the single-gateway /readyz keeps its shape.
       ...(this.deps.config.natsUrl ? { source: 'jetstream' as const } : {}),

@@ -4,8 +4,7 @@
 // event within the time allowed.
 import { request } from 'undici';
 import { createParser } from 'eventsource-parser';
-import type { EngineEvent } from '../projections/types.js';
-import { parseEngineEvent } from './sse-bridge.js';
+import { parseEngineEvent, type EngineEvent } from '../contracts/engine-event.js';
 
 export async function readFirstEngineEvent(url: string, token: string, timeoutMs: number): Promise<EngineEvent | null> {
   const ac = new AbortController();

@@ -1,22 +1,23 @@
 // A replica's engine events from JetStream (NATS_URL), in place of its own SSE connection to the
 // engine: the relay (src/relay/) reads the engine once and every replica consumes the stream from
-// its own resume point with an ordered consumer. Same guarantees to `onEvent` as the SSE bridge:
-// every seq at most once, strictly increasing; a gap is filled from the indexer's `events` table
-// (`fillFrom`) or reported (`gap` in /readyz) and skipped.
+// its own resume point with an ordered consumer. An EngineEventSource like the SSE bridge, with the
+// same guarantees toward its sink (src/contracts/engine-event-source.ts): every seq at most once,
+// strictly increasing; a gap is filled from the indexer's `events` table (`fillFrom`) or reported
+// (`gap` in /readyz) and skipped.
 //
 // Resume point: the replica's own last seq; its stream position is found by the engine seq in the
 // message ids (src/fleet/jetstream.ts). A resume point older than the stream's retention is
 // filled from the database first. An engine seq going backwards is the relay's purge after the
-// engine's history was replaced: the runtime is told (`onReset`) as with the SSE bridge.
+// engine's history was replaced: the sink is told (`replaced`, awaited) as with the SSE bridge.
 //
 // `bounds()` lets the runtime choose a start point BEFORE its newest events, so that a replica
 // started a second ago fills its replay history from the stream like an old one (live.ts).
 import { DeliverPolicy, type ConsumerMessages, type JsMsg, type NatsConnection } from 'nats';
 import type { FastifyBaseLogger } from 'fastify';
-import type { EngineEvent } from '../projections/types.js';
+import { parseEngineEvent, type EngineEvent } from '../contracts/engine-event.js';
+import type { EngineEventSink, EngineEventSource } from '../contracts/engine-event-source.js';
 import { connectNats, streamBounds, streamSeqFor, type StreamBounds } from '../fleet/jetstream.js';
-import { parseEngineEvent } from './sse-bridge.js';
-import { OrderedDelivery, WakeableSleep, type BridgeMetrics } from './ordered-delivery.js';
+import { OrderedDelivery, WakeableSleep, type SourceMetrics } from './ordered-delivery.js';
 
 export interface JetStreamSourceOptions {
   url: string;
@@ -25,15 +26,15 @@ export interface JetStreamSourceOptions {
   startAfter: number | null;
   /** With no start point: begin this many events before the stream's head (fills the replay history). */
   prefill: number;
-  onEvent(event: EngineEvent): void;
-  batch?: (deliver: () => void) => void;
+  /** Where every event, skipped gap and history replacement goes. */
+  sink: EngineEventSink;
   fillFrom: ((after: number, limit: number) => Promise<EngineEvent[]>) | null;
   logger: FastifyBaseLogger;
-  metrics: BridgeMetrics;
+  metrics: SourceMetrics;
   gapReportMs?: number;
 }
 
-export class JetStreamSource {
+export class JetStreamSource implements EngineEventSource {
   private readonly delivery: OrderedDelivery;
   private readonly pause = new WakeableSleep();
   private nc: NatsConnection | null = null;
@@ -44,15 +45,11 @@ export class JetStreamSource {
   /** The stream's head when consumption began: not ready (`connected`) until it is reached. */
   private catchUpTo: number | null = null;
 
-  onSkip: ((seq: number) => void) | null = null;
-  onReset: ((seq: number) => void) | null = null;
-
   constructor(private readonly options: JetStreamSourceOptions) {
     this.delivery = new OrderedDelivery({
       ...options,
       label: 'JetStream source',
       retention: 'JetStream retention',
-      skipped: (seq) => this.onSkip?.(seq),
       stopped: () => this.stopped,
     });
   }
@@ -66,7 +63,7 @@ export class JetStreamSource {
     this.delivery.last = seq;
   }
 
-  get lastSeq(): number | null {
+  get position(): number | null {
     return this.last;
   }
 
@@ -194,7 +191,11 @@ export class JetStreamSource {
       this.delivery.announce(text);
       this.options.logger.error({ last, seq: event.seq }, `JetStream source: ${text}`);
       this.last = event.seq - 1;
-      this.onReset?.(event.seq - 1);
+      try {
+        await this.options.sink.replaced(event.seq - 1);
+      } catch (err) {
+        this.options.logger.error({ err }, 'JetStream source: the runtime failed to reset after a history replacement');
+      }
     } else if (last !== null && event.seq > last + 1) {
       await this.delivery.fillFromStore(event.seq - 1);
       if (this.last! < event.seq - 1) this.delivery.report(this.last! + 1, event.seq - 1);

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { EngineClient } from './client.js';
 import { normalizeDecimal } from '../decimal.js';
-import type { Frame } from '../projections/types.js';
+import type { Frame } from '../contracts/frame.js';
 
 export interface Book {
   market: string;

@@ -1,11 +1,14 @@
 // What every engine event source shares (the SSE bridge, and a fleet replica's JetStream source):
-// each seq reaches the runtime at most once and in increasing order, a hole is filled from the
+// the ordering half of the EngineEventSink guarantees (src/contracts/engine-event-source.ts).
+// Each seq reaches the sink at most once and in increasing order, a hole is filled from the
 // indexer's `events` table or reported (`gap` in /readyz for a while) and skipped, and the delivery
 // metrics are kept. The sources differ only in how events arrive and how a connection resumes.
 import type { FastifyBaseLogger } from 'fastify';
-import type { EngineEvent } from '../projections/types.js';
+import type { EngineEvent } from '../contracts/engine-event.js';
+import type { EngineEventSink } from '../contracts/engine-event-source.js';
 
-export interface BridgeMetrics {
+/** What a source counts (the stream metrics in the gateway; nothing in the relay). */
+export interface SourceMetrics {
   reconnects: { inc(): void };
   lagSeconds: { set(v: number): void };
   maxSeq: { set(v: number): void };
@@ -14,13 +17,11 @@ export interface BridgeMetrics {
 
 export interface OrderedDeliveryOptions {
   startAfter: number | null;
-  onEvent(event: EngineEvent): void;
-  /** Runs `deliver` so that the frames it publishes leave for each client in one write. */
-  batch?: (deliver: () => void) => void;
+  sink: EngineEventSink;
   /** Events after a seq from the database (null without one). */
   fillFrom: ((after: number, limit: number) => Promise<EngineEvent[]>) | null;
   logger: FastifyBaseLogger;
-  metrics: BridgeMetrics;
+  metrics: SourceMetrics;
   /** How long a gap stays reported in /readyz (default 5 min). */
   gapReportMs?: number;
   /** Log prefix and what holds the events besides the database, for messages: 'engine SSE', 'engine retention'. */
@@ -28,8 +29,6 @@ export interface OrderedDeliveryOptions {
   retention: string;
   /** Told after each delivered event. */
   delivered?: (event: EngineEvent) => void;
-  /** Told when an unfillable gap is skipped (the replay history is incomplete there). */
-  skipped: (seq: number) => void;
   stopped: () => boolean;
 }
 
@@ -76,7 +75,7 @@ export class OrderedDelivery {
     const ts = Date.parse(event.ts);
     if (Number.isFinite(ts)) this.options.metrics.lagSeconds.set((Date.now() - ts) / 1000);
     try {
-      this.options.onEvent(event);
+      this.options.sink.event(event);
     } catch (err) {
       // A projection bug must not stop the stream or make it repeat the event.
       this.options.logger.error({ err, seq: event.seq, kind: event.kind }, 'stream projection failed');
@@ -85,8 +84,7 @@ export class OrderedDelivery {
 
   /** Delivers one event the way a received chunk is delivered (inside `batch`). */
   deliverBatched(event: EngineEvent): void {
-    if (this.options.batch) this.options.batch(() => this.deliver(event));
-    else this.deliver(event);
+    this.options.sink.batch(() => this.deliver(event));
   }
 
   /** Reads events after `last` from the store, delivering them in order, up to `until` (inclusive) if given. */
@@ -110,8 +108,7 @@ export class OrderedDelivery {
             progressed = true;
           }
         };
-        if (this.options.batch) this.options.batch(deliverPage);
-        else deliverPage();
+        this.options.sink.batch(deliverPage);
         if (stop || !progressed || page.length < FILL_PAGE) return;
       }
     } catch (err) {
@@ -126,7 +123,7 @@ export class OrderedDelivery {
     this.options.logger.error({ from, to }, `${this.options.label}: ${text}; clients should backfill from /v1/events`);
     if (to !== null) {
       this.last = to;
-      this.options.skipped(to);
+      this.options.sink.skipped(to);
     }
   }
 }

@@ -1,6 +1,8 @@
-// The one connection to the engine's admin event stream (docs/engine.md "Event stream").
+// The one connection to the engine's admin event stream (docs/engine.md "Event stream"): an
+// EngineEventSource (src/contracts/engine-event-source.ts, whose guarantees it keeps toward its
+// sink).
 //
-// Guarantees to `onEvent`: every seq at most once, strictly increasing. After any drop the bridge
+// After any drop the bridge
 // reconnects with `Last-Event-ID: <last seq>` (exponential backoff with full jitter), so the engine
 // replays what was missed. A silence watchdog aborts a connection that sent no byte (event or
 // `: hb` comment) for `idleMs`. A gap in the stream (seq > last + 1) is first asked again from the
@@ -17,24 +19,22 @@
 // Engine history replaced: before each connection the engine's head (`GET /healthz` maxSeq) is
 // compared with the resume point. A head BELOW it means the engine restarted with a new history:
 // resuming from the old point would drop every new event up to it (seq ≤ last) and the stream would
-// stay silent. The bridge resumes from the engine's new head instead, tells the runtime (`onReset`:
+// stay silent. The bridge resumes from the engine's new head instead, tells the sink (`replaced`:
 // the replay history is cleared) and reports the discontinuity (logs, `gap` in /readyz).
 //
 // A replaced history whose head has already passed the resume point is caught too: every
 // connection resumes one event early (`Last-Event-ID: <last - 1>`) and the first event received,
 // seq `last` again, is compared with the one already delivered (seq, kind, ts, payload
 // fingerprint). A different event means another history: handled as above, from the engine's head.
-// The runtime's `onReset` is awaited before anything of the new history is delivered.
+// The sink's `replaced` is awaited before anything of the new history is delivered.
 import { request } from 'undici';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { FastifyBaseLogger } from 'fastify';
-import type { EngineEvent } from '../projections/types.js';
-import { rememberRawJson } from '../projections/passthrough.js';
-import { eventFingerprint } from '../stream/epoch.js';
+import { parseEngineEvent, type EngineEvent } from '../contracts/engine-event.js';
+import type { EngineEventSink, EngineEventSource } from '../contracts/engine-event-source.js';
 import { within } from '../deadline.js';
-import { OrderedDelivery, WakeableSleep, type BridgeMetrics } from './ordered-delivery.js';
-
-export type { BridgeMetrics };
+import { eventFingerprint } from './fingerprint.js';
+import { OrderedDelivery, WakeableSleep, type SourceMetrics } from './ordered-delivery.js';
 
 export interface SseBridgeOptions {
   /** e.g. http://127.0.0.1:8080/v1/admin/events/stream */
@@ -42,15 +42,14 @@ export interface SseBridgeOptions {
   token: string;
   idleMs: number;
   startAfter: number | null;
-  onEvent(event: EngineEvent): void;
-  /** Wraps the delivery of each received chunk's events (the hub batches socket writes with it). */
-  batch?: (deliverChunk: () => void) => void;
+  /** Where every event, skipped gap and history replacement goes (one `batch` per received chunk). */
+  sink: EngineEventSink;
   /** Events with seq > after, oldest first, at most `limit` (the indexer's `events` table); null when there is no store. */
   fillFrom: ((after: number, limit: number) => Promise<EngineEvent[]>) | null;
   /** The engine's newest seq (`GET /healthz` maxSeq), null when it does not say; asked before each connection. */
   engineHead?: () => Promise<number | null>;
   logger: FastifyBaseLogger;
-  metrics: BridgeMetrics;
+  metrics: SourceMetrics;
   backoffBaseMs?: number;
   backoffMaxMs?: number;
   /** How long an unfilled gap stays reported in /readyz. */
@@ -63,28 +62,7 @@ const STORE_PRINT_MS = 5_000;
 /** The engine is asked again for a skipped seq this many times before the store is used. */
 const GAP_RETRIES = 2;
 
-export function parseEngineEvent(data: string): EngineEvent | null {
-  let v: unknown;
-  try {
-    v = JSON.parse(data);
-  } catch {
-    return null;
-  }
-  if (typeof v !== 'object' || v === null) return null;
-  const e = v as Record<string, unknown>;
-  if (!Number.isSafeInteger(e.seq) || (e.seq as number) < 1) return null;
-  if (typeof e.kind !== 'string' || typeof e.ts !== 'string') return null;
-  if (typeof e.payload !== 'object' || e.payload === null || Array.isArray(e.payload)) return null;
-  // An explicit null is read as "absent", as the events table stores it.
-  if (e.market === null) delete e.market;
-  if (e.party === null) delete e.party;
-  if (e.market !== undefined && typeof e.market !== 'string') return null;
-  if (e.party !== undefined && typeof e.party !== 'string') return null;
-  rememberRawJson(v as EngineEvent, data);
-  return v as EngineEvent;
-}
-
-export class SseBridge {
+export class SseBridge implements EngineEventSource {
   private readonly delivery: OrderedDelivery;
   private readonly pause = new WakeableSleep();
   private stopped = false;
@@ -110,7 +88,6 @@ export class SseBridge {
       label: 'engine SSE',
       retention: 'engine retention',
       delivered: () => (this.gapRetries = 0),
-      skipped: (seq) => this.onSkip?.(seq),
       stopped: () => this.stopped,
     });
   }
@@ -124,7 +101,7 @@ export class SseBridge {
     this.delivery.last = seq;
   }
 
-  get lastSeq(): number | null {
+  get position(): number | null {
     return this.last;
   }
 
@@ -216,7 +193,7 @@ export class SseBridge {
     this.pendingGap = null;
     this.gapRetries = 0;
     try {
-      await this.onReset?.(head);
+      await this.options.sink.replaced(head);
     } catch (err) {
       this.options.logger.error({ err }, 'engine SSE: the runtime failed to reset after a history replacement');
     }
@@ -302,8 +279,7 @@ export class SseBridge {
       for await (const chunk of res.body) {
         lastByteAt = Date.now();
         const text = decoder.decode(chunk as Buffer, { stream: true });
-        if (this.options.batch) this.options.batch(() => parser.feed(text));
-        else parser.feed(text);
+        this.options.sink.batch(() => parser.feed(text));
         if (this.pendingGap || this.mismatch) break;
       }
     } catch (err) {
@@ -360,13 +336,4 @@ export class SseBridge {
     if (oldestSeq !== null && this.last !== null && this.last < oldestSeq - 1) this.delivery.report(this.last + 1, oldestSeq - 1);
     else if (oldestSeq === null && this.last !== null) this.delivery.report(this.last + 1, null);
   }
-
-  /** Told when the bridge skips past an unfillable gap (the replay history is incomplete there). */
-  onSkip: ((seq: number) => void) | null = null;
-
-  /**
-   * Told when the engine's history was replaced and the bridge resumes from its new head `seq`;
-   * awaited before anything of the new history is delivered.
-   */
-  onReset: ((seq: number) => void | Promise<void>) | null = null;
 }

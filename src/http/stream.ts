@@ -36,9 +36,6 @@ export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
   app.addHook('onClose', async () => {
     app.server.off('upgrade', onUpgrade);
-    // After the HTTP server has closed: Node's server asks fan-out workers whether the sockets it
-    // handed them are closed before it reports itself closed, so they must outlive it.
-    await hub.stop();
   });
 
   app.get(

@@ -11,7 +11,8 @@
 // I/O and reads no clock, so the same events always give the same frames.
 import { formatDecimal, normalizeDecimal, parseDecimal } from '../decimal.js';
 import { asFill } from './fill.js';
-import { CANDLE_INTERVALS, type CandleInterval, type EngineEvent, type Frame } from './types.js';
+import { type EngineEvent } from '../contracts/engine-event.js';
+import { CANDLE_INTERVALS, type CandleInterval, type Frame } from '../contracts/frame.js';
 
 export const INTERVAL_MS: Record<CandleInterval, number> = {
   '1m': 60_000,

@@ -1,7 +1,8 @@
 // Narrowing of an `engine.order_filled` payload (docs/engine.md "Event stream"). Events come from another
 // system: a malformed fill yields no domain frames (the raw event is still passed through).
 import { isDecimal as isDec } from '../decimal.js';
-import type { EngineEvent, FillLeg, FillPayload } from './types.js';
+import type { EngineEvent } from '../contracts/engine-event.js';
+import type { FillLeg, FillPayload } from './types.js';
 
 const isStr = (v: unknown): v is string => typeof v === 'string';
 const isSide = (v: unknown): v is 'buy' | 'sell' => v === 'buy' || v === 'sell';

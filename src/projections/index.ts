@@ -8,7 +8,8 @@ import { projectBalances } from './balance.js';
 import { projectPassthrough } from './passthrough.js';
 import { initialPositions, positionFramesByLeg, type PositionsState } from './positions.js';
 import { projectTrade } from './trades.js';
-import type { EngineEvent, Frame } from './types.js';
+import type { EngineEvent } from '../contracts/engine-event.js';
+import type { Frame } from '../contracts/frame.js';
 
 export interface ProjectionState {
   positions: PositionsState;

@@ -14,7 +14,7 @@
 // polled book, see `replaceLevels`) is "anonymous": fills against unknown makers consume it; it
 // counts as one order in the level's order count.
 import { parseDecimal } from '../decimal.js';
-import type { EngineEvent } from './types.js';
+import type { EngineEvent } from '../contracts/engine-event.js';
 
 export type BookSide = 'buy' | 'sell';
 

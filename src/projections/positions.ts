@@ -3,7 +3,8 @@
 // epoch, realized PnL 0), so emitting legs in order gives the spec's "close first, then open".
 import { normalizeDecimal } from '../decimal.js';
 import { asFill } from './fill.js';
-import type { EngineEvent, Frame } from './types.js';
+import type { EngineEvent } from '../contracts/engine-event.js';
+import type { Frame } from '../contracts/frame.js';
 
 export interface PositionsState {
   /** Last asOfSeq sent per open epoch; closed epochs are forgotten (ids are never reused). */

@@ -3,7 +3,8 @@
 // size, price and taker side rather than summing legs. Stateless.
 import { normalizeDecimal } from '../decimal.js';
 import { asFill } from './fill.js';
-import type { EngineEvent, Frame } from './types.js';
+import type { EngineEvent } from '../contracts/engine-event.js';
+import type { Frame } from '../contracts/frame.js';
 
 export function projectTrade(event: EngineEvent): Frame[] {
   const fill = asFill(event);

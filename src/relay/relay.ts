@@ -11,15 +11,13 @@
 // - after any NATS failure the relay stops its SSE reader and starts again after the stream's last
 //   engine seq (the resume point is always the stream, never the relay's memory).
 //
-// Engine history replaced (the bridge's onReset: the engine restarted below the resume point): the
+// Engine history replaced (the bridge tells its sink `replaced`: the engine restarted below the resume point): the
 // relay purges the stream, so it holds one history; replicas see an engine seq going back and reset.
 import type { FastifyBaseLogger } from 'fastify';
 import { type JetStreamClient, type JetStreamManager, type NatsConnection } from 'nats';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { SseBridge } from '../engine/sse-bridge.js';
-import type { EngineEvent } from '../projections/types.js';
-import { rawJsonOf } from '../projections/passthrough.js';
-import type { Frame } from '../projections/types.js';
+import type { EngineEvent } from '../contracts/engine-event.js';
 import { connectNats, ensureStream, streamBounds, type StreamSettings } from '../fleet/jetstream.js';
 
 export interface RelayOptions extends StreamSettings {
@@ -99,19 +97,24 @@ export class EngineRelay {
       token: this.options.token,
       idleMs: this.options.idleMs,
       startAfter,
-      onEvent: (e) => {
-        this.queue.push(e);
-        void this.pump();
+      sink: {
+        event: (e) => {
+          this.queue.push(e);
+          void this.pump();
+        },
+        batch: (deliver) => deliver(),
+        skipped: () => {},
+        // The purge is not awaited: the queue is emptied, and the next event is published after it.
+        replaced: async () => {
+          this.queue = [];
+          void this.purge();
+        },
       },
       fillFrom: this.options.fillFrom,
       engineHead: this.options.engineHead,
       logger: this.options.logger,
       metrics: { reconnects: { inc() {} }, lagSeconds: { set() {} }, maxSeq: { set() {} }, events: { inc() {} } },
     });
-    bridge.onReset = () => {
-      this.queue = [];
-      void this.purge();
-    };
     this.bridge = bridge;
     bridge.start();
   }
@@ -155,7 +158,7 @@ export class EngineRelay {
     let expected = this.streamLast;
     const sends = batch.map((event) => {
       if (expected !== null && event.seq <= expected) return null; // already in the stream
-      const p = this.js!.publish(this.options.subject, encoder.encode(rawJsonOf(event as unknown as Frame) ?? JSON.stringify(event)), {
+      const p = this.js!.publish(this.options.subject, encoder.encode(event.raw ?? JSON.stringify(event)), {
         msgID: String(event.seq),
         ...(expected !== null ? { expect: { lastMsgID: String(expected) } } : {}),
       });

@@ -1,6 +1,6 @@
 // AsyncAPI 3.0 description of /v1/stream, generated from the same TypeBox schemas the frames are
 // checked against in tests (schemas.ts). Served at /docs/asyncapi.json.
-import { CANDLE_INTERVALS, DOMAIN_KINDS, PASSTHROUGH_KINDS } from '../projections/types.js';
+import { CANDLE_INTERVALS, DOMAIN_KINDS, PASSTHROUGH_KINDS } from '../contracts/frame.js';
 import {
   BalanceUpdateFrame,
   CandleCloseFrame,

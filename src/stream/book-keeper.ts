@@ -12,7 +12,7 @@
 import { Counter, type Registry } from 'prom-client';
 import { parseDecimal } from '../decimal.js';
 import { MarketBook, type TouchedLevel } from '../projections/order-book.js';
-import type { EngineEvent } from '../projections/types.js';
+import type { EngineEvent } from '../contracts/engine-event.js';
 
 /** The engine's book as read from GET /v1/orderbook. */
 export interface EngineBook {

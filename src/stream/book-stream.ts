@@ -2,7 +2,8 @@
 // engine events in (BookKeeper keeps the books), book frames out (BookViews makes them per view),
 // the poller's reads in (seed and reconciliation), the snapshot frames of a new delta connection.
 import type { Registry } from 'prom-client';
-import type { EngineEvent, Frame } from '../projections/types.js';
+import type { EngineEvent } from '../contracts/engine-event.js';
+import type { Frame } from '../contracts/frame.js';
 import { BookKeeper, type EngineBook } from './book-keeper.js';
 import { BookViews } from './book-views.js';
 import type { Subscription } from './subscription.js';

@@ -12,7 +12,8 @@
 // delta only when its prevBookSeq is the bookSeq it holds, and resubscribes otherwise or when its
 // checksum differs.
 import { checksum, diffSide, groupingKey, viewLevels, type Grouping, type ViewLevels } from '../projections/book-view.js';
-import type { EngineEvent, Frame } from '../projections/types.js';
+import type { EngineEvent } from '../contracts/engine-event.js';
+import type { Frame } from '../contracts/frame.js';
 import type { BookKeeper } from './book-keeper.js';
 
 export interface BookViewSpec {

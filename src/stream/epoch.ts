@@ -4,39 +4,14 @@
 // the history's first event (seq 1). Any two gateways that follow the same history compute the
 // same string; a replaced history (whose seq 1 differs in kind, ts or payload) gives another.
 import { createHash } from 'node:crypto';
-import type { EngineEvent } from '../projections/types.js';
+import type { EngineEvent } from '../contracts/engine-event.js';
+import { eventFingerprint } from '../engine/fingerprint.js';
 
 /** The epoch of a history that has no event yet (it changes, once, when seq 1 arrives). */
 export const EMPTY_EPOCH = 'empty';
 
 /** Marks the fallback epoch of a process that could read seq 1 from nowhere (not shared by replicas). */
 export const LOCAL_EPOCH_PREFIX = 'local-';
-
-/** JSON with object keys sorted at every depth: the same value gives the same text wherever it came from. */
-function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v !== null && typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .filter((k) => o[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v);
-}
-
-/**
- * What identifies one event of one history: seq, kind, ts (normalised to ISO with ms) and a hash of
- * the canonical payload. The engine's SSE text and the database's jsonb copy of the same event give
- * the same fingerprint (key order and time formatting do not matter).
- */
-export function eventFingerprint(e: Pick<EngineEvent, 'seq' | 'kind' | 'ts' | 'payload'>): string {
-  const t = Date.parse(e.ts);
-  const ts = Number.isFinite(t) ? new Date(t).toISOString() : e.ts;
-  const payload = createHash('sha256').update(canonicalJson(e.payload)).digest('base64url').slice(0, 22);
-  return `${e.seq}|${e.kind}|${ts}|${payload}`;
-}
 
 /** The epoch of the history whose first event (seq 1) is `first`: 16 base64url characters. */
 export function epochOf(first: EngineEvent): string {

@@ -3,7 +3,7 @@
 // Each row rebuilds the engine's envelope; null market/party are omitted as on the wire.
 import type { Database } from '../db/database.js';
 import { eventsAfter } from '../db/queries/events.js';
-import type { EngineEvent } from '../projections/types.js';
+import type { EngineEvent } from '../contracts/engine-event.js';
 
 export function eventStore(db: Database): ((after: number, limit: number) => Promise<EngineEvent[]>) | null {
   if (!db.configured) return null;

@@ -2,7 +2,7 @@
 // each with its serialised bytes. `coveredAfter` is the seq after which the history is complete:
 // every frame with a greater seq is still here. It moves up as frames are evicted, and when the
 // bridge reports a gap it could not fill.
-import type { Frame } from '../projections/types.js';
+import type { Frame } from '../contracts/frame.js';
 
 export interface Sent {
   frame: Frame;

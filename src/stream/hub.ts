@@ -5,7 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
-import type { Frame } from '../projections/types.js';
+import type { Frame } from '../contracts/frame.js';
 import { serializeFrame } from './serialize.js';
 import { StreamClient, wireFrame } from './client.js';
 import type { StreamFanout } from './fanout.js';
@@ -106,11 +106,6 @@ export class StreamHub implements StreamFanout {
   /** Lets the history answer `since` requests from the bridge's start point, and past unfilled gaps. */
   markCoveredAfter(seq: number): void {
     this.history.markCoveredAfter(seq);
-  }
-
-  /** The engine's history was replaced: the replay history restarts after `seq` (the new head). */
-  resetHistory(seq: number): void {
-    this.history.reset(seq);
   }
 
   /**
@@ -427,9 +422,6 @@ export class StreamHub implements StreamFanout {
   get isClosed(): boolean {
     return this.closed;
   }
-
-  /** Nothing outlives closeAll in this process. */
-  async stop(): Promise<void> {}
 }
 
 function control(kind: string, seq: number, payload: Record<string, unknown>): Record<string, unknown> {

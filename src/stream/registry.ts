@@ -3,7 +3,7 @@
 //   public frame without market:  (kind|*)               — two disjoint buckets
 //   user-scoped frame:            party                  — then the full filter per candidate
 // Each client sits in exactly one bucket per (kind, market) pair, so no frame reaches it twice.
-import { frameParty, type Frame } from '../projections/types.js';
+import { frameParty, type Frame } from '../contracts/frame.js';
 import type { StreamClient } from './client.js';
 import { matches } from './subscription.js';
 

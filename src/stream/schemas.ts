@@ -2,7 +2,7 @@
 // (asyncapi.ts) and the tests that check real frames against it, so the two cannot drift.
 import { Type, type TSchema } from 'typebox';
 import { Decimal, Market, Party, Seq, Timestamp } from '../http/schemas.js';
-import { CANDLE_INTERVALS, PASSTHROUGH_KINDS } from '../projections/types.js';
+import { CANDLE_INTERVALS, PASSTHROUGH_KINDS } from '../contracts/frame.js';
 import { OrderbookDeltaFrame, ViewSnapshotPayload } from './book-schemas.js';
 
 // Every frame schema is exported from here (the client's wire types are generated from this module).

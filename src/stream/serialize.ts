@@ -3,14 +3,12 @@
 // from a template — every payload field is a 10-place decimal, an ISO time or an integer, made
 // by the projection, so only the envelope strings need JSON escaping. Everything else goes
 // through JSON.stringify.
-import { rawJsonOf } from '../projections/passthrough.js';
-import type { Frame } from '../projections/types.js';
+import type { Frame } from '../contracts/frame.js';
 
 const q = JSON.stringify;
 
 export function serializeFrame(frame: Frame): string {
-  const raw = rawJsonOf(frame);
-  if (raw !== undefined) return raw;
+  if (frame.raw !== undefined) return frame.raw;
   if ((frame.kind === 'candle.update' || frame.kind === 'candle.close') && frame.market !== undefined && frame.interval !== undefined) {
     const p = frame.payload as Record<string, string | number>;
     return (

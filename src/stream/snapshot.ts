@@ -14,7 +14,7 @@ import { listPositions, type PositionRow } from '../db/queries/positions.js';
 import { listFills, type FillRow } from '../db/queries/fills.js';
 import { bucketPayload, type Bucket, type CandlesState } from '../projections/candles.js';
 import { normalizeDecimal, ZERO } from '../decimal.js';
-import { CANDLE_INTERVALS, type Frame } from '../projections/types.js';
+import { CANDLE_INTERVALS, type Frame } from '../contracts/frame.js';
 import { matches, type Subscription } from './subscription.js';
 
 export interface SnapshotParts {

@@ -5,7 +5,7 @@
 // (docs/stream.md "Filters"). Anything malformed is a 400 before the upgrade.
 import { ApiError } from '../http/errors.js';
 import { MARKET_PATTERN, PARTY_PATTERN } from '../http/schemas.js';
-import { CANDLE_INTERVALS, FRAME_KINDS, frameParty, type CandleInterval, type Frame } from '../projections/types.js';
+import { CANDLE_INTERVALS, FRAME_KINDS, frameParty, type CandleInterval, type Frame } from '../contracts/frame.js';
 import { BOOK_QUERY_PARAMETERS, parseBookView } from './book-subscription.js';
 import { bookViewOf, viewKey, type BookViewSpec } from './book-views.js';
 

@@ -2,7 +2,7 @@
 // over real HTTP on loopback. A test pushes exact events, drops connections, makes the engine
 // answer 410 (retention), go silent, or write events out of order, and sees the Last-Event-ID
 // each reconnection asked for.
-import type { EngineEvent } from '../../src/projections/types.js';
+import type { EngineEvent } from '../../src/contracts/engine-event.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 

@@ -2,9 +2,9 @@
 // Indexes: pk seq, (kind, seq), (party, seq), (market, seq); with `party`, also fills (party, seq desc)
 // for the fill events in which the party has a leg (they carry no top-level party).
 import type { Queryable } from '../database.js';
-import type { EngineEvent } from '../../projections/types.js';
+import type { EngineEvent } from '../../contracts/engine-event.js';
 import { uniquePage, type Page } from './page.js';
-import { ENGINE_EVENT_KINDS } from '../../engine/event-kinds.js';
+import { ENGINE_EVENT_KINDS } from '../../contracts/engine-event.js';
 
 /** The REST `type` filter's value set: every engine event kind. */
 export const EVENT_KINDS = ENGINE_EVENT_KINDS;

@@ -48,7 +48,7 @@ export const openApi = fp(
           title: 'Trading gateway',
           version: '1.0.0',
           description: DESCRIPTION,
-          license: { name: 'UNLICENSED', url: 'https://example.invalid/license' },
+          license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
         },
         servers: [{ url: '/', description: 'This gateway' }],
         tags: TAGS,

@@ -6,7 +6,7 @@ import { ApiError } from '../errors.js';
 import { Decimal, errors, Market, Timestamp } from '../schemas.js';
 import { candlePage, headTime, type BarRow } from '../../db/queries/candle-history.js';
 import { INTERVAL_MS } from '../../projections/candles.js';
-import { CANDLE_INTERVALS, type CandleInterval } from '../../projections/types.js';
+import { CANDLE_INTERVALS, type CandleInterval } from '../../contracts/frame.js';
 import { normalizeDecimal } from '../../decimal.js';
 import { DEFAULT_LIMIT, OptLimit, StringEnum } from './shapes.js';
 import { KeyedTtlCache } from '../../markets/ttl-cache.js';

@@ -7,7 +7,9 @@ import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { fill, leg, tick, A, B } from '../../unit/projections/fixtures.js';
 import { initialCandles, projectCandles } from '../../../src/projections/candles.js';
-import { CANDLE_INTERVALS, type EngineEvent, type FillLeg } from '../../../src/projections/types.js';
+import { type EngineEvent } from '../../../src/contracts/engine-event.js';
+import { CANDLE_INTERVALS } from '../../../src/contracts/frame.js';
+import { type FillLeg } from '../../../src/projections/types.js';
 
 /** A small deterministic generator (LCG), so a failure replays. */
 function rng(seed: number): () => number {

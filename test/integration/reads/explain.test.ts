@@ -21,7 +21,7 @@ import { eventsHead, takerLegsBefore } from '../../../src/db/queries/candles.js'
 import { sessionById } from '../../../src/db/queries/sessions.js';
 import { faucetFactsOf } from '../../../src/db/queries/faucet.js';
 import { INTERVAL_MS } from '../../../src/projections/candles.js';
-import { CANDLE_INTERVALS } from '../../../src/projections/types.js';
+import { CANDLE_INTERVALS } from '../../../src/contracts/frame.js';
 import { DEFAULTS } from '../../../sandbox/seed/index.js';
 
 const FILLS = Number(process.env.EXPLAIN_FILLS ?? 200_000);

@@ -1,7 +1,7 @@
 // The OpenAPI description passes Redocly lint (rules in /redocly.yaml) with no error, and every
 // read route documents its parameters, its 200 body and each error it can answer.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -67,6 +67,11 @@ describe('OpenAPI description', () => {
     expect(errors).toEqual([]);
     expect(report.totals.errors).toBe(0);
   }, 60_000);
+
+  it('states the licence: Apache-2.0, as the LICENSE file at the root says', () => {
+    expect(doc.info.license).toEqual({ name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' });
+    expect(readFileSync(join(ROOT, 'LICENSE'), 'utf8')).toMatch(/Apache License\s+Version 2\.0, January 2004/);
+  });
 
   it('documents every read route: operationId, parameters, 200 schema, each error status with the Error schema', () => {
     for (const r of READS) {

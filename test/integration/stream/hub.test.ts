@@ -129,7 +129,7 @@ describe('replay beyond the history', () => {
 
   it('sends stream.gap with the backfill route, then what it has, then live', async () => {
     s.engine.push(...[1, 2, 3, 4, 5].map((n) => tick(n, at(n))));
-    await waitFor(() => s.live.bridge?.lastSeq === 5, 5_000, 'ticks in the history');
+    await waitFor(() => s.live.source?.position === 5, 5_000, 'ticks in the history');
     const c = await connect(s.gw.url, 'since=0&snapshot=false');
     s.engine.push(tick(6, at(6)));
     await c.waitFor((m) => m.some((x) => x.seq === 6));

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseDecimal } from '../../../src/decimal.js';
 import { checksum, checksumText, diffSide, groupPrice, parseGrouping, viewLevels, type Grouping } from '../../../src/projections/book-view.js';
 import { MarketBook } from '../../../src/projections/order-book.js';
-import type { EngineEvent } from '../../../src/projections/types.js';
+import type { EngineEvent } from '../../../src/contracts/engine-event.js';
 
 let seq = 0;
 function place(book: MarketBook, id: string, side: 'buy' | 'sell', price: string, size: string): void {

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { initialCandles, projectCandles, seedCandles } from '../../../src/projections/candles.js';
 import { parseDecimal } from '../../../src/decimal.js';
-import type { EngineEvent, Frame } from '../../../src/projections/types.js';
+import type { EngineEvent } from '../../../src/contracts/engine-event.js';
+import type { Frame } from '../../../src/contracts/frame.js';
 import { simpleMatch, tick } from './fixtures.js';
 
 function run(events: EngineEvent[]): Frame[] {

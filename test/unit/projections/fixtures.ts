@@ -1,5 +1,6 @@
 // Recorded engine events (docs/engine.md "Event stream" shapes) for the projection tests.
-import type { EngineEvent, FillLeg } from '../../../src/projections/types.js';
+import type { EngineEvent } from '../../../src/contracts/engine-event.js';
+import type { FillLeg } from '../../../src/projections/types.js';
 
 export const A = `alice::${'a'.repeat(64)}`;
 export const B = `bob::${'b'.repeat(64)}`;

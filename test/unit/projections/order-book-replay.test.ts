@@ -8,7 +8,7 @@ import { EngineCore } from '../../../sandbox/engine/core.js';
 import { Random } from '../../../sandbox/simulator/random.js';
 import { formatDecimal } from '../../../src/decimal.js';
 import { MarketBook } from '../../../src/projections/order-book.js';
-import type { EngineEvent } from '../../../src/projections/types.js';
+import type { EngineEvent } from '../../../src/contracts/engine-event.js';
 
 const MARKETS: readonly string[] = ['BTC-PERP', 'ETH-PERP'];
 const MID: Record<string, number> = { 'BTC-PERP': 65000, 'ETH-PERP': 3200 };

@@ -11,7 +11,7 @@ import { StreamMetrics } from '../../../src/stream/metrics.js';
 import { History } from '../../../src/stream/history.js';
 import { OrderbookPoller } from '../../../src/engine/orderbook-poller.js';
 import type { EngineClient } from '../../../src/engine/client.js';
-import type { Frame } from '../../../src/projections/types.js';
+import type { Frame } from '../../../src/contracts/frame.js';
 
 const q = (s: string) => new URLSearchParams(s);
 const logger = pino({ level: 'silent' });

@@ -4,7 +4,7 @@ import { ApiError } from '../../../src/http/errors.js';
 import { matches, parseSubscription, type Subscription } from '../../../src/stream/subscription.js';
 import { SubscriberIndex } from '../../../src/stream/registry.js';
 import { StreamClient } from '../../../src/stream/client.js';
-import type { Frame } from '../../../src/projections/types.js';
+import type { Frame } from '../../../src/contracts/frame.js';
 
 const A = `alice::${'a'.repeat(64)}`;
 const B = `bob::${'b'.repeat(64)}`;

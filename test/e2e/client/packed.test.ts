@@ -1,0 +1,60 @@
+// The client as a user receives it: `npm run build:client`, `npm pack` of packages/client, the
+// tarball installed into an empty folder with no access to this repository, then imported by the
+// project's Node. Catches a package that ships without its build, its licence or an export it names.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const ROOT = resolve(import.meta.dirname, '../../..');
+const CLIENT = join(ROOT, 'packages', 'client');
+const npm = (args: string[], cwd: string) => run('npm', args, { cwd, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, npm_config_update_notifier: 'false' } });
+
+let dir: string;
+let tarball: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'packed-client-'));
+  await npm(['run', 'build:client'], ROOT);
+  const { stdout } = await npm(['pack', '--json', '--pack-destination', dir], CLIENT);
+  const [packed] = JSON.parse(stdout) as Array<{ filename: string }>;
+  tarball = join(dir, packed!.filename);
+}, 120_000);
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the packed @gateway/client', () => {
+  it('ships the Apache-2.0 LICENSE, the same text as the repository root', async () => {
+    const { stdout } = await npm(['pack', '--dry-run', '--json', '--ignore-scripts'], CLIENT);
+    const [listing] = JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>;
+    const files = listing!.files.map((f) => f.path);
+    expect(files).toContain('LICENSE');
+    expect(files).toContain('dist/index.js');
+    expect(files).toContain('dist/node.d.ts');
+    expect(readFileSync(join(CLIENT, 'LICENSE'), 'utf8')).toBe(readFileSync(join(ROOT, 'LICENSE'), 'utf8'));
+    expect(JSON.parse(readFileSync(join(CLIENT, 'package.json'), 'utf8')).license).toBe('Apache-2.0');
+  }, 60_000);
+
+  it('installs into a clean folder and imports under Node (both entries)', async () => {
+    const app = join(dir, 'app');
+    rmSync(app, { recursive: true, force: true });
+    await run('mkdir', ['-p', app]);
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }));
+    await npm(['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], app);
+    expect(existsSync(join(app, 'node_modules', '@gateway', 'client', 'LICENSE'))).toBe(true);
+    const probe = join(app, 'probe.mjs');
+    writeFileSync(
+      probe,
+      `import * as browser from '@gateway/client';
+import * as node from '@gateway/client/node';
+console.log(JSON.stringify({ browser: typeof browser.GatewayClient, node: typeof node.getUserMe, nodeClient: typeof node.GatewayClient }));`,
+    );
+    // process.execPath: the project's Node 24, the runtime a user of the package is told to have.
+    const { stdout } = await run(process.execPath, [probe], { cwd: app });
+    expect(JSON.parse(stdout.trim())).toEqual({ browser: 'function', node: 'function', nodeClient: 'function' });
+  }, 120_000);
+});
