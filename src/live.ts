@@ -96,7 +96,8 @@ export class LiveRuntime {
   /** The one path engine events take into the stream, whatever their source. */
   readonly sink: EngineEventSink = {
     event: (e) => this.onEvent(e),
-    batch: (deliver) => this.hub.batched(deliver),
+    // The book deltas of a batch are made once, at its end, inside the hub's batch (one write per client).
+    batch: (deliver) => this.hub.batched(() => this.books.batch(deliver)),
     skipped: (seq) => this.hub.markCoveredAfter(seq),
     replaced: (head) => this.onHistoryReplaced(head),
   };

@@ -30,9 +30,24 @@ export class BookStream {
     });
   }
 
+  private batching = false;
+
   /** One engine event, in seq order (after its other frames were published). */
   event(event: EngineEvent): void {
     this.keeper.event(event);
+    if (!this.batching) this.views.flush();
+  }
+
+  /** Runs `deliver` (which calls `event`): the book deltas of the whole batch are made once, after it. */
+  batch(deliver: () => void): void {
+    if (this.batching) return deliver();
+    this.batching = true;
+    try {
+      deliver();
+    } finally {
+      this.batching = false;
+      this.views.flush();
+    }
   }
 
   private known: ReadonlySet<string> | null = null;
@@ -49,6 +64,8 @@ export class BookStream {
 
   /** The view's snapshot frames of a delta connection (none for a connection without a view). */
   snapshot(sub: Subscription): Frame[] {
+    // Inside a batch the views are as last sent (not the book's newest state): the batch's delta
+    // follows the snapshot and continues its chain.
     if (!sub.book) return [];
     if (sub.kinds && !sub.kinds.has('orderbook.snapshot')) return [];
     const markets = sub.markets ? [...sub.markets] : [...new Set([...(this.known ?? []), ...this.views.markets()])];

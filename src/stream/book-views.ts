@@ -83,8 +83,28 @@ export class BookViews {
     return view;
   }
 
-  /** The book of `market` changed with `event`: one delta per view whose levels changed. */
+  /** Markets changed since the last flush, with the last event that changed each. */
+  private readonly dirty = new Map<string, EngineEvent>();
+
+  /**
+   * The book of `market` changed with `event`. Deltas are made at `flush`: once per delivered batch
+   * of events (one engine request's events arrive together), so a taker sweeping five levels is one
+   * delta, a client never sees a state inside one engine request, and a busy stream sends fewer,
+   * larger frames instead of falling behind.
+   */
   changed(market: string, event: EngineEvent): void {
+    this.dirty.set(market, event);
+  }
+
+  /** One delta per view whose levels changed since the last flush. */
+  flush(): void {
+    if (this.dirty.size === 0) return;
+    const dirty = [...this.dirty];
+    this.dirty.clear();
+    for (const [market, event] of dirty) this.publishDeltas(market, event);
+  }
+
+  private publishDeltas(market: string, event: EngineEvent): void {
     const byKey = this.views.get(market);
     const book = this.options.keeper().book(market);
     if (!byKey || !book) return;
@@ -121,6 +141,7 @@ export class BookViews {
 
   /** The book of `market` was rebuilt (seeded or repaired): every view of it is sent whole. */
   rebuilt(market: string): void {
+    this.dirty.delete(market);
     const byKey = this.views.get(market);
     const book = this.options.keeper().book(market);
     if (!byKey || !book) return;
@@ -136,6 +157,7 @@ export class BookViews {
   /** The engine history was replaced: views are made again from the new books. */
   reset(): void {
     this.views.clear();
+    this.dirty.clear();
   }
 
   private snapshotFrame(view: View): Frame {
