@@ -40,6 +40,11 @@ import { StreamHub } from './stream/hub.js';
 import { StreamMetrics } from './stream/metrics.js';
 import { LiveState, partyStore } from './stream/snapshot.js';
 import { BookStream } from './stream/book-stream.js';
+import { UserOrders } from './projections/user-orders.js';
+import { UserChannels } from './stream/user-snapshot.js';
+import { fetchLiveOrders } from './engine/live-orders.js';
+import { listFills } from './db/queries/fills.js';
+import { EMPTY_PAGE } from './db/queries/page.js';
 import { parseBook } from './engine/orderbook-poller.js';
 
 /** How long the engine may take to replay its first event for the epoch. */
@@ -93,6 +98,9 @@ export class LiveRuntime {
   readonly liveState: LiveState;
   /** Order books kept from the events: orderbook.delta and the delta connections' snapshots. */
   readonly books: BookStream;
+  /** order.update and fill frames (user channels) and their state on subscribe. */
+  private readonly userOrders = new UserOrders();
+  readonly userChannels: UserChannels;
   /** The one path engine events take into the stream, whatever their source. */
   readonly sink: EngineEventSink = {
     event: (e) => this.onEvent(e),
@@ -129,9 +137,28 @@ export class LiveRuntime {
         head: () => this.source?.position ?? null,
         snapshot: (sub) => {
           const parts = this.liveState.build(sub);
-          return { ...parts, frames: [...parts.frames, ...this.books.snapshot(sub)] };
+          const user = this.userChannels.snapshot(sub);
+          const later = parts.later && user ? Promise.all([parts.later, user]).then(([a, b]) => [...a, ...b]) : (parts.later ?? user);
+          return { frames: [...parts.frames, ...this.books.snapshot(sub)], later };
         },
       },
+    });
+    this.userChannels = new UserChannels({
+      orders: this.userOrders,
+      liveOrders: async (party) => {
+        const r = await fetchLiveOrders(deps.engine, party, undefined, 2_000);
+        return r.ok ? r.orders : null;
+      },
+      lastFills: async (party, n) => {
+        if (!deps.db.configured) return null;
+        try {
+          return (await deps.db.read(EMPTY_PAGE, (sql) => listFills(sql, { party, limit: n }))).items;
+        } catch {
+          return null;
+        }
+      },
+      head: () => this.source?.position ?? null,
+      logger: deps.logger,
     });
     this.books = new BookStream({
       readBook: async (market, depth) => parseBook(await deps.engine.getJson<unknown>(`/v1/orderbook?depth=${depth}&market=${encodeURIComponent(market)}`)),
@@ -317,6 +344,9 @@ export class LiveRuntime {
     this.state = state;
     for (const f of frames) this.observe(f);
     this.hub.publishAll(frames);
+    const user = this.userOrders.apply(event);
+    for (const f of user) this.userChannels.observe(f);
+    this.hub.publishAll(user);
     this.books.event(event);
   }
 
@@ -354,6 +384,8 @@ export class LiveRuntime {
     this.liveState.reset(head);
     this.poller?.forget();
     this.books.reset();
+    this.userOrders.clear();
+    this.userChannels.reset();
     this.setEpoch(epoch);
     this.hub.announceReset(previous, head);
     this.deps.logger.warn({ epoch, previousEpoch: previous, head }, 'stream: engine history replaced; clients told to reset');

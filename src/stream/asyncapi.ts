@@ -16,6 +16,7 @@ import {
   TradeFrame,
 } from './schemas.js';
 import { OrderbookDeltaFrame } from './book-schemas.js';
+import { FillFrame, OrderUpdateFrame } from './user-schemas.js';
 
 /** A plain JSON copy (TypeBox may carry non-JSON markers). */
 const json = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema));
@@ -33,6 +34,16 @@ const MESSAGES = {
     schema: OrderbookDeltaFrame,
     name: 'orderbook.delta',
     summary: 'Opt-in (kinds=orderbook.delta): changed levels of the connection\'s book view (depth, group), with bookSeq/prevBookSeq and a CRC-32 checksum. Filter: markets.',
+  },
+  orderUpdate: {
+    schema: OrderUpdateFrame,
+    name: 'order.update',
+    summary: 'User channel (needs a proven `party`): the order after each change, with the reason it ended; open orders on subscribe. Filter: party, markets.',
+  },
+  fill: {
+    schema: FillFrame,
+    name: 'fill',
+    summary: 'User channel (needs a proven `party`): the party\'s own fill legs only; the last fills on subscribe. Filter: party, markets.',
   },
   candleUpdate: { schema: CandleUpdateFrame, name: 'candle.update', summary: 'Open bucket after a match. Filter: markets, intervals.' },
   candleClose: { schema: CandleCloseFrame, name: 'candle.close', summary: 'Exactly once per bucket. Filter: markets, intervals.' },

@@ -58,7 +58,9 @@ export class SubscriberIndex {
       return;
     }
     // Candles (intervals) and book frames (views) have a filter the index does not hold.
-    const needsCheck = frame.interval !== undefined || frame.kind === 'orderbook.snapshot' || frame.kind === 'orderbook.delta';
+    // Engine fills: a connection with a party filter gets only those with its legs.
+    const needsCheck =
+      frame.interval !== undefined || frame.kind === 'orderbook.snapshot' || frame.kind === 'orderbook.delta' || frame.kind === 'engine.order_filled';
     const each = (b: Bucket | undefined): void => {
       if (!b) return;
       if (needsCheck) {

@@ -5,8 +5,10 @@ import { Decimal, Market, Party, Seq, Timestamp } from '../http/schemas.js';
 import { CANDLE_INTERVALS, PASSTHROUGH_KINDS } from '../contracts/frame.js';
 import { OrderbookDeltaFrame, ViewSnapshotPayload } from './book-schemas.js';
 
+import { FillFrame, OrderUpdateFrame } from './user-schemas.js';
+
 // Every frame schema is exported from here (the client's wire types are generated from this module).
-export { OrderbookDeltaFrame };
+export { OrderbookDeltaFrame, OrderUpdateFrame, FillFrame };
 
 const Ts = { ...Timestamp, description: 'ISO 8601 UTC with milliseconds (engine time of the event)' };
 const PositionId = Type.String({ minLength: 1, maxLength: 64, description: 'Epoch identity of the position' });
@@ -239,6 +241,8 @@ export const FRAME_SCHEMAS: Record<string, TSchema> = {
   trade: TradeFrame,
   'orderbook.snapshot': OrderbookSnapshotFrame,
   'orderbook.delta': OrderbookDeltaFrame,
+  'order.update': OrderUpdateFrame,
+  fill: FillFrame,
   'candle.update': CandleUpdateFrame,
   'candle.close': CandleCloseFrame,
   'stream.subscribed': SubscribedMessage,

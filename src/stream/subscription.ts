@@ -202,15 +202,34 @@ export function judgeMarketsFilter(sub: Subscription, knownMarkets: ReadonlySet<
   return true;
 }
 
+/**
+ * Frame kinds that are a gateway extension, not spec kinds: sent only to a connection that names
+ * them in `kinds` (a client that follows the spec alone receives only spec kinds).
+ */
+export const EXTENSION_KINDS: ReadonlySet<string> = new Set(['orderbook.delta', 'order.update', 'fill']);
+
 /** The whole filter: does this connection receive this frame? (The hub's index narrows first.) */
 export function matches(sub: Subscription, frame: Frame): boolean {
-  if (sub.kinds && !sub.kinds.has(frame.kind)) return false;
+  if (sub.kinds ? !sub.kinds.has(frame.kind) : EXTENSION_KINDS.has(frame.kind)) return false;
   const party = frameParty(frame);
   if (party !== undefined && !sub.parties.has(party)) return false;
   if (sub.markets && frame.market !== undefined && !sub.markets.has(frame.market)) return false;
   if (sub.intervals && frame.interval !== undefined && !sub.intervals.has(frame.interval)) return false;
   if (frame.kind === 'orderbook.snapshot' || frame.kind === 'orderbook.delta') return bookFrameMatches(sub, frame);
+  if (frame.kind === 'engine.order_filled' && sub.parties.size > 0) return fillConcerns(frame, sub.parties);
   return true;
+}
+
+/**
+ * A connection with a `party` filter asked for its parties' frames: of the engine's (public)
+ * fill events it gets only those with a leg of one of its parties, forwarded unchanged
+ * (docs/stream.md "User channels": before, it got every match of every party). Its own legs
+ * alone come as `fill` frames.
+ */
+function fillConcerns(frame: Frame, parties: ReadonlySet<string>): boolean {
+  const legs = frame.payload.legs;
+  if (!Array.isArray(legs)) return false;
+  return legs.some((l) => typeof l === 'object' && l !== null && parties.has((l as { party?: unknown }).party as string));
 }
 
 /**

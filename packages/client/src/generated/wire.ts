@@ -86,6 +86,36 @@ export interface CandleUpdateFrame {
   };
 }
 
+/** User channel (needs a proven `party`): one of the party's own fill legs; other parties' legs never reach the connection. */
+export interface FillFrame {
+  kind: "fill";
+  /** Engine event sequence number */
+  seq: number;
+  /** ISO 8601 UTC with milliseconds */
+  ts: string;
+  /** Exact engine market symbol, e.g. BTC-PERP */
+  market: string;
+  /** Party id `<hint>::<ed25519 public key hex>` */
+  userParty: string;
+  /** Present (true) only on the state sent on subscribe (open orders, last fills) */
+  snapshot?: true;
+  payload: {
+    matchId: string;
+    orderId: string;
+    positionId: string;
+    side: "buy" | "sell";
+    role: "taker" | "maker";
+    /** Decimal as a string with exactly 10 decimal places */
+    price: string;
+    /** Decimal as a string with exactly 10 decimal places */
+    size: string;
+    /** Decimal as a string with exactly 10 decimal places */
+    fee: string;
+    /** Realized PnL of the position epoch after this leg */
+    realizedPnl: string;
+  };
+}
+
 /** Control message (replay clients only): sent after stream.subscribed when `since` is older than the replay history: backfill from REST. */
 export interface GapMessage {
   kind: "stream.gap";
@@ -169,6 +199,44 @@ export interface OrderbookSnapshotFrame {
     checksum: number;
     bids: [string, string, number][];
     asks: [string, string, number][];
+  };
+}
+
+/** User channel (needs a proven `party`): the order after each change — placed, each fill (partial or full), cancel, rejection. */
+export interface OrderUpdateFrame {
+  kind: "order.update";
+  /** Seq of the event that changed the order (snapshot: the order's last change) */
+  seq: number;
+  /** Engine time of that event */
+  ts: string;
+  /** Exact engine market symbol, e.g. BTC-PERP */
+  market?: string;
+  /** Party id `<hint>::<ed25519 public key hex>` */
+  userParty: string;
+  /** Present (true) only on the state sent on subscribe (open orders, last fills) */
+  snapshot?: true;
+  payload: {
+    /** null on a rejection (the engine gave the order no id) */
+    orderId: string | null;
+    clientOrderId: string | null;
+    /** buy or sell ("unknown" for an order placed before the gateway watched, or rejected) */
+    side: string;
+    /** limit or market ("unknown" as for side) */
+    type: string;
+    price: string | null;
+    /** null when not known to the gateway */
+    size: string | null;
+    /** Decimal as a string with exactly 10 decimal places */
+    filledSize: string;
+    /** Average fill price; null before any fill */
+    avgPrice: string | null;
+    status: "open" | "partially_filled" | "filled" | "cancelled" | "rejected";
+    /** Why a cancelled/rejected order ended: user (cancelled), ioc (IOC or market remainder: no more liquidity), margin, reduce_only, rejected (see code) */
+    reason: "user" | "ioc" | "margin" | "reduce_only" | "rejected" | null;
+    code: string | null;
+    error: string | null;
+    /** Engine event sequence number */
+    asOfSeq: number;
   };
 }
 
@@ -278,7 +346,7 @@ export interface TradeFrame {
 }
 
 /** Every message the stream sends. Narrow on `kind`. */
-export type AnyStreamMessage = BalanceUpdateFrame | CandleCloseFrame | CandleUpdateFrame | GapMessage | HeartbeatMessage | OrderbookDeltaFrame | OrderbookSnapshotFrame | PassthroughFrame | PositionUpdateFrame | ResetMessage | SubscribedMessage | TradeFrame;
+export type AnyStreamMessage = BalanceUpdateFrame | CandleCloseFrame | CandleUpdateFrame | FillFrame | GapMessage | HeartbeatMessage | OrderbookDeltaFrame | OrderbookSnapshotFrame | OrderUpdateFrame | PassthroughFrame | PositionUpdateFrame | ResetMessage | SubscribedMessage | TradeFrame;
 
 // ---- REST records (src/http/reads/shapes.ts, markets.ts, candles.ts; GET /v1/time of src/http/system.ts) ----
 
