@@ -24,6 +24,7 @@ import { systemRoutes } from './http/system.js';
 import { readRoutes } from './http/reads.js';
 import { tradingRoutes } from './http/trading.js';
 import { streamRoutes } from './http/stream.js';
+import { httpTracingPlugin } from './tracing/index.js';
 
 export type { AppDeps } from './deps.js';
 
@@ -73,6 +74,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   installConnectionLimits(server, deps.config);
 
   app.addSchema(ErrorBody);
+  // First, so every route registered after it gets its span (only when traces are on: src/tracing/).
+  const tracing = httpTracingPlugin();
+  if (tracing) await app.register(tracing);
   await app.register(dependencies, { deps });
   await app.register(bodyParsers);
   await app.register(strictQuery);

@@ -8,11 +8,14 @@ import { Database } from './db/database.js';
 import { EngineClient } from './engine/client.js';
 import { Metrics } from './metrics.js';
 import { SessionKeys } from './auth/session-keys.js';
-import { MemoryReplayGuard, type ReplayGuard } from './auth/replay-guard.js';
+import { MemoryReplayGuard } from './auth/replay-guard.js';
+import type { ReplayGuard } from './contracts/replay-guard.js';
 import { LiveRuntime } from './live.js';
+import { SessionLearning } from './auth/session-learning.js';
+import type { HttpDeps } from './http/dependencies.js';
 import { createSharedState, type SharedState } from './fleet/shared-state.js';
 
-export interface AppDeps {
+export interface AppDeps extends HttpDeps {
   config: Config;
   logger: FastifyBaseLogger;
   db: Database;
@@ -45,7 +48,7 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
   // With REDIS_URL one replay memory for the whole fleet (fails closed), else this process's own.
   const replays = overrides.replays ?? fleet?.replays ?? new MemoryReplayGuard(config.replayMemoryMax);
   // An explicit `live: null` override builds an app without the live runtime.
-  const live = overrides.live !== undefined ? overrides.live : new LiveRuntime({ config, logger, db, engine, metrics, sessions });
+  const live = overrides.live !== undefined ? overrides.live : new LiveRuntime({ config, logger, db, engine, metrics, listeners: [new SessionLearning(sessions)] });
   return { config, logger, db, engine, metrics, sessions, replays, live, fleet };
 }
 

@@ -18,31 +18,32 @@
 // lost, and the candles rebuilt from `fills` up to that seq continue exactly); otherwise live only,
 // from the engine's head, with empty candle buckets.
 import type { FastifyBaseLogger } from 'fastify';
-import type { SessionKeys } from './auth/session-keys.js';
 import type { Config } from './config/env.js';
 import type { Database } from './db/database.js';
 import type { EngineClient } from './engine/client.js';
 import type { Metrics } from './metrics.js';
 import { OrderbookPoller } from './engine/orderbook-poller.js';
 import { readFirstEngineEvent } from './engine/first-event.js';
-import type { EngineEventSink, EngineEventSource } from './contracts/engine-event-source.js';
+import type { EngineEventListener, EngineEventSink, EngineEventSource } from './contracts/engine-event-source.js';
 import { SseBridge } from './engine/sse-bridge.js';
-import { JetStreamSource } from './engine/jetstream-source.js';
+import { JetStreamSource } from './fleet/jetstream-source.js';
 import { loadCandleSeed } from './db/queries/candles.js';
 import { seedCandles } from './projections/candles.js';
 import { initialProjectionState, project, type ProjectionState } from './projections/index.js';
 import type { EngineEvent } from './contracts/engine-event.js';
 import type { Frame } from './contracts/frame.js';
-import { EMPTY_EPOCH, epochOf, LOCAL_EPOCH_PREFIX, resolveEpoch } from './stream/epoch.js';
+import type { EpochSources } from './stream/epoch.js';
+import { EpochTracker } from './stream/epoch-tracker.js';
 import { eventStore } from './stream/event-store.js';
 import type { StreamFanout } from './stream/fanout.js';
 import { StreamHub } from './stream/hub.js';
+import type { LiveStatus, LiveView } from './stream/live-view.js';
 import { StreamMetrics } from './stream/metrics.js';
 import { LiveState, partyStore } from './stream/snapshot.js';
 import { BookStream } from './stream/book-stream.js';
 import { UserOrders } from './projections/user-orders.js';
 import { UserChannels } from './stream/user-snapshot.js';
-import { fetchLiveOrders } from './engine/live-orders.js';
+import { fetchLiveOrders } from './http/reads/live-orders.js';
 import { listFills } from './db/queries/fills.js';
 import { EMPTY_PAGE } from './db/queries/page.js';
 import { parseBook } from './engine/orderbook-poller.js';
@@ -50,26 +51,17 @@ import { parseBook } from './engine/orderbook-poller.js';
 /** How long the engine may take to replay its first event for the epoch. */
 const FIRST_EVENT_MS = 5_000;
 
-/** What the live stream runtime reports to /readyz and /metrics. */
-export interface LiveStatus {
-  enabled: boolean;
-  connected: boolean;
-  maxSeq: number | null;
-  gap?: string;
-  /** Where engine events come from; named only with JetStream (NATS_URL). */
-  source?: 'sse' | 'jetstream';
-}
-
 export interface LiveDeps {
   config: Config;
   logger: FastifyBaseLogger;
   db: Database;
   engine: EngineClient;
   metrics: Metrics;
-  sessions: SessionKeys;
+  /** Followers of the engine's history beside the projections (the session keys: auth/session-learning.ts). */
+  listeners: readonly EngineEventListener[];
 }
 
-export class LiveRuntime {
+export class LiveRuntime implements LiveView {
   readonly hub: StreamFanout;
   readonly streamMetrics: StreamMetrics;
   /** The engine's events: its SSE directly (SseBridge), or the fleet's JetStream stream (NATS_URL); null until started. */
@@ -87,14 +79,7 @@ export class LiveRuntime {
   poller: OrderbookPoller | null = null;
   private state: ProjectionState = initialProjectionState();
   private started = false;
-  /** The stream's epoch; null until first derived. */
-  private epochValue: string | null = null;
-  private epochWaiters: Array<() => void> = [];
-  /**
-   * The epoch is provisional (an empty history, or the process-local fallback): it is derived again
-   * once, when the first event arrives.
-   */
-  private epochPending = false;
+  private readonly epochs: EpochTracker;
   readonly liveState: LiveState;
   /** Order books kept from the events: orderbook.delta and the delta connections' snapshots. */
   readonly books: BookStream;
@@ -119,6 +104,7 @@ export class LiveRuntime {
       logger: deps.logger,
     });
     this.streamMetrics = StreamMetrics.for(deps.metrics.registry);
+    this.epochs = new EpochTracker({ sources: (options) => this.epochSources(options), logger: deps.logger });
     // Made here, not in start(): clients may connect before the runtime starts (main.ts listens first).
     if (config.natsUrl) this.caughtUp = new Promise<void>((resolve) => (this.releaseCaughtUp = resolve));
     const hubOptions = {
@@ -132,7 +118,7 @@ export class LiveRuntime {
       ...hubOptions,
       enabled: config.engineAdminToken !== null,
       state: {
-        epoch: () => this.epochValue,
+        epoch: () => this.epochs.current,
         epochKnown: () => this.readyToServe(),
         head: () => this.source?.position ?? null,
         snapshot: (sub) => {
@@ -176,27 +162,21 @@ export class LiveRuntime {
 
   /** Settles when the epoch is known (and, with JetStream, the start-up catch-up is done). */
   private readyToServe(): Promise<void> {
-    const epoch = this.epochValue !== null ? Promise.resolve() : new Promise<void>((resolve) => this.epochWaiters.push(resolve));
+    const epoch = this.epochs.known();
     return this.caughtUp ? Promise.all([epoch, this.caughtUp]).then(() => undefined) : epoch;
   }
 
   /** The identity of the engine history being streamed (null until derived). */
   get epoch(): string | null {
-    return this.epochValue;
+    return this.epochs.current;
   }
 
-  private setEpoch(epoch: string): void {
-    this.epochValue = epoch;
-    this.epochPending = epoch === EMPTY_EPOCH || epoch.startsWith(LOCAL_EPOCH_PREFIX);
-    for (const w of this.epochWaiters.splice(0)) w();
-  }
-
-  /** Derives the epoch from the history's first event; `store: false` after a replacement (the mirror may hold the old history). */
-  private async deriveEpoch(options: { store: boolean }): Promise<string> {
-    const { config, db, engine, logger } = this.deps;
+  /** Where the epoch reads seq 1 and the head: `store: false` after a replacement (the mirror may hold the old history). */
+  private epochSources(options: { store: boolean }): EpochSources {
+    const { config, db, engine } = this.deps;
     const url = this.streamUrl();
     const store = eventStore(db);
-    const { epoch, source } = await resolveEpoch({
+    return {
       engineHead: async () => {
         const h = await engine.health(2_000);
         return typeof h.maxSeq === 'number' ? h.maxSeq : null;
@@ -208,12 +188,7 @@ export class LiveRuntime {
         const [first] = await db.withDeadline(() => store(0, 1));
         return first ?? null;
       },
-    });
-    (source === 'local' ? logger.warn.bind(logger) : logger.info.bind(logger))(
-      { epoch, source },
-      source === 'local' ? 'stream epoch: seq 1 readable from neither the engine nor the database; this process uses its own epoch' : 'stream epoch derived',
-    );
-    return epoch;
+    };
   }
 
   private streamUrl(): string {
@@ -260,7 +235,7 @@ export class LiveRuntime {
     if (startAfter === null && prefillFrom !== null) startAfter = prefillFrom;
     if (startAfter !== null) this.hub.markCoveredAfter(startAfter);
     this.liveState.coveredAfter = startAfter;
-    this.setEpoch(await this.deriveEpoch({ store: true }));
+    this.epochs.set(await this.epochs.derive({ store: true }));
 
     if (jetstream) {
       jetstream.startAfter(startAfter);
@@ -330,16 +305,17 @@ export class LiveRuntime {
     });
   }
 
-  /** Each engine event, in seq order, once (the sink's guarantees). */
+  /** Each engine event, in seq order, once (the sink's guarantees): the listeners, then the projections. */
   private onEvent(event: EngineEvent): void {
-    if (event.kind === 'session.authorized' && event.party) {
-      const p = event.payload as { sessionId?: unknown; sessionPublicKey?: unknown; expiresAt?: unknown };
-      if (typeof p.sessionId === 'string' && typeof p.sessionPublicKey === 'string' && (typeof p.expiresAt === 'string' || typeof p.expiresAt === 'number')) {
-        this.deps.sessions.add(p.sessionId, event.party, p.sessionPublicKey, p.expiresAt);
+    for (const listener of this.deps.listeners) {
+      try {
+        listener.event(event);
+      } catch (err) {
+        this.deps.logger.error({ err, seq: event.seq, kind: event.kind }, 'engine event listener failed');
       }
     }
     if (this.liveState.coveredAfter === null) this.liveState.coveredAfter = event.seq - 1;
-    if (this.epochPending) this.provisionalEpochMet(event);
+    this.epochs.observe(event, () => this.hub.epochChanged());
     const { state, frames } = project(this.state, event);
     this.state = state;
     for (const f of frames) this.observe(f);
@@ -355,38 +331,27 @@ export class LiveRuntime {
   }
 
   /**
-   * The epoch was provisional (empty history, or neither the engine nor the database could give
-   * seq 1): the first event delivered names it, or it is derived again. Control connections are
-   * sent stream.subscribed with the new epoch; this is not a history replacement.
-   */
-  private provisionalEpochMet(event: EngineEvent): void {
-    this.epochPending = false;
-    const provisional = this.epochValue;
-    const adopt = (epoch: string): void => {
-      // Replaced meanwhile, or nothing better known.
-      if (this.epochValue !== provisional || epoch === EMPTY_EPOCH || epoch.startsWith(LOCAL_EPOCH_PREFIX)) return;
-      this.setEpoch(epoch);
-      this.epochPending = false;
-      this.hub.epochChanged();
-    };
-    if (event.seq === 1) return adopt(epochOf(event));
-    void this.deriveEpoch({ store: true }).then(adopt, () => {});
-  }
-
-  /**
    * The engine's history was replaced; the source resumes after `head` of the new one once this
-   * resolves. Nothing of the old history survives: projections, snapshot state, books, replay.
+   * resolves. Nothing of the old history survives: projections, snapshot state, books, replay,
+   * and the listeners are told.
    */
   private async onHistoryReplaced(head: number): Promise<void> {
-    const previous = this.epochValue;
-    const epoch = await this.deriveEpoch({ store: false });
+    const previous = this.epochs.current;
+    const epoch = await this.epochs.derive({ store: false });
     this.state = initialProjectionState();
     this.liveState.reset(head);
     this.poller?.forget();
     this.books.reset();
     this.userOrders.clear();
     this.userChannels.reset();
-    this.setEpoch(epoch);
+    for (const listener of this.deps.listeners) {
+      try {
+        listener.replaced?.(head);
+      } catch (err) {
+        this.deps.logger.error({ err }, 'engine event listener failed to reset');
+      }
+    }
+    this.epochs.set(epoch);
     this.hub.announceReset(previous, head);
     this.deps.logger.warn({ epoch, previousEpoch: previous, head }, 'stream: engine history replaced; clients told to reset');
   }

@@ -4,6 +4,7 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config/env.js';
 import { closeDeps, createDeps } from './deps.js';
 import { checkRuntime } from './config/runtime.js';
+import { startTracing, stopTracing } from './tracing/index.js';
 
 let config: Config;
 try {
@@ -16,6 +17,8 @@ try {
   throw err;
 }
 
+// Before anything is built, so the HTTP plugin exists when the app registers it (off: nothing loads).
+if (config.tracing) await startTracing('trading-gateway');
 const deps = createDeps(config);
 
 // A rejection nobody awaited (a driver's internal promise on a broken connection, say) is logged,
@@ -37,6 +40,7 @@ async function shutdown(signal: string): Promise<void> {
   await deps.live?.stop();
   await app.close();
   await closeDeps(deps);
+  await stopTracing(); // the last spans are exported, not lost with the process
   process.exit(0);
 }
 process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -7,13 +7,7 @@
 // still-valid entries it refuses new signatures (ReplayMemoryFull, answered 503 `replay_memory_full`)
 // rather than forgetting one that could still be replayed: failing closed.
 
-export interface ReplayGuard {
-  /**
-   * true the first time `key` is offered within `ttlMs`, false on every later offer while it is
-   * remembered. Throws ReplayMemoryFull when the key cannot be remembered.
-   */
-  firstUse(key: string, ttlMs: number): Promise<boolean>;
-}
+import type { ReplayGuard } from '../contracts/replay-guard.js';
 
 export class ReplayMemoryFull extends Error {
   constructor(readonly maxEntries: number) {

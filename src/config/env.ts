@@ -32,7 +32,7 @@ export interface Config {
   wsOrderbookPollMs: number;
   wsOrderbookDepth: number;
   wsMaxConnections: number;
-  /** Fan-out worker processes for /v1/stream (0: the gateway process writes to the clients itself). */
+  /** The slow-consumer bound of one /v1/stream connection (unsent bytes). */
   wsClientBufferBytes: number;
   wsPingMs: number;
   wsHistorySize: number;
@@ -76,6 +76,8 @@ export interface Config {
   /** JetStream retention (relay creates/updates the stream): max age and max bytes. */
   natsMaxAgeS: number;
   natsMaxBytes: number;
+  /** OpenTelemetry traces on (the standard OTEL_* variables name an exporter or an endpoint); off by default. */
+  tracing: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -206,6 +208,37 @@ function token(env: Env, name: string, fallback: string, pattern: RegExp): strin
   return value;
 }
 
+const OTEL_EXPORTERS = ['otlp', 'console', 'zipkin', 'none'] as const;
+const OTEL_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+const OTEL_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
+
+/**
+ * Whether traces are on, from the standard OpenTelemetry variables (the SDK reads them itself when
+ * it starts; they are checked here so a typo fails the start with one line, like every setting).
+ * Off unless OTEL_TRACES_EXPORTER names an exporter other than `none` or an OTLP endpoint is set;
+ * OTEL_SDK_DISABLED=true turns them off whatever else says.
+ */
+function tracingOn(env: Env): boolean {
+  const disabled = bool(env, 'OTEL_SDK_DISABLED', false);
+  const exporters = list(env, 'OTEL_TRACES_EXPORTER', []);
+  for (const e of exporters) {
+    if (!(OTEL_EXPORTERS as readonly string[]).includes(e)) {
+      throw new ConfigError('OTEL_TRACES_EXPORTER', `must be a comma-separated list of ${OTEL_EXPORTERS.join(', ')}, got "${e}"`);
+    }
+  }
+  const endpoints = ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'].filter((name) => raw(env, name) !== undefined);
+  for (const name of endpoints) httpUrl(env, name, '');
+  for (const name of ['OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL']) oneOf(env, name, 'http/protobuf', OTEL_PROTOCOLS);
+  const sampler = oneOf(env, 'OTEL_TRACES_SAMPLER', 'parentbased_always_on', OTEL_SAMPLERS);
+  const arg = raw(env, 'OTEL_TRACES_SAMPLER_ARG');
+  if (arg !== undefined && sampler.endsWith('traceidratio') && !(/^(0(\.\d+)?|1(\.0+)?)$/.test(arg))) {
+    throw new ConfigError('OTEL_TRACES_SAMPLER_ARG', `must be a ratio from 0 to 1, got "${arg}"`);
+  }
+  if (disabled) return false;
+  if (exporters.length > 0) return exporters.some((e) => e !== 'none');
+  return endpoints.length > 0;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const production = raw(env, 'NODE_ENV') === 'production';
   const rateLimitMax = int(env, 'RATE_LIMIT_MAX', 600, 1, 10_000_000);
@@ -267,5 +300,6 @@ export function loadConfig(env: Env = process.env): Config {
     natsSubject: token(env, 'NATS_SUBJECT', 'engine.events', /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/),
     natsMaxAgeS: int(env, 'NATS_MAX_AGE_S', 172_800, 60, 31_536_000),
     natsMaxBytes: int(env, 'NATS_MAX_BYTES', 1_073_741_824, 1_048_576, 1_099_511_627_776),
+    tracing: tracingOn(env),
   };
 }

@@ -15,6 +15,7 @@
 import postgres from 'postgres';
 import type { Config } from '../config/env.js';
 import { within } from '../deadline.js';
+import { traced, tracingOn } from '../tracing/index.js';
 import { DatabaseUnavailableError, isDataError, SchemaBehindError, type DataError } from './errors.js';
 
 export type Sql = postgres.Sql;
@@ -134,6 +135,12 @@ export class Database {
   async read<T>(empty: T, fn: (sql: Sql) => Promise<T>, options: { needsV2?: boolean } = {}): Promise<T> {
     const sql = this.sql;
     if (!sql) return empty;
+    if (!tracingOn()) return this.readNow(sql, fn, options);
+    const name = statementName(fn);
+    return traced(`db ${name}`, () => this.readNow(sql, fn, options), { childOnly: true, attributes: { 'db.system.name': 'postgresql', 'db.query.summary': name } });
+  }
+
+  private async readNow<T>(sql: Sql, fn: (sql: Sql) => Promise<T>, options: { needsV2?: boolean }): Promise<T> {
     try {
       return await this.withDeadline(async () => {
         if (options.needsV2) {
@@ -236,4 +243,19 @@ export class Database {
 
 export function schemaBehind(missing: string[]): SchemaBehindError {
   return new SchemaBehindError(missing);
+}
+
+/**
+ * The name of the query a read runs, for its span: every read passes an arrow that calls one query
+ * function of src/db/queries/ (`(sql) => listFills(sql, …)`), so the first such call in its source
+ * names the statement without any value. Only computed when traces are on.
+ */
+export function statementName(fn: (sql: Sql) => unknown): string {
+  const source = fn.toString();
+  const param = /^\s*(?:async\s*)?\(?\s*([A-Za-z_$][\w$]*)/.exec(source)?.[1];
+  if (param === undefined) return 'query';
+  // `listFills(sql` as written, or `(0, module.listFills)(sql` once a bundler rewrote the import.
+  const calls = source.matchAll(new RegExp(`([A-Za-z_$][\\w$]*)\\)?\\(\\s*${param.replace(/\$/g, '\\$')}\\b`, 'g'));
+  for (const [, name] of calls) if (name !== 'async') return name!;
+  return 'query';
 }

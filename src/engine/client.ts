@@ -4,7 +4,8 @@
 //   no answer within the timeout    -> 504 engine_timeout
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
-import { ApiError } from '../http/errors.js';
+import { EngineTimeoutError, EngineUnavailableError } from './errors.js';
+import { traced, traceHeaders, tracingOn } from '../tracing/index.js';
 
 export interface EngineClientOptions {
   baseUrl: string;
@@ -17,6 +18,14 @@ export interface EngineResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: Buffer;
+}
+
+export interface EngineRequest {
+  method: Dispatcher.HttpMethod;
+  path: string;
+  headers?: Record<string, string>;
+  body?: Buffer | string | null;
+  timeoutMs?: number;
 }
 
 export interface EngineHealth {
@@ -46,20 +55,29 @@ export class EngineClient {
   }
 
   /**
-   * Sends one request; answers whatever status the engine gave. Throws ApiError on transport failure.
+   * Sends one request; answers whatever status the engine gave. Throws EngineUnavailableError or EngineTimeoutError on transport failure.
    *
    * Uses the pool's `dispatch` with a small handler that collects the body into one Buffer, instead
    * of `pool.request`, which builds a Readable stream, its consumers and several promises per call
    * only for the body to be read whole here anyway (the proxy's hot path). Same pool, same
    * timeouts, same errors, same parsed headers.
    */
-  request(opts: {
-    method: Dispatcher.HttpMethod;
-    path: string;
-    headers?: Record<string, string>;
-    body?: Buffer | string | null;
-    timeoutMs?: number;
-  }): Promise<EngineResponse> {
+  request(opts: EngineRequest): Promise<EngineResponse> {
+    if (!tracingOn()) return this.send(opts, opts.headers ?? {});
+    // A child span of the request being served, with its W3C traceparent added to the headers sent;
+    // the caller's headers (the signed ones) and the body go out untouched.
+    return traced(
+      `engine ${opts.method}`,
+      async (span) => {
+        const res = await this.send(opts, traceHeaders(opts.headers ?? {}));
+        span.set('http.response.status_code', res.status);
+        return res;
+      },
+      { kind: 'client', childOnly: true, attributes: { 'http.request.method': opts.method, 'url.path': opts.path.split('?', 1)[0]!, 'server.address': this.origin } },
+    );
+  }
+
+  private send(opts: EngineRequest, headers: Record<string, string>): Promise<EngineResponse> {
     const timeout = opts.timeoutMs ?? this.options.timeoutMs;
     return new Promise<EngineResponse>((resolve, reject) => {
       const call = new EngineCall(resolve, reject);
@@ -68,7 +86,7 @@ export class EngineClient {
           {
             method: opts.method,
             path: this.basePath + opts.path,
-            headers: opts.headers ?? {},
+            headers,
             body: opts.body ?? null,
             headersTimeout: timeout,
             bodyTimeout: timeout,
@@ -95,7 +113,7 @@ export class EngineClient {
     });
     const parsed = parseJson(res.body);
     if (res.status < 200 || res.status >= 300) throw new EngineHttpError(res.status, parsed);
-    if (parsed === undefined) throw new ApiError('engine_unavailable', 'the engine answered with a body that is not JSON', { engineStatus: res.status });
+    if (parsed === undefined) throw new EngineUnavailableError('the engine answered with a body that is not JSON', res.status);
     return parsed as T;
   }
 
@@ -187,8 +205,8 @@ export function parseJson(body: Buffer): unknown {
   }
 }
 
-export function engineFailure(err: unknown): ApiError {
-  if (err instanceof ApiError) return err;
+export function engineFailure(err: unknown): EngineUnavailableError | EngineTimeoutError {
+  if (err instanceof EngineUnavailableError || err instanceof EngineTimeoutError) return err;
   if (
     err instanceof undiciErrors.HeadersTimeoutError ||
     err instanceof undiciErrors.BodyTimeoutError ||
@@ -196,10 +214,10 @@ export function engineFailure(err: unknown): ApiError {
   ) {
     return engineTimeoutError();
   }
-  return new ApiError('engine_unavailable', 'the engine is unreachable');
+  return new EngineUnavailableError('the engine is unreachable');
 }
 
 /** The 504 of an engine that did not answer in time (also a shared read's own deadline). */
-export function engineTimeoutError(): ApiError {
-  return new ApiError('engine_timeout', 'the engine did not answer in time');
+export function engineTimeoutError(): EngineTimeoutError {
+  return new EngineTimeoutError();
 }

@@ -32,6 +32,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { FastifyBaseLogger } from 'fastify';
 import { parseEngineEvent, type EngineEvent } from '../contracts/engine-event.js';
 import type { EngineEventSink, EngineEventSource } from '../contracts/engine-event-source.js';
+import { traced, traceHeaders } from '../tracing/index.js';
 import { within } from '../deadline.js';
 import { eventFingerprint } from './fingerprint.js';
 import { OrderedDelivery, WakeableSleep, type SourceMetrics } from './ordered-delivery.js';
@@ -249,7 +250,16 @@ export class SseBridge implements EngineEventSource {
     );
     let delivered = false;
     try {
-      const res = await request(this.options.url, { method: 'GET', headers, signal: ac.signal, headersTimeout: this.options.idleMs, bodyTimeout: 0 });
+      // Each (re)connection is a span of its own (src/tracing/), its traceparent sent to the engine.
+      const res = await traced(
+        'engine stream connect',
+        async (span) => {
+          const answer = await request(this.options.url, { method: 'GET', headers: traceHeaders(headers), signal: ac.signal, headersTimeout: this.options.idleMs, bodyTimeout: 0 });
+          span.set('http.response.status_code', answer.statusCode);
+          return answer;
+        },
+        { kind: 'client', attributes: { 'engine.stream.source': 'sse', 'engine.stream.after': this.last ?? -1 } },
+      );
       if (res.statusCode === 410) {
         const body = (await res.body.json().catch(() => ({}))) as { oldestSeq?: unknown };
         const oldest = Number.isSafeInteger(body.oldestSeq) ? (body.oldestSeq as number) : null;

@@ -6,7 +6,7 @@
 // still runs first: it knows about grants older than the key (a Redis restart loses keys).
 // Fails closed: without Redis the faucet answers 503 (money must not be granted twice).
 import { randomUUID } from 'node:crypto';
-import { ApiError } from '../http/errors.js';
+import { SharedStateUnavailableError } from './errors.js';
 import type { RedisHandle } from './redis.js';
 
 export type FaucetClaim = { granted: true; release(): Promise<void> } | { granted: false; retryAfterMs: number };
@@ -40,7 +40,7 @@ export class RedisFaucetLock implements FaucetLock {
       return { granted: false, retryAfterMs: ttl > 0 ? ttl : cooldownMs };
     } catch (err) {
       this.redis.failed('faucet', 'fail_closed', err);
-      throw new ApiError('shared_state_unavailable', 'the faucet cooldown store (Redis) is unavailable; retry shortly', {}, 503);
+      throw new SharedStateUnavailableError('the faucet cooldown store (Redis) is unavailable; retry shortly');
     }
   }
 }

@@ -2,8 +2,8 @@
 // `SET key 1 NX PX ttl` is atomic, so two replicas receiving the same signed request at the same
 // moment cannot both accept it. Fails closed: without Redis the replica cannot know whether another
 // one accepted the signature, so it answers 503 `shared_state_unavailable` rather than risk a replay.
-import type { ReplayGuard } from '../auth/replay-guard.js';
-import { ApiError } from '../http/errors.js';
+import type { ReplayGuard } from '../contracts/replay-guard.js';
+import { SharedStateUnavailableError } from './errors.js';
 import type { RedisHandle } from './redis.js';
 
 export class RedisReplayGuard implements ReplayGuard {
@@ -15,7 +15,7 @@ export class RedisReplayGuard implements ReplayGuard {
       answer = await this.redis.client.set(`${this.redis.prefix}replay:${key}`, '1', 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX');
     } catch (err) {
       this.redis.failed('replay', 'fail_closed', err);
-      throw new ApiError('shared_state_unavailable', 'the signature replay memory (Redis) is unavailable; retry shortly', {}, 503);
+      throw new SharedStateUnavailableError('the signature replay memory (Redis) is unavailable; retry shortly');
     }
     this.redis.succeeded();
     return answer === 'OK';

@@ -4,7 +4,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/env.js';
-import type { ReplayGuard } from '../auth/replay-guard.js';
+import type { ReplayGuard } from '../contracts/replay-guard.js';
 import { RedisHandle, type RedisStatus } from './redis.js';
 import { RedisReplayGuard } from './redis-replay-guard.js';
 import { RedisFaucetLock, type FaucetLock } from './faucet-lock.js';

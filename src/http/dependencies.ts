@@ -1,14 +1,13 @@
 // The gateway's dependencies as Fastify decorators, registered once at the root: every route plugin
-// reaches them as `app.db`, `app.engine`, … (typed below by declaration merging) without importing
-// the composition root.
+// reaches them as `app.db`, `app.engine`, … (typed below by declaration merging). The edge names
+// what it needs (HttpDeps); it never imports the composition root.
 import fp from 'fastify-plugin';
-import type { ReplayGuard } from '../auth/replay-guard.js';
+import type { ReplayGuard } from '../contracts/replay-guard.js';
 import type { SessionKeys } from '../auth/session-keys.js';
 import type { Config } from '../config/env.js';
 import type { Database } from '../db/database.js';
-import type { AppDeps } from '../deps.js';
 import type { EngineClient } from '../engine/client.js';
-import type { LiveRuntime } from '../live.js';
+import type { LiveView } from '../stream/live-view.js';
 import type { Metrics } from '../metrics.js';
 import type { SharedState } from '../fleet/shared-state.js';
 
@@ -21,14 +20,26 @@ declare module 'fastify' {
     sessions: SessionKeys;
     /** Single-use memory of verified signatures. */
     replays: ReplayGuard;
-    /** The live stream runtime; null in apps built without it. */
-    live: LiveRuntime | null;
+    /** The live stream runtime, as the edge sees it; null in apps built without it. */
+    live: LiveView | null;
     /** State shared by the replicas of a fleet (REDIS_URL); null: per process. */
     fleet: SharedState | null;
   }
 }
 
-export const dependencies = fp<{ deps: AppDeps }>(
+/** What the routes are given (the composition root's AppDeps is one). */
+export interface HttpDeps {
+  config: Config;
+  db: Database;
+  engine: EngineClient;
+  metrics: Metrics;
+  sessions: SessionKeys;
+  replays: ReplayGuard;
+  live: LiveView | null;
+  fleet: SharedState | null;
+}
+
+export const dependencies = fp<{ deps: HttpDeps }>(
   async (app, { deps }) => {
     app.decorate('config', deps.config);
     app.decorate('db', deps.db);

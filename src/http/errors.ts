@@ -1,7 +1,13 @@
 // The one error shape every non-2xx answer made by the gateway carries:
-// {"error": "<human message>", "code": "<machine code>"}. Handlers throw ApiError; the error
-// handler in app.ts turns anything else into one of these without leaking driver text.
+// {"error": "<human message>", "code": "<machine code>"}. Handlers throw ApiError; the layers
+// below raise their own domain errors, and `fromDomainError` is the one place they become
+// statuses and wire codes (the error handler, and the stream upgrade on its raw socket).
+import { AuthError, type AuthFailure } from '../auth/errors.js';
+import { ReplayMemoryFull } from '../auth/replay-guard.js';
 import { DatabaseUnavailableError, SchemaBehindError } from '../db/errors.js';
+import { EngineTimeoutError, EngineUnavailableError } from '../engine/errors.js';
+import { SharedStateUnavailableError } from '../fleet/errors.js';
+import { InvalidSubscriptionError } from '../stream/errors.js';
 
 export type ErrorCode =
   | 'bad_request'
@@ -59,15 +65,22 @@ export class ApiError extends Error {
   }
 }
 
-export const badRequest = (message: string) => new ApiError('bad_request', message);
-export const notFound = (message: string) => new ApiError('not_found', message);
+const AUTH_CODES: Record<AuthFailure, ErrorCode> = { malformed: 'bad_request', unauthenticated: 'unauthorized', forbidden: 'forbidden' };
 
 /**
- * The HTTP form of an error raised below the edge (the data layer's domain errors), or null for
+ * The HTTP form of an error raised below the edge (every layer's domain errors), or null for
  * anything else. Used by the error handler and by the stream upgrade, which answers on a raw socket.
  */
 export function fromDomainError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
+  if (err instanceof AuthError) return new ApiError(AUTH_CODES[err.failure], err.message, err.details);
+  if (err instanceof ReplayMemoryFull) {
+    return new ApiError('replay_memory_full', 'too many signed requests in the last minute to remember them all; retry shortly', { retryAfterS: 1 });
+  }
+  if (err instanceof InvalidSubscriptionError) return new ApiError('bad_request', err.message);
+  if (err instanceof EngineUnavailableError) return new ApiError('engine_unavailable', err.message, err.engineStatus === undefined ? {} : { engineStatus: err.engineStatus });
+  if (err instanceof EngineTimeoutError) return new ApiError('engine_timeout', err.message);
+  if (err instanceof SharedStateUnavailableError) return new ApiError('shared_state_unavailable', err.message);
   if (err instanceof DatabaseUnavailableError) return new ApiError('database_unavailable', err.message);
   if (err instanceof SchemaBehindError) return new ApiError('schema_behind', err.message, { missingMigrations: err.missingMigrations });
   return null;

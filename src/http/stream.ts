@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { StreamHub } from '../stream/hub.js';
 import { StreamMetrics } from '../stream/metrics.js';
-import { clientAddress, createUpgradeHandler, StreamGate, STREAM_PATH } from '../stream/upgrade.js';
+import { clientAddress, createUpgradeHandler, StreamGate, STREAM_PATH } from './stream-upgrade.js';
 import { errors } from './schemas.js';
 import { buildAsyncApi } from '../stream/asyncapi.js';
 

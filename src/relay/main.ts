@@ -10,6 +10,7 @@ import { Database } from '../db/database.js';
 import { EngineClient } from '../engine/client.js';
 import { eventStore } from '../stream/event-store.js';
 import { EngineRelay } from './relay.js';
+import { startTracing, stopTracing } from '../tracing/index.js';
 
 let config: Config;
 try {
@@ -24,6 +25,8 @@ try {
   throw err;
 }
 
+// Its engine stream connections are traced like a replica's (off unless OTEL_* says otherwise).
+if (config.tracing) await startTracing('trading-gateway-relay');
 const logger = pino({ level: config.logLevel, base: { role: 'relay' } });
 const registry = new Registry();
 const db = new Database(config, logger);
@@ -79,6 +82,7 @@ async function shutdown(): Promise<void> {
   server.close();
   await relay.stop();
   await Promise.allSettled([db.close(), engine.close()]);
+  await stopTracing();
   process.exit(0);
 }
 process.on('SIGINT', () => void shutdown());

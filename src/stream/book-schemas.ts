@@ -1,7 +1,7 @@
 // TypeBox schemas of the order book frames of delta connections (docs/stream.md "Order book
 // deltas"); the spec's polled orderbook.snapshot keeps its own schema in schemas.ts.
 import { Type } from 'typebox';
-import { Decimal, Market, Seq, Timestamp } from '../http/schemas.js';
+import { Decimal, Market, Seq, Timestamp } from '../contracts/wire.js';
 
 const strict = { additionalProperties: false } as const;
 

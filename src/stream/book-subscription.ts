@@ -4,7 +4,7 @@
 // figures, `tick:<decimal>` price multiples, or `none`, the default) shape its book. Without
 // `orderbook.delta` the connection gets the spec's polled `orderbook.snapshot` frames, unchanged,
 // and `depth`/`group` are refused (they would silently do nothing).
-import { ApiError } from '../http/errors.js';
+import { InvalidSubscriptionError } from './errors.js';
 import { parseGrouping } from '../projections/book-view.js';
 import type { BookViewSpec } from './book-views.js';
 
@@ -16,7 +16,7 @@ export const DEFAULT_VIEW_DEPTH = 20;
 function single(query: URLSearchParams, name: string): string | null {
   const raw = query.getAll(name);
   if (raw.length === 0) return null;
-  if (raw.length > 1) throw new ApiError('bad_request', `query parameter "${name}" must be given once`);
+  if (raw.length > 1) throw new InvalidSubscriptionError(`query parameter "${name}" must be given once`);
   return raw[0]!;
 }
 
@@ -25,13 +25,13 @@ export function bookViewSpec(depthText: string | null, groupText: string | null)
   let depth = DEFAULT_VIEW_DEPTH;
   if (depthText !== null) {
     if (!/^\d{1,4}$/.test(depthText) || Number(depthText) < 1 || Number(depthText) > MAX_VIEW_DEPTH) {
-      throw new ApiError('bad_request', `"depth" must be an integer number of levels from 1 to ${MAX_VIEW_DEPTH}`);
+      throw new InvalidSubscriptionError(`"depth" must be an integer number of levels from 1 to ${MAX_VIEW_DEPTH}`);
     }
     depth = Number(depthText);
   }
   const grouping = groupText === null ? { kind: 'none' as const } : parseGrouping(groupText);
   if (!grouping) {
-    throw new ApiError('bad_request', '"group" must be sig:<2..5> (significant figures), tick:<positive decimal> (price multiple) or none');
+    throw new InvalidSubscriptionError('"group" must be sig:<2..5> (significant figures), tick:<positive decimal> (price multiple) or none');
   }
   return { depth, grouping };
 }
@@ -42,7 +42,7 @@ export function parseBookView(query: URLSearchParams, kinds: readonly string[] |
   const groupText = single(query, 'group');
   if (!kinds?.includes('orderbook.delta')) {
     if (depthText !== null || groupText !== null) {
-      throw new ApiError('bad_request', '"depth" and "group" shape the order book deltas: add orderbook.delta to "kinds"');
+      throw new InvalidSubscriptionError('"depth" and "group" shape the order book deltas: add orderbook.delta to "kinds"');
     }
     return null;
   }

@@ -11,9 +11,8 @@ export interface Sent {
   wire?: Buffer;
 }
 
-/** `E`: what is kept per frame (the hub keeps `Sent`; the fan-out workers' feeder keeps less). */
-export class History<E extends { frame: { seq: number } } = Sent> {
-  private readonly ring: Array<E | undefined>;
+export class History {
+  private readonly ring: Array<Sent | undefined>;
   private head = 0; // index of the oldest entry
   private count = 0;
   private covered: number | null = null;
@@ -44,7 +43,7 @@ export class History<E extends { frame: { seq: number } } = Sent> {
     this.covered = seq;
   }
 
-  push(entry: E): void {
+  push(entry: Sent): void {
     if (this.covered === null) this.covered = entry.frame.seq - 1;
     if (this.capacity === 0) {
       this.markCoveredAfter(entry.frame.seq);
@@ -62,7 +61,7 @@ export class History<E extends { frame: { seq: number } } = Sent> {
   }
 
   /** Frames with seq > since, oldest first. */
-  *after(since: number): Generator<E> {
+  *after(since: number): Generator<Sent> {
     for (let i = 0; i < this.count; i++) {
       const e = this.ring[(this.head + i) % this.capacity]!;
       if (e.frame.seq > since) yield e;

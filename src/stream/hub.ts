@@ -1,21 +1,24 @@
-// The fan-out: frames in (from the live runtime), serialised once, written to every matching
-// client; on connect: control messages, replay from history and the snapshot frames, paced by the
-// socket's drain while the connection's live frames are held; heartbeats; resets; pings; close on
-// shutdown.
+// The hub: the index of open connections and the broadcast (FramePublisher,
+// src/contracts/frame-publisher.ts). Frames in (from the live runtime and the order book poller),
+// serialised once, written to every matching connection, corked per batch, a slow consumer closed
+// with 4008; control messages to open connections (resets, epoch, rule 1 again, heartbeats);
+// liveness pings; close on shutdown. The opening of each new connection (replay, snapshot, held
+// frames) is ConnectionOpener's (opening.ts).
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { Frame } from '../contracts/frame.js';
 import { serializeFrame } from './serialize.js';
 import { StreamClient, wireFrame } from './client.js';
+import { control, json, subscribedMessage, type ResetReason } from './control.js';
 import type { StreamFanout } from './fanout.js';
 import { History, type Sent } from './history.js';
+import { ConnectionOpener, type StreamStateSource } from './opening.js';
 import { SubscriberIndex } from './registry.js';
-import { judgeMarketsFilter, matches, marketsFilterMatchesNothing, type Subscription } from './subscription.js';
+import { judgeMarketsFilter, marketsFilterMatchesNothing, type Subscription } from './subscription.js';
 import { EMPTY_EPOCH } from './epoch.js';
-import type { SnapshotParts } from './snapshot.js';
 
-/** What the hub counts (StreamMetrics in the gateway process; deltas reported by a fan-out worker). */
+/** What the hub counts (StreamMetrics). */
 export interface HubMetrics {
   clients: { set(n: number): void };
   sent(kind: string, n: number): void;
@@ -26,20 +29,6 @@ export interface HubMetrics {
 export interface HubLogger {
   warn(obj: object, msg: string): void;
 }
-
-/** What the hub reads from the live runtime: the epoch, the head, and the state for snapshots. */
-export interface StreamStateSource {
-  /** The identity of the engine history being streamed; null while it is first being derived. */
-  epoch(): string | null;
-  /** Resolves once `epoch()` is known. */
-  epochKnown(): Promise<void>;
-  /** The newest seq the gateway has; null before any. */
-  head(): number | null;
-  /** The snapshot frames for a new connection, as of now. */
-  snapshot(sub: Subscription): SnapshotParts;
-}
-
-export type ResetReason = 'epoch_mismatch' | 'history_replaced';
 
 export interface HubOptions {
   /** false without ENGINE_ADMIN_TOKEN: clients connect and receive nothing, control messages included. */
@@ -56,9 +45,6 @@ export interface HubOptions {
 export const GOING_AWAY = 1001;
 /** A connection that does not take control messages, after the engine history was replaced. */
 export const STREAM_RESET = 4011;
-/** Replay and snapshot frames are written while the client's unsent bytes stay under this; then the drain is awaited. */
-const REPLAY_HIGH_WATER = 256 * 1024;
-
 export class StreamHub implements StreamFanout {
   private readonly index = new SubscriberIndex();
   private readonly history: History;
@@ -72,8 +58,8 @@ export class StreamHub implements StreamFanout {
   /** Completes handshakes (noServer: the HTTP server's 'upgrade' event hands the sockets over). */
   private wss: WebSocketServer | null = null;
   private readonly state: StreamStateSource;
+  private readonly opener: ConnectionOpener;
   private lastSeq: number | null = null;
-  private readonly highWater: number;
 
   constructor(private readonly options: HubOptions) {
     this.history = new History(options.historySize);
@@ -83,8 +69,7 @@ export class StreamHub implements StreamFanout {
       head: () => this.lastSeq,
       snapshot: () => ({ frames: [], later: null }),
     };
-    // Below the slow-consumer bound, so a connection going live never starts near it.
-    this.highWater = Math.max(1, Math.min(REPLAY_HIGH_WATER, Math.floor(options.bufferBytes / 4)));
+    this.opener = new ConnectionOpener({ state: this.state, history: this.history, bufferBytes: options.bufferBytes });
   }
 
   accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription): void {
@@ -132,7 +117,7 @@ export class StreamHub implements StreamFanout {
   epochChanged(): void {
     if (!this.options.enabled) return;
     for (const client of [...this.index.clients()]) {
-      if (client.sub.control) this.sendControl(client, this.subscribedMessage(client.sub));
+      if (client.sub.control) this.sendControl(client, subscribedMessage(client.sub, this.state.epoch(), this.state.head()));
     }
   }
 
@@ -151,7 +136,7 @@ export class StreamHub implements StreamFanout {
       this.index.remove(client); // the index finds the buckets through the filters: out before they change
       judgeMarketsFilter(sub, known);
       this.index.add(client);
-      if (this.options.enabled && sub.control) this.sendControl(client, this.subscribedMessage(sub));
+      if (this.options.enabled && sub.control) this.sendControl(client, subscribedMessage(sub, this.state.epoch(), this.state.head()));
     }
   }
 
@@ -177,116 +162,17 @@ export class StreamHub implements StreamFanout {
     if (!this.options.enabled) return client;
 
     client.held = [];
-    this.open(client).catch((err: unknown) => {
+    this.opener.open(client).then((live) => {
+      if (live && client.sub.heartbeatS !== null) {
+        client.heartbeat = setInterval(() => this.heartbeat(client), client.sub.heartbeatS * 1000);
+        client.heartbeat.unref();
+      }
+    }, (err: unknown) => {
       this.options.logger.warn({ err: (err as Error).message }, 'stream connection could not be opened');
       this.remove(client);
       client.close(1011, 'could not open the stream');
     });
     return client;
-  }
-
-  /**
-   * Opens a registered connection. Runs synchronously up to its first wait (the drain of a large
-   * replay, the database part of a snapshot); live frames wait in `client.held` meanwhile, and only
-   * they count against the slow-consumer bound: a replay is paced by the client's own reading.
-   */
-  private async open(client: StreamClient): Promise<void> {
-    const sub = client.sub;
-    if (this.state.epoch() === null) {
-      await this.state.epochKnown();
-      // Nothing that was held meanwhile is lost: it is in the replay history and in the state.
-      client.held = [];
-      client.heldBytes = 0;
-    }
-    const epoch = this.state.epoch()!;
-    const head = this.state.head();
-    const out: Buffer[] = [];
-    // Control messages are not spec kinds: only for connections that opted in (control=true or since).
-    if (sub.control) out.push(json(this.subscribedMessage(sub)));
-    let since = sub.since;
-    if (since !== null && sub.epoch !== null && sub.epoch !== epoch) {
-      // Another history: its seqs mean nothing here. Served as a fresh connection (no replay).
-      out.push(json(control('stream.reset', head ?? 0, { epoch, previousEpoch: sub.epoch, reason: 'epoch_mismatch' satisfies ResetReason })));
-      since = null;
-    }
-    const replay: Sent[] = [];
-    if (since !== null) {
-      const covered = this.history.coveredAfter;
-      if (covered === null || since < covered) {
-        out.push(
-          json(
-            control('stream.gap', head ?? 0, {
-              requestedSince: since,
-              oldestAvailableSeq: covered === null ? null : covered + 1,
-              backfill: `/v1/events?since=${since}`,
-            }),
-          ),
-        );
-      }
-      // After a gap, nothing at or below `covered`: those seqs were announced as unavailable (the
-      // client backfills them), and the oldest event held may have lost its first frames to eviction.
-      const from = covered !== null && since < covered ? covered : since;
-      for (const sent of this.history.after(from)) {
-        if (!matches(sub, sent.frame)) continue;
-        sent.wire ??= wireFrame(sent.data);
-        replay.push(sent);
-      }
-    }
-    const snapshot = sub.snapshot ? this.state.snapshot(sub) : null;
-
-    // Everything below waits only when it must (a drain, the database part of the snapshot): a
-    // connection with nothing to wait for is opened, and live, within this synchronous step.
-    const first: Array<{ data: Buffer; wire?: Buffer }> = out.map((data) => ({ data }));
-    for (const sent of replay) first.push(sent);
-    for (const f of snapshot?.frames ?? []) first.push({ data: snapshotData(f) });
-    // `await` only on a promise: awaiting a plain value would still give way to other work.
-    let ok = this.writeOpening(client, first);
-    if (typeof ok !== 'boolean') ok = await ok;
-    if (!ok) return;
-    if (snapshot?.later) {
-      client.uncork();
-      const more = await snapshot.later;
-      ok = this.writeOpening(client, more.map((f) => ({ data: snapshotData(f) })));
-      if (typeof ok !== 'boolean') ok = await ok;
-      if (!ok) return;
-    }
-    // The frames held meanwhile, then live.
-    while (client.held && client.held.length > 0) {
-      const held = client.held;
-      client.held = [];
-      client.heldBytes = 0;
-      ok = this.writeOpening(client, held);
-      if (typeof ok !== 'boolean') ok = await ok;
-      if (!ok) return;
-    }
-    client.uncork();
-    client.held = null;
-    if (sub.heartbeatS !== null && !client.closing) {
-      client.heartbeat = setInterval(() => this.heartbeat(client), sub.heartbeatS * 1000);
-      client.heartbeat.unref();
-    }
-  }
-
-  /**
-   * Writes opening frames (not judged by the slow-consumer bound), corked in runs; past the
-   * high-water mark of unsent bytes it waits for the socket's drain, so a replay goes at the
-   * client's own reading speed. false when the connection closed. Synchronous (a boolean) unless
-   * it had to wait: the caller awaits only then, so nothing else runs in between otherwise.
-   */
-  private writeOpening(client: StreamClient, items: ReadonlyArray<{ data: Buffer; wire?: Buffer }>, from = 0): boolean | Promise<boolean> {
-    const open = (): boolean => !client.closing && client.ws.readyState === WebSocket.OPEN;
-    for (let i = from; i < items.length; i++) {
-      const item = items[i]!;
-      if (!client.corked) client.cork();
-      if (!client.write(item.data, item.wire ?? wireFrame(item.data))) return false;
-      if (client.ws.bufferedAmount <= this.highWater) continue;
-      client.uncork();
-      return (async () => {
-        while (open() && client.ws.bufferedAmount > this.highWater) await client.drained();
-        return open() && this.writeOpening(client, items, i + 1);
-      })();
-    }
-    return open();
   }
 
   private heartbeat(client: StreamClient): void {
@@ -300,20 +186,6 @@ export class StreamHub implements StreamFanout {
     this.deliver(client, { frame: { kind: message.kind as string, seq: 0, ts: '', payload: {} }, data });
   }
 
-  private subscribedMessage(sub: Subscription): Record<string, unknown> {
-    const head = this.state.head();
-    return control('stream.subscribed', head ?? 0, {
-      kinds: sub.kinds ? [...sub.kinds] : null,
-      markets: sub.markets ? [...sub.markets] : null,
-      marketsIgnored: sub.marketsIgnored,
-      intervals: sub.intervals ? [...sub.intervals] : null,
-      parties: [...sub.parties],
-      since: sub.since,
-      epoch: this.state.epoch(),
-      headSeq: head,
-    });
-  }
-
   remove(client: StreamClient): void {
     if (client.heartbeat) clearInterval(client.heartbeat);
     client.heartbeat = null;
@@ -323,12 +195,7 @@ export class StreamHub implements StreamFanout {
 
   /** Sends one frame to every matching client; the JSON is made once. Returns the number of clients it reached. */
   publish(frame: Frame): number {
-    return this.publishSerialized(frame, Buffer.from(serializeFrame(frame)));
-  }
-
-  /** As publish, with the frame's JSON already made (a fan-out worker gets it from the gateway process). */
-  publishSerialized(frame: Frame, data: Buffer): number {
-    const sent: Sent = { frame, data };
+    const sent: Sent = { frame, data: Buffer.from(serializeFrame(frame)) };
     this.history.push(sent);
     if (frame.kind !== 'orderbook.snapshot' && frame.kind !== 'orderbook.delta' && (this.lastSeq === null || frame.seq > this.lastSeq)) this.lastSeq = frame.seq;
     let n = 0;
@@ -422,20 +289,4 @@ export class StreamHub implements StreamFanout {
   get isClosed(): boolean {
     return this.closed;
   }
-}
-
-function control(kind: string, seq: number, payload: Record<string, unknown>): Record<string, unknown> {
-  return { kind, seq, ts: new Date().toISOString(), payload };
-}
-
-const json = (message: Record<string, unknown>): Buffer => Buffer.from(JSON.stringify(message));
-
-/** Snapshot bytes per frame object: the state's frames are shared by every connection opened while they are current. */
-const snapshotBytes = new WeakMap<Frame, Buffer>();
-
-/** A snapshot frame: an ordinary frame of its kind with `"snapshot": true` in the envelope. */
-function snapshotData(frame: Frame): Buffer {
-  let data = snapshotBytes.get(frame);
-  if (!data) snapshotBytes.set(frame, (data = Buffer.from(JSON.stringify({ ...frame, snapshot: true }))));
-  return data;
 }

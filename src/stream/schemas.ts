@@ -1,7 +1,7 @@
 // TypeBox schemas of every message on /v1/stream. One definition feeds the AsyncAPI document
 // (asyncapi.ts) and the tests that check real frames against it, so the two cannot drift.
 import { Type, type TSchema } from 'typebox';
-import { Decimal, Market, Party, Seq, Timestamp } from '../http/schemas.js';
+import { Decimal, Market, Party, Seq, Timestamp } from '../contracts/wire.js';
 import { CANDLE_INTERVALS, PASSTHROUGH_KINDS } from '../contracts/frame.js';
 import { OrderbookDeltaFrame, ViewSnapshotPayload } from './book-schemas.js';
 

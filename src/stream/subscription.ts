@@ -3,8 +3,8 @@
 // the gateway's control messages), `heartbeat` (seconds between stream.heartbeat frames),
 // `snapshot` (state on subscribe, default true) and the party proof `user`, `sessionId`, `sig`
 // (docs/stream.md "Filters"). Anything malformed is a 400 before the upgrade.
-import { ApiError } from '../http/errors.js';
-import { MARKET_PATTERN, PARTY_PATTERN } from '../http/schemas.js';
+import { InvalidSubscriptionError } from './errors.js';
+import { MARKET_PATTERN, PARTY_PATTERN } from '../contracts/wire.js';
 import { CANDLE_INTERVALS, FRAME_KINDS, frameParty, type CandleInterval, type Frame } from '../contracts/frame.js';
 import { BOOK_QUERY_PARAMETERS, parseBookView } from './book-subscription.js';
 import { bookViewOf, viewKey, type BookViewSpec } from './book-views.js';
@@ -81,20 +81,20 @@ function listParam(query: URLSearchParams, name: string): string[] | null {
   const raw = query.getAll(name);
   if (raw.length === 0) return null;
   const items = raw.flatMap((v) => v.split(',')).map((s) => s.trim()).filter((s) => s !== '');
-  if (items.length > MAX_LIST) throw new ApiError('bad_request', `query parameter "${name}" lists more than ${MAX_LIST} values`);
+  if (items.length > MAX_LIST) throw new InvalidSubscriptionError(`query parameter "${name}" lists more than ${MAX_LIST} values`);
   return [...new Set(items)];
 }
 
 function singleParam(query: URLSearchParams, name: string): string | null {
   const raw = query.getAll(name);
   if (raw.length === 0) return null;
-  if (raw.length > 1) throw new ApiError('bad_request', `query parameter "${name}" must be given once`);
+  if (raw.length > 1) throw new InvalidSubscriptionError(`query parameter "${name}" must be given once`);
   return raw[0]!;
 }
 
 function checkEach(name: string, values: string[] | null, ok: (v: string) => boolean, what: string): void {
   for (const v of values ?? []) {
-    if (!ok(v)) throw new ApiError('bad_request', `query parameter "${name}": ${JSON.stringify(v.slice(0, 120))} is not ${what}`);
+    if (!ok(v)) throw new InvalidSubscriptionError(`query parameter "${name}": ${JSON.stringify(v.slice(0, 120))} is not ${what}`);
   }
 }
 
@@ -106,7 +106,7 @@ function checkEach(name: string, values: string[] | null, ok: (v: string) => boo
 export function parseSubscription(query: URLSearchParams, knownMarkets: ReadonlySet<string> | null): Subscription {
   for (const name of query.keys()) {
     if (!KNOWN_PARAMETERS.has(name)) {
-      throw new ApiError('bad_request', `unknown query parameter "${name.slice(0, 64)}" (allowed: ${STREAM_QUERY_PARAMETERS.join(', ')})`);
+      throw new InvalidSubscriptionError(`unknown query parameter "${name.slice(0, 64)}" (allowed: ${STREAM_QUERY_PARAMETERS.join(', ')})`);
     }
   }
   const kinds = listParam(query, 'kinds');
@@ -122,33 +122,33 @@ export function parseSubscription(query: URLSearchParams, knownMarkets: Readonly
   let since: number | null = null;
   if (sinceText !== null) {
     if (!/^\d{1,16}$/.test(sinceText) || !Number.isSafeInteger(Number(sinceText))) {
-      throw new ApiError('bad_request', 'query parameter "since" must be a non-negative integer seq');
+      throw new InvalidSubscriptionError('query parameter "since" must be a non-negative integer seq');
     }
     since = Number(sinceText);
   }
 
   const controlText = singleParam(query, 'control');
   if (controlText !== null && controlText !== 'true' && controlText !== 'false') {
-    throw new ApiError('bad_request', 'query parameter "control" must be true or false');
+    throw new InvalidSubscriptionError('query parameter "control" must be true or false');
   }
 
   const epoch = singleParam(query, 'epoch');
   if (epoch !== null && !EPOCH.test(epoch)) {
-    throw new ApiError('bad_request', 'query parameter "epoch" must be an epoch from stream.subscribed (1..64 of A-Z a-z 0-9 _ -)');
+    throw new InvalidSubscriptionError('query parameter "epoch" must be an epoch from stream.subscribed (1..64 of A-Z a-z 0-9 _ -)');
   }
 
   const heartbeatText = singleParam(query, 'heartbeat');
   let heartbeatS: number | null = null;
   if (heartbeatText !== null) {
     if (!/^\d{1,3}$/.test(heartbeatText) || Number(heartbeatText) < 1 || Number(heartbeatText) > MAX_HEARTBEAT_S) {
-      throw new ApiError('bad_request', `query parameter "heartbeat" must be an integer number of seconds from 1 to ${MAX_HEARTBEAT_S}`);
+      throw new InvalidSubscriptionError(`query parameter "heartbeat" must be an integer number of seconds from 1 to ${MAX_HEARTBEAT_S}`);
     }
     heartbeatS = Number(heartbeatText);
   }
 
   const snapshotText = singleParam(query, 'snapshot');
   if (snapshotText !== null && snapshotText !== 'true' && snapshotText !== 'false') {
-    throw new ApiError('bad_request', 'query parameter "snapshot" must be true or false');
+    throw new InvalidSubscriptionError('query parameter "snapshot" must be true or false');
   }
 
   const user = singleParam(query, 'user');
@@ -156,7 +156,7 @@ export function parseSubscription(query: URLSearchParams, knownMarkets: Readonly
   const sig = singleParam(query, 'sig');
   const given = [user, sessionId, sig].filter((v) => v !== null).length;
   if (given !== 0 && given !== 3) {
-    throw new ApiError('bad_request', 'party proof needs all of "user", "sessionId" and "sig" in the query');
+    throw new InvalidSubscriptionError('party proof needs all of "user", "sessionId" and "sig" in the query');
   }
 
   const book = parseBookView(query, kinds);

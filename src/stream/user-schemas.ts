@@ -1,6 +1,6 @@
 // TypeBox schemas of the user channel frames (docs/stream.md "User channels").
 import { Type } from 'typebox';
-import { Decimal, Market, Party, Seq, Timestamp } from '../http/schemas.js';
+import { Decimal, Market, Party, Seq, Timestamp } from '../contracts/wire.js';
 
 const strict = { additionalProperties: false } as const;
 const SnapshotMark = Type.Optional(Type.Literal(true, { description: 'Present (true) only on the state sent on subscribe (open orders, last fills)' }));

@@ -11,17 +11,33 @@
 // one you hold.
 import type { Frame } from '../contracts/frame.js';
 import { orderFrame, type TrackedOrder, type UserOrders } from '../projections/user-orders.js';
-import type { EngineOrder } from '../engine/live-orders.js';
 import type { FillRow } from '../db/queries/fills.js';
 import { normalizeDecimal, parseDecimal } from '../decimal.js';
 import { matches, type Subscription } from './subscription.js';
 
 export const LAST_FILLS = 50;
 
+/** An open order as the engine's admin read gives it (docs/engine.md "Orders"). */
+export interface OpenOrder {
+  orderId: string;
+  party: string;
+  market: string;
+  side: string;
+  type: string;
+  price: string | null;
+  size: string;
+  filledSize: string;
+  avgPrice: string | null;
+  status: string;
+  clientOrderId?: string | null;
+  seq: number;
+  updatedAt: string;
+}
+
 export interface UserSnapshotSources {
   orders: UserOrders;
   /** The party's open orders from the engine; null when it cannot say. */
-  liveOrders(party: string): Promise<EngineOrder[] | null>;
+  liveOrders(party: string): Promise<OpenOrder[] | null>;
   /** The party's last `n` fill legs from the database, newest first; null when it cannot say. */
   lastFills(party: string, n: number): Promise<FillRow[] | null>;
   head(): number | null;

@@ -9,7 +9,18 @@
 // database deadline, so a database that stops answering cannot hold the stream's start.
 import type { Database, Queryable } from '../database.js';
 import { parseDecimal } from '../../decimal.js';
-import type { CandleTrade } from '../../projections/candles.js';
+
+/** One match of the day, as read for the seed (live.ts hands these to the candle projection, whose CandleTrade has this shape). */
+export interface SeedTrade {
+  market: string;
+  tsMs: number;
+  price: bigint;
+  size: bigint;
+  /** price in wire form. */
+  priceText?: string;
+  /** Seq of the match. */
+  seq?: number;
+}
 
 export interface CandleSeed {
   /** Newest seq in `events`: the stream resumes after it. null for an empty mirror. */
@@ -17,7 +28,7 @@ export interface CandleSeed {
   /** ts of that event, in ms: engine time "now" for closing buckets. */
   nowMs: number | null;
   /** Matches from the start of nowMs's UTC day up to maxSeq, oldest first. */
-  trades: CandleTrade[];
+  trades: SeedTrade[];
   truncated: boolean;
 }
 
@@ -60,7 +71,7 @@ export async function loadCandleSeed(db: Pick<Database, 'run'>, maxRows = 500_00
   const nowMs = new Date(top.ts).getTime();
   const dayStart = Math.floor(nowMs / DAY_MS) * DAY_MS;
 
-  const bySeq = new Map<number, CandleTrade>();
+  const bySeq = new Map<number, SeedTrade>();
   let before = maxSeq + 1;
   let read = 0;
   let truncated = false;

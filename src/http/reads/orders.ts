@@ -1,11 +1,11 @@
 // Orders (engine mirror; needs indexer migration 0014). The party route merges the engine's live
-// view of its open orders (src/engine/live-orders.ts).
+// view of its open orders (live-orders.ts).
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams, READ_ERRORS } from '../schemas.js';
 import { EMPTY_PAGE, type Page } from '../../db/queries/page.js';
 import { existingOrderIds, listOrders, NON_TERMINAL, ORDER_STATUSES, type OrderRow, type OrderStatus } from '../../db/queries/orders.js';
-import { fetchLiveOrders, LIVE_FAILURE_MESSAGE, mergeLive, mirrorOnly, type OrderItem } from '../../engine/live-orders.js';
+import { fetchLiveOrders, LIVE_FAILURE_MESSAGE, mergeLive, mirrorOnly, type OrderItem } from './live-orders.js';
 import { Before, OptLimit, DEFAULT_LIMIT, Market, NewestFirst, Order, Party, StringEnum, UserOrder } from './shapes.js';
 
 const Status = StringEnum(ORDER_STATUSES, 'Only orders in this status');

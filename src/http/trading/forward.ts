@@ -11,7 +11,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { engineTimeoutError, type EngineClient, type EngineResponse } from '../../engine/client.js';
-import { signedHeaders, type SignedHeaders } from '../../auth/guards.js';
+import { signedHeaders, type SignedHeaders } from '../../auth/signed-request.js';
 import { within } from '../../deadline.js';
 import { SharedRead } from '../../engine/shared-read.js';
 import { relayEngineAnswer } from './relay.js';

@@ -16,9 +16,8 @@ import rateLimit, { type RateLimitPluginOptions } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../../config/env.js';
 import type { SessionKeys } from '../../auth/session-keys.js';
-import type { ReplayGuard } from '../../auth/replay-guard.js';
-import { replayKey, replayTtlMs, type SignedHeaders } from '../../auth/guards.js';
-import { parseSessionSig, signedPayload, SIGNATURE_WINDOW_MS, verifySignature } from '../../auth/signature.js';
+import type { ReplayGuard } from '../../contracts/replay-guard.js';
+import { verifySignedRequest, type SignedRequest } from '../../auth/signed-request.js';
 import { ApiError } from '../errors.js';
 
 /** A shared counter store for the limiter: @fastify/rate-limit's store options (src/fleet/rate-limit-store.ts). */
@@ -83,30 +82,14 @@ export async function registerRateLimit(
 /**
  * The party a proxied signed request proves, checked by the gateway itself for the budget only;
  * null when it cannot tell (the request is then counted under its IP, and forwarded as before:
- * the engine's verdict and answer are the client's). A verified signature is remembered, so a
- * replay spends nobody's party budget either.
+ * the engine's verdict and answer are the client's). The one signature check (auth/signed-request.ts):
+ * a verified signature is remembered, so a replay spends nobody's party budget either.
  */
-export async function verifiedPartyForBudget(
-  sessions: SessionKeys,
-  replays: ReplayGuard,
-  input: { method: string; target: string; body: Buffer | string; headers: SignedHeaders },
-): Promise<string | null> {
-  const parsed = parseSessionSig(input.headers.sig);
-  if (!parsed) return null;
-  const now = Date.now();
-  if (Math.abs(now - parsed.tsMs) > SIGNATURE_WINDOW_MS) return null;
-  let session;
+export async function verifiedPartyForBudget(sessions: SessionKeys, replays: ReplayGuard, input: SignedRequest): Promise<string | null> {
   try {
-    session = sessions.peek(input.headers.sessionId) ?? (await sessions.get(input.headers.sessionId));
+    const verdict = await verifySignedRequest(sessions, replays, input);
+    return verdict.ok ? verdict.party : null;
   } catch {
-    return null;
-  }
-  if (!session || session.expiresAtMs <= now || session.party !== input.headers.user) return null;
-  if (!verifySignature(session.key, signedPayload(input.method, input.target, parsed.tsMs, input.body), parsed.signature)) return null;
-  try {
-    const first = await replays.firstUse(replayKey(input.headers.sessionId, parsed.tsMs, parsed.signature), replayTtlMs(parsed.tsMs, now));
-    return first ? session.party : null;
-  } catch {
-    return null;
+    return null; // a store that cannot answer: counted under the IP only
   }
 }

@@ -4,13 +4,14 @@
 // the signature; its answers come back unchanged (see relay.ts). Session keys created through
 // `/v1/session-auth` are also taught to the guard of the party-scoped reads, so a client can read
 // its own data right after creating a session, before the SSE event or the mirror catch up.
-import type { SignedHeaders } from '../../auth/guards.js';
+import type { SignedHeaders } from '../../auth/signed-request.js';
 import { verifiedPartyForBudget, type PartyBudget } from './rate-limit.js';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { parseJson } from '../../engine/client.js';
-import { signedHeaders } from '../../auth/guards.js';
+import { signedHeaders } from '../../auth/signed-request.js';
 import { learnSession } from './learn-session.js';
+import { SessionLearning } from '../../auth/session-learning.js';
 import { ApiError } from '../errors.js';
 import { errors } from '../schemas.js';
 import { forwarder } from './forward.js';
@@ -61,6 +62,7 @@ const SIGNED_NOTE = 'Signed: headers `X-User`, `X-Session-Id`, `X-Session-Sig` (
 export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budget: PartyBudget }> = async (app, { budget }) => {
   const { engine, sessions, config, replays } = app;
   const metrics = proxyMetrics(app.metrics);
+  const learning = new SessionLearning(sessions);
   // A signed call spends its party's budget only once the gateway has verified the signature.
   const chargeParty = async (request: FastifyRequest, headers: SignedHeaders, body: Buffer): Promise<void> => {
     const party = await verifiedPartyForBudget(sessions, replays, { method: request.method, target: request.url, body, headers });
@@ -72,7 +74,7 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budget: PartyBudget
     metrics,
     route: 'POST /v1/session-auth',
     signed: false,
-    onAnswer: (request, res) => learnSession(sessions, request.body, res),
+    onAnswer: (request, res) => learnSession(learning, request.body, res),
   });
   const placeOrder = forwarder({ engine, metrics, route: 'POST /v1/orders', signed: true, chargeParty });
   const cancelOrder = forwarder({ engine, metrics, route: 'DELETE /v1/orders/:orderId', signed: true, chargeParty });

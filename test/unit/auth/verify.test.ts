@@ -1,11 +1,19 @@
 // verifySignedRequest with an explicit clock: exact window edges, check order and replay memory.
+// Refusals are seen as the HTTP edge answers them (fromDomainError), as a client gets them.
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { signedHeaders, verifySignedRequest } from '../../../src/auth/guards.js';
+import { provenParty, signedHeaders, verifySignedRequest, type SignedRequest } from '../../../src/auth/signed-request.js';
 import { MemoryReplayGuard } from '../../../src/auth/replay-guard.js';
 import { SessionKeys } from '../../../src/auth/session-keys.js';
 import { signedPayload } from '../../../src/auth/signature.js';
-import { ApiError } from '../../../src/http/errors.js';
+import { ApiError, fromDomainError } from '../../../src/http/errors.js';
+import type { ReplayGuard } from '../../../src/contracts/replay-guard.js';
+
+/** The one verifier as the guard uses it (a refusal thrown), its errors mapped as the HTTP edge maps them. */
+const checked = (sessions: SessionKeys, replays: ReplayGuard, input: SignedRequest): Promise<string> =>
+  provenParty(sessions, replays, input).catch((err: unknown) => {
+    throw fromDomainError(err) ?? err;
+  });
 
 const NOW = 1_800_000_000_000;
 const PARTY = `alice::${'a'.repeat(64)}`;
@@ -22,7 +30,7 @@ function setup() {
     sig: `${ts}.${sign(null, signedPayload('GET', target, ts, body), privateKey).toString('hex')}`,
   });
   const verify = (h: ReturnType<typeof headers>, now = NOW, target = '/t', body = '') =>
-    verifySignedRequest(sessions, replays, { method: 'GET', target, body, headers: h, now });
+    checked(sessions, replays, { method: 'GET', target, body, headers: h, now });
   return { sessions, replays, headers, verify };
 }
 
@@ -66,6 +74,18 @@ describe('verifySignedRequest', () => {
   });
 });
 
+describe('the verdict', () => {
+  it('is a value, not a throw: the party, or the refusal the guard would raise', async () => {
+    const { sessions, replays, headers } = setup();
+    const input = (h: ReturnType<typeof headers>) => ({ method: 'GET', target: '/t', body: '', headers: h, now: NOW });
+    const good = headers(NOW);
+    expect(await verifySignedRequest(sessions, replays, input(good))).toEqual({ ok: true, party: PARTY });
+    const again = await verifySignedRequest(sessions, replays, input(good));
+    expect(again.ok).toBe(false);
+    if (!again.ok) expect(fromDomainError(again.refusal)?.body()).toEqual({ error: 'signature already used (replay)', code: 'unauthorized' });
+  });
+});
+
 describe('replay protection keys on what was verified', () => {
   it('refuses a zero-padded timestamp outright, so padding cannot replay an accepted signature', async () => {
     const { headers, verify } = setup();
@@ -93,7 +113,7 @@ describe('replay protection keys on what was verified', () => {
     let now = NOW;
     const replays = new MemoryReplayGuard(2, () => now);
     const h = (ts: number) => ({ user: PARTY, sessionId: 's1', sig: `${ts}.${sign(null, signedPayload('GET', '/t', ts, ''), privateKey).toString('hex')}` });
-    const verify = (x: ReturnType<typeof h>) => verifySignedRequest(sessions, replays, { method: 'GET', target: '/t', body: '', headers: x, now });
+    const verify = (x: ReturnType<typeof h>) => checked(sessions, replays, { method: 'GET', target: '/t', body: '', headers: x, now });
     const first = h(NOW);
     expect(await reason(verify(first))).toBe('accepted');
     expect(await reason(verify(h(NOW + 1)))).toBe('accepted');

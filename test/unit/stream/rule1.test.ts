@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import WebSocket from 'ws';
-import { ApiError } from '../../../src/http/errors.js';
+import { InvalidSubscriptionError } from '../../../src/stream/errors.js';
 import { judgeMarketsFilter, parseSubscription } from '../../../src/stream/subscription.js';
 import { StreamHub } from '../../../src/stream/hub.js';
 import { StreamMetrics } from '../../../src/stream/metrics.js';
@@ -42,7 +42,7 @@ describe('control opt-in', () => {
     expect(parseSubscription(q('control=true'), null).control).toBe(true);
     expect(parseSubscription(q('since=3'), null).control).toBe(true);
     for (const bad of ['control=1', 'control=TRUE', 'control=', 'control=true&control=true']) {
-      expect(() => parseSubscription(q(bad), null)).toThrow(ApiError);
+      expect(() => parseSubscription(q(bad), null)).toThrow(InvalidSubscriptionError);
     }
   });
 

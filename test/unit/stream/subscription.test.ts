@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { ApiError } from '../../../src/http/errors.js';
+import { fromDomainError } from '../../../src/http/errors.js';
 import { matches, parseSubscription, type Subscription } from '../../../src/stream/subscription.js';
 import { SubscriberIndex } from '../../../src/stream/registry.js';
 import { StreamClient } from '../../../src/stream/client.js';
@@ -15,7 +15,8 @@ function parseError(query: string): { status: number; code: string; error: strin
   try {
     parseSubscription(q(query), KNOWN);
   } catch (err) {
-    const e = err as ApiError;
+    // As the edge answers it (a refused upgrade, or the plain GET).
+    const e = fromDomainError(err)!;
     return { status: e.status, code: e.code, error: e.message };
   }
   throw new Error('expected a 400');

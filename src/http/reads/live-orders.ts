@@ -14,10 +14,10 @@
 // admin token, a body that is not an order list) falls back to the plain mirror page. One answer is
 // not a failure: 400 market_unsupported for a SPECIFIC market (not `all`) means the market is unknown
 // to the engine, so the live view is simply empty (`unknownMarket`), with no fallback and no warning.
-import type { EngineClient } from './client.js';
-import type { OrderRow, OrderStatus } from '../db/queries/orders.js';
-import { NON_TERMINAL } from '../db/queries/orders.js';
-import type { Page } from '../db/queries/page.js';
+import type { EngineClient } from '../../engine/client.js';
+import type { OrderRow, OrderStatus } from '../../db/queries/orders.js';
+import { NON_TERMINAL } from '../../db/queries/orders.js';
+import type { Page } from '../../db/queries/page.js';
 
 export const LIVE_FAILURE_MESSAGE = 'ordersForUser: live open-orders fetch failed';
 

@@ -16,8 +16,9 @@ import { DeliverPolicy, type ConsumerMessages, type JsMsg, type NatsConnection }
 import type { FastifyBaseLogger } from 'fastify';
 import { parseEngineEvent, type EngineEvent } from '../contracts/engine-event.js';
 import type { EngineEventSink, EngineEventSource } from '../contracts/engine-event-source.js';
-import { connectNats, streamBounds, streamSeqFor, type StreamBounds } from '../fleet/jetstream.js';
-import { OrderedDelivery, WakeableSleep, type SourceMetrics } from './ordered-delivery.js';
+import { connectNats, streamBounds, streamSeqFor, type StreamBounds } from './jetstream.js';
+import { OrderedDelivery, WakeableSleep, type SourceMetrics } from '../engine/ordered-delivery.js';
+import { traced } from '../tracing/index.js';
 
 export interface JetStreamSourceOptions {
   url: string;
@@ -151,10 +152,21 @@ export class JetStreamSource implements EngineEventSource {
   }
 
   private async consumeOnce(): Promise<void> {
+    // Each (re)connection is a span of its own (src/tracing/): the time to reach the stream again.
+    const messages = await traced('engine stream connect', () => this.subscribe(), { kind: 'client', attributes: { 'engine.stream.source': 'jetstream', 'engine.stream.after': this.last ?? -1 } });
+    if (!messages) return;
+    for await (const m of messages) {
+      if (this.stopped) break;
+      await this.handle(m);
+    }
+  }
+
+  /** Positions an ordered consumer after the last delivered event; null when nothing is published yet. */
+  private async subscribe(): Promise<ConsumerMessages | null> {
     const nc = await this.connection();
     const jsm = await nc.jetstreamManager();
     const bounds = await streamBounds(jsm, this.options.stream);
-    if (!bounds) return; // nothing published yet: try again shortly
+    if (!bounds) return null; // nothing published yet: try again shortly
     if (this.last === null) this.startAfter(Math.max(bounds.firstEngineSeq - 1, bounds.lastEngineSeq - this.options.prefill));
     this.catchUpTo ??= bounds.lastEngineSeq;
     if (this.last! + 1 < bounds.firstEngineSeq) {
@@ -172,10 +184,7 @@ export class JetStreamSource implements EngineEventSource {
     this.messages = messages;
     this.connectedNow = true;
     this.options.logger.info({ after: this.last, streamSeq: startSeq }, 'JetStream source: consuming');
-    for await (const m of messages) {
-      if (this.stopped) break;
-      await this.handle(m);
-    }
+    return messages;
   }
 
   private async handle(m: JsMsg): Promise<void> {

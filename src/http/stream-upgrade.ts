@@ -4,13 +4,16 @@
 // the status of a refused upgrade, can ask why it was refused.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { AppDeps } from '../deps.js';
-import { verifySignedRequest } from '../auth/guards.js';
-import { ApiError, fromDomainError } from '../http/errors.js';
-import { allowedOrigin, writeRawError } from '../http/raw-error.js';
-import type { StreamFanout } from './fanout.js';
-import type { StreamMetrics } from './metrics.js';
-import { parseSubscription, type Subscription } from './subscription.js';
+import type { FastifyBaseLogger } from 'fastify';
+import { provenParty } from '../auth/signed-request.js';
+import type { SessionKeys } from '../auth/session-keys.js';
+import type { Config } from '../config/env.js';
+import type { ReplayGuard } from '../contracts/replay-guard.js';
+import type { StreamFanout } from '../stream/fanout.js';
+import type { StreamMetrics } from '../stream/metrics.js';
+import { parseSubscription, type Subscription } from '../stream/subscription.js';
+import { ApiError, fromDomainError } from './errors.js';
+import { allowedOrigin, writeRawError } from './raw-error.js';
 
 export const STREAM_PATH = '/v1/stream';
 
@@ -23,7 +26,7 @@ export function clientAddress(req: IncomingMessage): string {
 }
 
 export interface UpgradeContext {
-  deps: Pick<AppDeps, 'config' | 'sessions' | 'replays' | 'logger'>;
+  deps: { config: Config; sessions: SessionKeys; replays: ReplayGuard; logger: FastifyBaseLogger };
   hub: StreamFanout;
   knownMarkets: () => ReadonlySet<string> | null;
   metrics: StreamMetrics;
@@ -35,7 +38,7 @@ async function authorize(sub: Subscription, ctx: UpgradeContext): Promise<void> 
   if (!sub.proof) {
     throw new ApiError('unauthorized', 'a "party" filter needs proof in the query: user, sessionId, sig (<tsMs>.<hex> over "GET\\n/v1/stream\\n<tsMs>\\n")');
   }
-  const proven = await verifySignedRequest(ctx.deps.sessions, ctx.deps.replays, {
+  const proven = await provenParty(ctx.deps.sessions, ctx.deps.replays, {
     method: 'GET',
     target: STREAM_PATH,
     body: '',

@@ -1,0 +1,117 @@
+// The one check of a signed request (docs/trading.md "Signing"): the three signing headers, the
+// ±30 s window, the session key, the ed25519 signature over the request, and first use. The
+// authenticate guard, the trading proxy's party budget and the stream's party proof all ask it.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { ReplayGuard } from '../contracts/replay-guard.js';
+import { AuthError } from './errors.js';
+import type { SessionKeys } from './session-keys.js';
+import { parseSessionSig, signedPayload, SIGNATURE_WINDOW_MS, verifySignature } from './signature.js';
+
+export interface SignedHeaders {
+  user: string;
+  sessionId: string;
+  sig: string;
+}
+
+/** What `signedHeaders` reads of a request (a Fastify request, or a bare IncomingMessage). */
+export interface HeaderSource {
+  headers: IncomingHttpHeaders;
+  raw?: { rawHeaders?: string[] };
+}
+
+const SIGNING_HEADERS = ['x-user', 'x-session-id', 'x-session-sig'] as const;
+const DISPLAY: Record<string, string> = { 'x-user': 'X-User', 'x-session-id': 'X-Session-Id', 'x-session-sig': 'X-Session-Sig' };
+
+/** How many times each signing header was sent (Node joins repeated unknown headers with ", "). */
+function repeatedSigningHeader(request: HeaderSource): string | null {
+  const raw = request.raw?.rawHeaders;
+  if (!raw) return null;
+  const counts = new Map<string, number>();
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    if ((SIGNING_HEADERS as readonly string[]).includes(name)) counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  for (const [name, n] of counts) if (n > 1) return name;
+  return null;
+}
+
+/**
+ * Reads the three signing headers; throws AuthError `malformed` when one is sent more than once
+ * (or, for X-User and X-Session-Sig, holds a comma: a joined duplicate), `unauthenticated` when
+ * one is missing.
+ */
+export function signedHeaders(request: HeaderSource): SignedHeaders {
+  const h = request.headers;
+  const user = h['x-user'];
+  if (Array.isArray(user) || (typeof user === 'string' && user.includes(','))) {
+    throw new AuthError('malformed', 'header "X-User" must be sent exactly once with one party (duplicated party hint)');
+  }
+  const repeated = repeatedSigningHeader(request);
+  if (repeated) throw new AuthError('malformed', `header "${DISPLAY[repeated]}" must be sent exactly once`);
+  const sessionId = h['x-session-id'];
+  const sig = h['x-session-sig'];
+  if (Array.isArray(sessionId) || Array.isArray(sig) || (typeof sig === 'string' && sig.includes(','))) {
+    throw new AuthError('malformed', 'headers "X-Session-Id" and "X-Session-Sig" must each be sent exactly once');
+  }
+  if (typeof user !== 'string' || user === '' || typeof sessionId !== 'string' || sessionId === '' || typeof sig !== 'string' || sig === '') {
+    throw new AuthError('unauthenticated', 'signed request required: headers X-User, X-Session-Id and X-Session-Sig');
+  }
+  return { user, sessionId, sig };
+}
+
+/** What the replay memory keys on: exactly what was verified (the timestamp in its one canonical form). */
+export function replayKey(sessionId: string, tsMs: number, signature: Buffer): string {
+  return `${sessionId}\n${tsMs}\n${signature.toString('hex')}`;
+}
+
+/** How long a signature stays usable: until its timestamp leaves the window, plus a second of slack. */
+export function replayTtlMs(tsMs: number, now: number): number {
+  return tsMs + SIGNATURE_WINDOW_MS + 1_000 - now;
+}
+
+/** The verdict on a signed request: the proven party, or why it proves nothing. */
+export type SignatureVerdict = { ok: true; party: string } | { ok: false; refusal: AuthError };
+
+export interface SignedRequest {
+  method: string;
+  target: string;
+  body: Buffer | string;
+  headers: SignedHeaders;
+  now?: number;
+}
+
+const refuse = (message: string, details?: Record<string, unknown>): SignatureVerdict => ({
+  ok: false,
+  refusal: new AuthError('unauthenticated', message, details),
+});
+
+/**
+ * Verifies a signed request against the known session keys, in this order: signature syntax,
+ * time window, session (known, unexpired, of X-User), signature, first use (a verified signature
+ * is remembered, so it proves nothing a second time). A refusal is a verdict, not a throw; what
+ * throws is a store that cannot answer: the session lookup (DatabaseUnavailableError), the replay
+ * memory (ReplayMemoryFull, SharedStateUnavailableError).
+ */
+export async function verifySignedRequest(sessions: SessionKeys, replays: ReplayGuard, input: SignedRequest): Promise<SignatureVerdict> {
+  const { user, sessionId, sig } = input.headers;
+  const parsed = parseSessionSig(sig);
+  if (!parsed) return refuse('header "X-Session-Sig" must be <tsMs>.<128 hex characters>');
+  const now = input.now ?? Date.now();
+  // serverTime lets the client correct its clock and sign again.
+  if (Math.abs(now - parsed.tsMs) > SIGNATURE_WINDOW_MS) return refuse('signature timestamp is outside the ±30 s window (check the client clock)', { serverTime: now });
+  const session = await sessions.get(sessionId);
+  if (!session) return refuse('unknown session');
+  if (session.expiresAtMs <= now) return refuse('session expired');
+  if (session.party !== user) return refuse('session does not belong to X-User');
+  if (!verifySignature(session.key, signedPayload(input.method, input.target, parsed.tsMs, input.body), parsed.signature)) return refuse('invalid signature');
+  const first = await replays.firstUse(replayKey(sessionId, parsed.tsMs, parsed.signature), replayTtlMs(parsed.tsMs, now));
+  if (!first) return refuse('signature already used (replay)');
+  return { ok: true, party: user };
+}
+
+/** `verifySignedRequest` for a caller that needs the party: throws the refusal. */
+export async function provenParty(sessions: SessionKeys, replays: ReplayGuard, input: SignedRequest): Promise<string> {
+  const verdict = await verifySignedRequest(sessions, replays, input);
+  if (!verdict.ok) throw verdict.refusal;
+  return verdict.party;
+}

@@ -1,0 +1,21 @@
+// What the engine client raises when the engine cannot answer: domain errors, mapped to 502/504
+// only at the HTTP edge (src/http/errors.ts `fromDomainError`).
+
+/** The engine is unreachable, or answered something that is not an answer (`engineStatus`: the status it sent). */
+export class EngineUnavailableError extends Error {
+  constructor(
+    message = 'the engine is unreachable',
+    readonly engineStatus?: number,
+  ) {
+    super(message);
+    this.name = 'EngineUnavailableError';
+  }
+}
+
+/** The engine did not answer within its deadline. */
+export class EngineTimeoutError extends Error {
+  constructor(message = 'the engine did not answer in time') {
+    super(message);
+    this.name = 'EngineTimeoutError';
+  }
+}

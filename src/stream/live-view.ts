@@ -1,0 +1,24 @@
+// What the HTTP edge reads from the live runtime (implemented by LiveRuntime, src/live.ts): the
+// hub to hand upgrades to, the stream metrics, the engine's markets for rule 1, and the status
+// /readyz reports. The edge depends on this, never on the composition root.
+import type { StreamFanout } from './fanout.js';
+import type { StreamMetrics } from './metrics.js';
+
+/** What the live stream runtime reports to /readyz and /metrics. */
+export interface LiveStatus {
+  enabled: boolean;
+  connected: boolean;
+  maxSeq: number | null;
+  gap?: string;
+  /** Where engine events come from; named only with JetStream (NATS_URL). */
+  source?: 'sse' | 'jetstream';
+}
+
+export interface LiveView {
+  readonly hub: StreamFanout;
+  readonly streamMetrics: StreamMetrics;
+  /** The engine's active markets (rule 1 of the stream filters), null until known. */
+  knownMarkets(): ReadonlySet<string> | null;
+  /** A runtime that was never started reports itself disabled. */
+  status(): LiveStatus;
+}
