@@ -43,6 +43,7 @@ import { LiveState, partyStore } from './stream/snapshot.js';
 import { BookStream } from './stream/book-stream.js';
 import { UserOrders } from './projections/user-orders.js';
 import { UserChannels } from './stream/user-snapshot.js';
+import { RecentTrades } from './stream/recent-trades.js';
 import { fetchLiveOrders } from './http/reads/live-orders.js';
 import { listFills } from './db/queries/fills.js';
 import { EMPTY_PAGE } from './db/queries/page.js';
@@ -86,6 +87,8 @@ export class LiveRuntime implements LiveView {
   /** order.update and fill frames (user channels) and their state on subscribe. */
   private readonly userOrders = new UserOrders();
   readonly userChannels: UserChannels;
+  /** The last trades per market, sent on subscribe to `trade`. */
+  private readonly recentTrades = new RecentTrades();
   /** The one path engine events take into the stream, whatever their source. */
   readonly sink: EngineEventSink = {
     event: (e) => this.onEvent(e),
@@ -125,7 +128,7 @@ export class LiveRuntime implements LiveView {
           const parts = this.liveState.build(sub);
           const user = this.userChannels.snapshot(sub);
           const later = parts.later && user ? Promise.all([parts.later, user]).then(([a, b]) => [...a, ...b]) : (parts.later ?? user);
-          return { frames: [...parts.frames, ...this.books.snapshot(sub)], later };
+          return { frames: [...parts.frames, ...this.recentTrades.snapshot(sub), ...this.books.snapshot(sub)], later };
         },
       },
     });
@@ -328,6 +331,7 @@ export class LiveRuntime implements LiveView {
 
   private observe(f: Frame): void {
     if (f.kind === 'position.update' || f.kind === 'balance.update') this.liveState.observe(f);
+    else if (f.kind === 'trade') this.recentTrades.observe(f);
   }
 
   /**
@@ -344,6 +348,7 @@ export class LiveRuntime implements LiveView {
     this.books.reset();
     this.userOrders.clear();
     this.userChannels.reset();
+    this.recentTrades.reset();
     for (const listener of this.deps.listeners) {
       try {
         listener.replaced?.(head);

@@ -5,6 +5,7 @@ import { collateralRoutes } from './reads/collateral.js';
 import { batchRoutes } from './reads/batches.js';
 import { orderRoutes } from './reads/orders.js';
 import { fillRoutes } from './reads/fills.js';
+import { tradeRoutes } from './reads/trades.js';
 import { positionRoutes } from './reads/positions.js';
 import { triggerRoutes } from './reads/triggers.js';
 import { balanceRoutes } from './reads/balance.js';
@@ -19,6 +20,7 @@ const FAMILIES: FastifyPluginAsyncTypebox[] = [
   batchRoutes,
   orderRoutes,
   fillRoutes,
+  tradeRoutes,
   positionRoutes,
   triggerRoutes,
   balanceRoutes,

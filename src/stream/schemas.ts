@@ -69,6 +69,7 @@ export const TradeFrame = Type.Object(
     seq: Seq,
     ts: Ts,
     market: Market,
+    snapshot: SnapshotMark,
     payload: Type.Object(
       {
         side: { ...Side, description: 'Taker side' },
@@ -80,7 +81,7 @@ export const TradeFrame = Type.Object(
       strict,
     ),
   },
-  { ...strict, description: 'Public, one per match (one per engine.order_filled event).' },
+  { ...strict, description: 'Public, one per match (one per engine.order_filled event). On subscribe: the last 50 per market, marked snapshot.' },
 );
 
 const Level = Type.Tuple([Decimal, Decimal], { description: '[price, size]' });

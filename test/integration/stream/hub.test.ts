@@ -103,7 +103,7 @@ describe('stream filters (AUTH_DISABLED=true)', () => {
   });
 
   it('?since replays the history after that seq, then continues live without a gap or repeat', async () => {
-    const c = await connect(s.gw.url, 'kinds=engine.tick_start,trade&since=1');
+    const c = await connect(s.gw.url, 'kinds=engine.tick_start,trade&since=1&snapshot=false');
     const live = tick(++seq, at(5));
     s.engine.push(live);
     // Frames arrive in order: once the live one is in, everything before it is too.
