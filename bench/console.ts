@@ -18,6 +18,7 @@ import { migrate } from '../schema/migrate.js';
 import { bundleConsole } from '../sandbox/console/server.js';
 import { haveChromium, launchBrowser, CHROMIUM } from '../test/support/chromium.js';
 import { startTradingStack } from '../test/support/trading-stack.js';
+import { consoleVerifyBench } from './console-verify.js';
 
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const LOADS = Number(process.env.BENCH_CONSOLE_LOADS ?? 10);
@@ -76,4 +77,5 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (process.env.BENCH_CONSOLE_ONLY !== 'verify') await main();
+await consoleVerifyBench();

@@ -25,6 +25,7 @@ import { RollingStats } from '../src/markets/rolling-stats.js';
 import { candlePage } from '../src/db/queries/candle-history.js';
 import { INTERVAL_MS } from '../src/projections/candles.js';
 import { CANDLE_INTERVALS } from '../src/contracts/frame.js';
+import { proofBench } from './rest-proof.js';
 
 interface AutocannonResult {
   requests: { average: number; total: number };
@@ -249,4 +250,5 @@ function writeDocs(r: {
   writeFileSync(file, text);
 }
 
-await main();
+if (process.env.BENCH_REST_ONLY !== 'proof') await main();
+await proofBench(SERVER, SECONDS, CONNECTIONS);

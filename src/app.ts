@@ -18,7 +18,6 @@ import { requestId, requestIdHeader } from './http/plugins/request-id.js';
 import { gracefulShutdown } from './http/plugins/shutdown.js';
 import { requestMetrics } from './http/plugins/request-metrics.js';
 import { errorHandler, routerErrors } from './http/plugins/error-handler.js';
-import { authGuards } from './auth/guards.js';
 import { clientErrorHandler, installConnectionLimits } from './http/connection-limits.js';
 import { systemRoutes } from './http/system.js';
 import { readRoutes } from './http/reads.js';
@@ -86,7 +85,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(gracefulShutdown);
   await app.register(requestMetrics);
   await app.register(errorHandler);
-  await app.register(authGuards);
 
   await app.register(systemRoutes);
   await app.register(readRoutes);

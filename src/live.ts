@@ -48,6 +48,8 @@ import { fetchLiveOrders } from './http/reads/live-orders.js';
 import { listFills } from './db/queries/fills.js';
 import { EMPTY_PAGE } from './db/queries/page.js';
 import { parseBook } from './engine/orderbook-poller.js';
+import { LiveCommitments } from './commitments/live-commitments.js';
+import type { CommitmentStatus } from './commitments/monitor.js';
 
 /** How long the engine may take to replay its first event for the epoch. */
 const FIRST_EVENT_MS = 5_000;
@@ -89,6 +91,8 @@ export class LiveRuntime implements LiveView {
   readonly userChannels: UserChannels;
   /** The last trades per market, sent on subscribe to `trade`. */
   private readonly recentTrades = new RecentTrades();
+  /** The engine's commitments recomputed from the events (docs/verification.md). */
+  readonly commitments: LiveCommitments;
   /** The one path engine events take into the stream, whatever their source. */
   readonly sink: EngineEventSink = {
     event: (e) => this.onEvent(e),
@@ -107,6 +111,7 @@ export class LiveRuntime implements LiveView {
       logger: deps.logger,
     });
     this.streamMetrics = StreamMetrics.for(deps.metrics.registry);
+    this.commitments = new LiveCommitments(deps.metrics.registry, deps.logger);
     this.epochs = new EpochTracker({ sources: (options) => this.epochSources(options), logger: deps.logger });
     // Made here, not in start(): clients may connect before the runtime starts (main.ts listens first).
     if (config.natsUrl) this.caughtUp = new Promise<void>((resolve) => (this.releaseCaughtUp = resolve));
@@ -238,6 +243,7 @@ export class LiveRuntime implements LiveView {
     if (startAfter === null && prefillFrom !== null) startAfter = prefillFrom;
     if (startAfter !== null) this.hub.markCoveredAfter(startAfter);
     this.liveState.coveredAfter = startAfter;
+    await this.commitments.seed(db, startAfter);
     this.epochs.set(await this.epochs.derive({ store: true }));
 
     if (jetstream) {
@@ -319,6 +325,7 @@ export class LiveRuntime implements LiveView {
     }
     if (this.liveState.coveredAfter === null) this.liveState.coveredAfter = event.seq - 1;
     this.epochs.observe(event, () => this.hub.epochChanged());
+    this.commitments.observe(event);
     const { state, frames } = project(this.state, event);
     this.state = state;
     for (const f of frames) this.observe(f);
@@ -343,6 +350,7 @@ export class LiveRuntime implements LiveView {
     const previous = this.epochs.current;
     const epoch = await this.epochs.derive({ store: false });
     this.state = initialProjectionState();
+    this.commitments.reset();
     this.liveState.reset(head);
     this.poller?.forget();
     this.books.reset();
@@ -366,6 +374,10 @@ export class LiveRuntime implements LiveView {
     this.markCaughtUp(); // nothing more will come: connections still waiting are released (and closed with the app)
     this.books.stop();
     await Promise.all([this.source?.stop(), this.poller?.stop()]);
+  }
+
+  commitmentStatus(): CommitmentStatus | null {
+    return this.enabled ? this.commitments.status() : null;
   }
 
   /** A runtime that was never started reports itself disabled (nothing to be ready for). */

@@ -7,7 +7,9 @@
  *   node hash     : sha256(0x01 ‖ left ‖ right)
  *   tree          : pair neighbours level by level; an unpaired last node moves up unchanged.
  *   empty tree    : 64 zeros.
- *   user root     : merkleRoot(leaf hashes of that party's new events, in seq order)
+ *   user root     : merkleRoot(leaf hashes of that party's new events, in seq order): the events
+ *                   whose `party` is the party, and the engine.order_filled events in which it has
+ *                   a leg (each once, however many legs it has in it)
  *   batch root    : merkleRoot(leaves = sha256(0x00 ‖ 32 raw bytes of each user root)),
  *                   in the order of the batch's engine.user_batch_committed events.
  */
@@ -171,6 +173,20 @@ export class MerkleAccumulator {
   }
 }
 
+/**
+ * The parties whose user batch holds this event: its `party`, or for a fill (which has none) every
+ * party with a leg in it, each once (a self-trade or a flip gives one party several legs).
+ */
+export function partiesOf(event: EngineEvent): string[] {
+  if (event.party !== undefined) return [event.party];
+  if (event.kind !== 'engine.order_filled') return [];
+  const legs = (event.payload as { legs?: Array<{ party?: unknown }> }).legs;
+  if (!Array.isArray(legs)) return [];
+  const out: string[] = [];
+  for (const leg of legs) if (typeof leg.party === 'string' && !out.includes(leg.party)) out.push(leg.party);
+  return out;
+}
+
 interface PendingParty {
   acc: MerkleAccumulator;
   firstSeq: number;
@@ -189,15 +205,20 @@ export class Committer {
    * stalling at commit time). `json` is JSON.stringify(event), reused when already canonical.
    */
   observe(event: EngineEvent, json?: string): void {
-    if (event.party === undefined || UNCOMMITTED_KINDS.has(event.kind)) return;
+    if (UNCOMMITTED_KINDS.has(event.kind)) return;
+    const parties = partiesOf(event);
+    if (parties.length === 0) return;
     const text = json !== undefined && isCanonicalShape(event) ? json : canonicalJson(event);
-    let p = this.pending.get(event.party);
-    if (!p) {
-      p = { acc: new MerkleAccumulator(), firstSeq: event.seq, lastSeq: event.seq };
-      this.pending.set(event.party, p);
+    const leaf = leafHash(text);
+    for (const party of parties) {
+      let p = this.pending.get(party);
+      if (!p) {
+        p = { acc: new MerkleAccumulator(), firstSeq: event.seq, lastSeq: event.seq };
+        this.pending.set(party, p);
+      }
+      p.acc.push(leaf);
+      p.lastSeq = event.seq;
     }
-    p.acc.push(leafHash(text));
-    p.lastSeq = event.seq;
   }
 
   get pendingParties(): number {

@@ -13,6 +13,7 @@ export {
   batchRoot,
   ZERO_ROOT,
   UNCOMMITTED_KINDS,
+  partiesOf,
 } from './commitments.js';
 export { parseDec, formatDec, SCALE } from './decimal.js';
 export { DEFAULT_MARKETS, type MarketSpec } from './markets.js';

@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 import { Rng } from './rng.js';
 import { abs, dec, div, fmt, mul } from './dec.js';
 import type { BulkWriter } from './writer.js';
-import type { WireLeg } from '../engine/types.js';
+import type { EngineEvent, WireLeg } from '../engine/types.js';
+import { batchRoot, eventLeafHash, MerkleAccumulator } from '../engine/commitments.js';
 
 export interface MarketSpec {
   symbol: string;
@@ -128,7 +129,10 @@ interface Party {
   resting: Set<Order>;
   userSeq: number;
   root: string;
-  touched: number;
+  /** The party's pending user batch (the commitment scheme of docs/verification.md). */
+  batch: MerkleAccumulator;
+  firstSeq: number;
+  lastSeq: number;
 }
 
 interface Withdrawal {
@@ -189,12 +193,26 @@ export class Simulation {
     return new Date(this.opts.startMs + seq * 250).toISOString();
   }
 
-  /** Appends one engine event (the `events` row) and counts it toward its parties' next user batch. */
+  /**
+   * Appends one engine event (the `events` row) and adds it to its parties' next user batch: the
+   * event's own party, or (fills) each party with a leg, once however many legs it has.
+   */
   private async emit(kind: string, payload: object, scope: { market?: string; party?: Party } = {}, touches: Party[] = []): Promise<number> {
     const seq = ++this.seq;
-    await this.out.add('events', [seq, kind, this.ts(seq), scope.market ?? null, scope.party?.id ?? null, payload]);
-    if (scope.party) scope.party.touched++;
-    for (const p of touches) p.touched++;
+    const ts = this.ts(seq);
+    await this.out.add('events', [seq, kind, ts, scope.market ?? null, scope.party?.id ?? null, payload]);
+    if (kind === 'engine.user_batch_committed' || kind === 'outbound.batch_committed') return seq;
+    const members = new Set<Party>(scope.party ? [scope.party] : touches);
+    if (members.size === 0) return seq;
+    const envelope: EngineEvent = { seq, kind, ts, payload: payload as Record<string, unknown> };
+    if (scope.market !== undefined) envelope.market = scope.market;
+    if (scope.party) envelope.party = scope.party.id;
+    const leaf = eventLeafHash(envelope);
+    for (const p of members) {
+      if (p.batch.count === 0) p.firstSeq = seq;
+      p.batch.push(leaf);
+      p.lastSeq = seq;
+    }
     return seq;
   }
 
@@ -235,7 +253,9 @@ export class Simulation {
       resting: new Set(),
       userSeq: 0,
       root: ZERO_ROOT,
-      touched: 0,
+      batch: new MerkleAccumulator(),
+      firstSeq: 0,
+      lastSeq: 0,
     };
     this.parties.push(p);
     const sessionId = this.id('s');
@@ -645,22 +665,26 @@ export class Simulation {
 
   /** Engine commitments: one user batch per party with new events, then the global manifest. */
   private async commit(onChain: boolean): Promise<void> {
-    const firstSeq = this.lastBatchSeq + 1;
-    const lastSeq = this.seq;
+    // Parties with new events, ordered by id (UTF-16 code units), as the manifest orders them.
+    const members = this.parties.filter((p) => p.batch.count > 0).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    if (members.length === 0) {
+      this.lastBatchSeq = this.seq;
+      return;
+    }
+    const firstSeq = Math.min(...members.map((p) => p.firstSeq));
+    const lastSeq = Math.max(...members.map((p) => p.lastSeq));
     const batchNum = ++this.batchNum;
     const userRoots: string[] = [];
     const chainRows: unknown[][] = [];
-    for (const p of this.parties) {
-      if (p.touched === 0) continue;
+    for (const p of members) {
       const userSeq = ++p.userSeq;
       const prevRoot = p.root;
-      const root = sha(`${prevRoot}|${p.id}|${userSeq}|${p.touched}|${lastSeq}`);
-      const eventCount = p.touched;
-      p.touched = 0;
+      const root = p.batch.root();
+      const eventCount = p.batch.count;
+      p.batch = new MerkleAccumulator();
       p.root = root;
       userRoots.push(root);
       const seq = await this.emit('engine.user_batch_committed', { userSeq, root, prevRoot, eventCount }, { party: p });
-      p.touched = 0; // the commitment event itself belongs to no batch
       let chainRoot = root;
       if (onChain && this.mismatch === null) {
         // The one deliberate incident: the chain recorded another root for this user batch.
@@ -670,7 +694,7 @@ export class Simulation {
       chainRows.push([p.id, userSeq, batchNum, chainRoot, prevRoot, eventCount, `0x${this.rng.hex(64)}`, this.ts(seq)]);
     }
     const prevRoot = this.manifestRoot;
-    const root = sha(`${prevRoot}|${batchNum}|${userRoots.join(',')}`);
+    const root = batchRoot(userRoots);
     this.manifestRoot = root;
     const seq = await this.emit('outbound.batch_committed', { batchNum, root, prevRoot, userBatchCount: userRoots.length, firstSeq, lastSeq });
     this.lastBatchSeq = this.seq;

@@ -1,6 +1,7 @@
 // Configuration comes only from environment variables. Every variable is parsed and validated
 // once at start; the first bad one throws a ConfigError whose message is the single line that
-// main.ts prints before exiting non-zero. Defaults follow docs/configuration.md.
+// main.ts prints before exiting non-zero. The defaults are the ones given below; SETTINGS (at the
+// end) says what each variable means, and docs/configuration.md's table is generated from both.
 import { isIP } from 'node:net';
 
 export class ConfigError extends Error {
@@ -303,3 +304,66 @@ export function loadConfig(env: Env = process.env): Config {
     tracing: tracingOn(env),
   };
 }
+
+/** One environment variable as documented: docs/configuration.md's table is generated from this list (`npm run docs:settings`). */
+export interface Setting {
+  /** The variable; its Config field is its camelCase name, whose default `loadConfig({})` gives. */
+  name: string;
+  meaning: string;
+  /** Added after the default (what changes it). */
+  defaultNote?: string;
+  /** Said instead of the default (when the value alone would mislead). */
+  defaultText?: string;
+}
+
+/**
+ * Every variable loadConfig reads, in the order of the documentation. A test fails when a variable
+ * read above is missing here, or when docs/configuration.md differs from the table generated from
+ * this list and the defaults loadConfig gives (scripts/settings-table.ts).
+ */
+export const SETTINGS: readonly Setting[] = [
+  { name: 'PORT', meaning: 'HTTP and WebSocket port (0..65535).' },
+  { name: 'HOST', meaning: 'Interface to bind.', defaultNote: '(`0.0.0.0` when `NODE_ENV=production`)' },
+  { name: 'LOG_LEVEL', meaning: 'pino level: fatal, error, warn, info, debug, trace, silent.' },
+  { name: 'DATABASE_URL', meaning: "The indexer's PostgreSQL (`postgres://…`). Unset: lists are empty, single objects answer as for an empty database, `/readyz` is degraded." },
+  { name: 'DB_POOL_MAX', meaning: 'Connections in the read pool.' },
+  { name: 'DB_CONNECT_TIMEOUT_S', meaning: 'A read against an unreachable database answers 503 `database_unavailable` within this bound. Every query of the gateway (reads, session-key lookups, the event store, faucet facts, the candle rebuild) also has one overall deadline: `DB_CONNECT_TIMEOUT_S` + 3 × `DB_STATEMENT_TIMEOUT_MS` + 1 s.' },
+  { name: 'DB_STATEMENT_TIMEOUT_MS', meaning: 'Server-side statement timeout of every query.' },
+  { name: 'ENGINE_BASE_URL', meaning: 'The matching engine (http or https URL).' },
+  { name: 'ENGINE_ADMIN_TOKEN', meaning: "Bearer token of the engine's admin API. Unset: no SSE bridge, no order book polling, no live open-orders read; WebSocket clients connect and receive nothing." },
+  { name: 'ENGINE_TIMEOUT_MS', meaning: 'Engine call timeout; past it a proxied call answers 504 `engine_timeout`.' },
+  { name: 'ENGINE_CONNECTIONS', meaning: 'Keep-alive connections in the engine pool.' },
+  { name: 'ORDERBOOK_SHARED_READS', meaning: 'Identical `GET /v1/orderbook` requests arriving while one is in flight share the next engine call (never one that started before they arrived); `false` forwards each read alone. See docs/trading.md.' },
+  { name: 'WS_ORDERBOOK_POLL_MS', meaning: 'Order book polling period for `orderbook.snapshot` frames.' },
+  { name: 'WS_ORDERBOOK_DEPTH', meaning: 'Levels per polled book (1..100).' },
+  { name: 'WS_MAX_CONNECTIONS', meaning: 'WebSocket connections accepted at once; more are refused at upgrade.' },
+  { name: 'WS_CLIENT_BUFFER_BYTES', meaning: 'Unsent bytes a client may accumulate before it is closed with code 4008.' },
+  { name: 'WS_PING_MS', meaning: "Ping period; a peer that does not answer the gateway's ping (with its payload) before the next one is dropped." },
+  { name: 'WS_HISTORY_SIZE', meaning: 'Frames kept in memory for `/v1/stream?since=<seq>` replay.' },
+  { name: 'SSE_IDLE_MS', meaning: 'An engine SSE connection silent this long (no event, no heartbeat) is reconnected.' },
+  { name: 'AUTH_DISABLED', meaning: '`true`: the authenticate and own-party guards are no-ops, and any `party` may be streamed.' },
+  { name: 'FAUCET_ENABLED', meaning: 'Enables `POST /v1/users/:party/faucet`.' },
+  { name: 'FAUCET_AMOUNT', meaning: 'Amount of one faucet top-up.' },
+  { name: 'FAUCET_COOLDOWN_S', meaning: 'Seconds between two faucet top-ups of one party.' },
+  { name: 'FAUCET_CEILING', meaning: 'No top-up when the balance is at or above this.' },
+  { name: 'CORS_ORIGINS', meaning: 'Comma list of allowed origins, or `*`.', defaultNote: '(none when `NODE_ENV=production`)' },
+  { name: 'VAULT_OPERATOR', meaning: 'Operator whose vault `GET /v1/vault` answers; unset: the only vault.' },
+  { name: 'RATE_LIMIT_MAX', meaning: 'Requests per window of one **verified** party on the trading and faucet routes (docs/trading.md "Rate limit").' },
+  { name: 'RATE_LIMIT_IP_MAX', meaning: 'Requests per window of one client IP (`request.ip`) on the same routes, signed or not.', defaultNote: '(twice `RATE_LIMIT_MAX`)' },
+  { name: 'RATE_LIMIT_WINDOW_MS', meaning: 'The rate-limit window.' },
+  { name: 'REPLAY_MEMORY_MAX', meaning: 'Unexpired signatures the replay memory holds; when it is full of them, new signed requests get 503 `replay_memory_full` (it never forgets a signature still inside its window).' },
+  { name: 'HTTP_HEADERS_TIMEOUT_MS', meaning: 'The whole header block of a request must arrive within this time (else 408 `request_timeout`, socket closed). At most `HTTP_REQUEST_TIMEOUT_MS`.' },
+  { name: 'HTTP_REQUEST_TIMEOUT_MS', meaning: 'The whole request, headers and body, must arrive within this time (else 408, socket closed).' },
+  { name: 'HTTP_KEEP_ALIVE_TIMEOUT_MS', meaning: 'An idle keep-alive connection is closed after this time.' },
+  { name: 'HTTP_IDLE_TIMEOUT_MS', meaning: 'A socket on which nothing moves for this long is closed (Fastify `connectionTimeout`). Must exceed `ENGINE_TIMEOUT_MS`. Streams are exempt once upgraded (they have pings).' },
+  { name: 'HTTP_MAX_CONNECTIONS_PER_IP', meaning: 'Concurrent TCP connections per peer address, streams included; over it 429 `too_many_connections` and the socket is closed. `0` disables it (do so behind a reverse proxy, where every connection comes from the proxy).' },
+  { name: 'WS_MAX_CONNECTIONS_PER_IP', meaning: 'Concurrent `/v1/stream` connections per client address; over it the upgrade is refused with 429 `too_many_connections`.' },
+  { name: 'TRUST_PROXY', meaning: "Who may set `X-Forwarded-For`, so that `request.ip` (the anonymous rate-limit key) is the real client behind a load balancer. A comma list of the proxies' addresses or CIDRs (`127.0.0.1, 10.0.0.0/8`): the client is the rightmost forwarded address not in the list; a spoofed address prepended by the client is never used. Or a hop count (`1` behind one nginx): safe only when nothing but the proxy can reach the replica (a direct caller could forge the header), so prefer addresses. Unset: the socket's address (every caller behind a proxy would share one bucket).", defaultText: 'unset (trust nothing)' },
+  { name: 'REDIS_URL', meaning: '`redis://host:port/db`: rate limits, the signature replay memory and the faucet cooldown lock are shared by every replica (docs/fleet.md). Unset: each is kept in process memory, as for one gateway.' },
+  { name: 'REDIS_PREFIX', meaning: 'Prefix of every key the gateway writes in Redis (one prefix per deployment sharing a Redis).' },
+  { name: 'NATS_URL', meaning: '`nats://host:port`: the gateway takes engine events from the JetStream stream the relay fills instead of opening its own engine SSE connection (docs/fleet.md). Unset: its own SSE connection, as before.' },
+  { name: 'NATS_STREAM', meaning: 'The JetStream stream name.' },
+  { name: 'NATS_SUBJECT', meaning: 'The subject the relay publishes engine events on.' },
+  { name: 'NATS_MAX_AGE_S', meaning: "Relay: the stream keeps events this long (at least one day, so a new replica can rebuild the day's candles and fill its replay history).", defaultNote: '(2 days)' },
+  { name: 'NATS_MAX_BYTES', meaning: 'Relay: and at most this many bytes (oldest dropped first).', defaultNote: '(1 GiB)' },
+];

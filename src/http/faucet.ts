@@ -1,5 +1,5 @@
 // Testnet faucet `POST /v1/users/:party/faucet` (docs/trading.md "Faucet"). Guarded like every
-// party-scoped route (the onRoute hook in auth/guards.ts adds authenticate + own-party), so only
+// party route (registered in the party scope, http/party-scope.ts: authenticate + own-party), so only
 // the party itself can top itself up. Order of checks: enabled (404) → guards (401/403) →
 // cooldown (429 + Retry-After + retryAfterS) → ceiling (403) → engine admin faucet.
 //

@@ -33,6 +33,38 @@ const ReadyBody = Type.Object(
       gap: Type.Optional(Type.String({ description: 'A gap the bridge could not fill, if any' })),
     }),
     engineMaxSeq: Type.Union([Type.Integer(), Type.Null()]),
+    commitments: Type.Optional(
+      Type.Object(
+        {
+          match: Type.Integer({ description: 'Engine claims equal to what the gateway recomputed' }),
+          mismatch: Type.Integer({ description: 'Engine claims that differ: incidents' }),
+          skipped: Type.Integer({ description: 'Claims of batches begun before this process saw the stream (not recomputable)' }),
+          incidents: Type.Array(
+            Type.Object(
+              {
+                kind: Type.Union([Type.Literal('user_batch'), Type.Literal('manifest')]),
+                seq: Type.Integer({ description: 'Seq of the claim event' }),
+                party: Type.Optional(Type.String()),
+                userSeq: Type.Optional(Type.Integer()),
+                batchNum: Type.Optional(Type.Integer()),
+                firstSeq: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+                lastSeq: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+                claimedRoot: Type.String(),
+                computedRoot: Type.Union([Type.String(), Type.Null()]),
+                reasons: Type.Array(Type.String(), { description: 'What differs: root, eventCount, prevRoot, userSeq, userBatchCount, seqRange, batchNum' }),
+              },
+              { additionalProperties: false },
+            ),
+            { description: 'The latest mismatches (at most 10), newest last' },
+          ),
+        },
+        {
+          description:
+            'The engine commitments recomputed from the streamed events (docs/verification.md). A mismatch is named here and ' +
+            'counted in bff_commitments_total{result="mismatch"}; it does not make the gateway unready',
+        },
+      ),
+    ),
     redis: Type.Optional(
       Type.Object(
         {
@@ -82,6 +114,7 @@ async function readiness({ db, engine, live, fleet }: Pick<FastifyInstance, 'db'
   }
   if (streamStatus.gap) reasons.push(`SSE bridge gap: ${streamStatus.gap}`);
 
+  const commitments = live?.commitmentStatus() ?? null;
   const engineMaxSeq = streamStatus.maxSeq ?? (health.reachable ? (health.maxSeq ?? null) : null);
   return {
     status: reasons.length === 0 ? ('ready' as const) : ('degraded' as const),
@@ -98,6 +131,7 @@ async function readiness({ db, engine, live, fleet }: Pick<FastifyInstance, 'db'
       ...(streamStatus.gap ? { gap: streamStatus.gap } : {}),
     },
     engineMaxSeq,
+    ...(commitments ? { commitments } : {}),
     ...(redis ? { redis } : {}),
   };
 }

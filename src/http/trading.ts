@@ -5,11 +5,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { faucetRoutes } from './faucet.js';
 import { redisRateLimitOptions } from '../fleet/rate-limit-store.js';
-import { registerRateLimit } from './trading/rate-limit.js';
+import { chargeProvenParty, registerRateLimit } from './trading/rate-limit.js';
+import { partyScope } from './party-scope.js';
 import { tradingProxyRoutes } from './trading/routes.js';
 
 export const tradingRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const budget = await registerRateLimit(app, app.config, app.fleet ? redisRateLimitOptions(app.fleet.redis) : {});
   await app.register(tradingProxyRoutes, { budget });
-  await app.register(faucetRoutes);
+  // The faucet is a party route: guarded by the party scope, then charged to the proven party.
+  await app.register(partyScope, { routes: [faucetRoutes], afterGuards: chargeProvenParty(budget) });
 };

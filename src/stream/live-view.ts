@@ -3,6 +3,7 @@
 // /readyz reports. The edge depends on this, never on the composition root.
 import type { StreamFanout } from './fanout.js';
 import type { StreamMetrics } from './metrics.js';
+import type { CommitmentStatus } from '../contracts/commitment-status.js';
 
 /** What the live stream runtime reports to /readyz and /metrics. */
 export interface LiveStatus {
@@ -21,4 +22,6 @@ export interface LiveView {
   knownMarkets(): ReadonlySet<string> | null;
   /** A runtime that was never started reports itself disabled. */
   status(): LiveStatus;
+  /** The commitment check (docs/verification.md); null when the live runtime is disabled. */
+  commitmentStatus(): CommitmentStatus | null;
 }

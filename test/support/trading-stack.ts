@@ -20,9 +20,10 @@ export interface TradingStack {
 
 export const SEED_MARKET = 'BTC-PERP';
 
-export async function startTradingStack(databaseUrl: string): Promise<TradingStack> {
+export async function startTradingStack(databaseUrl: string, options: { corruptUserBatch?: number } = {}): Promise<TradingStack> {
   const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-  const indexer = await startIndexer({ databaseUrl, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
+  // corruptUserBatch: the indexer's INDEXER_CORRUPT_USER_BATCH (the chain records a wrong root for that user batch).
+  const indexer = await startIndexer({ databaseUrl, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false, ...options });
   const gateway = await startGateway(
     { DATABASE_URL: databaseUrl, ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, FAUCET_ENABLED: 'true', FAUCET_AMOUNT: '100000', RATE_LIMIT_MAX: '100000', CORS_ORIGINS: '*', WS_ORDERBOOK_POLL_MS: '100' },
     { listen: true },

@@ -2,6 +2,7 @@
 // with the current session (when there is none they go unsigned, which a gateway with
 // AUTH_DISABLED=true accepts and any other answers with a 401 GatewayError).
 import { Clock } from './clock.js';
+import { verifyHistory, type HistoryOptions, type HistoryVerdict } from './verify/history.js';
 import { defaultRetry, type RetryPolicy } from './retry.js';
 import { prepareSession, Session, type PartySigner } from './signing.js';
 import { fetchSender, Transport, type SessionRenewer } from './transport.js';
@@ -35,6 +36,7 @@ import type {
   Trigger,
   TriggerStatus,
   UserBatch,
+  UserBatchProof,
   UserBatchVerification,
   Vault,
   VerificationStatus,
@@ -223,6 +225,17 @@ export class GatewayClient {
   }
   listUserBatches(party: string, query: Page = {}): Promise<List<UserBatch>> {
     return this.party(party, '/user-batches', query);
+  }
+  /** The proof of one user batch: its events, the chain record and the path (check it with verifyUserBatch). */
+  getUserBatchProof(party: string, userSeq: number): Promise<UserBatchProof> {
+    return this.party(party, `/user-batches/${userSeq}/proof`);
+  }
+  /**
+   * Verifies every user batch of `party` against the chain, in this process (WebCrypto SHA-256):
+   * each proof with verifyUserBatch, and the chain of batches (docs/verification.md).
+   */
+  verifyHistory(party: string, options: HistoryOptions = {}): Promise<HistoryVerdict> {
+    return verifyHistory({ listUserBatches: (p, q) => this.listUserBatches(p, q), getUserBatchProof: (p, s) => this.getUserBatchProof(p, s) }, party, options);
   }
 
   // ---- engine mirror ----

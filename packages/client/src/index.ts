@@ -11,6 +11,9 @@ export { memoryStore, indexedDbStore, loadOrCreateParty, saveSession, restoreSes
 export { StreamClient, type StreamMessage, type StreamOptions, type StreamState, type WebSocketCtor, type WebSocketLike } from './stream.js';
 export { PositionsStore, type PositionState } from './positions.js';
 export { createToastThrottle, type ToastThrottle } from './toast.js';
+export { verifyUserBatch, userRootOf, foldPath, type BatchVerdict, type VerifyStep } from './verify/verify-batch.js';
+export { verifyHistory, type HistoryOptions, type HistoryProgress, type HistoryVerdict, type HistorySource, type ChainBreak } from './verify/history.js';
+export { canonicalJson, leafText, holdersOf, heldBy, ZERO_ROOT, type CommittedEvent, type PathStep } from './verify/scheme.js';
 export type * from './types.js';
 export { DeltaOrderBook, bookChecksum, type BookLevel, type BookApplyResult } from './order-book.js';
 export { BookFrameGate } from './book-gate.js';

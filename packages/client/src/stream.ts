@@ -1,12 +1,7 @@
 // Client of the gateway's live stream `/v1/stream` (docs/client.md "Live stream").
 //
-// Reconnect is gapless by the server's replay: every connection opts into control messages and,
-// once a seq is known, reconnects with `since=<seq>&epoch=<epoch>`; the gateway replays from
-// memory the frames the client missed (with the connection's own filters), then the current state
-// (snapshot frames), then live frames. Only when the replay history does not reach back
-// (`stream.gap`) does the client read the engine events it missed from REST (`/v1/events`, with
-// the server-side filters it has); that copy trails the live stream, so the live frames are held
-// and released only after the REST copy has reached the first seq the stream itself will deliver.
+// Reconnect is gapless by the server's replay, REST only beyond it: docs/client.md "Reconnect
+// without a gap" is the one description (query(), backfill() and deliver() below implement it).
 // `stream.reset` (another engine history) voids every state built from frames: the client tells
 // the app (`onReset`) and goes on with the fresh snapshots the gateway sends next.
 //

@@ -47,6 +47,7 @@ export type {
   Trigger,
   UserBatchVerification,
   ManifestVerification,
+  UserBatchProof,
 } from './generated/wire.js';
 export type { BalanceBody as Balance, EventEnvelope as EngineEvent } from './generated/wire.js';
 export type WithdrawalStatus = Withdrawal['status'];

@@ -1,5 +1,5 @@
 // The reference web console: a trading screen built only on the published client
-// (`@gateway/client`) and the public API. Plain DOM, no framework (docs/decisions.md).
+// (`@gateway/client`) and the public API. Plain DOM, no framework (docs/adr/0017-web-console-plain-dom.md).
 //
 // Start-up: clock sync (GET /v1/time), markets with 24 h stats, a party kept in IndexedDB with its
 // session (made and funded by the faucet on the first visit), then two streams: the selected
@@ -23,6 +23,7 @@ import {
 import { CandleChart } from './chart.js';
 import { escapeHtml, pct, shortParty, trim } from './format.js';
 import { checkOrder, describeRules } from './rules.js';
+import { VerificationPanel } from './verification.js';
 
 /** Timings read by the benchmark and the browser test (ms since navigation start). */
 interface ConsoleMetrics {
@@ -397,6 +398,8 @@ try {
     if (grant && 'newBalance' in grant) renderBalance(grant.newBalance);
   }
   startPartyStream();
+  // The party's fills and history, checked against the chain in this browser (docs/verification.md).
+  void new VerificationPanel(client, party, $('verify-panel')).run();
   setInterval(() => void refreshMarkets(true).catch(showError), 15_000);
   metrics.ready = true;
 } catch (err) {

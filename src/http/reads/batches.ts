@@ -81,6 +81,11 @@ export const batchRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return db.read(EMPTY_PAGE, (sql) => listUserBatches(sql, { before, limit }));
     },
   );
+};
+
+/** The party routes of this family: registered in the party scope (http/party-scope.ts), which guards them. */
+export const userBatchRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app;
 
   app.get(
     '/v1/users/:party/user-batches',

@@ -51,6 +51,11 @@ export const collateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return db.read(EMPTY_PAGE, (sql) => listWithdrawals(sql, { party: user, status, before, limit }));
     },
   );
+};
+
+/** The party routes of this family: registered in the party scope (http/party-scope.ts), which guards them. */
+export const userCollateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app;
 
   app.get(
     '/v1/users/:party/deposits',

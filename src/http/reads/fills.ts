@@ -26,6 +26,11 @@ export const fillRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return db.read(EMPTY_PAGE, (sql) => listFills(sql, { party: user, market, before, limit }));
     },
   );
+};
+
+/** The party routes of this family: registered in the party scope (http/party-scope.ts), which guards them. */
+export const userFillRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app;
 
   app.get(
     '/v1/users/:party/fills',

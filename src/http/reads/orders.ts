@@ -14,7 +14,7 @@ const Status = StringEnum(ORDER_STATUSES, 'Only orders in this status');
 export const LIVE_ORDERS_TIMEOUT_MS = 1_500;
 
 export const orderRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { db, engine, config } = app;
+  const { db } = app;
 
   app.get(
     '/v1/orders',
@@ -42,6 +42,11 @@ export const orderRoutes: FastifyPluginAsyncTypebox = async (app) => {
       });
     },
   );
+};
+
+/** The party routes of this family: registered in the party scope (http/party-scope.ts), which guards them. */
+export const userOrderRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db, engine, config } = app;
 
   app.get(
     '/v1/users/:party/orders',

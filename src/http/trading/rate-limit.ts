@@ -64,19 +64,14 @@ export async function registerRateLimit(
     const limit = await partyLimit(request);
     if (!limit.isAllowed && limit.isExceeded) throw limitedError(config.rateLimitMax, config.rateLimitWindowMs, limit.ttl, 'per party');
   };
-  // Party routes of this plugin (the faucet) are verified by the authenticate guard, which runs
-  // before this preHandler (its onRoute hook was installed first).
-  app.addHook('onRoute', (route) => {
-    if (!route.url.startsWith('/v1/users/')) return;
-    const existing = route.preHandler ? (Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]) : [];
-    route.preHandler = [
-      ...existing,
-      async (request: FastifyRequest) => {
-        if (request.provenParty) await charge(request, request.provenParty);
-      },
-    ];
-  });
   return charge;
+}
+
+/** The party routes of the trading scope (the faucet) spend the budget of the party the guards proved. */
+export function chargeProvenParty(charge: PartyBudget) {
+  return async (request: FastifyRequest): Promise<void> => {
+    if (request.provenParty) await charge(request, request.provenParty);
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 // A test-only gateway with two tiny party-scoped routes, so the guards can be exercised without
 // depending on the read routes another engineer is writing. Built exactly like the real app
-// (loadConfig → createDeps → buildApp); the extra routes are added before `ready()`, so the
-// guards' onRoute hook attaches to them like to any `/v1/users/:party/...` route.
+// (loadConfig → createDeps → buildApp); the extra routes are registered in the party scope before
+// `ready()`, so the guards apply to them as to every `/v1/users/:party/...` route.
 import pino from 'pino';
 import { Type } from 'typebox';
 import { buildApp, type App, type AppDeps } from '../../../src/app.js';
@@ -9,6 +9,8 @@ import { loadConfig } from '../../../src/config/env.js';
 import { closeDeps, createDeps } from '../../../src/deps.js';
 import { Metrics } from '../../../src/metrics.js';
 import { PartyParams } from '../../../src/http/schemas.js';
+import { partyScope } from '../../../src/http/party-scope.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 
 export interface GuardApp {
   app: App;
@@ -21,11 +23,14 @@ export async function startGuardApp(env: Record<string, string | undefined>): Pr
   const config = loadConfig({ ENGINE_BASE_URL: 'http://127.0.0.1:9', ...env });
   const deps = createDeps(config, { logger: pino({ level: 'silent' }), metrics: new Metrics({ defaultMetrics: false }) });
   const app = await buildApp(deps);
-  app.get('/v1/users/:party/ping', { schema: { params: PartyParams, querystring: Type.Object({ limit: Type.Optional(Type.Integer()) }) } }, async (request) => ({
-    party: request.params.party,
-    proven: request.provenParty ?? null,
-  }));
-  app.post('/v1/users/:party/echo', { schema: { params: PartyParams } }, async (request) => ({ proven: request.provenParty ?? null, body: request.body ?? null }));
+  const routes: FastifyPluginAsyncTypebox = async (scope) => {
+    scope.get('/v1/users/:party/ping', { schema: { params: PartyParams, querystring: Type.Object({ limit: Type.Optional(Type.Integer()) }) } }, async (request) => ({
+      party: request.params.party,
+      proven: request.provenParty ?? null,
+    }));
+    scope.post('/v1/users/:party/echo', { schema: { params: PartyParams } }, async (request) => ({ proven: request.provenParty ?? null, body: request.body ?? null }));
+  };
+  await app.register(partyScope, { routes: [routes] });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return {
     app,

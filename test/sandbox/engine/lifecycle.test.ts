@@ -134,13 +134,16 @@ describe('commitments', () => {
     eng.engine.commit();
     const all = after(start);
     const committed = after(beforeCommit);
-    const userEvents = (party: string): EngineEvent[] => all.filter((e) => e.seq <= beforeCommit && e.party === party);
+    // A party's batch: its own events and the fills it has a leg in (a fill event has no party).
+    const hasLeg = (e: EngineEvent, party: string) => e.kind === 'engine.order_filled' && (e.payload.legs as Array<{ party: string }>).some((l) => l.party === party);
+    const userEvents = (party: string): EngineEvent[] => all.filter((e) => e.seq <= beforeCommit && (e.party === party || hasLeg(e, party)));
     const parties = [a.id, b.id].sort();
     expect(committed.map((e) => e.kind)).toEqual(['engine.user_batch_committed', 'engine.user_batch_committed', 'outbound.batch_committed']);
     const roots: string[] = [];
     committed.slice(0, 2).forEach((e, i) => {
       const evs = userEvents(parties[i]!);
-      expect(evs.length).toBeGreaterThanOrEqual(4); // session, deposit, inbound.order, order_placed
+      expect(evs.length).toBeGreaterThanOrEqual(5); // session, deposit, inbound.order, order_placed, the fill
+      expect(evs.filter((x) => x.kind === 'engine.order_filled')).toHaveLength(1);
       const root = userBatchRoot(evs);
       roots.push(root);
       expect(e).toMatchObject({ party: parties[i], payload: { userSeq: 1, root, prevRoot: ZERO_ROOT, eventCount: evs.length } });

@@ -324,7 +324,7 @@ export interface SubscribedMessage {
   };
 }
 
-/** Public, one per match (one per engine.order_filled event). */
+/** Public, one per match (one per engine.order_filled event). On subscribe: the last 50 per market, marked snapshot. */
 export interface TradeFrame {
   kind: "trade";
   /** Engine event sequence number */
@@ -333,6 +333,8 @@ export interface TradeFrame {
   ts: string;
   /** Exact engine market symbol, e.g. BTC-PERP */
   market: string;
+  /** Present (true) only on snapshot frames: the state on subscribe, sent before live frames; seq is the seq the state is current as of */
+  snapshot?: true;
   payload: {
     /** Taker side */
     side: "buy" | "sell";
@@ -348,7 +350,7 @@ export interface TradeFrame {
 /** Every message the stream sends. Narrow on `kind`. */
 export type AnyStreamMessage = BalanceUpdateFrame | CandleCloseFrame | CandleUpdateFrame | FillFrame | GapMessage | HeartbeatMessage | OrderbookDeltaFrame | OrderbookSnapshotFrame | OrderUpdateFrame | PassthroughFrame | PositionUpdateFrame | ResetMessage | SubscribedMessage | TradeFrame;
 
-// ---- REST records (src/http/reads/shapes.ts, markets.ts, candles.ts; GET /v1/time of src/http/system.ts) ----
+// ---- REST records (src/http/reads/shapes.ts, markets.ts, candles.ts, proofs.ts; GET /v1/time of src/http/system.ts) ----
 
 export interface BalanceBody {
   /** Party id `<hint>::<ed25519 public key hex>` */
@@ -600,6 +602,52 @@ export interface UserBatch {
   txId: string | null;
   /** ISO 8601 UTC with milliseconds */
   committedAt: string;
+}
+
+/** Everything needed to check one user batch against the chain (docs/verification.md) */
+export interface UserBatchProof {
+  /** Party id `<hint>::<ed25519 public key hex>` */
+  party: string;
+  userSeq: number;
+  /** The gateway's own check (a convenience; verify it yourself): `verified` = the events hash to the chain's user root and that root sits under the chain's manifest root; `mismatch` = one of the two fails (see `reason`); `pending` = not on chain yet */
+  status: "verified" | "mismatch" | "pending";
+  /** With `mismatch`: `events` = the events do not hash to the chain's user root; `manifest` = the user root is not under the manifest root */
+  reason?: "events" | "manifest";
+  /** The batch's event envelopes from the mirror, in seq order, exactly as streamed (the leaves of the user root) */
+  events: {
+    /** Engine event sequence number */
+    seq: number;
+    kind: string;
+    /** ISO 8601 UTC with milliseconds */
+    ts: string;
+    market?: string;
+    party?: string;
+    /** The engine event payload, as the engine sent it */
+    payload: {
+      [key: string]: unknown;
+    };
+  }[];
+  /** What the chain recorded (tables user_batches and batches); null while the chain has no record of this batch */
+  chain: {
+    /** 32-byte SHA-256 hash as 64 lower-case hex characters */
+    userRoot: string;
+    /** 32-byte SHA-256 hash as 64 lower-case hex characters */
+    prevRoot: string;
+    eventCount: number;
+    /** The manifest that claimed it; null until one has */
+    batchNum: number | null;
+    txId: string | null;
+    committedAt: string | null;
+    /** The chain's root of that manifest; null until recorded */
+    manifestRoot: string | null;
+  } | null;
+  /** Sibling hashes from the user root's leaf sha256(0x00 ‖ userRoot) up to the manifest root; a level where the node is unpaired has no step. Empty while pending */
+  path: Array<{
+    /** The side the sibling sits on */
+    side: "left" | "right";
+    /** 32-byte SHA-256 hash as 64 lower-case hex characters */
+    hash: string;
+  }>;
 }
 
 export interface UserBatchVerification {

@@ -1,0 +1,76 @@
+// The proof of one user batch (GET /v1/users/:party/user-batches/:userSeq/proof, docs/verification.md):
+// the batch's events from the mirror, what the chain recorded for it and for its manifest, and the
+// sibling path from the user root up to the manifest root. The gateway's `status` is a convenience;
+// a client recomputes everything from `events`, `chain` and `path` (packages/client verifyUserBatch).
+import type { Sql } from 'postgres';
+import { byParty, type PathStep } from '../../packages/client/src/verify/scheme.js';
+import type { EventEnvelope } from '../db/queries/events.js';
+import { batchEvents, manifestMembers, recordedUserBatch, userClaim } from '../db/queries/commitments.js';
+import { manifestPath, userBatchRoot, userRootLeaf, nodeHash } from './hash.js';
+
+export type ProofStatus = 'verified' | 'mismatch' | 'pending';
+
+export interface ChainRecord {
+  userRoot: string;
+  prevRoot: string;
+  eventCount: number;
+  batchNum: number | null;
+  txId: string | null;
+  committedAt: string;
+  manifestRoot: string | null;
+}
+
+export interface UserBatchProof {
+  party: string;
+  userSeq: number;
+  status: ProofStatus;
+  reason?: 'events' | 'manifest';
+  events: EventEnvelope[];
+  chain: ChainRecord | null;
+  path: PathStep[];
+}
+
+/** Folds a path from a user root: the root it leads to. */
+function foldPath(userRoot: string, path: readonly PathStep[]): string {
+  let acc = userRootLeaf(userRoot);
+  for (const step of path) {
+    const sibling = Buffer.from(step.hash, 'hex');
+    acc = step.side === 'left' ? nodeHash(sibling, acc) : nodeHash(acc, sibling);
+  }
+  return acc.toString('hex');
+}
+
+/** The proof, or null when neither the chain nor the engine's claims know this batch. */
+export async function buildProof(sql: Sql, party: string, userSeq: number): Promise<UserBatchProof | null> {
+  const row = await recordedUserBatch(sql, party, userSeq);
+  // Not on chain, or the mirror lacks the claim where expected: look the claim up by its number.
+  const claimSeq = row?.claimSeq ?? (await userClaim(sql, party, userSeq, null))?.seq ?? null;
+  if (!row && claimSeq === null) return null;
+  const manifestNum = row?.manifestRoot != null ? row.batchNum : null;
+  const [events, members] = await Promise.all([
+    claimSeq !== null ? batchEvents(sql, party, claimSeq) : Promise.resolve([]),
+    manifestNum !== null ? manifestMembers(sql, manifestNum) : Promise.resolve([]),
+  ]);
+  const chain: ChainRecord | null = row
+    ? {
+        userRoot: row.root,
+        prevRoot: row.prevRoot,
+        eventCount: row.eventCount,
+        batchNum: row.batchNum,
+        txId: row.txId,
+        committedAt: row.committedAt,
+        manifestRoot: row.manifestRoot,
+      }
+    : null;
+  let path: PathStep[] = [];
+  if (manifestNum !== null) {
+    const ordered = [...members].sort((a, b) => byParty(a.party, b.party));
+    const index = ordered.findIndex((m) => m.party === party);
+    if (index >= 0) path = manifestPath(ordered.map((m) => m.root), index);
+  }
+  const base = { party, userSeq, events, chain, path };
+  if (!chain || manifestNum === null || chain.manifestRoot === null) return { ...base, status: 'pending' };
+  if (claimSeq === null || events.length !== chain.eventCount || userBatchRoot(events) !== chain.userRoot) return { ...base, status: 'mismatch', reason: 'events' };
+  if (foldPath(chain.userRoot, path) !== chain.manifestRoot) return { ...base, status: 'mismatch', reason: 'manifest' };
+  return { ...base, status: 'verified' };
+}

@@ -1,0 +1,137 @@
+// Reads of the commitment check and the proof route (docs/verification.md).
+// Indexes: events (kind, seq) for the manifests, (party, seq) for a party's claims and events,
+// fills (party, seq desc) for the fill events a party has a leg in; user_batches pk (party,
+// user_seq) and (batch_num); batches pk batch_num. No read scans a table.
+import type { Queryable } from '../database.js';
+import { toEnvelope, type EventEnvelope, type EventRow } from './events.js';
+
+const USER_CLAIM = 'engine.user_batch_committed';
+const MANIFEST_CLAIM = 'outbound.batch_committed';
+const COLUMNS = ['seq', 'kind', 'ts', 'market', 'party', 'payload'];
+
+/** Seq of the newest manifest claim at or below `seq`, or null when there is none. */
+export async function lastManifestSeq(sql: Queryable, seq: number): Promise<number | null> {
+  const [row] = await sql<Array<{ seq: number | null }>>`
+    SELECT seq FROM events WHERE kind = ${MANIFEST_CLAIM} AND seq <= ${seq} ORDER BY seq DESC LIMIT 1`;
+  return row?.seq ?? null;
+}
+
+export interface ChainUserBatch {
+  party: string;
+  userSeq: number;
+  batchNum: number | null;
+  root: string;
+  prevRoot: string;
+  eventCount: number;
+  txId: string;
+  committedAt: string;
+}
+
+export interface ChainManifest {
+  batchNum: number;
+  root: string;
+  firstSeq: number;
+  lastSeq: number;
+  txId: string;
+  committedAt: string;
+}
+
+export async function chainUserBatch(sql: Queryable, party: string, userSeq: number): Promise<ChainUserBatch | null> {
+  const [row] = await sql<ChainUserBatch[]>`
+    SELECT party, user_seq, batch_num, root, prev_root, event_count, tx_id, committed_at
+    FROM user_batches WHERE party = ${party} AND user_seq = ${userSeq}`;
+  return row ?? null;
+}
+
+export async function chainManifest(sql: Queryable, batchNum: number): Promise<ChainManifest | null> {
+  const [row] = await sql<ChainManifest[]>`
+    SELECT batch_num, root, first_seq, last_seq, tx_id, committed_at FROM batches WHERE batch_num = ${batchNum}`;
+  return row ?? null;
+}
+
+/** The user roots the chain recorded under one manifest, with their parties (unordered). */
+export async function manifestMembers(sql: Queryable, batchNum: number): Promise<Array<{ party: string; root: string }>> {
+  return sql<Array<{ party: string; root: string }>>`SELECT party, root FROM user_batches WHERE batch_num = ${batchNum}`;
+}
+
+/** A user batch as the chain recorded it, with its manifest and the engine's claim of it. */
+export interface RecordedUserBatch extends ChainUserBatch {
+  manifestRoot: string | null;
+  /** Seq of the engine's claim of this batch in the mirror (null when the mirror has none). */
+  claimSeq: number | null;
+}
+
+/**
+ * One round trip: the chain's user batch (pk), its manifest (pk), and the engine's claim, found as
+ * the party's first claim after the manifest's last_seq (every claim of a manifest follows the last
+ * event of its user batches, and the party's earlier claims precede this batch's events).
+ */
+export async function recordedUserBatch(sql: Queryable, party: string, userSeq: number): Promise<RecordedUserBatch | null> {
+  const [row] = await sql<Array<RecordedUserBatch & { claimUserSeq: string | null }>>`
+    SELECT ub.party, ub.user_seq, ub.batch_num, ub.root, ub.prev_root, ub.event_count, ub.tx_id, ub.committed_at,
+           b.root AS manifest_root, c.seq AS claim_seq, c.user_seq AS claim_user_seq
+    FROM user_batches ub
+    LEFT JOIN batches b ON b.batch_num = ub.batch_num
+    LEFT JOIN LATERAL (
+      SELECT seq, payload->>'userSeq' AS user_seq FROM events
+      WHERE party = ub.party AND seq > b.last_seq AND kind = ${USER_CLAIM} ORDER BY seq ASC LIMIT 1) c ON true
+    WHERE ub.party = ${party} AND ub.user_seq = ${userSeq}`;
+  if (!row) return null;
+  const { claimUserSeq, ...rest } = row;
+  return { ...rest, claimSeq: claimUserSeq === String(userSeq) ? rest.claimSeq : null };
+}
+
+export interface UserClaim {
+  seq: number;
+  userSeq: number;
+  root: string;
+  prevRoot: string;
+  eventCount: number;
+}
+
+function toClaim(row: { seq: number; payload: Record<string, unknown> }): UserClaim {
+  const p = row.payload;
+  return { seq: row.seq, userSeq: Number(p.userSeq), root: String(p.root), prevRoot: String(p.prevRoot), eventCount: Number(p.eventCount) };
+}
+
+/**
+ * The engine's claim of (party, userSeq), found from a seq it must follow: every claim of a manifest
+ * follows the last event of that manifest (`afterSeq` = the manifest's last_seq), so the party's first
+ * claim after it is the one. Without a manifest (a claim not on chain yet) the party's claims are
+ * walked newest first, which reaches the recent ones (the only ones not on chain) at once.
+ */
+export async function userClaim(sql: Queryable, party: string, userSeq: number, afterSeq: number | null): Promise<UserClaim | null> {
+  if (afterSeq !== null) {
+    const [row] = await sql<Array<{ seq: number; payload: Record<string, unknown> }>>`
+      SELECT seq, payload FROM events WHERE party = ${party} AND seq > ${afterSeq} AND kind = ${USER_CLAIM}
+      ORDER BY seq ASC LIMIT 1`;
+    if (row && Number(row.payload.userSeq) === userSeq) return toClaim(row);
+  }
+  const [row] = await sql<Array<{ seq: number; payload: Record<string, unknown> }>>`
+    SELECT seq, payload FROM events WHERE party = ${party} AND kind = ${USER_CLAIM} AND payload->>'userSeq' = ${String(userSeq)}
+    ORDER BY seq DESC LIMIT 1`;
+  return row ? toClaim(row) : null;
+}
+
+/**
+ * The events of a party's user batch, given its claim's seq: those after the party's previous claim
+ * (none: from the start) and before this one whose `party` is the party (claims excepted), and the
+ * fill events it has a leg in, each once, in seq order, as envelopes. The previous claim is found by
+ * walking the party's events back from this claim (index (party, seq)): about the batch's size.
+ */
+export async function batchEvents(sql: Queryable, party: string, claimSeq: number): Promise<EventEnvelope[]> {
+  const rows = await sql<EventRow[]>`
+    WITH prev AS MATERIALIZED (
+      SELECT coalesce((SELECT seq FROM events WHERE party = ${party} AND seq < ${claimSeq} AND kind = ${USER_CLAIM}
+                       ORDER BY seq DESC LIMIT 1), 0) AS seq
+    )
+    SELECT ${sql(COLUMNS)} FROM events
+    WHERE party = ${party} AND seq > (SELECT seq FROM prev) AND seq < ${claimSeq} AND kind <> ${USER_CLAIM}
+    UNION ALL
+    SELECT e.seq, e.kind, e.ts, e.market, e.party, e.payload
+    FROM (SELECT DISTINCT seq FROM fills WHERE party = ${party} AND seq > (SELECT seq FROM prev) AND seq < ${claimSeq}) l
+    CROSS JOIN LATERAL (
+      SELECT ${sql(COLUMNS)} FROM events x WHERE x.seq = l.seq AND x.kind = 'engine.order_filled' AND x.party IS NULL LIMIT 1) e
+    ORDER BY seq`;
+  return rows.map(toEnvelope);
+}

@@ -1,0 +1,80 @@
+// The proof of one user batch (docs/verification.md): the events, the chain's record, the path.
+import { Type } from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ApiError } from '../errors.js';
+import { errors, MAX_SEQ, Party, NullableTimestamp } from '../schemas.js';
+import { buildProof, type UserBatchProof } from '../../commitments/proof.js';
+import { EventEnvelope } from './shapes.js';
+
+const Hash = Type.String({ pattern: '^[0-9a-f]{64}$', description: '32-byte SHA-256 hash as 64 lower-case hex characters' });
+
+export const UserBatchProofBody = Type.Object(
+  {
+    party: Party,
+    userSeq: Type.Integer({ minimum: 1 }),
+    status: Type.Union([Type.Literal('verified'), Type.Literal('mismatch'), Type.Literal('pending')], {
+      description:
+        "The gateway's own check (a convenience; verify it yourself): `verified` = the events hash to the chain's user root and that " +
+        "root sits under the chain's manifest root; `mismatch` = one of the two fails (see `reason`); `pending` = not on chain yet",
+    }),
+    reason: Type.Optional(
+      Type.Union([Type.Literal('events'), Type.Literal('manifest')], {
+        description: "With `mismatch`: `events` = the events do not hash to the chain's user root; `manifest` = the user root is not under the manifest root",
+      }),
+    ),
+    events: Type.Array(EventEnvelope, { description: "The batch's event envelopes from the mirror, in seq order, exactly as streamed (the leaves of the user root)" }),
+    chain: Type.Union(
+      [
+        Type.Object({
+          userRoot: Hash,
+          prevRoot: Hash,
+          eventCount: Type.Integer(),
+          batchNum: Type.Union([Type.Integer(), Type.Null()], { description: 'The manifest that claimed it; null until one has' }),
+          txId: Type.Union([Type.String(), Type.Null()]),
+          committedAt: NullableTimestamp,
+          manifestRoot: Type.Union([Hash, Type.Null()], { description: "The chain's root of that manifest; null until recorded" }),
+        }),
+        Type.Null(),
+      ],
+      { description: 'What the chain recorded (tables user_batches and batches); null while the chain has no record of this batch' },
+    ),
+    path: Type.Array(
+      Type.Object({
+        side: Type.Union([Type.Literal('left'), Type.Literal('right')], { description: 'The side the sibling sits on' }),
+        hash: Hash,
+      }),
+      {
+        description:
+          "Sibling hashes from the user root's leaf sha256(0x00 ‖ userRoot) up to the manifest root; a level where the node is unpaired has no step. Empty while pending",
+      },
+    ),
+  },
+  { description: 'Everything needed to check one user batch against the chain (docs/verification.md)' },
+);
+
+export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app;
+
+  app.get(
+    '/v1/users/:party/user-batches/:userSeq/proof',
+    {
+      schema: {
+        operationId: 'getUserBatchProof',
+        tags: ['batches'],
+        summary: 'Proof of one user batch: its events, the chain record, the path to the manifest root',
+        description:
+          'Recompute the user root from `events` (leaf = sha256(0x00 ‖ canonical JSON of the envelope), node = sha256(0x01 ‖ left ‖ right), ' +
+          'an unpaired last node moves up unchanged), compare it with `chain.userRoot`, then fold `path` from sha256(0x00 ‖ userRoot) and ' +
+          'compare with `chain.manifestRoot`. 404 `not_found` when neither the chain nor the engine claimed this batch.',
+        params: Type.Object({ party: Party, userSeq: Type.Integer({ minimum: 1, maximum: MAX_SEQ, description: "The party's user batch number (1, 2, …)" }) }),
+        response: { 200: UserBatchProofBody, ...errors(400, 401, 403, 404, 503) },
+      },
+    },
+    async (request) => {
+      const { party, userSeq } = request.params;
+      const proof = await db.read<UserBatchProof | null>(null, (sql) => buildProof(sql, party, userSeq));
+      if (!proof) throw new ApiError('not_found', `no user batch ${userSeq} of ${party}`);
+      return proof;
+    },
+  );
+};
