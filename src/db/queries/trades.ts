@@ -46,3 +46,22 @@ export async function listTrades(sql: Queryable, f: { market: string; before?: n
   const items = trades.slice(0, f.limit);
   return { items, nextCursor: more && items.length > 0 ? items.at(-1)!.seq : null };
 }
+
+export interface LastTradeRow {
+  market: string;
+  seq: number;
+  price: string;
+  createdAt: string;
+}
+
+/**
+ * Each market's latest match, whatever its age (GET /v1/markets `lastTrade`): one backward step of
+ * the (market, seq desc) index per market (every fill event has a taker leg near the top).
+ */
+export async function lastTrades(sql: Queryable, markets: readonly string[]): Promise<LastTradeRow[]> {
+  const rows = await Promise.all(
+    markets.map((market) => sql<LastTradeRow[]>`
+      SELECT market, seq, price, created_at FROM fills WHERE market = ${market} AND role = 'taker' ORDER BY seq DESC LIMIT 1`),
+  );
+  return rows.flat();
+}

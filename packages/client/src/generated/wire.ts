@@ -481,6 +481,15 @@ export interface Market {
   priceSigFigs: number;
   /** Prices have at most max(0, 6 − szDecimals) decimals */
   maxPriceDecimals: number;
+  /** The latest match whatever its age (stats24h.last is null once it is older than 24 h); null when the market never traded */
+  lastTrade: {
+    /** Decimal as a string with exactly 10 decimal places */
+    price: string;
+    /** Seq of the match */
+    seq: number;
+    /** Engine time of the match */
+    at: string;
+  } | null;
   /** Matches of the last 24 h on the gateway clock ([now − 24 h, now], engine time of each match), counted as the live `trade` and `candle.*` frames count them. Recomputed at most once a second. `open`/`last`: prices of the first and latest match of the window; `change` = last − open; `changePct` = (last − open) / open × 100, 10 places rounded half away from zero. Prices, `change` and `changePct` are null without a match in the window. */
   stats24h: {
     open: string | null;
