@@ -41,7 +41,14 @@ export interface StreamOptions {
   kinds?: string[];
   /** Parties whose user-scoped frames to receive; the client's session must prove them. */
   party?: string[];
+  /**
+   * Exact engine symbols. **A list naming no market the engine knows is ignored by the gateway and
+   * every market is streamed** (the spec's rule 1): `onWarning` is called when that happens (by
+   * default `console.warn`), so a misspelt symbol (`btc-perp`) does not silently flood the screen.
+   */
   markets?: string[];
+  /** Called when the gateway ignored the markets filter (it names no market the engine lists); default console.warn. */
+  onWarning?: (message: string) => void;
   intervals?: string[];
   /** Resume point: the last seq the consumer processed before this client existed. */
   lastSeq?: number | null;
@@ -326,8 +333,12 @@ export class StreamClient {
   private onControl(conn: Connection, message: ControlMessage): void {
     switch (message.kind) {
       case 'stream.subscribed': {
-        const p = message.payload as { epoch?: string; headSeq?: number | null };
+        const p = message.payload as { epoch?: string; headSeq?: number | null; marketsIgnored?: boolean; markets?: string[] | null };
         if (typeof p.epoch === 'string') this.currentEpoch = p.epoch;
+        if (p.marketsIgnored === true && this.options.markets?.length) {
+          const warn = this.options.onWarning ?? ((m: string) => console.warn(m));
+          warn(`@gateway/client: markets=${this.options.markets.join(',')} names no market the engine lists; the gateway streams every market`);
+        }
         conn.headSeq = p.headSeq ?? null;
         // A fresh connection starts at the head: a reconnect before any frame resumes from there.
         if (this.last === null && typeof p.headSeq === 'number') this.moveTo(p.headSeq);

@@ -79,6 +79,37 @@ describe('client order books (gateway + reference engine)', () => {
     expect(seqs.every((s, i) => i === 0 || s > seqs[i - 1]!)).toBe(true);
   });
 
+  it('warns at run time when the markets filter names no market (the gateway then streams every market)', { timeout: 15_000 }, async () => {
+    const warnings: string[] = [];
+    const stream = new StreamClient({
+      client: new GatewayClient({ baseUrl: gw.url }),
+      kinds: ['trade'],
+      markets: ['btc-perp'],
+      onWarning: (m) => warnings.push(m),
+      onMessage: () => {},
+    });
+    stream.start();
+    await waitFor(() => warnings.length > 0, 5_000, 'the warning');
+    stream.stop();
+    expect(warnings[0]).toContain('markets=btc-perp names no market');
+    // A filter naming a listed market is not warned about.
+    const quiet: string[] = [];
+    let subscribed = false;
+    const okWithControl = new StreamClient({
+      client: new GatewayClient({ baseUrl: gw.url }),
+      kinds: ['trade'],
+      markets: ['BTC-PERP'],
+      onWarning: (m) => quiet.push(m),
+      onMessage: (m) => {
+        if (m.source === 'control' && m.message.kind === 'stream.subscribed') subscribed = true;
+      },
+    });
+    okWithControl.start();
+    await waitFor(() => subscribed, 5_000, 'subscribed');
+    okWithControl.stop();
+    expect(quiet).toEqual([]);
+  });
+
   it('DeltaOrderBook keeps a delta subscription equal to the engine book', { timeout: 30_000 }, async () => {
     const book = new DeltaOrderBook('BTC-PERP');
     const results: string[] = [];
