@@ -44,6 +44,7 @@ import { BookStream } from './stream/book-stream.js';
 import { UserOrders } from './projections/user-orders.js';
 import { UserChannels } from './stream/user-snapshot.js';
 import { RecentTrades } from './stream/recent-trades.js';
+import { OrderOutcomes } from './stream/order-outcomes.js';
 import { fetchLiveOrders } from './http/reads/live-orders.js';
 import { listFills } from './db/queries/fills.js';
 import { EMPTY_PAGE } from './db/queries/page.js';
@@ -91,6 +92,8 @@ export class LiveRuntime implements LiveView {
   readonly userChannels: UserChannels;
   /** The last trades per market, sent on subscribe to `trade`. */
   private readonly recentTrades = new RecentTrades();
+  /** Cancel reasons by order id, for the place-order answer. */
+  private readonly outcomes = new OrderOutcomes();
   /** The engine's commitments recomputed from the events (docs/verification.md). */
   readonly commitments: LiveCommitments;
   /** The one path engine events take into the stream, whatever their source. */
@@ -331,7 +334,10 @@ export class LiveRuntime implements LiveView {
     for (const f of frames) this.observe(f);
     this.hub.publishAll(frames);
     const user = this.userOrders.apply(event);
-    for (const f of user) this.userChannels.observe(f);
+    for (const f of user) {
+      this.userChannels.observe(f);
+      this.outcomes.observe(f);
+    }
     this.hub.publishAll(user);
     this.books.event(event);
   }
@@ -367,6 +373,11 @@ export class LiveRuntime implements LiveView {
     this.epochs.set(epoch);
     this.hub.announceReset(previous, head);
     this.deps.logger.warn({ epoch, previousEpoch: previous, head }, 'stream: engine history replaced; clients told to reset');
+  }
+
+  orderOutcome(orderId: string, waitMs: number): Promise<string | null> {
+    if (!this.enabled || !this.started) return Promise.resolve(null);
+    return this.outcomes.reason(orderId, waitMs);
   }
 
   /** Stops the engine side. Clients are closed (1001) by the stream plugin when the app closes. */

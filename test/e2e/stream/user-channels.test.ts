@@ -103,4 +103,17 @@ describe('user channels (reference engine, three parties)', () => {
     expect(again.schemaErrors).toEqual([]);
     again.ws.close();
   });
+
+  it('the place-order answer through the gateway says why an order ended at once', { timeout: 30_000 }, async () => {
+    const dave = new SigningClient(gw.url, makeParty('dave'));
+    expect((await dave.authorize()).body).toMatchObject({ ok: true });
+    expect((await faucet(engine.url, engine.adminToken, dave.id, '1000000')).body).toMatchObject({ ok: true });
+    // SOL-PERP has no resting order: a market order finds no liquidity.
+    const answer = (await dave.placeOrder({ market: 'SOL-PERP', side: 'buy', type: 'market', size: '1' })).body;
+    expect(answer).toMatchObject({ ok: true, status: 'cancelled', filledSize: '0.0000000000', reason: 'ioc' });
+    // An order that rests is relayed as the engine sent it (no reason).
+    const rests = (await dave.placeOrder({ market: 'SOL-PERP', side: 'buy', type: 'limit', size: '1', price: '100' })).body;
+    expect(rests).toMatchObject({ ok: true, status: 'open' });
+    expect(rests).not.toHaveProperty('reason');
+  });
 });
