@@ -36,3 +36,25 @@ export function normalizeDecimal(text: string): string {
 }
 
 export const ZERO = '0.0000000000';
+
+/** Integer division rounding half away from zero (the engine's rounding, docs/engine.md). */
+export function divRound(n: bigint, d: bigint): bigint {
+  if (d === 0n) throw new RangeError('division by zero');
+  if (d < 0n) {
+    n = -n;
+    d = -d;
+  }
+  const negative = n < 0n;
+  const q = ((negative ? -n : n) + d / 2n) / d;
+  return negative ? -q : q;
+}
+
+/** a × b of two scaled values, rounded half away from zero to 10 places. */
+export function mulDecimal(a: bigint, b: bigint): bigint {
+  return divRound(a * b, SCALE);
+}
+
+/** a ÷ b of two scaled values, rounded half away from zero to 10 places. */
+export function divDecimal(a: bigint, b: bigint): bigint {
+  return divRound(a * SCALE, b);
+}

@@ -51,6 +51,7 @@ import { EMPTY_PAGE } from './db/queries/page.js';
 import { parseBook } from './engine/orderbook-poller.js';
 import { LiveCommitments } from './commitments/live-commitments.js';
 import type { CommitmentStatus } from './commitments/monitor.js';
+import { AccountBook, withAccounts } from './stream/account-book.js';
 
 /** How long the engine may take to replay its first event for the epoch. */
 const FIRST_EVENT_MS = 5_000;
@@ -96,6 +97,8 @@ export class LiveRuntime implements LiveView {
   private readonly outcomes = new OrderOutcomes();
   /** The engine's commitments recomputed from the events (docs/verification.md). */
   readonly commitments: LiveCommitments;
+  /** The accounts (docs/account.md): fed by every event, completed from the database on demand. */
+  readonly accounts: AccountBook;
   /** The one path engine events take into the stream, whatever their source. */
   readonly sink: EngineEventSink = {
     event: (e) => this.onEvent(e),
@@ -113,6 +116,7 @@ export class LiveRuntime implements LiveView {
       store: partyStore(deps.db),
       logger: deps.logger,
     });
+    this.accounts = new AccountBook({ db: deps.db, logger: deps.logger });
     this.streamMetrics = StreamMetrics.for(deps.metrics.registry);
     this.commitments = new LiveCommitments(deps.metrics.registry, deps.logger);
     this.epochs = new EpochTracker({ sources: (options) => this.epochSources(options), logger: deps.logger });
@@ -133,7 +137,7 @@ export class LiveRuntime implements LiveView {
         epochKnown: () => this.readyToServe(),
         head: () => this.source?.position ?? null,
         snapshot: (sub) => {
-          const parts = this.liveState.build(sub);
+          const parts = withAccounts(this.liveState.build(sub), this.accounts.snapshot(sub));
           const user = this.userChannels.snapshot(sub);
           const later = parts.later && user ? Promise.all([parts.later, user]).then(([a, b]) => [...a, ...b]) : (parts.later ?? user);
           return { frames: [...parts.frames, ...this.recentTrades.snapshot(sub), ...this.books.snapshot(sub)], later };
@@ -273,6 +277,7 @@ export class LiveRuntime implements LiveView {
       });
     }
     this.source.start();
+    this.accounts.start();
 
     this.poller = new OrderbookPoller({
       engine,
@@ -332,6 +337,7 @@ export class LiveRuntime implements LiveView {
     const { state, frames } = project(this.state, event);
     this.state = state;
     for (const f of frames) this.observe(f);
+    frames.push(...this.accounts.onEvent(event));
     this.hub.publishAll(frames);
     const user = this.userOrders.apply(event);
     for (const f of user) {
@@ -358,6 +364,7 @@ export class LiveRuntime implements LiveView {
     this.state = initialProjectionState();
     this.commitments.reset();
     this.liveState.reset(head);
+    this.accounts.reset();
     this.poller?.forget();
     this.books.reset();
     this.userOrders.clear();
@@ -384,6 +391,7 @@ export class LiveRuntime implements LiveView {
   async stop(): Promise<void> {
     this.markCaughtUp(); // nothing more will come: connections still waiting are released (and closed with the app)
     this.books.stop();
+    this.accounts.stop();
     await Promise.all([this.source?.stop(), this.poller?.stop()]);
   }
 

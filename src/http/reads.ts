@@ -11,6 +11,7 @@ import { tradeRoutes } from './reads/trades.js';
 import { positionRoutes } from './reads/positions.js';
 import { triggerRoutes } from './reads/triggers.js';
 import { balanceRoutes } from './reads/balance.js';
+import { accountRoutes } from './reads/account.js';
 import { verificationRoutes } from './reads/verifications.js';
 import { eventRoutes } from './reads/events.js';
 import { marketRoutes } from './reads/markets.js';
@@ -29,6 +30,7 @@ const FAMILIES: Array<{ routes?: FastifyPluginAsyncTypebox; partyRoutes?: Fastif
   { partyRoutes: positionRoutes },
   { partyRoutes: triggerRoutes },
   { partyRoutes: balanceRoutes },
+  { partyRoutes: accountRoutes },
   { routes: verificationRoutes },
   { routes: eventRoutes },
   { routes: marketRoutes },

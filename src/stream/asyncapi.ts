@@ -14,6 +14,7 @@ import {
   ResetMessage,
   SubscribedMessage,
   TradeFrame,
+  AccountUpdateFrame,
 } from './schemas.js';
 import { OrderbookDeltaFrame } from './book-schemas.js';
 import { FillFrame, OrderUpdateFrame } from './user-schemas.js';
@@ -24,6 +25,7 @@ const json = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema));
 const MESSAGES = {
   positionUpdate: { schema: PositionUpdateFrame, name: 'position.update', summary: 'Position epoch after a fill leg (user-scoped: needs `party`). Filter: party, markets.' },
   balanceUpdate: { schema: BalanceUpdateFrame, name: 'balance.update', summary: 'Cash balance after a fill leg (user-scoped: needs `party`). Filter: party.' },
+  accountUpdate: { schema: AccountUpdateFrame, name: 'account.update', summary: 'The party account after a change of its collateral, positions, orders or a mark (user-scoped: needs `party`). Filter: party.' },
   trade: { schema: TradeFrame, name: 'trade', summary: 'One per match, public. Filter: markets.' },
   orderbookSnapshot: {
     schema: OrderbookSnapshotFrame,

@@ -4,6 +4,7 @@
 import type { StreamFanout } from './fanout.js';
 import type { StreamMetrics } from './metrics.js';
 import type { CommitmentStatus } from '../contracts/commitment-status.js';
+import type { AccountBook } from './account-book.js';
 
 /** What the live stream runtime reports to /readyz and /metrics. */
 export interface LiveStatus {
@@ -20,6 +21,8 @@ export interface LiveView {
   readonly streamMetrics: StreamMetrics;
   /** The engine's active markets (rule 1 of the stream filters), null until known. */
   knownMarkets(): ReadonlySet<string> | null;
+  /** The accounts (docs/account.md); absent in runtimes without them. */
+  readonly accounts?: AccountBook;
   /** A runtime that was never started reports itself disabled. */
   status(): LiveStatus;
   /**

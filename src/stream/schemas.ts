@@ -3,6 +3,7 @@
 import { Type, type TSchema } from 'typebox';
 import { Decimal, Market, Party, Seq, Timestamp } from '../contracts/wire.js';
 import { CANDLE_INTERVALS, PASSTHROUGH_KINDS } from '../contracts/frame.js';
+import { AccountBody } from '../contracts/account-wire.js';
 import { OrderbookDeltaFrame, ViewSnapshotPayload } from './book-schemas.js';
 
 import { FillFrame, OrderUpdateFrame } from './user-schemas.js';
@@ -61,6 +62,22 @@ export const BalanceUpdateFrame = Type.Object(
     payload: Type.Object({ balance: Decimal, asOfSeq: Seq }, strict),
   },
   { ...strict, description: 'One per fill leg: the party cash balance after the leg (no market).' },
+);
+
+export const AccountUpdateFrame = Type.Object(
+  {
+    kind: Type.Literal('account.update'),
+    seq: SnapshotSeq,
+    ts: Ts,
+    userParty: Party,
+    snapshot: SnapshotMark,
+    payload: AccountBody,
+  },
+  {
+    ...strict,
+    description:
+      'The whole account of the party (as GET /v1/users/:party/account): on subscribe, then after every event that changed its collateral, positions, orders or the mark of a market it holds (no market in the envelope).',
+  },
 );
 
 export const TradeFrame = Type.Object(
@@ -239,6 +256,7 @@ export const HeartbeatMessage = Type.Object(
 export const FRAME_SCHEMAS: Record<string, TSchema> = {
   'position.update': PositionUpdateFrame,
   'balance.update': BalanceUpdateFrame,
+  'account.update': AccountUpdateFrame,
   trade: TradeFrame,
   'orderbook.snapshot': OrderbookSnapshotFrame,
   'orderbook.delta': OrderbookDeltaFrame,

@@ -203,14 +203,14 @@ export function judgeMarketsFilter(sub: Subscription, knownMarkets: ReadonlySet<
 }
 
 /**
- * Frame kinds that are a gateway extension, not spec kinds: sent only to a connection that names
- * them in `kinds` (a client that follows the spec alone receives only spec kinds).
+ * Gateway extensions a connection receives only when its `kinds` names them, so a client that
+ * follows the spec alone sees spec kinds only (docs/stream.md).
  */
-export const EXTENSION_KINDS: ReadonlySet<string> = new Set(['orderbook.delta', 'order.update', 'fill']);
+export const OPT_IN_KINDS: ReadonlySet<string> = new Set(['account.update', 'orderbook.delta', 'order.update', 'fill']);
 
 /** The whole filter: does this connection receive this frame? (The hub's index narrows first.) */
 export function matches(sub: Subscription, frame: Frame): boolean {
-  if (sub.kinds ? !sub.kinds.has(frame.kind) : EXTENSION_KINDS.has(frame.kind)) return false;
+  if (sub.kinds ? !sub.kinds.has(frame.kind) : OPT_IN_KINDS.has(frame.kind)) return false;
   const party = frameParty(frame);
   if (party !== undefined && !sub.parties.has(party)) return false;
   if (sub.markets && frame.market !== undefined && !sub.markets.has(frame.market)) return false;

@@ -3,9 +3,12 @@
 // AUTH_DISABLED=true accepts and any other answers with a 401 GatewayError).
 import { Clock } from './clock.js';
 import { verifyHistory, type HistoryOptions, type HistoryVerdict } from './verify/history.js';
+import { GatewayError } from './errors.js';
 import { defaultRetry, type RetryPolicy } from './retry.js';
 import { prepareSession, Session, type PartySigner } from './signing.js';
 import { fetchSender, Transport, type SessionRenewer } from './transport.js';
+import { requireDecimalStrings } from './decimal-input.js';
+import { attachedWouldFire, tpslWouldFire, type Account, type TriggerCheck, type TriggerWouldFire } from './account.js';
 import type {
   Answer,
   Balance,
@@ -37,6 +40,7 @@ import type {
   TriggerStatus,
   UserBatch,
   UserBatchProof,
+  UserMe,
   UserBatchVerification,
   Vault,
   VerificationStatus,
@@ -77,6 +81,14 @@ export interface Page {
   limit?: number;
 }
 const enc = encodeURIComponent;
+
+/** An engine business refusal that came as an HTTP 4xx (`{ok:false, code}` passed through), as the value placeOrder returns. */
+function engineRefusal(err: unknown): Rejection | null {
+  if (!(err instanceof GatewayError) || err.status < 400 || err.status >= 500) return null;
+  const body = err.body as { ok?: unknown; code?: unknown; error?: unknown };
+  if (body.ok !== false || typeof body.code !== 'string') return null;
+  return { ok: false, code: body.code, error: typeof body.error === 'string' ? body.error : body.code };
+}
 
 export class GatewayClient {
   readonly transport: Transport;
@@ -122,17 +134,57 @@ export class GatewayClient {
 
   // ---- trading ----
 
-  placeOrder(order: OrderRequest): Promise<Answer<OrderAccepted>> {
+  /**
+   * A TP/SL attached to the order that would fire at once on its limit price is refused as a value
+   * (`trigger_would_fire`, nothing signed or sent) unless `allowImmediateTrigger`.
+   */
+  async placeOrder<const M extends string>(order: OrderRequest<M>, options: TriggerCheck = {}): Promise<Answer<OrderAccepted> | TriggerWouldFire> {
+    requireDecimalStrings(order, ['size', 'price'], ['tp', 'sl']);
+    const refused = options.allowImmediateTrigger ? null : attachedWouldFire(order);
+    if (refused) return refused;
     return this.transport.call({ method: 'POST', path: '/v1/orders', body: order, signed: true, ...(this.retryOrders ? {} : { retries: 0 }) });
   }
   cancelOrder(orderId: string): Promise<Answer<OrderCancelled>> {
     return this.transport.call({ method: 'DELETE', path: `/v1/orders/${enc(orderId)}`, signed: true });
   }
-  setTpsl(request: TpslRequest): Promise<Answer<TpslSet>> {
+  /**
+   * A TP or SL that would fire at once on the position's mark price (the last trade: what the
+   * engine fires on), or on `currentPrice`, is refused as a value (`trigger_would_fire`, nothing
+   * signed or sent) unless `allowImmediateTrigger`. The position is read from `getAccount`.
+   */
+  async setTpsl(request: TpslRequest, options: TriggerCheck & { currentPrice?: string } = {}): Promise<Answer<TpslSet> | TriggerWouldFire> {
+    requireDecimalStrings(request, [], ['tp', 'sl']);
+    const party = this.session?.party;
+    if (!options.allowImmediateTrigger && party && (request.tp || request.sl)) {
+      const refused = tpslWouldFire(request, await this.getAccount(party), options.currentPrice);
+      if (refused) return refused;
+    }
     return this.transport.call({ method: 'POST', path: '/v1/tpsl', body: request, signed: true });
   }
-  getOrderbook(query: { depth?: number; market?: string } = {}): Promise<Orderbook> {
-    return this.transport.call({ method: 'GET', path: '/v1/orderbook', query });
+  /**
+   * The party as the engine sees it (balance, positions, open orders, triggers). Works in browsers:
+   * the signed GET (body `{"party"}`) is sent as `POST /v1/user/me`, which the gateway forwards to
+   * the engine as that GET. Needs a session.
+   */
+  getUserMe(): Promise<Answer<UserMe>> {
+    const session = this.session;
+    if (!session) throw new Error('getUserMe needs a session: call createSession first');
+    return this.transport.call({ method: 'POST', signAs: 'GET', path: '/v1/user/me', body: { party: session.party }, signed: true });
+  }
+  /**
+   * The order book. An engine refusal (an unknown market: `market_unsupported`) is returned as a
+   * value `{ok:false, code, error}`, as placeOrder does; gateway and transport errors (a bad
+   * `depth`, an engine that is down) are thrown as GatewayErrors, as everywhere.
+   */
+  async getOrderbook(query: { depth?: number; market?: string } = {}): Promise<Answer<Orderbook>> {
+    try {
+      const book = await this.transport.call<Orderbook>({ method: 'GET', path: '/v1/orderbook', query });
+      return { ok: true, ...book };
+    } catch (err) {
+      const refusal = engineRefusal(err);
+      if (refusal) return refusal;
+      throw err;
+    }
   }
 
   // ---- markets and candles ----
@@ -259,8 +311,13 @@ export class GatewayClient {
   listUserPositions(party: string, query: Page & { status?: 'open' | 'closed' | 'all' } = {}): Promise<List<Position>> {
     return this.party(party, '/positions', query);
   }
+  /** The spec's balance: `newBalance` of the last fill (deposits and withdrawals after it are not in it; see getAccount). */
   getBalance(party: string): Promise<Balance> {
     return this.party(party, '/balance');
+  }
+  /** Collateral (every deposit, withdrawal and fill), positions at the mark, margin, equity, free collateral, leverage (docs/account.md). */
+  getAccount(party: string): Promise<Account> {
+    return this.party(party, '/account');
   }
   /** Testnet top-up. 429 (cooldown, `retryAfterS`) and 403 (ceiling) are raised as GatewayErrors. */
   faucet(party: string): Promise<FaucetGrant | Rejection> {

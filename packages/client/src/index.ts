@@ -10,6 +10,41 @@ export { Clock } from './clock.js';
 export { memoryStore, indexedDbStore, loadOrCreateParty, saveSession, restoreSession, keepPartySession, type KeyValueStore } from './persist.js';
 export { StreamClient, type StreamMessage, type StreamOptions, type StreamState, type WebSocketCtor, type WebSocketLike } from './stream.js';
 export { PositionsStore, type PositionState } from './positions.js';
+export {
+  orderMargin,
+  triggerWouldFire,
+  legsWouldFire,
+  attachedWouldFire,
+  tpslWouldFire,
+  isTriggerWouldFire,
+  toUnits,
+  fromUnits,
+  type Account,
+  type AccountUpdateFrame,
+  type AccountPosition,
+  type AccountOrder,
+  type OrderMargin,
+  type OrderMarginInput,
+  type TriggerWouldFire,
+  type TriggerCheck,
+} from './account.js';
+export {
+  ENGINE_EVENT_KINDS,
+  DOMAIN_FRAME_KINDS,
+  CANDLE_INTERVALS,
+  KNOWN_MARKETS,
+  market,
+  type EnginePayloads,
+  type EngineEventKind,
+  type EngineEventOf,
+  type TypedEngineEvent,
+  type FillLeg,
+  type FrameKind,
+  type Interval,
+  type KnownMarket,
+  type MarketOf,
+} from './engine-events.js';
+export { DecimalInputError } from './decimal-input.js';
 export { createToastThrottle, type ToastThrottle } from './toast.js';
 export { verifyUserBatch, userRootOf, foldPath, type BatchVerdict, type VerifyStep } from './verify/verify-batch.js';
 export { verifyHistory, type HistoryOptions, type HistoryProgress, type HistoryVerdict, type HistorySource, type ChainBreak } from './verify/history.js';

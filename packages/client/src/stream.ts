@@ -12,6 +12,7 @@
 // again; 429/5xx/network errors are retried with backoff. A half-open socket (no frame, not even
 // `stream.heartbeat`, for two heartbeat periods) is dropped and replaced.
 import { BookFrameGate } from './book-gate.js';
+import type { FrameKind, Interval, KnownMarket } from './engine-events.js';
 import { errorBody, GatewayError } from './errors.js';
 import { backoffDelay } from './retry.js';
 import type { GatewayClient } from './client.js';
@@ -38,18 +39,21 @@ export type StreamState = 'connecting' | 'backfilling' | 'live' | 'waiting' | 'r
 
 export interface StreamOptions {
   client: GatewayClient;
-  kinds?: string[];
+  /** Frame kinds (a misspelt kind such as 'trades' does not compile). */
+  kinds?: FrameKind[];
   /** Parties whose user-scoped frames to receive; the client's session must prove them. */
   party?: string[];
   /**
-   * Exact engine symbols. **A list naming no market the engine knows is ignored by the gateway and
-   * every market is streamed** (the spec's rule 1): `onWarning` is called when that happens (by
-   * default `console.warn`), so a misspelt symbol (`btc-perp`) does not silently flood the screen.
+   * Markets: known literals, or any `string` value read at run time (the escape hatch). **A list
+   * naming no market the engine knows is ignored by the gateway and every market is streamed** (the
+   * spec's rule 1): `onWarning` is called when that happens (by default `console.warn`), so a
+   * misspelt symbol (`btc-perp`) does not silently flood the screen.
    */
-  markets?: string[];
+  markets?: Array<KnownMarket | (string & {})>;
   /** Called when the gateway ignored the markets filter (it names no market the engine lists); default console.warn. */
   onWarning?: (message: string) => void;
-  intervals?: string[];
+  /** Candle intervals ('2m' does not compile). */
+  intervals?: Interval[];
   /** Resume point: the last seq the consumer processed before this client existed. */
   lastSeq?: number | null;
   /** Epoch (engine history) `lastSeq` belongs to, from an earlier `stream.subscribed`. */
@@ -475,7 +479,7 @@ export class StreamClient {
     const { kinds, party, markets } = this.options;
     if (event.party !== undefined && event.party !== null && !(party ?? []).includes(event.party)) return false;
     if (markets?.length && event.market && !markets.includes(event.market)) return false;
-    if (kinds?.length && !kinds.includes(event.kind)) {
+    if (kinds?.length && !(kinds as readonly string[]).includes(event.kind)) {
       return event.kind === 'engine.order_filled' && kinds.some((k) => DERIVED_FROM_FILLS.has(k));
     }
     return true;

@@ -39,6 +39,8 @@ export interface CallOptions {
   /** Override the retry count for this call (e.g. 0 for a non-idempotent write). */
   retries?: number;
   sender?: Sender;
+  /** Sign as this method instead of `method` (POST /v1/user/me carries the signed GET, docs/client.md). */
+  signAs?: 'GET';
 }
 
 export function buildTarget(path: string, query?: Query): string {
@@ -95,7 +97,7 @@ export class Transport {
       const headers: Record<string, string> = {};
       if (body) headers['content-type'] = 'application/json';
       const session = options.signed ? await this.currentSession() : null;
-      if (session) Object.assign(headers, await session.headers(options.method, target, body));
+      if (session) Object.assign(headers, await session.headers(options.signAs ?? options.method, target, body));
       const sentAt = this.clock.localNow();
       let result: SendResult;
       try {

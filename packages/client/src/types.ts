@@ -1,7 +1,9 @@
 // Wire types of the gateway (docs/rest.md "Shapes", docs/engine.md). Decimals are strings with
 // 10 decimal places, seqs integers, times ISO 8601 strings; record fields are the camelCase
 // columns of the indexer tables.
+import type { MarketOf, TypedEngineEvent } from './engine-events.js';
 import type {
+  AccountUpdateFrame,
   BalanceUpdateFrame,
   CandleCloseFrame,
   CandleUpdateFrame,
@@ -12,7 +14,8 @@ import type {
   Order,
   OrderbookSnapshotFrame,
   OrderbookDeltaFrame,
-  PassthroughFrame,
+  OrderUpdateFrame,
+  FillFrame,
   PositionUpdateFrame,
   ResetMessage,
   SubscribedMessage,
@@ -76,21 +79,37 @@ export interface Rejection {
 }
 export type Answer<T> = (T & { ok: true }) | Rejection;
 
-export interface OrderRequest {
-  market: string;
+interface OrderFields<M extends string> {
+  /** A known market literal, or any `string` value (see MarketOf). */
+  market: M & MarketOf<M>;
   side: Side;
-  type: 'limit' | 'market';
+  /** A decimal string ("0.001"); a number is refused before sending (it would lose precision). */
   size: Decimal;
-  price?: Decimal;
-  tif?: 'gtc' | 'ioc' | 'alo';
   reduceOnly?: boolean;
   clientOrderId?: string;
   tp?: { triggerPrice: Decimal; limitPrice?: Decimal };
   sl?: { triggerPrice: Decimal; limitPrice?: Decimal };
 }
+/** A limit order: the price is required. */
+export interface LimitOrderRequest<M extends string = string> extends OrderFields<M> {
+  type: 'limit';
+  price: Decimal;
+  /** gtc (default), ioc, or alo (post-only). */
+  tif?: 'gtc' | 'ioc' | 'alo';
+}
+/** A market order: `price` is an optional worst price; it never rests (tif is ioc). */
+export interface MarketOrderRequest<M extends string = string> extends OrderFields<M> {
+  type: 'market';
+  price?: Decimal;
+  tif?: 'ioc';
+}
+/** Typed by order type: a limit order without a price does not compile. */
+export type OrderRequest<M extends string = string> = LimitOrderRequest<M> | MarketOrderRequest<M>;
+/** What a placed order can be right after placement (a refusal is a Rejection, never a status). */
+export type PlacedOrderStatus = 'open' | 'partially_filled' | 'filled' | 'cancelled';
 export interface OrderAccepted {
   orderId: string;
-  status: OrderStatus;
+  status: PlacedOrderStatus;
   filledSize: Decimal;
   avgPrice: Decimal | null;
 }
@@ -144,7 +163,9 @@ export interface SnapshotMark {
   snapshot?: true;
 }
 /** Every message with an engine seq: domain frames and forwarded engine events. */
-export type Frame = (PositionUpdateFrame | BalanceUpdateFrame | TradeFrame | OrderbookSnapshotFrame | OrderbookDeltaFrame | CandleUpdateFrame | CandleCloseFrame | PassthroughFrame) & SnapshotMark;
+export type Frame =
+  | ((PositionUpdateFrame | BalanceUpdateFrame | AccountUpdateFrame | TradeFrame | OrderbookSnapshotFrame | OrderbookDeltaFrame | OrderUpdateFrame | FillFrame | CandleUpdateFrame | CandleCloseFrame) & SnapshotMark)
+  | TypedEngineEvent;
 /** Control messages, sent to connections that opt in (`control=true` or `since=`). */
 export type ControlMessage = SubscribedMessage | GapMessage | ResetMessage | HeartbeatMessage;
 export type PositionUpdate = PositionUpdateFrame['payload'];

@@ -19,7 +19,14 @@ import {
   type Order,
   type StreamMessage,
   type StreamState,
+  type OrderRequest,
+  type CandleInterval,
+  CANDLE_INTERVALS,
 } from '@gateway/client';
+
+function asInterval(value: string | null): CandleInterval {
+  return (CANDLE_INTERVALS as readonly string[]).includes(value ?? '') ? (value as CandleInterval) : '1m';
+}
 import { CandleChart } from './chart.js';
 import { escapeHtml, pct, shortParty, trim } from './format.js';
 import { checkOrder, describeRules } from './rules.js';
@@ -59,7 +66,7 @@ const client = new GatewayClient({ baseUrl: params.get('gateway') ?? config.gate
 // ---- state ----
 let markets: Market[] = [];
 let selected = params.get('market') ?? '';
-let interval = params.get('interval') ?? '1m';
+let interval: CandleInterval = asInterval(params.get('interval'));
 let book: { bids: [string, string][]; asks: [string, string][] } = { bids: [], asks: [] };
 let trades: { side: string; price: string; size: string; ts: string }[] = [];
 let party = '';
@@ -296,15 +303,9 @@ $('order-form').addEventListener('submit', (ev) => {
     out.className = 'msg';
     out.textContent = 'sending…';
     try {
-      const answer = await client.placeOrder({
-        market: m.symbol,
-        side,
-        type,
-        size,
-        ...(type === 'limit' ? { price } : {}),
-        ...(tp ? { tp: { triggerPrice: tp } } : {}),
-        ...(sl ? { sl: { triggerPrice: sl } } : {}),
-      });
+      const legs = { ...(tp ? { tp: { triggerPrice: tp } } : {}), ...(sl ? { sl: { triggerPrice: sl } } : {}) };
+      const order: OrderRequest = type === 'limit' ? { market: m.symbol, side, type, size, price, ...legs } : { market: m.symbol, side, type, size, ...legs };
+      const answer = await client.placeOrder(order);
       if (answer.ok) {
         out.className = 'msg ok';
         out.textContent = `${answer.status}: ${answer.orderId}${answer.avgPrice ? ` @ ${trim(answer.avgPrice)}` : ''}`;
@@ -369,7 +370,7 @@ $('markets').addEventListener('click', (ev) => {
 
 $<HTMLSelectElement>('interval').value = interval;
 $('interval').addEventListener('change', () => {
-  interval = $<HTMLSelectElement>('interval').value;
+  interval = asInterval($<HTMLSelectElement>('interval').value);
   selectMarket();
 });
 

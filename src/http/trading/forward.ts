@@ -39,8 +39,10 @@ export function forwarder(options: {
    * call would otherwise wait for that call's timeout and then for its own call's.
    */
   deadlineMs?: number;
-  /** Signed routes: spends the party's rate-limit budget when the gateway can verify the signature. */
-  chargeParty?: (request: FastifyRequest, headers: SignedHeaders, body: Buffer) => Promise<void>;
+  /** Signed routes: spends the party's rate-limit budget when the gateway can verify the signature (signed with `method`). */
+  chargeParty?: (request: FastifyRequest, headers: SignedHeaders, body: Buffer, method: string) => Promise<void>;
+  /** The method sent to the engine (and signed by the client) when it is not the request's: POST /v1/user/me → GET. */
+  engineMethod?: 'GET';
 }): Forwarder {
   const { engine, signed, onAnswer } = options;
   const timer = options.metrics.route(options.route);
@@ -73,7 +75,7 @@ export function forwarder(options: {
       // 401 when a header is missing, 400 when one is duplicated: the engine never sees either.
       const s = signedHeaders(request);
       headers = { 'x-user': s.user, 'x-session-id': s.sessionId, 'x-session-sig': s.sig, 'x-request-id': request.id };
-      await options.chargeParty?.(request, s, body ?? Buffer.alloc(0));
+      await options.chargeParty?.(request, s, body ?? Buffer.alloc(0), options.engineMethod ?? request.method);
     } else {
       headers = { 'x-request-id': request.id };
     }
@@ -83,7 +85,7 @@ export function forwarder(options: {
     let outcome = 'transport_error';
     try {
       const res = await engine.request({
-        method: request.method as Dispatcher.HttpMethod,
+        method: (options.engineMethod ?? request.method) as Dispatcher.HttpMethod,
         path: path ?? request.url,
         headers,
         body: hasBody ? body : null,

@@ -66,8 +66,8 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budget: PartyBudget
   const metrics = proxyMetrics(app.metrics);
   const learning = new SessionLearning(sessions);
   // A signed call spends its party's budget only once the gateway has verified the signature.
-  const chargeParty = async (request: FastifyRequest, headers: SignedHeaders, body: Buffer): Promise<void> => {
-    const party = await verifiedPartyForBudget(sessions, replays, { method: request.method, target: request.url, body, headers });
+  const chargeParty = async (request: FastifyRequest, headers: SignedHeaders, body: Buffer, method: string): Promise<void> => {
+    const party = await verifiedPartyForBudget(sessions, replays, { method, target: request.url, body, headers });
     if (party) await budget(request, party);
   };
   // One forwarder per route, built once: metric labels and route options are not rebuilt per call.
@@ -90,6 +90,7 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budget: PartyBudget
     deadlineMs: config.engineTimeoutMs,
   });
   const userMe = forwarder({ engine, metrics, route: 'GET /v1/user/me', signed: true, chargeParty });
+  const userMeByPost = forwarder({ engine, metrics, route: 'POST /v1/user/me', signed: true, chargeParty, engineMethod: 'GET' });
 
   app.post('/v1/session-auth', {
     validatorCompiler: documentOnly,
@@ -188,6 +189,26 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budget: PartyBudget
       if (request.rawBody.length === 0) throw new ApiError('bad_request', 'GET /v1/user/me needs the signed JSON body {"party": <X-User>}');
       if (parseJson(request.rawBody) === undefined) throw new ApiError('bad_request', 'request body is not valid JSON');
       return userMe(request, reply, target);
+    },
+  });
+
+  // Browsers cannot send a GET body: the same signed call (signed as GET) sent as a POST, forwarded
+  // to the engine as the GET it was signed for, headers and body byte for byte (docs/trading.md).
+  app.post('/v1/user/me', {
+    validatorCompiler: documentOnly,
+    schema: {
+      tags: ['trading'],
+      summary: 'The party as the engine sees it, for browsers (the signed GET sent as a POST)',
+      operationId: 'getUserMeByPost',
+      description: `${SIGNED_NOTE} The same call as GET /v1/user/me, signed exactly as that GET (\`GET\\n/v1/user/me\\n<ts>\\n<body>\`), sent as a POST because browser fetch forbids a GET body; the gateway forwards it to the engine as that GET.`,
+      security: SIGNED,
+      body: { type: 'object', required: ['party'], properties: { party: { type: 'string' } } },
+      response: { 200: UserMeAnswer, ...PROXY_ERRORS },
+    },
+    handler: async (request, reply) => {
+      signedHeaders(request);
+      if (!request.rawBody || request.rawBody.length === 0) throw new ApiError('bad_request', 'POST /v1/user/me needs the signed JSON body {"party": <X-User>}');
+      return userMeByPost(request, reply, canonicalTarget(request, '/v1/user/me'));
     },
   });
 };

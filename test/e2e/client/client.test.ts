@@ -54,7 +54,10 @@ describe('@gateway/client against the gateway and the reference engine', () => {
     if (!placed.ok) throw new Error(`rejected: ${placed.code}`);
     expect(placed.status).toBe('open');
     const book = await client.getOrderbook({ market: 'ETH-PERP', depth: 3 });
+    if (!book.ok) throw new Error(book.code);
     expect(book.asks).toEqual([['4000.0000000000', '0.1000000000']]);
+    // An engine refusal is a value here as in placeOrder: one way of reporting it across the client.
+    expect(await client.getOrderbook({ market: 'NOPE-PERP' })).toMatchObject({ ok: false, code: 'market_unsupported' });
     const rejected = await client.placeOrder({ market: 'ETH-PERP', side: 'sell', type: 'limit', size: '0.0001', price: '4000' });
     expect(rejected).toMatchObject({ ok: false, code: 'invalid_size' });
     const me = await getUserMe(client);
@@ -85,7 +88,7 @@ describe('@gateway/client against the gateway and the reference engine', () => {
       expect(err.isServer).toBe(true);
       expect(err.body.code).toBe('engine_unavailable');
       expect(sleeps).toEqual([5, 10]);
-      expect(await flaky.getOrderbook({ depth: 1 })).toMatchObject({ market: 'BTC-PERP', depth: 1 });
+      expect(await flaky.getOrderbook({ depth: 1 })).toMatchObject({ ok: true, market: 'BTC-PERP', depth: 1 });
     } finally {
       await down.close();
     }

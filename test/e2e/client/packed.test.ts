@@ -56,5 +56,16 @@ console.log(JSON.stringify({ browser: typeof browser.GatewayClient, node: typeof
     // process.execPath: the project's Node 24, the runtime a user of the package is told to have.
     const { stdout } = await run(process.execPath, [probe], { cwd: app });
     expect(JSON.parse(stdout.trim())).toEqual({ browser: 'function', node: 'function', nodeClient: 'function' });
+    // CommonJS: require() of the ES module works (the "default" export condition; Node ≥ 20.19
+    // loads a synchronous ES module through require), no ERR_PACKAGE_PATH_NOT_EXPORTED.
+    const cjs = join(app, 'probe.cjs');
+    writeFileSync(
+      cjs,
+      `const browser = require('@gateway/client');
+const node = require('@gateway/client/node');
+console.log(JSON.stringify({ browser: typeof browser.GatewayClient, node: typeof node.getUserMe }));`,
+    );
+    const required = await run(process.execPath, [cjs], { cwd: app });
+    expect(JSON.parse(required.stdout.trim())).toEqual({ browser: 'function', node: 'function' });
   }, 120_000);
 });

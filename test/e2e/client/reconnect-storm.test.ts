@@ -4,6 +4,7 @@
 // (`position.update` of a simulator bot) — forced to reconnect 120 times each, some after
 // outages long enough to leave the history. Every frame they deliver is compared with the engine's
 // own event log: zero lost, zero duplicated, order kept.
+import type { FrameKind } from '../../../packages/client/src/engine-events.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
@@ -74,7 +75,7 @@ describe('reconnect storm', () => {
   it('loses nothing, repeats nothing and keeps the order through hundreds of forced reconnects', { timeout: 120_000 }, async () => {
     const party = botParties(SEED, 1)[0]!;
     const client = new GatewayClient({ baseUrl: gw.url, retry: { retries: 5, baseDelayMs: 20 } });
-    const watch = (name: string, options: { kinds: string[]; markets?: string[]; party?: string[] }, toItems: (m: StreamMessage) => Item[], expected: Watched['expected']): Watched => {
+    const watch = (name: string, options: { kinds: FrameKind[]; markets?: string[]; party?: string[] }, toItems: (m: StreamMessage) => Item[], expected: Watched['expected']): Watched => {
       const w: Watched = {
         name,
         items: [],

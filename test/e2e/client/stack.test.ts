@@ -3,6 +3,7 @@
 //  - the faucet cooldown comes from the mirror and survives a gateway restart;
 //  - the stream client's reconnect is gapless: fills made while its socket was down come back
 //    through the gateway's replay (since=), none twice, without any REST backfill.
+import type { FrameKind } from '../../../packages/client/src/engine-events.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
@@ -71,9 +72,9 @@ describe('client on the full stack', () => {
   it('a refused upgrade reaches the app with the gateway status and code, and the loop stops', async () => {
     const refusals: GatewayError[] = [];
     const states: string[] = [];
-    const open = (client: GatewayClient, options: { kinds?: string[]; party?: string[] }) =>
+    const open = (client: GatewayClient, options: { kinds?: FrameKind[]; party?: string[] }) =>
       new StreamClient({ client, ...options, WebSocket: WebSocket as unknown as WebSocketCtor, reconnect: { baseDelayMs: 10 }, onMessage: () => {}, onState: (s) => states.push(s), onRefused: (e) => refusals.push(e) });
-    const unknownKind = open(a, { kinds: ['trades'] });
+    const unknownKind = open(a, { kinds: ['trades' as FrameKind /* a JavaScript caller: the types refuse it */] });
     unknownKind.start();
     await until(() => refusals.length === 1, 'the 400');
     expect([refusals[0]!.status, refusals[0]!.code]).toEqual([400, 'bad_request']);

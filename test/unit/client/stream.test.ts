@@ -2,6 +2,7 @@
 // WebSocket on loopback (test/support/fake-stream-gateway.ts): resume by the server's replay,
 // REST backfill only after `stream.gap` (and only once the REST copy reached the stream), reset,
 // refusals as values, clock correction, session renewal, half-open detection.
+import type { FrameKind } from '../../../packages/client/src/engine-events.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { GatewayClient, GatewayError, localParty, StreamClient, type StreamMessage, type StreamOptions, type WebSocketCtor, type WebSocketLike } from '../../../packages/client/src/index.js';
@@ -146,7 +147,7 @@ describe('StreamClient', () => {
     fake.refuse = { status: 400, code: 'bad_request', error: 'unknown kind "trades"' };
     const refused: GatewayError[] = [];
     const client = new GatewayClient({ baseUrl: fake.url });
-    open(client, { kinds: ['trades'], onRefused: (e) => refused.push(e) });
+    open(client, { kinds: ['trades' as FrameKind /* a JavaScript caller: the types refuse it */], onRefused: (e) => refused.push(e) });
     await until(() => refused.length === 1, 'refusal');
     expect(refused[0]).toBeInstanceOf(GatewayError);
     expect(refused[0]!.status).toBe(400);

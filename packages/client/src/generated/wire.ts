@@ -3,6 +3,80 @@
 
 // ---- stream messages (src/stream/schemas.ts) ----
 
+/** The whole account of the party (as GET /v1/users/:party/account): on subscribe, then after every event that changed its collateral, positions, orders or the mark of a market it holds (no market in the envelope). */
+export interface AccountUpdateFrame {
+  kind: "account.update";
+  /** Seq of the event (on a snapshot frame: the seq the state is current as of) */
+  seq: number;
+  /** ISO 8601 UTC with milliseconds (engine time of the event) */
+  ts: string;
+  /** Party id `<hint>::<ed25519 public key hex>` */
+  userParty: string;
+  /** Present (true) only on snapshot frames: the state on subscribe, sent before live frames; seq is the seq the state is current as of */
+  snapshot?: true;
+  payload: {
+    /** Party id `<hint>::<ed25519 public key hex>` */
+    party: string;
+    /** The newest engine event seq the view reflects */
+    asOfSeq: number;
+    /** Cash collateral as the engine counts it: every deposit, approved withdrawal and fill (fees and realized PnL) */
+    collateral: string;
+    /** Seq of the deposit, withdrawal or fill that set the collateral; null when never funded */
+    collateralAsOfSeq: number | null;
+    positions: Array<{
+      /** Epoch identity of the position */
+      positionId: string;
+      /** Exact engine market symbol, e.g. BTC-PERP */
+      market: string;
+      /** Signed size: positive long, negative short */
+      size: string;
+      /** Decimal as a string with exactly 10 decimal places */
+      entryPrice: string;
+      /** Price of the market's latest match; the entry price while the market has none (markSource) */
+      markPrice: string;
+      markSource: "last_trade" | "entry_price";
+      /** |size| × markPrice */
+      notional: string;
+      /** (markPrice − entryPrice) × size */
+      unrealizedPnl: string;
+      /** Realized PnL of this epoch */
+      realizedPnl: string;
+      /** |size| × entryPrice / maxLeverage: what the engine holds for the position */
+      initialMargin: string;
+      /** The market's maximum leverage (null: market unknown, margin counted at 1×) */
+      maxLeverage: number | null;
+      /** Engine event sequence number */
+      asOfSeq: number;
+    }>;
+    /** Open orders with the margin each holds */
+    orders: Array<{
+      orderId: string;
+      /** Exact engine market symbol, e.g. BTC-PERP */
+      market: string;
+      side: "buy" | "sell";
+      price: string | null;
+      /** Decimal as a string with exactly 10 decimal places */
+      remaining: string;
+      /** Margin the engine holds for the order while it rests (0 for reduce-only and for the part that closes a position) */
+      margin: string;
+    }>;
+    /** Σ initial margin of the open positions */
+    positionMargin: string;
+    /** Σ margin held by resting orders */
+    orderMargin: string;
+    /** Σ unrealized PnL at the mark prices */
+    unrealizedPnl: string;
+    /** collateral + unrealizedPnl */
+    equity: string;
+    /** collateral − positionMargin − orderMargin: the initial margin of an opening order (notional / maxLeverage) must fit it, or the engine answers insufficient_margin */
+    freeCollateral: string;
+    /** Σ notional / equity ("0" without positions; null when equity ≤ 0 with positions) */
+    leverage: string | null;
+    /** (positionMargin + orderMargin) / collateral ("0" with no margin in use; null when collateral ≤ 0 with margin in use) */
+    marginUsage: string | null;
+  };
+}
+
 /** One per fill leg: the party cash balance after the leg (no market). */
 export interface BalanceUpdateFrame {
   kind: "balance.update";
@@ -348,9 +422,71 @@ export interface TradeFrame {
 }
 
 /** Every message the stream sends. Narrow on `kind`. */
-export type AnyStreamMessage = BalanceUpdateFrame | CandleCloseFrame | CandleUpdateFrame | FillFrame | GapMessage | HeartbeatMessage | OrderbookDeltaFrame | OrderbookSnapshotFrame | OrderUpdateFrame | PassthroughFrame | PositionUpdateFrame | ResetMessage | SubscribedMessage | TradeFrame;
+export type AnyStreamMessage = AccountUpdateFrame | BalanceUpdateFrame | CandleCloseFrame | CandleUpdateFrame | FillFrame | GapMessage | HeartbeatMessage | OrderbookDeltaFrame | OrderbookSnapshotFrame | OrderUpdateFrame | PassthroughFrame | PositionUpdateFrame | ResetMessage | SubscribedMessage | TradeFrame;
 
-// ---- REST records (src/http/reads/shapes.ts, markets.ts, candles.ts, proofs.ts; GET /v1/time of src/http/system.ts) ----
+// ---- REST records (src/http/reads/shapes.ts, markets.ts, candles.ts, proofs.ts; GET /v1/time of src/http/system.ts; src/contracts/account-wire.ts) ----
+
+export interface Account {
+  /** Party id `<hint>::<ed25519 public key hex>` */
+  party: string;
+  /** The newest engine event seq the view reflects */
+  asOfSeq: number;
+  /** Cash collateral as the engine counts it: every deposit, approved withdrawal and fill (fees and realized PnL) */
+  collateral: string;
+  /** Seq of the deposit, withdrawal or fill that set the collateral; null when never funded */
+  collateralAsOfSeq: number | null;
+  positions: Array<{
+    /** Epoch identity of the position */
+    positionId: string;
+    /** Exact engine market symbol, e.g. BTC-PERP */
+    market: string;
+    /** Signed size: positive long, negative short */
+    size: string;
+    /** Decimal as a string with exactly 10 decimal places */
+    entryPrice: string;
+    /** Price of the market's latest match; the entry price while the market has none (markSource) */
+    markPrice: string;
+    markSource: "last_trade" | "entry_price";
+    /** |size| × markPrice */
+    notional: string;
+    /** (markPrice − entryPrice) × size */
+    unrealizedPnl: string;
+    /** Realized PnL of this epoch */
+    realizedPnl: string;
+    /** |size| × entryPrice / maxLeverage: what the engine holds for the position */
+    initialMargin: string;
+    /** The market's maximum leverage (null: market unknown, margin counted at 1×) */
+    maxLeverage: number | null;
+    /** Engine event sequence number */
+    asOfSeq: number;
+  }>;
+  /** Open orders with the margin each holds */
+  orders: Array<{
+    orderId: string;
+    /** Exact engine market symbol, e.g. BTC-PERP */
+    market: string;
+    side: "buy" | "sell";
+    price: string | null;
+    /** Decimal as a string with exactly 10 decimal places */
+    remaining: string;
+    /** Margin the engine holds for the order while it rests (0 for reduce-only and for the part that closes a position) */
+    margin: string;
+  }>;
+  /** Σ initial margin of the open positions */
+  positionMargin: string;
+  /** Σ margin held by resting orders */
+  orderMargin: string;
+  /** Σ unrealized PnL at the mark prices */
+  unrealizedPnl: string;
+  /** collateral + unrealizedPnl */
+  equity: string;
+  /** collateral − positionMargin − orderMargin: the initial margin of an opening order (notional / maxLeverage) must fit it, or the engine answers insufficient_margin */
+  freeCollateral: string;
+  /** Σ notional / equity ("0" without positions; null when equity ≤ 0 with positions) */
+  leverage: string | null;
+  /** (positionMargin + orderMargin) / collateral ("0" with no margin in use; null when collateral ≤ 0 with margin in use) */
+  marginUsage: string | null;
+}
 
 export interface BalanceBody {
   /** Party id `<hint>::<ed25519 public key hex>` */

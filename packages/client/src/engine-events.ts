@@ -1,0 +1,111 @@
+// Typed payloads of the engine events the stream forwards unchanged and /v1/events returns
+// (docs/engine.md "Event stream"), and the literal unions of the stream's filters: frame kinds,
+// candle intervals and the markets known at compile time.
+import type { Order, Trigger } from './generated/wire.js';
+
+type Decimal = string;
+type Side = 'buy' | 'sell';
+
+/** One change of one party's position in a fill, and the state after it. */
+export interface FillLeg {
+  party: string;
+  orderId: string;
+  role: 'taker' | 'maker';
+  side: Side;
+  size: Decimal;
+  price: Decimal;
+  fee: Decimal;
+  positionId: string;
+  positionSize: Decimal;
+  entryPrice: Decimal;
+  realizedPnl: Decimal;
+  newBalance: Decimal;
+}
+
+export interface AttachedLeg {
+  triggerPrice: Decimal;
+  limitPrice?: Decimal | null;
+  size?: Decimal | null;
+}
+
+/** The payload of each engine event kind. */
+export interface EnginePayloads {
+  'engine.tick_start': { tick: number };
+  'inbound.deposit': { depositId: string; amount: Decimal; source: 'chain' | 'faucet'; txId: string | null; newBalance: Decimal };
+  'inbound.withdrawal_request': { withdrawalId: string; amount: Decimal; nonce: number };
+  'engine.approve_submitted': { withdrawalId: string; newBalance: Decimal };
+  'engine.reject_submitted': { withdrawalId: string; reason: string };
+  'session.authorized': { sessionId: string; sessionPublicKey: string; expiresAt: string };
+  'inbound.order': { clientOrderId: string | null; request: Record<string, unknown> };
+  'engine.order_placed': { order: Order };
+  'engine.order_filled': { matchId: string; price: Decimal; size: Decimal; takerSide: Side; takerOrderId: string; makerOrderId: string; legs: FillLeg[] };
+  'engine.order_cancelled': { orderId: string; reason: 'user' | 'ioc' | 'reduce_only' | 'margin' };
+  'engine.order_rejected': { clientOrderId: string | null; code: string; error: string };
+  'engine.trigger_set': { trigger: Trigger };
+  'engine.trigger_cancelled': { triggerId: string };
+  'engine.trigger_fired': { triggerId: string; orderId: string; firedSize: Decimal; firedLimit: Decimal | null };
+  'engine.attached_resolved': { orderId: string; triggerId: string; outcome: 'armed' | 'abandoned' };
+  'engine.user_batch_committed': { userSeq: number; root: string; prevRoot: string; eventCount: number };
+  'outbound.batch_committed': { batchNum: number; root: string; prevRoot: string; userBatchCount: number; firstSeq: number; lastSeq: number };
+}
+
+export type EngineEventKind = keyof EnginePayloads;
+
+/** One engine event of kind K: `{seq, kind, ts, market?, party?, payload}`. */
+export interface EngineEventOf<K extends EngineEventKind> {
+  seq: number;
+  kind: K;
+  ts: string;
+  market?: string;
+  party?: string;
+  payload: EnginePayloads[K];
+  /** true on frames sent as the state on subscribe. */
+  snapshot?: true;
+}
+
+/** Any engine event, narrowed by `kind` (`if (e.kind === 'engine.order_filled') e.payload.legs…`). */
+export type TypedEngineEvent = { [K in EngineEventKind]: EngineEventOf<K> }[EngineEventKind];
+
+export const ENGINE_EVENT_KINDS = [
+  'engine.tick_start',
+  'inbound.deposit',
+  'inbound.withdrawal_request',
+  'engine.approve_submitted',
+  'engine.reject_submitted',
+  'session.authorized',
+  'inbound.order',
+  'engine.order_placed',
+  'engine.order_filled',
+  'engine.order_cancelled',
+  'engine.order_rejected',
+  'engine.trigger_set',
+  'engine.trigger_cancelled',
+  'engine.trigger_fired',
+  'engine.attached_resolved',
+  'engine.user_batch_committed',
+  'outbound.batch_committed',
+] as const satisfies readonly EngineEventKind[];
+
+export const DOMAIN_FRAME_KINDS = ['position.update', 'balance.update', 'account.update', 'trade', 'orderbook.snapshot', 'orderbook.delta', 'order.update', 'fill', 'candle.update', 'candle.close'] as const;
+
+/** Every kind the `kinds` filter accepts. */
+export type FrameKind = (typeof DOMAIN_FRAME_KINDS)[number] | EngineEventKind;
+
+export const CANDLE_INTERVALS = ['1m', '5m', '15m', '1h', '4h', '1d'] as const;
+export type Interval = (typeof CANDLE_INTERVALS)[number];
+
+/** The markets of the reference engine, known at compile time. */
+export const KNOWN_MARKETS = ['BTC-PERP', 'ETH-PERP', 'SOL-PERP'] as const;
+export type KnownMarket = (typeof KNOWN_MARKETS)[number];
+
+/**
+ * A market argument: a literal must be a known market (`'btc-perp'` does not compile); a value of
+ * type `string` (read at run time, e.g. from GET /v1/markets) passes — the escape hatch, also
+ * reachable as `market('NEW-PERP')` for a literal unknown at compile time.
+ */
+export type MarketOf<M extends string> = string extends M ? M : M extends KnownMarket ? M : KnownMarket;
+
+/** The escape hatch: a market symbol not known at compile time. */
+export function market(symbol: string): string {
+  return symbol;
+}

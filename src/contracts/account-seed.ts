@@ -1,0 +1,31 @@
+// What the database hands the account reducer for one party (src/db/queries/account.ts →
+// src/projections/account.ts, docs/account.md), and the one engine rule both sides apply: which
+// part of a position an order on a side closes.
+
+export interface SeedOrder {
+  orderId: string;
+  market: string;
+  side: 'buy' | 'sell';
+  price: string | null;
+  remaining: string;
+  rests: boolean;
+  /** Opening size reserved at rest, as computed from the mirror's fills. */
+  opening: string;
+  updatedSeq: number;
+}
+
+/** What the database says about one party, consistent as of `asOfSeq`. */
+export interface AccountSeed {
+  asOfSeq: number;
+  balance: { value: string; seq: number } | null;
+  positions: Array<{ positionId: string; market: string; size: string; entryPrice: string; realizedPnl: string; updatedSeq: number }>;
+  orders: SeedOrder[];
+  marks: Array<{ market: string; price: string; seq: number }>;
+  leverage: Array<{ market: string; maxLeverage: number }>;
+}
+
+/** The part of a signed position on the other side of `side` (what an order on `side` closes). */
+export function reducible(position: bigint, side: 'buy' | 'sell'): bigint {
+  if (side === 'buy') return position < 0n ? -position : 0n;
+  return position > 0n ? position : 0n;
+}
