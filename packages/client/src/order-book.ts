@@ -64,8 +64,9 @@ export class DeltaOrderBook {
     return (this.sortedAsks ??= [...this.askLevels.values()].sort((x, y) => compareDecimal(x[0], y[0])));
   }
 
-  /** Applies a book frame of this market. */
-  apply(frame: BookMessage): BookApplyResult {
+  /** Applies a book frame of this market (any other frame is 'ignored'). */
+  apply(message: { kind: string; market?: string | null; payload: object }): BookApplyResult {
+    const frame = message as BookMessage;
     if (frame.market !== this.market) return 'ignored';
     const p = frame.payload;
     if (typeof p.bookSeq !== 'number' || typeof p.checksum !== 'number') return 'ignored'; // a polled spec snapshot

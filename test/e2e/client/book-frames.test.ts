@@ -119,7 +119,7 @@ describe('client order books (gateway + reference engine)', () => {
       markets: ['BTC-PERP'],
       book: { depth: 100 },
       onMessage: (m) => {
-        if (m.source === 'live') results.push(book.apply(m.frame as never));
+        if (m.source === 'live') results.push(book.apply(m.frame));
       },
     });
     stream.start();
