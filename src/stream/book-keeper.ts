@@ -125,6 +125,11 @@ export class BookKeeper {
         try {
           answer = await this.options.readBook(market, SEED_DEPTH);
         } catch (err) {
+          if ((err as { status?: unknown }).status === 400) {
+            // The engine does not know the market (a filter kept while the market list was not known yet): nothing to keep.
+            this.seeding.delete(market);
+            return;
+          }
           this.options.logger.warn({ market, err: (err as Error).message }, 'order book: seed read failed; retrying');
         }
         if (this.stopped || this.seeding.get(market) !== s || s.generation !== this.generation) return;
