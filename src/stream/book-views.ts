@@ -38,8 +38,13 @@ export function bookViewOf(frame: Frame): string | undefined {
   return viewOfFrame.get(frame);
 }
 
+/** The depth|grouping part of a view's key, made once per spec (the filter asks for it per frame and connection). */
+const specKeys = new WeakMap<BookViewSpec, string>();
+
 export function viewKey(market: string, spec: BookViewSpec): string {
-  return `${market}|${spec.depth}|${groupingKey(spec.grouping)}`;
+  let suffix = specKeys.get(spec);
+  if (suffix === undefined) specKeys.set(spec, (suffix = `|${spec.depth}|${groupingKey(spec.grouping)}`));
+  return market + suffix;
 }
 
 export interface BookViewsOptions {
