@@ -77,6 +77,8 @@ function isUnavailable(code: string | undefined): boolean {
 
 /** Slack added to connect timeout + statement timeout for the overall deadline of one read. */
 export const DEADLINE_MARGIN_MS = 1_000;
+/** Connections of the snapshot pool (readSnapshot: the account seed). */
+export const SNAPSHOT_POOL_MAX = 2;
 
 /** TCP keepalive: idle seconds before the first probe (the probe interval and count are the OS's). */
 export const KEEPALIVE_IDLE_S = 10;
@@ -104,6 +106,8 @@ export class DeadlineError extends Error {
 
 export class Database {
   readonly sql: Sql | null;
+  /** The pool of snapshot reads (readSnapshot). */
+  private readonly snapshotSql: Sql | null;
   private schemaState: SchemaState | null = null;
   private schemaCheck: Promise<SchemaState> | null = null;
   /** Overall bound of one read, schema check or ping, in ms. */
@@ -118,16 +122,15 @@ export class Database {
     // A read may run up to three statements one after another (a page, the rows sharing its last
     // key, the schema check), each bounded by the server's statement timeout.
     this.deadlineMs = config.dbConnectTimeoutS * 1000 + 3 * config.dbStatementTimeoutMs + DEADLINE_MARGIN_MS;
-    this.sql = config.databaseUrl
-      ? postgres(config.databaseUrl, {
-          max: config.dbPoolMax,
+    const options = (max: number, transport: object) => ({
+          max,
           connect_timeout: config.dbConnectTimeoutS,
           idle_timeout: 30,
           max_lifetime: 60 * 30,
           prepare: true,
           // Idle connections to a host that vanished are probed after this many seconds idle.
           keep_alive: KEEPALIVE_IDLE_S,
-          ...this.transport(config),
+          ...transport,
           // No array-type lookup on connect: the reads use no custom array types, and that lookup's
           // rejection goes unhandled when a peer fakes a handshake and then breaks the connection.
           fetch_types: false,
@@ -151,7 +154,15 @@ export class Database {
               parse: (x: string) => new Date(x).toISOString(),
             },
           },
-        })
+        });
+    this.sql = config.databaseUrl ? postgres(config.databaseUrl, options(config.dbPoolMax, this.transport(config))) : null;
+    // Snapshot reads (one REPEATABLE READ transaction of several statements) get a pool of their own:
+    // postgres.js's sql.begin marks its connection as the transaction's only where the pool may
+    // pipeline, and the main pool may not (max_pipeline 0, for the answer watchdog); its reserve()
+    // on an empty pool never resolves with fetch_types off. A transaction sends its statements one
+    // after another, so one statement in flight per connection holds here too (max_pipeline 1).
+    this.snapshotSql = config.databaseUrl
+      ? postgres(config.databaseUrl, options(SNAPSHOT_POOL_MAX, { ...this.transport(config), ...(watchable(config.databaseUrl) ? { max_pipeline: 1 } : {}) }))
       : null;
   }
 
@@ -217,6 +228,16 @@ export class Database {
       onTimeout?.();
       return new DeadlineError(ms);
     });
+  }
+
+  /**
+   * A read whose statements all see one snapshot (REPEATABLE READ READ ONLY), on the snapshot pool;
+   * same deadline, error mapping and `empty` answer as `read`.
+   */
+  async readSnapshot<T>(empty: T, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const sql = this.snapshotSql;
+    if (!sql) return empty;
+    return this.readNow(sql, (pool) => pool.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', (tx) => fn(tx)) as Promise<T>, {});
   }
 
   /**
@@ -289,7 +310,7 @@ export class Database {
   }
 
   async close(): Promise<void> {
-    await this.sql?.end({ timeout: 2 });
+    await Promise.all([this.sql?.end({ timeout: 2 }), this.snapshotSql?.end({ timeout: 2 })]);
   }
 }
 

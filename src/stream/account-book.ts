@@ -102,7 +102,7 @@ export class AccountBook {
 
   private loadSeed(party: string): Promise<AccountSeed> {
     const { db } = this.options;
-    return db.read(EMPTY_SEED, (sql) => loadAccountSeed(sql, party));
+    return db.readSnapshot(EMPTY_SEED, (tx) => loadAccountSeed(tx, party));
   }
 
   /** Starts the periodic watermark (forgetting what the database holds). */
@@ -135,7 +135,7 @@ export class AccountBook {
 /** The account of one party from the database alone (a gateway without the live stream). */
 export async function accountFromDatabase(db: Database, party: string): Promise<AccountView> {
   const state = initialAccounts();
-  mergeSeed(state, party, await db.read(EMPTY_SEED, (sql) => loadAccountSeed(sql, party)));
+  mergeSeed(state, party, await db.readSnapshot(EMPTY_SEED, (tx) => loadAccountSeed(tx, party)));
   return accountView(state, party);
 }
 

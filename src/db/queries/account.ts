@@ -11,7 +11,7 @@
 // Indexes: fills (party, seq desc) and (party, market, seq desc), deposits (party, seq desc),
 // withdrawals (party, seq desc), events pk, positions (party, status, …), orders (party, status),
 // fills (market, seq desc).
-import type { Queryable, Sql } from '../database.js';
+import type { Queryable } from '../database.js';
 import { reducible, type AccountSeed, type SeedOrder } from '../../contracts/account-seed.js';
 import { formatDecimal, parseDecimal } from '../../decimal.js';
 
@@ -23,24 +23,9 @@ const TAKER_SCAN = 200;
 
 export const EMPTY_SEED: AccountSeed = { asOfSeq: 0, balance: null, positions: [], orders: [], marks: [], leverage: [] };
 
-export async function loadAccountSeed(sql: Sql, party: string): Promise<AccountSeed> {
-  // One REPEATABLE READ snapshot on a reserved connection. Not sql.begin: postgres.js only marks a
-  // begin's connection as reserved when it may pipeline, and the pool does not (src/db/database.ts),
-  // so its BEGIN would be refused as an unsafe transaction.
-  const tx = await sql.reserve();
-  try {
-    await tx`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`;
-    try {
-      const seed = await readSeed(tx, party);
-      await tx`COMMIT`;
-      return seed;
-    } catch (err) {
-      await tx`ROLLBACK`.catch(() => {});
-      throw err;
-    }
-  } finally {
-    tx.release();
-  }
+/** The seed of `party`, every statement in one snapshot (run it with Database.readSnapshot). */
+export async function loadAccountSeed(tx: Queryable, party: string): Promise<AccountSeed> {
+  return readSeed(tx, party);
 }
 
 async function readSeed(tx: Queryable, party: string): Promise<AccountSeed> {
