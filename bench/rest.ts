@@ -1,17 +1,26 @@
 /**
  * REST read benchmark (`npm run bench:rest`).
  *
- * Seeds a fresh schema of the local PostgreSQL with the seed generator (default 1 000 000 fill legs,
- * which brings ~500 000 orders and ~1 250 000 events), starts the gateway as its own process on it,
- * and runs autocannon against the main reads for a few seconds each. Prints JSON and writes the
- * block between the rest-bench markers of docs/performance.md (other sections are kept).
+ * Seeds a fresh schema of the local PostgreSQL with the seed generator (default 300 000 fill legs,
+ * which brings ~155 000 orders and ~390 000 events), then measures every list read three ways in
+ * the same run, against the same data and SQL:
+ *   - the gateway (its own process, default settings: identical concurrent reads shared),
+ *   - the gateway reading each request alone (LIST_SHARED_READS=false),
+ *   - the 30-line peer (bench/rest-peer.ts: Fastify 5 + postgres.js, same pool size, the gateway's
+ *     statement, plain `return rows`),
+ * and the floor: pgbench (PostgreSQL's C client) running the gateway's exact statement (captured from
+ * the gateway's own query code through the driver's debug hook, parameters inlined).
+ * The servers are pinned to CPU 1 and the load generator (autocannon, or pgbench) to CPU 0
+ * (`taskset`), and the three servers are measured alternately (A B C A B C) so the machine's drift
+ * hits all alike. Then the other reads (verifications, balance, markets, candles) on the gateway
+ * alone. Prints JSON and writes the block between the rest-bench markers of docs/performance.md.
  *
  * Settings: BENCH_DATABASE_URL (server, default postgres://postgres@127.0.0.1:5432/postgres),
- * BENCH_REST_FILLS, BENCH_REST_PARTIES, BENCH_REST_SECONDS, BENCH_REST_CONNECTIONS, BENCH_KEEP=1
- * (keep the schema, named in the output), BENCH_REST_SCHEMA=<kept schema> (measure it again without
- * seeding; it is kept).
+ * BENCH_REST_FILLS, BENCH_REST_PARTIES, BENCH_REST_SECONDS, BENCH_REST_CONNECTIONS, BENCH_REST_ROUNDS
+ * (alternations, default 2), BENCH_KEEP=1 (keep the schema, named in the output),
+ * BENCH_REST_SCHEMA=<kept schema> (measure it again without seeding; it is kept), PGBENCH (path).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { createRequire } from 'node:module';
@@ -21,6 +30,13 @@ import postgres from 'postgres';
 import { migrate } from '../schema/migrate.js';
 import { seed } from '../sandbox/seed/index.js';
 import { freePort, stop, waitHealthy } from './processes.js';
+import { captureStatement, findPgbench, load, pgbench, PIN, ratio, startServer, type LoadResult } from './rest-compare.js';
+import { listFillsJson } from '../src/db/queries/fills.js';
+import { listOrdersJson } from '../src/db/queries/orders.js';
+import { listPositionsJson } from '../src/db/queries/positions.js';
+import { listTriggersJson } from '../src/db/queries/triggers.js';
+import { listEventsJson } from '../src/db/queries/events.js';
+import { listDepositsJson } from '../src/db/queries/collateral.js';
 import { RollingStats } from '../src/markets/rolling-stats.js';
 import { candlePage } from '../src/db/queries/candle-history.js';
 import { INTERVAL_MS } from '../src/projections/candles.js';
@@ -37,7 +53,8 @@ const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const FILLS = Number(process.env.BENCH_REST_FILLS ?? 1_000_000);
+const FILLS = Number(process.env.BENCH_REST_FILLS ?? 300_000);
+const ROUNDS = Number(process.env.BENCH_REST_ROUNDS ?? 2);
 const PARTIES = Number(process.env.BENCH_REST_PARTIES ?? 500);
 const SECONDS = Number(process.env.BENCH_REST_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_REST_CONNECTIONS ?? 16);
@@ -49,6 +66,29 @@ function withSchema(url: string, schema: string): string {
   const u = new URL(url);
   u.searchParams.set('search_path', schema);
   return u.toString();
+}
+
+type Server = 'gateway' | 'alone' | 'peer';
+
+/** The mean of alternated runs (req/s, latencies), non-2xx summed. */
+function mean(runs: LoadResult[]): LoadResult {
+  const avg = (f: (r: LoadResult) => number) => Math.round((runs.reduce((a, r) => a + f(r), 0) / runs.length) * 10) / 10;
+  return {
+    requestsPerSec: Math.round(avg((r) => r.requestsPerSec)),
+    p50: avg((r) => r.p50),
+    p99: avg((r) => r.p99),
+    non2xx: runs.reduce((a, r) => a + r.non2xx, 0),
+    errors: runs.reduce((a, r) => a + r.errors, 0),
+  };
+}
+
+/** One request timed alone (the claim index's first build). */
+async function timedOnce(url: string): Promise<LoadResult> {
+  const t = performance.now();
+  const res = await fetch(url);
+  await res.arrayBuffer();
+  const ms = Math.round(performance.now() - t);
+  return { requestsPerSec: 0, p50: ms, p99: ms, non2xx: res.ok ? 0 : 1, errors: 0 };
 }
 
 /** One-minute load average when the run began: the cores are often shared with other work. */
@@ -74,7 +114,7 @@ async function main(): Promise<void> {
   if (!reuse) await admin.unsafe(`CREATE SCHEMA ${schema}`);
   const url = withSchema(SERVER, schema);
   const sql = postgres(url, { max: 2, onnotice: () => {} });
-  let gateway: ChildProcess | undefined;
+  const children: ChildProcess[] = [];
   try {
     // The seed stamps seq n at startMs + n × 250 ms (about 1.31 events per fill leg): start it so the
     // history ends about now, so the 24 h statistics cover a full day of matches (~28 % of the fills).
@@ -91,59 +131,92 @@ async function main(): Promise<void> {
       console.error(`seeded ${JSON.stringify(seeded.counts)} in ${seeded.elapsedMs} ms (+ANALYZE ${Math.round(performance.now() - analyzeStarted)} ms)`);
     }
 
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    gateway = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts')], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        DATABASE_URL: url,
-        AUTH_DISABLED: 'true',
-        LOG_LEVEL: 'warn',
-        DB_POOL_MAX: '16',
-        RATE_LIMIT_MAX: '10000000',
-        ENGINE_BASE_URL: 'http://127.0.0.1:9',
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
+    const gatewayEnv = (port: number, extra: Record<string, string> = {}) => ({
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: url,
+      AUTH_DISABLED: 'true',
+      LOG_LEVEL: 'warn',
+      DB_POOL_MAX: '16',
+      RATE_LIMIT_MAX: '10000000',
+      ENGINE_BASE_URL: 'http://127.0.0.1:9',
+      ...extra,
     });
-    await waitHealthy(base);
+    const servers: Array<{ id: Server; base: string }> = [];
+    for (const id of ['gateway', 'alone', 'peer'] as const) {
+      const port = await freePort();
+      const child =
+        id === 'peer'
+          ? startServer(ROOT, 'bench/rest-peer.ts', { PORT: String(port), DATABASE_URL: url, DB_POOL_MAX: '16' })
+          : startServer(ROOT, 'src/main.ts', gatewayEnv(port, id === 'alone' ? { LIST_SHARED_READS: 'false' } : {}));
+      children.push(child);
+      servers.push({ id, base: `http://127.0.0.1:${port}` });
+    }
+    for (const s of servers) await waitHealthy(s.base);
+    const base = servers[0]!.base;
 
     const party = seeded.parties[7]!;
     const mid = Math.floor(seeded.maxSeq / 2);
+    // The list reads the peer serves too, each with the gateway query function behind it (for pgbench).
+    const lists: Array<[string, string, (sql: postgres.Sql) => Promise<unknown>]> = [
+      ['`GET /v1/fills?limit=100`', '/v1/fills?limit=100', (q) => listFillsJson(q, { limit: 100 })],
+      ['`GET /v1/fills?before=<mid>&limit=100`', `/v1/fills?before=${mid}&limit=100`, (q) => listFillsJson(q, { before: mid, limit: 100 })],
+      ['`GET /v1/fills?market=SOL-PERP&limit=100`', '/v1/fills?market=SOL-PERP&limit=100', (q) => listFillsJson(q, { market: 'SOL-PERP', limit: 100 })],
+      ['`GET /v1/users/:party/fills?limit=100`', `/v1/users/${party}/fills?limit=100`, (q) => listFillsJson(q, { party, limit: 100 })],
+      ['`GET /v1/orders?limit=100`', '/v1/orders?limit=100', (q) => listOrdersJson(q, { limit: 100 })],
+      ['`GET /v1/orders?status=open&limit=100`', '/v1/orders?status=open&limit=100', (q) => listOrdersJson(q, { statuses: ['open'], limit: 100 })],
+      ['`GET /v1/users/:party/positions?status=all`', `/v1/users/${party}/positions?status=all`, (q) => listPositionsJson(q, { party, status: 'all', limit: 100 })],
+      ['`GET /v1/users/:party/triggers`', `/v1/users/${party}/triggers`, (q) => listTriggersJson(q, { party, limit: 100 })],
+      ['`GET /v1/events?since=<mid>&limit=100`', `/v1/events?since=${mid}&limit=100`, (q) => listEventsJson(q, { since: mid, limit: 100 })],
+      ['`GET /v1/deposits?limit=100`', '/v1/deposits?limit=100', (q) => listDepositsJson(q, { limit: 100 })],
+    ];
     const reads: Array<[string, string]> = [
-      ['`GET /v1/fills?limit=100`', '/v1/fills?limit=100'],
-      [`\`GET /v1/fills?before=<mid>&limit=100\``, `/v1/fills?before=${mid}&limit=100`],
-      ['`GET /v1/fills?market=SOL-PERP&limit=100`', '/v1/fills?market=SOL-PERP&limit=100'],
-      ['`GET /v1/users/:party/fills?limit=100`', `/v1/users/${party}/fills?limit=100`],
-      ['`GET /v1/orders?limit=100`', '/v1/orders?limit=100'],
-      ['`GET /v1/orders?status=open&limit=100`', '/v1/orders?status=open&limit=100'],
-      ['`GET /v1/users/:party/positions?status=all`', `/v1/users/${party}/positions?status=all`],
-      ['`GET /v1/users/:party/triggers`', `/v1/users/${party}/triggers`],
       ['`GET /v1/users/:party/balance`', `/v1/users/${party}/balance`],
-      ['`GET /v1/events?since=<mid>&limit=100`', `/v1/events?since=${mid}&limit=100`],
+      ['`GET /v1/verifications/user-batches?status=mismatch` (first request: builds the claim index)', '/v1/verifications/user-batches?status=mismatch'],
       ['`GET /v1/verifications/user-batches?status=mismatch`', '/v1/verifications/user-batches?status=mismatch'],
-      ['`GET /v1/deposits?limit=100`', '/v1/deposits?limit=100'],
+      ['`GET /v1/verifications/user-batches?status=pending`', '/v1/verifications/user-batches?status=pending'],
+      ['`GET /v1/verifications/user-batches?status=match`', '/v1/verifications/user-batches?status=match'],
+      ['`GET /v1/verifications/manifests?status=mismatch`', '/v1/verifications/manifests?status=mismatch'],
       ['`GET /v1/markets` (stats cached 1 s)', '/v1/markets'],
       ['`GET /v1/markets/BTC-PERP`', '/v1/markets/BTC-PERP'],
       ...CANDLE_INTERVALS.map((i): [string, string] => [`\`GET /v1/candles?market=BTC-PERP&interval=${i}\``, `/v1/candles?market=BTC-PERP&interval=${i}`]),
       [`\`GET /v1/candles?market=ETH-PERP&interval=1h&to=<mid>\``, `/v1/candles?market=ETH-PERP&interval=1h&to=${startMs + mid * 250}`],
     ];
     const queries = await timeQueries(url, startMs + seeded.maxSeq * 250);
-    // Warm the pool and the plan cache before measuring.
-    for (const [, path] of reads) await autocannon({ url: base + path, connections: 4, amount: path.startsWith('/v1/candles') ? 20 : 200 });
+    // Warm the pools and plan caches of all three servers before measuring (not the claim index: its first build is a row).
+    for (const s of servers) for (const [, path] of lists) await autocannon({ url: s.base + path, connections: 4, amount: 200 });
+    for (const [, path] of reads.slice(0, 1)) await autocannon({ url: base + path, connections: 4, amount: 200 });
+    for (const [, path] of reads.slice(6)) await autocannon({ url: base + path, connections: 4, amount: path.startsWith('/v1/candles') ? 20 : 200 });
+
+    const pgbenchBin = findPgbench();
+    const comparisons = [];
+    for (const [name, path, query] of lists) {
+      const runs: Record<Server, LoadResult[]> = { gateway: [], alone: [], peer: [] };
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const s of servers) runs[s.id].push(await load(ROOT, s.base + path, CONNECTIONS, SECONDS));
+      }
+      const statement = await captureStatement(url, query);
+      const floor = pgbenchBin ? pgbench(pgbenchBin, url, statement, CONNECTIONS, SECONDS) : null;
+      const row = { name, path, gateway: mean(runs.gateway), alone: mean(runs.alone), peer: mean(runs.peer), pgbench: floor, statement };
+      comparisons.push(row);
+      console.error(`${name}: gateway ${row.gateway.requestsPerSec} (alone ${row.alone.requestsPerSec}) peer ${row.peer.requestsPerSec} pgbench ${floor} tps`);
+    }
     const results = [];
     for (const [name, path] of reads) {
-      const r = await autocannon({ url: base + path, connections: CONNECTIONS, duration: SECONDS });
-      results.push({ name, path, requestsPerSec: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors });
-      console.error(`${name}: ${Math.round(r.requests.average)} req/s p50 ${r.latency.p50} ms p99 ${r.latency.p99} ms non2xx ${r.non2xx}`);
+      const first = name.includes('first request');
+      const r = first ? await timedOnce(base + path) : await load(ROOT, base + path, CONNECTIONS, SECONDS);
+      results.push({ name, path, ...r });
+      console.error(`${name}: ${r.requestsPerSec} req/s p50 ${r.p50} ms p99 ${r.p99} ms non2xx ${r.non2xx}`);
     }
     const report = {
       machine: { cpus: cpus().length, model: cpus()[0]?.model.trim() ?? 'unknown', node: process.version, load: loadAtStart },
       data: { ...seeded.counts, seedMs: seeded.elapsedMs },
       connections: CONNECTIONS,
       seconds: SECONDS,
+      pinned: PIN,
+      rounds: ROUNDS,
+      loadAtEnd: Math.round(loadavg()[0]! * 10) / 10,
+      comparisons,
       results,
       queries,
       schema: process.env.BENCH_KEEP === '1' || reuse ? schema : null,
@@ -151,7 +224,7 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(report, null, 2));
     writeDocs(report);
   } finally {
-    if (gateway) await stop(gateway);
+    for (const child of children) await stop(child);
     await sql.end({ timeout: 5 });
     if (process.env.BENCH_KEEP !== '1' && !reuse) await admin.unsafe(`DROP SCHEMA ${schema} CASCADE`);
     await admin.end({ timeout: 5 });
@@ -216,20 +289,39 @@ function writeDocs(r: {
   data: Record<string, number>;
   connections: number;
   seconds: number;
+  pinned: { server: string; load: string } | null;
+  rounds: number;
+  loadAtEnd: number;
+  comparisons: Array<{ name: string; gateway: LoadResult; alone: LoadResult; peer: LoadResult; pgbench: number | null }>;
   results: Array<{ name: string; requestsPerSec: number; p50: number; p99: number; non2xx: number }>;
   queries: Array<{ name: string; ms: number; rows: number }>;
 }): void {
+  if (process.env.BENCH_NO_DOCS === '1') return; // bench:tracing runs it and writes its own section
   const file = join(ROOT, 'docs/performance.md');
   const d = r.data;
+  const placement = r.pinned
+    ? `Each server (the gateway, the gateway with \`LIST_SHARED_READS=false\`, the 30-line peer \`bench/rest-peer.ts\`) runs as its own process pinned to CPU ${r.pinned.server}; the load generator (autocannon's CLI, or pgbench) is pinned to CPU ${r.pinned.load}; PostgreSQL (same host) is not pinned`
+    : 'Nothing is pinned (no taskset on this machine): servers, load generator and PostgreSQL share every core';
   const block = [
     '<!-- rest-bench:start -->',
     '## REST reads (`npm run bench:rest`)',
     '',
-    `Measured ${new Date().toISOString().slice(0, 10)} on ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}. Data: ${d.fills} fill legs, ${d.orders} orders, ${d.events} events, ${d.positions} positions, ${d.triggers} triggers, seeded by \`sandbox/seed\`${d.seedMs ? ` in ${Math.round(d.seedMs / 1000)} s` : ' (a kept schema, measured again)'}. The gateway runs as its own process against the local PostgreSQL (same host); autocannon (${r.connections} keep-alive connections, ${r.seconds} s per read) runs in a third process, so the three share the cores (one-minute load average ${r.machine.load} when the run began).`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}. Data: ${d.fills} fill legs, ${d.orders} orders, ${d.events} events, ${d.positions} positions, ${d.triggers} triggers, seeded by \`sandbox/seed\`${d.seedMs ? ` in ${Math.round(d.seedMs / 1000)} s` : ' (a kept schema, measured again)'}. ${placement}. ${r.connections} keep-alive connections, ${r.seconds} s per run; the three servers are measured alternately, ${r.rounds} rounds (A B C A B C …), figures are the means. **One-minute load average ${r.machine.load} when the run began, ${r.loadAtEnd} when it ended**: the machine's 2 cores are shared with other work, so absolute figures are depressed and the ratios are what to read.`,
+    '',
+    '| Read | Gateway req/s (p50 / p99) | Gateway, each read alone | 30-line peer | pgbench, same statement (tps) | Gateway ÷ peer | Alone ÷ peer |',
+    '|---|---|---|---|---|---|---|',
+    ...r.comparisons.map(
+      (c) =>
+        `| ${c.name} | ${c.gateway.requestsPerSec} (${c.gateway.p50} / ${c.gateway.p99} ms) | ${c.alone.requestsPerSec} (${c.alone.p50} / ${c.alone.p99} ms) | ${c.peer.requestsPerSec} (${c.peer.p50} / ${c.peer.p99} ms) | ${c.pgbench ?? '—'} | **${ratio(c.gateway.requestsPerSec, c.peer.requestsPerSec)}** | ${ratio(c.alone.requestsPerSec, c.peer.requestsPerSec)} |`,
+    ),
+    '',
+    'The gateway by default shares one database read among identical requests that arrive while one is in flight (never a read that started before they arrived; `LIST_SHARED_READS`); a benchmark that repeats one URL is where that helps most, so the "each read alone" column is the per-request cost: one statement, the body written from the raw row bytes. The peer returns `limit + 1` rows decoded by postgres.js and serialised by `JSON.stringify`. pgbench runs the gateway\'s exact statement (captured from its query code, parameters inlined) from one C process with as many connections: the database\'s own ceiling for the read on this machine. Where the gateway\'s time goes, before and after: the profile in docs/adr/0100-list-reads-written-from-raw-rows.md.',
+    '',
+    'Other reads, on the gateway only (default settings; no peer serves them):',
     '',
     '| Read | req/s | p50 | p99 | non-2xx |',
     '|---|---|---|---|---|',
-    ...r.results.map((x) => `| ${x.name} | ${x.requestsPerSec} | ${x.p50} ms | ${x.p99} ms | ${x.non2xx} |`),
+    ...r.results.map((x) => `| ${x.name} | ${x.requestsPerSec || '—'} | ${x.p50} ms | ${x.p99} ms | ${x.non2xx} |`),
     '',
     'Database time of the uncached markets and candle statements, alone (median of 5):',
     '',
@@ -237,9 +329,7 @@ function writeDocs(r: {
     '|---|---|---|',
     ...r.queries.map((q) => `| ${q.name} | ${q.ms} | ${q.rows} |`),
     '',
-    'The seed history is stamped to end at the time of the run, so the 24 h statistics cover a full day (about a quarter of the fills). The history spans about 3.8 days, so a page of 100 `1h`, `4h` or `1d` bars covers all of it: every match of the market (about 166 000 for BTC-PERP) is aggregated, which costs most of a second of database time on this machine; the `1m` and `5m` pages read only the rows of their 100 buckets. The first read of the statistics covers the full minutes of the day (a quarter of the fills); a refresh reads only the seqs added since and the oldest minute of the window (here nothing is added: the row shows the floor of a refresh). The gateway answers identical markets and candle requests within a second from one database read (the statistics once a second, a candle page once a second per distinct query), so the req/s of those rows is mostly that sharing: the statement table above is the cost of a first, uncached request.',
-    '',
-    'List reads return 100 full rows per request, so they are bounded by row decoding and JSON serialisation in the gateway process; the balance read is one index probe. A status-filtered verification examines a window of up to 10 000 claims per request (about 100 ms of database time), which bounds it whatever the claim count. Rerun with `BENCH_REST_FILLS`, `BENCH_REST_SECONDS`, `BENCH_REST_CONNECTIONS`.',
+    'The seed history is stamped to end at the time of the run, so the 24 h statistics cover a full day. The gateway answers identical markets and candle requests within a second from one database read, so the req/s of those rows is mostly that sharing: the statement table above is the cost of a first, uncached request. A status-filtered verification is chosen from the claim-status index (docs/adr/0101-verification-filters-from-a-claim-status-index.md): the first request after start builds it (the row marked so: one request, its time); later ones refresh it from the claim head and re-check pending claims. Rerun with `BENCH_REST_FILLS`, `BENCH_REST_SECONDS`, `BENCH_REST_CONNECTIONS`, `BENCH_REST_ROUNDS`.',
     '<!-- rest-bench:end -->',
   ].join('\n');
   let text = existsSync(file) ? readFileSync(file, 'utf8') : '';

@@ -26,6 +26,7 @@ import { OrderbookPoller } from './engine/orderbook-poller.js';
 import { readFirstEngineEvent } from './engine/first-event.js';
 import type { EngineEventListener, EngineEventSink, EngineEventSource } from './contracts/engine-event-source.js';
 import { SseBridge } from './engine/sse-bridge.js';
+import { inboundLimits } from './stream/inbound-limit.js';
 import { JetStreamSource } from './fleet/jetstream-source.js';
 import { loadCandleSeed } from './db/queries/candles.js';
 import { seedCandles } from './projections/candles.js';
@@ -114,6 +115,7 @@ export class LiveRuntime implements LiveView {
       historySize: config.wsHistorySize,
       metrics: this.streamMetrics,
       logger: deps.logger,
+      inbound: inboundLimits(config),
     };
     this.hub = new StreamHub({
       ...hubOptions,
@@ -225,6 +227,7 @@ export class LiveRuntime implements LiveView {
         url: this.streamUrl(),
         token,
         idleMs: config.sseIdleMs,
+        maxEventBytes: config.sseMaxEventBytes,
         startAfter,
         sink: this.sink,
         fillFrom: eventStore(db),
@@ -260,6 +263,7 @@ export class LiveRuntime implements LiveView {
       lagSeconds: this.streamMetrics.sseLag,
       maxSeq: this.deps.metrics.engineMaxSeq,
       events: this.streamMetrics.sseEvents,
+      oversized: this.streamMetrics.sseOversized,
     };
   }
 

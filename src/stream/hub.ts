@@ -7,6 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
+import { DEFAULT_INBOUND_LIMITS, limitInbound, type InboundLimits } from './inbound-limit.js';
 import type { Frame } from '../contracts/frame.js';
 import { serializeFrame } from './serialize.js';
 import { StreamClient, wireFrame } from './client.js';
@@ -24,6 +25,8 @@ export interface HubMetrics {
   sent(kind: string, n: number): void;
   slowCloses: { inc(): void };
   framesDropped: { inc(labels: { kind: string }): void };
+  /** Clients closed 1008 for sending past the message rate. */
+  floodCloses?: { inc(): void };
 }
 
 export interface HubLogger {
@@ -40,6 +43,8 @@ export interface HubOptions {
   logger: HubLogger;
   /** Without it (a hub with no runtime): epoch "empty", head = the last seq published, no snapshot. */
   state?: StreamStateSource;
+  /** What a client may send (src/stream/inbound-limit.ts); default DEFAULT_INBOUND_LIMITS. */
+  inbound?: InboundLimits;
 }
 
 export const GOING_AWAY = 1001;
@@ -74,9 +79,12 @@ export class StreamHub implements StreamFanout {
   }
 
   accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription): void {
-    this.wss ??= new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: 4096 });
+    const inbound = this.options.inbound ?? DEFAULT_INBOUND_LIMITS;
+    this.wss ??= new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: inbound.maxBytes });
     this.wss.handleUpgrade(req, socket, head, (ws) => {
-      ws.on('message', () => {}); // clients have nothing to say; filters are fixed per connection
+      // Every client message passes the size and rate bound first; clients have nothing to say yet
+      // (filters are fixed per connection), so what passes is dropped.
+      limitInbound(ws, inbound, () => {}, () => this.options.metrics.floodCloses?.inc());
       this.add(ws, sub);
     });
   }

@@ -3,7 +3,7 @@
 export { GatewayClient, type ClientOptions, type Page } from './client.js';
 export { GatewayError, type ErrorBody } from './errors.js';
 export { defaultRetry, backoffDelay, isRetryableStatus, type RetryPolicy } from './retry.js';
-export { Session, localParty, prepareSession, sessionAuthMessage, requestMessage, MAX_SESSION_MS, type PartySigner, type SignedHeaders } from './signing.js';
+export { Session, localParty, prepareSession, sessionAuthMessage, requestMessage, MAX_SESSION_MS, MAX_TS_LEAD_MS, type PartySigner, type SignedHeaders } from './signing.js';
 export { generateKeyPair, keyPairFromSeed, signHex, type CryptoKey, type Ed25519KeyPair } from './ed25519.js';
 export { Transport, buildTarget, fetchSender, type Sender, type SendRequest, type SendResult, type Query, type CallOptions, type SessionRenewer } from './transport.js';
 export { Clock } from './clock.js';

@@ -5,7 +5,9 @@
 //                       (not yet in a manifest) are not in this list.
 //   user batches (one party): oldest first by user_seq (pk (party, user_seq)), cursor `since` = user_seq.
 import type { Queryable } from '../database.js';
-import { keyedPage, uniquePage, type Page } from './page.js';
+import { rowShape } from '../json/row-shape.js';
+import type { JsonBody } from '../json/json-body.js';
+import { keyedJsonPage, keyedPage, uniqueJsonPage, uniquePage, type Page, type PageQueries } from './page.js';
 
 export interface BatchRow {
   batchNum: number;
@@ -29,14 +31,32 @@ export interface UserBatchRow {
   committedAt: string;
 }
 
-const BATCH_COLUMNS = ['batch_num', 'root', 'prev_root', 'user_batch_count', 'first_seq', 'last_seq', 'tx_id', 'committed_at'];
-const USER_BATCH_COLUMNS = ['party', 'user_seq', 'batch_num', 'root', 'prev_root', 'event_count', 'tx_id', 'committed_at'];
+/** The columns in wire order (the Batch and UserBatch schemas'), with how each is written as JSON. */
+export const BATCH_SHAPE = rowShape([
+  ['batch_num', 'int'], ['root', 'text'], ['prev_root', 'text'], ['user_batch_count', 'int'], ['first_seq', 'int'],
+  ['last_seq', 'int'], ['tx_id', 'text'], ['committed_at', 'time'],
+]);
+export const USER_BATCH_SHAPE = rowShape([
+  ['party', 'text'], ['user_seq', 'int'], ['batch_num', 'int'], ['root', 'text'], ['prev_root', 'text'],
+  ['event_count', 'int'], ['tx_id', 'text'], ['committed_at', 'time'],
+]);
+const BATCH_COLUMNS = BATCH_SHAPE.columns;
+const USER_BATCH_COLUMNS = USER_BATCH_SHAPE.columns;
 
-export function listBatches(sql: Queryable, f: { before?: number | undefined; limit: number }): Promise<Page<BatchRow>> {
-  return uniquePage(f.limit, (r) => r.batchNum, (n) => sql<BatchRow[]>`
+function listBatchesQuery(sql: Queryable, f: { before?: number | undefined; limit: number }) {
+  return (n: number) => sql<BatchRow[]>`
     SELECT ${sql(BATCH_COLUMNS)} FROM batches
     ${f.before !== undefined ? sql`WHERE batch_num < ${f.before}` : sql``}
-    ORDER BY batch_num DESC LIMIT ${n}`);
+    ORDER BY batch_num DESC LIMIT ${n}`;
+}
+
+export function listBatches(sql: Queryable, f: { before?: number | undefined; limit: number }): Promise<Page<BatchRow>> {
+  return uniquePage(f.limit, (r) => r.batchNum, listBatchesQuery(sql, f));
+}
+
+/** The same page as `listBatches`, written as the route's JSON body. */
+export function listBatchesJson(sql: Queryable, f: { before?: number | undefined; limit: number }): Promise<JsonBody> {
+  return uniqueJsonPage(f.limit, BATCH_SHAPE, 'batch_num', listBatchesQuery(sql, f));
 }
 
 export async function batchByNum(sql: Queryable, batchNum: number): Promise<BatchRow | null> {
@@ -52,8 +72,8 @@ export async function batchByNum(sql: Queryable, batchNum: number): Promise<Batc
  * number in when the manifest lands) have no place in this order and are not listed here; they are in
  * the party's own chain (`listUserBatchesOf`) and in the verifications.
  */
-export function listUserBatches(sql: Queryable, f: { before?: number | undefined; limit: number }): Promise<Page<UserBatchRow>> {
-  return keyedPage(f.limit, (r) => r.batchNum!, {
+function listUserBatchesQueries(sql: Queryable, f: { before?: number | undefined; limit: number }): PageQueries<UserBatchRow> {
+  return {
     first: (n) => sql<UserBatchRow[]>`
       SELECT ${sql(USER_BATCH_COLUMNS)} FROM user_batches
       WHERE ${f.before !== undefined ? sql`batch_num < ${f.before}` : sql`batch_num IS NOT NULL`}
@@ -62,12 +82,30 @@ export function listUserBatches(sql: Queryable, f: { before?: number | undefined
       SELECT ${sql(USER_BATCH_COLUMNS)} FROM user_batches WHERE batch_num = ${batchNum} ORDER BY party, user_seq`,
     beyond: async (batchNum) =>
       (await sql`SELECT 1 FROM user_batches WHERE batch_num < ${batchNum} ORDER BY batch_num DESC LIMIT 1`).length > 0,
-  });
+  };
+}
+
+export function listUserBatches(sql: Queryable, f: { before?: number | undefined; limit: number }): Promise<Page<UserBatchRow>> {
+  return keyedPage(f.limit, (r) => r.batchNum!, listUserBatchesQueries(sql, f));
+}
+
+/** The same page as `listUserBatches`, written as the route's JSON body. */
+export function listUserBatchesJson(sql: Queryable, f: { before?: number | undefined; limit: number }): Promise<JsonBody> {
+  return keyedJsonPage(f.limit, USER_BATCH_SHAPE, 'batch_num', listUserBatchesQueries(sql, f));
+}
+
+function listUserBatchesOfQuery(sql: Queryable, f: { party: string; since?: number | undefined; limit: number }) {
+  return (n: number) => sql<UserBatchRow[]>`
+    SELECT ${sql(USER_BATCH_COLUMNS)} FROM user_batches
+    WHERE party = ${f.party} ${f.since !== undefined ? sql`AND user_seq > ${f.since}` : sql``}
+    ORDER BY user_seq ASC LIMIT ${n}`;
 }
 
 export function listUserBatchesOf(sql: Queryable, f: { party: string; since?: number | undefined; limit: number }): Promise<Page<UserBatchRow>> {
-  return uniquePage(f.limit, (r) => r.userSeq, (n) => sql<UserBatchRow[]>`
-    SELECT ${sql(USER_BATCH_COLUMNS)} FROM user_batches
-    WHERE party = ${f.party} ${f.since !== undefined ? sql`AND user_seq > ${f.since}` : sql``}
-    ORDER BY user_seq ASC LIMIT ${n}`);
+  return uniquePage(f.limit, (r) => r.userSeq, listUserBatchesOfQuery(sql, f));
+}
+
+/** The same page as `listUserBatchesOf`, written as the route's JSON body. */
+export function listUserBatchesOfJson(sql: Queryable, f: { party: string; since?: number | undefined; limit: number }): Promise<JsonBody> {
+  return uniqueJsonPage(f.limit, USER_BATCH_SHAPE, 'user_seq', listUserBatchesOfQuery(sql, f));
 }

@@ -2,7 +2,9 @@
 // by their pk `seq`, which is unique, so a page is simply `limit` rows.
 // Indexes: deposits pk / (party, seq desc); withdrawals pk / (party, seq desc) / (status, seq desc).
 import type { Queryable } from '../database.js';
-import { uniquePage, type Page } from './page.js';
+import { rowShape } from '../json/row-shape.js';
+import type { JsonBody } from '../json/json-body.js';
+import { uniqueJsonPage, uniquePage, type Page } from './page.js';
 
 export interface DepositRow {
   seq: number;
@@ -27,8 +29,17 @@ export interface WithdrawalRow {
   decidedAt: string | null;
 }
 
-const DEPOSIT_COLUMNS = ['seq', 'deposit_id', 'party', 'amount', 'source', 'tx_id', 'created_at'];
-const WITHDRAWAL_COLUMNS = ['seq', 'withdrawal_id', 'party', 'amount', 'nonce', 'status', 'reason', 'decided_seq', 'created_at', 'decided_at'];
+/** The columns in wire order (the Deposit and Withdrawal schemas'), with how each is written as JSON. */
+export const DEPOSIT_SHAPE = rowShape([
+  ['seq', 'int'], ['deposit_id', 'text'], ['party', 'text'], ['amount', 'decimal'], ['source', 'text'], ['tx_id', 'text'],
+  ['created_at', 'time'],
+]);
+export const WITHDRAWAL_SHAPE = rowShape([
+  ['seq', 'int'], ['withdrawal_id', 'text'], ['party', 'text'], ['amount', 'decimal'], ['nonce', 'int'], ['status', 'text'],
+  ['reason', 'text'], ['decided_seq', 'int'], ['created_at', 'time'], ['decided_at', 'time'],
+]);
+const DEPOSIT_COLUMNS = DEPOSIT_SHAPE.columns;
+const WITHDRAWAL_COLUMNS = WITHDRAWAL_SHAPE.columns;
 
 export interface DepositFilter {
   party?: string | undefined;
@@ -36,13 +47,22 @@ export interface DepositFilter {
   limit: number;
 }
 
-export function listDeposits(sql: Queryable, f: DepositFilter): Promise<Page<DepositRow>> {
-  return uniquePage(f.limit, (r) => r.seq, (n) => sql<DepositRow[]>`
+function listDepositsQuery(sql: Queryable, f: DepositFilter) {
+  return (n: number) => sql<DepositRow[]>`
     SELECT ${sql(DEPOSIT_COLUMNS)} FROM deposits
     WHERE true
       ${f.party !== undefined ? sql`AND party = ${f.party}` : sql``}
       ${f.before !== undefined ? sql`AND seq < ${f.before}` : sql``}
-    ORDER BY seq DESC LIMIT ${n}`);
+    ORDER BY seq DESC LIMIT ${n}`;
+}
+
+export function listDeposits(sql: Queryable, f: DepositFilter): Promise<Page<DepositRow>> {
+  return uniquePage(f.limit, (r) => r.seq, listDepositsQuery(sql, f));
+}
+
+/** The same page as `listDeposits`, written as the route's JSON body. */
+export function listDepositsJson(sql: Queryable, f: DepositFilter): Promise<JsonBody> {
+  return uniqueJsonPage(f.limit, DEPOSIT_SHAPE, 'seq', listDepositsQuery(sql, f));
 }
 
 export interface WithdrawalFilter {
@@ -52,14 +72,23 @@ export interface WithdrawalFilter {
   limit: number;
 }
 
-export function listWithdrawals(sql: Queryable, f: WithdrawalFilter): Promise<Page<WithdrawalRow>> {
-  return uniquePage(f.limit, (r) => r.seq, (n) => sql<WithdrawalRow[]>`
+function listWithdrawalsQuery(sql: Queryable, f: WithdrawalFilter) {
+  return (n: number) => sql<WithdrawalRow[]>`
     SELECT ${sql(WITHDRAWAL_COLUMNS)} FROM withdrawals
     WHERE true
       ${f.party !== undefined ? sql`AND party = ${f.party}` : sql``}
       ${f.status !== undefined ? sql`AND status = ${f.status}` : sql``}
       ${f.before !== undefined ? sql`AND seq < ${f.before}` : sql``}
-    ORDER BY seq DESC LIMIT ${n}`);
+    ORDER BY seq DESC LIMIT ${n}`;
+}
+
+export function listWithdrawals(sql: Queryable, f: WithdrawalFilter): Promise<Page<WithdrawalRow>> {
+  return uniquePage(f.limit, (r) => r.seq, listWithdrawalsQuery(sql, f));
+}
+
+/** The same page as `listWithdrawals`, written as the route's JSON body. */
+export function listWithdrawalsJson(sql: Queryable, f: WithdrawalFilter): Promise<JsonBody> {
+  return uniqueJsonPage(f.limit, WITHDRAWAL_SHAPE, 'seq', listWithdrawalsQuery(sql, f));
 }
 
 /** The party's current withdrawal nonce; 0 when it never asked for one. */

@@ -3,7 +3,9 @@
 // for the fill events in which the party has a leg (they carry no top-level party).
 import type { Queryable } from '../database.js';
 import type { EngineEvent } from '../../contracts/engine-event.js';
-import { uniquePage, type Page } from './page.js';
+import { uniqueJsonPage, uniquePage, type Page } from './page.js';
+import { rowShape } from '../json/row-shape.js';
+import type { JsonBody } from '../json/json-body.js';
 import { ENGINE_EVENT_KINDS } from '../../contracts/engine-event.js';
 
 /** The REST `type` filter's value set: every engine event kind. */
@@ -40,7 +42,15 @@ export interface EventFilter {
   limit: number;
 }
 
-const COLUMNS = ['seq', 'kind', 'ts', 'market', 'party', 'payload'];
+/**
+ * The envelope's columns in wire order: the schema's required fields first, then the optional market
+ * and party (the order fast-json-stringify writes them in), each left out when null as `toEnvelope` does.
+ */
+export const EVENT_SHAPE = rowShape(
+  [['seq', 'int'], ['kind', 'text'], ['ts', 'time'], ['payload', 'json'], ['market', 'text'], ['party', 'text']],
+  ['market', 'party'],
+);
+const COLUMNS = EVENT_SHAPE.columns;
 const FILLED = 'engine.order_filled';
 
 /**
@@ -53,9 +63,9 @@ const FILLED = 'engine.order_filled';
  * event shows once however many legs P has (DISTINCT), and the second half skips events whose own
  * `party` is P (the first half has them).
  */
-export async function listEvents(sql: Queryable, f: EventFilter): Promise<Page<EventEnvelope>> {
+function eventQuery(sql: Queryable, f: EventFilter) {
   const after = (col: string) => (f.since !== undefined ? sql`AND ${sql(col)} > ${f.since}` : sql``);
-  const page = await uniquePage<EventRow>(f.limit, (r) => r.seq, (n) => {
+  return (n: number) => {
     const direct = sql`
       SELECT ${sql(COLUMNS)} FROM events
       WHERE true
@@ -69,7 +79,7 @@ export async function listEvents(sql: Queryable, f: EventFilter): Promise<Page<E
       SELECT * FROM (
         (${direct})
         UNION ALL
-        (SELECT e.seq, e.kind, e.ts, e.market, e.party, e.payload
+        (SELECT e.*
          FROM (SELECT DISTINCT seq FROM fills
                WHERE party = ${f.party} ${f.market !== undefined ? sql`AND market = ${f.market}` : sql``} ${after('seq')}
                ORDER BY seq ASC LIMIT ${n}) l
@@ -79,8 +89,17 @@ export async function listEvents(sql: Queryable, f: EventFilter): Promise<Page<E
            LIMIT 1) e)
       ) u
       ORDER BY seq ASC LIMIT ${n}`;
-  });
+  };
+}
+
+export async function listEvents(sql: Queryable, f: EventFilter): Promise<Page<EventEnvelope>> {
+  const page = await uniquePage<EventRow>(f.limit, (r) => r.seq, eventQuery(sql, f));
   return { items: page.items.map(toEnvelope), nextCursor: page.nextCursor };
+}
+
+/** The same page as `listEvents`, written as the route's JSON body. */
+export function listEventsJson(sql: Queryable, f: EventFilter): Promise<JsonBody> {
+  return uniqueJsonPage(f.limit, EVENT_SHAPE, 'seq', eventQuery(sql, f));
 }
 
 /**

@@ -2,7 +2,9 @@
 // legs of one event in leg order; cursor `before` = seq; a page never splits an event's legs.
 // Indexes: pk (seq, leg), (party, seq desc), (market, seq desc), (party, market, seq desc).
 import type { Queryable } from '../database.js';
-import { keyedPage, type Page } from './page.js';
+import { rowShape } from '../json/row-shape.js';
+import type { JsonBody } from '../json/json-body.js';
+import { keyedJsonPage, keyedPage, type Page, type PageQueries } from './page.js';
 
 export interface FillRow {
   fillId: string;
@@ -23,10 +25,13 @@ export interface FillRow {
   createdAt: string;
 }
 
-const COLUMNS = [
-  'fill_id', 'seq', 'leg', 'match_id', 'order_id', 'party', 'market', 'side', 'role', 'size', 'price', 'fee',
-  'realized_pnl', 'new_balance', 'position_id', 'created_at',
-];
+/** The columns in wire order (the Fill schema's), with how each is written as JSON. */
+export const FILL_SHAPE = rowShape([
+  ['fill_id', 'text'], ['seq', 'int'], ['leg', 'int'], ['match_id', 'text'], ['order_id', 'text'], ['party', 'text'],
+  ['market', 'text'], ['side', 'text'], ['role', 'text'], ['size', 'decimal'], ['price', 'decimal'], ['fee', 'decimal'],
+  ['realized_pnl', 'decimal'], ['new_balance', 'decimal'], ['position_id', 'text'], ['created_at', 'time'],
+]);
+const COLUMNS = FILL_SHAPE.columns;
 
 export interface FillFilter {
   party?: string | undefined;
@@ -35,18 +40,27 @@ export interface FillFilter {
   limit: number;
 }
 
-export function listFills(sql: Queryable, f: FillFilter): Promise<Page<FillRow>> {
+function fillQueries(sql: Queryable, f: FillFilter): PageQueries<FillRow> {
   const filters = sql`
     ${f.party !== undefined ? sql`AND party = ${f.party}` : sql``}
     ${f.market !== undefined ? sql`AND market = ${f.market}` : sql``}`;
-  return keyedPage(f.limit, (r) => r.seq, {
+  return {
     first: (n) => sql<FillRow[]>`
       SELECT ${sql(COLUMNS)} FROM fills
       WHERE true ${filters} ${f.before !== undefined ? sql`AND seq < ${f.before}` : sql``}
       ORDER BY seq DESC, leg LIMIT ${n}`,
     sameKey: (seq) => sql<FillRow[]>`SELECT ${sql(COLUMNS)} FROM fills WHERE seq = ${seq} ${filters} ORDER BY leg`,
     beyond: async (seq) => (await sql`SELECT 1 FROM fills WHERE seq < ${seq} ${filters} ORDER BY seq DESC LIMIT 1`).length > 0,
-  });
+  };
+}
+
+export function listFills(sql: Queryable, f: FillFilter): Promise<Page<FillRow>> {
+  return keyedPage(f.limit, (r) => r.seq, fillQueries(sql, f));
+}
+
+/** The same page as `listFills`, written as the route's JSON body. */
+export function listFillsJson(sql: Queryable, f: FillFilter): Promise<JsonBody> {
+  return keyedJsonPage(f.limit, FILL_SHAPE, 'seq', fillQueries(sql, f));
 }
 
 export interface Balance {

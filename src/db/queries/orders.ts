@@ -3,7 +3,9 @@
 // Indexes: (created_seq desc), (party, created_seq desc), (market, created_seq desc),
 // (status, created_seq desc), (party, status).
 import type { Queryable } from '../database.js';
-import { keyedPage, type Page } from './page.js';
+import { rowShape } from '../json/row-shape.js';
+import type { JsonBody } from '../json/json-body.js';
+import { keyedJsonPage, keyedPage, type Page, type PageQueries } from './page.js';
 
 export const ORDER_STATUSES = ['open', 'partially_filled', 'filled', 'cancelled', 'rejected'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
@@ -35,11 +37,15 @@ export interface OrderRow {
   updatedAt: string;
 }
 
-export const ORDER_COLUMNS = [
-  'order_id', 'party', 'market', 'side', 'type', 'tif', 'price', 'size', 'filled_size', 'avg_price', 'status',
-  'client_order_id', 'reduce_only', 'tp_trigger_price', 'tp_limit_price', 'tp_size', 'sl_trigger_price',
-  'sl_limit_price', 'sl_size', 'created_seq', 'updated_seq', 'created_at', 'updated_at',
-];
+/** The columns in wire order (the Order schema's), with how each is written as JSON. */
+export const ORDER_SHAPE = rowShape([
+  ['order_id', 'text'], ['party', 'text'], ['market', 'text'], ['side', 'text'], ['type', 'text'], ['tif', 'text'],
+  ['price', 'decimal'], ['size', 'decimal'], ['filled_size', 'decimal'], ['avg_price', 'decimal'], ['status', 'text'],
+  ['client_order_id', 'text'], ['reduce_only', 'bool'], ['tp_trigger_price', 'decimal'], ['tp_limit_price', 'decimal'],
+  ['tp_size', 'decimal'], ['sl_trigger_price', 'decimal'], ['sl_limit_price', 'decimal'], ['sl_size', 'decimal'],
+  ['created_seq', 'int'], ['updated_seq', 'int'], ['created_at', 'time'], ['updated_at', 'time'],
+]);
+export const ORDER_COLUMNS = ORDER_SHAPE.columns;
 
 export interface OrderFilter {
   party?: string | undefined;
@@ -50,12 +56,12 @@ export interface OrderFilter {
   limit: number;
 }
 
-export function listOrders(sql: Queryable, f: OrderFilter): Promise<Page<OrderRow>> {
+function listOrdersQueries(sql: Queryable, f: OrderFilter): PageQueries<OrderRow> {
   const filters = sql`
     ${f.party !== undefined ? sql`AND party = ${f.party}` : sql``}
     ${f.market !== undefined ? sql`AND market = ${f.market}` : sql``}
     ${f.statuses === undefined ? sql`` : f.statuses.length === 1 ? sql`AND status = ${f.statuses[0]!}` : sql`AND status IN ${sql(f.statuses as string[])}`}`;
-  return keyedPage(f.limit, (r) => r.createdSeq, {
+  return {
     first: (n) => sql<OrderRow[]>`
       SELECT ${sql(ORDER_COLUMNS)} FROM orders
       WHERE true ${filters} ${f.before !== undefined ? sql`AND created_seq < ${f.before}` : sql``}
@@ -63,7 +69,16 @@ export function listOrders(sql: Queryable, f: OrderFilter): Promise<Page<OrderRo
     sameKey: (seq) => sql<OrderRow[]>`
       SELECT ${sql(ORDER_COLUMNS)} FROM orders WHERE created_seq = ${seq} ${filters} ORDER BY order_id`,
     beyond: async (seq) => (await sql`SELECT 1 FROM orders WHERE created_seq < ${seq} ${filters} ORDER BY created_seq DESC LIMIT 1`).length > 0,
-  });
+  };
+}
+
+export function listOrders(sql: Queryable, f: OrderFilter): Promise<Page<OrderRow>> {
+  return keyedPage(f.limit, (r) => r.createdSeq, listOrdersQueries(sql, f));
+}
+
+/** The same page as `listOrders`, written as the route's JSON body. */
+export function listOrdersJson(sql: Queryable, f: OrderFilter): Promise<JsonBody> {
+  return keyedJsonPage(f.limit, ORDER_SHAPE, 'created_seq', listOrdersQueries(sql, f));
 }
 
 /** Which of these order ids the mirror has (pk lookups). */

@@ -5,7 +5,14 @@
 // of one fill event (or the two epochs a flip touches) are never split across pages. A page may
 // therefore hold more than `limit` rows. `nextCursor` is that last key; the next page asks for keys
 // strictly below it (`before`) or above it (`since`); it is null when no row lies beyond it.
+//
+// Each page is read in one of two forms from the same statements: decoded rows (`keyedPage`,
+// `uniquePage`, for the gateway's own use), or a JSON body written from the raw row bytes
+// (`keyedJsonPage`, `uniqueJsonPage`, what the list routes send; src/db/json/).
+import type { PendingQuery, Row } from 'postgres';
 import type { Queryable } from '../database.js';
+import { writePage, type JsonBody } from '../json/json-body.js';
+import { intAt, type RawRow, type RowShape } from '../json/row-shape.js';
 
 export interface Page<T> {
   items: T[];
@@ -14,36 +21,80 @@ export interface Page<T> {
 
 export const EMPTY_PAGE: Page<never> = Object.freeze({ items: [], nextCursor: null }) as Page<never>;
 
+/**
+ * Rows read past `limit` by the first statement, so that a group of rows sharing the last key
+ * (usually the 2–3 legs of one fill event) is completed, and "is there anything beyond" answered,
+ * without two more statements.
+ */
+export const GROUP_SLACK = 8;
+
+type Rows<T> = PendingQuery<T[] & Row[]>;
+
 /** The three queries a keyed page needs, each already carrying the route's filters. */
 export interface PageQueries<T> {
   /** Up to `n` rows in list order, starting after the cursor. */
-  first(n: number): Promise<T[]>;
+  first(n: number): Rows<T>;
   /** Every row whose key equals `key` (list order within the key). */
-  sameKey(key: number): Promise<T[]>;
+  sameKey(key: number): Rows<T>;
   /** Whether any row lies beyond `key` in list order (ordered like the list, so an index answers it at once). */
   beyond(key: number): Promise<boolean>;
 }
 
 /**
- * Runs a keyed page: one query in the common case (the row after the limit has another key), three
- * small indexed ones when the limit falls inside a group of rows sharing one key.
+ * Runs a keyed page: one query unless the rows sharing the limit row's key run past GROUP_SLACK
+ * (then two small indexed ones more: the rest of that group, and whether anything lies beyond it).
  */
-export async function keyedPage<T>(limit: number, keyOf: (row: T) => number, q: PageQueries<T>): Promise<Page<T>> {
-  const rows = await q.first(limit + 1);
-  if (rows.length <= limit) return { items: rows, nextCursor: null };
+async function keyed<R>(
+  limit: number,
+  q: PageQueries<never>,
+  fetch: (query: Rows<never>) => Promise<readonly R[]>,
+  keyOf: (row: R) => number,
+): Promise<Page<R>> {
+  const rows = await fetch(q.first(limit + GROUP_SLACK));
+  if (rows.length <= limit) return { items: [...rows], nextCursor: null };
   const boundary = keyOf(rows[limit - 1]!);
-  if (keyOf(rows[limit]!) !== boundary) return { items: rows.slice(0, limit), nextCursor: boundary };
-  const [group, more] = await Promise.all([q.sameKey(boundary), q.beyond(boundary)]);
-  const head = rows.filter((r) => keyOf(r) !== boundary);
-  return { items: [...head, ...group], nextCursor: more ? boundary : null };
+  let end = limit;
+  while (end < rows.length && keyOf(rows[end]!) === boundary) end++;
+  if (end < rows.length) return { items: rows.slice(0, end), nextCursor: boundary };
+  // Every row after the limit shares its key: a short read is the end of the list, a full one is not.
+  if (rows.length < limit + GROUP_SLACK) return { items: [...rows], nextCursor: null };
+  const [group, more] = await Promise.all([fetch(q.sameKey(boundary)), q.beyond(boundary)]);
+  let start = limit - 1;
+  while (start > 0 && keyOf(rows[start - 1]!) === boundary) start--;
+  return { items: [...rows.slice(0, start), ...group], nextCursor: more ? boundary : null };
+}
+
+async function unique<R>(limit: number, first: (n: number) => Rows<never>, fetch: (query: Rows<never>) => Promise<readonly R[]>, keyOf: (row: R) => number): Promise<Page<R>> {
+  const rows = await fetch(first(limit + 1));
+  if (rows.length <= limit) return { items: [...rows], nextCursor: null };
+  return { items: rows.slice(0, limit), nextCursor: keyOf(rows[limit - 1]!) };
+}
+
+const decoded = <T>(query: Rows<never>) => query as unknown as Promise<T[]>;
+const raw = (query: Rows<never>) => query.raw() as unknown as Promise<RawRow[]>;
+
+/** A keyed page of decoded rows. */
+export function keyedPage<T>(limit: number, keyOf: (row: T) => number, q: PageQueries<T>): Promise<Page<T>> {
+  return keyed(limit, q as unknown as PageQueries<never>, decoded<T>, keyOf);
 }
 
 /** A page where keys are unique (deposits, withdrawals, events, batches): no grouping needed. */
-export async function uniquePage<T>(limit: number, keyOf: (row: T) => number, first: (n: number) => Promise<T[]>): Promise<Page<T>> {
-  const rows = await first(limit + 1);
-  if (rows.length <= limit) return { items: rows, nextCursor: null };
-  const items = rows.slice(0, limit);
-  return { items, nextCursor: keyOf(items[limit - 1]!) };
+export function uniquePage<T>(limit: number, keyOf: (row: T) => number, first: (n: number) => Rows<T>): Promise<Page<T>> {
+  return unique(limit, first as unknown as (n: number) => Rows<never>, decoded<T>, keyOf);
+}
+
+/** A keyed page written as its JSON body; `key` is the shape's key column. */
+export async function keyedJsonPage<T>(limit: number, shape: RowShape, key: string, q: PageQueries<T>): Promise<JsonBody> {
+  const at = shape.indexOf(key);
+  const page = await keyed(limit, q as unknown as PageQueries<never>, raw, (r) => intAt(r, at));
+  return writePage(shape, page.items, page.nextCursor);
+}
+
+/** A unique-key page written as its JSON body. */
+export async function uniqueJsonPage<T>(limit: number, shape: RowShape, key: string, first: (n: number) => Rows<T>): Promise<JsonBody> {
+  const at = shape.indexOf(key);
+  const page = await unique(limit, first as unknown as (n: number) => Rows<never>, raw, (r) => intAt(r, at));
+  return writePage(shape, page.items, page.nextCursor);
 }
 
 export type { Queryable };

@@ -4,7 +4,9 @@
 // `status`: open (default) | closed (archived epochs) | all.
 // Indexes: (party, status, updated_seq desc) for open/closed, (party, updated_seq desc) for all.
 import type { Queryable } from '../database.js';
-import { keyedPage, type Page } from './page.js';
+import { rowShape } from '../json/row-shape.js';
+import type { JsonBody } from '../json/json-body.js';
+import { keyedJsonPage, keyedPage, type Page, type PageQueries } from './page.js';
 
 export const POSITION_STATUSES = ['open', 'closed', 'all'] as const;
 
@@ -24,10 +26,13 @@ export interface PositionRow {
   closedAt: string | null;
 }
 
-const COLUMNS = [
-  'position_id', 'party', 'market', 'size', 'entry_price', 'realized_pnl', 'status', 'opened_seq', 'updated_seq',
-  'closed_seq', 'opened_at', 'updated_at', 'closed_at',
-];
+/** The columns in wire order (the Position schema's), with how each is written as JSON. */
+export const POSITION_SHAPE = rowShape([
+  ['position_id', 'text'], ['party', 'text'], ['market', 'text'], ['size', 'decimal'], ['entry_price', 'decimal'],
+  ['realized_pnl', 'decimal'], ['status', 'text'], ['opened_seq', 'int'], ['updated_seq', 'int'], ['closed_seq', 'int'],
+  ['opened_at', 'time'], ['updated_at', 'time'], ['closed_at', 'time'],
+]);
+const COLUMNS = POSITION_SHAPE.columns;
 
 export interface PositionFilter {
   party: string;
@@ -37,12 +42,12 @@ export interface PositionFilter {
   limit: number;
 }
 
-export function listPositions(sql: Queryable, f: PositionFilter): Promise<Page<PositionRow>> {
+function listPositionsQueries(sql: Queryable, f: PositionFilter): PageQueries<PositionRow> {
   const filters = sql`
     party = ${f.party}
     ${f.status !== 'all' ? sql`AND status = ${f.status}` : sql``}
     ${f.market !== undefined ? sql`AND market = ${f.market}` : sql``}`;
-  return keyedPage(f.limit, (r) => r.updatedSeq, {
+  return {
     first: (n) => sql<PositionRow[]>`
       SELECT ${sql(COLUMNS)} FROM positions
       WHERE ${filters} ${f.before !== undefined ? sql`AND updated_seq < ${f.before}` : sql``}
@@ -50,5 +55,14 @@ export function listPositions(sql: Queryable, f: PositionFilter): Promise<Page<P
     sameKey: (seq) => sql<PositionRow[]>`
       SELECT ${sql(COLUMNS)} FROM positions WHERE ${filters} AND updated_seq = ${seq} ORDER BY position_id`,
     beyond: async (seq) => (await sql`SELECT 1 FROM positions WHERE ${filters} AND updated_seq < ${seq} ORDER BY updated_seq DESC LIMIT 1`).length > 0,
-  });
+  };
+}
+
+export function listPositions(sql: Queryable, f: PositionFilter): Promise<Page<PositionRow>> {
+  return keyedPage(f.limit, (r) => r.updatedSeq, listPositionsQueries(sql, f));
+}
+
+/** The same page as `listPositions`, written as the route's JSON body. */
+export function listPositionsJson(sql: Queryable, f: PositionFilter): Promise<JsonBody> {
+  return keyedJsonPage(f.limit, POSITION_SHAPE, 'updated_seq', listPositionsQueries(sql, f));
 }

@@ -2,7 +2,9 @@
 // trigger_id; cursor `before` = created_seq. Names 0014/0015 columns: read with `needsV2`.
 // Index: (party, created_seq desc).
 import type { Queryable } from '../database.js';
-import { keyedPage, type Page } from './page.js';
+import { rowShape } from '../json/row-shape.js';
+import type { JsonBody } from '../json/json-body.js';
+import { keyedJsonPage, keyedPage, type Page, type PageQueries } from './page.js';
 
 export const TRIGGER_STATUSES = ['armed', 'cancelled', 'fired'] as const;
 
@@ -26,10 +28,14 @@ export interface TriggerRow {
   updatedAt: string;
 }
 
-const COLUMNS = [
-  'trigger_id', 'party', 'market', 'kind', 'status', 'trigger_price', 'limit_price', 'size', 'fired_size', 'fired_limit',
-  'position_id', 'parent_order_id', 'fired_order_id', 'created_seq', 'updated_seq', 'created_at', 'updated_at',
-];
+/** The columns in wire order (the Trigger schema's), with how each is written as JSON. */
+export const TRIGGER_SHAPE = rowShape([
+  ['trigger_id', 'text'], ['party', 'text'], ['market', 'text'], ['kind', 'text'], ['status', 'text'],
+  ['trigger_price', 'decimal'], ['limit_price', 'decimal'], ['size', 'decimal'], ['fired_size', 'decimal'],
+  ['fired_limit', 'decimal'], ['position_id', 'text'], ['parent_order_id', 'text'], ['fired_order_id', 'text'],
+  ['created_seq', 'int'], ['updated_seq', 'int'], ['created_at', 'time'], ['updated_at', 'time'],
+]);
+const COLUMNS = TRIGGER_SHAPE.columns;
 
 export interface TriggerFilter {
   party: string;
@@ -39,12 +45,12 @@ export interface TriggerFilter {
   limit: number;
 }
 
-export function listTriggers(sql: Queryable, f: TriggerFilter): Promise<Page<TriggerRow>> {
+function listTriggersQueries(sql: Queryable, f: TriggerFilter): PageQueries<TriggerRow> {
   const filters = sql`
     party = ${f.party}
     ${f.market !== undefined ? sql`AND market = ${f.market}` : sql``}
     ${f.status !== undefined ? sql`AND status = ${f.status}` : sql``}`;
-  return keyedPage(f.limit, (r) => r.createdSeq, {
+  return {
     first: (n) => sql<TriggerRow[]>`
       SELECT ${sql(COLUMNS)} FROM triggers
       WHERE ${filters} ${f.before !== undefined ? sql`AND created_seq < ${f.before}` : sql``}
@@ -52,5 +58,14 @@ export function listTriggers(sql: Queryable, f: TriggerFilter): Promise<Page<Tri
     sameKey: (seq) => sql<TriggerRow[]>`
       SELECT ${sql(COLUMNS)} FROM triggers WHERE ${filters} AND created_seq = ${seq} ORDER BY trigger_id`,
     beyond: async (seq) => (await sql`SELECT 1 FROM triggers WHERE ${filters} AND created_seq < ${seq} ORDER BY created_seq DESC LIMIT 1`).length > 0,
-  });
+  };
+}
+
+export function listTriggers(sql: Queryable, f: TriggerFilter): Promise<Page<TriggerRow>> {
+  return keyedPage(f.limit, (r) => r.createdSeq, listTriggersQueries(sql, f));
+}
+
+/** The same page as `listTriggers`, written as the route's JSON body. */
+export function listTriggersJson(sql: Queryable, f: TriggerFilter): Promise<JsonBody> {
+  return keyedJsonPage(f.limit, TRIGGER_SHAPE, 'created_seq', listTriggersQueries(sql, f));
 }

@@ -3,14 +3,23 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../errors.js';
 import { errors, List, MAX_SEQ, PartyParams, READ_ERRORS } from '../schemas.js';
-import { EMPTY_PAGE } from '../../db/queries/page.js';
-import { batchByNum, listBatches, listUserBatches, listUserBatchesOf, type BatchRow } from '../../db/queries/batches.js';
+import { EMPTY_JSON_PAGE } from '../../db/json/json-body.js';
+import { sendJson } from './json-reply.js';
+import { sharedPages } from './shared-pages.js';
+import { batchByNum, listBatchesJson, listUserBatchesJson, listUserBatchesOfJson, type BatchRow } from '../../db/queries/batches.js';
 import { Batch, OptLimit, DEFAULT_LIMIT, PAGE_RULE, UserBatch } from './shapes.js';
 
 const BatchNum = Type.Integer({ minimum: 0, maximum: MAX_SEQ, description: 'Batch number' });
 
 export const batchRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
+  // Identical concurrent reads share one database read and body (shared-pages.ts).
+  const pages = {
+    listBatches: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listBatchesJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listBatchesJson(sql, f))),
+    listUserBatches: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listUserBatchesJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listUserBatchesJson(sql, f))),
+  };
 
   app.get(
     '/v1/batches',
@@ -28,9 +37,9 @@ export const batchRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: List(Batch, 'pass back as `before` (a batchNum)'), ...errors(...READ_ERRORS) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listBatches(sql, { before, limit }));
+      return sendJson(reply, await pages.listBatches({ before, limit }));
     },
   );
 
@@ -76,9 +85,9 @@ export const batchRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listUserBatches(sql, { before, limit }));
+      return sendJson(reply, await pages.listUserBatches({ before, limit }));
     },
   );
 };
@@ -86,6 +95,11 @@ export const batchRoutes: FastifyPluginAsyncTypebox = async (app) => {
 /** The party routes of this family: registered in the party scope (http/party-scope.ts), which guards them. */
 export const userBatchRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
+  // Identical concurrent reads share one database read and body (shared-pages.ts).
+  const pages = {
+    listUserBatchesOf: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listUserBatchesOfJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listUserBatchesOfJson(sql, f))),
+  };
 
   app.get(
     '/v1/users/:party/user-batches',
@@ -103,9 +117,9 @@ export const userBatchRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: List(UserBatch, 'pass back as `since` (a userSeq)'), ...errors(400, 401, 403, 503) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { since, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listUserBatchesOf(sql, { party: request.params.party, since, limit }));
+      return sendJson(reply, await pages.listUserBatchesOf({ party: request.params.party, since, limit }));
     },
   );
 };

@@ -2,14 +2,23 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams, READ_ERRORS } from '../schemas.js';
-import { EMPTY_PAGE } from '../../db/queries/page.js';
-import { listDeposits, listWithdrawals, withdrawalNonce } from '../../db/queries/collateral.js';
+import { EMPTY_JSON_PAGE } from '../../db/json/json-body.js';
+import { sendJson } from './json-reply.js';
+import { sharedPages } from './shared-pages.js';
+import { listDepositsJson, listWithdrawalsJson, withdrawalNonce } from '../../db/queries/collateral.js';
 import { Before, Deposit, OptLimit, DEFAULT_LIMIT, NewestFirst, Party, StringEnum, Withdrawal, WithdrawalCounter } from './shapes.js';
 
 const WithdrawalStatus = StringEnum(['requested', 'approved', 'rejected'] as const, 'Only withdrawals in this status');
 
 export const collateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
+  // Identical concurrent reads share one database read and body (shared-pages.ts).
+  const pages = {
+    listDeposits: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listDepositsJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listDepositsJson(sql, f))),
+    listWithdrawals: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listWithdrawalsJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listWithdrawalsJson(sql, f))),
+  };
 
   app.get(
     '/v1/deposits',
@@ -23,9 +32,9 @@ export const collateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: NewestFirst(Deposit), ...errors(...READ_ERRORS) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { user, before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listDeposits(sql, { party: user, before, limit }));
+      return sendJson(reply, await pages.listDeposits({ party: user, before, limit }));
     },
   );
 
@@ -46,9 +55,9 @@ export const collateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: NewestFirst(Withdrawal), ...errors(...READ_ERRORS) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { user, status, before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listWithdrawals(sql, { party: user, status, before, limit }));
+      return sendJson(reply, await pages.listWithdrawals({ party: user, status, before, limit }));
     },
   );
 };
@@ -56,6 +65,13 @@ export const collateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
 /** The party routes of this family: registered in the party scope (http/party-scope.ts), which guards them. */
 export const userCollateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
+  // Identical concurrent reads share one database read and body (shared-pages.ts).
+  const pages = {
+    listDeposits: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listDepositsJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listDepositsJson(sql, f))),
+    listWithdrawals: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listWithdrawalsJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listWithdrawalsJson(sql, f))),
+  };
 
   app.get(
     '/v1/users/:party/deposits',
@@ -69,9 +85,9 @@ export const userCollateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: NewestFirst(Deposit), ...errors(400, 401, 403, 503) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listDeposits(sql, { party: request.params.party, before, limit }));
+      return sendJson(reply, await pages.listDeposits({ party: request.params.party, before, limit }));
     },
   );
 
@@ -87,9 +103,9 @@ export const userCollateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: NewestFirst(Withdrawal), ...errors(400, 401, 403, 503) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { status, before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listWithdrawals(sql, { party: request.params.party, status, before, limit }));
+      return sendJson(reply, await pages.listWithdrawals({ party: request.params.party, status, before, limit }));
     },
   );
 

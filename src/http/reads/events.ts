@@ -2,12 +2,19 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, List, READ_ERRORS } from '../schemas.js';
-import { EMPTY_PAGE } from '../../db/queries/page.js';
-import { EVENT_KINDS, listEvents } from '../../db/queries/events.js';
+import { EMPTY_JSON_PAGE } from '../../db/json/json-body.js';
+import { sendJson } from './json-reply.js';
+import { sharedPages } from './shared-pages.js';
+import { EVENT_KINDS, listEventsJson } from '../../db/queries/events.js';
 import { EventEnvelope, OptLimit, DEFAULT_LIMIT, Market, Party, Since, StringEnum } from './shapes.js';
 
 export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
+  // Identical concurrent reads share one database read and body (shared-pages.ts).
+  const pages = {
+    listEvents: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listEventsJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listEventsJson(sql, f))),
+  };
 
   app.get(
     '/v1/events',
@@ -32,9 +39,9 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: List(EventEnvelope, 'pass back as `since`'), ...errors(...READ_ERRORS) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { since, type, user, market, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listEvents(sql, { since, kind: type, party: user, market, limit }));
+      return sendJson(reply, await pages.listEvents({ since, kind: type, party: user, market, limit }));
     },
   );
 };

@@ -2,12 +2,19 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams, READ_ERRORS } from '../schemas.js';
-import { EMPTY_PAGE } from '../../db/queries/page.js';
-import { listFills } from '../../db/queries/fills.js';
+import { EMPTY_JSON_PAGE } from '../../db/json/json-body.js';
+import { listFillsJson } from '../../db/queries/fills.js';
+import { sendJson } from './json-reply.js';
+import { sharedPages } from './shared-pages.js';
 import { Before, Fill, OptLimit, DEFAULT_LIMIT, Market, NewestFirst, Party } from './shapes.js';
 
 export const fillRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
+  // Identical concurrent reads share one database read and body (shared-pages.ts).
+  const pages = {
+    listFills: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listFillsJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listFillsJson(sql, f))),
+  };
 
   app.get(
     '/v1/fills',
@@ -21,9 +28,9 @@ export const fillRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: NewestFirst(Fill), ...errors(...READ_ERRORS) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { user, market, before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listFills(sql, { party: user, market, before, limit }));
+      return sendJson(reply, await pages.listFills({ party: user, market, before, limit }));
     },
   );
 };
@@ -31,6 +38,11 @@ export const fillRoutes: FastifyPluginAsyncTypebox = async (app) => {
 /** The party routes of this family: registered in the party scope (http/party-scope.ts), which guards them. */
 export const userFillRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
+  // Identical concurrent reads share one database read and body (shared-pages.ts).
+  const pages = {
+    listFills: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listFillsJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listFillsJson(sql, f))),
+  };
 
   app.get(
     '/v1/users/:party/fills',
@@ -44,9 +56,9 @@ export const userFillRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: NewestFirst(Fill), ...errors(400, 401, 403, 503) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { market, before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listFills(sql, { party: request.params.party, market, before, limit }));
+      return sendJson(reply, await pages.listFills({ party: request.params.party, market, before, limit }));
     },
   );
 };

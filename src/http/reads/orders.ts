@@ -4,7 +4,10 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams, READ_ERRORS } from '../schemas.js';
 import { EMPTY_PAGE, type Page } from '../../db/queries/page.js';
-import { existingOrderIds, listOrders, NON_TERMINAL, ORDER_STATUSES, type OrderRow, type OrderStatus } from '../../db/queries/orders.js';
+import { EMPTY_JSON_PAGE } from '../../db/json/json-body.js';
+import { sendJson } from './json-reply.js';
+import { sharedPages } from './shared-pages.js';
+import { existingOrderIds, listOrdersJson, listOrders, NON_TERMINAL, ORDER_STATUSES, type OrderRow, type OrderStatus } from '../../db/queries/orders.js';
 import { fetchLiveOrders, LIVE_FAILURE_MESSAGE, mergeLive, mirrorOnly, type OrderItem } from './live-orders.js';
 import { Before, OptLimit, DEFAULT_LIMIT, Market, NewestFirst, Order, Party, StringEnum, UserOrder } from './shapes.js';
 
@@ -15,6 +18,11 @@ export const LIVE_ORDERS_TIMEOUT_MS = 1_500;
 
 export const orderRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
+  // Identical concurrent reads share one database read and body (shared-pages.ts).
+  const pages = {
+    listOrders: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listOrdersJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listOrdersJson(sql, f), { needsV2: true })),
+  };
 
   app.get(
     '/v1/orders',
@@ -35,11 +43,9 @@ export const orderRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: NewestFirst(Order, 'createdSeq'), ...errors(...READ_ERRORS) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { user, market, status, before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listOrders(sql, { party: user, market, statuses: status ? [status] : undefined, before, limit }), {
-        needsV2: true,
-      });
+      return sendJson(reply, await pages.listOrders({ party: user, market, statuses: status ? [status] : undefined, before, limit }));
     },
   );
 };

@@ -2,12 +2,19 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, PartyParams } from '../schemas.js';
-import { EMPTY_PAGE } from '../../db/queries/page.js';
-import { listPositions, POSITION_STATUSES } from '../../db/queries/positions.js';
+import { EMPTY_JSON_PAGE } from '../../db/json/json-body.js';
+import { sendJson } from './json-reply.js';
+import { sharedPages } from './shared-pages.js';
+import { listPositionsJson, POSITION_STATUSES } from '../../db/queries/positions.js';
 import { Before, OptLimit, DEFAULT_LIMIT, Market, NewestFirst, Position, StringEnum } from './shapes.js';
 
 export const positionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
+  // Identical concurrent reads share one database read and body (shared-pages.ts).
+  const pages = {
+    listPositions: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listPositionsJson>[1]) =>
+      db.read(EMPTY_JSON_PAGE, (sql) => listPositionsJson(sql, f))),
+  };
 
   app.get(
     '/v1/users/:party/positions',
@@ -30,9 +37,9 @@ export const positionRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: NewestFirst(Position, 'updatedSeq'), ...errors(400, 401, 403, 503) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { status = 'open', market, before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => listPositions(sql, { party: request.params.party, status, market, before, limit }));
+      return sendJson(reply, await pages.listPositions({ party: request.params.party, status, market, before, limit }));
     },
   );
 };

@@ -3,18 +3,30 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, List, READ_ERRORS } from '../schemas.js';
 import { EMPTY_PAGE } from '../../db/queries/page.js';
-import { SCAN_WINDOW, VERIFICATION_STATUSES, verifyManifests, verifyUserBatches } from '../../db/queries/verifications.js';
+import { VERIFICATION_STATUSES, verifyManifests, verifyUserBatches, type ManifestVerification as ManifestRow, type UserBatchVerification as UserBatchRow, type VerificationFilter } from '../../db/queries/verifications.js';
+import { ClaimStatusIndex } from './claim-status-index.js';
+import { sharedPages } from './shared-pages.js';
 import { Before, OptLimit, DEFAULT_LIMIT, ManifestVerification, Party, StringEnum, UserBatchVerification } from './shapes.js';
 
 const Status = StringEnum(VERIFICATION_STATUSES, 'match (roots equal), mismatch (roots differ), pending (claim not on chain yet)');
 const HOW =
   'Each engine claim (an event) joined with the chain record of the same key; newest claim first by engineSeq ' +
   '(the claim event seq, also the cursor). committedAt and chainRoot are null while pending. With a `status` filter ' +
-  `one request examines at most ${SCAN_WINDOW} claims: a page can then hold fewer than \`limit\` items (even none) ` +
-  'with a non-null `nextCursor`; keep following `nextCursor` until it is null.';
+  'a page holds the next `limit` claims of that status (fewer only on the last page, whose `nextCursor` is null), ' +
+  'however long the claim history; the status of each item is the database\'s at the time of the request.';
 
 export const verificationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
+  // Per-claim statuses kept by the gateway, so a status filter is one request (claim-status-index.ts).
+  const userBatches = new ClaimStatusIndex('user-batches');
+  const manifests = new ClaimStatusIndex('manifests');
+  // Identical concurrent reads share one database read (shared-pages.ts).
+  const pages = {
+    userBatches: sharedPages(app.config.listSharedReads, ({ status, ...f }: VerificationFilter) =>
+      db.read(EMPTY_PAGE, (sql) => (status ? userBatches.page<UserBatchRow>(sql, { status, ...f }) : verifyUserBatches(sql, f)))),
+    manifests: sharedPages(app.config.listSharedReads, ({ status, ...f }: Omit<VerificationFilter, 'party'>) =>
+      db.read(EMPTY_PAGE, (sql) => (status ? manifests.page<ManifestRow>(sql, { status, ...f }) : verifyManifests(sql, f)))),
+  };
 
   app.get(
     '/v1/verifications/user-batches',
@@ -31,7 +43,7 @@ export const verificationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { status, user, before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => verifyUserBatches(sql, { status, party: user, before, limit }));
+      return pages.userBatches({ status, party: user, before, limit });
     },
   );
 
@@ -50,7 +62,7 @@ export const verificationRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { status, before, limit = DEFAULT_LIMIT } = request.query;
-      return db.read(EMPTY_PAGE, (sql) => verifyManifests(sql, { status, before, limit }));
+      return pages.manifests({ status, before, limit });
     },
   );
 };

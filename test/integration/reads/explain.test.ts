@@ -13,7 +13,7 @@ import { existingOrderIds, listOrders } from '../../../src/db/queries/orders.js'
 import { balanceOf, listFills } from '../../../src/db/queries/fills.js';
 import { listPositions } from '../../../src/db/queries/positions.js';
 import { listTriggers } from '../../../src/db/queries/triggers.js';
-import { verifyManifests, verifyUserBatches } from '../../../src/db/queries/verifications.js';
+import { claimHead, claimsAfter, claimStatuses, verificationRows, verifyManifests, verifyUserBatches } from '../../../src/db/queries/verifications.js';
 import { eventsAfter, listEvents } from '../../../src/db/queries/events.js';
 import { listMarketRows, minuteStats, statsHeads } from '../../../src/db/queries/markets.js';
 import { candlePage, headTime } from '../../../src/db/queries/candle-history.js';
@@ -105,11 +105,14 @@ describe(`every read over ${FILLS} fills`, () => {
       ['positions all', () => listPositions(sql, { party, status: 'all', market: 'ETH-PERP', limit: 100 })],
       ['triggers', () => listTriggers(sql, { party, limit: 100 })],
       ['triggers by status', () => listTriggers(sql, { party, status: 'fired', market: 'BTC-PERP', limit: 100 })],
-      ['verify user batches', () => verifyUserBatches(sql, { limit: 100 })],
-      ['verify user batches: mismatch', () => verifyUserBatches(sql, { status: 'mismatch', limit: 100 })],
-      ['verify user batches of user', () => verifyUserBatches(sql, { party, status: 'match', limit: 100 })],
+['verify user batches', () => verifyUserBatches(sql, { limit: 100 })],
+      ['verify user batches of user', () => verifyUserBatches(sql, { party, limit: 100 })],
       ['verify manifests', () => verifyManifests(sql, { limit: 100 })],
-      ['verify manifests: pending', () => verifyManifests(sql, { status: 'pending', limit: 100 })],
+      ['claim index: head', () => claimHead(sql, 'user-batches')],
+      ['claim index: growth', () => claimsAfter(sql, 'user-batches', middle, 1_000)],
+      ['claim index: manifests growth', () => claimsAfter(sql, 'manifests', 0, 1_000)],
+      ['claim index: pending re-check', () => claimStatuses(sql, 'user-batches', [middle, middle + 1, seeded.maxSeq])],
+      ['claim index: rows of a page', () => verificationRows(sql, 'manifests', [middle, seeded.maxSeq])],
       ['events', () => listEvents(sql, { since: middle, limit: 1000 })],
       ['events by kind', () => listEvents(sql, { kind: 'engine.order_cancelled', since: 0, limit: 100 })],
       // A user's events: its own (events (party, seq)) and the fill events it has a leg in (fills (party, seq desc)).

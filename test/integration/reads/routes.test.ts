@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { A, B, C, OPERATOR, insertFixtures, ts } from './fixtures.js';
-import { verifyManifests, verifyUserBatches } from '../../../src/db/queries/verifications.js';
 
 let db: TestDatabase;
 let gw: TestGateway;
@@ -233,23 +232,37 @@ describe('verifications', () => {
     expect(ids((await get('/v1/verifications/user-batches?before=51')).body, 'engineSeq')).toEqual([50]);
   });
 
-  it('a status filter examines a bounded window of claims: short pages carry a cursor to continue', async () => {
-    const sql = gw.deps.db.sql!;
-    const walk = async (fn: typeof verifyUserBatches, filter: Omit<Parameters<typeof verifyUserBatches>[1], 'before'>) => {
-      const pages: Array<[number[], number | null]> = [];
-      let before: number | undefined;
-      for (;;) {
-        const page = await fn(sql, { ...filter, before });
-        pages.push([page.items.map((i) => i.engineSeq), page.nextCursor]);
-        if (page.nextCursor === null) return pages;
-        before = page.nextCursor;
-      }
+  it('a status filter answers a full page in one request; statuses follow the chain, a new gateway sees them at once', async () => {
+    const page = async (app: TestGateway, q: string) => {
+      const body = (await app.app.inject(`/v1/verifications/${q}`)).json();
+      return [ids(body, 'engineSeq'), body.nextCursor];
     };
-    // Claims newest first: 70 pending, 60 mismatch, 51 match, 50 match; two claims per window.
-    expect(await walk(verifyUserBatches, { status: 'match', limit: 10, window: 2 })).toEqual([[[], 60], [[51, 50], 50], [[], null]]);
-    expect(await walk(verifyUserBatches, { status: 'mismatch', limit: 10, window: 3 })).toEqual([[[60], 51], [[], null]]);
-    expect(await walk(verifyUserBatches, { status: 'match', limit: 1, window: 10 })).toEqual([[[51], 51], [[50], null]]);
-    expect(await walk(verifyManifests as never, { status: 'pending', limit: 5, window: 1 })).toEqual([[[71], 71], [[], 61], [[], 52], [[], null]]);
+    expect(await page(gw, 'user-batches?status=match&limit=1')).toEqual([[51], 51]);
+    expect(await page(gw, 'user-batches?status=match&limit=1&before=51')).toEqual([[50], null]);
+    expect(await page(gw, 'user-batches?status=mismatch&limit=1')).toEqual([[60], null]);
+    expect(await page(gw, 'user-batches?status=pending&before=70')).toEqual([[], null]);
+    expect(await page(gw, `user-batches?status=match&user=${A}`)).toEqual([[50], null]);
+    expect(await page(gw, `user-batches?status=match&user=${C}`)).toEqual([[], null]);
+    expect(await page(gw, 'manifests?status=pending&limit=1')).toEqual([[71], null]);
+    expect(await page(gw, 'manifests?status=match')).toEqual([[52], null]);
+    // A second gateway, started fresh: the chain records B's pending user batch with another root, then the
+    // engine claims A's next user batch. (Undone at the end: the shared gateway never sees this state.)
+    const fresh = await startGateway({ DATABASE_URL: db.url, AUTH_DISABLED: 'true' });
+    try {
+      expect(await page(fresh, 'user-batches?status=pending')).toEqual([[70], null]);
+      await db.sql`INSERT INTO user_batches (party, user_seq, batch_num, root, prev_root, event_count, tx_id, committed_at)
+        VALUES (${B}, 2, NULL, ${'ff'.repeat(32)}, ${'ub'.repeat(32)}, 3, NULL, ${ts(75)})`;
+      await db.sql`INSERT INTO events (seq, kind, ts, market, party, payload) VALUES
+        (80, 'engine.user_batch_committed', ${ts(80)}, NULL, ${A}, ${db.sql.json({ userSeq: 3, root: 'ua3'.padEnd(64, '0'), prevRoot: 'x', eventCount: 1 })})`;
+      expect(await page(fresh, 'user-batches?status=pending')).toEqual([[80], null]);
+      expect(await page(fresh, 'user-batches?status=mismatch')).toEqual([[70, 60], null]);
+      expect(await page(fresh, 'user-batches?status=mismatch&limit=1')).toEqual([[70], 70]);
+    } finally {
+      await fresh.close();
+      await db.sql`DELETE FROM events WHERE seq = 80`;
+      await db.sql`DELETE FROM user_batches WHERE party = ${B} AND user_seq = 2`;
+    }
+    expect(await page(gw, 'user-batches?status=pending')).toEqual([[70], null]);
   });
 
   it('manifests: batch 2 mismatches, batch 3 is pending', async () => {

@@ -1,0 +1,120 @@
+// What `bench:rest` needs to compare the gateway with its peer and floor on one core each:
+// pinned server processes, a pinned load generator (autocannon's CLI, or pgbench) and the gateway's
+// exact statements captured from its own query code.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+
+/** CPU of the servers, CPU of the load generator (null: no taskset, nothing pinned). */
+export const PIN = hasTaskset() ? { server: '1', load: '0' } : null;
+
+function hasTaskset(): boolean {
+  try {
+    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const pinned = (cpu: string | undefined, cmd: string, args: string[]): [string, string[]] =>
+  PIN && cpu !== undefined ? ['taskset', ['-c', cpu, cmd, ...args]] : [cmd, args];
+
+/** Starts a Node server process (tsx), pinned to the servers' CPU. */
+export function startServer(root: string, entry: string, env: Record<string, string>): ChildProcess {
+  const [cmd, args] = pinned(PIN?.server, process.execPath, ['--import', 'tsx', join(root, entry)]);
+  return spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+export interface LoadResult {
+  requestsPerSec: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+/** autocannon (its CLI, in its own process on the load CPU) against one URL. */
+export function load(root: string, url: string, connections: number, seconds: number): Promise<LoadResult> {
+  const bin = join(root, 'node_modules', 'autocannon', 'autocannon.js');
+  const [cmd, args] = pinned(PIN?.load, process.execPath, [bin, '-c', String(connections), '-d', String(seconds), '--json', url]);
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('exit', () => {
+      try {
+        const r = JSON.parse(out) as { requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number };
+        resolve({ requestsPerSec: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors });
+      } catch (err) {
+        reject(new Error(`autocannon gave no result for ${url}: ${String(err)}`));
+      }
+    });
+  });
+}
+
+/** The pgbench of the installed PostgreSQL (PGBENCH overrides), or null. */
+export function findPgbench(): string | null {
+  if (process.env.PGBENCH) return process.env.PGBENCH;
+  const base = '/usr/lib/postgresql';
+  if (!existsSync(base)) return null;
+  for (const v of readdirSync(base).sort().reverse()) {
+    const p = join(base, v, 'bin', 'pgbench');
+    if (existsSync(p)) return p;
+  }
+  return null;
+}
+
+/**
+ * Transactions/s of pgbench running one statement with `clients` connections for `seconds`, on the
+ * load CPU (prepared statements, as the gateway's driver uses). `url` carries the search_path.
+ */
+export function pgbench(bin: string, url: string, statement: string, clients: number, seconds: number): number | null {
+  const file = join(tmpdir(), `bench-rest-${process.pid}-${Math.random().toString(36).slice(2)}.sql`);
+  writeFileSync(file, `${statement};\n`);
+  const u = new URL(url);
+  const schema = u.searchParams.get('search_path') ?? 'public';
+  const [cmd, args] = pinned(PIN?.load, bin, [
+    '-n', '-M', 'prepared', '-c', String(clients), '-j', '1', '-T', String(seconds), '-f', file,
+    '-h', u.hostname, '-p', u.port || '5432', '-U', decodeURIComponent(u.username || 'postgres'), u.pathname.slice(1) || 'postgres',
+  ]);
+  try {
+    const out = execFileSync(cmd, args, { env: { ...process.env, PGOPTIONS: `-c search_path=${schema}` }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const m = /tps = ([\d.]+)/.exec(out);
+    return m ? Math.round(Number(m[1])) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The first statement a gateway query function sends, with its parameters inlined as literals (for
+ * pgbench). Runs the function on a connection set up as the gateway's, with the driver's debug hook.
+ */
+export async function captureStatement(url: string, run: (sql: postgres.Sql) => Promise<unknown>): Promise<string> {
+  const captured: Array<{ query: string; params: unknown[] }> = [];
+  const sql = postgres(url, {
+    max: 1,
+    onnotice: () => {},
+    transform: { column: { from: postgres.toCamel } },
+    debug: (_c, query, params) => void captured.push({ query, params: params as unknown[] }),
+  });
+  try {
+    await run(sql);
+  } finally {
+    await sql.end({ timeout: 2 });
+  }
+  const first = captured[0];
+  if (!first) throw new Error('the query function sent no statement');
+  return first.query.replace(/\$(\d+)/g, (_m, n: string) => {
+    const v = first.params[Number(n) - 1];
+    return typeof v === 'number' ? String(v) : `'${String(v).replaceAll("'", "''")}'`;
+  });
+}
+
+export function ratio(a: number, b: number): string {
+  return b > 0 ? `${(a / b).toFixed(2)}×` : '—';
+}
