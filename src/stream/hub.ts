@@ -202,16 +202,17 @@ export class StreamHub implements StreamFanout {
     this.options.metrics.clients.set(this.index.size);
   }
 
-  /** Sends one frame to every matching client; the JSON is made once. */
-  publish(frame: Frame): void {
+  /** Sends one frame to every matching client; the JSON is made once. Returns the number of clients it reached. */
+  publish(frame: Frame): number {
     const sent: Sent = { frame, data: Buffer.from(serializeFrame(frame)) };
     this.history.push(sent);
-    if (frame.kind !== 'orderbook.snapshot' && (this.lastSeq === null || frame.seq > this.lastSeq)) this.lastSeq = frame.seq;
+    if (frame.kind !== 'orderbook.snapshot' && frame.kind !== 'orderbook.delta' && (this.lastSeq === null || frame.seq > this.lastSeq)) this.lastSeq = frame.seq;
     let n = 0;
     this.index.forEachRecipient(frame, (client) => {
       if (this.deliver(client, sent)) n++;
     });
     this.options.metrics.sent(frame.kind, n);
+    return n;
   }
 
   publishAll(frames: readonly Frame[]): void {

@@ -50,3 +50,5 @@ export { verifyUserBatch, userRootOf, foldPath, type BatchVerdict, type VerifySt
 export { verifyHistory, type HistoryOptions, type HistoryProgress, type HistoryVerdict, type HistorySource, type ChainBreak } from './verify/history.js';
 export { canonicalJson, leafText, holdersOf, heldBy, ZERO_ROOT, type CommittedEvent, type PathStep } from './verify/scheme.js';
 export type * from './types.js';
+export { DeltaOrderBook, bookChecksum, type BookLevel, type BookApplyResult } from './order-book.js';
+export { BookFrameGate } from './book-gate.js';
