@@ -141,7 +141,7 @@ export class LiveRuntime implements LiveView {
       enabled: config.engineAdminToken !== null,
       state: {
         epoch: () => this.epochs.current,
-        ready: () => this.epochs.current !== null && (this.caughtUpDone || this.jetstream?.caughtUp === true),
+        ready: () => this.epochs.current !== null && this.caughtUpDone,
         whenReady: () => this.readyToServe(),
         head: () => this.source?.position ?? null,
         snapshot: (sub) => {
@@ -342,6 +342,9 @@ export class LiveRuntime implements LiveView {
         this.deps.logger.error({ err, seq: event.seq, kind: event.kind }, 'engine event listener failed');
       }
     }
+    // A replica goes live with the first event after the head its stream had at start, before that
+    // event's frames are published (catch-up frames before it are never live for anyone).
+    if (!this.caughtUpDone && this.jetstream?.isLive(event.seq)) this.markCaughtUp();
     if (this.liveState.coveredAfter === null) this.liveState.coveredAfter = event.seq - 1;
     this.epochs.observe(event, () => this.hub.epochChanged());
     this.commitments.observe(event);
@@ -357,6 +360,8 @@ export class LiveRuntime implements LiveView {
     }
     this.hub.publishAll(user);
     this.books.event(event);
+    // ... and at the latest once the head's own event is published (no later event can come first).
+    if (!this.caughtUpDone && this.jetstream?.caughtUp) this.markCaughtUp();
   }
 
   private observe(f: Frame): void {

@@ -79,6 +79,11 @@ export class JetStreamSource implements EngineEventSource {
     return this.emptyAtStart || (this.catchUpTo !== null && this.last !== null && this.last >= this.catchUpTo);
   }
 
+  /** Whether the event `seq` comes after the head the stream had at start (or the stream was empty then): a live event, not catch-up. */
+  isLive(seq: number): boolean {
+    return this.emptyAtStart || (this.catchUpTo !== null && seq > this.catchUpTo);
+  }
+
   get connected(): boolean {
     const caughtUp = this.catchUpTo === null || (this.last !== null && this.last >= this.catchUpTo);
     return caughtUp && this.connectedNow && this.nc !== null && !this.nc.isClosed();

@@ -238,8 +238,10 @@ export class StreamHub implements StreamFanout {
   /** true when written; a client past its bound is closed with 4008 (and unregistered at once). */
   private deliver(client: StreamClient, sent: Sent): boolean {
     if (client.held) {
-      // Being opened: held in order, and judged as live traffic.
-      if (client.closing) return false;
+      // Being opened: held in order, and judged as live traffic. Before the runtime is ready
+      // nothing is held: what is published then fills the replay history and the state the
+      // opening is made of (a replica's catch-up), and is not live for this connection.
+      if (client.closing || !this.state.ready()) return false;
       sent.wire ??= wireFrame(sent.data);
       client.held.push({ data: sent.data, wire: sent.wire, kind: sent.frame.kind });
       client.heldBytes += sent.data.length;

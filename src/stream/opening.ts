@@ -60,12 +60,9 @@ export class ConnectionOpener {
    */
   async open(client: StreamClient): Promise<boolean> {
     const sub = client.sub;
-    if (!this.options.state.ready()) {
-      await this.options.state.whenReady();
-      // Nothing that was held meanwhile is lost: it is in the replay history and in the state.
-      client.held = [];
-      client.heldBytes = 0;
-    }
+    // Nothing is held for the connection until the runtime is ready (the hub does not hold what
+    // is published before): that is in the replay history and in the state the opening is made of.
+    if (!this.options.state.ready()) await this.options.state.whenReady();
     const epoch = this.options.state.epoch()!;
     const head = this.options.state.head();
     const out: Buffer[] = [];
