@@ -378,6 +378,7 @@ function verdict(r: any): string {
 }
 
 function writeDocs(r: any): void {
+  if (process.env.BENCH_NO_DOCS === '1') return; // bench:tracing runs it and writes its own section
   const file = join(ROOT, 'docs/performance.md');
   const lat = (x: any) => `p50 ${x.p50} / p99 ${x.p99} ms`;
   const row = (call: string, x: any, place: string) =>

@@ -296,6 +296,7 @@ function writeDocs(r: {
   results: Array<{ name: string; requestsPerSec: number; p50: number; p99: number; non2xx: number }>;
   queries: Array<{ name: string; ms: number; rows: number }>;
 }): void {
+  if (process.env.BENCH_NO_DOCS === '1') return; // bench:tracing runs it and writes its own section
   const file = join(ROOT, 'docs/performance.md');
   const d = r.data;
   const placement = r.pinned

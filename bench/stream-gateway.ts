@@ -8,14 +8,15 @@ import type { ServerReport } from './stream-shared.js';
 
 const config = loadConfig({
   ENGINE_BASE_URL: process.env.BENCH_SOURCE_URL,
-  ENGINE_ADMIN_TOKEN: 'bench',
+  ENGINE_ADMIN_TOKEN: process.env.BENCH_ADMIN_TOKEN ?? 'bench',
   AUTH_DISABLED: 'true',
   WS_MAX_CONNECTIONS: '50000',
   // Every bench client connects from 127.0.0.1: lift the per-address caps.
   WS_MAX_CONNECTIONS_PER_IP: '50000',
   HTTP_MAX_CONNECTIONS_PER_IP: '0',
   WS_CLIENT_BUFFER_BYTES: String(64 * 1024 * 1024),
-  WS_ORDERBOOK_POLL_MS: '3600000',
+  // The book bench (bench/stream-book.ts) polls as the gateway's default does; the other benches not at all.
+  WS_ORDERBOOK_POLL_MS: process.env.BENCH_POLL_MS ?? '3600000',
   WS_HISTORY_SIZE: '10000',
   LOG_LEVEL: 'error',
 });

@@ -4,7 +4,11 @@
 //   - FLEET_REPLICAS gateway replicas (default 3) sharing the machine's Redis (REDIS_URL, default
 //     redis://127.0.0.1:6379) and consuming the machine's NATS JetStream (NATS_URL, default
 //     nats://127.0.0.1:4222),
-//   - nginx in front of them on --port (default 4000), run as the current user from a temp prefix.
+//   - nginx in front of them on --port (default 4000), run as the current user from a temp prefix,
+//   - with --observe, Prometheus scraping the replicas and relays with deploy/observability's alert
+//     rules (--prometheus-port, default any free port).
+// A replica or relay that dies is restarted with backoff (deploy/supervisor.ts) while the rest keep
+// serving; the engine, indexer, nginx and the simulator are single here and stop the fleet if they die.
 // Ctrl-C stops everything. The JetStream stream and the Redis keys of this fleet are cleared at
 // start: the reference engine keeps its history in memory, so each run is a new history.
 import { mkdirSync, rmSync } from 'node:fs';
@@ -17,30 +21,56 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from '../sandbox/pglite-
 import { choosePort, describeExit, httpOk, startChild, waitFor, type Child } from '../sandbox/stack/children.js';
 import { parseOptions, USAGE, UsageError, type StackOptions } from '../sandbox/stack/options.js';
 import { startNginx, type RunningNginx } from './nginx.js';
+import { Supervised } from './supervisor.js';
+import { startPrometheus, type RunningPrometheus } from './prometheus.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const NATS_URL = process.env.NATS_URL || 'nats://127.0.0.1:4222';
 const REPLICAS = Number(process.env.FLEET_REPLICAS || '3');
-const STREAM = 'FLEET_ENGINE_EVENTS';
-const SUBJECT = 'fleet.engine.events';
-const PREFIX = 'fleet:';
+// FLEET_NAME keeps two fleets on one Redis and NATS apart (the tests run their own).
+const NAME = process.env.FLEET_NAME || 'fleet';
+const STREAM = `${NAME.toUpperCase()}_ENGINE_EVENTS`;
+const SUBJECT = `${NAME}.engine.events`;
+const PREFIX = `${NAME}:`;
+
+/** `--observe [--prometheus-port <n>]`: this script's own flags, taken out before the stack's. */
+function ownFlags(argv: string[]): { rest: string[]; observe: boolean; prometheusPort: number } {
+  const rest: string[] = [];
+  let observe = false;
+  let prometheusPort = 0;
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--observe') observe = true;
+    else if (argv[i] === '--prometheus-port') {
+      const v = argv[++i] ?? '';
+      if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) throw new UsageError(`--prometheus-port must be a port number, got "${v}"`);
+      prometheusPort = Number(v);
+    } else rest.push(argv[i]!);
+  }
+  return { rest, observe, prometheusPort };
+}
 
 let opts: StackOptions;
+let observe = { observe: false, prometheusPort: 0 };
 try {
-  opts = parseOptions(process.argv.slice(2), { ...process.env, STACK_DATA_DIR: process.env.STACK_DATA_DIR || '.data-fleet' }, root);
+  const own = ownFlags(process.argv.slice(2));
+  observe = own;
+  opts = parseOptions(own.rest, { ...process.env, STACK_DATA_DIR: process.env.STACK_DATA_DIR || '.data-fleet' }, root);
   if (!Number.isInteger(REPLICAS) || REPLICAS < 1 || REPLICAS > 32) throw new UsageError('FLEET_REPLICAS must be 1..32');
 } catch (err) {
   if (!(err instanceof UsageError)) throw err;
   if (err.message) process.stderr.write(`${err.message}\n`);
-  process.stderr.write(`${USAGE.replace('npm start', 'npm run fleet')}\n  env FLEET_REPLICAS (default 3), REDIS_URL, NATS_URL\n`);
+  process.stderr.write(
+    `${USAGE.replace('npm start', 'npm run fleet')}\n  --observe               also run Prometheus with the alert rules (deploy/observability/)\n  --prometheus-port <n>   its port (default: any free port)\n  env FLEET_REPLICAS (default 3), FLEET_NAME (default fleet), FLEET_ALERT_FOR (default 5s), REDIS_URL, NATS_URL\n`,
+  );
   process.exit(err.message ? 2 : 0);
 }
 
 const say = (msg: string): void => void process.stdout.write(`[fleet]    ${msg}\n`);
-const children: Child[] = [];
+const children: Array<Pick<Child, 'name' | 'stop'>> = [];
 let embedded: EmbeddedPostgres | null = null;
 let nginx: RunningNginx | null = null;
+let prometheus: RunningPrometheus | null = null;
 let failure: string | null = null;
 let stopping: Promise<void> | null = null;
 
@@ -49,6 +79,7 @@ function shutdown(code: number, why: string): Promise<void> {
     say(`stopping (${why})`);
     const force = setTimeout(() => process.exit(code || 1), 15_000);
     force.unref();
+    await prometheus?.stop().catch(() => undefined);
     await nginx?.stop().catch(() => undefined);
     for (const c of [...children].reverse()) await c.stop();
     await embedded?.stop().catch(() => undefined);
@@ -107,7 +138,7 @@ async function main(): Promise<void> {
 
   const engineStartedAt = Date.now();
   children.push(startChild('engine', 'sandbox/engine/main.ts', { ENGINE_PORT: String(enginePort), ENGINE_HOST: '127.0.0.1', ENGINE_ADMIN_TOKEN: opts.adminToken }, root, onExit));
-  await waitFor('engine', () => httpOk(`${engineUrl}/healthz`), 20_000, () => failure);
+  await waitFor('engine', () => httpOk(`${engineUrl}/healthz`), 60_000, () => failure);
 
   children.push(
     startChild(
@@ -120,14 +151,14 @@ async function main(): Promise<void> {
   );
   const probe = postgres(databaseUrl, { max: 1, prepare: false, onnotice: () => {}, connect_timeout: 3 });
   try {
-    await waitFor('indexer migrations', async () => (await probe.unsafe(`SELECT 1 FROM schema_migrations WHERE version = '0015_fired_limit'`).simple()).length === 1, 25_000, () => failure);
+    await waitFor('indexer migrations', async () => (await probe.unsafe(`SELECT 1 FROM schema_migrations WHERE version = '0015_fired_limit'`).simple()).length === 1, 60_000, () => failure);
     await waitFor(
       'indexer catching up with the new engine',
       async () => {
         const rows = await probe.unsafe(`SELECT ts FROM events WHERE seq = 1`).simple();
         return rows.length === 1 && new Date(rows[0]!.ts as string).getTime() >= engineStartedAt - 1000;
       },
-      25_000,
+      60_000,
       () => failure,
     );
   } finally {
@@ -144,35 +175,40 @@ async function main(): Promise<void> {
     LOG_LEVEL: opts.logLevel,
   };
   const relayPorts = [await choosePort(), await choosePort()];
-  relayPorts.forEach((port, i) => children.push(startChild(`relay-${i + 1}`, 'src/relay/main.ts', { ...shared, PORT: String(port), HOST: '127.0.0.1' }, root, onExit)));
-  await waitFor('relay', async () => (await Promise.all(relayPorts.map((p) => httpOk(`http://127.0.0.1:${p}/readyz`).catch(() => false)))).some(Boolean), 25_000, () => failure);
+  const members: Supervised[] = [];
+  relayPorts.forEach((port, i) => members.push(new Supervised({ name: `relay-${i + 1}`, entry: 'src/relay/main.ts', env: { ...shared, PORT: String(port), HOST: '127.0.0.1' }, cwd: root, say })));
+  children.push(...members);
+  await waitFor('relay', async () => (await Promise.all(relayPorts.map((p) => httpOk(`http://127.0.0.1:${p}/readyz`).catch(() => false)))).some(Boolean), 60_000, () => failure);
 
   const replicaPorts: number[] = [];
   for (let i = 0; i < REPLICAS; i++) replicaPorts.push(await choosePort());
-  replicaPorts.forEach((port, i) =>
-    children.push(
-      startChild(
-        `gw-${i + 1}`,
-        'src/main.ts',
-        {
+  replicaPorts.forEach((port, i) => {
+    const replica = new Supervised({
+      name: `gw-${i + 1}`,
+      entry: 'src/main.ts',
+      env: {
           ...shared,
           PORT: String(port),
           HOST: '127.0.0.1',
           REDIS_URL,
           REDIS_PREFIX: PREFIX,
           TRUST_PROXY: '127.0.0.1',
+          // Behind nginx every TCP connection comes from nginx: the per-client TCP cap is nginx's
+          // (limit_conn in the template); the stream cap keys on the forwarded client (docs/security.md).
+          HTTP_MAX_CONNECTIONS_PER_IP: '0',
           AUTH_DISABLED: String(opts.authDisabled),
           FAUCET_ENABLED: 'true',
           VAULT_OPERATOR: 'operator-1',
           CORS_ORIGINS: '*',
           DB_POOL_MAX: opts.externalDb ? '10' : '2',
-        },
-        root,
-        onExit,
-      ),
-    ),
-  );
-  await waitFor('replicas', async () => (await Promise.all(replicaPorts.map((p) => httpOk(`http://127.0.0.1:${p}/readyz`)))).every(Boolean), 40_000, () => failure);
+      },
+      cwd: root,
+      say,
+    });
+    members.push(replica);
+    children.push(replica);
+  });
+  await waitFor('replicas', async () => (await Promise.all(replicaPorts.map((p) => httpOk(`http://127.0.0.1:${p}/readyz`)))).every(Boolean), 90_000, () => failure);
 
   nginx = await startNginx({ listen: `127.0.0.1:${lbPort}`, upstreams: replicaPorts.map((p) => `127.0.0.1:${p}`), prefix: join(opts.dataDir, 'nginx') });
   nginx.proc.once('exit', (code, signal) => {
@@ -185,6 +221,19 @@ async function main(): Promise<void> {
     );
   }
 
+  if (observe.observe) {
+    prometheus = await startPrometheus({
+      port: await choosePort(observe.prometheusPort),
+      dir: join(opts.dataDir, 'prometheus'),
+      rules: join(root, 'deploy', 'observability', 'prometheus', 'alerts.yml'),
+      replicas: replicaPorts.map((p) => `127.0.0.1:${p}`),
+      relays: relayPorts.map((p) => `127.0.0.1:${p}`),
+    });
+    prometheus.proc.once('exit', (code, signal) => {
+      if (!stopping) onExit('prometheus', describeExit(code, signal));
+    });
+  }
+
   const lb = `http://127.0.0.1:${lbPort}`;
   process.stdout.write(
     [
@@ -195,6 +244,7 @@ async function main(): Promise<void> {
       `  relays    ${relayPorts.map((p) => `127.0.0.1:${p}`).join(', ')} (JetStream stream ${STREAM} at ${NATS_URL})`,
       `  redis     ${REDIS_URL} (keys ${PREFIX}*)`,
       `  engine    ${engineUrl}   database ${databaseUrl}`,
+      ...(prometheus ? [`  prometheus ${prometheus.url}   (alerts: ${prometheus.url}/alerts)`] : []),
       '',
       `  curl -si ${lb}/v1/orderbook?market=BTC-PERP | grep -i x-upstream   # which replica answered`,
       '',
@@ -202,7 +252,8 @@ async function main(): Promise<void> {
       '',
     ].join('\n'),
   );
-  process.stdout.write(`FLEET_READY ${JSON.stringify({ nginx: lb, replicas: replicaPorts, relays: relayPorts, engine: engineUrl })}\n`);
+  const pids = Object.fromEntries(members.map((m) => [m.name, m.pid]));
+  process.stdout.write(`FLEET_READY ${JSON.stringify({ nginx: lb, replicas: replicaPorts, relays: relayPorts, engine: engineUrl, pids, prometheus: prometheus?.url ?? null })}\n`);
 }
 
 main().catch((err: Error) => {

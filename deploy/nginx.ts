@@ -18,6 +18,8 @@ export interface NginxOptions {
   workers?: number;
   /** Per worker; keep it under the open-file limit. */
   workerConnections?: number;
+  /** Concurrent connections per client address (nginx limit_conn; 0: none). Default 512, as HTTP_MAX_CONNECTIONS_PER_IP. */
+  maxConnectionsPerClient?: number;
   /** The temp directory (made when absent). */
   prefix?: string;
 }
@@ -39,7 +41,9 @@ export function renderNginxConfig(o: NginxOptions & { prefix: string }): string 
   // Started by root (CI, containers), nginx would switch its workers to `nobody`, who cannot write
   // the temp prefix: keep them as the current user.
   const user = process.getuid?.() === 0 ? `user ${userInfo().username};` : '';
+  const perClient = o.maxConnectionsPerClient ?? 512;
   return readFileSync(TEMPLATE, 'utf8')
+    .replaceAll('{{LIMIT_CONN}}', perClient > 0 ? `    limit_conn per_client ${perClient};` : '')
     .replaceAll('{{USER}}', user)
     .replaceAll('{{WORKERS}}', String(o.workers ?? 1))
     .replaceAll('{{WORKER_CONNECTIONS}}', String(o.workerConnections ?? 16_384))

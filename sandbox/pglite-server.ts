@@ -15,12 +15,15 @@ export interface EmbeddedPostgres {
  * PGlite runs one query at a time and does not deliver LISTEN/NOTIFY across connections;
  * `maxConnections` is raised so pooled clients can connect at all.
  */
-export async function startEmbeddedPostgres(options: { port?: number; dataDir?: string; maxConnections?: number } = {}): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+  options: { port?: number; dataDir?: string; maxConnections?: number; holdTimeoutMs?: number } = {},
+): Promise<EmbeddedPostgres> {
   const db = options.dataDir ? new PGlite(options.dataDir) : new PGlite();
   await db.waitReady;
   keepExchangesTogether(db);
   const port = options.port ?? 0;
   const server = new PGLiteSocketServer({ db, port, host: '127.0.0.1', maxConnections: options.maxConnections ?? 64 });
+  boundHolds(db, server, options.holdTimeoutMs ?? HOLD_TIMEOUT_MS);
   await server.start();
   const conn = server.getServerConn(); // "127.0.0.1:PORT"
   const actualPort = Number(conn.split(':').pop());
@@ -31,6 +34,47 @@ export async function startEmbeddedPostgres(options: { port?: number; dataDir?: 
       await server.stop();
       await db.close();
     },
+  };
+}
+
+/** How long one connection may hold the server silent inside an exchange or a transaction. */
+export const HOLD_TIMEOUT_MS = 5_000;
+
+/**
+ * The server is the database's only lane: while one connection holds it (an open extended-protocol
+ * exchange, below, or a transaction) every other connection, the gateway and the indexer among them,
+ * waits. A client that stops in the middle (Parse sent, Sync never; BEGIN and then nothing) would
+ * freeze the whole stack until its socket closed. So the holder may be silent for at most
+ * `holdMs` between two of its messages: past that it is disconnected, its transaction or exchange
+ * rolled back (the server's own handling of a client that goes away), and the others proceed.
+ * (The socket server keeps its handlers and queue private; they are reached here by name.)
+ */
+function boundHolds(db: PGlite, server: PGLiteSocketServer, holdMs: number): void {
+  const internals = server as unknown as {
+    handlers: Set<{ handlerId: number; detach(close?: boolean): Promise<unknown> }>;
+    queryQueue: { lastHandlerId: number | null };
+  };
+  let timer: NodeJS.Timeout | null = null;
+  const dropHolder = (): void => {
+    timer = null;
+    const holder = internals.queryQueue.lastHandlerId;
+    for (const handler of internals.handlers) {
+      if (handler.handlerId !== holder) continue;
+      console.warn(`embedded PostgreSQL: connection #${holder} held the database silent for ${holdMs} ms inside an exchange or transaction: disconnected`);
+      internals.handlers.delete(handler);
+      void handler.detach(true);
+    }
+  };
+  const execProtocolRawStream = db.execProtocolRawStream.bind(db);
+  db.execProtocolRawStream = async (message, options) => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    try {
+      return await execProtocolRawStream(message, options);
+    } finally {
+      // Only the holder's messages run while it holds the server: the next one re-arms this.
+      if (db.isInTransaction()) timer = setTimeout(dropHolder, holdMs).unref();
+    }
   };
 }
 

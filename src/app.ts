@@ -6,7 +6,7 @@
 import type { Server as HttpServer } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Config } from './config/env.js';
+import { trustFunction } from './client-address.js';
 import type { AppDeps } from './deps.js';
 import { ErrorBody } from './http/schemas.js';
 import { dependencies } from './http/dependencies.js';
@@ -17,6 +17,7 @@ import { openApi } from './http/plugins/openapi.js';
 import { requestId, requestIdHeader } from './http/plugins/request-id.js';
 import { gracefulShutdown } from './http/plugins/shutdown.js';
 import { requestMetrics } from './http/plugins/request-metrics.js';
+import { statusMetrics } from './http/plugins/status-metrics.js';
 import { errorHandler, routerErrors } from './http/plugins/error-handler.js';
 import { clientErrorHandler, installConnectionLimits } from './http/connection-limits.js';
 import { systemRoutes } from './http/system.js';
@@ -26,12 +27,6 @@ import { streamRoutes } from './http/stream.js';
 import { httpTracingPlugin } from './tracing/index.js';
 
 export type { AppDeps } from './deps.js';
-
-function trustProxyOption(trust: Config['trustProxy']): false | string[] | ((address: string, hop: number) => boolean) {
-  if (typeof trust !== 'number') return trust;
-  const hops = trust;
-  return (_address, hop) => hop < hops;
-}
 
 export type App = FastifyInstance<any, any, any, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -52,10 +47,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     return503OnClosing: false,
     // Behind nginx `request.ip` is the client's address from X-Forwarded-For, trusted only as far
     // as TRUST_PROXY says (hops or proxy addresses), so a client cannot forge it (docs/configuration.md).
-    // A hop count is given to Fastify as a function: Fastify itself now refuses to trust hop counts
-    // (a client reaching the replica directly could forge them), so it is only for replicas that
-    // nothing but the proxy can reach; an address list is the safe form.
-    trustProxy: trustProxyOption(deps.config.trustProxy),
+    // The stream caps key on the same client (src/client-address.ts). A hop count is given to
+    // Fastify as a function: Fastify itself now refuses to trust hop counts (a client reaching the
+    // replica directly could forge them), so it is only for replicas that nothing but the proxy can
+    // reach; an address list is the safe form.
+    trustProxy: trustFunction(deps.config.trustProxy) ?? false,
     requestIdHeader: false,
     genReqId: requestId,
     // Slow clients cannot hold a socket (docs/security.md): the header block, the whole request and
@@ -84,6 +80,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(requestIdHeader);
   await app.register(gracefulShutdown);
   await app.register(requestMetrics);
+  await app.register(statusMetrics);
   await app.register(errorHandler);
 
   await app.register(systemRoutes);

@@ -25,7 +25,7 @@ export interface AppDeps extends HttpDeps {
   sessions: SessionKeys;
   /** Single-use memory of verified signatures (REST guard, proxy, stream proof); in process by default. */
   replays: ReplayGuard;
-  /** The live stream runtime (SSE bridge, projections, hub); null in apps built without it. */
+  /** The live stream runtime (engine event source, projections, hub); null in apps built without it. */
   live: LiveRuntime | null;
   /** State shared by the replicas of a fleet (REDIS_URL, src/fleet/); null: per process. */
   fleet: SharedState | null;

@@ -26,6 +26,7 @@ import { OrderbookPoller } from './engine/orderbook-poller.js';
 import { readFirstEngineEvent } from './engine/first-event.js';
 import type { EngineEventListener, EngineEventSink, EngineEventSource } from './contracts/engine-event-source.js';
 import { SseBridge } from './engine/sse-bridge.js';
+import { inboundLimits } from './stream/inbound-limit.js';
 import { JetStreamSource } from './fleet/jetstream-source.js';
 import { loadCandleSeed } from './db/queries/candles.js';
 import { seedCandles } from './projections/candles.js';
@@ -40,6 +41,15 @@ import { StreamHub } from './stream/hub.js';
 import type { LiveStatus, LiveView } from './stream/live-view.js';
 import { StreamMetrics } from './stream/metrics.js';
 import { LiveState, partyStore } from './stream/snapshot.js';
+import { BookStream } from './stream/book-stream.js';
+import { UserOrders } from './projections/user-orders.js';
+import { UserChannels } from './stream/user-snapshot.js';
+import { RecentTrades } from './stream/recent-trades.js';
+import { OrderOutcomes } from './stream/order-outcomes.js';
+import { fetchLiveOrders } from './http/reads/live-orders.js';
+import { listFills } from './db/queries/fills.js';
+import { EMPTY_PAGE } from './db/queries/page.js';
+import { parseBook } from './engine/orderbook-poller.js';
 import { LiveCommitments } from './commitments/live-commitments.js';
 import type { CommitmentStatus } from './commitments/monitor.js';
 import { AccountBook, withAccounts } from './stream/account-book.js';
@@ -71,12 +81,23 @@ export class LiveRuntime implements LiveView {
    */
   private caughtUp: Promise<void> | null = null;
   private releaseCaughtUp: () => void = () => {};
+  /** The catch-up is done (always, without NATS_URL). */
+  private caughtUpDone = true;
   private catchUpCheck: NodeJS.Timeout | null = null;
   poller: OrderbookPoller | null = null;
   private state: ProjectionState = initialProjectionState();
   private started = false;
   private readonly epochs: EpochTracker;
   readonly liveState: LiveState;
+  /** Order books kept from the events: orderbook.delta and the delta connections' snapshots. */
+  readonly books: BookStream;
+  /** order.update and fill frames (user channels) and their state on subscribe. */
+  private readonly userOrders = new UserOrders();
+  readonly userChannels: UserChannels;
+  /** The last trades per market, sent on subscribe to `trade`. */
+  private readonly recentTrades = new RecentTrades();
+  /** Cancel reasons by order id, for the place-order answer. */
+  private readonly outcomes = new OrderOutcomes();
   /** The engine's commitments recomputed from the events (docs/verification.md). */
   readonly commitments: LiveCommitments;
   /** The accounts (docs/account.md): fed by every event, completed from the database on demand. */
@@ -84,7 +105,8 @@ export class LiveRuntime implements LiveView {
   /** The one path engine events take into the stream, whatever their source. */
   readonly sink: EngineEventSink = {
     event: (e) => this.onEvent(e),
-    batch: (deliver) => this.hub.batched(deliver),
+    // The book deltas of a batch are made once, at its end, inside the hub's batch (one write per client).
+    batch: (deliver) => this.hub.batched(() => this.books.batch(deliver)),
     skipped: (seq) => this.hub.markCoveredAfter(seq),
     replaced: (head) => this.onHistoryReplaced(head),
   };
@@ -102,29 +124,63 @@ export class LiveRuntime implements LiveView {
     this.commitments = new LiveCommitments(deps.metrics.registry, deps.logger);
     this.epochs = new EpochTracker({ sources: (options) => this.epochSources(options), logger: deps.logger });
     // Made here, not in start(): clients may connect before the runtime starts (main.ts listens first).
-    if (config.natsUrl) this.caughtUp = new Promise<void>((resolve) => (this.releaseCaughtUp = resolve));
+    if (config.natsUrl) {
+      this.caughtUpDone = false;
+      this.caughtUp = new Promise<void>((resolve) => (this.releaseCaughtUp = resolve));
+    }
     const hubOptions = {
       bufferBytes: config.wsClientBufferBytes,
       pingMs: config.wsPingMs,
       historySize: config.wsHistorySize,
       metrics: this.streamMetrics,
       logger: deps.logger,
+      inbound: inboundLimits(config),
     };
     this.hub = new StreamHub({
       ...hubOptions,
       enabled: config.engineAdminToken !== null,
       state: {
         epoch: () => this.epochs.current,
-        epochKnown: () => this.readyToServe(),
+        ready: () => this.epochs.current !== null && (this.caughtUpDone || this.jetstream?.caughtUp === true),
+        whenReady: () => this.readyToServe(),
         head: () => this.source?.position ?? null,
-        snapshot: (sub) => withAccounts(this.liveState.build(sub), this.accounts.snapshot(sub)),
+        snapshot: (sub) => {
+          const parts = withAccounts(this.liveState.build(sub), this.accounts.snapshot(sub));
+          const user = this.userChannels.snapshot(sub);
+          const later = parts.later && user ? Promise.all([parts.later, user]).then(([a, b]) => [...a, ...b]) : (parts.later ?? user);
+          return { frames: [...parts.frames, ...this.recentTrades.snapshot(sub), ...this.books.snapshot(sub)], later };
+        },
       },
+    });
+    this.userChannels = new UserChannels({
+      orders: this.userOrders,
+      liveOrders: async (party) => {
+        const r = await fetchLiveOrders(deps.engine, party, undefined, 2_000);
+        return r.ok ? r.orders : null;
+      },
+      lastFills: async (party, n) => {
+        if (!deps.db.configured) return null;
+        try {
+          return (await deps.db.read(EMPTY_PAGE, (sql) => listFills(sql, { party, limit: n }))).items;
+        } catch {
+          return null;
+        }
+      },
+      head: () => this.source?.position ?? null,
+      logger: deps.logger,
+    });
+    this.books = new BookStream({
+      readBook: async (market, depth) => parseBook(await deps.engine.getJson<unknown>(`/v1/orderbook?depth=${depth}&market=${encodeURIComponent(market)}`)),
+      publish: (f) => this.hub.publish(f),
+      registry: deps.metrics.registry,
+      logger: deps.logger,
     });
   }
 
   private markCaughtUp(): void {
     if (this.catchUpCheck) clearInterval(this.catchUpCheck);
     this.catchUpCheck = null;
+    this.caughtUpDone = true;
     this.releaseCaughtUp();
   }
 
@@ -210,7 +266,7 @@ export class LiveRuntime implements LiveView {
       jetstream.startAfter(startAfter);
       this.source = jetstream;
       this.catchUpCheck = setInterval(() => {
-        if (jetstream.connected) this.markCaughtUp();
+        if (jetstream.caughtUp) this.markCaughtUp();
       }, 25);
       this.catchUpCheck.unref();
     } else {
@@ -218,6 +274,7 @@ export class LiveRuntime implements LiveView {
         url: this.streamUrl(),
         token,
         idleMs: config.sseIdleMs,
+        maxEventBytes: config.sseMaxEventBytes,
         startAfter,
         sink: this.sink,
         fillFrom: eventStore(db),
@@ -240,8 +297,12 @@ export class LiveRuntime implements LiveView {
         this.liveState.observe(f);
         this.hub.publish(f);
       },
+      onBook: (book, depth) => this.books.polled(book, depth),
       // Rule 1 is judged again for the connections already open whenever the market list loads or changes.
-      onMarkets: (known) => this.hub.setKnownMarkets(known),
+      onMarkets: (known) => {
+        this.hub.setKnownMarkets(known);
+        this.books.markets(known);
+      },
       logger,
     });
     this.poller.start();
@@ -253,6 +314,7 @@ export class LiveRuntime implements LiveView {
       lagSeconds: this.streamMetrics.sseLag,
       maxSeq: this.deps.metrics.engineMaxSeq,
       events: this.streamMetrics.sseEvents,
+      oversized: this.streamMetrics.sseOversized,
     };
   }
 
@@ -288,10 +350,18 @@ export class LiveRuntime implements LiveView {
     for (const f of frames) this.observe(f);
     frames.push(...this.accounts.onEvent(event));
     this.hub.publishAll(frames);
+    const user = this.userOrders.apply(event);
+    for (const f of user) {
+      this.userChannels.observe(f);
+      this.outcomes.observe(f);
+    }
+    this.hub.publishAll(user);
+    this.books.event(event);
   }
 
   private observe(f: Frame): void {
     if (f.kind === 'position.update' || f.kind === 'balance.update') this.liveState.observe(f);
+    else if (f.kind === 'trade') this.recentTrades.observe(f);
   }
 
   /**
@@ -307,6 +377,10 @@ export class LiveRuntime implements LiveView {
     this.liveState.reset(head);
     this.accounts.reset();
     this.poller?.forget();
+    this.books.reset();
+    this.userOrders.clear();
+    this.userChannels.reset();
+    this.recentTrades.reset();
     for (const listener of this.deps.listeners) {
       try {
         listener.replaced?.(head);
@@ -319,9 +393,15 @@ export class LiveRuntime implements LiveView {
     this.deps.logger.warn({ epoch, previousEpoch: previous, head }, 'stream: engine history replaced; clients told to reset');
   }
 
+  orderOutcome(orderId: string, waitMs: number): Promise<string | null> {
+    if (!this.enabled || !this.started) return Promise.resolve(null);
+    return this.outcomes.reason(orderId, waitMs);
+  }
+
   /** Stops the engine side. Clients are closed (1001) by the stream plugin when the app closes. */
   async stop(): Promise<void> {
     this.markCaughtUp(); // nothing more will come: connections still waiting are released (and closed with the app)
+    this.books.stop();
     this.accounts.stop();
     await Promise.all([this.source?.stop(), this.poller?.stop()]);
   }

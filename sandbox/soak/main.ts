@@ -109,10 +109,13 @@ async function main(): Promise<number> {
   await waitFor('indexer migrations', async () => (await probe.unsafe(`SELECT 1 FROM schema_migrations WHERE version = '0015_fired_limit'`).simple()).length === 1, 40_000, abort);
   await probe.end({ timeout: 1 });
 
-  // 4. Gateway: its engine traffic (SSE, book polls, proxied calls) through the cuttable proxy.
+  // 4. Gateway: its engine traffic (SSE, book polls, proxied calls) and its database connections
+  // through proxies that can cut, freeze, trickle and corrupt them.
   const proxy = await startProxy(enginePort);
+  const dbProxy = await startProxy(Number(new URL(databaseUrl).port));
+  const gatewayDatabaseUrl = databaseUrl.replace(/:\d+\//, `:${dbProxy.port}/`);
   const gateway = svc('gateway', 'src/main.ts', {
-    PORT: String(gatewayPort), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, ENGINE_BASE_URL: `http://127.0.0.1:${proxy.port}`, ENGINE_ADMIN_TOKEN: TOKEN,
+    PORT: String(gatewayPort), HOST: '127.0.0.1', DATABASE_URL: gatewayDatabaseUrl, ENGINE_BASE_URL: `http://127.0.0.1:${proxy.port}`, ENGINE_ADMIN_TOKEN: TOKEN,
     AUTH_DISABLED: 'true', FAUCET_ENABLED: 'true', WS_CLIENT_BUFFER_BYTES: String(WS_CLIENT_BUFFER_BYTES), VAULT_OPERATOR: 'operator-1', CORS_ORIGINS: '*', DB_POOL_MAX: '4', LOG_LEVEL: 'warn',
     DB_CONNECT_TIMEOUT_S: String(DB_CONNECT_TIMEOUT_S), DB_STATEMENT_TIMEOUT_MS: String(DB_STATEMENT_TIMEOUT_MS), ENGINE_TIMEOUT_MS: String(ENGINE_TIMEOUT_MS),
     // Every soak client comes from 127.0.0.1: the per-address caps must hold a reconnect storm.
@@ -124,7 +127,7 @@ async function main(): Promise<number> {
   const authPort = await freePort();
   const authUrl = `http://127.0.0.1:${authPort}`;
   svc('gateway-auth', 'src/main.ts', {
-    PORT: String(authPort), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, ENGINE_BASE_URL: `http://127.0.0.1:${proxy.port}`, ENGINE_ADMIN_TOKEN: '',
+    PORT: String(authPort), HOST: '127.0.0.1', DATABASE_URL: gatewayDatabaseUrl, ENGINE_BASE_URL: `http://127.0.0.1:${proxy.port}`, ENGINE_ADMIN_TOKEN: '',
     AUTH_DISABLED: 'false', FAUCET_ENABLED: 'false', VAULT_OPERATOR: 'operator-1', CORS_ORIGINS: '*', DB_POOL_MAX: '2', LOG_LEVEL: 'warn',
     DB_CONNECT_TIMEOUT_S: String(DB_CONNECT_TIMEOUT_S), DB_STATEMENT_TIMEOUT_MS: String(DB_STATEMENT_TIMEOUT_MS), ENGINE_TIMEOUT_MS: String(ENGINE_TIMEOUT_MS),
   });
@@ -178,6 +181,23 @@ async function main(): Promise<number> {
     return null;
   };
 
+  /** ms until a proxied order book read answers 200 again; null after `limitMs`. */
+  const bookBack = async (since: number, limitMs = 60_000): Promise<number | null> => {
+    while (Date.now() < since + limitMs) {
+      const res = await request(`${gatewayUrl}/v1/orderbook?market=BTC-PERP&depth=5`, { headersTimeout: HANG_MS, bodyTimeout: HANG_MS }).catch(() => null);
+      await res?.body.dump();
+      if (res?.statusCode === 200) return Date.now() - since;
+      await sleep(100);
+    }
+    return null;
+  };
+  /** The gateway's count of engine SSE connections dropped for an over-long line. */
+  const oversizedDrops = async (): Promise<number> => {
+    const res = await request(`${gatewayUrl}/metrics`).catch(() => null);
+    const text = res ? await res.body.text() : '';
+    return Number(/^bff_sse_oversized_total (\d+)/m.exec(text)?.[1] ?? 0);
+  };
+
   // 7. REST readers and the resource sampler.
   const pauses: Array<[number, number]> = [];
   const pausedBetween = (from: number, to: number): number =>
@@ -208,6 +228,8 @@ async function main(): Promise<number> {
 
   // 8. Faults.
   const schedule = faultSchedule(opts.short).filter((f) => opts.only === null || opts.only.includes(f.kind));
+  /** A fault that did not have the effect it exists for (the soak would then prove nothing). */
+  const faultFailures: string[] = [];
   const outcomes: Array<Fault & { startedAtS: number; recovery: Record<string, number | null>; detail?: unknown }> = [];
   const faultsStart = Date.now();
   /** [start, recovered] of each fault: resource samples near them are not "quiet". */
@@ -244,10 +266,13 @@ async function main(): Promise<number> {
       const [s, r] = await Promise.all([streamBack(h, h.head, end), readyBack(end)]);
       recovery.streamCaughtUpMs = s;
       recovery.readyMs = r;
-    } else if (fault.kind === 'db-stall') {
-      signal(db, 'SIGSTOP');
+    } else if (fault.kind === 'db-stall' || fault.kind === 'db-freeze') {
+      // Stall: the database process stopped. Freeze: its host vanished behind a middlebox (the
+      // gateway's open connections go silent for good, new ones pass again after the fault).
+      if (fault.kind === 'db-stall') signal(db, 'SIGSTOP');
+      else detail = { connectionsFrozen: dbProxy.freeze(fault.forS * 1000) };
       await sleep(fault.forS * 1000);
-      signal(db, 'SIGCONT');
+      if (fault.kind === 'db-stall') signal(db, 'SIGCONT');
       const end = Date.now();
       recovery.readyMs = await readyBack(end);
       const t = Date.now();
@@ -260,6 +285,38 @@ async function main(): Promise<number> {
         }
         await sleep(100);
       }
+    } else if (fault.kind === 'engine-trickle') {
+      // The engine sends its answers a byte every 500 ms: proxied calls must end at ENGINE_TIMEOUT_MS
+      // with 504 and free their connections; the SSE stream lags, then catches up.
+      const open = proxy.trickle(fault.forS * 1000, 500);
+      const probe = request(`${gatewayUrl}/v1/orderbook?market=BTC-PERP&depth=5`, { headersTimeout: HANG_MS, bodyTimeout: HANG_MS }).then(
+        async (res) => ({ status: res.statusCode, code: ((await res.body.json().catch(() => ({}))) as { code?: string }).code }),
+        () => ({ status: 0, code: 'no answer' }),
+      );
+      await sleep(fault.forS * 1000);
+      const end = Date.now();
+      const duringFault = await probe;
+      const h = current();
+      const [s, r, b] = await Promise.all([streamBack(h, h.head, end), readyBack(end), bookBack(end)]);
+      recovery.streamMs = s;
+      recovery.readyMs = r;
+      recovery.bookMs = b;
+      detail = { connectionsOpen: open, bookDuringFault: duringFault };
+      if (duringFault.status !== 504) faultFailures.push(`engine-trickle: an order book read during the fault answered ${duringFault.status} ${duringFault.code ?? ''}, not 504 engine_timeout`);
+    } else if (fault.kind === 'sse-endless-line') {
+      // The engine's event stream turns into one line that never ends: the bridge must drop it past
+      // SSE_MAX_EVENT_BYTES (counted), reconnect and lose nothing; memory stays flat.
+      const before = await oversizedDrops();
+      const streams = proxy.endlessLine(fault.forS * 1000);
+      await sleep(fault.forS * 1000);
+      const end = Date.now();
+      const h = current();
+      const [s, r] = await Promise.all([streamBack(h, h.head, end), readyBack(end)]);
+      recovery.streamMs = s;
+      recovery.readyMs = r;
+      const drops = (await oversizedDrops()) - before;
+      detail = { streamsCut: streams, oversizedDrops: drops };
+      if (streams > 0 && drops < 1) faultFailures.push('sse-endless-line: the gateway never dropped the endless line (bff_sse_oversized_total did not move)');
     } else if (fault.kind === 'reconnect-storm') {
       const storm: StormResult = await reconnectStorm(wsUrl, opts.stormClients, current().head, 30_000);
       recovery.allSubscribedMs = storm.allInMs;
@@ -305,10 +362,11 @@ async function main(): Promise<number> {
   follower.stop();
   for (const s of [...services].reverse()) await s.stop();
   await proxy.close();
+  await dbProxy.close();
   const runS = (Date.now() - t0) / 1000;
 
   // 10. Checks.
-  const failures: string[] = [...unexpected];
+  const failures: string[] = [...unexpected, ...faultFailures];
   for (const h of histories) failures.push(...h.problems);
   const verdicts: SegmentVerdict[] = [];
   for (const c of clients) {

@@ -18,7 +18,8 @@ export const USAGE = `usage: npm run soak -- [--short] [--duration <s>] [--rate 
   --duration <s>    seconds of load after the stack is up (default 570, or 60 with --short)
   --rate <n>        simulator actions per second (default 100)
   --storm <n>       clients per reconnect storm (default 200, or 100 with --short)
-  --only <kinds>    only these faults (comma list of sse-drop, gateway-pause, db-stall, reconnect-storm, engine-restart)
+  --only <kinds>    only these faults (comma list of sse-drop, gateway-pause, db-stall, db-freeze, reconnect-storm,
+                    engine-trickle, sse-endless-line, engine-restart)
   --write-docs      write the figures into docs/reliability.md`;
 
 export function parseSoakOptions(argv: string[]): SoakOptions {
@@ -35,7 +36,7 @@ export function parseSoakOptions(argv: string[]): SoakOptions {
     else if (flag === '--write-docs') o.writeDocs = true;
     else if (flag === '--only') {
       const kinds = (argv[++i] ?? '').split(',').filter(Boolean);
-      const known = ['sse-drop', 'gateway-pause', 'db-stall', 'reconnect-storm', 'engine-restart'];
+      const known = ['sse-drop', 'gateway-pause', 'db-stall', 'db-freeze', 'reconnect-storm', 'engine-trickle', 'sse-endless-line', 'engine-restart'];
       const bad = kinds.filter((k) => !known.includes(k));
       if (kinds.length === 0 || bad.length > 0) throw new Error(`--only needs a comma list of ${known.join(', ')}\n${USAGE}`);
       o.only = kinds;

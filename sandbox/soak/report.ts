@@ -41,6 +41,9 @@ export function renderMarkdown(r: Result, when: string, machineLine: string): st
       extra = `; ${d.subscribed}/${d.clients} subscribed, refused ${JSON.stringify(d.refused)}, replaying clients caught up ${d.resumersCaughtUp}/${d.resumers}, closed 4008: ${d.resumersClosed4008}`;
     }
     if (f.kind === 'sse-drop' && f.detail) extra = `; ${f.detail.connectionsCut} engine connections cut`;
+    if (f.kind === 'db-freeze' && f.detail) extra = `; ${f.detail.connectionsFrozen} database connections frozen for good`;
+    if (f.kind === 'engine-trickle' && f.detail) extra = `; an order book read during it answered ${f.detail.bookDuringFault.status} ${f.detail.bookDuringFault.code ?? ''}`;
+    if (f.kind === 'sse-endless-line' && f.detail) extra = `; ${f.detail.streamsCut} engine streams cut into the flood, ${f.detail.oversizedDrops} endless lines dropped by the gateway (bff_sse_oversized_total)`;
     lines.push(`| ${f.kind} | ${Math.round(f.startedAtS)} | ${f.forS ? `${f.forS} s` : '—'} | ${rec}${extra} |`);
   }
   lines.push('');

@@ -1,6 +1,14 @@
 // The fault schedule: what is injected, when (seconds after the stack is up and the soak's clients
 // started) and for how long.
-export type FaultKind = 'sse-drop' | 'gateway-pause' | 'db-stall' | 'reconnect-storm' | 'engine-restart';
+export type FaultKind =
+  | 'sse-drop'
+  | 'gateway-pause'
+  | 'db-stall'
+  | 'db-freeze'
+  | 'reconnect-storm'
+  | 'engine-trickle'
+  | 'sse-endless-line'
+  | 'engine-restart';
 
 export interface Fault {
   atS: number;
@@ -14,21 +22,30 @@ export function faultSchedule(short: boolean): Fault[] {
   if (short) {
     return [
       { atS: 8, kind: 'sse-drop', forS: 2 },
-      { atS: 16, kind: 'gateway-pause', forS: 3 },
-      { atS: 24, kind: 'db-stall', forS: 5 },
-      { atS: 33, kind: 'reconnect-storm', forS: 0 },
-      { atS: 40, kind: 'engine-restart', forS: 2 },
+      { atS: 13, kind: 'gateway-pause', forS: 3 },
+      { atS: 19, kind: 'db-stall', forS: 4 },
+      { atS: 25, kind: 'db-freeze', forS: 3 },
+      { atS: 31, kind: 'reconnect-storm', forS: 0 },
+      { atS: 35, kind: 'engine-trickle', forS: 7 },
+      { atS: 45, kind: 'sse-endless-line', forS: 3 },
+      { atS: 51, kind: 'engine-restart', forS: 2 },
     ];
   }
   return [
     { atS: 40, kind: 'sse-drop', forS: 2 },
+    { atS: 65, kind: 'db-freeze', forS: 5 },
     { atS: 90, kind: 'gateway-pause', forS: 5 },
+    { atS: 115, kind: 'engine-trickle', forS: 8 },
     { atS: 140, kind: 'db-stall', forS: 10 },
+    { atS: 165, kind: 'sse-endless-line', forS: 3 },
     { atS: 190, kind: 'reconnect-storm', forS: 0 },
     { atS: 240, kind: 'engine-restart', forS: 3 },
     { atS: 300, kind: 'sse-drop', forS: 8 },
+    { atS: 325, kind: 'db-freeze', forS: 10 },
     { atS: 350, kind: 'gateway-pause', forS: 12 },
+    { atS: 375, kind: 'engine-trickle', forS: 12 },
     { atS: 400, kind: 'db-stall', forS: 20 },
+    { atS: 425, kind: 'sse-endless-line', forS: 5 },
     { atS: 450, kind: 'reconnect-storm', forS: 0 },
     { atS: 500, kind: 'engine-restart', forS: 5 },
   ];

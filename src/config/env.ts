@@ -38,8 +38,14 @@ export interface Config {
   /** The slow-consumer bound of one /v1/stream connection (unsent bytes). */
   wsClientBufferBytes: number;
   wsPingMs: number;
+  /** What one stream client may send: largest message, sustained messages per second, burst. */
+  wsClientMessageMaxBytes: number;
+  wsClientMessagesPerS: number;
+  wsClientMessageBurst: number;
   wsHistorySize: number;
   sseIdleMs: number;
+  /** Longest unfinished SSE line or event the engine bridge holds before it drops the connection. */
+  sseMaxEventBytes: number;
   authDisabled: boolean;
   faucetEnabled: boolean;
   faucetAmount: string;
@@ -64,7 +70,7 @@ export interface Config {
   httpIdleTimeoutMs: number;
   /** Concurrent TCP connections per client address (0: no cap); streams count too. */
   httpMaxConnectionsPerIp: number;
-  /** Concurrent /v1/stream connections per client IP. */
+  /** Concurrent /v1/stream connections per client (request.ip, IPv6 by /64; 0: no cap). */
   wsMaxConnectionsPerIp: number;
   /** Fastify `trustProxy`: false, a hop count, or the proxies' addresses/CIDRs (docs/configuration.md). */
   trustProxy: false | number | string[];
@@ -276,8 +282,12 @@ export function loadConfig(env: Env = process.env): Config {
     wsMaxConnections: int(env, 'WS_MAX_CONNECTIONS', 20_000, 1, 1_000_000),
     wsClientBufferBytes: int(env, 'WS_CLIENT_BUFFER_BYTES', 1_048_576, 1024, 1_073_741_824),
     wsPingMs: int(env, 'WS_PING_MS', 30_000, 100, 3_600_000),
+    wsClientMessageMaxBytes: int(env, 'WS_CLIENT_MESSAGE_MAX_BYTES', 16_384, 128, 1_048_576),
+    wsClientMessagesPerS: int(env, 'WS_CLIENT_MESSAGES_PER_S', 20, 1, 100_000),
+    wsClientMessageBurst: int(env, 'WS_CLIENT_MESSAGE_BURST', 40, 1, 1_000_000),
     wsHistorySize: int(env, 'WS_HISTORY_SIZE', 10_000, 0, 10_000_000),
     sseIdleMs: int(env, 'SSE_IDLE_MS', 45_000, 100, 3_600_000),
+    sseMaxEventBytes: int(env, 'SSE_MAX_EVENT_BYTES', 1_048_576, 1024, 1_073_741_824),
     authDisabled: bool(env, 'AUTH_DISABLED', false),
     faucetEnabled: bool(env, 'FAUCET_ENABLED', false),
     faucetAmount: decimal(env, 'FAUCET_AMOUNT', '1000'),
@@ -295,7 +305,7 @@ export function loadConfig(env: Env = process.env): Config {
     httpKeepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
     httpIdleTimeoutMs: int(env, 'HTTP_IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000),
     httpMaxConnectionsPerIp: int(env, 'HTTP_MAX_CONNECTIONS_PER_IP', 512, 0, 1_000_000),
-    wsMaxConnectionsPerIp: int(env, 'WS_MAX_CONNECTIONS_PER_IP', 100, 1, 1_000_000),
+    wsMaxConnectionsPerIp: int(env, 'WS_MAX_CONNECTIONS_PER_IP', 100, 0, 1_000_000),
     trustProxy: trustProxy(env, 'TRUST_PROXY'),
     redisUrl: schemeUrl(env, 'REDIS_URL', ['redis', 'rediss']),
     redisPrefix: token(env, 'REDIS_PREFIX', 'gw:', /^[A-Za-z0-9:_.-]{1,64}$/),
@@ -335,7 +345,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'DB_STATEMENT_TIMEOUT_MS', meaning: 'Server-side statement timeout of every query.' },
   { name: 'ENGINE_BASE_URL', meaning: 'The matching engine (http or https URL).' },
   { name: 'ENGINE_ADMIN_TOKEN', meaning: "Bearer token of the engine's admin API. Unset: no SSE bridge, no order book polling, no live open-orders read; WebSocket clients connect and receive nothing." },
-  { name: 'ENGINE_TIMEOUT_MS', meaning: 'Engine call timeout; past it a proxied call answers 504 `engine_timeout`.' },
+  { name: 'ENGINE_TIMEOUT_MS', meaning: 'Deadline of a whole engine call (waiting for a pooled connection, headers and body); past it a proxied call answers 504 `engine_timeout` and the engine connection is closed.' },
   { name: 'ENGINE_CONNECTIONS', meaning: 'Keep-alive connections in the engine pool.' },
   { name: 'ORDERBOOK_SHARED_READS', meaning: 'Identical `GET /v1/orderbook` requests arriving while one is in flight share the next engine call (never one that started before they arrived); `false` forwards each read alone. See docs/trading.md.' },
   { name: 'WS_ORDERBOOK_POLL_MS', meaning: 'Order book polling period for `orderbook.snapshot` frames.' },
@@ -343,8 +353,12 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'WS_MAX_CONNECTIONS', meaning: 'WebSocket connections accepted at once; more are refused at upgrade.' },
   { name: 'WS_CLIENT_BUFFER_BYTES', meaning: 'Unsent bytes a client may accumulate before it is closed with code 4008.' },
   { name: 'WS_PING_MS', meaning: "Ping period; a peer that does not answer the gateway's ping (with its payload) before the next one is dropped." },
+  { name: 'WS_CLIENT_MESSAGE_MAX_BYTES', meaning: 'Largest message a stream client may send; a larger one closes it with 1009.' },
+  { name: 'WS_CLIENT_MESSAGES_PER_S', meaning: 'Messages a second a stream client may send, sustained (token bucket); past it (and its burst) the client is closed with 1008.' },
+  { name: 'WS_CLIENT_MESSAGE_BURST', meaning: 'Messages a stream client may send at once above that rate.' },
   { name: 'WS_HISTORY_SIZE', meaning: 'Frames kept in memory for `/v1/stream?since=<seq>` replay.' },
   { name: 'SSE_IDLE_MS', meaning: 'An engine SSE connection silent this long (no event, no heartbeat) is reconnected.' },
+  { name: 'SSE_MAX_EVENT_BYTES', meaning: "Longest unfinished line or event (characters) the engine SSE bridge, and the relay's, holds; an engine sending more has its connection dropped (`bff_sse_oversized_total`, an error logged) and the bridge reconnects from its last seq." },
   { name: 'AUTH_DISABLED', meaning: '`true`: the authenticate and own-party guards are no-ops, and any `party` may be streamed.' },
   { name: 'FAUCET_ENABLED', meaning: 'Enables `POST /v1/users/:party/faucet`.' },
   { name: 'FAUCET_AMOUNT', meaning: 'Amount of one faucet top-up.' },
@@ -360,8 +374,8 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'HTTP_REQUEST_TIMEOUT_MS', meaning: 'The whole request, headers and body, must arrive within this time (else 408, socket closed).' },
   { name: 'HTTP_KEEP_ALIVE_TIMEOUT_MS', meaning: 'An idle keep-alive connection is closed after this time.' },
   { name: 'HTTP_IDLE_TIMEOUT_MS', meaning: 'A socket on which nothing moves for this long is closed (Fastify `connectionTimeout`). Must exceed `ENGINE_TIMEOUT_MS`. Streams are exempt once upgraded (they have pings).' },
-  { name: 'HTTP_MAX_CONNECTIONS_PER_IP', meaning: 'Concurrent TCP connections per peer address, streams included; over it 429 `too_many_connections` and the socket is closed. `0` disables it (do so behind a reverse proxy, where every connection comes from the proxy).' },
-  { name: 'WS_MAX_CONNECTIONS_PER_IP', meaning: 'Concurrent `/v1/stream` connections per client address; over it the upgrade is refused with 429 `too_many_connections`.' },
+  { name: 'HTTP_MAX_CONNECTIONS_PER_IP', meaning: "Concurrent TCP connections per peer address (IPv6 by its /64), streams included; over it 429 `too_many_connections` and the socket is closed. `0` disables it: do so behind a reverse proxy, where every connection comes from the proxy, and cap per client there (the nginx template's `limit_conn`; `npm run fleet` sets `0`)." },
+  { name: 'WS_MAX_CONNECTIONS_PER_IP', meaning: 'Concurrent `/v1/stream` connections per client: `request.ip` (the forwarded client behind a `TRUST_PROXY`, as the rate limits), IPv6 counted by its /64; over it the upgrade is refused with 429 `too_many_connections`. `0`: no per-client cap.' },
   { name: 'TRUST_PROXY', meaning: "Who may set `X-Forwarded-For`, so that `request.ip` (the anonymous rate-limit key) is the real client behind a load balancer. A comma list of the proxies' addresses or CIDRs (`127.0.0.1, 10.0.0.0/8`): the client is the rightmost forwarded address not in the list; a spoofed address prepended by the client is never used. Or a hop count (`1` behind one nginx): safe only when nothing but the proxy can reach the replica (a direct caller could forge the header), so prefer addresses. Unset: the socket's address (every caller behind a proxy would share one bucket).", defaultText: 'unset (trust nothing)' },
   { name: 'REDIS_URL', meaning: '`redis://host:port/db`: rate limits, the signature replay memory and the faucet cooldown lock are shared by every replica (docs/fleet.md). Unset: each is kept in process memory, as for one gateway.' },
   { name: 'REDIS_PREFIX', meaning: 'Prefix of every key the gateway writes in Redis (one prefix per deployment sharing a Redis).' },

@@ -1,7 +1,11 @@
 // The account view (docs/account.md): one schema for GET /v1/users/:party/account and the payload
 // of the account.update frame.
 import { Type } from 'typebox';
-import { Decimal, Market, NullableDecimal, NullableSeq, Party, Seq } from './wire.js';
+import { Decimal, DECIMAL_PATTERN, Market, NullableDecimal, NullableSeq, Party, Seq } from './wire.js';
+
+/** A ratio as a 10-place decimal string. Declared without the Decimal's `examples`: inside a nullable
+ * union the OpenAPI 3.0 document would carry them where a Schema Object allows none. */
+const Ratio = Type.String({ pattern: DECIMAL_PATTERN, description: 'Ratio as a decimal string with exactly 10 decimal places' });
 
 const Side = Type.Union([Type.Literal('buy'), Type.Literal('sell')]);
 const strict = { additionalProperties: false } as const;
@@ -52,8 +56,8 @@ export const AccountBody = Type.Object(
       ...Decimal,
       description: 'collateral − positionMargin − orderMargin: the initial margin of an opening order (notional / maxLeverage) must fit it, or the engine answers insufficient_margin',
     },
-    leverage: { ...NullableDecimal, description: 'Σ notional / equity ("0" without positions; null when equity ≤ 0 with positions)' },
-    marginUsage: { ...NullableDecimal, description: '(positionMargin + orderMargin) / collateral ("0" with no margin in use; null when collateral ≤ 0 with margin in use)' },
+    leverage: Type.Union([Ratio, Type.Null()], { description: 'Σ notional / equity ("0" without positions; null when equity ≤ 0 with positions)' }),
+    marginUsage: Type.Union([Ratio, Type.Null()], { description: '(positionMargin + orderMargin) / collateral ("0" with no margin in use; null when collateral ≤ 0 with margin in use)' }),
   },
   strict,
 );

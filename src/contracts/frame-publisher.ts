@@ -20,8 +20,12 @@ import type { Frame } from './frame.js';
  * engine admin token) accepts every call and sends nothing.
  */
 export interface FramePublisher {
-  /** Sends one frame to every matching connection, and keeps it in the replay history. */
-  publish(frame: Frame): void;
+  /**
+   * Sends one frame to every matching connection, and keeps it in the replay history. Returns the
+   * number of connections it reached (held for a connection being opened counts): the order book
+   * views drop a view nobody receives any more.
+   */
+  publish(frame: Frame): number;
   /** `publish` for each frame, in order. */
   publishAll(frames: readonly Frame[]): void;
   /** Runs `fn` (which publishes): its frames leave for each connection in one write. Nesting runs inside the outer batch. */

@@ -7,8 +7,11 @@ export const PARTY_PATTERN = '^[a-z0-9][a-z0-9_-]{0,47}::[0-9a-f]{64}$';
 export const MARKET_PATTERN = '^[\\x21-\\x7E]{1,64}$';
 export const MAX_SEQ = Number.MAX_SAFE_INTEGER;
 
+/** Exactly 10 decimal places, as PostgreSQL prints numeric(38,10). */
+export const DECIMAL_PATTERN = '^-?\\d+\\.\\d{10}$';
+
 export const Decimal = Type.String({
-  pattern: '^-?\\d+\\.\\d{10}$',
+  pattern: DECIMAL_PATTERN,
   description: 'Decimal as a string with exactly 10 decimal places',
   examples: ['65000.0000000000'],
 });

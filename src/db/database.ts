@@ -11,11 +11,17 @@
 //     they do not, e.g. a peer that accepts the connection and answers something that is not the
 //     PostgreSQL protocol (an HTTP server, random bytes), on which the driver waits forever.
 //     `schema()` and `ping()` (for /readyz) carry the same deadline.
+//   - never keeps a connection whose peer stopped answering: a query the deadline abandoned on a
+//     silent connection (a vanished host, a frozen proxy) would keep it for ever, and the pool would
+//     queue every later query behind it. Each connection is watched (src/db/answer-watchdog.ts) and
+//     destroyed once it owes an answer and has heard nothing for the statement timeout + 1 s; the
+//     pool does not pipeline, so that check is exact; TCP keepalive probes idle connections.
 //   - never lets driver text reach a client (it is logged instead).
 import postgres from 'postgres';
 import type { Config } from '../config/env.js';
 import { within } from '../deadline.js';
 import { traced, tracingOn } from '../tracing/index.js';
+import { watchedSocket } from './answer-watchdog.js';
 import { DatabaseUnavailableError, isDataError, SchemaBehindError, type DataError } from './errors.js';
 
 export type Sql = postgres.Sql;
@@ -72,6 +78,22 @@ function isUnavailable(code: string | undefined): boolean {
 /** Slack added to connect timeout + statement timeout for the overall deadline of one read. */
 export const DEADLINE_MARGIN_MS = 1_000;
 
+/** TCP keepalive: idle seconds before the first probe (the probe interval and count are the OS's). */
+export const KEEPALIVE_IDLE_S = 10;
+
+/**
+ * The answer watchdog reads the protocol's plaintext on one TCP socket: not with TLS (the driver
+ * wraps its socket itself) nor with several hosts (the driver's failover picks the host); those
+ * keep the driver's own socket with keepalive.
+ */
+function watchable(url: string): boolean {
+  const u = new URL(url);
+  const ssl = u.searchParams.get('sslmode') ?? u.searchParams.get('ssl') ?? process.env.PGSSLMODE;
+  const tls = ssl !== undefined && ssl !== null && ssl !== 'disable' && ssl !== 'false';
+  const authority = url.split('//')[1]?.split(/[/?]/)[0] ?? '';
+  return !tls && !authority.includes(',');
+}
+
 /** What a deadline rejects with: an unavailable database (translated to 503 database_unavailable). */
 export class DeadlineError extends Error {
   readonly code = 'DEADLINE_EXCEEDED';
@@ -103,6 +125,9 @@ export class Database {
           idle_timeout: 30,
           max_lifetime: 60 * 30,
           prepare: true,
+          // Idle connections to a host that vanished are probed after this many seconds idle.
+          keep_alive: KEEPALIVE_IDLE_S,
+          ...this.transport(config),
           // No array-type lookup on connect: the reads use no custom array types, and that lookup's
           // rejection goes unhandled when a peer fakes a handshake and then breaks the connection.
           fetch_types: false,
@@ -130,6 +155,21 @@ export class Database {
       : null;
   }
 
+  /**
+   * Driver options postgres.js supports but does not type: no pipelining (one query at a time per
+   * connection, so the answer watchdog knows what a connection owes) and the watched socket.
+   */
+  private transport(config: Pick<Config, 'databaseUrl' | 'dbStatementTimeoutMs'>): object {
+    if (!config.databaseUrl || !watchable(config.databaseUrl)) return {};
+    return {
+      max_pipeline: 0,
+      socket: watchedSocket({
+        answerTimeoutMs: config.dbStatementTimeoutMs + DEADLINE_MARGIN_MS,
+        onDead: (silentMs) => this.log.warn({ silentMs }, 'database connection silent while owing an answer: closed'),
+      }),
+    };
+  }
+
   get configured(): boolean {
     return this.sql !== null;
   }
@@ -146,7 +186,11 @@ export class Database {
     return traced(`db ${name}`, () => this.readNow(sql, fn, options), { childOnly: true, attributes: { 'db.system.name': 'postgresql', 'db.query.summary': name } });
   }
 
+  /** Reads started and not yet settled, for the `bff_db_reads_in_flight` gauge. */
+  readsInFlight = 0;
+
   private async readNow<T>(sql: Sql, fn: (sql: Sql) => Promise<T>, options: { needsV2?: boolean }): Promise<T> {
+    this.readsInFlight++;
     try {
       return await this.withDeadline(async () => {
         if (options.needsV2) {
@@ -157,6 +201,8 @@ export class Database {
       });
     } catch (err) {
       throw this.translate(err);
+    } finally {
+      this.readsInFlight--;
     }
   }
 

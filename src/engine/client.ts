@@ -1,7 +1,10 @@
 // HTTP client for the matching engine: one keep-alive undici pool, bounded timeouts, and a single
 // place where transport failures become the gateway's error codes:
 //   connection refused / reset      -> 502 engine_unavailable
-//   no answer within the timeout    -> 504 engine_timeout
+//   no whole answer within the timeout -> 504 engine_timeout
+// The timeout bounds the whole call: waiting for a pooled connection, the headers AND the body.
+// undici's headersTimeout/bodyTimeout only bound each wait (the gap between two body chunks), so an
+// engine trickling a byte every few seconds would hold a call, and its pooled connection, for ever.
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { EngineTimeoutError, EngineUnavailableError } from './errors.js';
@@ -80,7 +83,7 @@ export class EngineClient {
   private send(opts: EngineRequest, headers: Record<string, string>): Promise<EngineResponse> {
     const timeout = opts.timeoutMs ?? this.options.timeoutMs;
     return new Promise<EngineResponse>((resolve, reject) => {
-      const call = new EngineCall(resolve, reject);
+      const call = new EngineCall(resolve, reject, timeout);
       try {
         this.pool.dispatch(
           {
@@ -156,14 +159,42 @@ class EngineCall implements Dispatcher.DispatchHandler {
   private chunks: Buffer[] = [];
   private size = 0;
   private settled = false;
+  private controller: Dispatcher.DispatchController | null = null;
+  /** The whole call's deadline (queue, headers and body); cleared when the call settles. */
+  private readonly deadline: NodeJS.Timeout;
 
   constructor(
     private readonly resolve: (res: EngineResponse) => void,
     private readonly reject: (err: unknown) => void,
-  ) {}
+    timeoutMs: number,
+  ) {
+    this.deadline = setTimeout(() => this.expire(), timeoutMs);
+  }
 
-  /** Present so undici treats this as a controller-based handler (it checks for this method). */
-  onRequestStart(): void {}
+  /**
+   * Past the deadline the caller gets 504 at once, and the request is aborted: undici destroys its
+   * connection (a half-read answer cannot be reused), so the pool slot is free again. A request
+   * still queued for a connection is aborted the moment it gets one (onRequestStart).
+   */
+  private expire(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.chunks = [];
+    this.reject(engineTimeoutError());
+    this.controller?.abort(engineTimeoutError());
+  }
+
+  private settle(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    clearTimeout(this.deadline);
+    return true;
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.settled) controller.abort(engineTimeoutError());
+  }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     if (statusCode < 200) return; // 1xx informational: the final answer follows
@@ -172,6 +203,7 @@ class EngineCall implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
     this.size += chunk.length;
     if (this.size > MAX_ENGINE_BODY_BYTES) {
       this.chunks = [];
@@ -182,16 +214,14 @@ class EngineCall implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    if (this.settled) return;
+    if (!this.settle()) return;
     const { chunks } = this;
     const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size);
-    this.settled = true;
     this.resolve({ status: this.status, headers: this.headers, body });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController | null, err: Error): void {
-    if (this.settled) return;
-    this.settled = true;
+    if (!this.settle()) return;
     this.reject(engineFailure(err));
   }
 }

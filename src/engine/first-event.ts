@@ -5,6 +5,7 @@
 import { request } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { parseEngineEvent, type EngineEvent } from '../contracts/engine-event.js';
+import { DEFAULT_MAX_EVENT_BYTES } from './sse-bridge.js';
 
 export async function readFirstEngineEvent(url: string, token: string, timeoutMs: number): Promise<EngineEvent | null> {
   const ac = new AbortController();
@@ -22,7 +23,11 @@ export async function readFirstEngineEvent(url: string, token: string, timeoutMs
       return null;
     }
     let first: EngineEvent | null = null;
+    let oversized = false;
     const parser = createParser({
+      // Bounded as the bridge is: a line that never ends gives no first event.
+      maxBufferSize: DEFAULT_MAX_EVENT_BYTES,
+      onError: (err) => void (oversized ||= err.type === 'max-buffer-size-exceeded'),
       onEvent: (m) => {
         first ??= parseEngineEvent(m.data);
       },
@@ -30,7 +35,7 @@ export async function readFirstEngineEvent(url: string, token: string, timeoutMs
     const decoder = new TextDecoder();
     for await (const chunk of res.body) {
       parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
-      if (first) break;
+      if (first || oversized) break;
     }
     return first;
   } catch {

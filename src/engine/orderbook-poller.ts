@@ -10,7 +10,7 @@ import type { EngineClient } from './client.js';
 import { normalizeDecimal } from '../decimal.js';
 import type { Frame } from '../contracts/frame.js';
 
-interface Book {
+export interface Book {
   market: string;
   seq: number;
   bids: Array<[string, string]>;
@@ -23,6 +23,8 @@ export interface OrderbookPollerOptions {
   pollMs: number;
   marketsRefreshMs?: number;
   onFrame(frame: Frame): void;
+  /** Every book read, changed or not (the reconciliation source of the books kept from events). */
+  onBook?(book: Book, depth: number): void;
   /** Told when the market list is first loaded and whenever it changes (rule 1 is judged again). */
   onMarkets?(known: ReadonlySet<string>): void;
   logger: FastifyBaseLogger;
@@ -165,6 +167,7 @@ export class OrderbookPoller {
     }
     this.recovered(`book ${market}`, 'order book poller: reads succeed again', { market });
     if (!book || this.stopped) return;
+    this.options.onBook?.(book, this.options.depth);
     const hash = bookHash(book.bids, book.asks);
     if (this.hashes.get(market) === hash) return; // unchanged: nothing to send
     this.hashes.set(market, hash);

@@ -13,6 +13,8 @@ export interface SourceMetrics {
   lagSeconds: { set(v: number): void };
   maxSeq: { set(v: number): void };
   events: { inc(): void };
+  /** Connections dropped for a line or event longer than the parser's bound. */
+  oversized?: { inc(): void };
 }
 
 export interface OrderedDeliveryOptions {

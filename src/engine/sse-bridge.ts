@@ -27,6 +27,11 @@
 // seq `last` again, is compared with the one already delivered (seq, kind, ts, payload
 // fingerprint). A different event means another history: handled as above, from the engine's head.
 // The sink's `replaced` is awaited before anything of the new history is delivered.
+//
+// Bounded: the parser holds at most `maxEventBytes` characters of an unfinished line or event. An
+// engine that sends more (a line that never ends: bytes keep arriving, so the silence watchdog
+// never fires) has its connection dropped, counted (`bff_sse_oversized_total`) and logged, and the
+// bridge reconnects from its last seq with its backoff; memory stays bounded whatever it sends.
 import { request } from 'undici';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { FastifyBaseLogger } from 'fastify';
@@ -51,6 +56,8 @@ export interface SseBridgeOptions {
   engineHead?: () => Promise<number | null>;
   logger: FastifyBaseLogger;
   metrics: SourceMetrics;
+  /** Longest unfinished line or event the parser holds (SSE_MAX_EVENT_BYTES); default DEFAULT_MAX_EVENT_BYTES. */
+  maxEventBytes?: number;
   backoffBaseMs?: number;
   backoffMaxMs?: number;
   /** How long an unfilled gap stays reported in /readyz. */
@@ -60,6 +67,8 @@ export interface SseBridgeOptions {
 
 /** How long the start point's event may take to read from the store (else that connection is not checked). */
 const STORE_PRINT_MS = 5_000;
+/** An engine event is a few hundred bytes; this leaves room for any real one (SSE_MAX_EVENT_BYTES). */
+export const DEFAULT_MAX_EVENT_BYTES = 1_048_576;
 /** The engine is asked again for a skipped seq this many times before the store is used. */
 const GAP_RETRIES = 2;
 
@@ -278,7 +287,17 @@ export class SseBridge implements EngineEventSource {
       }
       this.connectedNow = true;
       this.options.logger.info({ lastEventId: this.last }, 'engine SSE stream connected');
+      const maxEventBytes = this.options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
+      let oversized = false;
       const parser = createParser({
+        maxBufferSize: maxEventBytes,
+        onError: (err) => {
+          if (err.type !== 'max-buffer-size-exceeded') return;
+          oversized = true;
+          this.options.metrics.oversized?.inc();
+          this.options.logger.error({ maxEventBytes, lastSeq: this.last }, 'engine SSE: a line or event longer than SSE_MAX_EVENT_BYTES: connection dropped, reconnecting');
+          ac.abort();
+        },
         onEvent: (m) => {
           if (this.pendingGap || this.mismatch) return; // the rest of this connection is abandoned
           if (this.accept(m)) delivered = true;
@@ -290,7 +309,7 @@ export class SseBridge implements EngineEventSource {
         lastByteAt = Date.now();
         const text = decoder.decode(chunk as Buffer, { stream: true });
         this.options.sink.batch(() => parser.feed(text));
-        if (this.pendingGap || this.mismatch) break;
+        if (oversized || this.pendingGap || this.mismatch) break;
       }
     } catch (err) {
       if (!this.stopped && !ac.signal.aborted) this.options.logger.warn({ err: (err as Error).message }, 'engine SSE stream failed');

@@ -45,6 +45,8 @@ export class JetStreamSource implements EngineEventSource {
   private connectedNow = false;
   /** The stream's head when consumption began: not ready (`connected`) until it is reached. */
   private catchUpTo: number | null = null;
+  /** Nothing was published when consumption began: there is no history to catch up with. */
+  private emptyAtStart = false;
 
   constructor(private readonly options: JetStreamSourceOptions) {
     this.delivery = new OrderedDelivery({
@@ -69,6 +71,14 @@ export class JetStreamSource implements EngineEventSource {
   }
 
   /** Consuming, and caught up with the head the stream had when this replica started. */
+  /**
+   * Reached the head the stream had when this replica began consuming (or the stream was empty
+   * then): what it delivers from now on is live, not the replay that fills its history.
+   */
+  get caughtUp(): boolean {
+    return this.emptyAtStart || (this.catchUpTo !== null && this.last !== null && this.last >= this.catchUpTo);
+  }
+
   get connected(): boolean {
     const caughtUp = this.catchUpTo === null || (this.last !== null && this.last >= this.catchUpTo);
     return caughtUp && this.connectedNow && this.nc !== null && !this.nc.isClosed();
@@ -166,7 +176,10 @@ export class JetStreamSource implements EngineEventSource {
     const nc = await this.connection();
     const jsm = await nc.jetstreamManager();
     const bounds = await streamBounds(jsm, this.options.stream);
-    if (!bounds) return null; // nothing published yet: try again shortly
+    if (!bounds) {
+      if (this.catchUpTo === null) this.emptyAtStart = true;
+      return null; // nothing published yet: try again shortly
+    }
     if (this.last === null) this.startAfter(Math.max(bounds.firstEngineSeq - 1, bounds.lastEngineSeq - this.options.prefill));
     this.catchUpTo ??= bounds.lastEngineSeq;
     if (this.last! + 1 < bounds.firstEngineSeq) {

@@ -1,14 +1,17 @@
 // Socket-level defences of the HTTP server (docs/security.md):
 // - a cap on concurrent TCP connections per client address (HTTP_MAX_CONNECTIONS_PER_IP); a
 //   connection over it is answered 429 `too_many_connections` and closed before anything is parsed.
-//   Streams are TCP connections too and count against it. It keys on the socket's peer address:
-//   behind a reverse proxy every connection comes from the proxy, so raise or disable it (0) there.
+//   Streams are TCP connections too and count against it. It keys on the socket's peer address
+//   (IPv6 by its /64, src/client-address.ts), as nothing else is known before a byte is parsed:
+//   behind a reverse proxy every connection comes from the proxy, so disable it (0) there and let
+//   the proxy cap connections per client (deploy/nginx/gateway.conf.template does).
 // - errors of Node's HTTP parser (smuggling shapes such as CL+TE or a duplicated Content-Length,
 //   bare LF, an over-long URL or header block) and Node's header/request deadlines, answered with
 //   the gateway's `{error, code}` and CORS header instead of Node's or Fastify's own text.
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Config } from '../config/env.js';
+import { addressGroup } from '../client-address.js';
 import { allowedOrigin, writeRawError } from './raw-error.js';
 
 export function installConnectionLimits(server: Server, config: Config): void {
@@ -16,7 +19,7 @@ export function installConnectionLimits(server: Server, config: Config): void {
   if (cap === 0) return;
   const open = new Map<string, number>();
   server.on('connection', (socket) => {
-    const address = socket.remoteAddress ?? 'unknown';
+    const address = addressGroup(socket.remoteAddress ?? 'unknown');
     const count = (open.get(address) ?? 0) + 1;
     if (count > cap) {
       writeRawError(socket, 429, 'too_many_connections', `at most ${cap} concurrent connections per client address`, allowedOrigin(config.corsOrigins, undefined), {

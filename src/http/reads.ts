@@ -7,6 +7,7 @@ import { collateralRoutes, userCollateralRoutes } from './reads/collateral.js';
 import { batchRoutes, userBatchRoutes } from './reads/batches.js';
 import { orderRoutes, userOrderRoutes } from './reads/orders.js';
 import { fillRoutes, userFillRoutes } from './reads/fills.js';
+import { tradeRoutes } from './reads/trades.js';
 import { positionRoutes } from './reads/positions.js';
 import { triggerRoutes } from './reads/triggers.js';
 import { balanceRoutes } from './reads/balance.js';
@@ -25,6 +26,7 @@ const FAMILIES: Array<{ routes?: FastifyPluginAsyncTypebox; partyRoutes?: Fastif
   { routes: batchRoutes, partyRoutes: userBatchRoutes },
   { routes: orderRoutes, partyRoutes: userOrderRoutes },
   { routes: fillRoutes, partyRoutes: userFillRoutes },
+  { routes: tradeRoutes },
   { partyRoutes: positionRoutes },
   { partyRoutes: triggerRoutes },
   { partyRoutes: balanceRoutes },

@@ -14,16 +14,9 @@ import type { StreamMetrics } from '../stream/metrics.js';
 import { parseSubscription, type Subscription } from '../stream/subscription.js';
 import { ApiError, fromDomainError } from './errors.js';
 import { allowedOrigin, writeRawError } from './raw-error.js';
+import { addressGroup, clientIp, trustFunction, type TrustFunction } from '../client-address.js';
 
 export const STREAM_PATH = '/v1/stream';
-
-/**
- * The client address a connection is counted under: the socket's peer. (One place, so that a
- * trusted-proxy setting can change it for the upgrade and the plain GET together.)
- */
-export function clientAddress(req: IncomingMessage): string {
-  return req.socket.remoteAddress ?? 'unknown';
-}
 
 export interface UpgradeContext {
   deps: { config: Config; sessions: SessionKeys; replays: ReplayGuard; logger: FastifyBaseLogger };
@@ -51,10 +44,21 @@ async function authorize(sub: Subscription, ctx: UpgradeContext): Promise<void> 
 
 /** The admission checks of a stream connection, shared by the upgrade and the plain GET. */
 export class StreamGate {
-  /** Open streams per client address. */
+  /** Open streams per client address group (src/client-address.ts). */
   private readonly perAddress = new Map<string, number>();
+  private readonly trust: TrustFunction | null;
 
-  constructor(private readonly ctx: UpgradeContext) {}
+  constructor(private readonly ctx: UpgradeContext) {
+    this.trust = trustFunction(ctx.deps.config.trustProxy);
+  }
+
+  /**
+   * The key a connection is counted under, for the upgrade and the plain GET alike: the client as
+   * the rate limits see it (`request.ip`: the forwarded client behind a trusted proxy), IPv6 by /64.
+   */
+  addressOf(req: IncomingMessage): string {
+    return addressGroup(clientIp(req, this.trust));
+  }
 
   /** Shutdown, the global cap and the per-address cap; null when a connection may open now. */
   unavailable(address: string): ApiError | null {
@@ -63,7 +67,8 @@ export class StreamGate {
     if (this.ctx.hub.size >= config.wsMaxConnections) {
       return new ApiError('too_many_connections', `the stream holds its maximum of ${config.wsMaxConnections} connections; retry later`);
     }
-    if ((this.perAddress.get(address) ?? 0) >= config.wsMaxConnectionsPerIp) {
+    const perAddressCap = config.wsMaxConnectionsPerIp; // 0: no per-address cap
+    if (perAddressCap > 0 && (this.perAddress.get(address) ?? 0) >= perAddressCap) {
       return new ApiError(
         'too_many_connections',
         `this client address holds its maximum of ${config.wsMaxConnectionsPerIp} stream connections (WS_MAX_CONNECTIONS_PER_IP)`,
@@ -126,7 +131,7 @@ export function createUpgradeHandler(
       return refuse(new ApiError('bad_request', 'malformed request URL'));
     }
     if (url.pathname !== STREAM_PATH) return refuse(new ApiError('not_found', `no WebSocket route ${url.pathname}`));
-    const address = clientAddress(req);
+    const address = gate.addressOf(req);
     // Synchronous refusals (limits, query) are answered before any await.
     const early = gate.unavailable(address);
     if (early) return refuse(early);

@@ -6,13 +6,14 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { StreamHub } from '../stream/hub.js';
 import { StreamMetrics } from '../stream/metrics.js';
-import { clientAddress, createUpgradeHandler, StreamGate, STREAM_PATH } from './stream-upgrade.js';
+import { inboundLimits } from '../stream/inbound-limit.js';
+import { createUpgradeHandler, StreamGate, STREAM_PATH } from './stream-upgrade.js';
 import { errors } from './schemas.js';
 import { buildAsyncApi } from '../stream/asyncapi.js';
 
 export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const runtime = app.live;
-  // An app built without the runtime still accepts clients; they receive nothing (no bridge).
+  // An app built without the runtime still accepts clients; they receive nothing (no event source).
   const metrics = runtime?.streamMetrics ?? StreamMetrics.for(app.metrics.registry);
   const hub =
     runtime?.hub ??
@@ -23,6 +24,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
       historySize: 0,
       metrics,
       logger: app.log,
+      inbound: inboundLimits(app.config),
     });
 
   const deps = { config: app.config, sessions: app.sessions, replays: app.replays, logger: app.log };
@@ -84,7 +86,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
       validatorCompiler: () => () => true,
     },
     async (request, reply) => {
-      await gate.admit(new URL(request.url, 'http://gateway.invalid'), clientAddress(request.raw));
+      await gate.admit(new URL(request.url, 'http://gateway.invalid'), gate.addressOf(request.raw));
       return reply
         .code(426)
         .header('upgrade', 'websocket')

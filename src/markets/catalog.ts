@@ -13,6 +13,7 @@
 import type { Database } from '../db/database.js';
 import type { EngineClient } from '../engine/client.js';
 import { listMarketRows } from '../db/queries/markets.js';
+import { lastTrades, type LastTradeRow } from '../db/queries/trades.js';
 import { RollingStats, roundQuote, WINDOW_MS, type WindowStats } from './rolling-stats.js';
 import { formatDecimal, isDecimal, normalizeDecimal, SCALE, ZERO } from '../decimal.js';
 import { TtlCache } from './ttl-cache.js';
@@ -44,10 +45,18 @@ export interface Stats24h {
   asOfSeq: number | null;
 }
 
+/** The market's latest match whatever its age (the 24 h figures say nothing of a quiet market). */
+export interface LastTrade {
+  price: string;
+  seq: number;
+  at: string;
+}
+
 export interface Market extends MarketRules {
   sizeStep: string;
   priceSigFigs: number;
   maxPriceDecimals: number;
+  lastTrade: LastTrade | null;
   stats24h: Stats24h;
 }
 
@@ -103,7 +112,7 @@ export function statsOf(symbol: string, window: WindowStats): Stats24h {
   };
 }
 
-export function withRules(rules: MarketRules, stats: Stats24h): Market {
+export function withRules(rules: MarketRules, stats: Stats24h, lastTrade: LastTrade | null = null): Market {
   return {
     symbol: rules.symbol,
     status: rules.status,
@@ -113,6 +122,7 @@ export function withRules(rules: MarketRules, stats: Stats24h): Market {
     sizeStep: formatDecimal(SCALE / 10n ** BigInt(rules.szDecimals)),
     priceSigFigs: PRICE_SIG_FIGS,
     maxPriceDecimals: Math.max(0, 6 - rules.szDecimals),
+    lastTrade,
     stats24h: stats,
   };
 }
@@ -136,14 +146,29 @@ export class MarketCatalog {
 
   async list(): Promise<Market[]> {
     const [rules, stats] = await Promise.all([this.rules.get(), this.stats.get()]);
-    return rules.map((r) => withRules(r, statsOf(r.symbol, stats)));
+    const last = await this.lastTrades(rules.map((r) => r.symbol));
+    return rules.map((r) => withRules(r, statsOf(r.symbol, stats), last.get(r.symbol) ?? null));
   }
 
   /** The market, or null when neither the engine nor the mirror lists it. */
   async get(symbol: string): Promise<Market | null> {
     const rules = (await this.rules.get()).find((r) => r.symbol === symbol);
     if (!rules) return null;
-    return withRules(rules, statsOf(symbol, await this.stats.get()));
+    const last = await this.lastTrades([symbol]);
+    return withRules(rules, statsOf(symbol, await this.stats.get()), last.get(symbol) ?? null);
+  }
+
+  /** Cached as the statistics are (STATS_TTL_MS): one indexed read per market. */
+  private lastTradeCache: { at: number; key: string; value: Map<string, LastTrade> } | null = null;
+
+  private async lastTrades(markets: string[]): Promise<Map<string, LastTrade>> {
+    const key = markets.join(',');
+    const cached = this.lastTradeCache;
+    if (cached && cached.key === key && this.now() - cached.at < STATS_TTL_MS) return cached.value;
+    const rows = await this.db.read([] as LastTradeRow[], (sql) => lastTrades(sql, markets));
+    const value = new Map(rows.map((r) => [r.market, { price: normalizeDecimal(r.price), seq: Number(r.seq), at: r.createdAt }]));
+    this.lastTradeCache = { at: this.now(), key, value };
+    return value;
   }
 
   private async loadRules(): Promise<MarketRules[]> {

@@ -43,6 +43,7 @@ const relay = new EngineRelay({
   engineStreamUrl: url.toString(),
   token: config.engineAdminToken,
   idleMs: config.sseIdleMs,
+  maxEventBytes: config.sseMaxEventBytes,
   emptyStreamStartAfter: async () => {
     if (!db.sql) return null;
     try {

@@ -24,6 +24,8 @@ export interface RelayOptions extends StreamSettings {
   engineStreamUrl: string;
   token: string;
   idleMs: number;
+  /** SSE_MAX_EVENT_BYTES: the bridge drops a connection sending a longer line or event. */
+  maxEventBytes?: number;
   /** Where to start when the stream is empty (the indexer's newest seq, or null: the engine's head). */
   emptyStreamStartAfter: () => Promise<number | null>;
   fillFrom: ((after: number, limit: number) => Promise<EngineEvent[]>) | null;
@@ -96,6 +98,7 @@ export class EngineRelay {
       url: this.options.engineStreamUrl,
       token: this.options.token,
       idleMs: this.options.idleMs,
+      ...(this.options.maxEventBytes !== undefined ? { maxEventBytes: this.options.maxEventBytes } : {}),
       startAfter,
       sink: {
         event: (e) => {

@@ -16,6 +16,8 @@ import {
   TradeFrame,
   AccountUpdateFrame,
 } from './schemas.js';
+import { OrderbookDeltaFrame } from './book-schemas.js';
+import { FillFrame, OrderUpdateFrame } from './user-schemas.js';
 
 /** A plain JSON copy (TypeBox may carry non-JSON markers). */
 const json = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema));
@@ -25,7 +27,26 @@ const MESSAGES = {
   balanceUpdate: { schema: BalanceUpdateFrame, name: 'balance.update', summary: 'Cash balance after a fill leg (user-scoped: needs `party`). Filter: party.' },
   accountUpdate: { schema: AccountUpdateFrame, name: 'account.update', summary: 'The party account after a change of its collateral, positions, orders or a mark (user-scoped: needs `party`). Filter: party.' },
   trade: { schema: TradeFrame, name: 'trade', summary: 'One per match, public. Filter: markets.' },
-  orderbookSnapshot: { schema: OrderbookSnapshotFrame, name: 'orderbook.snapshot', summary: 'Full book, when it changed. Filter: markets.' },
+  orderbookSnapshot: {
+    schema: OrderbookSnapshotFrame,
+    name: 'orderbook.snapshot',
+    summary: 'Full book. Without orderbook.delta: the polled engine book, when it changed. With it: the connection\'s view on subscribe and after a rebuild. Filter: markets.',
+  },
+  orderbookDelta: {
+    schema: OrderbookDeltaFrame,
+    name: 'orderbook.delta',
+    summary: 'Opt-in (kinds=orderbook.delta): changed levels of the connection\'s book view (depth, group), with bookSeq/prevBookSeq and a CRC-32 checksum. Filter: markets.',
+  },
+  orderUpdate: {
+    schema: OrderUpdateFrame,
+    name: 'order.update',
+    summary: 'User channel (needs a proven `party`): the order after each change, with the reason it ended; open orders on subscribe. Filter: party, markets.',
+  },
+  fill: {
+    schema: FillFrame,
+    name: 'fill',
+    summary: 'User channel (needs a proven `party`): the party\'s own fill legs only; the last fills on subscribe. Filter: party, markets.',
+  },
   candleUpdate: { schema: CandleUpdateFrame, name: 'candle.update', summary: 'Open bucket after a match. Filter: markets, intervals.' },
   candleClose: { schema: CandleCloseFrame, name: 'candle.close', summary: 'Exactly once per bucket. Filter: markets, intervals.' },
   engineEvent: {
@@ -136,6 +157,12 @@ export function buildAsyncApi(): Record<string, unknown> {
                 epoch: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'With since: the epoch of stream.subscribed the seq belongs to' },
                 heartbeat: { type: 'integer', minimum: 1, maximum: 300, description: 'Seconds between stream.heartbeat frames' },
                 snapshot: { type: 'string', enum: ['true', 'false'], description: 'false: no snapshot frames on subscribe; default true' },
+                depth: { type: 'integer', minimum: 1, maximum: 1000, description: 'With kinds=orderbook.delta: levels per side of the book view; default 20' },
+                group: {
+                  type: 'string',
+                  pattern: '^(none|sig:[2-5]|tick:[0-9]{1,12}(\\.[0-9]{1,10})?)$',
+                  description: 'With kinds=orderbook.delta: price grouping, sig:N significant figures or tick:T multiples (bids down, asks up); default none',
+                },
                 user: { type: 'string' },
                 sessionId: { type: 'string' },
                 sig: { type: 'string' },

@@ -1,7 +1,7 @@
 // Bounded replay history for `/v1/stream?since=<seq>`: the last N frames sent, in send order,
 // each with its serialised bytes. `coveredAfter` is the seq after which the history is complete:
 // every frame with a greater seq is still here. It moves up as frames are evicted, and when the
-// bridge reports a gap it could not fill.
+// event source reports a gap it could not fill.
 import type { Frame } from '../contracts/frame.js';
 
 export interface Sent {
@@ -21,12 +21,12 @@ export class History {
     this.ring = new Array(capacity);
   }
 
-  /** null: nothing is known yet (the bridge has not said where it starts). */
+  /** null: nothing is known yet (the event source has not said where it starts). */
   get coveredAfter(): number | null {
     return this.covered;
   }
 
-  /** The history is complete after `seq` (the bridge's start point, or the end of an unfilled gap). */
+  /** The history is complete after `seq` (the source's start point, or the end of an unfilled gap). */
   markCoveredAfter(seq: number): void {
     this.covered = this.covered === null ? seq : Math.max(this.covered, seq);
   }

@@ -7,6 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
+import { DEFAULT_INBOUND_LIMITS, limitInbound, type InboundLimits } from './inbound-limit.js';
 import type { Frame } from '../contracts/frame.js';
 import { serializeFrame } from './serialize.js';
 import { StreamClient, wireFrame } from './client.js';
@@ -24,6 +25,8 @@ export interface HubMetrics {
   sent(kind: string, n: number): void;
   slowCloses: { inc(): void };
   framesDropped: { inc(labels: { kind: string }): void };
+  /** Clients closed 1008 for sending past the message rate. */
+  floodCloses?: { inc(): void };
 }
 
 export interface HubLogger {
@@ -40,6 +43,8 @@ export interface HubOptions {
   logger: HubLogger;
   /** Without it (a hub with no runtime): epoch "empty", head = the last seq published, no snapshot. */
   state?: StreamStateSource;
+  /** What a client may send (src/stream/inbound-limit.ts); default DEFAULT_INBOUND_LIMITS. */
+  inbound?: InboundLimits;
 }
 
 export const GOING_AWAY = 1001;
@@ -65,7 +70,8 @@ export class StreamHub implements StreamFanout {
     this.history = new History(options.historySize);
     this.state = options.state ?? {
       epoch: () => EMPTY_EPOCH,
-      epochKnown: () => Promise.resolve(),
+      ready: () => true,
+      whenReady: () => Promise.resolve(),
       head: () => this.lastSeq,
       snapshot: () => ({ frames: [], later: null }),
     };
@@ -73,9 +79,12 @@ export class StreamHub implements StreamFanout {
   }
 
   accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription): void {
-    this.wss ??= new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: 4096 });
+    const inbound = this.options.inbound ?? DEFAULT_INBOUND_LIMITS;
+    this.wss ??= new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: inbound.maxBytes });
     this.wss.handleUpgrade(req, socket, head, (ws) => {
-      ws.on('message', () => {}); // clients have nothing to say; filters are fixed per connection
+      // Every client message passes the size and rate bound first; clients have nothing to say yet
+      // (filters are fixed per connection), so what passes is dropped.
+      limitInbound(ws, inbound, () => {}, () => this.options.metrics.floodCloses?.inc());
       this.add(ws, sub);
     });
   }
@@ -88,7 +97,7 @@ export class StreamHub implements StreamFanout {
     return this.index.size;
   }
 
-  /** Lets the history answer `since` requests from the bridge's start point, and past unfilled gaps. */
+  /** Lets the history answer `since` requests from the source's start point, and past unfilled gaps. */
   markCoveredAfter(seq: number): void {
     this.history.markCoveredAfter(seq);
   }
@@ -193,16 +202,17 @@ export class StreamHub implements StreamFanout {
     this.options.metrics.clients.set(this.index.size);
   }
 
-  /** Sends one frame to every matching client; the JSON is made once. */
-  publish(frame: Frame): void {
+  /** Sends one frame to every matching client; the JSON is made once. Returns the number of clients it reached. */
+  publish(frame: Frame): number {
     const sent: Sent = { frame, data: Buffer.from(serializeFrame(frame)) };
     this.history.push(sent);
-    if (frame.kind !== 'orderbook.snapshot' && (this.lastSeq === null || frame.seq > this.lastSeq)) this.lastSeq = frame.seq;
+    if (frame.kind !== 'orderbook.snapshot' && frame.kind !== 'orderbook.delta' && (this.lastSeq === null || frame.seq > this.lastSeq)) this.lastSeq = frame.seq;
     let n = 0;
     this.index.forEachRecipient(frame, (client) => {
       if (this.deliver(client, sent)) n++;
     });
     this.options.metrics.sent(frame.kind, n);
+    return n;
   }
 
   publishAll(frames: readonly Frame[]): void {

@@ -25,6 +25,11 @@ export interface LiveView {
   readonly accounts?: AccountBook;
   /** A runtime that was never started reports itself disabled. */
   status(): LiveStatus;
+  /**
+   * Why an order the engine answered `cancelled` ended (user, ioc, margin, reduce_only), from its
+   * engine.order_cancelled event, waiting up to `waitMs` for it; null when it did not come.
+   */
+  orderOutcome(orderId: string, waitMs: number): Promise<string | null>;
   /** The commitment check (docs/verification.md); null when the live runtime is disabled. */
   commitmentStatus(): CommitmentStatus | null;
 }

@@ -16,9 +16,11 @@ export class StreamMetrics {
   readonly framesDropped: Counter<'kind'>;
   readonly slowCloses: Counter;
   readonly rejected: Counter<'status'>;
+  readonly floodCloses: Counter;
   readonly sseReconnects: Counter;
   readonly sseLag: Gauge;
   readonly sseEvents: Counter;
+  readonly sseOversized: Counter;
   private readonly sentByKind = new Map<string, Counter.Internal>();
 
   private constructor(registry: Registry) {
@@ -32,10 +34,12 @@ export class StreamMetrics {
       registers,
     });
     this.slowCloses = new Counter({ name: 'bff_ws_slow_client_closes_total', help: 'Clients closed with 4008 (buffer over WS_CLIENT_BUFFER_BYTES)', registers });
+    this.floodCloses = new Counter({ name: 'bff_ws_flood_closes_total', help: 'Clients closed with 1008 for sending more messages than WS_CLIENT_MESSAGES_PER_S allows', registers });
     this.rejected = new Counter({ name: 'bff_ws_upgrades_rejected_total', help: 'Refused /v1/stream upgrades, by HTTP status', labelNames: ['status'], registers });
     this.sseReconnects = new Counter({ name: 'bff_sse_reconnects_total', help: 'Reconnections of the engine admin SSE stream', registers });
     this.sseLag = new Gauge({ name: 'bff_sse_lag_seconds', help: 'Gateway clock minus the ts of the last engine event received', registers });
     this.sseEvents = new Counter({ name: 'bff_sse_events_total', help: 'Engine events accepted from the admin SSE stream (after de-duplication)', registers });
+    this.sseOversized = new Counter({ name: 'bff_sse_oversized_total', help: 'Engine SSE connections dropped for a line or event longer than SSE_MAX_EVENT_BYTES', registers });
   }
 
   /** Counts n deliveries of one frame; label children are cached (this runs once per frame, not per client). */

@@ -15,12 +15,18 @@ import type { History, Sent } from './history.js';
 import type { SnapshotParts } from './snapshot.js';
 import { matches, type Subscription } from './subscription.js';
 
-/** What the hub reads from the live runtime: the epoch, the head, and the state for snapshots. */
+/** What the hub reads from the live runtime: readiness, the epoch, the head, and the state for snapshots. */
 export interface StreamStateSource {
+  /**
+   * Whether new connections may be opened now: the epoch is derived and, for a fleet replica, the
+   * start-up catch-up with the stream's head is done (the events it replays to fill its history
+   * must never reach a client as live frames).
+   */
+  ready(): boolean;
+  /** Resolves once `ready()`. */
+  whenReady(): Promise<void>;
   /** The identity of the engine history being streamed; null while it is first being derived. */
   epoch(): string | null;
-  /** Resolves once `epoch()` is known. */
-  epochKnown(): Promise<void>;
   /** The newest seq the gateway has; null before any. */
   head(): number | null;
   /** The snapshot frames for a new connection, as of now. */
@@ -54,8 +60,8 @@ export class ConnectionOpener {
    */
   async open(client: StreamClient): Promise<boolean> {
     const sub = client.sub;
-    if (this.options.state.epoch() === null) {
-      await this.options.state.epochKnown();
+    if (!this.options.state.ready()) {
+      await this.options.state.whenReady();
       // Nothing that was held meanwhile is lost: it is in the replay history and in the state.
       client.held = [];
       client.heldBytes = 0;

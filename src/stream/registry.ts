@@ -57,7 +57,10 @@ export class SubscriberIndex {
       if (b) for (const c of b) if (matches(c.sub, frame)) visit(c);
       return;
     }
-    const needsCheck = frame.interval !== undefined; // only candles have a filter the index does not hold
+    // Candles (intervals) and book frames (views) have a filter the index does not hold.
+    // Engine fills: a connection with a party filter gets only those with its legs.
+    const needsCheck =
+      frame.interval !== undefined || frame.kind === 'orderbook.snapshot' || frame.kind === 'orderbook.delta' || frame.kind === 'engine.order_filled';
     const each = (b: Bucket | undefined): void => {
       if (!b) return;
       if (needsCheck) {

@@ -4,6 +4,12 @@ import { Type, type TSchema } from 'typebox';
 import { Decimal, Market, Party, Seq, Timestamp } from '../contracts/wire.js';
 import { CANDLE_INTERVALS, PASSTHROUGH_KINDS } from '../contracts/frame.js';
 import { AccountBody } from '../contracts/account-wire.js';
+import { OrderbookDeltaFrame, ViewSnapshotPayload } from './book-schemas.js';
+
+import { FillFrame, OrderUpdateFrame } from './user-schemas.js';
+
+// Every frame schema is exported from here (the client's wire types are generated from this module).
+export { OrderbookDeltaFrame, OrderUpdateFrame, FillFrame };
 
 const Ts = { ...Timestamp, description: 'ISO 8601 UTC with milliseconds (engine time of the event)' };
 const PositionId = Type.String({ minLength: 1, maxLength: 64, description: 'Epoch identity of the position' });
@@ -80,6 +86,7 @@ export const TradeFrame = Type.Object(
     seq: Seq,
     ts: Ts,
     market: Market,
+    snapshot: SnapshotMark,
     payload: Type.Object(
       {
         side: { ...Side, description: 'Taker side' },
@@ -91,7 +98,7 @@ export const TradeFrame = Type.Object(
       strict,
     ),
   },
-  { ...strict, description: 'Public, one per match (one per engine.order_filled event).' },
+  { ...strict, description: 'Public, one per match (one per engine.order_filled event). On subscribe: the last 50 per market, marked snapshot.' },
 );
 
 const Level = Type.Tuple([Decimal, Decimal], { description: '[price, size]' });
@@ -102,12 +109,20 @@ export const OrderbookSnapshotFrame = Type.Object(
     ts: { ...Timestamp, description: 'When the gateway polled the book' },
     market: Market,
     snapshot: SnapshotMark,
-    payload: Type.Object(
-      { depth: Type.Integer({ minimum: 1, maximum: 100 }), bids: Type.Array(Level), asks: Type.Array(Level) },
-      strict,
-    ),
+    payload: Type.Union([
+      Type.Object(
+        { depth: Type.Integer({ minimum: 1, maximum: 100 }), bids: Type.Array(Level), asks: Type.Array(Level) },
+        { ...strict, description: 'The engine book polled every WS_ORDERBOOK_POLL_MS (connections without orderbook.delta)' },
+      ),
+      ViewSnapshotPayload,
+    ]),
   },
-  { ...strict, description: 'Full book (not a delta), best first; sent only when its content changed.' },
+  {
+    ...strict,
+    description:
+      'Full book (not a delta), best first. Without orderbook.delta in kinds: the polled engine book, sent only when its content changed. ' +
+      'With it: the connection\'s view (depth, grouping, order counts, bookSeq, checksum) on subscribe and after a rebuild; orderbook.delta frames follow.',
+  },
 );
 
 const CandlePayload = Type.Object(
@@ -244,6 +259,9 @@ export const FRAME_SCHEMAS: Record<string, TSchema> = {
   'account.update': AccountUpdateFrame,
   trade: TradeFrame,
   'orderbook.snapshot': OrderbookSnapshotFrame,
+  'orderbook.delta': OrderbookDeltaFrame,
+  'order.update': OrderUpdateFrame,
+  fill: FillFrame,
   'candle.update': CandleUpdateFrame,
   'candle.close': CandleCloseFrame,
   'stream.subscribed': SubscribedMessage,

@@ -6,6 +6,8 @@
 import { InvalidSubscriptionError } from './errors.js';
 import { MARKET_PATTERN, PARTY_PATTERN } from '../contracts/wire.js';
 import { CANDLE_INTERVALS, FRAME_KINDS, frameParty, type CandleInterval, type Frame } from '../contracts/frame.js';
+import { BOOK_QUERY_PARAMETERS, parseBookView } from './book-subscription.js';
+import { bookViewOf, viewKey, type BookViewSpec } from './book-views.js';
 
 export interface Subscription {
   /** null: every kind. */
@@ -37,6 +39,11 @@ export interface Subscription {
   /** false: no snapshot frames on subscribe. */
   snapshot: boolean;
   proof: { user: string; sessionId: string; sig: string } | null;
+  /**
+   * The order book view of a connection that asked for `orderbook.delta` (docs/stream.md "Order
+   * book deltas"): its book frames are made from the events; null: the spec's polled snapshots.
+   */
+  book: BookViewSpec | null;
 }
 
 /**
@@ -57,6 +64,7 @@ export const STREAM_QUERY_PARAMETERS: readonly string[] = [
   'epoch',
   'heartbeat',
   'snapshot',
+  ...BOOK_QUERY_PARAMETERS,
 ];
 const KNOWN_PARAMETERS: ReadonlySet<string> = new Set(STREAM_QUERY_PARAMETERS);
 
@@ -151,7 +159,12 @@ export function parseSubscription(query: URLSearchParams, knownMarkets: Readonly
     throw new InvalidSubscriptionError('party proof needs all of "user", "sessionId" and "sig" in the query');
   }
 
+  const book = parseBookView(query, kinds);
+  // A delta connection takes its view's orderbook.snapshot frames too: deltas mean nothing without them.
+  if (book && kinds && !kinds.includes('orderbook.snapshot')) kinds.push('orderbook.snapshot');
+
   const sub: Subscription = {
+    book,
     kinds: kinds ? new Set(kinds) : null,
     requestedMarkets: markets,
     markets: markets ? new Set(markets) : null,
@@ -193,7 +206,7 @@ export function judgeMarketsFilter(sub: Subscription, knownMarkets: ReadonlySet<
  * Gateway extensions a connection receives only when its `kinds` names them, so a client that
  * follows the spec alone sees spec kinds only (docs/stream.md).
  */
-export const OPT_IN_KINDS: ReadonlySet<string> = new Set(['account.update']);
+export const OPT_IN_KINDS: ReadonlySet<string> = new Set(['account.update', 'orderbook.delta', 'order.update', 'fill']);
 
 /** The whole filter: does this connection receive this frame? (The hub's index narrows first.) */
 export function matches(sub: Subscription, frame: Frame): boolean {
@@ -202,5 +215,29 @@ export function matches(sub: Subscription, frame: Frame): boolean {
   if (party !== undefined && !sub.parties.has(party)) return false;
   if (sub.markets && frame.market !== undefined && !sub.markets.has(frame.market)) return false;
   if (sub.intervals && frame.interval !== undefined && !sub.intervals.has(frame.interval)) return false;
+  if (frame.kind === 'orderbook.snapshot' || frame.kind === 'orderbook.delta') return bookFrameMatches(sub, frame);
+  if (frame.kind === 'engine.order_filled' && sub.parties.size > 0) return fillConcerns(frame, sub.parties);
   return true;
+}
+
+/**
+ * A connection with a `party` filter asked for its parties' frames: of the engine's (public)
+ * fill events it gets only those with a leg of one of its parties, forwarded unchanged
+ * (docs/stream.md "User channels": before, it got every match of every party). Its own legs
+ * alone come as `fill` frames.
+ */
+function fillConcerns(frame: Frame, parties: ReadonlySet<string>): boolean {
+  const legs = frame.payload.legs;
+  if (!Array.isArray(legs)) return false;
+  return legs.some((l) => typeof l === 'object' && l !== null && parties.has((l as { party?: unknown }).party as string));
+}
+
+/**
+ * Book frames: the polled (spec) snapshots go to connections without a view, the frames made for a
+ * view to the connections with that view only.
+ */
+function bookFrameMatches(sub: Subscription, frame: Frame): boolean {
+  const view = bookViewOf(frame);
+  if (view === undefined) return sub.book === null && frame.kind === 'orderbook.snapshot';
+  return sub.book !== null && frame.market !== undefined && viewKey(frame.market, sub.book) === view;
 }

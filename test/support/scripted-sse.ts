@@ -38,6 +38,13 @@ export interface ScriptedEngine {
   oldestSeq: number;
   /** When true, streams send nothing at all (no events, no heartbeats). */
   silent: boolean;
+  /**
+   * Starts a line that never ends on every open stream: `data: ` then this many bytes of `x`
+   * every 5 ms, with no newline, until the stream closes or `endlessLine(0)` (new streams are normal).
+   * `endlessBytes` counts what was written.
+   */
+  endlessLine(chunkBytes: number): void;
+  readonly endlessBytes: number;
   heartbeatMs: number;
   markets: Array<{ symbol: string; status: string }>;
   /** When set, `GET /v1/markets` answers this HTTP status (an engine that cannot list its markets). */
@@ -72,6 +79,8 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
   const log: ScriptedEvent[] = [];
   const streams = new Map<ServerResponse, { cursor: number | null }>();
 
+  const floods = new Set<NodeJS.Timeout>();
+  let floodBytes = 0;
   const writeTo = (res: ServerResponse, st: { cursor: number | null }): void => {
     if (engine.silent) return;
     let out = '';
@@ -176,6 +185,24 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
     writeRaw(event) {
       for (const res of streams.keys()) res.write(frame(event));
     },
+    endlessLine(chunkBytes: number) {
+      for (const t of floods) clearInterval(t);
+      floods.clear();
+      if (chunkBytes <= 0) return;
+      const chunk = 'x'.repeat(chunkBytes);
+      for (const res of streams.keys()) {
+        res.write('data: ');
+        const t = setInterval(() => {
+          if (res.destroyed) return void clearInterval(t);
+          res.write(chunk);
+          floodBytes += chunkBytes;
+        }, 5);
+        floods.add(t);
+      }
+    },
+    get endlessBytes() {
+      return floodBytes;
+    },
     dropAll() {
       for (const res of streams.keys()) res.destroy();
       streams.clear();
@@ -185,6 +212,7 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
     },
     waitFor: (p, t) => waitFor(p, t),
     async close() {
+      engine.endlessLine(0);
       engine.dropAll();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

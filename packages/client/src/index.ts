@@ -3,7 +3,7 @@
 export { GatewayClient, type ClientOptions, type Page } from './client.js';
 export { GatewayError, type ErrorBody } from './errors.js';
 export { defaultRetry, backoffDelay, isRetryableStatus, type RetryPolicy } from './retry.js';
-export { Session, localParty, prepareSession, sessionAuthMessage, requestMessage, MAX_SESSION_MS, type PartySigner, type SignedHeaders } from './signing.js';
+export { Session, localParty, prepareSession, sessionAuthMessage, requestMessage, MAX_SESSION_MS, MAX_TS_LEAD_MS, type PartySigner, type SignedHeaders } from './signing.js';
 export { generateKeyPair, keyPairFromSeed, signHex, type CryptoKey, type Ed25519KeyPair } from './ed25519.js';
 export { Transport, buildTarget, fetchSender, type Sender, type SendRequest, type SendResult, type Query, type CallOptions, type SessionRenewer } from './transport.js';
 export { Clock } from './clock.js';
@@ -50,3 +50,5 @@ export { verifyUserBatch, userRootOf, foldPath, type BatchVerdict, type VerifySt
 export { verifyHistory, type HistoryOptions, type HistoryProgress, type HistoryVerdict, type HistorySource, type ChainBreak } from './verify/history.js';
 export { canonicalJson, leafText, holdersOf, heldBy, ZERO_ROOT, type CommittedEvent, type PathStep } from './verify/scheme.js';
 export type * from './types.js';
+export { DeltaOrderBook, bookChecksum, type BookLevel, type BookApplyResult } from './order-book.js';
+export { BookFrameGate } from './book-gate.js';

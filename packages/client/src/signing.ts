@@ -34,10 +34,22 @@ export interface SignedHeaders {
   'x-session-sig': string;
 }
 
+/**
+ * The last timestamp signed with each session id in this JavaScript realm, shared by every Session
+ * object of that id (two clients that restored one stored session, for instance). Ed25519 is
+ * deterministic: two identical requests signed with one timestamp are one signature, and the
+ * gateway and the engine refuse the second as a replay. The signed bytes cannot carry a nonce (the
+ * target and body are the request's own, and the engine's contract fixes them), so timestamps of
+ * one session never repeat instead (docs/client.md "Signatures are never repeated").
+ */
+const lastTsBySession = new Map<string, number>();
+/** How far ahead of the clock a burst may push the timestamps before signing waits for the clock. */
+export const MAX_TS_LEAD_MS = 1_000;
+/** The signature window (±30 s) and a second of slack: timestamps further ahead were all refused. */
+const RESTART_BEHIND_MS = 31_000;
+
 /** An authorised session: signs requests with its ephemeral key. */
 export class Session {
-  private lastTs = 0;
-
   constructor(
     readonly party: string,
     readonly sessionId: string,
@@ -57,13 +69,25 @@ export class Session {
   }
 
   /**
-   * A strictly increasing timestamp: the engine refuses a (session, ts, signature) it has seen,
-   * so two identical requests in the same millisecond must still differ.
+   * A timestamp never used before by this session id in this realm: the clock, or one past the
+   * last one when the clock has not moved. More than 1 000 signatures a second would push it ever
+   * further ahead of the clock and out of the ±30 s window, so past MAX_TS_LEAD_MS ahead it waits
+   * for the clock (at most 1 000 signed requests a second per session, sustained). A clock that
+   * moved back by more than the window (a skew learnt from the gateway's 401) restarts from the
+   * clock: every timestamp signed before was that far ahead of the gateway's time, so refused, and
+   * none can be repeated as a replay. A smaller step back waits, once, for the clock to pass it.
    */
-  nextTs(): number {
-    const now = this.now();
-    this.lastTs = now > this.lastTs ? now : this.lastTs + 1;
-    return this.lastTs;
+  async nextTs(): Promise<number> {
+    for (;;) {
+      const now = this.now();
+      const last = lastTsBySession.get(this.sessionId) ?? 0;
+      const ts = now > last || last - now > RESTART_BEHIND_MS ? now : last + 1;
+      if (ts - now <= MAX_TS_LEAD_MS) {
+        lastTsBySession.set(this.sessionId, ts);
+        return ts;
+      }
+      await new Promise((resolve) => setTimeout(resolve, ts - now - MAX_TS_LEAD_MS));
+    }
   }
 
   async signature(message: string): Promise<string> {
@@ -71,14 +95,14 @@ export class Session {
   }
 
   async headers(method: string, target: string, body: string): Promise<SignedHeaders> {
-    const ts = this.nextTs();
+    const ts = await this.nextTs();
     const sig = await signHex(this.key, requestMessage(method, target, ts, body));
     return { 'x-user': this.party, 'x-session-id': this.sessionId, 'x-session-sig': `${ts}.${sig}` };
   }
 
   /** The stream's auth query (docs/stream.md: browsers cannot set WebSocket headers). */
   async streamAuth(path = '/v1/stream'): Promise<{ user: string; sessionId: string; sig: string }> {
-    const ts = this.nextTs();
+    const ts = await this.nextTs();
     const sig = await signHex(this.key, requestMessage('GET', path, ts, ''));
     return { user: this.party, sessionId: this.sessionId, sig: `${ts}.${sig}` };
   }

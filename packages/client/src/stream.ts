@@ -11,6 +11,7 @@
 // expired session are fixed (clock offset from `serverTime`, the session-expiry hook) and tried
 // again; 429/5xx/network errors are retried with backoff. A half-open socket (no frame, not even
 // `stream.heartbeat`, for two heartbeat periods) is dropped and replaced.
+import { BookFrameGate } from './book-gate.js';
 import type { FrameKind, Interval, KnownMarket } from './engine-events.js';
 import { errorBody, GatewayError } from './errors.js';
 import { backoffDelay } from './retry.js';
@@ -42,14 +43,26 @@ export interface StreamOptions {
   kinds?: FrameKind[];
   /** Parties whose user-scoped frames to receive; the client's session must prove them. */
   party?: string[];
-  /** Markets: known literals, or any `string` value read at run time (the escape hatch). */
+  /**
+   * Markets: known literals, or any `string` value read at run time (the escape hatch). **A list
+   * naming no market the engine knows is ignored by the gateway and every market is streamed** (the
+   * spec's rule 1): `onWarning` is called when that happens (by default `console.warn`), so a
+   * misspelt symbol (`btc-perp`) does not silently flood the screen.
+   */
   markets?: Array<KnownMarket | (string & {})>;
+  /** Called when the gateway ignored the markets filter (it names no market the engine lists); default console.warn. */
+  onWarning?: (message: string) => void;
   /** Candle intervals ('2m' does not compile). */
   intervals?: Interval[];
   /** Resume point: the last seq the consumer processed before this client existed. */
   lastSeq?: number | null;
   /** Epoch (engine history) `lastSeq` belongs to, from an earlier `stream.subscribed`. */
   epoch?: string | null;
+  /**
+   * With `orderbook.delta` in `kinds`: the book view (levels per side 1..1000, default 20; grouping
+   * `sig:2`…`sig:5` or `tick:<decimal>`); keep it with DeltaOrderBook (docs/client.md "Order books").
+   */
+  book?: { depth?: number; group?: string };
   /** Ask for the state on subscribe (snapshot frames); default true. */
   snapshot?: boolean;
   /** Heartbeat period asked of the gateway, in s (1..300, default 15; 0: none, no half-open check). */
@@ -103,6 +116,8 @@ export class StreamClient {
   private arrived = new Map<string, number>();
   /** Highest seq covered by a REST backfill: frames at or below it are already in (as raw events). */
   private restCoveredTo = -1;
+  /** Drops book frames older than the book already delivered (a reconnect replays old ones). */
+  private readonly books = new BookFrameGate();
 
   constructor(private readonly options: StreamOptions) {
     this.last = options.lastSeq ?? null;
@@ -151,6 +166,8 @@ export class StreamClient {
     if (party?.length) params.set('party', party.join(','));
     if (markets?.length) params.set('markets', markets.join(','));
     if (intervals?.length) params.set('intervals', intervals.join(','));
+    if (this.options.book?.depth !== undefined) params.set('depth', String(this.options.book.depth));
+    if (this.options.book?.group !== undefined) params.set('group', this.options.book.group);
     params.set('control', 'true');
     if (this.last !== null) {
       // One below the last seq: frames of that seq that never arrived are replayed too; the ones
@@ -320,8 +337,12 @@ export class StreamClient {
   private onControl(conn: Connection, message: ControlMessage): void {
     switch (message.kind) {
       case 'stream.subscribed': {
-        const p = message.payload as { epoch?: string; headSeq?: number | null };
+        const p = message.payload as { epoch?: string; headSeq?: number | null; marketsIgnored?: boolean; markets?: string[] | null };
         if (typeof p.epoch === 'string') this.currentEpoch = p.epoch;
+        if (p.marketsIgnored === true && this.options.markets?.length) {
+          const warn = this.options.onWarning ?? ((m: string) => console.warn(m));
+          warn(`@gateway/client: markets=${this.options.markets.join(',')} names no market the engine lists; the gateway streams every market`);
+        }
         conn.headSeq = p.headSeq ?? null;
         // A fresh connection starts at the head: a reconnect before any frame resumes from there.
         if (this.last === null && typeof p.headSeq === 'number') this.moveTo(p.headSeq);
@@ -358,6 +379,7 @@ export class StreamClient {
     this.restCoveredTo = -1;
     this.delivered.clear();
     this.arrived.clear();
+    this.books.clear();
     if (payload === null) this.currentEpoch = null;
     this.options.onReset?.(payload);
   }
@@ -430,6 +452,7 @@ export class StreamClient {
   }
 
   private deliver(frame: Frame): void {
+    if (!this.books.admit(frame)) return;
     // State frames (snapshots on subscribe, polled books) are current as of their seq, not events:
     // always delivered, never moving the resume point.
     if (frame.snapshot === true || frame.kind === 'orderbook.snapshot' || typeof frame.seq !== 'number') {

@@ -13,6 +13,9 @@ import type {
   Market,
   Order,
   OrderbookSnapshotFrame,
+  OrderbookDeltaFrame,
+  OrderUpdateFrame,
+  FillFrame,
   PositionUpdateFrame,
   ResetMessage,
   SubscribedMessage,
@@ -161,7 +164,7 @@ export interface SnapshotMark {
 }
 /** Every message with an engine seq: domain frames and forwarded engine events. */
 export type Frame =
-  | ((PositionUpdateFrame | BalanceUpdateFrame | AccountUpdateFrame | TradeFrame | OrderbookSnapshotFrame | CandleUpdateFrame | CandleCloseFrame) & SnapshotMark)
+  | ((PositionUpdateFrame | BalanceUpdateFrame | AccountUpdateFrame | TradeFrame | OrderbookSnapshotFrame | OrderbookDeltaFrame | OrderUpdateFrame | FillFrame | CandleUpdateFrame | CandleCloseFrame) & SnapshotMark)
   | TypedEngineEvent;
 /** Control messages, sent to connections that opt in (`control=true` or `since=`). */
 export type ControlMessage = SubscribedMessage | GapMessage | ResetMessage | HeartbeatMessage;

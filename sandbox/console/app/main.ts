@@ -202,7 +202,8 @@ function onMarketMessage(message: StreamMessage): void {
   const frame: Frame = message.frame;
   switch (frame.kind) {
     case 'orderbook.snapshot':
-      book = { bids: frame.payload.bids, asks: frame.payload.asks };
+      // Levels of a delta subscription carry an order count too; the price and size are what this table shows.
+      book = { bids: frame.payload.bids.map((l) => [l[0], l[1]]), asks: frame.payload.asks.map((l) => [l[0], l[1]]) };
       renderBook();
       break;
     case 'trade':

@@ -3,7 +3,7 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../errors.js';
-import { Decimal, errors, Market as MarketSymbol, NullableDecimal, NullableSeq } from '../schemas.js';
+import { Decimal, errors, Market as MarketSymbol, NullableDecimal, NullableSeq, Seq, Timestamp } from '../schemas.js';
 import { MarketCatalog, MARKET_LIST_TTL_MS, PRICE_SIG_FIGS, STATS_TTL_MS } from '../../markets/catalog.js';
 
 const Stats24h = Type.Object(
@@ -40,6 +40,20 @@ export const MarketBody = Type.Object(
     sizeStep: { ...Decimal, description: '10^-szDecimals' },
     priceSigFigs: Type.Integer({ description: `Prices have at most ${PRICE_SIG_FIGS} significant figures (integers excepted)` }),
     maxPriceDecimals: Type.Integer({ minimum: 0, description: 'Prices have at most max(0, 6 − szDecimals) decimals' }),
+    lastTrade: Type.Union(
+      [
+        Type.Object(
+          {
+            price: Decimal,
+            seq: { ...Seq, description: 'Seq of the match' },
+            at: { ...Timestamp, description: 'Engine time of the match' },
+          },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
+      { description: 'The latest match whatever its age (stats24h.last is null once it is older than 24 h); null when the market never traded' },
+    ),
     stats24h: Stats24h,
   },
   { description: 'A market, its trading rules (engine contract grid rules) and 24 h statistics' },

@@ -27,6 +27,8 @@ export function forwarder(options: {
   route: string;
   signed: boolean;
   onAnswer?: (request: FastifyRequest, res: EngineResponse) => void;
+  /** A 2xx answer the route adds to (null: relayed as is, byte for byte). */
+  amend?: (res: EngineResponse) => Promise<Buffer | null>;
   /**
    * Public, bodiless GETs only: identical concurrent requests share one engine call that started
    * after they arrived (shared-read.ts). Requires `path` to be the normalised target.
@@ -90,6 +92,10 @@ export function forwarder(options: {
       });
       outcome = String(res.status);
       onAnswer?.(request, res);
+      if (options.amend && res.status >= 200 && res.status < 300) {
+        const amended = await options.amend(res);
+        if (amended) return relayEngineAnswer({ ...res, body: amended }, reply);
+      }
       return relayEngineAnswer(res, reply);
     } finally {
       timer.observe(outcome, (performance.now() - start) / 1000);

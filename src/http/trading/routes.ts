@@ -15,6 +15,8 @@ import { SessionLearning } from '../../auth/session-learning.js';
 import { ApiError } from '../errors.js';
 import { errors } from '../schemas.js';
 import { forwarder } from './forward.js';
+import type { LiveView } from '../../stream/live-view.js';
+import type { EngineResponse } from '../../engine/client.js';
 import { readGetBody } from './get-body.js';
 import { proxyMetrics } from './metrics.js';
 import {
@@ -76,7 +78,7 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budget: PartyBudget
     signed: false,
     onAnswer: (request, res) => learnSession(learning, request.body, res),
   });
-  const placeOrder = forwarder({ engine, metrics, route: 'POST /v1/orders', signed: true, chargeParty });
+  const placeOrder = forwarder({ engine, metrics, route: 'POST /v1/orders', signed: true, chargeParty, amend: (res) => explainEndedAtOnce(app.live, res) });
   const cancelOrder = forwarder({ engine, metrics, route: 'DELETE /v1/orders/:orderId', signed: true, chargeParty });
   const setTpsl = forwarder({ engine, metrics, route: 'POST /v1/tpsl', signed: true, chargeParty });
   const orderbook = forwarder({
@@ -210,3 +212,25 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budget: PartyBudget
     },
   });
 };
+
+/** How long a place-order answer waits for the cancel event that says why the order ended. */
+export const OUTCOME_WAIT_MS = 250;
+
+/**
+ * An order the engine answered `cancelled` ended at once (an IOC or market order without enough
+ * liquidity, margin, reduce-only): the answer gets the `reason` of its engine.order_cancelled
+ * event (docs/trading.md). Any other answer, or no event within OUTCOME_WAIT_MS: relayed as is.
+ */
+async function explainEndedAtOnce(live: LiveView | null, res: EngineResponse): Promise<Buffer | null> {
+  if (!live || !res.body.includes('"cancelled"')) return null;
+  let answer: unknown;
+  try {
+    answer = JSON.parse(res.body.toString('utf8'));
+  } catch {
+    return null;
+  }
+  const a = answer as { ok?: unknown; status?: unknown; orderId?: unknown };
+  if (typeof answer !== 'object' || answer === null || a.ok !== true || a.status !== 'cancelled' || typeof a.orderId !== 'string') return null;
+  const reason = await live.orderOutcome(a.orderId, OUTCOME_WAIT_MS);
+  return reason === null ? null : Buffer.from(JSON.stringify({ ...(answer as object), reason }));
+}

@@ -60,7 +60,18 @@ export const OrderBody = Type.Object({
   sl: Type.Optional(LegIn),
 });
 export const OrderAnswer = okOrRejected(
-  Type.Object({ ok: Type.Literal(true), orderId: Id, status: Type.String(), filledSize: Decimal10, avgPrice: Type.Union([Decimal10, Type.Null()]) }),
+  Type.Object({
+    ok: Type.Literal(true),
+    orderId: Id,
+    status: Type.String(),
+    filledSize: Decimal10,
+    avgPrice: Type.Union([Decimal10, Type.Null()]),
+    reason: Type.Optional(
+      Type.Union([Type.Literal('user'), Type.Literal('ioc'), Type.Literal('margin'), Type.Literal('reduce_only')], {
+        description: 'Added by the gateway when the order ended at once (status cancelled): ioc = no more liquidity for an IOC or market order; margin; reduce_only',
+      }),
+    ),
+  }),
   'Order accepted',
 );
 

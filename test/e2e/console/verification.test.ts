@@ -61,7 +61,7 @@ describe.skipIf(!run)('console: fills verified against the chain', () => {
     await page.click('#verify-history');
     await expect.poll(runs, { timeout: 20_000 }).toBe(before + 1);
   };
-  const states = () => page.$$eval('[data-testid=my-fill]', (rows) => rows.map((r) => (r as HTMLElement).dataset.state));
+  const states = () => page.$$eval('[data-testid=my-fill]', (rows) => rows.map((r) => r.getAttribute('data-state')));
 
   it('shows each fill verified, pending or in red, and the history summary', { timeout: 120_000 }, async () => {
     try {
@@ -82,12 +82,12 @@ describe.skipIf(!run)('console: fills verified against the chain', () => {
       expect(await states()).toEqual(['pending', 'mismatch', 'verified']);
       const tx = await page.textContent('[data-testid=my-fill][data-state=verified] [data-testid=fill-tx]');
       expect(tx).toMatch(/^tx [0-9a-f]{10}…$/);
-      const red = await page.$eval('[data-testid=my-fill][data-state=mismatch] .bad', (el) => getComputedStyle(el).color);
+      const red = await page.$eval('[data-testid=my-fill][data-state=mismatch] .bad', (el) => (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(el).color);
       expect(red).toBe('rgb(239, 83, 80)');
       expect(await page.textContent('[data-testid=my-fill][data-state=mismatch]')).toContain('mismatch (userRoot)');
       expect(await page.textContent('#verify-summary')).toMatch(/^2 of 3 user batches verified \(\d+ events\), 1 MISMATCH in \d+ ms$/);
       expect(await page.getAttribute('#verify-summary', 'class')).toBe('bad');
-      expect(await page.$eval('#verify-progress', (el) => [(el as HTMLProgressElement).value, (el as HTMLProgressElement).max])).toEqual([3, 3]);
+      expect(await page.$eval('#verify-progress', (el) => [(el as unknown as { value: number }).value, (el as unknown as { max: number }).max])).toEqual([3, 3]);
       const last = await page.evaluate(() => (globalThis as unknown as { __verification: Metrics }).__verification.last);
       expect(last).toMatchObject({ status: 'failed', batches: 3, verified: 2, failed: 1 });
     } finally {

@@ -131,10 +131,10 @@ describe('traces (OpenTelemetry SDK, in-memory exporter)', () => {
     const [server] = await spansWhere((s) => s.name === 'GET /v1/users/:party/fills');
     expect(server).toBeDefined();
     expect(server!.parentSpanContext).toBeUndefined();
-    const [read] = await spansWhere((s) => s.name === 'db listFills' && s.spanContext().traceId === server!.spanContext().traceId);
+    const [read] = await spansWhere((s) => s.name === 'db listFillsJson' && s.spanContext().traceId === server!.spanContext().traceId);
     expect(read).toBeDefined();
     expect(read!.parentSpanContext?.spanId).toBe(server!.spanContext().spanId);
-    expect(read!.attributes).toEqual({ 'db.system.name': 'postgresql', 'db.query.summary': 'listFills' });
+    expect(read!.attributes).toEqual({ 'db.system.name': 'postgresql', 'db.query.summary': 'listFillsJson' });
   });
 
   it('makes no span for /metrics, /healthz and /readyz scrapes', async () => {

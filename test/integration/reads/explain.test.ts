@@ -11,6 +11,7 @@ import { listDeposits, listWithdrawals, withdrawalNonce } from '../../../src/db/
 import { batchByNum, listBatches, listUserBatches, listUserBatchesOf } from '../../../src/db/queries/batches.js';
 import { existingOrderIds, listOrders } from '../../../src/db/queries/orders.js';
 import { balanceOf, listFills } from '../../../src/db/queries/fills.js';
+import { lastTrades, listTrades } from '../../../src/db/queries/trades.js';
 import { listPositions } from '../../../src/db/queries/positions.js';
 import { listTriggers } from '../../../src/db/queries/triggers.js';
 import { claimHead, claimsAfter, claimStatuses, verificationRows, verifyManifests, verifyUserBatches } from '../../../src/db/queries/verifications.js';
@@ -94,6 +95,9 @@ describe(`every read over ${FILLS} fills`, () => {
       ['fills', () => listFills(sql, { limit: 100 })],
       ['fills (cursor)', () => listFills(sql, { limit: 1000, before: middle })],
       ['fills by market', () => listFills(sql, { market: 'ETH-PERP', limit: 100 })],
+      ['trades', () => listTrades(sql, { market: 'ETH-PERP', limit: 100 })],
+      ['trades (cursor)', () => listTrades(sql, { market: 'BTC-PERP', before: middle, limit: 500 })],
+      ['last trade per market', () => lastTrades(sql, ['BTC-PERP', 'ETH-PERP', 'SOL-PERP'])],
       // limit 1 always lands inside a fill event (2+ legs): the same-seq and "more beyond" probes run too.
       ['fills, limit inside an event', () => listFills(sql, { limit: 1, before: middle })],
       ['fills by market, limit inside an event', () => listFills(sql, { market: 'SOL-PERP', limit: 1 })],

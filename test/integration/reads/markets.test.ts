@@ -81,6 +81,7 @@ describe('GET /v1/markets', () => {
       {
         symbol: 'BTC-PERP', status: 'active', szDecimals: 4, minNotional: '10.0000000000', maxLeverage: 20,
         sizeStep: '0.0001000000', priceSigFigs: 5, maxPriceDecimals: 2,
+        lastTrade: { price: '95.5000000000', seq: 13, at: expect.any(String) },
         stats24h: {
           open: '100.0000000000', high: '120.0000000000', low: '95.5000000000', last: '95.5000000000',
           change: '-4.5000000000', changePct: '-4.5000000000',
@@ -91,10 +92,12 @@ describe('GET /v1/markets', () => {
       {
         symbol: 'ETH-PERP', status: 'active', szDecimals: 3, minNotional: '10.0000000000', maxLeverage: 20,
         sizeStep: '0.0010000000', priceSigFigs: 5, maxPriceDecimals: 3, stats24h: NO_TRADES,
+        // Its only match is older than the window: no 24 h figures, but its last price and time.
+        lastTrade: { price: '3000.0000000000', seq: 9, at: expect.any(String) },
       },
       {
         symbol: 'NEW-PERP', status: 'halted', szDecimals: 7, minNotional: '5.5000000000', maxLeverage: 3,
-        sizeStep: '0.0000001000', priceSigFigs: 5, maxPriceDecimals: 0, stats24h: NO_TRADES,
+        sizeStep: '0.0000001000', priceSigFigs: 5, maxPriceDecimals: 0, lastTrade: null, stats24h: NO_TRADES,
       },
     ]);
   });
@@ -170,6 +173,16 @@ describe('the 24 h window edge', () => {
       expect([stats.open, stats.low, stats.last, stats.trades]).toEqual(['60.0000000000', '60.0000000000', '70.0000000000', 2]);
     } finally {
       await edgeGw.close();
+    }
+    // A market whose last match is older than the window: no 24 h figures, but its last price and time.
+    await edgeDb.sql`DELETE FROM fills WHERE seq > 1`;
+    const quietGw = await startGateway({ DATABASE_URL: edgeDb.url, ENGINE_BASE_URL: engine.url, AUTH_DISABLED: 'true' });
+    try {
+      const market = (await quietGw.app.inject('/v1/markets/BTC-PERP')).json();
+      expect([market.stats24h.last, market.stats24h.trades]).toEqual([null, 0]);
+      expect(market.lastTrade).toEqual({ price: '50.0000000000', seq: 1, at: new Date(now - 86_400_000 - 5_000).toISOString() });
+    } finally {
+      await quietGw.close();
       await edgeDb.drop();
     }
   });

@@ -103,7 +103,7 @@ describe('stream filters (AUTH_DISABLED=true)', () => {
   });
 
   it('?since replays the history after that seq, then continues live without a gap or repeat', async () => {
-    const c = await connect(s.gw.url, 'kinds=engine.tick_start,trade&since=1');
+    const c = await connect(s.gw.url, 'kinds=engine.tick_start,trade&since=1&snapshot=false');
     const live = tick(++seq, at(5));
     s.engine.push(live);
     // Frames arrive in order: once the live one is in, everything before it is too.
@@ -357,7 +357,7 @@ describe('limits, slow consumers, shutdown', () => {
       expect(doc.asyncapi).toBe('3.0.0');
       expect(doc.channels.stream.address).toBe('/v1/stream');
       expect(Object.values(doc.components.messages).map((m: any) => m.name)).toEqual([
-        'position.update', 'balance.update', 'account.update', 'trade', 'orderbook.snapshot', 'candle.update', 'candle.close', 'engine event', 'stream.subscribed', 'stream.gap',
+        'position.update', 'balance.update', 'account.update', 'trade', 'orderbook.snapshot', 'orderbook.delta', 'order.update', 'fill', 'candle.update', 'candle.close', 'engine event', 'stream.subscribed', 'stream.gap',
         'stream.reset', 'stream.heartbeat',
       ]);
       expect(doc.channels.stream.bindings.ws.query.properties.heartbeat).toMatchObject({ minimum: 1, maximum: 300 });

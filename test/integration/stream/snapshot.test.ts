@@ -37,13 +37,16 @@ describe('snapshot frames (memory state)', () => {
     await narrow.waitFor((m) => m.length >= 2);
     const candles = (market: string, seq: number) => ['1m', '5m', '15m', '1h', '4h', '1d'].map((i) => `candle.update@${market}/${i}:${seq}:snap`);
     const allTags = all.messages.map(tag);
-    expect(allTags.slice(0, 14)).toEqual([
+    expect(allTags.slice(0, 16)).toEqual([
       'orderbook.snapshot@BTC-PERP:2:snap',
       'orderbook.snapshot@ETH-PERP:3:snap',
       ...candles('BTC-PERP', 1),
       ...candles('ETH-PERP', 2),
+      // The last trades of each market (a trade tape full at once).
+      'trade@BTC-PERP:1:snap',
+      'trade@ETH-PERP:2:snap',
     ]);
-    expect(allTags[14]).toBe('engine.order_filled@BTC-PERP:3'); // then live
+    expect(allTags[16]).toBe('engine.order_filled@BTC-PERP:3'); // then live
     expect(all.messages[2]!.payload).toMatchObject({ open: '100.0000000000', close: '100.0000000000', volume: '2.0000000000', trades: 1 });
     expect(narrow.messages.map(tag)).toEqual(['orderbook.snapshot@ETH-PERP:3:snap', 'candle.update@ETH-PERP/1h:2:snap']);
     expect(optOut.messages.some((m) => m.snapshot)).toBe(false);

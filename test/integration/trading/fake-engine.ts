@@ -17,7 +17,9 @@ export interface RecordedRequest {
 export type FakeAnswer =
   | { status: number; body: string | object; headers?: Record<string, string>; delayMs?: number }
   | { hang: true }
-  | { reset: true };
+  | { reset: true }
+  /** Headers at once (status 200, a long Content-Length), then one body byte every `everyMs`, never done. */
+  | { trickleEveryMs: number };
 
 export interface FakeEngine {
   url: string;
@@ -65,6 +67,17 @@ export async function startFakeEngine(): Promise<FakeEngine> {
       }
       if ('reset' in answer) {
         req.socket.destroy();
+        return;
+      }
+      if ('trickleEveryMs' in answer) {
+        hanging.add(res);
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000000' });
+        res.write('{');
+        const timer = setInterval(() => res.write(' '), answer.trickleEveryMs);
+        res.on('close', () => {
+          clearInterval(timer);
+          if (hanging.delete(res)) fake.abandoned++;
+        });
         return;
       }
       const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);

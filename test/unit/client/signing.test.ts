@@ -1,6 +1,6 @@
 // The client's WebCrypto signing, checked against RFC 8032 and against the gateway's own verifier.
 import { describe, expect, it } from 'vitest';
-import { keyPairFromSeed, localParty, prepareSession, requestMessage, Session, signHex } from '../../../packages/client/src/index.js';
+import { keyPairFromSeed, localParty, MAX_TS_LEAD_MS, prepareSession, requestMessage, Session, signHex } from '../../../packages/client/src/index.js';
 import { importPublicKey, verifySignature } from '../../../src/auth/signature.js';
 
 // RFC 8032 §7.1, test 1.
@@ -50,5 +50,47 @@ describe('client signing', () => {
     const auth = await session.streamAuth();
     const [tsS, sigS] = auth.sig.split('.') as [string, string];
     expect(verifies(prepared.key.publicKeyHex, `GET\n/v1/stream\n${tsS}\n`, sigS)).toBe(true);
+  });
+});
+
+describe('client signatures are never repeated', () => {
+  it('two Session objects of one session id never sign the same timestamp, even in one millisecond', async () => {
+    const p = await localParty('dave');
+    const prepared = await prepareSession(p, 60_000);
+    // Two clients that restored one stored session, signing the same request at the same instant.
+    const frozenClock = () => 2_000_000;
+    const a = new Session(p.party, 'sess-shared', Date.now() + 60_000, prepared.key.privateKey, frozenClock);
+    const b = new Session(p.party, 'sess-shared', Date.now() + 60_000, prepared.key.privateKey, frozenClock);
+    const sigs = await Promise.all(Array.from({ length: 400 }, (_, i) => (i % 2 ? a : b).headers('GET', '/v1/orderbook?market=BTC-PERP', '')));
+    const values = sigs.map((h) => h['x-session-sig']);
+    expect(new Set(values).size).toBe(values.length);
+  });
+
+  it('a burst is signed at most MAX_TS_LEAD_MS ahead of the clock, then waits for it', async () => {
+    const p = await localParty('erin');
+    const prepared = await prepareSession(p, 60_000);
+    const session = new Session(p.party, 'sess-burst', Date.now() + 60_000, prepared.key.privateKey);
+    const out: Array<{ ts: number; at: number }> = [];
+    // 1 500 requests as fast as possible: more than the lead allows within one clock millisecond.
+    for (let i = 0; i < 1_500; i++) {
+      const h = await session.headers('GET', '/v1/time', '');
+      out.push({ ts: Number(h['x-session-sig'].split('.')[0]), at: Date.now() });
+    }
+    const ts = out.map((o) => o.ts);
+    expect(new Set(ts).size).toBe(ts.length);
+    for (let i = 1; i < ts.length; i++) expect(ts[i]!).toBeGreaterThan(ts[i - 1]!);
+    expect(Math.max(...out.map((o) => o.ts - o.at))).toBeLessThanOrEqual(MAX_TS_LEAD_MS);
+  });
+
+  it('a clock corrected back by more than the window restarts from the clock instead of waiting', async () => {
+    const p = await localParty('fred');
+    const prepared = await prepareSession(p, 60_000);
+    let clock = 5_000_000;
+    const session = new Session(p.party, 'sess-skew', Date.now() + 60_000, prepared.key.privateKey, () => clock);
+    const before = Number((await session.headers('GET', '/v1/time', ''))['x-session-sig'].split('.')[0]);
+    expect(before).toBe(5_000_000);
+    clock -= 120_000; // a two-minute skew learnt from a 401: everything signed before was refused
+    const after = Number((await session.headers('GET', '/v1/time', ''))['x-session-sig'].split('.')[0]);
+    expect(after).toBe(clock);
   });
 });

@@ -26,7 +26,11 @@ describe('security settings', () => {
 
   it('refuses a header deadline longer than the request deadline, and malformed values', () => {
     expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '40000' })).toThrow('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
-    expect(() => loadConfig({ WS_MAX_CONNECTIONS_PER_IP: '0' })).toThrow('WS_MAX_CONNECTIONS_PER_IP');
+    expect(() => loadConfig({ WS_MAX_CONNECTIONS_PER_IP: '-1' })).toThrow('WS_MAX_CONNECTIONS_PER_IP');
+    // 0: no per-client stream cap (behind a proxy that caps per client itself).
+    expect(loadConfig({ WS_MAX_CONNECTIONS_PER_IP: '0' }).wsMaxConnectionsPerIp).toBe(0);
+    expect(() => loadConfig({ WS_CLIENT_MESSAGES_PER_S: '0' })).toThrow('WS_CLIENT_MESSAGES_PER_S');
+    expect(() => loadConfig({ SSE_MAX_EVENT_BYTES: '10' })).toThrow('SSE_MAX_EVENT_BYTES');
     expect(() => loadConfig({ HTTP_IDLE_TIMEOUT_MS: '5000' })).toThrow('HTTP_IDLE_TIMEOUT_MS must exceed ENGINE_TIMEOUT_MS');
     expect(loadConfig({ HTTP_MAX_CONNECTIONS_PER_IP: '0' }).httpMaxConnectionsPerIp).toBe(0);
   });

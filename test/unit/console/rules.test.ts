@@ -4,7 +4,7 @@ import { checkOrder } from '../../../sandbox/console/app/rules.js';
 
 const btc = {
   symbol: 'BTC-PERP', status: 'active', szDecimals: 4, minNotional: '10.0000000000', maxLeverage: 20,
-  sizeStep: '0.0001000000', priceSigFigs: 5, maxPriceDecimals: 2,
+  sizeStep: '0.0001000000', priceSigFigs: 5, maxPriceDecimals: 2, lastTrade: null,
   stats24h: { open: null, high: null, low: null, last: null, change: null, changePct: null, baseVolume: '0.0000000000', quoteVolume: '0.0000000000', trades: 0, asOfSeq: null },
 };
 

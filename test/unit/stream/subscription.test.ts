@@ -118,6 +118,7 @@ describe('subscriber index', () => {
             heartbeatS: null,
             snapshot: true,
             proof: null,
+            book: null,
           };
           const c = new StreamClient(fakeWs, sub, 1024);
           index.add(c);

@@ -160,6 +160,36 @@ export interface CandleUpdateFrame {
   };
 }
 
+/** User channel (needs a proven `party`): one of the party's own fill legs; other parties' legs never reach the connection. */
+export interface FillFrame {
+  kind: "fill";
+  /** Engine event sequence number */
+  seq: number;
+  /** ISO 8601 UTC with milliseconds */
+  ts: string;
+  /** Exact engine market symbol, e.g. BTC-PERP */
+  market: string;
+  /** Party id `<hint>::<ed25519 public key hex>` */
+  userParty: string;
+  /** Present (true) only on the state sent on subscribe (open orders, last fills) */
+  snapshot?: true;
+  payload: {
+    matchId: string;
+    orderId: string;
+    positionId: string;
+    side: "buy" | "sell";
+    role: "taker" | "maker";
+    /** Decimal as a string with exactly 10 decimal places */
+    price: string;
+    /** Decimal as a string with exactly 10 decimal places */
+    size: string;
+    /** Decimal as a string with exactly 10 decimal places */
+    fee: string;
+    /** Realized PnL of the position epoch after this leg */
+    realizedPnl: string;
+  };
+}
+
 /** Control message (replay clients only): sent after stream.subscribed when `since` is older than the replay history: backfill from REST. */
 export interface GapMessage {
   kind: "stream.gap";
@@ -190,7 +220,34 @@ export interface HeartbeatMessage {
   };
 }
 
-/** Full book (not a delta), best first; sent only when its content changed. */
+/** Opt-in (kinds=orderbook.delta, with depth= and group=): the levels of the connection's book view that one engine event changed, after its orderbook.snapshot. */
+export interface OrderbookDeltaFrame {
+  kind: "orderbook.delta";
+  /** Seq of the engine event that changed the book */
+  seq: number;
+  /** Engine time of that event */
+  ts: string;
+  /** Exact engine market symbol, e.g. BTC-PERP */
+  market: string;
+  payload: {
+    /** Levels per side of this view (the connection's `depth`) */
+    depth: number;
+    /** The connection's `group`: none, sig:<2..5> or tick:<decimal> */
+    grouping: string;
+    /** Seq of the last engine event that changed this market's book (the engine's book seq) */
+    bookSeq: number;
+    /** CRC-32 (IEEE) of the first 25 levels of the view, interleaved bid then ask as price:size pairs joined by ":" (docs/stream.md) */
+    checksum: number;
+    /** bookSeq of the previous frame of this view: apply only when it is the bookSeq you hold, else resubscribe */
+    prevBookSeq: number;
+    /** Changed bid levels */
+    bids: [string, string, number][];
+    /** Changed ask levels */
+    asks: [string, string, number][];
+  };
+}
+
+/** Full book (not a delta), best first. Without orderbook.delta in kinds: the polled engine book, sent only when its content changed. With it: the connection's view (depth, grouping, order counts, bookSeq, checksum) on subscribe and after a rebuild; orderbook.delta frames follow. */
 export interface OrderbookSnapshotFrame {
   kind: "orderbook.snapshot";
   /** The book seq reported by the engine */
@@ -205,6 +262,55 @@ export interface OrderbookSnapshotFrame {
     depth: number;
     bids: [string, string][];
     asks: [string, string][];
+  } | {
+    /** Levels per side of this view (the connection's `depth`) */
+    depth: number;
+    /** The connection's `group`: none, sig:<2..5> or tick:<decimal> */
+    grouping: string;
+    /** Seq of the last engine event that changed this market's book (the engine's book seq) */
+    bookSeq: number;
+    /** CRC-32 (IEEE) of the first 25 levels of the view, interleaved bid then ask as price:size pairs joined by ":" (docs/stream.md) */
+    checksum: number;
+    bids: [string, string, number][];
+    asks: [string, string, number][];
+  };
+}
+
+/** User channel (needs a proven `party`): the order after each change — placed, each fill (partial or full), cancel, rejection. */
+export interface OrderUpdateFrame {
+  kind: "order.update";
+  /** Seq of the event that changed the order (snapshot: the order's last change) */
+  seq: number;
+  /** Engine time of that event */
+  ts: string;
+  /** Exact engine market symbol, e.g. BTC-PERP */
+  market?: string;
+  /** Party id `<hint>::<ed25519 public key hex>` */
+  userParty: string;
+  /** Present (true) only on the state sent on subscribe (open orders, last fills) */
+  snapshot?: true;
+  payload: {
+    /** null on a rejection (the engine gave the order no id) */
+    orderId: string | null;
+    clientOrderId: string | null;
+    /** buy or sell ("unknown" for an order placed before the gateway watched, or rejected) */
+    side: string;
+    /** limit or market ("unknown" as for side) */
+    type: string;
+    price: string | null;
+    /** null when not known to the gateway */
+    size: string | null;
+    /** Decimal as a string with exactly 10 decimal places */
+    filledSize: string;
+    /** Average fill price; null before any fill */
+    avgPrice: string | null;
+    status: "open" | "partially_filled" | "filled" | "cancelled" | "rejected";
+    /** Why a cancelled/rejected order ended: user (cancelled), ioc (IOC or market remainder: no more liquidity), margin, reduce_only, rejected (see code) */
+    reason: "user" | "ioc" | "margin" | "reduce_only" | "rejected" | null;
+    code: string | null;
+    error: string | null;
+    /** Engine event sequence number */
+    asOfSeq: number;
   };
 }
 
@@ -292,7 +398,7 @@ export interface SubscribedMessage {
   };
 }
 
-/** Public, one per match (one per engine.order_filled event). */
+/** Public, one per match (one per engine.order_filled event). On subscribe: the last 50 per market, marked snapshot. */
 export interface TradeFrame {
   kind: "trade";
   /** Engine event sequence number */
@@ -301,6 +407,8 @@ export interface TradeFrame {
   ts: string;
   /** Exact engine market symbol, e.g. BTC-PERP */
   market: string;
+  /** Present (true) only on snapshot frames: the state on subscribe, sent before live frames; seq is the seq the state is current as of */
+  snapshot?: true;
   payload: {
     /** Taker side */
     side: "buy" | "sell";
@@ -314,7 +422,7 @@ export interface TradeFrame {
 }
 
 /** Every message the stream sends. Narrow on `kind`. */
-export type AnyStreamMessage = AccountUpdateFrame | BalanceUpdateFrame | CandleCloseFrame | CandleUpdateFrame | GapMessage | HeartbeatMessage | OrderbookSnapshotFrame | PassthroughFrame | PositionUpdateFrame | ResetMessage | SubscribedMessage | TradeFrame;
+export type AnyStreamMessage = AccountUpdateFrame | BalanceUpdateFrame | CandleCloseFrame | CandleUpdateFrame | FillFrame | GapMessage | HeartbeatMessage | OrderbookDeltaFrame | OrderbookSnapshotFrame | OrderUpdateFrame | PassthroughFrame | PositionUpdateFrame | ResetMessage | SubscribedMessage | TradeFrame;
 
 // ---- REST records (src/http/reads/shapes.ts, markets.ts, candles.ts, proofs.ts; GET /v1/time of src/http/system.ts; src/contracts/account-wire.ts) ----
 
@@ -509,6 +617,15 @@ export interface Market {
   priceSigFigs: number;
   /** Prices have at most max(0, 6 − szDecimals) decimals */
   maxPriceDecimals: number;
+  /** The latest match whatever its age (stats24h.last is null once it is older than 24 h); null when the market never traded */
+  lastTrade: {
+    /** Decimal as a string with exactly 10 decimal places */
+    price: string;
+    /** Seq of the match */
+    seq: number;
+    /** Engine time of the match */
+    at: string;
+  } | null;
   /** Matches of the last 24 h on the gateway clock ([now − 24 h, now], engine time of each match), counted as the live `trade` and `candle.*` frames count them. Recomputed at most once a second. `open`/`last`: prices of the first and latest match of the window; `change` = last − open; `changePct` = (last − open) / open × 100, 10 places rounded half away from zero. Prices, `change` and `changePct` are null without a match in the window. */
   stats24h: {
     open: string | null;

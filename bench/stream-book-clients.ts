@@ -1,0 +1,58 @@
+// Client process of bench/stream-book.ts: N WebSocket connections to the gateway; counts frames and
+// bytes, and for the first and the last connection (the last is written to last in each fan-out)
+// records every live frame's seq with its receive time, so the orchestrator can tell when each
+// engine event first showed on a screen. Driven over IPC.
+import WebSocket from 'ws';
+
+const sockets: WebSocket[] = [];
+let bytes = 0;
+let frames = 0;
+let startedAt = 0;
+let samples: Array<Array<[number, number]>> = [[], []];
+const SEQ = /"seq":(\d+)/;
+
+function onMessage(data: WebSocket.RawData, watched: number): void {
+  const now = performance.timeOrigin + performance.now();
+  const buf = data as Buffer;
+  bytes += buf.length;
+  frames++;
+  if (watched < 0) return;
+  const text = buf.toString('latin1');
+  if (text.includes('"snapshot":true')) return;
+  const m = SEQ.exec(text);
+  if (m) samples[watched]!.push([Number(m[1]), now]);
+}
+
+process.on('message', async (m: { cmd: 'connect'; url: string; n: number } | { cmd: 'reset' } | { cmd: 'report' } | { cmd: 'closeAll' }) => {
+  if (m.cmd === 'connect') {
+    for (let i = 0; i < m.n; i += 200) {
+      await Promise.all(
+        Array.from({ length: Math.min(200, m.n - i) }, (_, k) => {
+          const index = i + k;
+          const watched = index === 0 ? 0 : index === m.n - 1 ? 1 : -1;
+          const ws = new WebSocket(m.url, { perMessageDeflate: false, skipUTF8Validation: true });
+          sockets.push(ws);
+          ws.on('message', (d) => onMessage(d, watched));
+          return new Promise<void>((resolve, reject) => {
+            ws.once('open', () => resolve());
+            ws.once('error', reject);
+          });
+        }),
+      );
+    }
+    process.send!({ open: sockets.length });
+  } else if (m.cmd === 'reset') {
+    bytes = 0;
+    frames = 0;
+    samples = [[], []];
+    startedAt = performance.timeOrigin + performance.now();
+    process.send!({ ok: true });
+  } else if (m.cmd === 'report') {
+    process.send!({ bytes, frames, samples, seconds: (performance.timeOrigin + performance.now() - startedAt) / 1000, open: sockets.filter((s) => s.readyState === WebSocket.OPEN).length });
+  } else if (m.cmd === 'closeAll') {
+    for (const s of sockets) s.terminate();
+    sockets.length = 0;
+    process.send!({ ok: true });
+  }
+});
+process.send!({ ready: true });

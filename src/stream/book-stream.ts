@@ -1,0 +1,86 @@
+// The order book part of the live runtime, behind one small surface so the runtime only wires it:
+// engine events in (BookKeeper keeps the books), book frames out (BookViews makes them per view),
+// the poller's reads in (seed and reconciliation), the snapshot frames of a new delta connection.
+import type { Registry } from 'prom-client';
+import type { EngineEvent } from '../contracts/engine-event.js';
+import type { Frame } from '../contracts/frame.js';
+import { BookKeeper, type EngineBook } from './book-keeper.js';
+import { BookViews } from './book-views.js';
+import type { Subscription } from './subscription.js';
+
+export interface BookStreamOptions {
+  readBook(market: string, depth: number): Promise<EngineBook | null>;
+  publish(frame: Frame): number;
+  registry: Registry;
+  logger: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
+}
+
+export class BookStream {
+  readonly keeper: BookKeeper;
+  readonly views: BookViews;
+
+  constructor(options: BookStreamOptions) {
+    this.views = new BookViews({ keeper: () => this.keeper, publish: options.publish });
+    this.keeper = new BookKeeper({
+      readBook: options.readBook,
+      changed: (market, event) => this.views.changed(market, event),
+      rebuilt: (market) => this.views.rebuilt(market),
+      registry: options.registry,
+      logger: options.logger,
+    });
+  }
+
+  private batching = false;
+
+  /** One engine event, in seq order (after its other frames were published). */
+  event(event: EngineEvent): void {
+    this.keeper.event(event);
+    if (!this.batching) this.views.flush();
+  }
+
+  /** Runs `deliver` (which calls `event`): the book deltas of the whole batch are made once, after it. */
+  batch(deliver: () => void): void {
+    if (this.batching) return deliver();
+    this.batching = true;
+    try {
+      deliver();
+    } finally {
+      this.batching = false;
+      this.views.flush();
+    }
+  }
+
+  private known: ReadonlySet<string> | null = null;
+
+  /** The engine's market list (the markets a delta connection without a markets filter gets). */
+  markets(known: ReadonlySet<string>): void {
+    this.known = known;
+  }
+
+  /** A poll of the engine's book: compared with the book kept from events at the same seq. */
+  polled(book: EngineBook, depth: number): void {
+    this.keeper.reconcile(book, depth);
+  }
+
+  /** The view's snapshot frames of a delta connection (none for a connection without a view). */
+  snapshot(sub: Subscription): Frame[] {
+    // Inside a batch the views are as last sent (not the book's newest state): the batch's delta
+    // follows the snapshot and continues its chain.
+    if (!sub.book) return [];
+    if (sub.kinds && !sub.kinds.has('orderbook.snapshot')) return [];
+    const markets = sub.markets ? [...sub.markets] : [...new Set([...(this.known ?? []), ...this.views.markets()])];
+    // Unknown markets (rule 1 keeps a filter while the list is not known yet) are not read from the engine.
+    this.keeper.track(this.known ? markets.filter((m) => this.known!.has(m)) : markets);
+    return this.views.snapshotFrames(markets, sub.book);
+  }
+
+  /** The engine's history was replaced: books are read again, views made again. */
+  reset(): void {
+    this.views.reset();
+    this.keeper.reset();
+  }
+
+  stop(): void {
+    this.keeper.stop();
+  }
+}

@@ -1,0 +1,154 @@
+// Order book deltas against the reference engine under the market simulator: a delta connection's
+// book, rebuilt from its snapshot and deltas (chained by prevBookSeq, checked by the CRC-32 of
+// every frame), ends equal to the engine's book; a grouped view stays consistent too; the spec's
+// polled snapshots still reach connections that did not ask for deltas; a divergence of the
+// gateway's book is repaired from the engine's poll, counted and sent as a fresh snapshot.
+import { crc32 } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import { startSimulator } from '../../../sandbox/simulator/simulator.js';
+import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { waitFor } from '../../support/scripted-sse.js';
+import { LiveRuntime } from '../../../src/live.js';
+import { parseDecimal } from '../../../src/decimal.js';
+import { connect, type Msg, type TestClient } from '../../integration/stream/helpers.js';
+
+type L = [string, string, number];
+
+/** A client's book from snapshot + deltas, as a front end keeps it (docs/stream.md). */
+class ClientBook {
+  bids = new Map<string, L>();
+  asks = new Map<string, L>();
+  bookSeq: number | null = null;
+  errors: string[] = [];
+  snapshots = 0;
+  deltas = 0;
+
+  apply(m: Msg): void {
+    if (m.kind === 'orderbook.snapshot') {
+      this.bids = new Map(m.payload.bids.map((l: L) => [l[0], l]));
+      this.asks = new Map(m.payload.asks.map((l: L) => [l[0], l]));
+      this.bookSeq = m.payload.bookSeq;
+      this.snapshots++;
+    } else if (m.kind === 'orderbook.delta') {
+      if (m.payload.prevBookSeq !== this.bookSeq) this.errors.push(`gap: prev ${m.payload.prevBookSeq} held ${this.bookSeq}`);
+      for (const [side, levels] of [
+        [this.bids, m.payload.bids],
+        [this.asks, m.payload.asks],
+      ] as const) {
+        for (const l of levels as L[]) {
+          if (parseDecimal(l[1]) === 0n) side.delete(l[0]);
+          else side.set(l[0], l);
+        }
+      }
+      this.bookSeq = m.payload.bookSeq;
+      this.deltas++;
+    } else return;
+    const sum = crc32(checksumText(this.sorted('buy'), this.sorted('sell'))) >>> 0;
+    if (sum !== m.payload.checksum) this.errors.push(`checksum at bookSeq ${m.payload.bookSeq}`);
+  }
+
+  sorted(side: 'buy' | 'sell'): L[] {
+    const levels = [...(side === 'buy' ? this.bids : this.asks).values()];
+    return levels.sort((a, b) => {
+      const d = parseDecimal(a[0]) - parseDecimal(b[0]);
+      return (side === 'buy' ? -d : d) > 0n ? 1 : -1;
+    });
+  }
+}
+
+function checksumText(bids: L[], asks: L[]): string {
+  const parts: string[] = [];
+  for (let i = 0; i < 25; i++) {
+    if (bids[i]) parts.push(bids[i]![0], bids[i]![1]);
+    if (asks[i]) parts.push(asks[i]![0], asks[i]![1]);
+  }
+  return parts.join(':');
+}
+
+describe('order book deltas (reference engine + simulator)', () => {
+  let engine: RunningEngine;
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, WS_ORDERBOOK_POLL_MS: '100' }, { listen: true });
+    await (gw.deps.live as LiveRuntime).start();
+    await waitFor(() => (gw.deps.live as LiveRuntime).status().connected, 5_000, 'bridge');
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await engine?.close();
+  });
+
+  const engineBook = async (market: string) =>
+    (await (await request(`${engine.url}/v1/orderbook?depth=100&market=${market}`)).body.json()) as { seq: number; bids: Array<[string, string]>; asks: Array<[string, string]> };
+
+  it('a delta client ends with the engine book; grouped views and polled snapshots keep working', { timeout: 60_000 }, async () => {
+    const full: TestClient = await connect(gw.url, 'kinds=orderbook.delta&markets=BTC-PERP&depth=1000');
+    const grouped: TestClient = await connect(gw.url, 'kinds=orderbook.delta&markets=BTC-PERP&depth=5&group=sig:3');
+    const spec: TestClient = await connect(gw.url, 'kinds=orderbook.snapshot&markets=BTC-PERP');
+    const sim = await startSimulator({ engineUrl: engine.url, adminToken: engine.adminToken, rate: 200, bots: 6, seed: 21 });
+    await full.waitFor((m) => m.filter((x) => x.kind === 'orderbook.delta').length >= 300, 30_000);
+    await sim.stop();
+
+    const target = await engineBook('BTC-PERP');
+    const fullBook = new ClientBook();
+    await waitFor(
+      () => {
+        fullBook.errors = [];
+        const b = new ClientBook();
+        for (const m of full.messages) b.apply(m);
+        Object.assign(fullBook, b);
+        return b.bookSeq === target.seq;
+      },
+      10_000,
+      'the delta client reaches the engine book seq',
+    );
+    expect(fullBook.errors).toEqual([]);
+    expect(fullBook.snapshots).toBe(1);
+    expect(fullBook.deltas).toBeGreaterThanOrEqual(300);
+    expect(fullBook.sorted('buy').slice(0, 100).map((l) => [l[0], l[1]])).toEqual(target.bids);
+    expect(fullBook.sorted('sell').slice(0, 100).map((l) => [l[0], l[1]])).toEqual(target.asks);
+    // Every level carries its order count.
+    expect(fullBook.sorted('buy').every((l) => l[2] >= 1)).toBe(true);
+
+    const groupedBook = new ClientBook();
+    for (const m of grouped.messages) groupedBook.apply(m);
+    expect(groupedBook.errors).toEqual([]);
+    expect(groupedBook.bids.size).toBeLessThanOrEqual(5);
+    for (const [price] of groupedBook.bids) expect(parseDecimal(price) % 1_000_000_000_000n).toBe(0n); // 65 000 at 3 figures: multiples of 100
+
+    // Connections that did not ask for deltas get the spec's polled snapshots, unchanged.
+    expect(spec.frames().some((f) => f.kind === 'orderbook.snapshot' && f.payload.depth === 20 && f.payload.checksum === undefined)).toBe(true);
+    expect(spec.frames().every((f) => f.kind === 'orderbook.snapshot')).toBe(true);
+    for (const c of [full, grouped, spec]) expect(c.schemaErrors).toEqual([]);
+    for (const c of [full, grouped, spec]) c.ws.close();
+  });
+
+  it('a divergence from the engine poll is repaired, counted and sent as a fresh snapshot', { timeout: 30_000 }, async () => {
+    const live = gw.deps.live as LiveRuntime;
+    const client = await connect(gw.url, 'kinds=orderbook.delta&markets=ETH-PERP&depth=50');
+    await client.waitFor((m) => m.some((x) => x.kind === 'orderbook.snapshot'));
+    const book = live.books.keeper.book('ETH-PERP')!;
+    const target = await engineBook('ETH-PERP');
+    expect(book.seq).toBe(target.seq);
+    // Corrupt the gateway's book at the same seq (as a lost event would): a phantom best bid.
+    const phantom = target.bids.length > 0 ? parseDecimal(target.bids[0]![0]) + 1n : parseDecimal('1');
+    book.replaceLevels([[phantom, parseDecimal('7')], ...target.bids.map(([p, s]) => [parseDecimal(p), parseDecimal(s)] as [bigint, bigint])], [], target.seq, 100);
+    const metric = async () => {
+      const text = await (await request(`${gw.url}/metrics`)).body.text();
+      const line = text.split('\n').find((l) => l.startsWith('bff_book_divergences_total{market="ETH-PERP"}'));
+      return line ? Number(line.split(' ')[1]) : 0;
+    };
+    await client.waitFor((m) => m.filter((x) => x.kind === 'orderbook.snapshot').length >= 2);
+    expect(await metric()).toBe(1);
+    const repaired = client.messages.filter((x) => x.kind === 'orderbook.snapshot').at(-1)!;
+    expect(repaired.snapshot).toBeUndefined(); // a live snapshot, not state on subscribe
+    expect(repaired.payload.bids.map((l: L) => [l[0], l[1]])).toEqual(target.bids.slice(0, 50));
+    expect(repaired.payload.asks.map((l: L) => [l[0], l[1]])).toEqual(target.asks.slice(0, 50));
+    expect(client.schemaErrors).toEqual([]);
+    client.ws.close();
+  });
+});

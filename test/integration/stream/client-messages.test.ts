@@ -1,0 +1,72 @@
+// What a stream client may send (docs/security.md): messages past WS_CLIENT_MESSAGES_PER_S (with
+// bursts of WS_CLIENT_MESSAGE_BURST) close the client with 1008, a message over
+// WS_CLIENT_MESSAGE_MAX_BYTES with 1009; a client within the bound stays connected. Real
+// WebSocket clients against a listening gateway.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { waitFor } from '../../support/scripted-sse.js';
+
+function open(url: string): Promise<{ ws: WebSocket; closed: Promise<number> }> {
+  const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/stream`);
+  const closed = new Promise<number>((r) => ws.once('close', (code) => r(code)));
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => resolve({ ws, closed }));
+    ws.once('error', reject);
+  });
+}
+
+/** Resolves once the gateway has handled everything this client sent before (its pong follows them). */
+function roundTrip(ws: WebSocket): Promise<void> {
+  return new Promise((resolve) => {
+    ws.once('pong', () => resolve());
+    ws.ping();
+  });
+}
+
+describe('client messages on the stream', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway({ WS_CLIENT_MESSAGES_PER_S: '5', WS_CLIENT_MESSAGE_BURST: '10', WS_CLIENT_MESSAGE_MAX_BYTES: '4096' }, { listen: true });
+  });
+  afterAll(async () => gw.close());
+
+  it('closes a flooding client with 1008 and keeps a quiet one', async () => {
+    const quiet = await open(gw.url);
+    const flood = await open(gw.url);
+    const message = 'x'.repeat(4000);
+    let sent = 0;
+    let state = 'open';
+    void flood.closed.then(() => (state = 'closed'));
+    // Sends as fast as the socket takes them until the gateway closes it.
+    while (state === 'open' && sent < 100_000) {
+      flood.ws.send(message);
+      sent++;
+      if (sent % 50 === 0) await new Promise((r) => setImmediate(r));
+    }
+    expect(await flood.closed).toBe(1008);
+    // The quiet client sends within its rate and is still there.
+    for (let i = 0; i < 5; i++) quiet.ws.send('{}');
+    await roundTrip(quiet.ws);
+    expect(quiet.ws.readyState).toBe(WebSocket.OPEN);
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).toMatch(/bff_ws_flood_closes_total 1\b/);
+    quiet.ws.close();
+  });
+
+  it('closes a client sending a message over the size bound with 1009', async () => {
+    const big = await open(gw.url);
+    big.ws.send('y'.repeat(4097));
+    expect(await big.closed).toBe(1009);
+  });
+
+  it('a burst within the bound is accepted, the next message past it is not', async () => {
+    const c = await open(gw.url);
+    for (let i = 0; i < 10; i++) c.ws.send('{}');
+    await roundTrip(c.ws);
+    expect(c.ws.readyState).toBe(WebSocket.OPEN);
+    for (let i = 0; i < 5; i++) c.ws.send('{}');
+    expect(await c.closed).toBe(1008);
+    await waitFor(() => c.ws.readyState === WebSocket.CLOSED);
+  });
+});
