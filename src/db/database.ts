@@ -308,7 +308,6 @@ export function statementName(fn: (sql: Sql) => unknown): string {
   if (param === undefined) return 'query';
   // `listFills(sql` as written, or `(0, module.listFills)(sql` once a bundler rewrote the import.
   const calls = source.matchAll(new RegExp(`([A-Za-z_$][\\w$]*)\\)?\\(\\s*${param.replace(/\$/g, '\\$')}\\b`, 'g'));
-  // `listFillsJson` runs the statements of `listFills`, writing the body from raw rows: one name for both.
-  for (const [, name] of calls) if (name !== 'async') return name!.replace(/Json$/, '');
+  for (const [, name] of calls) if (name !== 'async') return name!;
   return 'query';
 }
