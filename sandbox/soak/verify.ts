@@ -23,6 +23,7 @@ export interface SegmentVerdict {
 }
 
 const PASSTHROUGH_IDS = new Set(PASSTHROUGH.map((k) => kindId(k)));
+const FILLED_ID = kindId('engine.order_filled');
 
 export function verifySegment(seg: Segment, spec: ClientSpec, histories: EngineHistory[], endHead: Map<number, number>): SegmentVerdict | null {
   const n = seg.seqs.length;
@@ -59,7 +60,10 @@ export function verifySegment(seg: Segment, spec: ClientSpec, histories: EngineH
     if (markets && m !== 0 && !markets.has(m)) continue;
     const p = history.party[s]!;
     if (p !== 0 && !parties.has(p)) continue;
-    if (kinds.has(k) && PASSTHROUGH_IDS.has(k)) expected.set(`${k}:${s}`, history.hash[s]!);
+    // With a party filter, a match reaches the connection only when one of its parties has a leg in
+    // it (docs/stream.md "User channels"); the public trade frame still comes.
+    const fillOfOthers = k === FILLED_ID && parties.size > 0 && !(history.legParties[s] ?? []).some((q) => parties.has(q));
+    if (kinds.has(k) && PASSTHROUGH_IDS.has(k) && !fillOfOthers) expected.set(`${k}:${s}`, history.hash[s]!);
     if (history.tradeHash[s] !== 0 && kinds.has(TRADE_ID)) expected.set(`${TRADE_ID}:${s}`, history.tradeHash[s]!);
   }
   verdict.expected = expected.size;
