@@ -70,7 +70,6 @@ export class JetStreamSource implements EngineEventSource {
     return this.last;
   }
 
-  /** Consuming, and caught up with the head the stream had when this replica started. */
   /**
    * Reached the head the stream had when this replica began consuming (or the stream was empty
    * then): what it delivers from now on is live, not the replay that fills its history.
