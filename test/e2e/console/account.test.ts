@@ -7,33 +7,24 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { createTestDatabase, type TestDatabase } from '../../support/db.js';
-import { launchBrowser, requireChromiumOrSkip } from '../../support/chromium.js';
-import { startTradingStack, type TradingStack } from '../../support/trading-stack.js';
+import { requireChromiumOrSkip } from '../../support/chromium.js';
+import { openConsoleSession, type ConsoleSession } from '../../support/console-session.js';
+import type { TradingStack } from '../../support/trading-stack.js';
 
 const ARTIFACTS = resolve(process.cwd(), 'test-artifacts');
 const run = requireChromiumOrSkip('the console account test (test/e2e/console/account.test.ts)');
 
 describe.skipIf(!run)('web console account in Chromium', () => {
-  let db: TestDatabase;
+  let session: ConsoleSession | undefined;
   let stack: TradingStack;
-  let browser: Awaited<ReturnType<typeof launchBrowser>>;
   let page: Page;
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    stack = await startTradingStack(db.url);
-    browser = await launchBrowser();
-    page = await browser.context.newPage();
-    await page.setViewportSize({ width: 1400, height: 1000 });
-    page.on('pageerror', (err) => pageErrors.push(String(err)));
+    session = await openConsoleSession({ viewport: { width: 1400, height: 1000 } });
+    ({ stack, page, pageErrors } = session);
   }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.close();
-    await db?.drop();
-  });
+  afterAll(() => session?.close());
 
   const text = (selector: string) => page.textContent(selector);
 

@@ -6,32 +6,24 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { createTestDatabase, type TestDatabase } from '../../support/db.js';
-import { launchBrowser, requireChromiumOrSkip } from '../../support/chromium.js';
-import { startTradingStack, type TradingStack } from '../../support/trading-stack.js';
+import { requireChromiumOrSkip } from '../../support/chromium.js';
+import { openConsoleSession, type ConsoleSession } from '../../support/console-session.js';
+import type { TradingStack } from '../../support/trading-stack.js';
 
 const ARTIFACTS = resolve(process.cwd(), 'test-artifacts');
 const run = requireChromiumOrSkip('the console browser test (test/e2e/console/browser.test.ts)');
 
 describe.skipIf(!run)('web console in Chromium', () => {
-  let db: TestDatabase;
+  let session: ConsoleSession | undefined;
   let stack: TradingStack;
-  let browser: Awaited<ReturnType<typeof launchBrowser>>;
   let page: Page;
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    stack = await startTradingStack(db.url);
-    browser = await launchBrowser();
-    page = await browser.context.newPage();
-    page.on('pageerror', (err) => pageErrors.push(String(err)));
+    session = await openConsoleSession();
+    ({ stack, page, pageErrors } = session);
   }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.close();
-    await db?.drop();
-  });
+  afterAll(() => session?.close());
 
   const place = async (fields: { side: 'buy' | 'sell'; type: 'limit' | 'market'; size: string; price?: string }) => {
     await page.selectOption('#order-side', fields.side);

@@ -8,9 +8,9 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { createTestDatabase, type TestDatabase } from '../../support/db.js';
-import { launchBrowser, requireChromiumOrSkip } from '../../support/chromium.js';
-import { startTradingStack, type TradingStack } from '../../support/trading-stack.js';
+import { requireChromiumOrSkip } from '../../support/chromium.js';
+import { openConsoleSession, type ConsoleSession } from '../../support/console-session.js';
+import type { TradingStack } from '../../support/trading-stack.js';
 
 const ARTIFACTS = resolve(process.cwd(), 'test-artifacts');
 const run = requireChromiumOrSkip('the console verification test (test/e2e/console/verification.test.ts)');
@@ -22,26 +22,18 @@ interface Metrics {
 }
 
 describe.skipIf(!run)('console: fills verified against the chain', () => {
-  let db: TestDatabase;
+  let session: ConsoleSession | undefined;
   let stack: TradingStack;
-  let browser: Awaited<ReturnType<typeof launchBrowser>>;
   let page: Page;
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     // Commit 1 holds console::…, maker::…, taker::… (user batches 1, 2, 3 in party order); each later
     // commit holds console's batch then maker's. The 6th recorded is console's third: its fill is the mismatch.
-    stack = await startTradingStack(db.url, { corruptUserBatch: 6 });
-    browser = await launchBrowser();
-    page = await browser.context.newPage();
-    page.on('pageerror', (err) => pageErrors.push(String(err)));
+    session = await openConsoleSession({ stack: { corruptUserBatch: 6 } });
+    ({ stack, page, pageErrors } = session);
   }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.close();
-    await db?.drop();
-  });
+  afterAll(() => session?.close());
 
   const runs = () => page.evaluate(() => (globalThis as unknown as { __verification: Metrics }).__verification.runs);
   const buyMarket = async (size: string) => {
