@@ -24,7 +24,9 @@
 // does no I/O and reads no clock.
 import { divDecimal, divRound, formatDecimal, mulDecimal, parseDecimal } from '../decimal.js';
 import { asFill } from './fill.js';
+import type { Static } from 'typebox';
 import type { EngineEvent } from '../contracts/engine-event.js';
+import type { AccountBody, AccountOrder, AccountPosition } from '../contracts/account-wire.js';
 import { reducible, type AccountSeed } from '../contracts/account-seed.js';
 
 export { reducible, type AccountSeed };
@@ -344,55 +346,11 @@ export function pruneIncomplete(state: AccountsState, seq: number): void {
 
 // ---- the view ----------------------------------------------------------------------------------
 
-export interface PositionView {
-  positionId: string;
-  market: string;
-  size: string;
-  entryPrice: string;
-  /** The market's last trade price; the entry price when the market has no trade yet. */
-  markPrice: string;
-  markSource: 'last_trade' | 'entry_price';
-  /** |size| × markPrice. */
-  notional: string;
-  /** (markPrice − entryPrice) × size. */
-  unrealizedPnl: string;
-  realizedPnl: string;
-  /** |size| × entryPrice / maxLeverage: what the engine holds for the position. */
-  initialMargin: string;
-  maxLeverage: number | null;
-  asOfSeq: number;
-}
-
-export interface OrderMarginView {
-  orderId: string;
-  market: string;
-  side: 'buy' | 'sell';
-  price: string | null;
-  remaining: string;
-  /** The margin the engine holds for the order while it rests. */
-  margin: string;
-}
-
-export interface AccountView {
-  party: string;
-  /** The newest event seq the view reflects. */
-  asOfSeq: number;
-  collateral: string;
-  /** Seq of the deposit, withdrawal or fill that set the collateral (null: never funded). */
-  collateralAsOfSeq: number | null;
-  positions: PositionView[];
-  orders: OrderMarginView[];
-  positionMargin: string;
-  orderMargin: string;
-  unrealizedPnl: string;
-  equity: string;
-  /** collateral − positionMargin − orderMargin: what an opening order's initial margin must fit. */
-  freeCollateral: string;
-  /** Σ notional ÷ equity; null when equity ≤ 0 while holding positions. */
-  leverage: string | null;
-  /** Margin use: (positionMargin + orderMargin) ÷ collateral; null when collateral ≤ 0 with margin in use. */
-  marginUsage: string | null;
-}
+// The view's types are the wire schema's (src/contracts/account-wire.ts): one description of the
+// account, for the route, the frame, the OpenAPI document and this reducer.
+export type PositionView = Static<typeof AccountPosition>;
+export type OrderMarginView = Static<typeof AccountOrder>;
+export type AccountView = Static<typeof AccountBody>;
 
 /** Initial margin of a notional at a market's maximum leverage, rounded as the engine does. */
 export function initialMargin(notional: bigint, maxLeverage: number): bigint {
