@@ -319,12 +319,28 @@ export function schemaBehind(missing: string[]): SchemaBehindError {
 }
 
 /**
+ * Names by arrow source: a read site's arrow is a new closure per call but always the same source
+ * text, so its name is worked out once per site (a few dozen sites: the map stays that small).
+ */
+const namesBySource = new Map<string, string>();
+
+/**
  * The name of the query a read runs, for its span: every read passes an arrow that calls one query
  * function of src/db/queries/ (`(sql) => listFills(sql, …)`), so the first such call in its source
  * names the statement without any value. Only computed when traces are on.
  */
 export function statementName(fn: (sql: Sql) => unknown): string {
   const source = fn.toString();
+  let name = namesBySource.get(source);
+  if (name === undefined) {
+    name = nameFromSource(source);
+    // Bounded all the same: an arrow built from `new Function` text per call must not grow it.
+    if (namesBySource.size < 1024) namesBySource.set(source, name);
+  }
+  return name;
+}
+
+function nameFromSource(source: string): string {
   const param = /^\s*(?:async\s*)?\(?\s*([A-Za-z_$][\w$]*)/.exec(source)?.[1];
   if (param === undefined) return 'query';
   // `listFills(sql` as written, or `(0, module.listFills)(sql` once a bundler rewrote the import.

@@ -14,4 +14,10 @@ describe('statementName', () => {
     expect(statementName(new Function('return (sql) => sql`SELECT 1`')())).toBe('query');
     expect(statementName(new Function('return () => 1')())).toBe('query');
   });
+
+  it('names every call of one read site alike (the name is worked out once per source)', () => {
+    const site = (party: string) => new Function('p', 'return (sql) => listOrders(sql, { party: p })')(party) as (sql: never) => unknown;
+    const names = ['a', 'b', 'c'].map((p) => statementName(site(p)));
+    expect(names).toEqual(['listOrders', 'listOrders', 'listOrders']);
+  });
 });
