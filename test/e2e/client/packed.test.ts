@@ -15,6 +15,8 @@ const npm = (args: string[], cwd: string) => run('npm', args, { cwd, maxBuffer: 
 
 let dir: string;
 let tarball: string;
+/** The client's own dependencies, packed from this repository's node_modules (see beforeAll). */
+let dependencyTarballs: string[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'packed-client-'));
@@ -22,6 +24,15 @@ beforeAll(async () => {
   const { stdout } = await npm(['pack', '--json', '--pack-destination', dir], CLIENT);
   const [packed] = JSON.parse(stdout) as Array<{ filename: string }>;
   tarball = join(dir, packed!.filename);
+  // Installed offline, npm would ask the registry's metadata for each dependency range, which a
+  // fresh machine's cache does not hold (`npm ci` fetches tarballs only): the dependencies go in
+  // as tarballs packed from the installed copies, at the versions the client pins.
+  const deps = Object.keys((JSON.parse(readFileSync(join(CLIENT, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> }).dependencies ?? {});
+  dependencyTarballs = [];
+  for (const name of deps) {
+    const out = await npm(['pack', '--json', '--pack-destination', dir, join(ROOT, 'node_modules', name)], ROOT);
+    dependencyTarballs.push(join(dir, (JSON.parse(out.stdout) as Array<{ filename: string }>)[0]!.filename));
+  }
 }, 120_000);
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -44,7 +55,7 @@ describe('the packed @gateway/client', () => {
     rmSync(app, { recursive: true, force: true });
     await run('mkdir', ['-p', app]);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }));
-    await npm(['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], app);
+    await npm(['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', ...dependencyTarballs, tarball], app);
     expect(existsSync(join(app, 'node_modules', '@gateway', 'client', 'LICENSE'))).toBe(true);
     const probe = join(app, 'probe.mjs');
     writeFileSync(

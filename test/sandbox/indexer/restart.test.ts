@@ -64,6 +64,13 @@ describe('reference indexer: kill mid-stream, resume, compare with a replay', ()
     await until('the first indexer to write 400 events', async () => (await indexed()) >= 400, 25_000);
     child.kill('SIGKILL'); // no clean shutdown: whatever was in flight is lost or committed whole
     await new Promise((r) => child!.once('exit', r));
+    // A COMMIT the killed indexer sent just before dying still lands: read what it left only once
+    // PostgreSQL has ended its connection (its backend finished whatever it had received).
+    await until(
+      "the killed indexer's connection to end",
+      async () => (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'reference-indexer'`)[0]!.n === 0,
+      10_000,
+    );
     const atKill = await indexed();
     expect(stderr).toBe('');
     await sleep(300); // the engine keeps going while no indexer runs
