@@ -37,6 +37,7 @@ import type {
   TpslRequest,
   TpslSet,
   Trigger,
+  Trade,
   TriggerStatus,
   UserBatch,
   UserBatchProof,
@@ -297,6 +298,10 @@ export class GatewayClient {
   }
   listFills(query: Page & { user?: string; market?: string; before?: number } = {}): Promise<List<Fill>> {
     return this.transport.call({ method: 'GET', path: '/v1/fills', query });
+  }
+  /** Public trades of one market (one per match, taker side), newest first: a trade tape's history before the live `trade` frames. */
+  listTrades(query: Page & { market: string; before?: number }): Promise<List<Trade>> {
+    return this.transport.call({ method: 'GET', path: '/v1/trades', query });
   }
   listUserOrders(party: string, query: Page & { market?: string; status?: OrderStatus } = {}): Promise<List<Order>> {
     return this.party(party, '/orders', query);

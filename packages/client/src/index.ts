@@ -55,3 +55,5 @@ export { canonicalJson, leafText, holdersOf, heldBy, ZERO_ROOT, type CommittedEv
 export type * from './types.js';
 export { DeltaOrderBook, bookChecksum, type BookLevel, type BookApplyResult } from './order-book.js';
 export { BookFrameGate } from './book-gate.js';
+export { OrderBookFeed, type OrderBookFeedOptions, type BookView } from './book-feed.js';
+export { UserOrdersStore, UserFillsStore, isTerminal, type OrderUpdate, type UserFill } from './user-channels.js';

@@ -424,7 +424,7 @@ export interface TradeFrame {
 /** Every message the stream sends. Narrow on `kind`. */
 export type AnyStreamMessage = AccountUpdateFrame | BalanceUpdateFrame | CandleCloseFrame | CandleUpdateFrame | FillFrame | GapMessage | HeartbeatMessage | OrderbookDeltaFrame | OrderbookSnapshotFrame | OrderUpdateFrame | PassthroughFrame | PositionUpdateFrame | ResetMessage | SubscribedMessage | TradeFrame;
 
-// ---- REST records (src/http/reads/shapes.ts, markets.ts, candles.ts, proofs.ts; GET /v1/time of src/http/system.ts; src/contracts/account-wire.ts) ----
+// ---- REST records (src/http/reads/shapes.ts, markets.ts, candles.ts, trades.ts, proofs.ts; GET /v1/time of src/http/system.ts; src/contracts/account-wire.ts) ----
 
 export interface Account {
   /** Party id `<hint>::<ed25519 public key hex>` */
@@ -708,6 +708,22 @@ export interface ServerTime {
   serverTime: number;
   /** The same instant as ISO 8601 UTC with milliseconds */
   iso: string;
+}
+
+export interface Trade {
+  /** Seq of the engine.order_filled event (one per match) */
+  seq: number;
+  matchId: string;
+  /** Exact engine market symbol, e.g. BTC-PERP */
+  market: string;
+  /** Taker side */
+  side: "buy" | "sell";
+  /** Decimal as a string with exactly 10 decimal places */
+  price: string;
+  /** Match size (a taker flipping through zero is still one trade) */
+  size: string;
+  /** Engine time of the match */
+  createdAt: string;
 }
 
 export interface Trigger {
