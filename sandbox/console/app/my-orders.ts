@@ -47,7 +47,7 @@ export function renderOrderHistory(table: HTMLElement, orders: readonly OrderUpd
 export function renderFills(table: HTMLElement, fills: readonly UserFill[]): void {
   const rows = fills.slice(0, 30).map(
     (f) =>
-      `<tr data-testid="my-fill" data-order-id="${escapeHtml(f.orderId)}"><td class="dim">${escapeHtml(f.ts.slice(11, 19))}</td><td>${escapeHtml(f.market)}</td>${side(f.side)}<td>${trim(f.price)}</td><td data-testid="fill-size">${trim(f.size)}</td><td>${trim(f.fee)}</td><td>${escapeHtml(f.role)}</td><td>${short(f.orderId)}</td></tr>`,
+      `<tr data-testid="user-fill" data-order-id="${escapeHtml(f.orderId)}"><td class="dim">${escapeHtml(f.ts.slice(11, 19))}</td><td>${escapeHtml(f.market)}</td>${side(f.side)}<td>${trim(f.price)}</td><td data-testid="fill-size">${trim(f.size)}</td><td>${trim(f.fee)}</td><td>${escapeHtml(f.role)}</td><td>${short(f.orderId)}</td></tr>`,
   );
   table.innerHTML = `<tr><th>Time</th><th>Market</th><th>Side</th><th>Price</th><th>Size</th><th>Fee</th><th>Role</th><th>Order</th></tr>${rows.join('')}`;
 }

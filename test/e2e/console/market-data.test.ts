@@ -114,7 +114,7 @@ describe.skipIf(!run)('web console market data in Chromium', () => {
     expect(hit.ok).toBe(true);
     await expect.poll(() => mine.locator('[data-testid=order-filled]').textContent(), { timeout: 10_000 }).toBe('0.001');
     expect(await mine.locator('[data-testid=order-status]').textContent()).toBe('partially_filled');
-    const fill = page.locator(`[data-testid=my-fill][data-order-id="${orderId}"]`);
+    const fill = page.locator(`[data-testid=user-fill][data-order-id="${orderId}"]`);
     await expect.poll(() => fill.count(), { timeout: 10_000 }).toBe(1);
     expect(await fill.locator('[data-testid=fill-size]').textContent()).toBe('0.001');
     expect(await fill.textContent()).toContain('maker');
