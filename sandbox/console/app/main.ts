@@ -247,9 +247,10 @@ function onPartyMessage(message: StreamMessage): void {
   }
 }
 
-function selectMarket(): void {
+/** Another market: book, tape, chart and stream again; another interval (`sameMarket`): the chart and the market stream only. */
+function selectMarket(sameMarket = false): void {
   marketStream?.stop();
-  bookPanel.show(selected);
+  if (!sameMarket) bookPanel.show(selected);
   tape.reset(selected);
   renderMarkets();
   const m = market();
@@ -397,7 +398,7 @@ $('markets').addEventListener('click', (ev) => {
 $<HTMLSelectElement>('interval').value = interval;
 $('interval').addEventListener('change', () => {
   interval = asInterval($<HTMLSelectElement>('interval').value);
-  selectMarket();
+  selectMarket(true);
 });
 
 // ---- start ----
