@@ -7,9 +7,10 @@ import { AccountBody } from '../contracts/account-wire.js';
 import { OrderbookDeltaFrame, ViewSnapshotPayload } from './book-schemas.js';
 
 import { FillFrame, OrderUpdateFrame } from './user-schemas.js';
+import { AckMessage, AnswerMessage, ErrorMessage } from './message-schemas.js';
 
 // Every frame schema is exported from here (the client's wire types are generated from this module).
-export { OrderbookDeltaFrame, OrderUpdateFrame, FillFrame };
+export { OrderbookDeltaFrame, OrderUpdateFrame, FillFrame, AckMessage, AnswerMessage, ErrorMessage };
 
 const Ts = { ...Timestamp, description: 'ISO 8601 UTC with milliseconds (engine time of the event)' };
 const PositionId = Type.String({ minLength: 1, maxLength: 64, description: 'Epoch identity of the position' });
@@ -268,6 +269,9 @@ export const FRAME_SCHEMAS: Record<string, TSchema> = {
   'stream.gap': GapMessage,
   'stream.reset': ResetMessage,
   'stream.heartbeat': HeartbeatMessage,
+  'stream.ack': AckMessage,
+  'stream.answer': AnswerMessage,
+  'stream.error': ErrorMessage,
 };
 
 /** The schema a message of this kind must satisfy (passthrough kinds share one). */
