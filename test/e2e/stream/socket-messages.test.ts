@@ -139,6 +139,19 @@ describe('talking to the socket (reference engine)', () => {
     c.ws.close();
   });
 
+  it('subscribing to trade sends the last trades of the markets added, marked as snapshot', { timeout: 30_000 }, async () => {
+    expect((await bob.placeOrder({ market: 'SOL-PERP', side: 'sell', type: 'limit', size: '1', price: '150' })).body).toMatchObject({ ok: true });
+    expect((await alice.placeOrder({ market: 'SOL-PERP', side: 'buy', type: 'market', size: '1' })).body).toMatchObject({ ok: true, status: 'filled' });
+    const c = await connect(gw.url, 'kinds=candle.close&markets=ETH-PERP');
+    await waitFor(() => (gw.deps.live as LiveRuntime).status().connected, 5_000, 'bridge');
+    const ack = await ask(c, { op: 'subscribe', id: 't1', kinds: ['trade'], markets: ['SOL-PERP'] });
+    expect(ack.payload).toMatchObject({ kinds: ['candle.close', 'trade'], markets: ['ETH-PERP', 'SOL-PERP'] });
+    await c.waitFor((ms) => ms.some((m) => m.kind === 'trade' && m.market === 'SOL-PERP' && m.snapshot === true));
+    expect(c.messages.findIndex((m) => m.kind === 'trade')).toBeGreaterThan(c.messages.indexOf(ack));
+    expect(c.schemaErrors).toEqual([]);
+    c.ws.close();
+  });
+
   it('places and cancels an order over the socket with the engine\'s answer', { timeout: 30_000 }, async () => {
     const c = await connect(gw.url, 'kinds=trade');
     const body = orderBody({ market: 'BTC-PERP', side: 'buy', type: 'limit', size: '0.01', price: '49000', clientOrderId: 'sock-1' });
