@@ -39,7 +39,7 @@ import { VerificationPanel } from './verification.js';
 import { BookPanel, type BookProbe } from './book.js';
 import { TradeTape } from './tape.js';
 import { renderFills, renderOpenOrders, renderOrderHistory } from './my-orders.js';
-import { restOrderPath, type OrderPath, type PathName } from './order-path.js';
+import { socketFirstOrderPath, type OrderPath, type PathName } from './order-path.js';
 
 /** Timings read by the benchmark and the browser test (ms since navigation start). */
 interface ConsoleMetrics {
@@ -97,12 +97,14 @@ const bookPanel = new BookPanel(client, $<HTMLTableElement>('book'), $<HTMLSelec
   onRefused: showError,
 });
 metrics.book = bookPanel.probe;
-const orderPath: OrderPath = restOrderPath(client);
+// Orders and cancels go over the party's stream connection while it is open, REST otherwise.
+let partyState: StreamState = 'stopped';
+const orderPath: OrderPath = socketFirstOrderPath(client, () => partyStream, () => partyState === 'live' || partyState === 'backfilling');
 const market = () => markets.find((m) => m.symbol === selected);
 
 // ---- rendering ----
-function renderStatus(state: StreamState): void {
-  const el = $('status');
+function renderStatus(state: StreamState, id = 'status'): void {
+  const el = $(id);
   el.textContent = state;
   el.className = `pill ${state}`;
 }
@@ -280,6 +282,10 @@ function startPartyStream(): void {
     // My orders and my fills come from the user channels (each with its state on subscribe).
     kinds: ['account.update', 'position.update', 'balance.update', 'inbound.deposit', 'order.update', 'fill', 'engine.trigger_set', 'engine.trigger_fired', 'engine.trigger_cancelled'],
     onMessage: onPartyMessage,
+    onState: (state) => {
+      partyState = state;
+      renderStatus(state, 'party-status');
+    },
     onRefused: showError,
     onError: (err) => console.warn('party stream', err),
     onReset: () => {

@@ -25,6 +25,7 @@ function faultySocket(fault: Fault, opened: string[]): WebSocketCtor {
       onmessage: null,
       onclose: null,
       onerror: null,
+      send: (data) => ws.send(data),
       close: (code, reason) => ws.close(code, reason),
     };
     ws.on('open', () => like.onopen?.({}));

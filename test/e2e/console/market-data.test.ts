@@ -2,11 +2,13 @@
 // `orderbook.delta` frames (levels with order counts; another grouping is another view; a placed
 // order shows in it), the trade tape is filled on load, and "my orders" / "my fills" follow the
 // user channels `order.update` and `fill` (a partial fill shows the filled size, a cancel its
-// reason). A screenshot is kept in test-artifacts/.
+// reason), and orders go over the party's stream socket — over REST only while that socket is
+// closed, which the test brings about by refusing the page's party sockets for a while.
+// A screenshot is kept in test-artifacts/.
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
+import type { Page, WebSocketRoute } from 'playwright-core';
 import { requireChromiumOrSkip } from '../../support/chromium.js';
 import { openConsoleSession, type ConsoleSession } from '../../support/console-session.js';
 import { SEED_MARKET, type TradingStack } from '../../support/trading-stack.js';
@@ -57,6 +59,18 @@ describe.skipIf(!run)('web console market data in Chromium', () => {
   });
 
   async function scenario(): Promise<void> {
+    // The party's stream sockets pass through Playwright's WebSocket routing: proxied to the gateway,
+    // or, while `refuseParty` is set, closed before they open.
+    let refuseParty = false;
+    const partySockets: WebSocketRoute[] = [];
+    await page.routeWebSocket(
+      (url) => url.pathname === '/v1/stream' && url.searchParams.has('party'),
+      async (ws) => {
+        if (refuseParty) return ws.close({ code: 1011, reason: 'refused by the test' });
+        ws.connectToServer();
+        partySockets.push(ws);
+      },
+    );
     await page.goto(stack.console.url);
     await page.waitForFunction(() => (globalThis as unknown as { __console?: Probe }).__console?.ready === true, null, { timeout: 30_000 });
 
@@ -82,10 +96,11 @@ describe.skipIf(!run)('web console market data in Chromium', () => {
     expect(more.ok).toBe(true);
     await expect.poll(bookRows, { timeout: 10_000 }).toContainEqual(['ask', '60100', '0.75', '2']);
 
-    // My order from the console: in the book (a new best bid) and in my orders from order.update.
+    // My order from the console, over the socket: in the book (a new best bid) and in my orders from order.update.
+    await expect.poll(() => page.textContent('#party-status'), { timeout: 10_000 }).toBe('live');
     await place({ side: 'buy', type: 'limit', size: '0.002', price: '60000' });
     await expect.poll(() => page.textContent('#order-result'), { timeout: 10_000 }).toMatch(/^open: /);
-    expect(await page.textContent('#order-path')).toMatch(/^via (REST|socket)$/);
+    expect(await page.textContent('#order-path')).toBe('via socket');
     const orderId = (await page.textContent('#order-result'))!.replace(/^open: /, '').trim();
     await expect.poll(bookRows, { timeout: 10_000 }).toContainEqual(['bid', '60000', '0.002', '1']);
     const mine = page.locator(`[data-testid=open-order][data-order-id="${orderId}"]`);
@@ -121,8 +136,10 @@ describe.skipIf(!run)('web console market data in Chromium', () => {
     await expect.poll(() => page.locator('[data-testid=trade]').count(), { timeout: 10_000 }).toBe(2);
     await expect.poll(bookRows, { timeout: 10_000 }).toContainEqual(['bid', '60000', '0.001', '1']);
 
-    // Cancelled from the table: it leaves my open orders and shows in the history with its reason.
+    // Cancelled from the table (over the socket): it leaves my open orders and shows in the history with its reason.
     await mine.locator('button[data-cancel]').click();
+    await expect.poll(() => page.textContent('#order-result'), { timeout: 10_000 }).toMatch(/^cancelled /);
+    expect(await page.textContent('#order-path')).toBe('via socket');
     await expect.poll(() => mine.count(), { timeout: 10_000 }).toBe(0);
     const ended = page.locator(`[data-testid=ended-order][data-order-id="${orderId}"]`);
     await expect.poll(() => ended.count(), { timeout: 10_000 }).toBe(1);
@@ -134,6 +151,19 @@ describe.skipIf(!run)('web console market data in Chromium', () => {
     // A market order that finds no liquidity beyond what it took ends at once: reason ioc.
     await place({ side: 'buy', type: 'market', size: '2' });
     await expect.poll(() => page.locator('[data-testid=ended-order] [data-reason=ioc]').count(), { timeout: 10_000 }).toBe(1);
+
+    // The party's socket closed (dropped, then refused): the ticket falls back to REST, and the
+    // order still reaches my orders once the socket is back (its snapshot on subscribe).
+    refuseParty = true;
+    for (const ws of partySockets.splice(0)) await ws.close({ code: 1011, reason: 'dropped by the test' });
+    await expect.poll(() => page.textContent('#party-status'), { timeout: 10_000 }).not.toBe('live');
+    await place({ side: 'sell', type: 'limit', size: '0.001', price: '65000' });
+    await expect.poll(() => page.textContent('#order-result'), { timeout: 10_000 }).toMatch(/^open: /);
+    expect(await page.textContent('#order-path')).toBe('via REST');
+    const viaRest = (await page.textContent('#order-result'))!.replace(/^open: /, '').trim();
+    refuseParty = false;
+    await expect.poll(() => page.textContent('#party-status'), { timeout: 20_000 }).toBe('live');
+    await expect.poll(() => page.locator(`[data-testid=open-order][data-order-id="${viaRest}"]`).count(), { timeout: 10_000 }).toBe(1);
 
     // Nothing was resubscribed: every delta continued the chain with a matching checksum.
     expect((await probe()).book!.resyncs).toBe(0);
