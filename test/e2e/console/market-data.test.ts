@@ -116,6 +116,8 @@ describe.skipIf(!run)('web console market data in Chromium', () => {
       ['bid', '59000', '1', '2'],
     ]);
     expect((await probe()).book).toMatchObject({ group: 'sig:2', resyncs: 0 });
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.locator('#book-panel').screenshot({ path: resolve(ARTIFACTS, 'console-book-grouped.png') });
     await page.selectOption('#book-group', 'tick:100');
     await expect.poll(async () => (await bookRows()).length, { timeout: 10_000 }).toBe(5);
     await page.selectOption('#book-group', 'none');
