@@ -126,6 +126,9 @@ describe('talking to the socket (reference engine)', () => {
     // The connection is still there and its filters unchanged.
     const ok = await ask(c, { op: 'subscribe', id: 'fine', kinds: ['candle.close'] });
     expect(ok.payload.kinds).toEqual(['trade', 'candle.close']);
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).toMatch(/bff_ws_client_messages_total\{op="subscribe",answer="unknown_market"\} 1\b/);
+    expect(metrics).toMatch(/bff_ws_client_messages_total\{op="invalid",answer="bad_request"\} 2\b/);
     c.ws.close();
   });
 
