@@ -72,8 +72,13 @@ export function streamMessageHandlers(ctx: MessageContext, ip: string): ClientMe
   let pendingOrders = 0;
   const { hub } = ctx;
   const log = (err: unknown): void => ctx.deps.logger.warn({ err }, 'stream message failed');
+  const count = (op: ClientOp | null, answer: string): void => ctx.metrics.clientMessages.inc({ op: op ?? 'invalid', answer });
+  const send = (client: StreamClient, message: Answer): void => {
+    count(message.op as ClientOp | null, message.kind === 'stream.error' ? String((message.payload as { code?: unknown }).code) : String(message.kind).slice('stream.'.length));
+    hub.reply(client, message);
+  };
   const refuse = (client: StreamClient, err: unknown, id: MessageId | null, op: ClientOp | null): void => {
-    hub.reply(client, errorMessage(err, hub.head(), id, op, log));
+    send(client, errorMessage(err, hub.head(), id, op, log));
   };
 
   const change = async (client: StreamClient, message: SubscribeMessage | UnsubscribeMessage): Promise<void> => {
@@ -91,6 +96,7 @@ export function streamMessageHandlers(ctx: MessageContext, ip: string): ClientMe
       next = applyUnsubscribe(client.sub, message, ctx.knownMarkets());
     }
     await hub.resubscribe(client, next, (sub, head) => answer('stream.ack', head, message.id, message.op, appliedFilters(sub)), snapshot);
+    count(message.op, 'ack');
   };
 
   const order = async (client: StreamClient, message: ClientMessage & { op: 'order.place' | 'order.cancel' }): Promise<void> => {
@@ -106,12 +112,12 @@ export function streamMessageHandlers(ctx: MessageContext, ip: string): ClientMe
       throw new ApiError('engine_unavailable', 'the engine answered with a body that is not JSON', { engineStatus: passed.status });
     }
     if (passed.status >= 200 && passed.status < 300) {
-      hub.reply(client, answer('stream.answer', hub.head(), message.id, message.op, { status: passed.status, body }));
+      send(client, answer('stream.answer', hub.head(), message.id, message.op, { status: passed.status, body }));
       return;
     }
     // A refusal the engine made in the gateway's error shape (REST relays it with its status): an error here too.
     const extra = passed.retryAfter !== undefined ? { retryAfter: passed.retryAfter } : {};
-    hub.reply(client, answer('stream.error', hub.head(), message.id, message.op, { ...(body as object), status: passed.status, ...extra }));
+    send(client, answer('stream.error', hub.head(), message.id, message.op, { ...(body as object), status: passed.status, ...extra }));
   };
 
   return {

@@ -11,6 +11,7 @@ import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
 import { LiveRuntime } from '../../../src/live.js';
 import { connect, type Msg, type TestClient } from '../../integration/stream/helpers.js';
+import { verifySignedRequest } from '../../../src/auth/signed-request.js';
 
 /** Sends a message and resolves with the answer carrying its id. */
 async function ask(c: TestClient, message: Record<string, unknown>): Promise<Msg & { id: unknown; op: unknown }> {
@@ -125,6 +126,9 @@ describe('talking to the socket (reference engine)', () => {
     // The connection is still there and its filters unchanged.
     const ok = await ask(c, { op: 'subscribe', id: 'fine', kinds: ['candle.close'] });
     expect(ok.payload.kinds).toEqual(['trade', 'candle.close']);
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).toMatch(/bff_ws_client_messages_total\{op="subscribe",answer="unknown_market"\} 1\b/);
+    expect(metrics).toMatch(/bff_ws_client_messages_total\{op="invalid",answer="bad_request"\} 2\b/);
     c.ws.close();
   });
 
@@ -177,6 +181,9 @@ describe('talking to the socket (reference engine)', () => {
     const sig = { user: headers['x-user'], sessionId: headers['x-session-id'], sig: headers['x-session-sig'] };
     const first = await ask(c, { op: 'order.place', id: 'r1', body, ...sig });
     expect(first.payload.body).toMatchObject({ ok: true });
+    // The socket's use is in the gateway's one replay memory: the same request verifies no more.
+    const again = await verifySignedRequest(gw.deps.sessions, gw.deps.replays, { method: 'POST', target: '/v1/orders', body, headers: { user: sig.user!, sessionId: sig.sessionId!, sig: sig.sig! } });
+    expect(again).toMatchObject({ ok: false, refusal: { message: 'signature already used (replay)' } });
     const replayed = await http(gw.url, 'POST', '/v1/orders', { body, headers });
     expect(replayed.status).toBe(401);
     expect(replayed.body.code).toBe('unauthorized');
@@ -184,8 +191,8 @@ describe('talking to the socket (reference engine)', () => {
     const body2 = orderBody({ market: 'BTC-PERP', side: 'buy', type: 'limit', size: '0.01', price: '47000' });
     const headers2 = alice.signHeaders('POST', '/v1/orders', body2);
     expect((await http(gw.url, 'POST', '/v1/orders', { body: body2, headers: headers2 })).body).toMatchObject({ ok: true });
-    const again = await ask(c, { op: 'order.place', id: 'r2', body: body2, user: headers2['x-user'], sessionId: headers2['x-session-id'], sig: headers2['x-session-sig'] });
-    expect(again).toMatchObject({ kind: 'stream.error', id: 'r2', payload: { status: 401, code: 'unauthorized' } });
+    const replayedOnSocket = await ask(c, { op: 'order.place', id: 'r2', body: body2, user: headers2['x-user'], sessionId: headers2['x-session-id'], sig: headers2['x-session-sig'] });
+    expect(replayedOnSocket).toMatchObject({ kind: 'stream.error', id: 'r2', payload: { status: 401, code: 'unauthorized' } });
     c.ws.close();
   });
 
