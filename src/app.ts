@@ -23,6 +23,7 @@ import { clientErrorHandler, installConnectionLimits } from './http/connection-l
 import { systemRoutes } from './http/system.js';
 import { readRoutes } from './http/reads.js';
 import { tradingRoutes } from './http/trading.js';
+import { TradingSlot } from './http/trading/socket-calls.js';
 import { streamRoutes } from './http/stream.js';
 import { httpTracingPlugin } from './tracing/index.js';
 
@@ -85,7 +86,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   await app.register(systemRoutes);
   await app.register(readRoutes);
-  await app.register(tradingRoutes);
-  await app.register(streamRoutes);
+  // Order messages on the stream are the trading routes' own verified-forward (src/http/trading/socket-calls.ts).
+  const trading = new TradingSlot();
+  await app.register(tradingRoutes, { slot: trading });
+  await app.register(streamRoutes, { trading });
   return app;
 }

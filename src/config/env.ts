@@ -353,7 +353,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'WS_MAX_CONNECTIONS', meaning: 'WebSocket connections accepted at once; more are refused at upgrade.' },
   { name: 'WS_CLIENT_BUFFER_BYTES', meaning: 'Unsent bytes a client may accumulate before it is closed with code 4008.' },
   { name: 'WS_PING_MS', meaning: "Ping period; a peer that does not answer the gateway's ping (with its payload) before the next one is dropped." },
-  { name: 'WS_CLIENT_MESSAGE_MAX_BYTES', meaning: 'Largest message a stream client may send; a larger one closes it with 1009.' },
+  { name: 'WS_CLIENT_MESSAGE_MAX_BYTES', meaning: 'Largest message a stream client may send; a larger one is answered `payload_too_large` unread, one over four times this closes the connection with 1009.' },
   { name: 'WS_CLIENT_MESSAGES_PER_S', meaning: 'Messages a second a stream client may send, sustained (token bucket); past it (and its burst) the client is closed with 1008.' },
   { name: 'WS_CLIENT_MESSAGE_BURST', meaning: 'Messages a stream client may send at once above that rate.' },
   { name: 'WS_HISTORY_SIZE', meaning: 'Frames kept in memory for `/v1/stream?since=<seq>` replay.' },

@@ -7,7 +7,7 @@ import { ReplayMemoryFull } from '../auth/replay-guard.js';
 import { DatabaseUnavailableError, SchemaBehindError } from '../db/errors.js';
 import { EngineTimeoutError, EngineUnavailableError } from '../engine/errors.js';
 import { SharedStateUnavailableError } from '../fleet/errors.js';
-import { InvalidSubscriptionError } from '../stream/errors.js';
+import { InvalidSubscriptionError, type SubscriptionFailure } from '../stream/errors.js';
 
 export type ErrorCode =
   | 'bad_request'
@@ -25,6 +25,8 @@ export type ErrorCode =
   | 'too_many_connections'
   | 'replay_memory_full'
   | 'shared_state_unavailable'
+  | 'unknown_market'
+  | 'too_many_subscriptions'
   | 'internal_error';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
@@ -43,11 +45,15 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   too_many_connections: 503,
   replay_memory_full: 503,
   shared_state_unavailable: 503,
+  unknown_market: 400,
+  too_many_subscriptions: 400,
   internal_error: 500,
 };
 
 export class ApiError extends Error {
   readonly status: number;
+  /** A Retry-After to send as is (the engine's own, relayed); otherwise `extra.retryAfterS` gives it. */
+  retryAfter?: string;
   constructor(
     readonly code: ErrorCode,
     message: string,
@@ -65,6 +71,7 @@ export class ApiError extends Error {
   }
 }
 
+const SUBSCRIPTION_CODES: Record<SubscriptionFailure, ErrorCode> = { invalid: 'bad_request', unknown_market: 'unknown_market', too_many: 'too_many_subscriptions' };
 const AUTH_CODES: Record<AuthFailure, ErrorCode> = { malformed: 'bad_request', unauthenticated: 'unauthorized', forbidden: 'forbidden' };
 
 /**
@@ -77,7 +84,7 @@ export function fromDomainError(err: unknown): ApiError | null {
   if (err instanceof ReplayMemoryFull) {
     return new ApiError('replay_memory_full', 'too many signed requests in the last minute to remember them all; retry shortly', { retryAfterS: 1 });
   }
-  if (err instanceof InvalidSubscriptionError) return new ApiError('bad_request', err.message);
+  if (err instanceof InvalidSubscriptionError) return new ApiError(SUBSCRIPTION_CODES[err.failure], err.message, err.details);
   if (err instanceof EngineUnavailableError) return new ApiError('engine_unavailable', err.message, err.engineStatus === undefined ? {} : { engineStatus: err.engineStatus });
   if (err instanceof EngineTimeoutError) return new ApiError('engine_timeout', err.message);
   if (err instanceof SharedStateUnavailableError) return new ApiError('shared_state_unavailable', err.message);

@@ -10,6 +10,7 @@ import type { SessionKeys } from '../auth/session-keys.js';
 import type { Config } from '../config/env.js';
 import type { ReplayGuard } from '../contracts/replay-guard.js';
 import type { StreamFanout } from '../stream/fanout.js';
+import type { ClientMessageHandlers } from '../stream/hub.js';
 import type { StreamMetrics } from '../stream/metrics.js';
 import { parseSubscription, type Subscription } from '../stream/subscription.js';
 import { ApiError, fromDomainError } from './errors.js';
@@ -23,23 +24,32 @@ export interface UpgradeContext {
   hub: StreamFanout;
   knownMarkets: () => ReadonlySet<string> | null;
   metrics: StreamMetrics;
+  /** The handlers of an accepted connection's messages (stream-messages.ts), from its upgrade request. */
+  messages?: (req: IncomingMessage) => ClientMessageHandlers;
 }
 
-/** Proves the parties asked for: with auth, only the one party the query's signature proves. */
-async function authorize(sub: Subscription, ctx: UpgradeContext): Promise<void> {
-  if (ctx.deps.config.authDisabled || sub.parties.size === 0) return;
-  if (!sub.proof) {
-    throw new ApiError('unauthorized', 'a "party" filter needs proof in the query: user, sessionId, sig (<tsMs>.<hex> over "GET\\n/v1/stream\\n<tsMs>\\n")');
+/**
+ * Proves the parties asked for, by the URL or a subscribe message alike: with auth, only the one
+ * party the proof (`user`, `sessionId`, `sig` over "GET\n/v1/stream\n<tsMs>\n", single-use) proves.
+ */
+export async function proveParties(
+  parties: Iterable<string>,
+  proof: { user: string; sessionId: string; sig: string } | null,
+  deps: Pick<UpgradeContext['deps'], 'config' | 'sessions' | 'replays'>,
+): Promise<void> {
+  const asked = [...parties];
+  if (deps.config.authDisabled || asked.length === 0) return;
+  if (!proof) {
+    throw new ApiError('unauthorized', 'a "party" filter needs proof: user, sessionId, sig (<tsMs>.<hex> over "GET\\n/v1/stream\\n<tsMs>\\n")');
   }
-  const proven = await provenParty(ctx.deps.sessions, ctx.deps.replays, {
-    method: 'GET',
-    target: STREAM_PATH,
-    body: '',
-    headers: sub.proof,
-  });
-  for (const p of sub.parties) {
+  const proven = await provenParty(deps.sessions, deps.replays, { method: 'GET', target: STREAM_PATH, body: '', headers: proof });
+  for (const p of asked) {
     if (p !== proven) throw new ApiError('forbidden', `party ${p} is not the party this connection proved (${proven})`);
   }
+}
+
+async function authorize(sub: Subscription, ctx: UpgradeContext): Promise<void> {
+  await proveParties(sub.parties, sub.proof, ctx.deps);
 }
 
 /** The admission checks of a stream connection, shared by the upgrade and the plain GET. */
@@ -144,7 +154,7 @@ export function createUpgradeHandler(
         if (late) return refuse(late);
         try {
           gate.opened(address, socket);
-          ctx.hub.accept(req, socket, head, sub);
+          ctx.hub.accept(req, socket, head, sub, ctx.messages?.(req));
         } catch (err) {
           ctx.deps.logger.warn({ err }, 'stream upgrade: hand-over failed');
           socket.destroy(); // the handshake may have begun: no HTTP answer can follow; the client retries

@@ -7,11 +7,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { StreamHub } from '../stream/hub.js';
 import { StreamMetrics } from '../stream/metrics.js';
 import { inboundLimits } from '../stream/inbound-limit.js';
-import { createUpgradeHandler, StreamGate, STREAM_PATH } from './stream-upgrade.js';
+import { createUpgradeHandler, StreamGate, STREAM_PATH, type UpgradeContext } from './stream-upgrade.js';
+import { streamMessageHandlers } from './stream-messages.js';
+import { TradingSlot } from './trading/socket-calls.js';
+import { clientIp, trustFunction } from '../client-address.js';
 import { errors } from './schemas.js';
 import { buildAsyncApi } from '../stream/asyncapi.js';
 
-export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const streamRoutes: FastifyPluginAsyncTypebox<{ trading?: TradingSlot }> = async (app, { trading = new TradingSlot() }) => {
   const runtime = app.live;
   // An app built without the runtime still accepts clients; they receive nothing (no event source).
   const metrics = runtime?.streamMetrics ?? StreamMetrics.for(app.metrics.registry);
@@ -27,9 +30,13 @@ export const streamRoutes: FastifyPluginAsyncTypebox = async (app) => {
       inbound: inboundLimits(app.config),
     });
 
+  const trust = trustFunction(app.config.trustProxy);
   const deps = { config: app.config, sessions: app.sessions, replays: app.replays, logger: app.log };
-  const context = { deps, hub, metrics, knownMarkets: () => runtime?.knownMarkets() ?? null };
+  const context: UpgradeContext = { deps, hub, metrics, knownMarkets: () => runtime?.knownMarkets() ?? null };
   const gate = new StreamGate(context);
+  // What a connection sends (subscribe, unsubscribe, signed orders): read and answered per connection.
+  const messageContext = { ...context, trading, maxBytes: inboundLimits(app.config).maxBytes };
+  context.messages = (req) => streamMessageHandlers(messageContext, clientIp(req, trust));
   const onUpgrade = createUpgradeHandler(context, gate);
   app.server.on('upgrade', onUpgrade);
   // Before the server closes its connections: every client gets 1001 "going away".

@@ -8,10 +8,12 @@ import { redisRateLimitOptions } from '../fleet/rate-limit-store.js';
 import { chargeProvenParty, registerRateLimit } from './trading/rate-limit.js';
 import { partyScope } from './party-scope.js';
 import { tradingProxyRoutes } from './trading/routes.js';
+import type { TradingSlot } from './trading/socket-calls.js';
 
-export const tradingRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const budget = await registerRateLimit(app, app.config, app.fleet ? redisRateLimitOptions(app.fleet.redis) : {});
-  await app.register(tradingProxyRoutes, { budget });
+export const tradingRoutes: FastifyPluginAsyncTypebox<{ slot?: TradingSlot }> = async (app, { slot }) => {
+  const budgets = await registerRateLimit(app, app.config, app.fleet ? redisRateLimitOptions(app.fleet.redis) : {});
+  // The slot receives the socket form of place/cancel (the stream's order messages).
+  await app.register(tradingProxyRoutes, slot ? { budgets, slot } : { budgets });
   // The faucet is a party route: guarded by the party scope, then charged to the proven party.
-  await app.register(partyScope, { routes: [faucetRoutes], afterGuards: chargeProvenParty(budget) });
+  await app.register(partyScope, { routes: [faucetRoutes], afterGuards: chargeProvenParty(budgets.party) });
 };

@@ -18,6 +18,7 @@ import {
 } from './schemas.js';
 import { OrderbookDeltaFrame } from './book-schemas.js';
 import { FillFrame, OrderUpdateFrame } from './user-schemas.js';
+import { AckMessage, AnswerMessage, CancelOrderOp, ErrorMessage, PlaceOrderOp, SubscribeOp, UnsubscribeOp } from './message-schemas.js';
 
 /** A plain JSON copy (TypeBox may carry non-JSON markers). */
 const json = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema));
@@ -74,14 +75,37 @@ const MESSAGES = {
     name: 'stream.heartbeat',
     summary: 'Every `heartbeat` seconds, only to connections that asked for it: the head seq; lets a browser notice a half-open socket.',
   },
+  streamAck: {
+    schema: AckMessage,
+    name: 'stream.ack',
+    summary: 'Answer to subscribe / unsubscribe (only to a client that sent one): the filters as applied; after a subscribe the snapshot frames of what was added follow.',
+  },
+  streamAnswer: {
+    schema: AnswerMessage,
+    name: 'stream.answer',
+    summary: 'Answer to order.place / order.cancel: the engine\'s answer as REST relays it (status + body, `reason` when an order ended at once).',
+  },
+  streamError: {
+    schema: ErrorMessage,
+    name: 'stream.error',
+    summary: 'A client message refused, with the code (and status) REST answers for the same refusal, the message\'s id and op.',
+  },
+} as const;
+
+/** What a client sends (docs/stream.md "Talking to the socket"), by op. */
+const CLIENT_MESSAGES = {
+  subscribe: { schema: SubscribeOp, name: 'subscribe', summary: 'Adds kinds, markets, intervals, parties (with proof) and sets the book view; answered by stream.ack or stream.error.' },
+  unsubscribe: { schema: UnsubscribeOp, name: 'unsubscribe', summary: 'Removes kinds, markets, intervals, parties; answered by stream.ack or stream.error.' },
+  orderPlace: { schema: PlaceOrderOp, name: 'order.place', summary: 'A signed POST /v1/orders; answered by stream.answer or stream.error.' },
+  orderCancel: { schema: CancelOrderOp, name: 'order.cancel', summary: 'A signed DELETE /v1/orders/:orderId; answered by stream.answer or stream.error.' },
 } as const;
 
 export function buildAsyncApi(): Record<string, unknown> {
   const messages: Record<string, unknown> = {};
-  for (const [id, m] of Object.entries(MESSAGES)) {
+  for (const [id, m] of [...Object.entries(MESSAGES), ...Object.entries(CLIENT_MESSAGES)]) {
     messages[id] = { name: m.name, title: m.name, summary: m.summary, contentType: 'application/json', payload: json(m.schema) };
   }
-  const refs = Object.fromEntries(Object.keys(MESSAGES).map((id) => [id, { $ref: `#/components/messages/${id}` }]));
+  const refs = Object.fromEntries([...Object.keys(MESSAGES), ...Object.keys(CLIENT_MESSAGES)].map((id) => [id, { $ref: `#/components/messages/${id}` }]));
   return {
     asyncapi: '3.0.0',
     info: {
@@ -126,6 +150,18 @@ export function buildAsyncApi(): Record<string, unknown> {
         'this address (WS_MAX_CONNECTIONS_PER_IP), 503 connection limit or shutting down. A plain HTTP GET of the same URL',
         'runs the same checks and answers the same refusal, or 426 when the upgrade would be accepted (browsers hide the',
         'status of a refused upgrade). Liveness: the gateway pings; only a pong echoing its payload counts.',
+        '',
+        'Talking to the socket: a client may send JSON text messages `{"op", "id", …}` (operation sendStream): `subscribe` /',
+        '`unsubscribe` change the connection\'s filters and are answered by `stream.ack` (the filters as applied; after a',
+        'subscribe, the snapshot frames of what was added, then its live frames); `order.place` / `order.cancel` carry a',
+        'signed REST call (the body and the `user`, `sessionId`, `sig` values of its signing headers), verified and forwarded',
+        'exactly as REST does (one replay memory, one rate limit), answered by `stream.answer` (the engine\'s answer). Any',
+        'refusal is a `stream.error` with the REST code, its status and the message\'s id. A list in a message names at most',
+        '100 values; a message over WS_CLIENT_MESSAGE_MAX_BYTES is answered `payload_too_large`, one over four times that',
+        'closes the connection (1009); more than WS_CLIENT_MESSAGES_PER_S (bursts WS_CLIENT_MESSAGE_BURST) closes it (1008).',
+        'A subscribe adds to a list; on a list the URL left open (every kind / market / interval) it sets it: a connection',
+        'receives what it subscribed to. Markets named by a message must be listed by the engine (`unknown_market`), never',
+        'ignored as rule 1 ignores the URL\'s. A client that sends nothing receives exactly what it did before.',
         '',
         `Close codes: ${Object.entries(CLOSE_CODES).map(([c, d]) => `${c} — ${d}`).join('; ')}.`,
         'Without ENGINE_ADMIN_TOKEN the gateway accepts connections and sends nothing (no control messages either).',
@@ -178,6 +214,12 @@ export function buildAsyncApi(): Record<string, unknown> {
         channel: { $ref: '#/channels/stream' },
         summary: 'Frames the gateway sends',
         messages: Object.keys(MESSAGES).map((id) => ({ $ref: `#/channels/stream/messages/${id}` })),
+      },
+      sendStream: {
+        action: 'send',
+        channel: { $ref: '#/channels/stream' },
+        summary: 'Messages a client sends on an open connection (each answered by stream.ack, stream.answer or stream.error with its id)',
+        messages: Object.keys(CLIENT_MESSAGES).map((id) => ({ $ref: `#/channels/stream/messages/${id}` })),
       },
     },
     components: { messages },

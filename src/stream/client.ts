@@ -49,6 +49,8 @@ export class StreamClient {
   held: Array<{ data: Buffer; wire?: Buffer; kind: string }> | null = null;
   heldBytes = 0;
   heartbeat: NodeJS.Timeout | null = null;
+  /** The opening (replay, snapshot, held frames) while or once it runs: true once live; null when there is none (a disabled hub). */
+  opening: Promise<boolean> | null = null;
   /** Seq of the last live frame written by `send` (control messages have none). */
   private lastSeq: number | undefined;
 

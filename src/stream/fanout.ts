@@ -4,6 +4,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FramePublisher } from '../contracts/frame-publisher.js';
 import type { Subscription } from './subscription.js';
+import type { StreamClient } from './client.js';
+import type { ClientMessageHandlers } from './hub.js';
 
 export interface StreamFanout extends FramePublisher {
   /** false without ENGINE_ADMIN_TOKEN: clients connect and receive nothing. */
@@ -12,7 +14,13 @@ export interface StreamFanout extends FramePublisher {
   readonly size: number;
   readonly isClosed: boolean;
   /** Completes the WebSocket handshake of an authorised upgrade and registers the connection. */
-  accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription): void;
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription, handlers?: ClientMessageHandlers): void;
+  /** Swaps a live connection's filters (a subscribe / unsubscribe message): ack, snapshot of what was added, then live. */
+  resubscribe(client: StreamClient, next: Subscription, ack: (sub: Subscription, head: number | null) => Record<string, unknown>, snapshot: boolean): Promise<boolean>;
+  /** An answer to a client message, in order with the connection's frames. */
+  reply(client: StreamClient, message: Record<string, unknown>): void;
+  /** The newest seq the gateway has (the `seq` of answers). */
+  head(): number | null;
   /** Shutdown: every client gets close code 1001; new connections are refused. */
   closeAll(): Promise<void>;
 }

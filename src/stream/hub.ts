@@ -7,7 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
-import { DEFAULT_INBOUND_LIMITS, limitInbound, type InboundLimits } from './inbound-limit.js';
+import { DEFAULT_INBOUND_LIMITS, hardMaxBytes, limitInbound, type InboundLimits } from './inbound-limit.js';
 import type { Frame } from '../contracts/frame.js';
 import { serializeFrame } from './serialize.js';
 import { StreamClient, wireFrame } from './client.js';
@@ -16,7 +16,8 @@ import type { StreamFanout } from './fanout.js';
 import { History, type Sent } from './history.js';
 import { ConnectionOpener, type StreamStateSource } from './opening.js';
 import { SubscriberIndex } from './registry.js';
-import { judgeMarketsFilter, marketsFilterMatchesNothing, type Subscription } from './subscription.js';
+import { judgeMarketsFilter, marketsFilterMatchesNothing, matches, type Subscription } from './subscription.js';
+import type { SnapshotParts } from './snapshot.js';
 import { EMPTY_EPOCH } from './epoch.js';
 
 /** What the hub counts (StreamMetrics). */
@@ -45,6 +46,16 @@ export interface HubOptions {
   state?: StreamStateSource;
   /** What a client may send (src/stream/inbound-limit.ts); default DEFAULT_INBOUND_LIMITS. */
   inbound?: InboundLimits;
+}
+
+/**
+ * What receives one connection's messages (those within the inbound bound): made per connection
+ * by the edge (src/http/stream-messages.ts), which reads, checks and answers them.
+ */
+export interface ClientMessageHandlers {
+  message(data: Buffer, client: StreamClient): void;
+  /** A message larger than the bound's maxBytes (and within the hard cap): answered, not read. */
+  oversize(data: Buffer, client: StreamClient): void;
 }
 
 export const GOING_AWAY = 1001;
@@ -78,15 +89,25 @@ export class StreamHub implements StreamFanout {
     this.opener = new ConnectionOpener({ state: this.state, history: this.history, bufferBytes: options.bufferBytes });
   }
 
-  accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription): void {
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription, handlers?: ClientMessageHandlers): void {
     const inbound = this.options.inbound ?? DEFAULT_INBOUND_LIMITS;
-    this.wss ??= new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: inbound.maxBytes });
+    this.wss ??= new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: hardMaxBytes(inbound) });
     this.wss.handleUpgrade(req, socket, head, (ws) => {
-      // Every client message passes the size and rate bound first; clients have nothing to say yet
-      // (filters are fixed per connection), so what passes is dropped.
-      limitInbound(ws, inbound, () => {}, () => this.options.metrics.floodCloses?.inc());
-      this.add(ws, sub);
+      const client = this.add(ws, sub);
+      // Every client message passes the size and rate bound first; without handlers (a hub used
+      // alone) what passes is dropped.
+      limitInbound(
+        ws,
+        inbound,
+        (data) => handlers?.message(data, client),
+        () => this.options.metrics.floodCloses?.inc(),
+        (data) => handlers?.oversize(data, client),
+      );
     });
+  }
+
+  head(): number | null {
+    return this.state.head();
   }
 
   get enabled(): boolean {
@@ -171,7 +192,8 @@ export class StreamHub implements StreamFanout {
     if (!this.options.enabled) return client;
 
     client.held = [];
-    this.opener.open(client).then((live) => {
+    client.opening = this.opener.open(client);
+    client.opening.then((live) => {
       if (live && client.sub.heartbeatS !== null) {
         client.heartbeat = setInterval(() => this.heartbeat(client), client.sub.heartbeatS * 1000);
         client.heartbeat.unref();
@@ -200,6 +222,37 @@ export class StreamHub implements StreamFanout {
     client.heartbeat = null;
     this.index.remove(client);
     this.options.metrics.clients.set(this.index.size);
+  }
+
+  /**
+   * Swaps a live connection's filters for `next` (a subscribe or unsubscribe message) and sends
+   * `ack`, then the snapshot frames of what `next` adds (what the connection did not receive
+   * before: another market, kind, party or book view), then live frames: in one synchronous step
+   * with any publish, so no frame is lost or doubled between the old filters and the new. The
+   * connection must be open (the caller waits for `client.opening`). `snapshot` false: no frames.
+   */
+  resubscribe(client: StreamClient, next: Subscription, ack: (sub: Subscription, head: number | null) => Record<string, unknown>, snapshot: boolean): Promise<boolean> {
+    const before = { ...client.sub };
+    const registered = this.index.has(client);
+    if (registered) this.index.remove(client); // the index finds the buckets through the filters: out before they change
+    Object.assign(client.sub, next);
+    if (this.known !== null) judgeMarketsFilter(client.sub, this.known);
+    if (registered) this.index.add(client);
+    const message = json(ack(client.sub, this.state.head()));
+    if (!this.options.enabled || !registered || !this.state.ready()) {
+      client.send(message);
+      return Promise.resolve(registered);
+    }
+    client.held = [];
+    const parts = snapshot ? this.state.snapshot(client.sub) : null;
+    const added = (f: Frame): boolean => !matches(before, f);
+    const fresh: SnapshotParts | null = parts && { frames: parts.frames.filter(added), later: parts.later && parts.later.then((fs) => fs.filter(added)) };
+    return this.opener.resubscribed(client, message, fresh);
+  }
+
+  /** An answer to a client message, in order with the connection's frames. */
+  reply(client: StreamClient, message: Record<string, unknown>): void {
+    this.sendControl(client, message);
   }
 
   /** Sends one frame to every matching client; the JSON is made once. Returns the number of clients it reached. */

@@ -1,6 +1,8 @@
 // The bound on what a stream client may send (docs/security.md "Connections and slow clients"):
 // every message of a connection passes here before any handler sees it.
-// - size: ws's maxPayload (`maxBytes`); a larger message is refused by ws itself with close 1009;
+// - size: a message larger than `maxBytes` is not read but answered (`stream.error`
+//   `payload_too_large`, by the handler's `onOversize`); ws itself refuses one larger than
+//   `hardMaxBytes` (OVERSIZE_FACTOR × maxBytes) with close 1009, before any of it is buffered;
 // - rate: a token bucket per connection, `ratePerS` messages a second with bursts of `burst`; a
 //   client past it is closed with 1008 (policy violation) and what it sends after is dropped.
 // Handlers of client messages (subscribe, unsubscribe, orders) are registered through
@@ -22,6 +24,14 @@ export const DEFAULT_INBOUND_LIMITS: InboundLimits = { maxBytes: 16_384, ratePer
 
 export function inboundLimits(config: Pick<Config, 'wsClientMessageMaxBytes' | 'wsClientMessagesPerS' | 'wsClientMessageBurst'>): InboundLimits {
   return { maxBytes: config.wsClientMessageMaxBytes, ratePerS: config.wsClientMessagesPerS, burst: config.wsClientMessageBurst };
+}
+
+/** Messages up to this many times maxBytes are received (and answered as too large); larger ones close the connection. */
+export const OVERSIZE_FACTOR = 4;
+
+/** ws's maxPayload: past it ws closes the connection with 1009. */
+export function hardMaxBytes(limits: InboundLimits): number {
+  return limits.maxBytes * OVERSIZE_FACTOR;
 }
 
 export const CLOSE_POLICY_VIOLATION = 1008;
@@ -57,14 +67,20 @@ export class TokenBucket {
 export function limitInbound(
   ws: WebSocket,
   limits: InboundLimits,
-  onMessage: (data: WebSocket.RawData, isBinary: boolean) => void,
+  onMessage: (data: Buffer, isBinary: boolean) => void,
   onAbuse: () => void = () => {},
+  /** A message over `maxBytes` (ws refused any over hardMaxBytes already); dropped when absent. */
+  onOversize: (data: Buffer) => void = () => {},
 ): void {
   const bucket = new TokenBucket(limits.ratePerS, limits.burst);
   let closing = false;
   ws.on('message', (data, isBinary) => {
     if (closing) return;
-    if (bucket.take()) return onMessage(data, isBinary);
+    if (bucket.take()) {
+      // ws hands a text or binary message over as one Buffer (no fragments array: binaryType is the default).
+      const bytes = Buffer.isBuffer(data) ? data : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]);
+      return bytes.length > limits.maxBytes ? onOversize(bytes) : onMessage(bytes, isBinary);
+    }
     closing = true;
     onAbuse();
     ws.close(CLOSE_POLICY_VIOLATION, 'too many messages');

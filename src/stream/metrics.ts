@@ -17,6 +17,8 @@ export class StreamMetrics {
   readonly slowCloses: Counter;
   readonly rejected: Counter<'status'>;
   readonly floodCloses: Counter;
+  /** Client messages answered, by op (`invalid` when none could be read) and answer kind. */
+  readonly clientMessages: Counter<'op' | 'answer'>;
   readonly sseReconnects: Counter;
   readonly sseLag: Gauge;
   readonly sseEvents: Counter;
@@ -35,6 +37,12 @@ export class StreamMetrics {
     });
     this.slowCloses = new Counter({ name: 'bff_ws_slow_client_closes_total', help: 'Clients closed with 4008 (buffer over WS_CLIENT_BUFFER_BYTES)', registers });
     this.floodCloses = new Counter({ name: 'bff_ws_flood_closes_total', help: 'Clients closed with 1008 for sending more messages than WS_CLIENT_MESSAGES_PER_S allows', registers });
+    this.clientMessages = new Counter({
+      name: 'bff_ws_client_messages_total',
+      help: 'Messages of stream clients answered, by op (invalid when none could be read) and answer (ack, answer, or the error code)',
+      labelNames: ['op', 'answer'],
+      registers,
+    });
     this.rejected = new Counter({ name: 'bff_ws_upgrades_rejected_total', help: 'Refused /v1/stream upgrades, by HTTP status', labelNames: ['status'], registers });
     this.sseReconnects = new Counter({ name: 'bff_sse_reconnects_total', help: 'Reconnections of the engine admin SSE stream', registers });
     this.sseLag = new Gauge({ name: 'bff_sse_lag_seconds', help: 'Gateway clock minus the ts of the last engine event received', registers });

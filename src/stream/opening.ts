@@ -99,10 +99,24 @@ export class ConnectionOpener {
     }
     const snapshot = sub.snapshot ? this.options.state.snapshot(sub) : null;
 
-    // Everything below waits only when it must (a drain, the database part of the snapshot): a
-    // connection with nothing to wait for is opened, and live, within this synchronous step.
     const first: Array<{ data: Buffer; wire?: Buffer }> = out.map((data) => ({ data }));
     for (const sent of replay) first.push(sent);
+    return this.goLive(client, first, snapshot);
+  }
+
+  /**
+   * A live connection changed its filters (a subscribe message): the hub has swapped them in and
+   * set `client.held = []` in one synchronous step; the ack, then the snapshot frames of what was
+   * added (`frames`, `later`), then the frames held meanwhile go out, in that order, as on opening.
+   */
+  resubscribed(client: StreamClient, ack: Buffer, snapshot: SnapshotParts | null): Promise<boolean> {
+    return this.goLive(client, [{ data: ack }], snapshot);
+  }
+
+  /** Writes `first` and the snapshot, then the frames held meanwhile, then sets `held` back to null. */
+  private async goLive(client: StreamClient, first: Array<{ data: Buffer; wire?: Buffer }>, snapshot: SnapshotParts | null): Promise<boolean> {
+    // Everything below waits only when it must (a drain, the database part of the snapshot): a
+    // connection with nothing to wait for is opened, and live, within this synchronous step.
     for (const f of snapshot?.frames ?? []) first.push({ data: snapshotData(f) });
     // `await` only on a promise: awaiting a plain value would still give way to other work.
     let ok = this.writeOpening(client, first);

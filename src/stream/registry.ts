@@ -20,6 +20,10 @@ export class SubscriberIndex {
     return this.all.size;
   }
 
+  has(client: StreamClient): boolean {
+    return this.all.has(client);
+  }
+
   clients(): IterableIterator<StreamClient> {
     return this.all.values();
   }

@@ -7,9 +7,10 @@ import { AccountBody } from '../contracts/account-wire.js';
 import { OrderbookDeltaFrame, ViewSnapshotPayload } from './book-schemas.js';
 
 import { FillFrame, OrderUpdateFrame } from './user-schemas.js';
+import { AckMessage, AnswerMessage, ErrorMessage } from './message-schemas.js';
 
 // Every frame schema is exported from here (the client's wire types are generated from this module).
-export { OrderbookDeltaFrame, OrderUpdateFrame, FillFrame };
+export { OrderbookDeltaFrame, OrderUpdateFrame, FillFrame, AckMessage, AnswerMessage, ErrorMessage };
 
 const Ts = { ...Timestamp, description: 'ISO 8601 UTC with milliseconds (engine time of the event)' };
 const PositionId = Type.String({ minLength: 1, maxLength: 64, description: 'Epoch identity of the position' });
@@ -268,6 +269,9 @@ export const FRAME_SCHEMAS: Record<string, TSchema> = {
   'stream.gap': GapMessage,
   'stream.reset': ResetMessage,
   'stream.heartbeat': HeartbeatMessage,
+  'stream.ack': AckMessage,
+  'stream.answer': AnswerMessage,
+  'stream.error': ErrorMessage,
 };
 
 /** The schema a message of this kind must satisfy (passthrough kinds share one). */
@@ -278,6 +282,8 @@ export function schemaFor(kind: string): TSchema | undefined {
 /** Close codes the server uses. */
 export const CLOSE_CODES = {
   1001: 'Going away: the gateway is shutting down; reconnect with ?since=<last seq>',
+  1008: 'Policy violation: the client sent more messages than WS_CLIENT_MESSAGES_PER_S (bursts of WS_CLIENT_MESSAGE_BURST)',
+  1009: 'Message too big: the client sent a message over four times WS_CLIENT_MESSAGE_MAX_BYTES (one over the bound itself is answered payload_too_large)',
   4008: 'Slow consumer: live frames left unsent passed WS_CLIENT_BUFFER_BYTES (a since= replay is paced and never counts); reconnect with ?since=<last seq>',
   4011: 'Stream reset: the engine history was replaced (connections without control messages); discard state, bootstrap from REST and reconnect without since',
 } as const;

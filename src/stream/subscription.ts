@@ -113,7 +113,9 @@ export function parseSubscription(query: URLSearchParams, knownMarkets: Readonly
   checkEach('kinds', kinds, (k) => KINDS.has(k), `a frame kind (one of ${FRAME_KINDS.join(', ')})`);
   const intervals = listParam(query, 'intervals');
   checkEach('intervals', intervals, (i) => INTERVALS.has(i), `an interval (one of ${CANDLE_INTERVALS.join(', ')})`);
-  const markets = listParam(query, 'markets');
+  // `markets=` with no value names nothing: not a filter (an empty list from a message matches no market).
+  const listed = listParam(query, 'markets');
+  const markets = listed && listed.length > 0 ? listed : null;
   checkEach('markets', markets, (m) => MARKET.test(m), 'a market symbol');
   const parties = listParam(query, 'party') ?? [];
   checkEach('party', parties, (p) => p.length <= 114 && PARTY.test(p), 'a party id <hint>::<64 hex>');
@@ -184,7 +186,7 @@ export function parseSubscription(query: URLSearchParams, knownMarkets: Readonly
 
 /** Rule 1's verdict alone: true when the markets asked for are to be ignored. */
 export function marketsFilterMatchesNothing(asked: readonly string[] | null, knownMarkets: ReadonlySet<string> | null): boolean {
-  return asked !== null && knownMarkets !== null && !asked.some((m) => knownMarkets.has(m));
+  return asked !== null && asked.length > 0 && knownMarkets !== null && !asked.some((m) => knownMarkets.has(m));
 }
 
 /**

@@ -6,7 +6,7 @@ import { verifyHistory, type HistoryOptions, type HistoryVerdict } from './verif
 import { GatewayError } from './errors.js';
 import { defaultRetry, type RetryPolicy } from './retry.js';
 import { prepareSession, Session, type PartySigner } from './signing.js';
-import { fetchSender, Transport, type SessionRenewer } from './transport.js';
+import { fetchSender, Transport, type Sender, type SessionRenewer } from './transport.js';
 import { requireDecimalStrings } from './decimal-input.js';
 import { attachedWouldFire, tpslWouldFire, type Account, type TriggerCheck, type TriggerWouldFire } from './account.js';
 import type {
@@ -37,6 +37,7 @@ import type {
   TpslRequest,
   TpslSet,
   Trigger,
+  Trade,
   TriggerStatus,
   UserBatch,
   UserBatchProof,
@@ -80,6 +81,12 @@ export interface ClientOptions {
 export interface Page {
   limit?: number;
 }
+
+/** Sends a call another way than HTTP: `stream.sender` carries place and cancel over the stream's socket (StreamClient.placeOrder). */
+export interface Via {
+  sender?: Sender;
+}
+const via = (options: Via): { sender?: Sender } => (options.sender ? { sender: options.sender } : {});
 const enc = encodeURIComponent;
 
 /** An engine business refusal that came as an HTTP 4xx (`{ok:false, code}` passed through), as the value placeOrder returns. */
@@ -138,14 +145,14 @@ export class GatewayClient {
    * A TP/SL attached to the order that would fire at once on its limit price is refused as a value
    * (`trigger_would_fire`, nothing signed or sent) unless `allowImmediateTrigger`.
    */
-  async placeOrder<const M extends string>(order: OrderRequest<M>, options: TriggerCheck = {}): Promise<Answer<OrderAccepted> | TriggerWouldFire> {
+  async placeOrder<const M extends string>(order: OrderRequest<M>, options: TriggerCheck & Via = {}): Promise<Answer<OrderAccepted> | TriggerWouldFire> {
     requireDecimalStrings(order, ['size', 'price'], ['tp', 'sl']);
     const refused = options.allowImmediateTrigger ? null : attachedWouldFire(order);
     if (refused) return refused;
-    return this.transport.call({ method: 'POST', path: '/v1/orders', body: order, signed: true, ...(this.retryOrders ? {} : { retries: 0 }) });
+    return this.transport.call({ method: 'POST', path: '/v1/orders', body: order, signed: true, ...(this.retryOrders ? {} : { retries: 0 }), ...via(options) });
   }
-  cancelOrder(orderId: string): Promise<Answer<OrderCancelled>> {
-    return this.transport.call({ method: 'DELETE', path: `/v1/orders/${enc(orderId)}`, signed: true });
+  cancelOrder(orderId: string, options: Via = {}): Promise<Answer<OrderCancelled>> {
+    return this.transport.call({ method: 'DELETE', path: `/v1/orders/${enc(orderId)}`, signed: true, ...via(options) });
   }
   /**
    * A TP or SL that would fire at once on the position's mark price (the last trade: what the
@@ -297,6 +304,10 @@ export class GatewayClient {
   }
   listFills(query: Page & { user?: string; market?: string; before?: number } = {}): Promise<List<Fill>> {
     return this.transport.call({ method: 'GET', path: '/v1/fills', query });
+  }
+  /** Public trades of one market (one per match, taker side), newest first: a trade tape's history before the live `trade` frames. */
+  listTrades(query: Page & { market: string; before?: number }): Promise<List<Trade>> {
+    return this.transport.call({ method: 'GET', path: '/v1/trades', query });
   }
   listUserOrders(party: string, query: Page & { market?: string; status?: OrderStatus } = {}): Promise<List<Order>> {
     return this.party(party, '/orders', query);

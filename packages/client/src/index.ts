@@ -1,6 +1,6 @@
 // Browser-safe entry of @gateway/client: no `node:` imports anywhere below this file.
 // `getUserMe` lives in the Node entry (`@gateway/client/node`): it needs a GET body.
-export { GatewayClient, type ClientOptions, type Page } from './client.js';
+export { GatewayClient, type ClientOptions, type Page, type Via } from './client.js';
 export { GatewayError, type ErrorBody } from './errors.js';
 export { defaultRetry, backoffDelay, isRetryableStatus, type RetryPolicy } from './retry.js';
 export { Session, localParty, prepareSession, sessionAuthMessage, requestMessage, MAX_SESSION_MS, MAX_TS_LEAD_MS, type PartySigner, type SignedHeaders } from './signing.js';
@@ -8,7 +8,19 @@ export { generateKeyPair, keyPairFromSeed, signHex, type CryptoKey, type Ed25519
 export { Transport, buildTarget, fetchSender, type Sender, type SendRequest, type SendResult, type Query, type CallOptions, type SessionRenewer } from './transport.js';
 export { Clock } from './clock.js';
 export { memoryStore, indexedDbStore, loadOrCreateParty, saveSession, restoreSession, keepPartySession, type KeyValueStore } from './persist.js';
-export { StreamClient, type StreamMessage, type StreamOptions, type StreamState, type WebSocketCtor, type WebSocketLike } from './stream.js';
+export {
+  StreamClient,
+  type StreamMessage,
+  type StreamOptions,
+  type StreamState,
+  type StreamSubscription,
+  type StreamUnsubscription,
+  type AppliedFilters,
+  type MarketFilter,
+  type MarketList,
+  type WebSocketCtor,
+  type WebSocketLike,
+} from './stream.js';
 export { PositionsStore, type PositionState } from './positions.js';
 export {
   orderMargin,
@@ -55,3 +67,5 @@ export { canonicalJson, leafText, holdersOf, heldBy, ZERO_ROOT, type CommittedEv
 export type * from './types.js';
 export { DeltaOrderBook, bookChecksum, type BookLevel, type BookApplyResult } from './order-book.js';
 export { BookFrameGate } from './book-gate.js';
+export { OrderBookFeed, type OrderBookFeedOptions, type BookView } from './book-feed.js';
+export { UserOrdersStore, UserFillsStore, isTerminal, type OrderUpdate, type UserFill } from './user-channels.js';

@@ -16,11 +16,16 @@ import type { FrameKind, Interval, KnownMarket } from './engine-events.js';
 import { errorBody, GatewayError } from './errors.js';
 import { backoffDelay } from './retry.js';
 import type { GatewayClient } from './client.js';
-import type { ControlMessage, EngineEvent, Frame, GapMessage, ResetMessage } from './types.js';
+import type { SendRequest, SendResult, Sender } from './transport.js';
+import type { TriggerCheck, TriggerWouldFire } from './account.js';
+import type { AckMessage, AnswerMessage, ErrorMessage } from './generated/wire.js';
+import type { Answer, ControlMessage, EngineEvent, Frame, GapMessage, OrderAccepted, OrderCancelled, OrderRequest, ResetMessage } from './types.js';
 
 /** The part of the WebSocket API the client uses (browser WebSocket and the `ws` package both fit). */
 export interface WebSocketLike {
   onopen: ((ev: unknown) => void) | null;
+  /** Sends a text message (subscribe, unsubscribe, orders). */
+  send(data: string): void;
   onmessage: ((ev: { data: unknown }) => void) | null;
   onclose: ((ev: { code: number; reason: string }) => void) | null;
   onerror: ((ev: unknown) => void) | null;
@@ -35,21 +40,53 @@ export type StreamMessage =
   | { source: 'backfill'; event: EngineEvent }
   /** `stream.subscribed`, `stream.gap`, `stream.reset`, `stream.heartbeat`. */
   | { source: 'control'; message: ControlMessage };
+
+/**
+ * A market filter as the types judge it: a symbol read at run time (`string`) passes; a literal must
+ * be a known market or at least spelt as the engine spells them (upper case), so `'btc-perp'` does
+ * not compile (the gateway would ignore a filter that names no market it lists: rule 1).
+ */
+export type MarketFilter<M extends string> = string extends M ? M : M extends KnownMarket ? M : M extends Uppercase<M> ? M : KnownMarket;
+/** A list of markets that names at least one (an empty list is no filter at all, so it does not compile). */
+export type MarketList<M extends string> = readonly [MarketFilter<M>, ...MarketFilter<M>[]];
+
+/** What a subscribe message adds (docs/client.md "Changing a live stream"); a party is proven with the client's session. */
+export interface StreamSubscription<M extends string = string> {
+  kinds?: FrameKind[];
+  markets?: MarketList<M>;
+  intervals?: Interval[];
+  party?: string[];
+  /** With `orderbook.delta`: the connection's book view (levels per side 1..1000; grouping `sig:2`…`sig:5`, `tick:<decimal>` or `none`). */
+  book?: { depth?: number; group?: string };
+  /** false: no snapshot frames for what was added (default: the stream's `snapshot` option). */
+  snapshot?: boolean;
+}
+/** What an unsubscribe message removes. */
+export interface StreamUnsubscription {
+  kinds?: FrameKind[];
+  markets?: string[];
+  intervals?: Interval[];
+  party?: string[];
+}
+/** The connection's filters as the gateway applied them (the answer to subscribe / unsubscribe). */
+export type AppliedFilters = AckMessage['payload'];
 export type StreamState = 'connecting' | 'backfilling' | 'live' | 'waiting' | 'refused' | 'stopped';
 
-export interface StreamOptions {
+export interface StreamOptions<M extends string = string> {
   client: GatewayClient;
   /** Frame kinds (a misspelt kind such as 'trades' does not compile). */
   kinds?: FrameKind[];
   /** Parties whose user-scoped frames to receive; the client's session must prove them. */
   party?: string[];
   /**
-   * Markets: known literals, or any `string` value read at run time (the escape hatch). **A list
-   * naming no market the engine knows is ignored by the gateway and every market is streamed** (the
-   * spec's rule 1): `onWarning` is called when that happens (by default `console.warn`), so a
-   * misspelt symbol (`btc-perp`) does not silently flood the screen.
+   * Markets: at least one; known literals, upper-case symbols, or any `string` value read at run
+   * time (the escape hatch). **A list naming no market the engine knows is ignored by the gateway
+   * and every market is streamed** (the spec's rule 1): in the types, an empty list or a literal
+   * such as `'btc-perp'` does not compile (MarketFilter); at run time `onWarning` is called when the
+   * gateway ignored the list (by default `console.warn`), so a misspelt symbol read from
+   * elsewhere does not silently flood the screen either.
    */
-  markets?: Array<KnownMarket | (string & {})>;
+  markets?: MarketList<M>;
   /** Called when the gateway ignored the markets filter (it names no market the engine lists); default console.warn. */
   onWarning?: (message: string) => void;
   /** Candle intervals ('2m' does not compile). */
@@ -82,6 +119,30 @@ export interface StreamOptions {
   reconnect?: { baseDelayMs?: number; maxDelayMs?: number; random?: () => number };
   /** Poll period while waiting for the REST copy to catch up after a gap (ms, default 200). */
   gapPollMs?: number;
+  /**
+   * How long a message (subscribe, unsubscribe, order) waits for its answer, including the wait
+   * for the socket to be open (ms, default 10 000). An order whose answer did not come in time may
+   * still have reached the engine: reconcile by `clientOrderId`, as after a REST network error.
+   */
+  requestTimeoutMs?: number;
+}
+
+/** The filters of the stream as they stand (the URL of the next connection carries them). */
+interface Filters {
+  kinds?: readonly FrameKind[] | undefined;
+  party?: readonly string[] | undefined;
+  markets?: readonly string[] | undefined;
+  intervals?: readonly Interval[] | undefined;
+  book?: { depth?: number; group?: string } | undefined;
+}
+
+type Reply = AckMessage | AnswerMessage | ErrorMessage;
+interface Pending {
+  resolve(reply: Reply): void;
+  reject(error: Error): void;
+  timer: ReturnType<typeof setTimeout>;
+  /** The connection the message went out on (null: not sent yet); its drop loses the answer. */
+  sentOn: Connection | null;
 }
 
 /** Kinds whose frames all carry a market / all belong to a party (for the REST backfill filters). */
@@ -101,8 +162,15 @@ interface Connection {
   generation: number;
 }
 
-export class StreamClient {
+export class StreamClient<const M extends string = string> {
   private conn: Connection | null = null;
+  /** The filters: the options', then as every ack left them (a reconnect asks for these). */
+  private filters: Filters;
+  /** Messages awaiting their answer, by id. */
+  private readonly pending = new Map<string, Pending>();
+  private nextId = 0;
+  /** Resolved when a connection opens (messages sent while none is open wait for it). */
+  private openWaiters: Array<() => void> = [];
   private stopped = true;
   private attempt = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -119,9 +187,17 @@ export class StreamClient {
   /** Drops book frames older than the book already delivered (a reconnect replays old ones). */
   private readonly books = new BookFrameGate();
 
-  constructor(private readonly options: StreamOptions) {
+  private readonly options: StreamOptions;
+
+  /**
+   * `M` only checks the `markets` literals at compile time (MarketFilter); the class does not
+   * depend on it, so a `StreamClient<'BTC-PERP'>` is a `StreamClient`.
+   */
+  constructor(options: StreamOptions<M>) {
+    this.options = options as unknown as StreamOptions;
     this.last = options.lastSeq ?? null;
     this.currentEpoch = options.epoch ?? null;
+    this.filters = { kinds: options.kinds, party: options.party, markets: options.markets, intervals: options.intervals, book: options.book };
   }
 
   get lastSeq(): number | null {
@@ -144,7 +220,165 @@ export class StreamClient {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.drop(1000, 'client stop');
+    this.failPending(() => true, 'the stream was stopped before the answer came');
     this.setState('stopped');
+  }
+
+  // ---- talking to the socket (docs/client.md "Changing a live stream", "Orders over the socket") ----
+
+  /**
+   * Adds to the stream's filters on the open connection (kinds, markets, intervals, parties, the
+   * book view): resolves with the filters as the gateway applied them, after which the snapshot
+   * frames of what was added and then its live frames arrive through `onMessage`. A reconnect asks
+   * for the filters as they now stand. A refusal (an unknown market, a kind that does not exist,
+   * a party the session does not prove…) rejects with a GatewayError carrying the gateway's code.
+   * Parties are proven with the client's session, as the connection's own party filter is.
+   */
+  async subscribe<const N extends string>(change: StreamSubscription<N>): Promise<AppliedFilters> {
+    const build = async (): Promise<Record<string, unknown>> => {
+      const message: Record<string, unknown> = { op: 'subscribe' };
+      if (change.kinds) message.kinds = change.kinds;
+      if (change.markets) message.markets = change.markets;
+      if (change.intervals) message.intervals = change.intervals;
+      if (change.book?.depth !== undefined) message.depth = change.book.depth;
+      if (change.book?.group !== undefined) message.group = change.book.group;
+      if (change.snapshot !== undefined) message.snapshot = change.snapshot;
+      if (change.party?.length) {
+        message.party = change.party;
+        const session = await this.options.client.transport.currentSession();
+        if (session) Object.assign(message, await session.streamAuth('/v1/stream'));
+      }
+      return message;
+    };
+    return this.changeFilters(build, '/v1/stream');
+  }
+
+  /** Removes from the stream's filters; resolves with the filters as applied (see subscribe). */
+  unsubscribe(change: StreamUnsubscription): Promise<AppliedFilters> {
+    const message: Record<string, unknown> = { op: 'unsubscribe' };
+    if (change.kinds) message.kinds = change.kinds;
+    if (change.markets) message.markets = change.markets;
+    if (change.intervals) message.intervals = change.intervals;
+    if (change.party) message.party = change.party;
+    return this.changeFilters(async () => message, '/v1/stream');
+  }
+
+  /**
+   * Places an order over the socket: signed exactly as `client.placeOrder` signs it over REST (the
+   * same bytes, clock correction and session renewal), verified by the gateway as REST is (the
+   * same replay memory and rate limits), answered with the engine's answer (`reason` included
+   * when the order ended at once). Refusals reject with the GatewayError REST would raise; a
+   * socket that dropped before the answer rejects with a network GatewayError (status 0), as a
+   * dropped REST call does: the order may have reached the engine.
+   */
+  placeOrder<const O extends string>(order: OrderRequest<O>, options: TriggerCheck = {}): Promise<Answer<OrderAccepted> | TriggerWouldFire> {
+    return this.options.client.placeOrder(order, { ...options, sender: this.sender });
+  }
+
+  /** Cancels an order over the socket (see placeOrder). */
+  cancelOrder(orderId: string): Promise<Answer<OrderCancelled>> {
+    return this.options.client.cancelOrder(orderId, { sender: this.sender });
+  }
+
+  /**
+   * The socket as a transport Sender (for `client.placeOrder(order, { sender })` and
+   * `client.cancelOrder(id, { sender })`): the signed call goes out as an order message and its
+   * answer comes back as the HTTP answer REST would have given.
+   */
+  readonly sender: Sender = (request) => this.sendSigned(request);
+
+  private async sendSigned({ method, url, headers, body }: SendRequest): Promise<SendResult> {
+    const base = this.options.client.transport.baseUrl;
+    const target = url.startsWith(base) ? url.slice(base.length) : url;
+    let message: Record<string, unknown>;
+    if (method === 'POST' && target === '/v1/orders') message = { op: 'order.place', body: body ?? '' };
+    else if (method === 'DELETE' && /^\/v1\/orders\/[^/?#]+$/.test(target)) message = { op: 'order.cancel', orderId: decodeURIComponent(target.slice('/v1/orders/'.length)) };
+    else throw new Error(`${method} ${target} is not a call the stream carries (order place and cancel only)`);
+    if (headers['x-user'] !== undefined) message.user = headers['x-user'];
+    if (headers['x-session-id'] !== undefined) message.sessionId = headers['x-session-id'];
+    if (headers['x-session-sig'] !== undefined) message.sig = headers['x-session-sig'];
+    const reply = await this.request(async () => message);
+    if (reply.kind === 'stream.answer') return { status: reply.payload.status, text: JSON.stringify(reply.payload.body) };
+    if (reply.kind === 'stream.error') {
+      const { status, ...error } = reply.payload;
+      return { status, text: JSON.stringify(error) };
+    }
+    throw new Error(`unexpected answer ${reply.kind} to an order`);
+  }
+
+  private async changeFilters(build: () => Promise<Record<string, unknown>>, path: string): Promise<AppliedFilters> {
+    let reply: Reply;
+    try {
+      reply = await this.request(build);
+    } catch (err) {
+      throw new GatewayError(0, path, { error: (err as Error).message, code: 'network_error' });
+    }
+    if (reply.kind === 'stream.error') {
+      const { status, ...error } = reply.payload;
+      throw new GatewayError(status, path, error as { error: string; code: string });
+    }
+    if (reply.kind !== 'stream.ack') throw new GatewayError(0, path, { error: `unexpected answer ${reply.kind}`, code: 'bad_response' });
+    this.applyFilters(reply.payload);
+    return reply.payload;
+  }
+
+  /** The filters the gateway applied become the stream's (the next connection's URL carries them). */
+  private applyFilters(p: AppliedFilters): void {
+    this.filters = {
+      kinds: p.kinds === null ? undefined : (p.kinds as FrameKind[]),
+      party: p.parties.length > 0 ? p.parties : undefined,
+      // Markets the gateway ignored by rule 1 (the URL's): kept as asked, so the warning stays true.
+      markets: p.marketsIgnored ? this.filters.markets : (p.markets ?? undefined),
+      intervals: p.intervals ?? undefined,
+      book: p.book ?? undefined,
+    };
+  }
+
+  /**
+   * Sends a message (built when the socket is open: a party proof is signed then) and resolves
+   * with its answer. Waits for an open connection; rejects when none opens, or no answer comes,
+   * within requestTimeoutMs, or when the connection it was sent on drops before the answer.
+   */
+  private request(build: () => Promise<Record<string, unknown>>): Promise<Reply> {
+    const id = `c${++this.nextId}`;
+    const timeoutMs = this.options.requestTimeoutMs ?? 10_000;
+    return new Promise<Reply>((resolve, reject) => {
+      const timer = setTimeout(() => this.settle(id, new Error(`no answer from the stream within ${timeoutMs} ms`)), timeoutMs);
+      const pending: Pending = { resolve, reject, timer, sentOn: null };
+      this.pending.set(id, pending);
+      const send = async (): Promise<void> => {
+        if (this.pending.get(id) !== pending) return;
+        const conn = this.conn;
+        if (!conn?.opened) {
+          if (this.stopped) return this.settle(id, new Error('the stream is stopped'));
+          this.openWaiters.push(() => void send());
+          return;
+        }
+        try {
+          const message = await build();
+          if (this.pending.get(id) !== pending) return;
+          if (this.conn !== conn) return void send(); // dropped while the proof was signed
+          conn.ws.send(JSON.stringify({ ...message, id }));
+          pending.sentOn = conn;
+        } catch (err) {
+          this.settle(id, err as Error);
+        }
+      };
+      void send();
+    });
+  }
+
+  private settle(id: string, outcome: Reply | Error): void {
+    const pending = this.pending.get(id);
+    if (!pending) return;
+    this.pending.delete(id);
+    clearTimeout(pending.timer);
+    if (outcome instanceof Error) pending.reject(outcome);
+    else pending.resolve(outcome);
+  }
+
+  private failPending(which: (p: Pending) => boolean, why: string): void {
+    for (const [id, p] of [...this.pending]) if (which(p)) this.settle(id, new Error(why));
   }
 
   /** Closes the current socket as if the network had dropped it (tests, "reconnect now" buttons). */
@@ -161,13 +395,14 @@ export class StreamClient {
   /** Query of the stream URL: filters, control, resume point, heartbeat, and a fresh party proof. */
   private async query(): Promise<URLSearchParams> {
     const params = new URLSearchParams();
-    const { kinds, party, markets, intervals, heartbeatS = 15, snapshot = true } = this.options;
+    const { heartbeatS = 15, snapshot = true } = this.options;
+    const { kinds, party, markets, intervals, book } = this.filters;
     if (kinds?.length) params.set('kinds', kinds.join(','));
     if (party?.length) params.set('party', party.join(','));
     if (markets?.length) params.set('markets', markets.join(','));
     if (intervals?.length) params.set('intervals', intervals.join(','));
-    if (this.options.book?.depth !== undefined) params.set('depth', String(this.options.book.depth));
-    if (this.options.book?.group !== undefined) params.set('group', this.options.book.group);
+    if (book?.depth !== undefined) params.set('depth', String(book.depth));
+    if (book?.group !== undefined) params.set('group', book.group);
     params.set('control', 'true');
     if (this.last !== null) {
       // One below the last seq: frames of that seq that never arrived are replayed too; the ones
@@ -225,6 +460,9 @@ export class StreamClient {
       conn.lastMessageAt = Date.now();
       this.attempt = 0;
       this.setState('live');
+      const waiting = this.openWaiters;
+      this.openWaiters = [];
+      for (const send of waiting) send();
       const hb = this.options.heartbeatS ?? 15;
       if (hb > 0) {
         // Two missed heartbeats (plus slack for a busy tab) mean the socket is half-open.
@@ -245,6 +483,7 @@ export class StreamClient {
     conn.watchdog = null;
     conn.generation++;
     if (this.conn === conn) this.conn = null;
+    this.failPending((p) => p.sentOn === conn, 'the stream connection dropped before the answer came');
   }
 
   private drop(code: number, reason: string): void {
@@ -326,6 +565,13 @@ export class StreamClient {
       this.options.onError?.(err);
       return;
     }
+    const kind: string = message.kind;
+    if (kind === 'stream.ack' || kind === 'stream.answer' || kind === 'stream.error') {
+      const reply = message as unknown as Reply;
+      if (typeof reply.id === 'string' && this.pending.has(reply.id)) this.settle(reply.id, reply);
+      else if (reply.kind === 'stream.error') this.options.onError?.(new GatewayError(reply.payload.status, '/v1/stream', reply.payload as { error: string }));
+      return;
+    }
     if (typeof message.kind === 'string' && message.kind.startsWith('stream.')) {
       this.onControl(conn, message as ControlMessage);
       return;
@@ -339,9 +585,9 @@ export class StreamClient {
       case 'stream.subscribed': {
         const p = message.payload as { epoch?: string; headSeq?: number | null; marketsIgnored?: boolean; markets?: string[] | null };
         if (typeof p.epoch === 'string') this.currentEpoch = p.epoch;
-        if (p.marketsIgnored === true && this.options.markets?.length) {
+        if (p.marketsIgnored === true && this.filters.markets?.length) {
           const warn = this.options.onWarning ?? ((m: string) => console.warn(m));
-          warn(`@gateway/client: markets=${this.options.markets.join(',')} names no market the engine lists; the gateway streams every market`);
+          warn(`@gateway/client: markets=${this.filters.markets.join(',')} names no market the engine lists; the gateway streams every market`);
         }
         conn.headSeq = p.headSeq ?? null;
         // A fresh connection starts at the head: a reconnect before any frame resumes from there.
@@ -444,7 +690,7 @@ export class StreamClient {
 
   /** `/v1/events` filters equivalent to the subscription (only where they cannot drop a wanted event). */
   private restFilters(): { user?: string; market?: string } {
-    const { kinds, party, markets } = this.options;
+    const { kinds, party, markets } = this.filters;
     const filters: { user?: string; market?: string } = {};
     if (kinds?.length && party?.length === 1 && kinds.every((k) => PARTY_KINDS.has(k))) filters.user = party[0]!;
     if (kinds?.length && markets?.length === 1 && kinds.every((k) => MARKET_KINDS.has(k))) filters.market = markets[0]!;
@@ -476,7 +722,7 @@ export class StreamClient {
 
   /** Applies the subscription's filters to a backfilled raw event (see docs/client.md). */
   private wants(event: EngineEvent): boolean {
-    const { kinds, party, markets } = this.options;
+    const { kinds, party, markets } = this.filters;
     if (event.party !== undefined && event.party !== null && !(party ?? []).includes(event.party)) return false;
     if (markets?.length && event.market && !markets.includes(event.market)) return false;
     if (kinds?.length && !(kinds as readonly string[]).includes(event.kind)) {

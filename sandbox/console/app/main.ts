@@ -2,10 +2,11 @@
 // (`@gateway/client`) and the public API. Plain DOM, no framework (docs/adr/0017-web-console-plain-dom.md).
 //
 // Start-up: clock sync (GET /v1/time), markets with 24 h stats, a party kept in IndexedDB with its
-// session (made and funded by the faucet on the first visit), then two streams: the selected
-// market's public frames (book, trades, candles) and the party's own (positions, balance, order
-// events). Each stream's state on subscribe arrives as snapshot frames, so a quiet market still
-// shows its book and current bar at once.
+// session (made and funded by the faucet on the first visit), then three streams: the selected
+// market's book (`orderbook.delta`: snapshot then deltas, with the chosen depth and grouping), its
+// public frames (trades, candles), and the party's own (account, positions, and the user channels
+// `order.update` and `fill`). Each stream's state on subscribe arrives as snapshot frames, so a
+// quiet market still shows its book, last trades and current bar at once.
 import {
   GatewayClient,
   GatewayError,
@@ -14,9 +15,10 @@ import {
   memoryStore,
   PositionsStore,
   StreamClient,
+  UserFillsStore,
+  UserOrdersStore,
   type Frame,
   type Market,
-  type Order,
   type StreamMessage,
   type StreamState,
   type OrderRequest,
@@ -34,6 +36,10 @@ import { escapeHtml, pct, shortParty, trim } from './format.js';
 import { checkOrder, describeRules } from './rules.js';
 import { positionMarks, renderAccount, renderClosedEpochs, renderTicket, renderTriggers } from './account.js';
 import { VerificationPanel } from './verification.js';
+import { BookPanel, type BookProbe } from './book.js';
+import { TradeTape } from './tape.js';
+import { renderFills, renderOpenOrders, renderOrderHistory } from './my-orders.js';
+import { socketFirstOrderPath, type OrderPath, type PathName } from './order-path.js';
 
 /** Timings read by the benchmark and the browser test (ms since navigation start). */
 interface ConsoleMetrics {
@@ -42,8 +48,12 @@ interface ConsoleMetrics {
   chartRenderMs: number | null;
   firstRenderMs: number | null;
   ready: boolean;
+  /** The book panel's subscription: view, bookSeq held, resubscriptions. */
+  book: BookProbe | null;
+  /** The way the last order call went. */
+  lastPath: PathName | null;
 }
-const metrics: ConsoleMetrics = { firstFrameMs: null, bookRenderMs: null, chartRenderMs: null, firstRenderMs: null, ready: false };
+const metrics: ConsoleMetrics = { firstFrameMs: null, bookRenderMs: null, chartRenderMs: null, firstRenderMs: null, ready: false, book: null, lastPath: null };
 (window as unknown as { __console: ConsoleMetrics }).__console = metrics;
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -70,19 +80,31 @@ const client = new GatewayClient({ baseUrl: params.get('gateway') ?? config.gate
 let markets: Market[] = [];
 let selected = params.get('market') ?? '';
 let interval: CandleInterval = asInterval(params.get('interval'));
-let book: { bids: [string, string][]; asks: [string, string][] } = { bids: [], asks: [] };
-let trades: { side: string; price: string; size: string; ts: string }[] = [];
 let party = '';
 let positions: PositionsStore;
-let openOrders: Order[] = [];
+const orders = new UserOrdersStore();
+const fills = new UserFillsStore();
 let marketStream: StreamClient | null = null;
 let partyStream: StreamClient | null = null;
 const chart = new CandleChart($('chart'));
+const tape = new TradeTape($<HTMLTableElement>('trades'));
+const bookPanel = new BookPanel(client, $<HTMLTableElement>('book'), $<HTMLSelectElement>('book-group'), $<HTMLSelectElement>('book-depth'), {
+  onPainted: () => {
+    metrics.firstFrameMs ??= performance.now();
+    painted('bookRenderMs');
+  },
+  onError: (err) => console.warn('book stream', err),
+  onRefused: showError,
+});
+metrics.book = bookPanel.probe;
+// Orders and cancels go over the party's stream connection while it is open, REST otherwise.
+let partyState: StreamState = 'stopped';
+const orderPath: OrderPath = socketFirstOrderPath(client, () => partyStream, () => partyState === 'live' || partyState === 'backfilling');
 const market = () => markets.find((m) => m.symbol === selected);
 
 // ---- rendering ----
-function renderStatus(state: StreamState): void {
-  const el = $('status');
+function renderStatus(state: StreamState, id = 'status'): void {
+  const el = $(id);
   el.textContent = state;
   el.className = `pill ${state}`;
 }
@@ -96,27 +118,9 @@ function renderMarkets(): void {
   $('markets').innerHTML = `<tr><th>Market</th><th>Last</th><th>24h</th><th>Vol</th></tr>${rows.join('')}`;
 }
 
-function renderBook(): void {
-  const level = (side: 'bid' | 'ask') => ([p, s]: [string, string]) => `<tr data-testid="book-${side}"><td class="${side === 'bid' ? 'buy' : 'sell'}">${trim(p)}</td><td>${trim(s)}</td></tr>`;
-  const asks = book.asks.slice(0, 10).reverse().map(level('ask'));
-  const bids = book.bids.slice(0, 10).map(level('bid'));
-  $('book').innerHTML = `<tr><th>Price</th><th>Size</th></tr>${asks.join('')}<tr><td colspan="2" class="dim" style="text-align:center">—</td></tr>${bids.join('')}`;
-  if (book.bids.length + book.asks.length > 0) painted('bookRenderMs');
-}
-
-function renderTrades(): void {
-  $('trades').innerHTML = trades
-    .slice(0, 30)
-    .map((t) => `<tr data-testid="trade"><td class="${t.side === 'buy' ? 'buy' : 'sell'}">${trim(t.price)}</td><td>${trim(t.size)}</td><td class="dim">${t.ts.slice(11, 19)}</td></tr>`)
-    .join('');
-}
-
 function renderOrders(): void {
-  const rows = openOrders.map(
-    (o) =>
-      `<tr data-testid="open-order" data-order-id="${escapeHtml(o.orderId)}"><td>${escapeHtml(o.market)}</td><td class="${o.side === 'buy' ? 'buy' : 'sell'}">${o.side}</td><td>${trim(o.price)}</td><td>${trim(o.size)}</td><td>${trim(o.filledSize)}</td><td><button type="button" data-cancel="${escapeHtml(o.orderId)}">Cancel</button></td></tr>`,
-  );
-  $('orders').innerHTML = `<tr><th>Market</th><th>Side</th><th>Price</th><th>Size</th><th>Filled</th><th></th></tr>${rows.join('')}`;
+  renderOpenOrders($('orders'), orders.open());
+  renderOrderHistory($('order-history'), orders.recent());
 }
 
 function renderPositions(): void {
@@ -140,26 +144,6 @@ async function refreshMarkets(fresh = false): Promise<void> {
   renderMarkets();
   const m = market();
   if (m) $('rules').textContent = describeRules(m);
-}
-
-let ordersTimer: ReturnType<typeof setTimeout> | null = null;
-function refreshOrdersSoon(): void {
-  ordersTimer ??= setTimeout(() => {
-    ordersTimer = null;
-    void refreshOrders();
-  }, 150);
-}
-async function refreshOrders(): Promise<void> {
-  try {
-    const [open, partial] = await Promise.all([
-      client.listUserOrders(party, { status: 'open', limit: 100 }),
-      client.listUserOrders(party, { status: 'partially_filled', limit: 100 }),
-    ]);
-    openOrders = [...open.items, ...partial.items].sort((a, b) => b.createdSeq - a.createdSeq);
-    renderOrders();
-  } catch (err) {
-    showError(err);
-  }
 }
 
 /**
@@ -208,7 +192,7 @@ async function refreshPartyState(): Promise<void> {
   const pos = await client.listUserPositions(party, { status: 'open', limit: 100 });
   positions.loadSnapshot(pos.items);
   renderPositions();
-  await Promise.all([loadBalance(), refreshOrders(), refreshHistory()]);
+  await Promise.all([loadBalance(), refreshHistory()]);
 }
 
 async function loadChart(): Promise<void> {
@@ -218,10 +202,10 @@ async function loadChart(): Promise<void> {
   if (chart.bars > 0) painted('chartRenderMs');
 }
 
+/** The tape's history (one record per match); the stream's last trades on subscribe merge with it by seq. */
 async function loadTape(): Promise<void> {
-  const fills = await client.listFills({ market: selected, limit: 100 });
-  trades = fills.items.filter((f) => f.role === 'taker').map((f) => ({ side: f.side, price: f.price, size: f.size, ts: f.createdAt }));
-  renderTrades();
+  const market = selected;
+  tape.load(market, (await client.listTrades({ market, limit: 50 })).items);
 }
 
 function onMarketMessage(message: StreamMessage): void {
@@ -229,16 +213,8 @@ function onMarketMessage(message: StreamMessage): void {
   metrics.firstFrameMs ??= performance.now();
   const frame: Frame = message.frame;
   switch (frame.kind) {
-    case 'orderbook.snapshot':
-      // Levels of a delta subscription carry an order count too; the price and size are what this table shows.
-      book = { bids: frame.payload.bids.map((l) => [l[0], l[1]]), asks: frame.payload.asks.map((l) => [l[0], l[1]]) };
-      renderBook();
-      break;
     case 'trade':
-      if (frame.snapshot) break;
-      trades.unshift({ side: frame.payload.side, price: frame.payload.price, size: frame.payload.size, ts: frame.ts });
-      trades.length = Math.min(trades.length, 100);
-      renderTrades();
+      if (!tape.apply(frame) || frame.snapshot) break;
       // The last price moves with every trade; the rest of the 24 h figures at the next refresh.
       if (market()) {
         market()!.stats24h.last = frame.payload.price;
@@ -258,39 +234,43 @@ function onPartyMessage(message: StreamMessage): void {
   const frame = message.frame;
   if (frame.kind === 'account.update') {
     onAccount(frame.payload);
+  } else if (frame.kind === 'order.update') {
+    if (orders.apply(frame)) renderOrders();
+  } else if (frame.kind === 'fill') {
+    if (fills.apply(frame)) renderFills($('fills'), fills.list());
   } else if (frame.kind === 'position.update') {
     positions.applyFrame(frame);
     renderPositions();
-    refreshOrdersSoon(); // a fill changes the open orders too
     if (/^-?0\.0+$/.test(frame.payload.size)) refreshHistorySoon(); // an epoch closed
   } else if (frame.kind === 'balance.update' || frame.kind === 'inbound.deposit') {
     // The collateral comes with account.update (the last fill's balance alone misses deposits and withdrawals).
   } else if (frame.kind.startsWith('engine.trigger_')) {
-    refreshOrdersSoon();
     refreshHistorySoon();
-  } else if (frame.kind.startsWith('engine.order_') || frame.kind.startsWith('engine.trigger_')) {
-    refreshOrdersSoon();
   }
 }
 
-function selectMarket(): void {
+/** Another market: book, tape, chart and stream again; another interval (`sameMarket`): the chart and the market stream only. */
+function selectMarket(sameMarket = false): void {
   marketStream?.stop();
-  book = { bids: [], asks: [] };
-  renderBook();
+  if (!sameMarket) bookPanel.show(selected);
+  tape.reset(selected);
   renderMarkets();
   const m = market();
   if (m) $('rules').textContent = describeRules(m);
   void Promise.all([loadChart(), loadTape()]).catch(showError);
   marketStream = new StreamClient({
     client,
-    kinds: ['orderbook.snapshot', 'trade', 'candle.update', 'candle.close'],
+    kinds: ['trade', 'candle.update', 'candle.close'],
     markets: [selected],
     intervals: [interval],
     onMessage: onMarketMessage,
     onState: renderStatus,
     onRefused: showError,
     onError: (err) => console.warn('market stream', err),
-    onReset: () => void Promise.all([loadChart(), loadTape()]).catch(showError),
+    onReset: () => {
+      tape.reset(selected);
+      void Promise.all([loadChart(), loadTape()]).catch(showError);
+    },
   });
   marketStream.start();
 }
@@ -299,20 +279,37 @@ function startPartyStream(): void {
   partyStream = new StreamClient({
     client,
     party: [party],
-    kinds: ['account.update', 'position.update', 'balance.update', 'inbound.deposit', 'engine.order_placed', 'engine.order_cancelled', 'engine.order_rejected', 'engine.trigger_set', 'engine.trigger_fired', 'engine.trigger_cancelled'],
+    // My orders and my fills come from the user channels (each with its state on subscribe).
+    kinds: ['account.update', 'position.update', 'balance.update', 'inbound.deposit', 'order.update', 'fill', 'engine.trigger_set', 'engine.trigger_fired', 'engine.trigger_cancelled'],
     onMessage: onPartyMessage,
+    onState: (state) => {
+      partyState = state;
+      renderStatus(state, 'party-status');
+    },
     onRefused: showError,
     onError: (err) => console.warn('party stream', err),
-    onReset: () => void refreshPartyState().catch(showError),
+    onReset: () => {
+      orders.clear();
+      fills.clear();
+      renderOrders();
+      renderFills($('fills'), fills.list());
+      void refreshPartyState().catch(showError);
+    },
   });
   partyStream.start();
 }
 
 function bestPrice(side: 'buy' | 'sell'): string | null {
-  return (side === 'buy' ? book.asks[0]?.[0] : book.bids[0]?.[0]) ?? market()?.stats24h.last ?? null;
+  const best = bookPanel.best();
+  return (side === 'buy' ? best.ask : best.bid) ?? market()?.stats24h.last ?? null;
 }
 
 // ---- actions ----
+function showPath(path: PathName): void {
+  metrics.lastPath = path;
+  $('order-path').textContent = `via ${path}`;
+}
+
 $('order-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
   void (async () => {
@@ -336,7 +333,8 @@ $('order-form').addEventListener('submit', (ev) => {
     try {
       const legs = { ...(tp ? { tp: { triggerPrice: tp } } : {}), ...(sl ? { sl: { triggerPrice: sl } } : {}) };
       const order: OrderRequest = type === 'limit' ? { market: m.symbol, side, type, size, price, ...legs } : { market: m.symbol, side, type, size, ...legs };
-      const answer = await client.placeOrder(order, { allowImmediateTrigger: $<HTMLInputElement>('order-force').checked });
+      const { answer, path } = await orderPath.place(order, { allowImmediateTrigger: $<HTMLInputElement>('order-force').checked });
+      showPath(path);
       if (answer.ok) {
         out.className = 'msg ok';
         out.textContent = `${answer.status}: ${answer.orderId}${answer.avgPrice ? ` @ ${trim(answer.avgPrice)}` : ''}`;
@@ -344,7 +342,6 @@ $('order-form').addEventListener('submit', (ev) => {
         out.className = 'msg err';
         out.textContent = `rejected: ${answer.code} — ${answer.error}`;
       }
-      refreshOrdersSoon();
     } catch (err) {
       out.className = 'msg err';
       out.textContent = err instanceof GatewayError ? `${err.status} ${err.code ?? ''}: ${err.body.error}` : String(err);
@@ -358,13 +355,13 @@ $('orders').addEventListener('click', (ev) => {
   void (async () => {
     const out = $('order-result');
     try {
-      const answer = await client.cancelOrder(id);
+      const { answer, path } = await orderPath.cancel(id);
+      showPath(path);
       out.className = answer.ok ? 'msg ok' : 'msg err';
       out.textContent = answer.ok ? `cancelled ${answer.orderId}` : `cancel rejected: ${answer.code} — ${answer.error}`;
     } catch (err) {
       showError(err);
     }
-    await refreshOrders();
   })();
 });
 
@@ -407,7 +404,7 @@ $('markets').addEventListener('click', (ev) => {
 $<HTMLSelectElement>('interval').value = interval;
 $('interval').addEventListener('change', () => {
   interval = asInterval($<HTMLSelectElement>('interval').value);
-  selectMarket();
+  selectMarket(true);
 });
 
 // ---- start ----
@@ -434,6 +431,8 @@ try {
     const grant = await client.faucet(party).catch((err: unknown) => (showError(err), null));
     if (grant && 'newBalance' in grant) renderBalance(grant.newBalance);
   }
+  renderOrders();
+  renderFills($('fills'), fills.list());
   startPartyStream();
   // The party's fills and history, checked against the chain in this browser (docs/verification.md).
   void new VerificationPanel(client, party, $('verify-panel')).run();

@@ -37,6 +37,7 @@ export const errorHandler = fp(
       if (known) {
         if (known.status >= 500) request.log.warn({ code: known.code, url: request.url }, known.message);
         const retryAfterS = known.extra.retryAfterS;
+        if (known.retryAfter !== undefined && !reply.hasHeader('retry-after')) void reply.header('retry-after', known.retryAfter);
         if (typeof retryAfterS === 'number' && !reply.hasHeader('retry-after')) void reply.header('retry-after', String(retryAfterS));
         return reply.code(known.status).send(known.body());
       }

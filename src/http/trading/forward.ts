@@ -14,19 +14,40 @@ import { engineTimeoutError, type EngineClient, type EngineResponse } from '../.
 import { signedHeaders, type SignedHeaders } from '../../auth/signed-request.js';
 import { within } from '../../deadline.js';
 import { SharedRead } from '../../engine/shared-read.js';
-import { relayEngineAnswer } from './relay.js';
+import { judgeEngineAnswer, relayEngineAnswer, sendPassed, type PassedAnswer } from './relay.js';
 import type { ProxyMetrics } from './metrics.js';
 
 /** Forwards one call; `path` defaults to `request.url`, `body` to `request.rawBody`. */
 export type Forwarder = (request: FastifyRequest, reply: FastifyReply, path?: string, body?: Buffer) => Promise<FastifyReply>;
 
-/** The forwarder of one route, with its route-constant parts bound once. */
-export function forwarder(options: {
+/**
+ * One call of a route, whatever carried it (a REST request, a socket message): the method the
+ * client signed (and the engine gets), the target, the raw body, the signature (signed routes;
+ * read from the three headers by `signedHeaders`, which refuses missing and repeated ones), and
+ * the request id forwarded for the logs.
+ */
+export interface CallInput {
+  method: string;
+  target: string;
+  body: Buffer | undefined;
+  signature: SignedHeaders | null;
+  requestId: string;
+}
+
+/**
+ * The one verified-forward of a route (REST and the socket both call it): spends the party's
+ * budget once the gateway has verified the signature (the same verifier, replay memory and
+ * counters), forwards exactly the signing headers, the content type and the raw body, and judges
+ * the engine's answer (relay.ts): the answer the client sees, or a throw of the ApiError it sees.
+ */
+export type RouteCall = (call: CallInput) => Promise<PassedAnswer>;
+
+export interface RouteOptions {
   engine: EngineClient;
   metrics: ProxyMetrics;
   route: string;
   signed: boolean;
-  onAnswer?: (request: FastifyRequest, res: EngineResponse) => void;
+  onAnswer?: (call: CallInput, res: EngineResponse) => void;
   /** A 2xx answer the route adds to (null: relayed as is, byte for byte). */
   amend?: (res: EngineResponse) => Promise<Buffer | null>;
   /**
@@ -40,12 +61,49 @@ export function forwarder(options: {
    */
   deadlineMs?: number;
   /** Signed routes: spends the party's rate-limit budget when the gateway can verify the signature (signed with `method`). */
-  chargeParty?: (request: FastifyRequest, headers: SignedHeaders, body: Buffer, method: string) => Promise<void>;
+  chargeParty?: (signature: SignedHeaders, method: string, target: string, body: Buffer) => Promise<void>;
   /** The method sent to the engine (and signed by the client) when it is not the request's: POST /v1/user/me → GET. */
   engineMethod?: 'GET';
-}): Forwarder {
+}
+
+/** The verified-forward of one route, with its route-constant parts bound once. */
+export function routeCall(options: RouteOptions): RouteCall {
   const { engine, signed, onAnswer } = options;
   const timer = options.metrics.route(options.route);
+  return async (call) => {
+    let headers: Record<string, string>;
+    const body = call.body;
+    if (signed) {
+      const s = call.signature;
+      // The REST adapter and the socket read the signature with signedHeaders, which refuses a missing one (401).
+      if (!s) throw new Error(`${options.route}: a signed route was called without a signature`);
+      headers = { 'x-user': s.user, 'x-session-id': s.sessionId, 'x-session-sig': s.sig, 'x-request-id': call.requestId };
+      await options.chargeParty?.(s, call.method, call.target, body ?? Buffer.alloc(0));
+    } else {
+      headers = { 'x-request-id': call.requestId };
+    }
+    const hasBody = body !== undefined && body.length > 0;
+    if (hasBody) headers['content-type'] = 'application/json';
+    const start = performance.now();
+    let outcome = 'transport_error';
+    try {
+      const res = await engine.request({ method: call.method as Dispatcher.HttpMethod, path: call.target, headers, body: hasBody ? body : null });
+      outcome = String(res.status);
+      onAnswer?.(call, res);
+      if (options.amend && res.status >= 200 && res.status < 300) {
+        const amended = await options.amend(res);
+        if (amended) return judgeEngineAnswer({ ...res, body: amended });
+      }
+      return judgeEngineAnswer(res);
+    } finally {
+      timer.observe(outcome, (performance.now() - start) / 1000);
+    }
+  };
+}
+
+/** The REST form of a route: the call read from the request, the answer written to the reply. */
+export function forwarder(options: RouteOptions): Forwarder {
+  const { engine, signed, onAnswer } = options;
   const shared = options.shareReads
     ? new SharedRead<EngineResponse>(
         (path) => engine.request({ method: 'GET', path, headers: {}, body: null }),
@@ -55,6 +113,7 @@ export function forwarder(options: {
   if (shared) {
     if (signed) throw new Error('shared reads are for public routes only');
     if (onAnswer) throw new Error('shared reads relay the answer as is (no onAnswer)');
+    const timer = options.metrics.route(options.route);
     return async (request, reply, path) => {
       const start = performance.now();
       let outcome = 'transport_error';
@@ -68,37 +127,17 @@ export function forwarder(options: {
       }
     };
   }
+  const call = routeCall(options);
   return async (request, reply, path, rawBody) => {
-    let headers: Record<string, string>;
-    const body = rawBody ?? request.rawBody;
-    if (signed) {
-      // 401 when a header is missing, 400 when one is duplicated: the engine never sees either.
-      const s = signedHeaders(request);
-      headers = { 'x-user': s.user, 'x-session-id': s.sessionId, 'x-session-sig': s.sig, 'x-request-id': request.id };
-      await options.chargeParty?.(request, s, body ?? Buffer.alloc(0), options.engineMethod ?? request.method);
-    } else {
-      headers = { 'x-request-id': request.id };
-    }
-    const hasBody = body !== undefined && body.length > 0;
-    if (hasBody) headers['content-type'] = 'application/json';
-    const start = performance.now();
-    let outcome = 'transport_error';
-    try {
-      const res = await engine.request({
-        method: (options.engineMethod ?? request.method) as Dispatcher.HttpMethod,
-        path: path ?? request.url,
-        headers,
-        body: hasBody ? body : null,
-      });
-      outcome = String(res.status);
-      onAnswer?.(request, res);
-      if (options.amend && res.status >= 200 && res.status < 300) {
-        const amended = await options.amend(res);
-        if (amended) return relayEngineAnswer({ ...res, body: amended }, reply);
-      }
-      return relayEngineAnswer(res, reply);
-    } finally {
-      timer.observe(outcome, (performance.now() - start) / 1000);
-    }
+    // 401 when a header is missing, 400 when one is duplicated: the engine never sees either.
+    const signature = signed ? signedHeaders(request) : null;
+    const answer = await call({
+      method: options.engineMethod ?? request.method,
+      target: path ?? request.url,
+      body: rawBody ?? request.rawBody,
+      signature,
+      requestId: request.id,
+    });
+    return sendPassed(answer, reply);
   };
 }

@@ -47,30 +47,58 @@ export function rateLimitOptions(config: Config, store: RateLimitStore = {}): Ra
 }
 
 /** Charges verified parties: throws 429 `rate_limited` (with retryAfterS → Retry-After) past RATE_LIMIT_MAX. */
-export type PartyBudget = (request: FastifyRequest, party: string) => Promise<void>;
+export type PartyBudget = (party: string) => Promise<void>;
+
+/**
+ * The two budgets, for callers that are not a route of the trading scope (the socket's signed
+ * calls, src/http/stream-messages.ts): the same counters, keys and limits as the routes'.
+ */
+export interface TradingBudgets {
+  /** Spends one request of the client address's budget (the routes' global onRequest rule does this for REST). */
+  address(ip: string): Promise<void>;
+  party: PartyBudget;
+}
+
+/**
+ * What the limiter reads of a "request" when asked directly (createRateLimit): the key's source
+ * and the route options it looks a group id up in. A plain object, so a socket message can be
+ * charged without a Fastify request.
+ */
+interface LimiterSubject {
+  ip?: string;
+  budgetParty?: string;
+  routeOptions: { config: Record<string, unknown> };
+}
 
 export async function registerRateLimit(
   app: FastifyInstance<any, any, any, any, any>,
   config: Config,
   store: RateLimitStore = {},
-): Promise<PartyBudget> {
+): Promise<TradingBudgets> {
   await app.register(rateLimit, rateLimitOptions(config, store));
   const partyLimit = app.createRateLimit({
     max: config.rateLimitMax,
-    keyGenerator: (request: FastifyRequest) => `party:${request.provenParty ?? ''}`,
+    keyGenerator: (request: FastifyRequest) => `party:${(request as unknown as LimiterSubject).budgetParty ?? ''}`,
   });
-  const charge: PartyBudget = async (request, party) => {
-    request.provenParty = party;
-    const limit = await partyLimit(request);
-    if (!limit.isAllowed && limit.isExceeded) throw limitedError(config.rateLimitMax, config.rateLimitWindowMs, limit.ttl, 'per party');
+  // No options: the plugin's global rule itself (its store, its key: the address, IPv6 by /64).
+  const addressLimit = app.createRateLimit();
+  const asRequest = (subject: LimiterSubject): FastifyRequest => subject as unknown as FastifyRequest;
+  return {
+    async party(party) {
+      const limit = await partyLimit(asRequest({ budgetParty: party, routeOptions: { config: {} } }));
+      if (!limit.isAllowed && limit.isExceeded) throw limitedError(config.rateLimitMax, config.rateLimitWindowMs, limit.ttl, 'per party');
+    },
+    async address(ip) {
+      const limit = await addressLimit(asRequest({ ip, routeOptions: { config: {} } }));
+      if (!limit.isAllowed && limit.isExceeded) throw limitedError(config.rateLimitIpMax, config.rateLimitWindowMs, limit.ttl, 'per client address');
+    },
   };
-  return charge;
 }
 
 /** The party routes of the trading scope (the faucet) spend the budget of the party the guards proved. */
 export function chargeProvenParty(charge: PartyBudget) {
   return async (request: FastifyRequest): Promise<void> => {
-    if (request.provenParty) await charge(request, request.provenParty);
+    if (request.provenParty) await charge(request.provenParty);
   };
 }
 

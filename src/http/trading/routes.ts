@@ -5,7 +5,7 @@
 // `/v1/session-auth` are also taught to the guard of the party-scoped reads, so a client can read
 // its own data right after creating a session, before the SSE event or the mirror catch up.
 import type { SignedHeaders } from '../../auth/signed-request.js';
-import { verifiedPartyForBudget, type PartyBudget } from './rate-limit.js';
+import { verifiedPartyForBudget, type TradingBudgets } from './rate-limit.js';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { parseJson } from '../../engine/client.js';
@@ -14,10 +14,12 @@ import { learnSession } from './learn-session.js';
 import { SessionLearning } from '../../auth/session-learning.js';
 import { ApiError } from '../errors.js';
 import { errors } from '../schemas.js';
-import { forwarder } from './forward.js';
+import { forwarder, routeCall } from './forward.js';
 import type { LiveView } from '../../stream/live-view.js';
 import type { EngineResponse } from '../../engine/client.js';
 import { readGetBody } from './get-body.js';
+import { orderIdPath } from './targets.js';
+import { socketTrading, type TradingSlot } from './socket-calls.js';
 import { proxyMetrics } from './metrics.js';
 import {
   CancelAnswer,
@@ -47,28 +49,19 @@ function canonicalTarget(request: FastifyRequest, path: string): string {
   return path;
 }
 
-/** Order ids are opaque engine strings; one that a server could read as a path segment is refused. */
-function orderIdPath(orderId: string): string {
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused here
-  if (orderId === '.' || orderId === '..' || /[/\\\x00-\x1f\x7f]/.test(orderId)) {
-    throw new ApiError('bad_request', 'path parameter "orderId" must not contain "/", "\\" or control characters, nor be "." or ".."');
-  }
-  return `/v1/orders/${encodeURIComponent(orderId)}`;
-}
-
 /** Body schemas are documentation: the engine owns the trading grammar (schemas.ts). */
 const documentOnly = () => () => true;
 const PROXY_ERRORS = errors(400, 401, 413, 415, 429, 502, 503, 504);
 const SIGNED_NOTE = 'Signed: headers `X-User`, `X-Session-Id`, `X-Session-Sig` (docs/engine.md "Signing"), forwarded unchanged with the raw body.';
 
-export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budget: PartyBudget }> = async (app, { budget }) => {
+export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBudgets; slot?: TradingSlot }> = async (app, { budgets, slot }) => {
   const { engine, sessions, config, replays } = app;
   const metrics = proxyMetrics(app.metrics);
   const learning = new SessionLearning(sessions);
   // A signed call spends its party's budget only once the gateway has verified the signature.
-  const chargeParty = async (request: FastifyRequest, headers: SignedHeaders, body: Buffer, method: string): Promise<void> => {
-    const party = await verifiedPartyForBudget(sessions, replays, { method, target: request.url, body, headers });
-    if (party) await budget(request, party);
+  const chargeParty = async (headers: SignedHeaders, method: string, target: string, body: Buffer): Promise<void> => {
+    const party = await verifiedPartyForBudget(sessions, replays, { method, target, body, headers });
+    if (party) await budgets.party(party);
   };
   // One forwarder per route, built once: metric labels and route options are not rebuilt per call.
   const sessionAuth = forwarder({
@@ -76,10 +69,17 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budget: PartyBudget
     metrics,
     route: 'POST /v1/session-auth',
     signed: false,
-    onAnswer: (request, res) => learnSession(learning, request.body, res),
+    onAnswer: (call, res) => learnSession(learning, call.body === undefined ? undefined : parseJson(call.body), res),
   });
-  const placeOrder = forwarder({ engine, metrics, route: 'POST /v1/orders', signed: true, chargeParty, amend: (res) => explainEndedAtOnce(app.live, res) });
-  const cancelOrder = forwarder({ engine, metrics, route: 'DELETE /v1/orders/:orderId', signed: true, chargeParty });
+  // Place and cancel: one verified-forward each, called by the REST routes below and by the
+  // socket's order messages (socket-calls.ts), so both are the same check, memory and budget.
+  const placeOrderOptions = { engine, metrics, route: 'POST /v1/orders', signed: true, chargeParty, amend: (res: EngineResponse) => explainEndedAtOnce(app.live, res) };
+  const cancelOrderOptions = { engine, metrics, route: 'DELETE /v1/orders/:orderId', signed: true, chargeParty };
+  const placeOrderCall = routeCall(placeOrderOptions);
+  const cancelOrderCall = routeCall(cancelOrderOptions);
+  const placeOrder = forwarder(placeOrderOptions);
+  const cancelOrder = forwarder(cancelOrderOptions);
+  if (slot) slot.calls = socketTrading({ placeOrder: placeOrderCall, cancelOrder: cancelOrderCall, budgets });
   const setTpsl = forwarder({ engine, metrics, route: 'POST /v1/tpsl', signed: true, chargeParty });
   const orderbook = forwarder({
     engine,

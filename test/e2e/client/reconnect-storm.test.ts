@@ -75,7 +75,7 @@ describe('reconnect storm', () => {
   it('loses nothing, repeats nothing and keeps the order through hundreds of forced reconnects', { timeout: 120_000 }, async () => {
     const party = botParties(SEED, 1)[0]!;
     const client = new GatewayClient({ baseUrl: gw.url, retry: { retries: 5, baseDelayMs: 20 } });
-    const watch = (name: string, options: { kinds: FrameKind[]; markets?: string[]; party?: string[] }, toItems: (m: StreamMessage) => Item[], expected: Watched['expected']): Watched => {
+    const watch = (name: string, options: { kinds: FrameKind[]; markets?: [string, ...string[]]; party?: string[] }, toItems: (m: StreamMessage) => Item[], expected: Watched['expected']): Watched => {
       const w: Watched = {
         name,
         items: [],

@@ -1,7 +1,8 @@
 // What a stream client may send (docs/security.md): messages past WS_CLIENT_MESSAGES_PER_S (with
-// bursts of WS_CLIENT_MESSAGE_BURST) close the client with 1008, a message over
-// WS_CLIENT_MESSAGE_MAX_BYTES with 1009; a client within the bound stays connected. Real
-// WebSocket clients against a listening gateway.
+// bursts of WS_CLIENT_MESSAGE_BURST) close the client with 1008; a message over
+// WS_CLIENT_MESSAGE_MAX_BYTES is answered `payload_too_large` (not read), one over four times
+// that closes it with 1009; a client within the bound stays connected. Real WebSocket clients
+// against a listening gateway.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
@@ -54,9 +55,13 @@ describe('client messages on the stream', () => {
     quiet.ws.close();
   });
 
-  it('closes a client sending a message over the size bound with 1009', async () => {
+  it('answers a message over the size bound with payload_too_large, and closes one over four times it with 1009', async () => {
     const big = await open(gw.url);
-    big.ws.send('y'.repeat(4097));
+    const answer = new Promise<Record<string, any>>((resolve) => big.ws.once('message', (data) => resolve(JSON.parse(data.toString()))));
+    big.ws.send(JSON.stringify({ id: 'big-1', op: 'subscribe', pad: 'y'.repeat(4097) }));
+    expect(await answer).toMatchObject({ kind: 'stream.error', id: 'big-1', op: 'subscribe', payload: { code: 'payload_too_large', status: 413 } });
+    expect(big.ws.readyState).toBe(WebSocket.OPEN);
+    big.ws.send('y'.repeat(4 * 4096 + 1));
     expect(await big.closed).toBe(1009);
   });
 

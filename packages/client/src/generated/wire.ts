@@ -77,6 +77,54 @@ export interface AccountUpdateFrame {
   };
 }
 
+/** Answer to subscribe / unsubscribe: the connection's filters as applied. After a subscribe, the snapshot frames of what was added follow it, then live frames (no gap, no repeat). */
+export interface AckMessage {
+  kind: "stream.ack";
+  /** The head when the answer was made (0 before any event) */
+  seq: number;
+  /** ISO 8601 UTC with milliseconds */
+  ts: string;
+  /** The client's id of the message (1..64 printable ASCII characters, or an integer), echoed in its answer */
+  id: string | number;
+  op: "subscribe" | "unsubscribe";
+  payload: {
+    /** null: every spec kind */
+    kinds: string[] | null;
+    /** null: every market */
+    markets: string[] | null;
+    /** true when the URL's markets were ignored by rule 1 (never for markets named by messages) */
+    marketsIgnored: boolean;
+    /** null: every interval */
+    intervals: Array<"1m" | "5m" | "15m" | "1h" | "4h" | "1d"> | null;
+    parties: string[];
+    /** The book view of orderbook.delta; null: the spec's polled snapshots */
+    book: {
+      depth: number;
+      group: string;
+    } | null;
+  };
+}
+
+/** Answer to order.place / order.cancel: the engine's answer, as REST would have relayed it. */
+export interface AnswerMessage {
+  kind: "stream.answer";
+  /** The head when the answer was made (0 before any event) */
+  seq: number;
+  /** ISO 8601 UTC with milliseconds */
+  ts: string;
+  /** The client's id of the message (1..64 printable ASCII characters, or an integer), echoed in its answer */
+  id: string | number;
+  op: "order.place" | "order.cancel";
+  payload: {
+    /** The HTTP status REST would answer */
+    status: number;
+    /** The engine's answer as REST relays it (ok:true or ok:false with its code; `reason` when an order ended at once) */
+    body: {
+      [key: string]: unknown;
+    };
+  };
+}
+
 /** One per fill leg: the party cash balance after the leg (no market). */
 export interface BalanceUpdateFrame {
   kind: "balance.update";
@@ -157,6 +205,29 @@ export interface CandleUpdateFrame {
     volume: string;
     /** Matches in the bucket */
     trades: number;
+  };
+}
+
+/** A message refused: malformed, unknown op, bad filter, unknown market, bad proof, too large, too many, or an order refused by the gateway or the engine. */
+export interface ErrorMessage {
+  kind: "stream.error";
+  /** The head when the answer was made (0 before any event) */
+  seq: number;
+  /** ISO 8601 UTC with milliseconds */
+  ts: string;
+  /** The id of the message answered (null when the message had no readable id) */
+  id: string | number | null;
+  /** The op of the message answered (null when it named none that exists) */
+  op: "subscribe" | "unsubscribe" | "order.place" | "order.cancel" | null;
+  /** Plus the fields REST adds (retryAfterS, serverTime, engineStatus, markets, …) */
+  payload: {
+    /** What was wrong, for people */
+    error: string;
+    /** The code REST answers for the same refusal (bad_request, unauthorized, forbidden, rate_limited, payload_too_large, engine_unavailable, engine_timeout, …), or unknown_market / too_many_subscriptions */
+    code: string;
+    /** The HTTP status REST would answer */
+    status: number;
+    [key: string]: unknown;
   };
 }
 
@@ -422,9 +493,9 @@ export interface TradeFrame {
 }
 
 /** Every message the stream sends. Narrow on `kind`. */
-export type AnyStreamMessage = AccountUpdateFrame | BalanceUpdateFrame | CandleCloseFrame | CandleUpdateFrame | FillFrame | GapMessage | HeartbeatMessage | OrderbookDeltaFrame | OrderbookSnapshotFrame | OrderUpdateFrame | PassthroughFrame | PositionUpdateFrame | ResetMessage | SubscribedMessage | TradeFrame;
+export type AnyStreamMessage = AccountUpdateFrame | AckMessage | AnswerMessage | BalanceUpdateFrame | CandleCloseFrame | CandleUpdateFrame | ErrorMessage | FillFrame | GapMessage | HeartbeatMessage | OrderbookDeltaFrame | OrderbookSnapshotFrame | OrderUpdateFrame | PassthroughFrame | PositionUpdateFrame | ResetMessage | SubscribedMessage | TradeFrame;
 
-// ---- REST records (src/http/reads/shapes.ts, markets.ts, candles.ts, proofs.ts; GET /v1/time of src/http/system.ts; src/contracts/account-wire.ts) ----
+// ---- REST records (src/http/reads/shapes.ts, markets.ts, candles.ts, trades.ts, proofs.ts; GET /v1/time of src/http/system.ts; src/contracts/account-wire.ts) ----
 
 export interface Account {
   /** Party id `<hint>::<ed25519 public key hex>` */
@@ -708,6 +779,22 @@ export interface ServerTime {
   serverTime: number;
   /** The same instant as ISO 8601 UTC with milliseconds */
   iso: string;
+}
+
+export interface Trade {
+  /** Seq of the engine.order_filled event (one per match) */
+  seq: number;
+  matchId: string;
+  /** Exact engine market symbol, e.g. BTC-PERP */
+  market: string;
+  /** Taker side */
+  side: "buy" | "sell";
+  /** Decimal as a string with exactly 10 decimal places */
+  price: string;
+  /** Match size (a taker flipping through zero is still one trade) */
+  size: string;
+  /** Engine time of the match */
+  createdAt: string;
 }
 
 export interface Trigger {

@@ -1,0 +1,150 @@
+// The messages a client sends on an open /v1/stream connection (docs/stream.md "Talking to the
+// socket"), read (src/stream/client-messages.ts), checked and answered here, at the edge:
+//
+//   subscribe / unsubscribe   → `stream.ack` {filters as applied}, then the snapshot frames of what was added
+//   order.place / order.cancel → `stream.answer` {status, body}: the engine's 2xx answer, as REST relays it
+//   anything refused          → `stream.error` {code, error, status, …}: the code REST would answer
+//
+// Every answer carries the message's `id` and `op`. Domain errors become socket errors in one
+// place (`errorMessage`), through the same mapping as REST (`fromDomainError`), so a refusal has
+// the same code on both. Subscription changes of one connection are applied one after the other,
+// after its opening; orders run concurrently (at most MAX_PENDING_ORDERS per connection).
+import { randomUUID } from 'node:crypto';
+import type { ClientMessageHandlers } from '../stream/hub.js';
+import type { StreamClient } from '../stream/client.js';
+import { control } from '../stream/control.js';
+import {
+  messageIdOf,
+  messageOpOf,
+  parseClientMessage,
+  MalformedMessageError,
+  type ClientMessage,
+  type ClientOp,
+  type MessageId,
+  type SubscribeMessage,
+  type UnsubscribeMessage,
+} from '../stream/client-messages.js';
+import { appliedFilters, applySubscribe, applyUnsubscribe } from '../stream/subscription-change.js';
+import type { Subscription } from '../stream/subscription.js';
+import { ApiError, fromDomainError } from './errors.js';
+import { proveParties, type UpgradeContext } from './stream-upgrade.js';
+import type { TradingSlot } from './trading/socket-calls.js';
+import type { PassedAnswer } from './trading/relay.js';
+
+/** Orders of one connection awaiting the engine at once; more are refused (`rate_limited`) until one is answered. */
+export const MAX_PENDING_ORDERS = 32;
+
+export interface MessageContext extends UpgradeContext {
+  trading: TradingSlot;
+  /** The inbound bound's maxBytes (for the answer to a message over it). */
+  maxBytes: number;
+}
+
+type Answer = Record<string, unknown>;
+
+function answer(kind: string, head: number | null, id: MessageId | null, op: ClientOp | null, payload: Record<string, unknown>): Answer {
+  return { ...control(kind, head ?? 0, payload), id, op };
+}
+
+/** The one mapping of a refusal to its socket message: the REST code, status and extra fields. */
+export function errorMessage(err: unknown, head: number | null, id: MessageId | null, op: ClientOp | null, log: (err: unknown) => void): Answer {
+  let known = err instanceof MalformedMessageError ? new ApiError('bad_request', err.message) : fromDomainError(err);
+  if (!known) {
+    log(err);
+    known = new ApiError('internal_error', 'the message could not be handled');
+  }
+  return answer('stream.error', head, id, op, { ...known.body(), status: known.status, ...(known.retryAfter !== undefined ? { retryAfter: known.retryAfter } : {}) });
+}
+
+/** The id and op of a message that could not be read, as far as they can be. */
+function idAndOp(text: string): { id: MessageId | null; op: ClientOp | null } {
+  try {
+    const value: unknown = JSON.parse(text);
+    return { id: messageIdOf(value), op: messageOpOf(value) };
+  } catch {
+    return { id: null, op: null };
+  }
+}
+
+/** The handlers of one connection, from the client address the upgrade saw. */
+export function streamMessageHandlers(ctx: MessageContext, ip: string): ClientMessageHandlers {
+  let changes: Promise<void> = Promise.resolve();
+  let pendingOrders = 0;
+  const { hub } = ctx;
+  const log = (err: unknown): void => ctx.deps.logger.warn({ err }, 'stream message failed');
+  const count = (op: ClientOp | null, answer: string): void => ctx.metrics.clientMessages.inc({ op: op ?? 'invalid', answer });
+  const send = (client: StreamClient, message: Answer): void => {
+    count(message.op as ClientOp | null, message.kind === 'stream.error' ? String((message.payload as { code?: unknown }).code) : String(message.kind).slice('stream.'.length));
+    hub.reply(client, message);
+  };
+  const refuse = (client: StreamClient, err: unknown, id: MessageId | null, op: ClientOp | null): void => {
+    send(client, errorMessage(err, hub.head(), id, op, log));
+  };
+
+  const change = async (client: StreamClient, message: SubscribeMessage | UnsubscribeMessage): Promise<void> => {
+    // After the opening: its snapshot and replay were made for the URL's filters.
+    if (client.opening && !(await client.opening.catch(() => false))) return;
+    if (client.closing) return;
+    let next: Subscription;
+    let snapshot = false;
+    if (message.op === 'subscribe') {
+      // Only the parties this message adds need its proof; those held were proven before.
+      await proveParties((message.lists.party ?? []).filter((p) => !client.sub.parties.has(p)), message.proof, ctx.deps);
+      next = applySubscribe(client.sub, message, ctx.knownMarkets());
+      snapshot = message.snapshot ?? client.sub.snapshot;
+    } else {
+      next = applyUnsubscribe(client.sub, message, ctx.knownMarkets());
+    }
+    await hub.resubscribe(client, next, (sub, head) => answer('stream.ack', head, message.id, message.op, appliedFilters(sub)), snapshot);
+    count(message.op, 'ack');
+  };
+
+  const order = async (client: StreamClient, message: ClientMessage & { op: 'order.place' | 'order.cancel' }): Promise<void> => {
+    const calls = ctx.trading.calls;
+    if (!calls) throw new ApiError('not_found', 'this gateway has no trading routes');
+    const callCtx = { ip, requestId: randomUUID() };
+    const passed: PassedAnswer =
+      message.op === 'order.place' ? await calls.placeOrder(message.body, message.signature, callCtx) : await calls.cancelOrder(message.orderId, message.signature, callCtx);
+    let body: unknown;
+    try {
+      body = JSON.parse(passed.body.toString('utf8'));
+    } catch {
+      throw new ApiError('engine_unavailable', 'the engine answered with a body that is not JSON', { engineStatus: passed.status });
+    }
+    if (passed.status >= 200 && passed.status < 300) {
+      send(client, answer('stream.answer', hub.head(), message.id, message.op, { status: passed.status, body }));
+      return;
+    }
+    // A refusal the engine made in the gateway's error shape (REST relays it with its status): an error here too.
+    const extra = passed.retryAfter !== undefined ? { retryAfter: passed.retryAfter } : {};
+    send(client, answer('stream.error', hub.head(), message.id, message.op, { ...(body as object), status: passed.status, ...extra }));
+  };
+
+  return {
+    message(data, client) {
+      const text = data.toString('utf8');
+      let message: ClientMessage;
+      try {
+        message = parseClientMessage(text);
+      } catch (err) {
+        const { id, op } = idAndOp(text);
+        return refuse(client, err, id, op);
+      }
+      if (message.op === 'subscribe' || message.op === 'unsubscribe') {
+        changes = changes.then(() => change(client, message).catch((err: unknown) => refuse(client, err, message.id, message.op)));
+        return;
+      }
+      if (pendingOrders >= MAX_PENDING_ORDERS) {
+        return refuse(client, new ApiError('rate_limited', `at most ${MAX_PENDING_ORDERS} orders of one connection may await the engine at once`, { retryAfterS: 1 }), message.id, message.op);
+      }
+      pendingOrders++;
+      order(client, message)
+        .catch((err: unknown) => refuse(client, err, message.id, message.op))
+        .finally(() => pendingOrders--);
+    },
+    oversize(data, client) {
+      const { id, op } = idAndOp(data.toString('utf8'));
+      refuse(client, new ApiError('payload_too_large', `the message is larger than ${ctx.maxBytes} bytes (WS_CLIENT_MESSAGE_MAX_BYTES)`), id, op);
+    },
+  };
+}

@@ -1,0 +1,160 @@
+// TypeBox schemas of the conversation on an open /v1/stream connection (docs/stream.md "Talking to
+// the socket"): what a client sends (the ops) and what the gateway answers (stream.ack,
+// stream.answer, stream.error). The ops are checked against these schemas before they are read
+// (client-messages.ts), the answers are checked in tests, and both feed the AsyncAPI document.
+import { Type, type TSchema } from 'typebox';
+import { CANDLE_INTERVALS, FRAME_KINDS } from '../contracts/frame.js';
+import { Market, Party, Seq, Timestamp } from '../contracts/wire.js';
+
+const strict = { additionalProperties: false } as const;
+const MAX_LIST = 100;
+
+export const MessageIdField = Type.Union(
+  [Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x20-\\x7E]{1,64}$' }), Type.Integer({ minimum: -9007199254740991, maximum: 9007199254740991 })],
+  { description: 'The client\'s id of the message (1..64 printable ASCII characters, or an integer), echoed in its answer' },
+);
+const Kind = Type.Union(FRAME_KINDS.map((k) => Type.Literal(k)));
+const IntervalLiteral = Type.Union(CANDLE_INTERVALS.map((i) => Type.Literal(i)));
+const list = (item: TSchema, description: string) => Type.Optional(Type.Array(item, { maxItems: MAX_LIST, description }));
+const ProofUser = Type.Optional(Type.String({ maxLength: 1024, description: 'X-User: the party id' }));
+const ProofSession = Type.Optional(Type.String({ maxLength: 1024, description: 'X-Session-Id: the session id' }));
+const ProofSig = (what: string) => Type.Optional(Type.String({ maxLength: 1024, description: `X-Session-Sig: <tsMs>.<128 hex>, the session key's signature over ${what}` }));
+
+// ---- what a client sends ----
+
+export const SubscribeOp = Type.Object(
+  {
+    op: Type.Literal('subscribe'),
+    id: MessageIdField,
+    kinds: list(Kind, 'Frame kinds to add (opt-in kinds included)'),
+    markets: list(Market, 'Markets to add; each must be one the engine lists (else unknown_market)'),
+    intervals: list(IntervalLiteral, 'Candle intervals to add'),
+    party: list(Party, 'Parties to add; unless AUTH_DISABLED, proven by user/sessionId/sig exactly as in the URL'),
+    user: ProofUser,
+    sessionId: ProofSession,
+    sig: ProofSig('"GET\\n/v1/stream\\n<tsMs>\\n" (single use)'),
+    depth: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'With orderbook.delta: levels per side of the book view' })),
+    group: Type.Optional(Type.String({ maxLength: 64, description: 'With orderbook.delta: none, sig:2..sig:5 or tick:<decimal>' })),
+    snapshot: Type.Optional(Type.Boolean({ description: 'false: no snapshot frames for what was added; default: the connection\'s `snapshot`' })),
+  },
+  { ...strict, description: 'Adds to the connection\'s filters; answered by stream.ack (then the snapshot frames of what was added) or stream.error.' },
+);
+
+export const UnsubscribeOp = Type.Object(
+  {
+    op: Type.Literal('unsubscribe'),
+    id: MessageIdField,
+    kinds: list(Kind, 'Frame kinds to remove'),
+    markets: list(Market, 'Markets to remove (refused on a connection that receives every market)'),
+    intervals: list(IntervalLiteral, 'Candle intervals to remove'),
+    party: list(Party, 'Parties to remove'),
+  },
+  { ...strict, description: 'Removes from the connection\'s filters; answered by stream.ack or stream.error.' },
+);
+
+export const PlaceOrderOp = Type.Object(
+  {
+    op: Type.Literal('order.place'),
+    id: MessageIdField,
+    body: Type.String({ description: 'The order JSON exactly as signed (what POST /v1/orders would carry as its body)' }),
+    user: ProofUser,
+    sessionId: ProofSession,
+    sig: ProofSig('"POST\\n/v1/orders\\n<tsMs>\\n<body>"'),
+  },
+  { ...strict, description: 'A signed POST /v1/orders; answered by stream.answer (the engine\'s answer) or stream.error (the REST code).' },
+);
+
+export const CancelOrderOp = Type.Object(
+  {
+    op: Type.Literal('order.cancel'),
+    id: MessageIdField,
+    orderId: Type.String({ minLength: 1, maxLength: 64, description: 'The order to cancel' }),
+    user: ProofUser,
+    sessionId: ProofSession,
+    sig: ProofSig('"DELETE\\n/v1/orders/<encodeURIComponent(orderId)>\\n<tsMs>\\n"'),
+  },
+  { ...strict, description: 'A signed DELETE /v1/orders/:orderId; answered by stream.answer or stream.error.' },
+);
+
+/** Every op, by name: the parser checks a message against the schema of its op. */
+export const OP_SCHEMAS = {
+  subscribe: SubscribeOp,
+  unsubscribe: UnsubscribeOp,
+  'order.place': PlaceOrderOp,
+  'order.cancel': CancelOrderOp,
+} as const;
+
+// ---- what the gateway answers ----
+
+const AnswerSeq = { ...Seq, description: 'The head when the answer was made (0 before any event)' };
+const AnsweredId = Type.Union([MessageIdField, Type.Null()], { description: 'The id of the message answered (null when the message had no readable id)' });
+const Op = Type.Union(Object.keys(OP_SCHEMAS).map((o) => Type.Literal(o)));
+const AnsweredOp = Type.Union([Op, Type.Null()], { description: 'The op of the message answered (null when it named none that exists)' });
+
+export const AckMessage = Type.Object(
+  {
+    kind: Type.Literal('stream.ack'),
+    seq: AnswerSeq,
+    ts: Timestamp,
+    id: MessageIdField,
+    op: Type.Union([Type.Literal('subscribe'), Type.Literal('unsubscribe')]),
+    payload: Type.Object(
+      {
+        kinds: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'null: every spec kind' }),
+        markets: Type.Union([Type.Array(Market), Type.Null()], { description: 'null: every market' }),
+        marketsIgnored: Type.Boolean({ description: 'true when the URL\'s markets were ignored by rule 1 (never for markets named by messages)' }),
+        intervals: Type.Union([Type.Array(IntervalLiteral), Type.Null()], { description: 'null: every interval' }),
+        parties: Type.Array(Party),
+        book: Type.Union([Type.Object({ depth: Type.Integer({ minimum: 1 }), group: Type.String() }, strict), Type.Null()], {
+          description: 'The book view of orderbook.delta; null: the spec\'s polled snapshots',
+        }),
+      },
+      strict,
+    ),
+  },
+  {
+    ...strict,
+    description:
+      'Answer to subscribe / unsubscribe: the connection\'s filters as applied. After a subscribe, the snapshot frames of what was added follow it, then live frames (no gap, no repeat).',
+  },
+);
+
+export const AnswerMessage = Type.Object(
+  {
+    kind: Type.Literal('stream.answer'),
+    seq: AnswerSeq,
+    ts: Timestamp,
+    id: MessageIdField,
+    op: Type.Union([Type.Literal('order.place'), Type.Literal('order.cancel')]),
+    payload: Type.Object(
+      {
+        status: Type.Integer({ minimum: 200, maximum: 299, description: 'The HTTP status REST would answer' }),
+        body: Type.Object({}, { additionalProperties: true, description: 'The engine\'s answer as REST relays it (ok:true or ok:false with its code; `reason` when an order ended at once)' }),
+      },
+      strict,
+    ),
+  },
+  { ...strict, description: 'Answer to order.place / order.cancel: the engine\'s answer, as REST would have relayed it.' },
+);
+
+export const ErrorMessage = Type.Object(
+  {
+    kind: Type.Literal('stream.error'),
+    seq: AnswerSeq,
+    ts: Timestamp,
+    id: AnsweredId,
+    op: AnsweredOp,
+    payload: Type.Object(
+      {
+        error: Type.String({ description: 'What was wrong, for people' }),
+        code: Type.String({
+          description:
+            'The code REST answers for the same refusal (bad_request, unauthorized, forbidden, rate_limited, payload_too_large, engine_unavailable, engine_timeout, …), or unknown_market / too_many_subscriptions',
+        }),
+        status: Type.Integer({ minimum: 400, maximum: 599, description: 'The HTTP status REST would answer' }),
+      },
+      { additionalProperties: true, description: 'Plus the fields REST adds (retryAfterS, serverTime, engineStatus, markets, …)' },
+    ),
+  },
+  { ...strict, description: 'A message refused: malformed, unknown op, bad filter, unknown market, bad proof, too large, too many, or an order refused by the gateway or the engine.' },
+);
