@@ -16,7 +16,7 @@ describe('statementName', () => {
   });
 
   it('names every call of one read site alike (the name is worked out once per source)', () => {
-    const site = (party: string) => new Function('p', 'return (sql) => listOrders(sql, { party: p })')(party) as (sql: never) => unknown;
+    const site = (party: string) => new Function('p', 'return (sql) => listOrders(sql, { party: p })')(party) as Parameters<typeof statementName>[0];
     const names = ['a', 'b', 'c'].map((p) => statementName(site(p)));
     expect(names).toEqual(['listOrders', 'listOrders', 'listOrders']);
   });
