@@ -324,6 +324,9 @@ export class StreamClient<const M extends string = string> {
 
   /** The filters the gateway applied become the stream's (the next connection's URL carries them). */
   private applyFilters(p: AppliedFilters): void {
+    // Another book view (or none): its frames count their own bookSeq, not comparable with the
+    // book frames delivered before, so the gate starts over (a subscribe replays nothing old).
+    if (JSON.stringify(p.book ?? null) !== JSON.stringify(this.filters.book ?? null)) this.books.clear();
     this.filters = {
       kinds: p.kinds === null ? undefined : (p.kinds as FrameKind[]),
       party: p.parties.length > 0 ? p.parties : undefined,

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
 import { faucet, makeParty, SigningClient } from '../../sandbox/engine/helpers.js';
-import { GatewayClient, GatewayError, localParty, StreamClient, type StreamMessage, type WebSocketCtor } from '../../../packages/client/src/index.js';
+import { request } from 'undici';
+import { DeltaOrderBook, GatewayClient, GatewayError, localParty, StreamClient, type StreamMessage, type WebSocketCtor } from '../../../packages/client/src/index.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
 import { LiveRuntime } from '../../../src/live.js';
@@ -68,6 +69,31 @@ describe('client: talking to the socket (gateway + reference engine)', () => {
     expect(refused).toBeInstanceOf(GatewayError);
     expect((refused as GatewayError).code).toBe('unknown_market');
     stream.stop();
+  });
+
+  it('a book view subscribed by message is kept equal to the engine book by DeltaOrderBook', { timeout: 30_000 }, async () => {
+    const book = new DeltaOrderBook('BTC-PERP');
+    const results: string[] = [];
+    const stream = new StreamClient({
+      client: new GatewayClient({ baseUrl: gw.url }),
+      kinds: ['trade'],
+      markets: ['BTC-PERP'],
+      WebSocket: WebSocket as unknown as WebSocketCtor,
+      onMessage: (m) => {
+        if (m.source === 'live' && (m.frame.kind === 'orderbook.snapshot' || m.frame.kind === 'orderbook.delta')) results.push(book.apply(m.frame));
+      },
+    });
+    stream.start();
+    await stream.subscribe({ kinds: ['orderbook.delta'], book: { depth: 100 } });
+    await waitFor(() => book.bookSeq !== null, 5_000, 'the view snapshot');
+    for (let i = 0; i < 4; i++) {
+      expect((await maker.placeOrder({ market: 'BTC-PERP', side: 'sell', type: 'limit', size: '0.01', price: String(70000 + i * 10) })).body).toMatchObject({ ok: true });
+    }
+    const engineBook = (await (await request(`${engine.url}/v1/orderbook?depth=100&market=BTC-PERP`)).body.json()) as { seq: number; asks: Array<[string, string]> };
+    await waitFor(() => book.bookSeq === engineBook.seq, 5_000, 'the engine book seq');
+    stream.stop();
+    expect(results.filter((r) => r === 'resync')).toEqual([]);
+    expect(book.asks.map((l) => [l[0], l[1]])).toEqual(engineBook.asks);
   });
 
   it('places and cancels orders over the socket, signed as over REST', { timeout: 30_000 }, async () => {
