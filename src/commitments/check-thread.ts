@@ -1,9 +1,10 @@
 // The live path's side of the commitment check (ADR 0062): each event that can matter to a
 // commitment is handed, as the text it arrived as, to a worker thread (check-worker.ts) that does
-// the parsing and hashing. The live path only appends the text to a batch; the batch is posted
-// every FLUSH_MS, or sooner when it reaches FLUSH_CHARS: each post has a fixed cost of some
-// microseconds, so posts are few. The check's answers wait that long at most, which does not matter
-// (the engine commits every few seconds).
+// the parsing and hashing. The live path only appends the text to a batch; the batch is posted at
+// the end of the turn of the event loop (one SSE chunk or JetStream batch), or sooner when it
+// reaches FLUSH_CHARS. Not later: the texts are slices of the chunk they arrived in, and holding
+// them across turns keeps the chunks alive into the old generation, which measurably costs the live
+// path more in garbage collection than a post per turn does.
 //
 // Falling behind: the characters posted and not yet consumed by the worker are bounded
 // (`maxQueuedChars`). Beyond it the live path drops the check's events instead of waiting: it never
@@ -21,9 +22,8 @@ import type { CommitmentCheck } from './watcher.js';
 
 /** Default bound of the worker's backlog: about 1 s of a saturated stream (≈ 100 000 events). */
 export const MAX_QUEUED_CHARS = 32 * 1024 * 1024;
-/** A batch this large is posted at once rather than on the timer. */
+/** A batch this large is posted at once rather than at the end of the turn. */
 const FLUSH_CHARS = 1024 * 1024;
-const FLUSH_MS = 10;
 
 const USER_CLAIM = 'engine.user_batch_committed';
 const MANIFEST_CLAIM = 'outbound.batch_committed';
@@ -40,6 +40,11 @@ export interface CheckThreadOptions {
   onDropped: (events: number) => void;
   logger: Logger;
   maxQueuedChars?: number;
+  /**
+   * Another worker module speaking the same protocol (bench/stream.ts measures the hand-off alone
+   * with one that only acknowledges). Default: check-worker.
+   */
+  workerUrl?: URL;
 }
 
 /** Can the event change a commitment check? Its party's batch, a fill's legs, or a claim. */
@@ -51,7 +56,7 @@ export class CheckThread {
   private worker: Worker | null = null;
   private batch: string[] = [];
   private batchChars = 0;
-  private flushTimer: NodeJS.Timeout | null = null;
+  private flushQueued = false;
   /** Characters posted and not yet consumed by the worker. */
   private queued = 0;
   private dropping = false;
@@ -60,7 +65,7 @@ export class CheckThread {
   private closed = false;
   private readonly maxQueued: number;
   private readonly flushSoon = () => {
-    this.flushTimer = null;
+    this.flushQueued = false;
     this.flush();
   };
 
@@ -110,10 +115,8 @@ export class CheckThread {
     this.first = true;
   }
 
-  /** Posts the batch now (the timer does it otherwise). */
+  /** Posts the batch now (the end of the turn does it otherwise). */
   flush(): void {
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.flushTimer = null;
     if (this.batch.length === 0) return;
     const message: ToWorker = { t: 'events', texts: this.batch, chars: this.batchChars };
     this.batch = [];
@@ -141,7 +144,10 @@ export class CheckThread {
     this.batch.push(text);
     this.batchChars += text.length;
     if (this.batchChars >= FLUSH_CHARS) this.flush();
-    else if (!this.flushTimer) this.flushTimer = setTimeout(this.flushSoon, FLUSH_MS).unref();
+    else if (!this.flushQueued) {
+      this.flushQueued = true;
+      setImmediate(this.flushSoon);
+    }
   }
 
   /** Back below half the bound: the worker forgets what it knew, and sees the stream again from here. */
@@ -174,8 +180,9 @@ export class CheckThread {
 
   private start(): Worker {
     // Run from TypeScript sources (tsx, vitest), the worker loads its module through tsx too; built, it is plain JS.
-    const fromSource = import.meta.url.endsWith('.ts');
-    const worker = new Worker(new URL(fromSource ? './check-worker.ts' : './check-worker.js', import.meta.url), {
+    const url = this.options.workerUrl ?? new URL(import.meta.url.endsWith('.ts') ? './check-worker.ts' : './check-worker.js', import.meta.url);
+    const fromSource = url.pathname.endsWith('.ts');
+    const worker = new Worker(url, {
       // tsx resolved from here, not from the working directory the gateway was started in.
       execArgv: fromSource ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : [],
       name: 'commitment-check',
