@@ -320,20 +320,21 @@ console.log(`stream bench: ${cpus().length} cores, node ${process.version}, load
 const pipelineFills = await pipelineBench(100_000, 1);
 const pipelineMixed = await pipelineBench(100_000, 5);
 /** Extra main-thread time per event of the commitment check, as a share of the SSE→frames time per event. */
+const signed = (x: number) => `${x < 0 ? '−' : '+'}${Math.abs(x).toFixed(1)}`;
 const commitmentCost = (p: PipelineResult) => (p.eventsPerS / p.withCommitmentsPerS - 1) * 100;
 const inProcessCost = (p: PipelineResult) => (p.eventsPerS / p.inProcessPerS - 1) * 100;
 const withWorkerCost = (p: PipelineResult) => (p.eventsPerS / p.withWorkerPerS - 1) * 100;
 for (const [name, p] of [['fills only', pipelineFills], ['1 fill in 5 events', pipelineMixed]] as const) {
   console.log(
     `SSE→frames (${name}): ${fmt(p.eventsPerS)} events/s; with serialisation ${fmt(p.withSerialisePerS)} events/s (${p.framesPerEvent.toFixed(1)} frames/event); ` +
-      `with the commitment check: hand-off ${fmt(p.withCommitmentsPerS)} events/s (+${commitmentCost(p).toFixed(1)} % time), ` +
+      `with the commitment check: hand-off ${fmt(p.withCommitmentsPerS)} events/s (${signed(commitmentCost(p))} % time), ` +
       `with the worker hashing alongside ${fmt(p.withWorkerPerS)} events/s (+${withWorkerCost(p).toFixed(1)} %), worker ${fmt(p.workerPerS)} events/s, ${p.dropped} dropped; ` +
       `hashed on the live path instead (before ADR 0062) ${fmt(p.inProcessPerS)} events/s (+${inProcessCost(p).toFixed(1)} %)`,
   );
 }
 {
   const row = (name: string, p: PipelineResult) =>
-    `| ${name} | ${fmt(p.eventsPerS)} events/s | ${fmt(p.withCommitmentsPerS)} events/s: **+${commitmentCost(p).toFixed(1)} %** | ${fmt(p.withWorkerPerS)} events/s: +${withWorkerCost(p).toFixed(1)} % | ${fmt(p.workerPerS)} events/s (${(p.workerPerS / p.eventsPerS).toFixed(2)} × the live path's rate), ${p.dropped} dropped | ${fmt(p.inProcessPerS)} events/s: +${inProcessCost(p).toFixed(0)} % |`;
+    `| ${name} | ${fmt(p.eventsPerS)} events/s | ${fmt(p.withCommitmentsPerS)} events/s: **${signed(commitmentCost(p))} %** | ${fmt(p.withWorkerPerS)} events/s: ${signed(withWorkerCost(p))} % | ${fmt(p.workerPerS)} events/s (${(p.workerPerS / p.eventsPerS).toFixed(2)} × the live path's rate), ${p.dropped} dropped | ${fmt(p.inProcessPerS)} events/s: +${inProcessCost(p).toFixed(0)} % |`;
   const block = [
     '<!-- commitment-bench:start -->',
     `Run of ${new Date().toISOString().slice(0, 10)} (\`npm run bench:stream${process.argv.includes('--pipeline-only') ? ' -- --pipeline-only' : ''}\`), node ${process.version}, ${cpus().length} cores, load average at start ${loadAtStart}; 100 000 events per stream, best of 5 alternated runs for the plain path and the hand-off, 3 for the others:`,
@@ -454,7 +455,7 @@ const table = [
   '|---|---|---|',
   `| SSE → frames, parser + JSON.parse + projections, one core, 1 fill in 5 events | ${fmt(pipelineMixed.eventsPerS)} events/s (${fmt(pipelineMixed.withSerialisePerS)} with frame serialisation) | ≥ 100 000 events/s |`,
   `| Same, fills only (12 frames per event) | ${fmt(pipelineFills.eventsPerS)} events/s (${fmt(pipelineFills.withSerialisePerS)} with frame serialisation) | |`,
-  `| Commitment check (docs/verification.md) on that path, 1 fill in 5 / fills only: the live path's hand-off to its worker thread | ${fmt(pipelineMixed.withCommitmentsPerS)} / ${fmt(pipelineFills.withCommitmentsPerS)} events/s: +${commitmentCost(pipelineMixed).toFixed(1)} % / +${commitmentCost(pipelineFills).toFixed(1)} % time per event (+${withWorkerCost(pipelineMixed).toFixed(1)} % / +${withWorkerCost(pipelineFills).toFixed(1)} % with the worker hashing alongside); worker ${fmt(pipelineMixed.workerPerS)} / ${fmt(pipelineFills.workerPerS)} events/s | < 5 % |`,
+  `| Commitment check (docs/verification.md) on that path, 1 fill in 5 / fills only: the live path's hand-off to its worker thread | ${fmt(pipelineMixed.withCommitmentsPerS)} / ${fmt(pipelineFills.withCommitmentsPerS)} events/s: ${signed(commitmentCost(pipelineMixed))} % / ${signed(commitmentCost(pipelineFills))} % time per event (${signed(withWorkerCost(pipelineMixed))} % / ${signed(withWorkerCost(pipelineFills))} % with the worker hashing alongside); worker ${fmt(pipelineMixed.workerPerS)} / ${fmt(pipelineFills.workerPerS)} events/s | < 5 % |`,
   `| Bare \`ws\` broadcast, ${fmt(N_SMALL)} unfiltered clients | ${fmt(bare.deliveriesPerS)} deliveries/s | baseline |`,
   `| Gateway, ${fmt(N_SMALL)} unfiltered clients | ${fmt(small.b.deliveriesPerS)} deliveries/s = ${((small.b.deliveriesPerS / bare.deliveriesPerS) * 100).toFixed(0)} % of bare ws (server CPU ${small.b.cpuPct.toFixed(0)} %); steady-mode capacity ${fmt(small.steady)} deliveries/s | ≥ 80 % |`,
   `| Event → client latency at half load (${small.lat.eventsPerS.toFixed(1)} fills/s, ${fmt(small.lat.deliveriesPerS)} deliveries/s, ${fmt(N_SMALL)} clients) | p50 ${small.lat.latency.p50} ms, p99 ${small.lat.latency.p99} ms | p99 < 50 ms |`,
