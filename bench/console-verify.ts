@@ -159,8 +159,10 @@ export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
       `| Ratio | ${(out.verifyMs / Math.max(1, out.floorMs)).toFixed(2)} × the floor | |`,
       '',
       'The verification is canonical JSON of each envelope (native JSON.stringify when its members are already sorted), one digest per leaf',
-      'and per inner node (a level of the tree is digested concurrently), the path fold, and the comparisons. The proofs are in the page',
-      'before the clock starts; fetching them is the proof route (see the proof bench), 8 at a time in `verifyHistory`.',
+      'and per inner node, the path fold, and the comparisons. Since ADR 0064 a batch\'s leaf texts are UTF-8 encoded in one call into one',
+      'buffer and every digest of a tree level is requested at once through views into one buffer (no per-leaf or per-node encoding, copy',
+      'or await): WebCrypto only, so the digests themselves (about two per event: the leaves and the inner nodes) are the floor that stays.',
+      'The proofs are in the page before the clock starts; fetching them is the proof route (see the proof bench), 8 at a time in `verifyHistory`.',
       '<!-- console-verify-bench:end -->',
     ].join('\n');
     console.log(block);

@@ -12,6 +12,12 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { startEngine } from '../sandbox/engine/index.js';
 
+// `npm run bench:stream -- --pipeline-only` measures only stream.ts's single-core pipeline: nothing here.
+if (process.argv.includes('--pipeline-only')) {
+  console.log('book bench skipped (--pipeline-only)');
+  process.exit(0);
+}
+
 const CLIENTS = Number(process.env.BENCH_BOOK_CLIENTS ?? 1000);
 const SECONDS = Number(process.env.BENCH_BOOK_SECONDS ?? 10);
 const ORDERS_PER_S = 100;

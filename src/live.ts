@@ -409,6 +409,7 @@ export class LiveRuntime implements LiveView {
     this.books.stop();
     this.accounts.stop();
     await Promise.all([this.source?.stop(), this.poller?.stop()]);
+    await this.commitments.close();
   }
 
   commitmentStatus(): CommitmentStatus | null {

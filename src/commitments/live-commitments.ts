@@ -1,5 +1,6 @@
 // The live runtime's commitment check (docs/verification.md, "The gateway's own check"): the
-// watcher fed one event at a time, its results to the monitor, and the start-up seed.
+// watcher, in a worker thread (CheckThread, ADR 0062), fed the events' texts; its results to the
+// monitor on this thread (counter, error log, /readyz); and the start-up seed.
 //
 // Seed: a gateway that starts mid-history cannot recompute the batches it sees only the end of.
 // Before the stream starts after `startAfter` (the mirror's newest seq), the events from the
@@ -13,8 +14,9 @@ import type { Database } from '../db/database.js';
 import { eventsAfter } from '../db/queries/events.js';
 import { lastManifestSeq } from '../db/queries/commitments.js';
 import type { CommittedEvent } from '../../packages/client/src/verify/scheme.js';
+import type { EngineEvent } from '../contracts/engine-event.js';
+import { CheckThread } from './check-thread.js';
 import { CommitmentMonitor, type CommitmentStatus } from './monitor.js';
-import { CommitmentWatcher } from './watcher.js';
 
 /** Most events the start-up seed reads (a few commit periods are normally a few thousand). */
 export const SEED_MAX_EVENTS = 200_000;
@@ -28,20 +30,31 @@ interface Logger {
 
 export class LiveCommitments {
   private readonly monitor: CommitmentMonitor;
-  private readonly watcher: CommitmentWatcher;
+  private readonly thread: CheckThread;
 
-  constructor(registry: Registry, private readonly logger: Logger) {
+  constructor(registry: Registry, private readonly logger: Logger, options: { maxQueuedChars?: number } = {}) {
     this.monitor = new CommitmentMonitor(registry, logger);
-    this.watcher = new CommitmentWatcher(this.monitor.record);
+    this.thread = new CheckThread({ onCheck: this.monitor.record, onDropped: this.monitor.dropped, logger, ...options });
   }
 
-  observe(event: CommittedEvent): void {
-    this.watcher.observe(event);
+  /** Each event of the stream, in seq order: handed to the worker (the live path does no hashing). */
+  observe(event: EngineEvent): void {
+    this.thread.event(event);
   }
 
   /** The engine's history was replaced. */
   reset(): void {
-    this.watcher.reset();
+    this.thread.reset();
+  }
+
+  /** Resolves once the worker has checked everything handed to it (tests, the bench). */
+  drained(): Promise<void> {
+    return this.thread.drained();
+  }
+
+  /** Stops the worker thread. */
+  close(): Promise<void> {
+    return this.thread.close();
   }
 
   status(): CommitmentStatus {
@@ -68,9 +81,8 @@ export class LiveCommitments {
         this.logger.warn({ from, startAfter, read: events.length }, 'commitments: the mirror has holes; batches begun before start are skipped');
         return;
       }
-      this.watcher.alignAfter(from);
-      for (const e of events) this.watcher.observe(e);
-      this.logger.info({ from, startAfter, parties: this.watcher.pendingParties }, 'commitments: pending batches seeded from the database');
+      await this.thread.seed(from, events);
+      this.logger.info({ from, startAfter, events: events.length }, 'commitments: pending batches seeded from the database');
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'commitments: seed from the database failed; batches begun before start are skipped');
     }

@@ -17,6 +17,7 @@ const RECENT = 10;
 
 export class CommitmentMonitor {
   private readonly counter: Counter<'kind' | 'result'>;
+  private readonly droppedEvents: Counter;
   private readonly totals = { match: 0, mismatch: 0, skipped: 0 };
   private readonly recent: CommitmentIncident[] = [];
 
@@ -31,7 +32,18 @@ export class CommitmentMonitor {
         registers: [registry],
       });
     for (const kind of ['user_batch', 'manifest']) for (const result of ['match', 'mismatch', 'skipped']) this.counter.inc({ kind, result }, 0);
+    this.droppedEvents =
+      (registry.getSingleMetric('bff_commitments_dropped_events_total') as Counter | undefined) ??
+      new Counter({
+        name: 'bff_commitments_dropped_events_total',
+        help: 'Events the commitment check dropped because its worker thread was behind the stream (the claims of the batches they were in are counted skipped)',
+        registers: [registry],
+      });
   }
+
+  readonly dropped = (events: number): void => {
+    this.droppedEvents.inc(events);
+  };
 
   readonly record = (check: CommitmentCheck): void => {
     this.counter.inc({ kind: check.kind, result: check.result });

@@ -5,7 +5,7 @@
 import type { Sql } from 'postgres';
 import { byParty, type PathStep } from '../../packages/client/src/verify/scheme.js';
 import type { EventEnvelope } from '../db/queries/events.js';
-import { batchEvents, manifestMembers, recordedUserBatch, userClaim } from '../db/queries/commitments.js';
+import { batchEvents, manifestMembers, recordedUserBatch, userClaim, type RecordedUserBatch } from '../db/queries/commitments.js';
 import { manifestPath, userBatchRoot, userRootLeaf, nodeHash } from './hash.js';
 
 export type ProofStatus = 'verified' | 'mismatch' | 'pending';
@@ -40,9 +40,27 @@ function foldPath(userRoot: string, path: readonly PathStep[]): string {
   return acc.toString('hex');
 }
 
-/** The proof, or null when neither the chain nor the engine's claims know this batch. */
-export async function buildProof(sql: Sql, party: string, userSeq: number): Promise<UserBatchProof | null> {
-  const row = await recordedUserBatch(sql, party, userSeq);
+/** The chain's record of a batch with its manifest and claim (one round trip): what a proof starts from. */
+export function readRecord(sql: Sql, party: string, userSeq: number): Promise<RecordedUserBatch | null> {
+  return recordedUserBatch(sql, party, userSeq);
+}
+
+/**
+ * Everything of a record a proof depends on besides the events: the chain's user batch, its
+ * manifest root, and the seq of the engine's claim (null for a batch the chain has not put under a
+ * manifest: such a proof is not final).
+ */
+export function recordIdentity(row: RecordedUserBatch | null): string | null {
+  if (!row || row.manifestRoot === null || row.batchNum === null || row.claimSeq === null) return null;
+  return [row.root, row.prevRoot, row.eventCount, row.batchNum, row.txId, String(row.committedAt), row.manifestRoot, row.claimSeq].join('|');
+}
+
+/**
+ * The proof, or null when neither the chain nor the engine's claims know this batch. `record`: the
+ * chain's record already read by readRecord (undefined: read here).
+ */
+export async function buildProof(sql: Sql, party: string, userSeq: number, record?: RecordedUserBatch | null): Promise<UserBatchProof | null> {
+  const row = record === undefined ? await recordedUserBatch(sql, party, userSeq) : record;
   // Not on chain, or the mirror lacks the claim where expected: look the claim up by its number.
   const claimSeq = row?.claimSeq ?? (await userClaim(sql, party, userSeq, null))?.seq ?? null;
   if (!row && claimSeq === null) return null;

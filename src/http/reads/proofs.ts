@@ -3,8 +3,14 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../errors.js';
 import { errors, MAX_SEQ, Party, NullableTimestamp } from '../schemas.js';
-import { buildProof, type UserBatchProof } from '../../commitments/proof.js';
+import { buildProof, readRecord, recordIdentity, type UserBatchProof } from '../../commitments/proof.js';
+import { ProofCache } from '../../commitments/proof-cache.js';
 import { EventEnvelope } from './shapes.js';
+import type { FastifyReply } from 'fastify';
+
+function sendBytes(reply: FastifyReply, bytes: Buffer): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(bytes);
+}
 
 const Hash = Type.String({ pattern: '^[0-9a-f]{64}$', description: '32-byte SHA-256 hash as 64 lower-case hex characters' });
 
@@ -52,8 +58,14 @@ export const UserBatchProofBody = Type.Object(
   { description: 'Everything needed to check one user batch against the chain (docs/verification.md)' },
 );
 
+/** The cache of verified answers (ADR 0063): about 500 answers of a 100-event batch. */
+const PROOF_CACHE_BYTES = 32 * 1024 * 1024;
+/** How long an event of the mirror altered after a verified answer can go unseen by this route. */
+const PROOF_CACHE_TTL_MS = 60_000;
+
 export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
+  const cache = new ProofCache({ maxBytes: PROOF_CACHE_BYTES, ttlMs: PROOF_CACHE_TTL_MS });
 
   app.get(
     '/v1/users/:party/user-batches/:userSeq/proof',
@@ -70,11 +82,29 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: UserBatchProofBody, ...errors(400, 401, 403, 404, 503) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { party, userSeq } = request.params;
-      const proof = await db.read<UserBatchProof | null>(null, (sql) => buildProof(sql, party, userSeq));
+      const key = `${party}\u0000${userSeq}`;
+      // One index read of the chain's record on every request; the events, the manifest's members
+      // and the hashing only when no verified answer made from that same record is kept.
+      const answer = await db.read<{ proof: UserBatchProof | null; identity: string | null; cached: Buffer | null }>(
+        { proof: null, identity: null, cached: null },
+        async (sql) => {
+          const record = await readRecord(sql, party, userSeq);
+          const identity = recordIdentity(record);
+          const cached = identity === null ? null : cache.get(key, identity);
+          if (cached) return { proof: null, identity, cached };
+          return { proof: await buildProof(sql, party, userSeq, record), identity, cached: null };
+        },
+      );
+      if (answer.cached) return sendBytes(reply, answer.cached);
+      const { proof, identity } = answer;
       if (!proof) throw new ApiError('not_found', `no user batch ${userSeq} of ${party}`);
-      return proof;
+      if (proof.status !== 'verified' || identity === null) return proof;
+      // The same bytes the response schema's serializer writes, kept.
+      const bytes = Buffer.from(reply.serialize(proof) as string, 'utf8');
+      cache.set(key, identity, bytes);
+      return sendBytes(reply, bytes);
     },
   );
 };

@@ -89,6 +89,24 @@ describe('user batch proofs', () => {
     expect(proof.chain!.txId).toMatch(/^[0-9a-f]{64}$/);
   });
 
+  it('a verified answer is kept (ADR 0063): the same bytes again; a changed chain record is seen at once, the mirror within the TTL', async () => {
+    const [ann] = ids as [string];
+    const first = await get(ann, 2);
+    const again = await get(ann, 2);
+    expect(again.headers['content-type']).toBe(first.headers['content-type']);
+    expect(again.body).toBe(first.body);
+    const [row] = await db.sql<Array<{ root: string }>>`SELECT root FROM user_batches WHERE party = ${ann} AND user_seq = 2`;
+    try {
+      // The chain's record changed under a kept answer: it is not used, the proof is made again.
+      await db.sql`UPDATE user_batches SET root = ${'e'.repeat(64)} WHERE party = ${ann} AND user_seq = 2`;
+      const changed = (await get(ann, 2)).json() as Proof;
+      expect(changed).toMatchObject({ status: 'mismatch', reason: 'events', chain: { userRoot: 'e'.repeat(64) } });
+    } finally {
+      await db.sql`UPDATE user_batches SET root = ${row!.root} WHERE party = ${ann} AND user_seq = 2`;
+    }
+    expect((await get(ann, 2)).body).toBe(first.body);
+  });
+
   it('every user batch of every party: the status agrees with the independent check', async () => {
     const seen: string[] = [];
     for (const party of ids) {

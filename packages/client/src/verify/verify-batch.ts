@@ -1,11 +1,12 @@
 // verifyUserBatch(proof): the client's own check of one user batch (docs/verification.md), trusting
 // nothing the gateway computed: the user root is recomputed from the events, the path folded up to
 // the manifest root, and each is compared with what the chain recorded (`proof.chain`). The
-// gateway's `status` is only reported alongside. Hashing is WebCrypto SHA-256; the hashes of one
-// tree level are computed concurrently (WebCrypto runs them off the main thread in browsers).
+// gateway's `status` is only reported alongside. Hashing is WebCrypto SHA-256; every digest of one
+// tree level is requested at once, through views into one buffer (WebCrypto runs them off the main
+// thread in browsers; the per-call cost, not the bytes, is what matters: ADR 0064).
 import type { UserBatchProof } from '../generated/wire.js';
 import { heldBy, isHash, leafText, type CommittedEvent } from './scheme.js';
-import { fromHex, leafOfRoot, leafOfText, nodeOf, toHex } from './sha256.js';
+import { fromHex, leafOfRoot, leavesOfTexts, levelUp, nodeOf, toHex } from './sha256.js';
 
 /** The step of the check that failed. */
 export type VerifyStep =
@@ -47,24 +48,18 @@ export type BatchVerdict =
     };
 
 /** The root (bytes) of leaves, level by level; an unpaired last node moves up unchanged. */
-async function rootOf(leaves: Uint8Array[]): Promise<Uint8Array | null> {
+async function rootOf(leaves: ArrayBuffer[]): Promise<Uint8Array | null> {
   if (leaves.length === 0) return null;
   let level = leaves;
-  while (level.length > 1) {
-    const pairs: Array<Promise<Uint8Array>> = [];
-    for (let i = 0; i + 1 < level.length; i += 2) pairs.push(nodeOf(level[i]!, level[i + 1]!));
-    const up = await Promise.all(pairs);
-    if (level.length % 2 === 1) up.push(level[level.length - 1]!);
-    level = up;
-  }
-  return level[0]!;
+  while (level.length > 1) level = await levelUp(level);
+  return new Uint8Array(level[0]!);
 }
 
 const ZERO = '0'.repeat(64);
 
 /** The user root (hex) of a batch's events, in the order given. */
 export async function userRootOf(events: readonly CommittedEvent[]): Promise<string> {
-  const root = await rootOf(await Promise.all(events.map((e) => leafOfText(leafText(e)))));
+  const root = await rootOf(await leavesOfTexts(events.map(leafText)));
   return root ? toHex(root) : ZERO;
 }
 

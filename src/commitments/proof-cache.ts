@@ -1,0 +1,70 @@
+// The serialised answers of the proof route for batches the chain has committed (ADR 0063). A
+// committed user batch does not change, so its answer is kept and served again after one cheap
+// check: the chain's record and the engine's claim are read on every request (one index read), and
+// an entry is used only when they are what they were when the answer was made (`identity`).
+//
+// What a cached answer can hide, and why it is bounded: the batch's events are not read again
+// while the entry lives. An event of the mirror altered after the answer was made (the indexer
+// only appends; this is an operator's or an attacker's change) shows in the proof after at most
+// `ttlMs`. Only `verified` answers are kept: a `mismatch` is recomputed every time, so a repaired
+// mirror shows at once, and `pending` answers change when the chain records the batch.
+export interface ProofCacheOptions {
+  maxBytes: number;
+  ttlMs: number;
+  now?: () => number;
+}
+
+interface Entry {
+  identity: string;
+  bytes: Buffer;
+  expires: number;
+}
+
+export class ProofCache {
+  private readonly entries = new Map<string, Entry>();
+  private bytes = 0;
+  private readonly now: () => number;
+
+  constructor(private readonly options: ProofCacheOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get totalBytes(): number {
+    return this.bytes;
+  }
+
+  /** The answer kept for `key`, when it was made from the same chain record and claim, and is fresh. */
+  get(key: string, identity: string): Buffer | null {
+    const entry = this.entries.get(key);
+    if (!entry) return null;
+    if (entry.identity !== identity || entry.expires <= this.now()) {
+      this.remove(key, entry);
+      return null;
+    }
+    // Least recently used first out: a hit moves to the end.
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return entry.bytes;
+  }
+
+  set(key: string, identity: string, bytes: Buffer): void {
+    const old = this.entries.get(key);
+    if (old) this.remove(key, old);
+    if (bytes.length > this.options.maxBytes) return;
+    this.entries.set(key, { identity, bytes, expires: this.now() + this.options.ttlMs });
+    this.bytes += bytes.length;
+    for (const [k, e] of this.entries) {
+      if (this.bytes <= this.options.maxBytes) break;
+      this.remove(k, e);
+    }
+  }
+
+  private remove(key: string, entry: Entry): void {
+    this.entries.delete(key);
+    this.bytes -= entry.bytes.length;
+  }
+}

@@ -1,0 +1,135 @@
+// Every replica of a fleet runs the commitment check (docs/verification.md, "The gateway's own
+// check"): two gateway replica processes sharing Redis and consuming one JetStream stream that a
+// relay fills from a scripted engine replaying a real history of the reference engine, in which the
+// engine claims one user batch with a wrong root. Each replica (asked directly: /metrics and
+// /readyz are per replica, not for the load balancer) counts that claim as a mismatch and every
+// other claim as a match, and names it on its /readyz without its readiness changing.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { connect as natsConnect } from 'nats';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { closedPort, fleetServices, NATS_URL, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
+import { startScriptedEngine, type ScriptedEngine } from '../../support/scripted-sse.js';
+import { engineHistory } from '../../support/engine-history.js';
+import { EngineRelay } from '../../../src/relay/relay.js';
+import type { EngineEvent } from '../../../src/contracts/engine-event.js';
+
+const available = await fleetServices({ redis: true, nats: true });
+const root = new URL('../../../', import.meta.url).pathname;
+
+interface Replica {
+  port: number;
+  proc: ChildProcess;
+  exited: Promise<void>;
+}
+
+async function counter(base: string, kind: string, result: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`bff_commitments_total{kind="${kind}",result="${result}"}`));
+  return line ? Number(line.split(' ').pop()) : Number.NaN;
+}
+
+describe.skipIf(!available)('the commitment check on every replica of a fleet', () => {
+  let engine: ScriptedEngine;
+  let relay: EngineRelay;
+  let history: EngineEvent[];
+  let victim: EngineEvent;
+  const replicas: Replica[] = [];
+  const name = uniqueName('commit');
+  const stream = name.toUpperCase();
+  const prefix = `${name}:`;
+
+  async function startReplica(port: number): Promise<Replica> {
+    const env = {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'fatal', // the mismatch is logged as an error by design; the test reads /metrics and /readyz
+      DATABASE_URL: '',
+      ENGINE_BASE_URL: engine.url,
+      ENGINE_ADMIN_TOKEN: engine.token,
+      WS_ORDERBOOK_POLL_MS: '60000',
+      TRUST_PROXY: '127.0.0.1',
+      REDIS_URL,
+      REDIS_PREFIX: prefix,
+      NATS_URL,
+      NATS_STREAM: stream,
+      NATS_SUBJECT: `${name}.events`,
+    };
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
+    const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.status === 200, 30_000, `replica :${port}`);
+    return { port, proc, exited };
+  }
+
+  beforeAll(async () => {
+    history = structuredClone(await engineHistory());
+    victim = history.filter((e) => e.kind === 'engine.user_batch_committed')[3]!;
+    victim.payload.root = 'f'.repeat(64); // the engine's claim differs from the events it streamed
+    engine = await startScriptedEngine();
+    relay = new EngineRelay({
+      url: NATS_URL,
+      stream,
+      subject: `${name}.events`,
+      maxAgeS: 600,
+      maxBytes: 64 * 1024 * 1024,
+      engineStreamUrl: `${engine.url}/v1/admin/events/stream`,
+      token: engine.token,
+      idleMs: 10_000,
+      emptyStreamStartAfter: async () => 0,
+      fillFrom: null,
+      logger: pino({ level: 'silent' }),
+      registry: new Registry(),
+    });
+    await relay.start();
+    const ports = [await closedPort(), await closedPort()];
+    replicas.push(...(await Promise.all(ports.map((p) => startReplica(p)))));
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const r of replicas) {
+      r.proc.kill('SIGTERM');
+      await r.exited;
+    }
+    await relay?.stop();
+    await engine?.close();
+    const nc = await natsConnect({ servers: NATS_URL });
+    await (await nc.jetstreamManager()).streams.delete(stream).catch(() => undefined);
+    await nc.close();
+    const r = new Redis(REDIS_URL);
+    const keys = await r.keys(`${prefix}*`);
+    if (keys.length) await r.del(...keys);
+    r.disconnect();
+  });
+
+  it('each replica counts the wrong claim as a mismatch, every other claim as a match, and names it on /readyz', async () => {
+    type Ready = { reasons: string[]; commitments: { mismatch: number; incidents: Array<Record<string, unknown>> } };
+    const readiness = async (base: string) => {
+      const res = await fetch(`${base}/readyz`);
+      return { status: res.status, body: (await res.json()) as Ready };
+    };
+    const before = await Promise.all(replicas.map((r) => readiness(`http://127.0.0.1:${r.port}`)));
+    engine.push(...history);
+    const userClaims = history.filter((e) => e.kind === 'engine.user_batch_committed').length;
+    const manifests = history.filter((e) => e.kind === 'outbound.batch_committed').length;
+    for (const r of replicas) {
+      const base = `http://127.0.0.1:${r.port}`;
+      await waitFor(async () => (await counter(base, 'user_batch', 'match')) + (await counter(base, 'user_batch', 'mismatch')) === userClaims, 20_000, `claims checked on :${r.port}`);
+      expect(await counter(base, 'user_batch', 'mismatch')).toBe(1);
+      expect(await counter(base, 'user_batch', 'match')).toBe(userClaims - 1);
+      expect(await counter(base, 'user_batch', 'skipped')).toBe(0);
+      // The manifest over the true roots matches: one wrong claim, one incident.
+      await waitFor(async () => (await counter(base, 'manifest', 'match')) === manifests, 10_000, `manifests on :${r.port}`);
+      const ready = await readiness(base);
+      expect(ready.body.commitments).toMatchObject({ mismatch: 1, incidents: [{ kind: 'user_batch', party: victim.party, seq: victim.seq, claimedRoot: 'f'.repeat(64) }] });
+      // Named, not a reason to be unready: the incident adds no reason to those before it (the
+      // replicas have no database here, which is one; the stream's catching up was another).
+      const was = before[replicas.indexOf(r)]!;
+      expect(was.body.commitments.mismatch).toBe(0);
+      expect(ready.body.reasons.filter((reason) => !was.body.reasons.includes(reason))).toEqual([]);
+      expect(ready.body.reasons.some((reason) => /commit/i.test(reason))).toBe(false);
+    }
+  }, 60_000);
+});
