@@ -30,7 +30,7 @@ process.on('message', async (m: { cmd: 'connect'; url: string; n: number; watch:
   if (m.cmd === 'connect') {
     for (let i = 0; i < m.n; i += 200) {
       await Promise.all(
-        Array.from({ length: Math.min(200, m.n - i) }, (_, k) => {
+        Array.from({ length: Math.min(200, m.n - i) }, () => {
           const watched = m.watch ? samples.push([]) - 1 : -1;
           const ws = new WebSocket(m.url, { perMessageDeflate: false, skipUTF8Validation: true });
           sockets.push(ws);
