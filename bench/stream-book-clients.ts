@@ -1,14 +1,17 @@
-// Client process of bench/stream-book.ts: N WebSocket connections to the gateway; counts frames and
-// bytes, and for the first and the last connection (the last is written to last in each fan-out)
-// records every live frame's seq with its receive time, so the orchestrator can tell when each
-// engine event first showed on a screen. Driven over IPC.
+// Client process of bench/stream-book.ts: WebSocket connections to the server under test; counts
+// frames and bytes, and on watched connections records every live frame's seq with its receive
+// time, so the orchestrator can tell when each engine event first showed on a screen. Two of these
+// run: the load (998 unwatched connections) and the probe (the first and the last connection of the
+// fan-out, watched), so a watched frame's time is when that one socket got it, not when a process
+// reading 1 000 sockets got round to it (which a real screen, holding one socket, never waits for).
+// Driven over IPC.
 import WebSocket from 'ws';
 
 const sockets: WebSocket[] = [];
 let bytes = 0;
 let frames = 0;
 let startedAt = 0;
-let samples: Array<Array<[number, number]>> = [[], []];
+let samples: Array<Array<[number, number]>> = [];
 const SEQ = /"seq":(\d+)/;
 
 function onMessage(data: WebSocket.RawData, watched: number): void {
@@ -23,13 +26,12 @@ function onMessage(data: WebSocket.RawData, watched: number): void {
   if (m) samples[watched]!.push([Number(m[1]), now]);
 }
 
-process.on('message', async (m: { cmd: 'connect'; url: string; n: number } | { cmd: 'reset' } | { cmd: 'report' } | { cmd: 'closeAll' }) => {
+process.on('message', async (m: { cmd: 'connect'; url: string; n: number; watch: boolean } | { cmd: 'reset' } | { cmd: 'report' } | { cmd: 'closeAll' }) => {
   if (m.cmd === 'connect') {
     for (let i = 0; i < m.n; i += 200) {
       await Promise.all(
-        Array.from({ length: Math.min(200, m.n - i) }, (_, k) => {
-          const index = i + k;
-          const watched = index === 0 ? 0 : index === m.n - 1 ? 1 : -1;
+        Array.from({ length: Math.min(200, m.n - i) }, () => {
+          const watched = m.watch ? samples.push([]) - 1 : -1;
           const ws = new WebSocket(m.url, { perMessageDeflate: false, skipUTF8Validation: true });
           sockets.push(ws);
           ws.on('message', (d) => onMessage(d, watched));
@@ -44,7 +46,7 @@ process.on('message', async (m: { cmd: 'connect'; url: string; n: number } | { c
   } else if (m.cmd === 'reset') {
     bytes = 0;
     frames = 0;
-    samples = [[], []];
+    samples = samples.map(() => []);
     startedAt = performance.timeOrigin + performance.now();
     process.send!({ ok: true });
   } else if (m.cmd === 'report') {
@@ -52,6 +54,7 @@ process.on('message', async (m: { cmd: 'connect'; url: string; n: number } | { c
   } else if (m.cmd === 'closeAll') {
     for (const s of sockets) s.terminate();
     sockets.length = 0;
+    samples = [];
     process.send!({ ok: true });
   }
 });

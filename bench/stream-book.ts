@@ -55,13 +55,25 @@ core.log.subscribe((e) => {
 const parties = Array.from({ length: 6 }, (_, i) => `bench${i}::${(i + 1).toString(16).padStart(64, '0')}`);
 for (const p of parties) core.deposit({ party: p, amount: '100000000' }, 'faucet');
 
+// BENCH_CPU_PROF=<dir>: the gateway writes a V8 CPU profile there on exit.
+const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 const gateway = fork(new URL('./stream-gateway.ts', import.meta.url), [], {
-  execArgv: ['--import', 'tsx'],
+  execArgv: ['--import', 'tsx', ...profile],
   env: { ...process.env, BENCH_SOURCE_URL: engine.url, BENCH_ADMIN_TOKEN: 'bench', BENCH_POLL_MS: '500' },
 });
 const { url } = await waitMessage<{ url?: string }>(gateway, (m) => typeof m.url === 'string') as { url: string };
-const clients = fork(new URL('./stream-book-clients.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'] });
-await waitMessage<{ ready?: boolean }>(clients, (m) => m.ready === true);
+const floor = fork(new URL('./stream-book-floor.ts', import.meta.url), [], {
+  execArgv: ['--import', 'tsx'],
+  env: { ...process.env, BENCH_SOURCE_URL: engine.url, BENCH_BOOK_MARKET: 'BTC-PERP' },
+});
+const { url: floorUrl } = await waitMessage<{ url?: string }>(floor, (m) => typeof m.url === 'string') as { url: string };
+const startClients = async (): Promise<ChildProcess> => {
+  const child = fork(new URL('./stream-book-clients.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'] });
+  await waitMessage<{ ready?: boolean }>(child, (m) => m.ready === true);
+  return child;
+};
+const load = await startClients();
+const probe = await startClients();
 
 // A market maker around a wandering mid, and takers crossing it: every order changes the book.
 let mid = 65000;
@@ -100,10 +112,15 @@ function latencies(samples: Array<[number, number]>, from: number, to: number): 
   return out;
 }
 
-async function phase(query: string): Promise<{ p50: number; p99: number; max: number; framesPerClientS: number; bytesPerClientS: number; open: number; samples: number }> {
-  const connected = await ask<{ open: number }>(clients, { cmd: 'connect', url: `${url}?${query}`, n: CLIENTS });
+async function phase(target: string): Promise<{ p50: number; p99: number; max: number; framesPerClientS: number; bytesPerClientS: number; open: number; samples: number }> {
+  // Fan-out order is connection order: the probe's first socket is written to first, its second last.
+  const first = await ask<{ open: number }>(probe, { cmd: 'connect', url: target, n: 1, watch: true });
+  const middle = await ask<{ open: number }>(load, { cmd: 'connect', url: target, n: CLIENTS - 2, watch: false });
+  const last = await ask<{ open: number }>(probe, { cmd: 'connect', url: target, n: 1, watch: true });
+  void first;
+  const open = middle.open + last.open;
   await sleep(1500); // the views' snapshots delivered, the book seeded
-  await ask(clients, { cmd: 'reset' });
+  await Promise.all([ask(load, { cmd: 'reset' }), ask(probe, { cmd: 'reset' })]);
   const from = performance.timeOrigin + performance.now();
   const interval = setInterval(() => {
     for (let i = 0; i < ORDERS_PER_S / 20; i++) order();
@@ -112,41 +129,45 @@ async function phase(query: string): Promise<{ p50: number; p99: number; max: nu
   clearInterval(interval);
   const to = performance.timeOrigin + performance.now();
   await sleep(700); // the last poll
-  const r = await ask<Report>(clients, { cmd: 'report' });
-  await ask(clients, { cmd: 'closeAll' });
-  const lat = r.samples.flatMap((s) => latencies(s, from, to)).sort((a, b) => a - b);
+  const [rl, rp] = await Promise.all([ask<Report>(load, { cmd: 'report' }), ask<Report>(probe, { cmd: 'report' })]);
+  await Promise.all([ask(load, { cmd: 'closeAll' }), ask(probe, { cmd: 'closeAll' })]);
+  const lat = rp.samples.flatMap((s) => latencies(s, from, to)).sort((a, b) => a - b);
   const pct = (p: number) => lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))] ?? 0;
   return {
     p50: pct(50),
     p99: pct(99),
     max: lat.at(-1) ?? 0,
-    framesPerClientS: r.frames / connected.open / r.seconds,
-    bytesPerClientS: r.bytes / connected.open / r.seconds,
-    open: connected.open,
+    framesPerClientS: (rl.frames + rp.frames) / open / rl.seconds,
+    bytesPerClientS: (rl.bytes + rp.bytes) / open / rl.seconds,
+    open,
     samples: lat.length,
   };
 }
 
-const delta = await phase('kinds=orderbook.delta&markets=BTC-PERP&depth=20');
-const polled = await phase('kinds=orderbook.snapshot&markets=BTC-PERP');
+const delta = await phase(`${url}?kinds=orderbook.delta&markets=BTC-PERP&depth=20`);
+const polled = await phase(`${url}?kinds=orderbook.snapshot&markets=BTC-PERP`);
+const bare = await phase(floorUrl);
 gateway.send({ cmd: 'exit' });
-clients.kill();
+floor.send({ cmd: 'exit' });
+load.kill();
+probe.kill();
 await engine.close();
 
 const f1 = (x: number) => x.toFixed(1);
 const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
 const rows = [
-  `Measured by \`npm run bench:stream\` (book part, bench/stream-book.ts) on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} cores shared by the engine, the gateway and the client process (and six other engineers' work); node ${process.version}; loopback; load average at start ${loadAtStart.map((x) => x.toFixed(1)).join(' / ')}. ${ORDERS_PER_S} orders/s on one market for ${SECONDS} s, ${CLIENTS} clients per phase. Absolute figures are depressed by the shared machine: compare the two rows (same run, same order flow).`,
+  `Measured by \`npm run bench:stream\` (book part, bench/stream-book.ts) on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} cores shared by the engine, the server under test and the two client processes; node ${process.version}; loopback; load average at start ${loadAtStart.map((x) => x.toFixed(1)).join(' / ')}. ${ORDERS_PER_S} orders/s on one market for ${SECONDS} s, ${CLIENTS} clients per phase: ${CLIENTS - 2} held by a load process, the first and the last of the fan-out by a probe process that times them (so a time is when that socket got the frame, as a screen holding one socket sees it). Compare the rows (same run, same order flow); the floor is the least any server can do.`,
   '',
   '| Book frames to 1 000 clients | engine emit → client p50 | p99 | max | frames/s per client | bytes/s per client |',
   '|---|---|---|---|---|---|',
   `| \`orderbook.delta\` (kept from events, depth 20) | ${f1(delta.p50)} ms | ${f1(delta.p99)} ms | ${f1(delta.max)} ms | ${f1(delta.framesPerClientS)} | ${fmt(delta.bytesPerClientS)} |`,
   `| \`orderbook.snapshot\` (polled every 500 ms, depth 20) | ${f1(polled.p50)} ms | ${f1(polled.p99)} ms | ${f1(polled.max)} ms | ${f1(polled.framesPerClientS)} | ${fmt(polled.bytesPerClientS)} |`,
+  `| floor: each book event's own text, framed once, written to every socket (bench/stream-book-floor.ts) | ${f1(bare.p50)} ms | ${f1(bare.p99)} ms | ${f1(bare.max)} ms | ${f1(bare.framesPerClientS)} | ${fmt(bare.bytesPerClientS)} |`,
   '',
-  `Latency ratio polled / delta at p99: ${f1(polled.p99 / Math.max(0.1, delta.p99))}×; bytes per client delta / polled: ${(delta.bytesPerClientS / Math.max(1, polled.bytesPerClientS)).toFixed(2)} (a delta per view per delivered batch of engine events: a busier book sends more frames, each only its changed levels). Target: delta p99 < 10 ms at 1 000 clients.`,
+  `Latency ratio polled / delta at p99: ${f1(polled.p99 / Math.max(0.1, delta.p99))}×; bytes per client delta / polled: ${(delta.bytesPerClientS / Math.max(1, polled.bytesPerClientS)).toFixed(2)} (a delta per view per delivered batch of engine events: a busier book sends more frames, each only its changed levels). Delta p99 over the floor's: ${f1(delta.p99 - bare.p99)} ms (${f1(delta.p99 / Math.max(0.1, bare.p99))}×). Target: delta p99 < 10 ms at 1 000 clients.`,
 ].join('\n');
 console.log(rows);
-console.log(JSON.stringify({ delta, polled }));
+console.log(JSON.stringify({ delta, polled, floor: bare }));
 const DOC = new URL('../docs/performance.md', import.meta.url);
 if (existsSync(DOC)) {
   const doc = readFileSync(DOC, 'utf8');
