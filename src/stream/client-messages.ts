@@ -13,7 +13,7 @@ import { CANDLE_INTERVALS, FRAME_KINDS } from '../contracts/frame.js';
 import { MARKET_PATTERN, PARTY_PATTERN } from '../contracts/wire.js';
 import { Value } from 'typebox/value';
 import { InvalidSubscriptionError } from './errors.js';
-import { OP_SCHEMAS } from './message-schemas.js';
+import { OP_SCHEMAS, SIGNING_VALUE_PATTERN } from './message-schemas.js';
 
 export const CLIENT_OPS = ['subscribe', 'unsubscribe', 'order.place', 'order.cancel'] as const;
 export type ClientOp = (typeof CLIENT_OPS)[number];
@@ -86,6 +86,7 @@ const KINDS: ReadonlySet<string> = new Set(FRAME_KINDS);
 const INTERVALS: ReadonlySet<string> = new Set(CANDLE_INTERVALS);
 const PARTY = new RegExp(PARTY_PATTERN);
 const MARKET = new RegExp(MARKET_PATTERN);
+const SIGNING_VALUE = new RegExp(SIGNING_VALUE_PATTERN);
 
 const FIELDS: Record<ClientOp, readonly string[]> = {
   subscribe: ['op', 'id', 'kinds', 'markets', 'intervals', 'party', 'user', 'sessionId', 'sig', 'depth', 'group', 'snapshot'],
@@ -144,11 +145,18 @@ function lists(message: Record<string, unknown>): FilterLists {
   };
 }
 
+/** A signing header's value: a string an HTTP header could carry (message-schemas.ts SIGNING_VALUE_PATTERN). */
+function signingValue(message: Record<string, unknown>, name: string): string | undefined {
+  const v = optionalString(message, name);
+  if (v !== undefined && !SIGNING_VALUE.test(v)) throw new MalformedMessageError(`"${name}" must be printable ASCII (the value of a signing header)`);
+  return v;
+}
+
 function signature(message: Record<string, unknown>): MessageSignature {
   const s: MessageSignature = {};
-  const user = optionalString(message, 'user');
-  const sessionId = optionalString(message, 'sessionId');
-  const sig = optionalString(message, 'sig');
+  const user = signingValue(message, 'user');
+  const sessionId = signingValue(message, 'sessionId');
+  const sig = signingValue(message, 'sig');
   if (user !== undefined) s.user = user;
   if (sessionId !== undefined) s.sessionId = sessionId;
   if (sig !== undefined) s.sig = sig;

@@ -4,7 +4,9 @@
 // never the engine's (5xx).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import { faucet, makeParty, SigningClient } from '../../sandbox/engine/helpers.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { waitFor } from '../../support/scripted-sse.js';
 import { LiveRuntime } from '../../../src/live.js';
 import { connect, type Msg, type TestClient } from '../../integration/stream/helpers.js';
 
@@ -52,6 +54,52 @@ describe('messages sent before the runtime is ready (clients connect before it s
     const ack = await ask(c, { op: 'subscribe', id: 'later', kinds: ['candle.close'] });
     expect(ack).toMatchObject({ kind: 'stream.ack', payload: { kinds: ['trade', 'candle.close'] } });
     expect(c.schemaErrors).toEqual([]);
+    c.ws.close();
+  });
+});
+
+describe('signing fields that no HTTP header could carry', () => {
+  let engine: RunningEngine;
+  let gw: TestGateway;
+  let alice: SigningClient;
+
+  beforeAll(async () => {
+    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, RATE_LIMIT_MAX: '1000', RATE_LIMIT_IP_MAX: '10000' }, { listen: true });
+    await (gw.deps.live as LiveRuntime).start();
+    await waitFor(() => (gw.deps.live as LiveRuntime).status().connected, 5_000, 'bridge');
+    alice = new SigningClient(gw.url, makeParty('alice'));
+    expect((await alice.authorize()).body).toMatchObject({ ok: true });
+    expect((await faucet(engine.url, engine.adminToken, alice.id, '1000000')).body).toMatchObject({ ok: true });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await engine?.close();
+  });
+
+  it('are refused 400 bad_request (a client error), never forwarded and answered 502 engine_unavailable', { timeout: 30_000 }, async () => {
+    const c = await connect(gw.url, 'kinds=trade');
+    const body = JSON.stringify({ market: 'BTC-PERP', side: 'buy', type: 'limit', size: '0.01', price: '40000' });
+    const h = alice.signHeaders('POST', '/v1/orders', body);
+    const good = { user: h['x-user'], sessionId: h['x-session-id'], sig: h['x-session-sig'] };
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ['CRLF in user', { op: 'order.place', body, ...good, user: `${alice.id}\r\nX-Evil: 1` }],
+      ['LF in sessionId', { op: 'order.place', body, ...good, sessionId: `${alice.sessionId}\nx` }],
+      ['NUL in sig', { op: 'order.place', body, ...good, sig: `${good.sig}\u0000` }],
+      ['non-Latin-1 in sig', { op: 'order.place', body, ...good, sig: `${good.sig}€` }],
+      ['CRLF in a cancel', { op: 'order.cancel', orderId: 'o-1', ...good, user: `${alice.id}\r\n` }],
+      ['CRLF in a subscribe proof', { op: 'subscribe', party: [alice.id], ...good, sessionId: `${alice.sessionId}\r\n` }],
+    ];
+    for (const [name, message] of cases) {
+      const a = await ask(c, { ...message, id: name });
+      expect([a.kind, a.payload.code, a.payload.status], name).toEqual(['stream.error', 'bad_request', 400]);
+    }
+    // The engine was never called with them: no transport error counted for the order routes.
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).not.toMatch(/outcome="transport_error"/);
+    // The same fields, well formed, still place the order.
+    const placed = await ask(c, { op: 'order.place', id: 'fine', body, ...good });
+    expect(placed).toMatchObject({ kind: 'stream.answer', payload: { status: 200, body: { ok: true } } });
     c.ws.close();
   });
 });
