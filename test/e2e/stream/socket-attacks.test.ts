@@ -103,3 +103,44 @@ describe('signing fields that no HTTP header could carry', () => {
     c.ws.close();
   });
 });
+
+describe('a subscribe that names no value', () => {
+  let engine: RunningEngine;
+  let gw: TestGateway;
+  let alice: SigningClient;
+  let bob: SigningClient;
+
+  beforeAll(async () => {
+    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, RATE_LIMIT_MAX: '1000', RATE_LIMIT_IP_MAX: '10000' }, { listen: true });
+    await (gw.deps.live as LiveRuntime).start();
+    await waitFor(() => (gw.deps.live as LiveRuntime).status().connected, 5_000, 'bridge');
+    await waitFor(() => (gw.deps.live as LiveRuntime).knownMarkets() !== null, 5_000, 'market list');
+    alice = new SigningClient(gw.url, makeParty('alice'));
+    bob = new SigningClient(gw.url, makeParty('bob'));
+    for (const c of [alice, bob]) {
+      expect((await c.authorize()).body).toMatchObject({ ok: true });
+      expect((await faucet(engine.url, engine.adminToken, c.id, '1000000')).body).toMatchObject({ ok: true });
+    }
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await engine?.close();
+  });
+
+  it('adds nothing: an empty list leaves the connection\'s filters (every kind, every market) as they were', { timeout: 30_000 }, async () => {
+    const c = await connect(gw.url, '');
+    // A client building its lists from an empty selection: the subscribe must not turn into "nothing".
+    const ack = await ask(c, { op: 'subscribe', id: 'empty', kinds: [], markets: [], intervals: [] });
+    expect(ack).toMatchObject({ kind: 'stream.ack', payload: { kinds: null, markets: null, intervals: null } });
+    const before = c.messages.length;
+    expect((await bob.placeOrder({ market: 'BTC-PERP', side: 'sell', type: 'limit', size: '0.01', price: '60000' })).body).toMatchObject({ ok: true });
+    expect((await alice.placeOrder({ market: 'BTC-PERP', side: 'buy', type: 'market', size: '0.01' })).body).toMatchObject({ ok: true, status: 'filled' });
+    await c.waitFor((ms) => ms.slice(before).some((m) => m.kind === 'trade' && m.market === 'BTC-PERP'));
+    // A list that has values still adds only them.
+    const listed = await ask(c, { op: 'subscribe', id: 'one', markets: ['ETH-PERP'], kinds: [] });
+    expect(listed.payload).toMatchObject({ kinds: null, markets: ['ETH-PERP'] });
+    expect(c.schemaErrors).toEqual([]);
+    c.ws.close();
+  });
+});
