@@ -2,9 +2,10 @@
 // WebSocket against the reference engine: inputs that once got no answer or a wrong one. Every
 // message gets a coded answer, whenever it is sent, and a bad input is the client's error (4xx),
 // never the engine's (5xx).
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
-import { faucet, makeParty, SigningClient } from '../../sandbox/engine/helpers.js';
+import { faucet, makeParty, signHex, SigningClient } from '../../sandbox/engine/helpers.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
 import { LiveRuntime } from '../../../src/live.js';
@@ -141,6 +142,76 @@ describe('a subscribe that names no value', () => {
     const listed = await ask(c, { op: 'subscribe', id: 'one', markets: ['ETH-PERP'], kinds: [] });
     expect(listed.payload).toMatchObject({ kinds: null, markets: ['ETH-PERP'] });
     expect(c.schemaErrors).toEqual([]);
+    c.ws.close();
+  });
+});
+
+describe('subscription changes while their snapshot reads are slow', () => {
+  let engine: RunningEngine;
+  let gw: TestGateway;
+  let proxy: http.Server;
+  let alice: SigningClient;
+  /** While set, the engine's admin reads of a party's live orders (a user snapshot) get no answer. */
+  let stall = false;
+  const stalled: http.ServerResponse[] = [];
+
+  beforeAll(async () => {
+    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    const target = new URL(engine.url);
+    // The engine behind a pass-through proxy that can hold the reads a user snapshot makes.
+    proxy = http.createServer((req, res) => {
+      if (stall && req.url?.startsWith('/v1/admin/users/')) {
+        req.resume();
+        stalled.push(res);
+        return;
+      }
+      const up = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
+        res.writeHead(r.statusCode!, r.headers);
+        r.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      req.pipe(up);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    gw = await startGateway({ ENGINE_BASE_URL: proxyUrl, ENGINE_ADMIN_TOKEN: engine.adminToken }, { listen: true });
+    await (gw.deps.live as LiveRuntime).start();
+    await waitFor(() => (gw.deps.live as LiveRuntime).status().connected, 5_000, 'bridge');
+    alice = new SigningClient(gw.url, makeParty('alice'));
+    expect((await alice.authorize()).body).toMatchObject({ ok: true });
+    expect((await faucet(engine.url, engine.adminToken, alice.id, '1000')).body).toMatchObject({ ok: true });
+    await waitFor(() => gw.deps.sessions.peek(alice.sessionId) !== undefined, 5_000, 'session learnt');
+  });
+  afterAll(async () => {
+    stall = false;
+    for (const r of stalled) r.destroy();
+    await gw?.close();
+    await engine?.close();
+    proxy?.close();
+  });
+
+  it('are bounded per connection: past 32 waiting, one is refused at once (rate_limited), not queued without end', { timeout: 30_000 }, async () => {
+    const c = await connect(gw.url, 'kinds=trade');
+    const ts = alice.nextTs();
+    const proof = { user: alice.id, sessionId: alice.sessionId, sig: `${ts}.${signHex(alice.session.privateKey, `GET\n/v1/stream\n${ts}\n`)}` };
+    expect(await ask(c, { op: 'subscribe', id: 'party', party: [alice.id], ...proof })).toMatchObject({ kind: 'stream.ack' });
+    stall = true;
+    // Each subscribe of order.update reads alice's live orders for its snapshot: the first one waits.
+    const sent = 36; // within the inbound burst (40, one spent on the proof): none is a flood
+    for (let i = 0; i < sent; i++) c.ws.send(JSON.stringify(i % 2 === 0 ? { op: 'subscribe', id: i, kinds: ['order.update'] } : { op: 'unsubscribe', id: i, kinds: ['order.update'] }));
+    await c.waitFor((ms) => ms.some((m) => m.kind === 'stream.error'), 3_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const refused = c.messages.filter((m) => m.kind === 'stream.error');
+    expect(refused.length).toBe(sent - 32);
+    for (const r of refused) expect(r.payload).toMatchObject({ code: 'rate_limited', status: 429, retryAfterS: 1 });
+    // Once the reads answer again, every change that was taken is acked, in order.
+    stall = false;
+    for (const r of stalled.splice(0)) r.destroy();
+    await c.waitFor((ms) => ms.filter((m) => m.kind === 'stream.ack').length === 1 + 32, 15_000);
+    const acked = c.messages.filter((m) => m.kind === 'stream.ack').slice(1).map((m) => (m as Answer).id);
+    expect(acked).toEqual(Array.from({ length: 32 }, (_, i) => i));
+    // And the connection takes changes again.
+    expect(await ask(c, { op: 'subscribe', id: 'after', kinds: ['candle.close'] })).toMatchObject({ kind: 'stream.ack' });
     c.ws.close();
   });
 });
