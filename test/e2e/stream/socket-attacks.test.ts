@@ -3,6 +3,7 @@
 // message gets a coded answer, whenever it is sent, and a bad input is the client's error (4xx),
 // never the engine's (5xx).
 import http from 'node:http';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
 import { faucet, makeParty, signHex, SigningClient } from '../../sandbox/engine/helpers.js';
@@ -213,5 +214,66 @@ describe('subscription changes while their snapshot reads are slow', () => {
     // And the connection takes changes again.
     expect(await ask(c, { op: 'subscribe', id: 'after', kinds: ['candle.close'] })).toMatchObject({ kind: 'stream.ack' });
     c.ws.close();
+  });
+});
+
+describe('hostile frames and keys', () => {
+  let engine: RunningEngine;
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken }, { listen: true });
+    await (gw.deps.live as LiveRuntime).start();
+    await waitFor(() => (gw.deps.live as LiveRuntime).status().connected, 5_000, 'bridge');
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await engine?.close();
+  });
+
+  it('prototype keys are unknown fields; a binary message is read as text; the filters are untouched', { timeout: 30_000 }, async () => {
+    const c = await connect(gw.url, 'kinds=trade');
+    for (const [id, raw] of [
+      ['proto', '{"op":"subscribe","id":"proto","__proto__":{"kinds":["fill"]}}'],
+      ['ctor', '{"op":"subscribe","id":"ctor","constructor":{"prototype":{"kinds":["fill"]}}}'],
+    ] as const) {
+      const before = c.messages.length;
+      c.ws.send(raw);
+      await c.waitFor((ms) => ms.slice(before).some((m) => (m as Answer).id === id));
+      expect(c.messages.slice(before).find((m) => (m as Answer).id === id)).toMatchObject({ kind: 'stream.error', payload: { code: 'bad_request' } });
+    }
+    const before = c.messages.length;
+    c.ws.send(Buffer.from(JSON.stringify({ op: 'subscribe', id: 'bin', kinds: ['candle.close'] })), { binary: true });
+    await c.waitFor((ms) => ms.slice(before).some((m) => (m as Answer).id === 'bin'));
+    expect(c.messages.slice(before).find((m) => (m as Answer).id === 'bin')).toMatchObject({ kind: 'stream.ack', payload: { kinds: ['trade', 'candle.close'] } });
+    expect(({} as Record<string, unknown>).kinds).toBeUndefined();
+    c.ws.close();
+  });
+
+  it('text that is not UTF-8 closes 1007, a protocol error 1002 (docs/stream.md close codes); the gateway carries on', { timeout: 30_000 }, async () => {
+    const c = await connect(gw.url, 'kinds=trade');
+    c.ws.send(Buffer.from([0x7b, 0xff, 0x7d]), { binary: false });
+    expect((await c.closed).code).toBe(1007);
+
+    // A client frame without a mask (RFC 6455 §5.1: the server must close), over a raw socket.
+    const { port, hostname } = new URL(gw.url);
+    const socket = net.connect(Number(port), hostname);
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    let received = Buffer.alloc(0);
+    socket.on('data', (d: Buffer) => (received = Buffer.concat([received, d])));
+    socket.write('GET /v1/stream?kinds=trade HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n');
+    await waitFor(() => received.includes('\r\n\r\n'), 5_000, 'upgrade');
+    const upgraded = received.indexOf('\r\n\r\n') + 4;
+    socket.write(Buffer.from([0x81, 0x02, 0x7b, 0x7d]));
+    await new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    const frames = received.subarray(upgraded);
+    const close = frames.indexOf(0x88);
+    expect(close).toBeGreaterThanOrEqual(0);
+    expect(frames.readUInt16BE(close + 2)).toBe(1002);
+
+    const healthy = await connect(gw.url, 'kinds=trade');
+    expect(await ask(healthy, { op: 'subscribe', id: 'ok', kinds: ['candle.close'] })).toMatchObject({ kind: 'stream.ack' });
+    healthy.ws.close();
   });
 });
