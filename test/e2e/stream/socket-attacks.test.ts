@@ -4,13 +4,15 @@
 // never the engine's (5xx).
 import http from 'node:http';
 import net from 'node:net';
+import { spawn } from 'node:child_process';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
 import { faucet, makeParty, signHex, SigningClient } from '../../sandbox/engine/helpers.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
 import { LiveRuntime } from '../../../src/live.js';
-import { connect, type Msg, type TestClient } from '../../integration/stream/helpers.js';
+import { connect, wsUrl, type Msg, type TestClient } from '../../integration/stream/helpers.js';
 
 type Answer = Msg & { id: unknown; op: unknown };
 const isAnswer = (m: Msg): boolean => m.kind === 'stream.ack' || m.kind === 'stream.error' || m.kind === 'stream.answer';
@@ -275,5 +277,64 @@ describe('hostile frames and keys', () => {
     const healthy = await connect(gw.url, 'kinds=trade');
     expect(await ask(healthy, { op: 'subscribe', id: 'ok', kinds: ['candle.close'] })).toMatchObject({ kind: 'stream.ack' });
     healthy.ws.close();
+  });
+});
+
+/**
+ * A flood from another process (so that the gateway, not the sender, is what may fall behind):
+ * `conns` connections each send `message` every 55 ms (18 a second, under the message rate) for
+ * `ms`, then wait a second for the answers; prints {sent, answered, closed}.
+ */
+const FLOOD = `
+import WebSocket from 'ws';
+const [url, conns, ms, message] = process.argv.slice(1);
+const sockets = await Promise.all(Array.from({ length: Number(conns) }, () => new Promise((resolve, reject) => {
+  const ws = new WebSocket(url); ws.once('open', () => resolve(ws)); ws.once('error', reject);
+})));
+let sent = 0, answered = 0;
+for (const ws of sockets) ws.on('message', () => answered++);
+const timer = setInterval(() => { for (const ws of sockets) if (ws.readyState === 1) { ws.send(message); sent++; } }, 55);
+await new Promise((r) => setTimeout(r, Number(ms)));
+clearInterval(timer);
+await new Promise((r) => setTimeout(r, 1000));
+console.log(JSON.stringify({ sent, answered, closed: sockets.filter((ws) => ws.readyState !== 1).length }));
+for (const ws of sockets) ws.terminate();
+process.exit(0);
+`;
+
+async function flood(url: string, conns: number, ms: number, message: string): Promise<{ sent: number; answered: number; closed: number }> {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', FLOOD, url, String(conns), String(ms), message], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  await new Promise((resolve) => child.on('exit', resolve));
+  return JSON.parse(out) as { sent: number; answered: number; closed: number };
+}
+
+describe('the largest messages at the allowed rate', () => {
+  let engine: RunningEngine;
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken }, { listen: true });
+    await (gw.deps.live as LiveRuntime).start();
+    await waitFor(() => (gw.deps.live as LiveRuntime).knownMarkets() !== null, 5_000, 'market list');
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await engine?.close();
+  });
+
+  it('are read as fast as one address may send them: 100 connections, 18 maximal subscribes a second each', { timeout: 60_000 }, async () => {
+    // Lists at their bound (100 values each): every value is checked against the op's schema.
+    const message = JSON.stringify({ op: 'subscribe', id: 'max', kinds: Array(100).fill('trade'), markets: Array(100).fill('BTC-PERP'), intervals: Array(100).fill('1m') });
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    const r = await flood(wsUrl(gw.url, 'kinds=trade'), 100, 3_000, message);
+    delay.disable();
+    // Every message answered within a second of the last, nobody closed as a flooder (messages
+    // read in a burst after a stall spend the burst at once), no turn of the loop held a second.
+    expect({ answered: r.answered, closed: r.closed }).toEqual({ answered: r.sent, closed: 0 });
+    expect(delay.max / 1e6).toBeLessThan(1_000);
   });
 });
