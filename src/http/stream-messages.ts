@@ -8,7 +8,8 @@
 // Every answer carries the message's `id` and `op`. Domain errors become socket errors in one
 // place (`errorMessage`), through the same mapping as REST (`fromDomainError`), so a refusal has
 // the same code on both. Subscription changes of one connection are applied one after the other,
-// after its opening; orders run concurrently (at most MAX_PENDING_ORDERS per connection).
+// after its opening (at most MAX_PENDING_CHANGES waiting); orders run concurrently (at most
+// MAX_PENDING_ORDERS per connection).
 import { randomUUID } from 'node:crypto';
 import type { ClientMessageHandlers } from '../stream/hub.js';
 import type { StreamClient } from '../stream/client.js';
@@ -33,6 +34,14 @@ import type { PassedAnswer } from './trading/relay.js';
 
 /** Orders of one connection awaiting the engine at once; more are refused (`rate_limited`) until one is answered. */
 export const MAX_PENDING_ORDERS = 32;
+
+/**
+ * Subscription changes of one connection waiting at once (they run one after the other, and one
+ * may wait for its snapshot's reads: the engine's live orders, the database); more are refused
+ * (`rate_limited`) until one is answered. Without it a slow engine let the queue grow by the
+ * message rate for as long as it was slow, and answered changes minutes late.
+ */
+export const MAX_PENDING_CHANGES = 32;
 
 export interface MessageContext extends UpgradeContext {
   trading: TradingSlot;
@@ -70,6 +79,7 @@ function idAndOp(text: string): { id: MessageId | null; op: ClientOp | null } {
 export function streamMessageHandlers(ctx: MessageContext, ip: string): ClientMessageHandlers {
   let changes: Promise<void> = Promise.resolve();
   let pendingOrders = 0;
+  let pendingChanges = 0;
   const { hub } = ctx;
   const log = (err: unknown): void => ctx.deps.logger.warn({ err }, 'stream message failed');
   const count = (op: ClientOp | null, answer: string): void => ctx.metrics.clientMessages.inc({ op: op ?? 'invalid', answer });
@@ -131,7 +141,15 @@ export function streamMessageHandlers(ctx: MessageContext, ip: string): ClientMe
         return refuse(client, err, id, op);
       }
       if (message.op === 'subscribe' || message.op === 'unsubscribe') {
-        changes = changes.then(() => change(client, message).catch((err: unknown) => refuse(client, err, message.id, message.op)));
+        if (pendingChanges >= MAX_PENDING_CHANGES) {
+          return refuse(client, new ApiError('rate_limited', `at most ${MAX_PENDING_CHANGES} subscription changes of one connection may wait at once`, { retryAfterS: 1 }), message.id, message.op);
+        }
+        pendingChanges++;
+        changes = changes.then(() =>
+          change(client, message)
+            .catch((err: unknown) => refuse(client, err, message.id, message.op))
+            .finally(() => pendingChanges--),
+        );
         return;
       }
       if (pendingOrders >= MAX_PENDING_ORDERS) {

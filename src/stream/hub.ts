@@ -252,6 +252,15 @@ export class StreamHub implements StreamFanout {
 
   /** An answer to a client message, in order with the connection's frames. */
   reply(client: StreamClient, message: Record<string, unknown>): void {
+    // Before the runtime is ready an opening connection has been sent nothing and holds nothing
+    // (deliver drops what is published then: it is not live for it). An answer is no published
+    // frame: dropped, its message would never be answered (an order placed with no outcome), and
+    // held, it would wait for the engine. It goes out at once, ahead of the opening.
+    if (client.held && !this.state.ready()) {
+      const data = json(message);
+      if (client.send(data) === 'slow') this.closeSlow(client, { frame: { kind: message.kind as string, seq: 0, ts: '', payload: {} }, data });
+      return;
+    }
     this.sendControl(client, message);
   }
 

@@ -16,9 +16,16 @@ export const MessageIdField = Type.Union(
 const Kind = Type.Union(FRAME_KINDS.map((k) => Type.Literal(k)));
 const IntervalLiteral = Type.Union(CANDLE_INTERVALS.map((i) => Type.Literal(i)));
 const list = (item: TSchema, description: string) => Type.Optional(Type.Array(item, { maxItems: MAX_LIST, description }));
-const ProofUser = Type.Optional(Type.String({ maxLength: 1024, description: 'X-User: the party id' }));
-const ProofSession = Type.Optional(Type.String({ maxLength: 1024, description: 'X-Session-Id: the session id' }));
-const ProofSig = (what: string) => Type.Optional(Type.String({ maxLength: 1024, description: `X-Session-Sig: <tsMs>.<128 hex>, the session key's signature over ${what}` }));
+/**
+ * The value of a signing header: printable ASCII, as every party id, session id and signature is.
+ * A control character (CR, LF, NUL) or a character past Latin-1 is no HTTP header value: refused
+ * here (400), it would otherwise fail only when the call is forwarded, as the engine's 502.
+ */
+export const SIGNING_VALUE_PATTERN = '^[\\x20-\\x7E]*$';
+const signingValue = (description: string) => Type.Optional(Type.String({ maxLength: 1024, pattern: SIGNING_VALUE_PATTERN, description }));
+const ProofUser = signingValue('X-User: the party id');
+const ProofSession = signingValue('X-Session-Id: the session id');
+const ProofSig = (what: string) => signingValue(`X-Session-Sig: <tsMs>.<128 hex>, the session key's signature over ${what}`);
 
 // ---- what a client sends ----
 

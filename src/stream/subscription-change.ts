@@ -5,6 +5,7 @@
 //   no message has) or a list. `subscribe` adds its values to a list; on "every" the list becomes
 //   the values named: a connection receives what it subscribed to (subscribing to BTC-PERP on a
 //   connection opened without `markets` means BTC-PERP, not every market and BTC-PERP as well).
+//   An empty list names nothing and changes nothing (a subscribe never removes).
 // - `unsubscribe` removes values from a list. Kinds and intervals that are "every" are first made
 //   the explicit list of every spec kind / every interval; markets that are "every" cannot be
 //   narrowed by removing one (the engine may list more later): that is refused, name the markets
@@ -27,7 +28,8 @@ export const MAX_SUBSCRIBED = 100;
 const SPEC_KINDS: readonly string[] = FRAME_KINDS.filter((k) => !OPT_IN_KINDS.has(k));
 
 function union(current: ReadonlySet<string> | null, added: readonly string[] | null, name: string): Set<string> | null {
-  if (added === null) return current ? new Set(current) : null;
+  // An empty list adds nothing: on "every" it must not become the empty list (a subscribe that drops every frame).
+  if (added === null || added.length === 0) return current ? new Set(current) : null;
   const next = new Set(current ?? []);
   for (const v of added) next.add(v);
   if (next.size > MAX_SUBSCRIBED) throw new InvalidSubscriptionError(`the connection would hold more than ${MAX_SUBSCRIBED} ${name}`, 'too_many');
