@@ -22,9 +22,13 @@ function hasTaskset(): boolean {
 const pinned = (cpu: string | undefined, cmd: string, args: string[]): [string, string[]] =>
   PIN && cpu !== undefined ? ['taskset', ['-c', cpu, cmd, ...args]] : [cmd, args];
 
-/** Starts a Node server process (tsx), pinned to the servers' CPU. */
+/**
+ * Starts a Node server process (tsx), pinned to the servers' CPU. BENCH_CPU_PROF=<dir>: each server
+ * writes a CPU profile there when it stops (`node --cpu-prof`).
+ */
 export function startServer(root: string, entry: string, env: Record<string, string>): ChildProcess {
-  const [cmd, args] = pinned(PIN?.server, process.execPath, ['--import', 'tsx', join(root, entry)]);
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const [cmd, args] = pinned(PIN?.server, process.execPath, [...profile, '--import', 'tsx', join(root, entry)]);
   return spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 

@@ -18,7 +18,10 @@
  * Settings: BENCH_DATABASE_URL (server, default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_REST_FILLS, BENCH_REST_PARTIES, BENCH_REST_SECONDS, BENCH_REST_CONNECTIONS, BENCH_REST_ROUNDS
  * (alternations, default 2), BENCH_KEEP=1 (keep the schema, named in the output),
- * BENCH_REST_SCHEMA=<kept schema> (measure it again without seeding; it is kept), PGBENCH (path).
+ * BENCH_REST_SCHEMA=<kept schema> (measure it again without seeding; it is kept), PGBENCH (path),
+ * BENCH_REST_ONLY (`proof`: only the proof part; otherwise comma-separated fragments of the paths to
+ * measure, e.g. `events,status=mismatch`; docs/performance.md is then left alone),
+ * BENCH_CPU_PROF=<dir> (every server writes a CPU profile there when it stops).
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -182,11 +185,19 @@ async function main(): Promise<void> {
       ...CANDLE_INTERVALS.map((i): [string, string] => [`\`GET /v1/candles?market=BTC-PERP&interval=${i}\``, `/v1/candles?market=BTC-PERP&interval=${i}`]),
       [`\`GET /v1/candles?market=ETH-PERP&interval=1h&to=<mid>\``, `/v1/candles?market=ETH-PERP&interval=1h&to=${startMs + mid * 250}`],
     ];
-    const queries = await timeQueries(url, startMs + seeded.maxSeq * 250);
+    const only = process.env.BENCH_REST_ONLY?.split(',').filter((x) => x.length > 0);
+    if (only) {
+      const keep = <T extends [string, string, ...unknown[]]>(list: T[]) => list.filter(([, path]) => only.some((o) => path.includes(o)));
+      lists.splice(0, lists.length, ...keep(lists));
+      reads.splice(0, reads.length, ...keep(reads));
+    }
+    const queries = only ? [] : await timeQueries(url, startMs + seeded.maxSeq * 250);
     // Warm the pools and plan caches of all three servers before measuring (not the claim index: its first build is a row).
     for (const s of servers) for (const [, path] of lists) await autocannon({ url: s.base + path, connections: 4, amount: 200 });
-    for (const [, path] of reads.slice(0, 1)) await autocannon({ url: base + path, connections: 4, amount: 200 });
-    for (const [, path] of reads.slice(6)) await autocannon({ url: base + path, connections: 4, amount: path.startsWith('/v1/candles') ? 20 : 200 });
+    for (const [name, path] of reads) {
+      if (name.includes('first request') || path.includes('/verifications/')) continue;
+      await autocannon({ url: base + path, connections: 4, amount: path.startsWith('/v1/candles') ? 20 : 200 });
+    }
 
     const pgbenchBin = findPgbench();
     const comparisons = [];
@@ -222,7 +233,7 @@ async function main(): Promise<void> {
       schema: process.env.BENCH_KEEP === '1' || reuse ? schema : null,
     };
     console.log(JSON.stringify(report, null, 2));
-    writeDocs(report);
+    if (!only) writeDocs(report);
   } finally {
     for (const child of children) await stop(child);
     await sql.end({ timeout: 5 });
@@ -340,5 +351,6 @@ function writeDocs(r: {
   writeFileSync(file, text);
 }
 
-if (process.env.BENCH_REST_ONLY !== 'proof') await main();
-await proofBench(SERVER, SECONDS, CONNECTIONS);
+const ONLY = process.env.BENCH_REST_ONLY;
+if (ONLY !== 'proof') await main();
+if (ONLY === undefined || ONLY === 'proof') await proofBench(SERVER, SECONDS, CONNECTIONS);
