@@ -60,6 +60,17 @@ export interface ClaimStatus {
 }
 
 /**
+ * What checking a claim against the chain needs: its chain key (the user batch's party and userSeq,
+ * or the manifest's batchNum) and the root the engine claimed. The index keeps it for pending claims.
+ */
+export interface ClaimKey {
+  seq: number;
+  party: string | null;
+  key: number;
+  root: string;
+}
+
+/**
  * The verification rows of a claim set (`c`: seq, party, key, root), newest first. `chain` is the
  * pk probe of the family's chain table.
  */
@@ -112,18 +123,46 @@ export async function verificationRows<T extends object>(sql: Queryable, family:
   return [...(await sql<T[]>`${rowsOf(sql, family, sql`WHERE seq IN ${sql(seqs as number[])} AND kind = ${KIND[family]}`)}`)];
 }
 
-/** Every claim above `after` (oldest first) with its status: how the status index grows. */
-export async function claimsAfter(sql: Queryable, family: ClaimFamily, after: number, limit: number): Promise<ClaimStatus[]> {
-  const rows = await sql<Array<{ engineSeq: number; party?: string; status: VerificationStatus }>>`${rowsOf(sql, family, sql`
-    WHERE kind = ${KIND[family]} AND seq > ${after} ORDER BY seq LIMIT ${limit}`)}`;
-  return rows.map((r) => ({ seq: r.engineSeq, party: r.party ?? null, status: r.status })).reverse();
+export interface ClaimRow {
+  engineSeq: number;
+  party?: string;
+  userSeq?: number;
+  batchNum?: number;
+  engineRoot: string;
+  status: VerificationStatus;
 }
 
-/** The current status of these claims (the index re-checks its pending ones). */
-export async function claimStatuses(sql: Queryable, family: ClaimFamily, seqs: readonly number[]): Promise<ClaimStatus[]> {
-  if (seqs.length === 0) return [];
-  const rows = await verificationRows<{ engineSeq: number; party?: string; status: VerificationStatus }>(sql, family, seqs);
-  return rows.map((r) => ({ seq: r.engineSeq, party: r.party ?? null, status: r.status }));
+/** A verification row (either family) as the status index keeps it: status, and the claim's key. */
+export function claimOf(r: ClaimRow): ClaimStatus & ClaimKey {
+  return { seq: r.engineSeq, party: r.party ?? null, status: r.status, key: r.userSeq ?? r.batchNum ?? 0, root: r.engineRoot };
+}
+
+/** Every claim above `after` (oldest first) with its status: how the status index grows. */
+export async function claimsAfter(sql: Queryable, family: ClaimFamily, after: number, limit: number): Promise<Array<ClaimStatus & ClaimKey>> {
+  const rows = await sql<ClaimRow[]>`${rowsOf(sql, family, sql`
+    WHERE kind = ${KIND[family]} AND seq > ${after} ORDER BY seq LIMIT ${limit}`)}`;
+  return rows.map(claimOf).reverse();
+}
+
+/**
+ * Which of these pending claims the chain has recorded since, with their status now: only the
+ * chain table is probed (one pk probe a claim, LATERAL … LIMIT 1 as above: the keys and roots come
+ * from the index, not from `events`); a claim not returned is still pending.
+ */
+export async function claimsOnChain(sql: Queryable, family: ClaimFamily, claims: readonly ClaimKey[]): Promise<ClaimStatus[]> {
+  if (claims.length === 0) return [];
+  const keys = sql.json(claims.map((c) => ({ seq: c.seq, party: c.party, key: c.key, root: c.root })));
+  const rows =
+    family === 'user-batches'
+      ? await sql<Array<{ seq: number; party: string; status: VerificationStatus }>>`
+          SELECT k.seq, k.party, CASE WHEN u.root = k.root THEN 'match' ELSE 'mismatch' END AS status
+          FROM jsonb_to_recordset(${keys}) AS k(seq bigint, party text, key bigint, root text)
+          CROSS JOIN LATERAL (SELECT root FROM user_batches x WHERE x.party = k.party AND x.user_seq = k.key LIMIT 1) u`
+      : await sql<Array<{ seq: number; party: null; status: VerificationStatus }>>`
+          SELECT k.seq, NULL AS party, CASE WHEN b.root = k.root THEN 'match' ELSE 'mismatch' END AS status
+          FROM jsonb_to_recordset(${keys}) AS k(seq bigint, key bigint, root text)
+          CROSS JOIN LATERAL (SELECT root FROM batches x WHERE x.batch_num = k.key LIMIT 1) b`;
+  return rows.map((r) => ({ seq: r.seq, party: r.party, status: r.status }));
 }
 
 /** The newest claim seq of a family (one probe of `events (kind, seq)`); null without any. */
