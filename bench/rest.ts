@@ -180,6 +180,8 @@ async function main(): Promise<void> {
       ['`GET /v1/verifications/user-batches?status=pending`', '/v1/verifications/user-batches?status=pending'],
       ['`GET /v1/verifications/user-batches?status=match`', '/v1/verifications/user-batches?status=match'],
       ['`GET /v1/verifications/manifests?status=mismatch`', '/v1/verifications/manifests?status=mismatch'],
+      ['`GET /v1/verifications/manifests?status=pending`', '/v1/verifications/manifests?status=pending'],
+      ['`GET /v1/verifications/manifests?status=match`', '/v1/verifications/manifests?status=match'],
       ['`GET /v1/markets` (stats cached 1 s)', '/v1/markets'],
       ['`GET /v1/markets/BTC-PERP`', '/v1/markets/BTC-PERP'],
       ...CANDLE_INTERVALS.map((i): [string, string] => [`\`GET /v1/candles?market=BTC-PERP&interval=${i}\``, `/v1/candles?market=BTC-PERP&interval=${i}`]),

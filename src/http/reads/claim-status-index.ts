@@ -15,7 +15,9 @@
 // Concurrent pages share one refresh that started after they arrived (SharedRead), so no page is
 // chosen from a state older than its request. The chosen claims are then read back from the
 // database with their status recomputed; a claim whose status changed meanwhile is corrected and the
-// page chosen again, so every item returned has the asked status as the database says now.
+// page chosen again, so every item returned has the asked status as the database says now. A page of
+// pending claims needs no read-back: the refresh has just probed each of them, and the index holds
+// their key and claimed root (docs/adr/0103-verification-pages-from-the-claim-index.md).
 import { SharedRead } from '../../engine/shared-read.js';
 import type { Queryable } from '../../db/database.js';
 import type { Page } from '../../db/queries/page.js';
@@ -74,6 +76,10 @@ export class ClaimStatusIndex {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const chosen = this.select(f);
       const wanted = chosen.slice(0, f.limit);
+      // Pending claims were each checked against the chain by the refresh just made (started after
+      // the request arrived), and the index holds everything their rows show: no read-back.
+      const pending = f.status === 'pending' ? this.pendingRows<T>(wanted) : null;
+      if (pending) return { items: pending, nextCursor: chosen.length > f.limit ? wanted[wanted.length - 1]! : null };
       const rows = wanted.length > 0 ? await verificationRows<T>(sql, this.family, wanted) : [];
       if (rows.length === wanted.length && rows.every((r) => r.status === f.status)) {
         return { items: rows, nextCursor: chosen.length > f.limit ? wanted[wanted.length - 1]! : null };
@@ -84,6 +90,21 @@ export class ClaimStatusIndex {
       await this.refresh(sql);
     }
     throw new Error(`claim statuses of ${this.family} kept changing while a page was chosen`);
+  }
+
+  /** The rows of these pending claims as the database would give them; null if one is not held. */
+  private pendingRows<T>(seqs: readonly number[]): T[] | null {
+    const rows: unknown[] = [];
+    for (const seq of seqs) {
+      const c = this.pending.get(seq);
+      if (!c) return null;
+      rows.push(
+        this.family === 'user-batches'
+          ? { party: c.party, userSeq: c.key, engineRoot: c.root, chainRoot: null, status: 'pending', engineSeq: seq, committedAt: null }
+          : { batchNum: c.key, engineRoot: c.root, chainRoot: null, status: 'pending', engineSeq: seq, committedAt: null },
+      );
+    }
+    return rows as T[];
   }
 
   private refresh(sql: Queryable): Promise<void> {
