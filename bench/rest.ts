@@ -33,7 +33,7 @@ import postgres from 'postgres';
 import { migrate } from '../schema/migrate.js';
 import { seed } from '../sandbox/seed/index.js';
 import { freePort, stop, waitHealthy } from './processes.js';
-import { captureStatement, findPgbench, load, pgbench, PIN, ratio, startServer, type LoadResult } from './rest-compare.js';
+import { captureStatement, findPgbench, load, pgbench, PIN, ratio, startServer, type Floor, type LoadResult } from './rest-compare.js';
 import { listFillsJson } from '../src/db/queries/fills.js';
 import { listOrdersJson } from '../src/db/queries/orders.js';
 import { listPositionsJson } from '../src/db/queries/positions.js';
@@ -212,7 +212,7 @@ async function main(): Promise<void> {
       const floor = pgbenchBin ? pgbench(pgbenchBin, url, statement, CONNECTIONS, SECONDS) : null;
       const row = { name, path, gateway: mean(runs.gateway), alone: mean(runs.alone), peer: mean(runs.peer), pgbench: floor, statement };
       comparisons.push(row);
-      console.error(`${name}: gateway ${row.gateway.requestsPerSec} (alone ${row.alone.requestsPerSec}) peer ${row.peer.requestsPerSec} pgbench ${floor} tps`);
+      console.error(`${name}: gateway ${row.gateway.requestsPerSec} p99 ${row.gateway.p99} (alone ${row.alone.requestsPerSec} p99 ${row.alone.p99}) peer ${row.peer.requestsPerSec} p99 ${row.peer.p99} pgbench ${floor?.tps} tps p99 ${floor?.p99}`);
     }
     const results = [];
     for (const [name, path] of reads) {
@@ -305,7 +305,7 @@ function writeDocs(r: {
   pinned: { server: string; load: string } | null;
   rounds: number;
   loadAtEnd: number;
-  comparisons: Array<{ name: string; gateway: LoadResult; alone: LoadResult; peer: LoadResult; pgbench: number | null }>;
+  comparisons: Array<{ name: string; gateway: LoadResult; alone: LoadResult; peer: LoadResult; pgbench: Floor | null }>;
   results: Array<{ name: string; requestsPerSec: number; p50: number; p99: number; non2xx: number }>;
   queries: Array<{ name: string; ms: number; rows: number }>;
 }): void {
@@ -321,11 +321,11 @@ function writeDocs(r: {
     '',
     `Measured ${new Date().toISOString().slice(0, 10)} on ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}. Data: ${d.fills} fill legs, ${d.orders} orders, ${d.events} events, ${d.positions} positions, ${d.triggers} triggers, seeded by \`sandbox/seed\`${d.seedMs ? ` in ${Math.round(d.seedMs / 1000)} s` : ' (a kept schema, measured again)'}. ${placement}. ${r.connections} keep-alive connections, ${r.seconds} s per run; the three servers are measured alternately, ${r.rounds} rounds (A B C A B C …), figures are the means. **One-minute load average ${r.machine.load} when the run began, ${r.loadAtEnd} when it ended**: the machine's 2 cores are shared with other work, so absolute figures are depressed and the ratios are what to read.`,
     '',
-    '| Read | Gateway req/s (p50 / p99) | Gateway, each read alone | 30-line peer | pgbench, same statement (tps) | Gateway ÷ peer | Alone ÷ peer |',
+    '| Read | Gateway req/s (p50 / p99) | Gateway, each read alone | 30-line peer | pgbench, same statement: tps (p50 / p99) | Gateway ÷ peer | Alone ÷ peer |',
     '|---|---|---|---|---|---|---|',
     ...r.comparisons.map(
       (c) =>
-        `| ${c.name} | ${c.gateway.requestsPerSec} (${c.gateway.p50} / ${c.gateway.p99} ms) | ${c.alone.requestsPerSec} (${c.alone.p50} / ${c.alone.p99} ms) | ${c.peer.requestsPerSec} (${c.peer.p50} / ${c.peer.p99} ms) | ${c.pgbench ?? '—'} | **${ratio(c.gateway.requestsPerSec, c.peer.requestsPerSec)}** | ${ratio(c.alone.requestsPerSec, c.peer.requestsPerSec)} |`,
+        `| ${c.name} | ${c.gateway.requestsPerSec} (${c.gateway.p50} / ${c.gateway.p99} ms) | ${c.alone.requestsPerSec} (${c.alone.p50} / ${c.alone.p99} ms) | ${c.peer.requestsPerSec} (${c.peer.p50} / ${c.peer.p99} ms) | ${c.pgbench ? `${c.pgbench.tps} (${c.pgbench.p50} / ${c.pgbench.p99} ms)` : '—'} | **${ratio(c.gateway.requestsPerSec, c.peer.requestsPerSec)}** | ${ratio(c.alone.requestsPerSec, c.peer.requestsPerSec)} |`,
     ),
     '',
     'The gateway by default shares one database read among identical requests that arrive while one is in flight (never a read that started before they arrived; `LIST_SHARED_READS`); a benchmark that repeats one URL is where that helps most, so the "each read alone" column is the per-request cost: one statement, the body written from the raw row bytes. The peer returns `limit + 1` rows decoded by postgres.js and serialised by `JSON.stringify`. pgbench runs the gateway\'s exact statement (captured from its query code, parameters inlined) from one C process with as many connections: the database\'s own ceiling for the read on this machine. Where the gateway\'s time goes, before and after: the profile in docs/adr/0100-list-reads-written-from-raw-rows.md.',
