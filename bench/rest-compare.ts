@@ -34,6 +34,10 @@ export function startServer(root: string, entry: string, env: Record<string, str
 
 export interface LoadResult {
   requestsPerSec: number;
+  /** Requests answered in the run (for the server's CPU time per request). */
+  total?: number;
+  /** The server process's CPU time (user + system, all threads) per request, ms. */
+  cpuMs?: number;
   p50: number;
   p99: number;
   non2xx: number;
@@ -51,8 +55,8 @@ export function load(root: string, url: string, connections: number, seconds: nu
     child.on('error', reject);
     child.on('exit', () => {
       try {
-        const r = JSON.parse(out) as { requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number };
-        resolve({ requestsPerSec: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors });
+        const r = JSON.parse(out) as { requests: { average: number; total: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number };
+        resolve({ requestsPerSec: Math.round(r.requests.average), total: r.requests.total, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors });
       } catch (err) {
         reject(new Error(`autocannon gave no result for ${url}: ${String(err)}`));
       }

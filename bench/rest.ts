@@ -32,7 +32,7 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { migrate } from '../schema/migrate.js';
 import { seed } from '../sandbox/seed/index.js';
-import { freePort, stop, waitHealthy } from './processes.js';
+import { freePort, procCpuMs, stop, waitHealthy } from './processes.js';
 import { captureStatement, findPgbench, load, pgbench, PIN, ratio, startServer, type Floor, type LoadResult } from './rest-compare.js';
 import { listFillsJson } from '../src/db/queries/fills.js';
 import { listOrdersJson } from '../src/db/queries/orders.js';
@@ -76,7 +76,9 @@ type Server = 'gateway' | 'alone' | 'peer';
 /** The mean of alternated runs (req/s, latencies), non-2xx summed. */
 function mean(runs: LoadResult[]): LoadResult {
   const avg = (f: (r: LoadResult) => number) => Math.round((runs.reduce((a, r) => a + f(r), 0) / runs.length) * 10) / 10;
+  const cpu = runs.every((r) => r.cpuMs !== undefined) ? Math.round((runs.reduce((a, r) => a + r.cpuMs!, 0) / runs.length) * 1000) / 1000 : undefined;
   return {
+    ...(cpu !== undefined ? { cpuMs: cpu } : {}),
     requestsPerSec: Math.round(avg((r) => r.requestsPerSec)),
     p50: avg((r) => r.p50),
     p99: avg((r) => r.p99),
@@ -145,7 +147,7 @@ async function main(): Promise<void> {
       ENGINE_BASE_URL: 'http://127.0.0.1:9',
       ...extra,
     });
-    const servers: Array<{ id: Server; base: string }> = [];
+    const servers: Array<{ id: Server; base: string; pid: number | undefined }> = [];
     for (const id of ['gateway', 'alone', 'peer'] as const) {
       const port = await freePort();
       const child =
@@ -153,7 +155,7 @@ async function main(): Promise<void> {
           ? startServer(ROOT, 'bench/rest-peer.ts', { PORT: String(port), DATABASE_URL: url, DB_POOL_MAX: '16' })
           : startServer(ROOT, 'src/main.ts', gatewayEnv(port, id === 'alone' ? { LIST_SHARED_READS: 'false' } : {}));
       children.push(child);
-      servers.push({ id, base: `http://127.0.0.1:${port}` });
+      servers.push({ id, base: `http://127.0.0.1:${port}`, pid: child.pid });
     }
     for (const s of servers) await waitHealthy(s.base);
     const base = servers[0]!.base;
@@ -206,13 +208,20 @@ async function main(): Promise<void> {
     for (const [name, path, query] of lists) {
       const runs: Record<Server, LoadResult[]> = { gateway: [], alone: [], peer: [] };
       for (let round = 0; round < ROUNDS; round++) {
-        for (const s of servers) runs[s.id].push(await load(ROOT, s.base + path, CONNECTIONS, SECONDS));
+        for (const s of servers) {
+          // The server's own CPU time per request: what the read costs it, whatever else the cores run.
+          const before = procCpuMs(s.pid);
+          const r = await load(ROOT, s.base + path, CONNECTIONS, SECONDS);
+          const after = procCpuMs(s.pid);
+          if (before !== null && after !== null && r.total) r.cpuMs = (after - before) / r.total;
+          runs[s.id].push(r);
+        }
       }
       const statement = await captureStatement(url, query);
       const floor = pgbenchBin ? pgbench(pgbenchBin, url, statement, CONNECTIONS, SECONDS) : null;
       const row = { name, path, gateway: mean(runs.gateway), alone: mean(runs.alone), peer: mean(runs.peer), pgbench: floor, statement };
       comparisons.push(row);
-      console.error(`${name}: gateway ${row.gateway.requestsPerSec} p99 ${row.gateway.p99} (alone ${row.alone.requestsPerSec} p99 ${row.alone.p99}) peer ${row.peer.requestsPerSec} p99 ${row.peer.p99} pgbench ${floor?.tps} tps p99 ${floor?.p99}`);
+      console.error(`${name}: gateway ${row.gateway.requestsPerSec} p99 ${row.gateway.p99} (alone ${row.alone.requestsPerSec} p99 ${row.alone.p99}, ${row.alone.cpuMs} ms CPU) peer ${row.peer.requestsPerSec} p99 ${row.peer.p99} (${row.peer.cpuMs} ms CPU) pgbench ${floor?.tps} tps p99 ${floor?.p99}`);
     }
     const results = [];
     for (const [name, path] of reads) {
@@ -321,11 +330,11 @@ function writeDocs(r: {
     '',
     `Measured ${new Date().toISOString().slice(0, 10)} on ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}. Data: ${d.fills} fill legs, ${d.orders} orders, ${d.events} events, ${d.positions} positions, ${d.triggers} triggers, seeded by \`sandbox/seed\`${d.seedMs ? ` in ${Math.round(d.seedMs / 1000)} s` : ' (a kept schema, measured again)'}. ${placement}. ${r.connections} keep-alive connections, ${r.seconds} s per run; the three servers are measured alternately, ${r.rounds} rounds (A B C A B C …), figures are the means. **One-minute load average ${r.machine.load} when the run began, ${r.loadAtEnd} when it ended**: the machine's 2 cores are shared with other work, so absolute figures are depressed and the ratios are what to read.`,
     '',
-    '| Read | Gateway req/s (p50 / p99) | Gateway, each read alone | 30-line peer | pgbench, same statement: tps (p50 / p99) | Gateway ÷ peer | Alone ÷ peer |',
-    '|---|---|---|---|---|---|---|',
+    '| Read | Gateway req/s (p50 / p99) | Gateway, each read alone | 30-line peer | pgbench, same statement: tps (p50 / p99) | Gateway ÷ peer | Alone ÷ peer | CPU per request, alone / peer | Peer CPU ÷ alone CPU |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...r.comparisons.map(
       (c) =>
-        `| ${c.name} | ${c.gateway.requestsPerSec} (${c.gateway.p50} / ${c.gateway.p99} ms) | ${c.alone.requestsPerSec} (${c.alone.p50} / ${c.alone.p99} ms) | ${c.peer.requestsPerSec} (${c.peer.p50} / ${c.peer.p99} ms) | ${c.pgbench ? `${c.pgbench.tps} (${c.pgbench.p50} / ${c.pgbench.p99} ms)` : '—'} | **${ratio(c.gateway.requestsPerSec, c.peer.requestsPerSec)}** | ${ratio(c.alone.requestsPerSec, c.peer.requestsPerSec)} |`,
+        `| ${c.name} | ${c.gateway.requestsPerSec} (${c.gateway.p50} / ${c.gateway.p99} ms) | ${c.alone.requestsPerSec} (${c.alone.p50} / ${c.alone.p99} ms) | ${c.peer.requestsPerSec} (${c.peer.p50} / ${c.peer.p99} ms) | ${c.pgbench ? `${c.pgbench.tps} (${c.pgbench.p50} / ${c.pgbench.p99} ms)` : '—'} | **${ratio(c.gateway.requestsPerSec, c.peer.requestsPerSec)}** | ${ratio(c.alone.requestsPerSec, c.peer.requestsPerSec)} | ${c.alone.cpuMs ?? '—'} / ${c.peer.cpuMs ?? '—'} ms | ${c.alone.cpuMs && c.peer.cpuMs ? ratio(c.peer.cpuMs, c.alone.cpuMs) : '—'} |`,
     ),
     '',
     'The gateway by default shares one database read among identical requests that arrive while one is in flight (never a read that started before they arrived; `LIST_SHARED_READS`); a benchmark that repeats one URL is where that helps most, so the "each read alone" column is the per-request cost: one statement, the body written from the raw row bytes. The peer returns `limit + 1` rows decoded by postgres.js and serialised by `JSON.stringify`. pgbench runs the gateway\'s exact statement (captured from its query code, parameters inlined) from one C process with as many connections: the database\'s own ceiling for the read on this machine. Where the gateway\'s time goes, before and after: the profile in docs/adr/0100-list-reads-written-from-raw-rows.md.',
