@@ -2,7 +2,7 @@
 // pinned server processes, a pinned load generator (autocannon's CLI, or pgbench) and the gateway's
 // exact statements captured from its own query code.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
@@ -22,14 +22,22 @@ function hasTaskset(): boolean {
 const pinned = (cpu: string | undefined, cmd: string, args: string[]): [string, string[]] =>
   PIN && cpu !== undefined ? ['taskset', ['-c', cpu, cmd, ...args]] : [cmd, args];
 
-/** Starts a Node server process (tsx), pinned to the servers' CPU. */
+/**
+ * Starts a Node server process (tsx), pinned to the servers' CPU. BENCH_CPU_PROF=<dir>: each server
+ * writes a CPU profile there when it stops (`node --cpu-prof`).
+ */
 export function startServer(root: string, entry: string, env: Record<string, string>): ChildProcess {
-  const [cmd, args] = pinned(PIN?.server, process.execPath, ['--import', 'tsx', join(root, entry)]);
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const [cmd, args] = pinned(PIN?.server, process.execPath, [...profile, '--import', 'tsx', join(root, entry)]);
   return spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 export interface LoadResult {
   requestsPerSec: number;
+  /** Requests answered in the run (for the server's CPU time per request). */
+  total?: number;
+  /** The server process's CPU time (user + system, all threads) per request, ms. */
+  cpuMs?: number;
   p50: number;
   p99: number;
   non2xx: number;
@@ -47,8 +55,8 @@ export function load(root: string, url: string, connections: number, seconds: nu
     child.on('error', reject);
     child.on('exit', () => {
       try {
-        const r = JSON.parse(out) as { requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number };
-        resolve({ requestsPerSec: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors });
+        const r = JSON.parse(out) as { requests: { average: number; total: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number };
+        resolve({ requestsPerSec: Math.round(r.requests.average), total: r.requests.total, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors });
       } catch (err) {
         reject(new Error(`autocannon gave no result for ${url}: ${String(err)}`));
       }
@@ -68,25 +76,48 @@ export function findPgbench(): string | null {
   return null;
 }
 
+/** What pgbench measured: transactions/s, and the latency percentiles of its per-transaction log (ms). */
+export interface Floor {
+  tps: number;
+  p50: number;
+  p99: number;
+}
+
 /**
- * Transactions/s of pgbench running one statement with `clients` connections for `seconds`, on the
- * load CPU (prepared statements, as the gateway's driver uses). `url` carries the search_path.
+ * pgbench running one statement with `clients` connections for `seconds`, on the load CPU (prepared
+ * statements, as the gateway's driver uses), with a per-transaction log for the latency
+ * percentiles. `url` carries the search_path.
  */
-export function pgbench(bin: string, url: string, statement: string, clients: number, seconds: number): number | null {
-  const file = join(tmpdir(), `bench-rest-${process.pid}-${Math.random().toString(36).slice(2)}.sql`);
+export function pgbench(bin: string, url: string, statement: string, clients: number, seconds: number): Floor | null {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-rest-pgbench-'));
+  const file = join(dir, 'statement.sql');
   writeFileSync(file, `${statement};\n`);
   const u = new URL(url);
   const schema = u.searchParams.get('search_path') ?? 'public';
   const [cmd, args] = pinned(PIN?.load, bin, [
     '-n', '-M', 'prepared', '-c', String(clients), '-j', '1', '-T', String(seconds), '-f', file,
+    '-l', `--log-prefix=${join(dir, 'log')}`,
     '-h', u.hostname, '-p', u.port || '5432', '-U', decodeURIComponent(u.username || 'postgres'), u.pathname.slice(1) || 'postgres',
   ]);
   try {
     const out = execFileSync(cmd, args, { env: { ...process.env, PGOPTIONS: `-c search_path=${schema}` }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     const m = /tps = ([\d.]+)/.exec(out);
-    return m ? Math.round(Number(m[1])) : null;
+    if (!m) return null;
+    // Log lines: client_id transaction_no time(µs) script_no time_epoch time_us
+    const latencies: number[] = [];
+    for (const name of readdirSync(dir).filter((f) => f.startsWith('log'))) {
+      for (const line of readFileSync(join(dir, name), 'utf8').split('\n')) {
+        const us = Number(line.split(' ')[2]);
+        if (line && Number.isFinite(us)) latencies.push(us / 1000);
+      }
+    }
+    latencies.sort((x, y) => x - y);
+    const at = (q: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0) * 10) / 10;
+    return { tps: Math.round(Number(m[1])), p50: at(0.5), p99: at(0.99) };
   } catch {
     return null;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -18,7 +18,10 @@
  * Settings: BENCH_DATABASE_URL (server, default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_REST_FILLS, BENCH_REST_PARTIES, BENCH_REST_SECONDS, BENCH_REST_CONNECTIONS, BENCH_REST_ROUNDS
  * (alternations, default 2), BENCH_KEEP=1 (keep the schema, named in the output),
- * BENCH_REST_SCHEMA=<kept schema> (measure it again without seeding; it is kept), PGBENCH (path).
+ * BENCH_REST_SCHEMA=<kept schema> (measure it again without seeding; it is kept), PGBENCH (path),
+ * BENCH_REST_ONLY (`proof`: only the proof part; otherwise comma-separated fragments of the paths to
+ * measure, e.g. `events,status=mismatch`; docs/performance.md is then left alone),
+ * BENCH_CPU_PROF=<dir> (every server writes a CPU profile there when it stops).
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,8 +32,8 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { migrate } from '../schema/migrate.js';
 import { seed } from '../sandbox/seed/index.js';
-import { freePort, stop, waitHealthy } from './processes.js';
-import { captureStatement, findPgbench, load, pgbench, PIN, ratio, startServer, type LoadResult } from './rest-compare.js';
+import { freePort, procCpuMs, stop, waitHealthy } from './processes.js';
+import { captureStatement, findPgbench, load, pgbench, PIN, ratio, startServer, type Floor, type LoadResult } from './rest-compare.js';
 import { listFillsJson } from '../src/db/queries/fills.js';
 import { listOrdersJson } from '../src/db/queries/orders.js';
 import { listPositionsJson } from '../src/db/queries/positions.js';
@@ -73,7 +76,9 @@ type Server = 'gateway' | 'alone' | 'peer';
 /** The mean of alternated runs (req/s, latencies), non-2xx summed. */
 function mean(runs: LoadResult[]): LoadResult {
   const avg = (f: (r: LoadResult) => number) => Math.round((runs.reduce((a, r) => a + f(r), 0) / runs.length) * 10) / 10;
+  const cpu = runs.every((r) => r.cpuMs !== undefined) ? Math.round((runs.reduce((a, r) => a + r.cpuMs!, 0) / runs.length) * 1000) / 1000 : undefined;
   return {
+    ...(cpu !== undefined ? { cpuMs: cpu } : {}),
     requestsPerSec: Math.round(avg((r) => r.requestsPerSec)),
     p50: avg((r) => r.p50),
     p99: avg((r) => r.p99),
@@ -142,7 +147,7 @@ async function main(): Promise<void> {
       ENGINE_BASE_URL: 'http://127.0.0.1:9',
       ...extra,
     });
-    const servers: Array<{ id: Server; base: string }> = [];
+    const servers: Array<{ id: Server; base: string; pid: number | undefined }> = [];
     for (const id of ['gateway', 'alone', 'peer'] as const) {
       const port = await freePort();
       const child =
@@ -150,7 +155,7 @@ async function main(): Promise<void> {
           ? startServer(ROOT, 'bench/rest-peer.ts', { PORT: String(port), DATABASE_URL: url, DB_POOL_MAX: '16' })
           : startServer(ROOT, 'src/main.ts', gatewayEnv(port, id === 'alone' ? { LIST_SHARED_READS: 'false' } : {}));
       children.push(child);
-      servers.push({ id, base: `http://127.0.0.1:${port}` });
+      servers.push({ id, base: `http://127.0.0.1:${port}`, pid: child.pid });
     }
     for (const s of servers) await waitHealthy(s.base);
     const base = servers[0]!.base;
@@ -177,29 +182,46 @@ async function main(): Promise<void> {
       ['`GET /v1/verifications/user-batches?status=pending`', '/v1/verifications/user-batches?status=pending'],
       ['`GET /v1/verifications/user-batches?status=match`', '/v1/verifications/user-batches?status=match'],
       ['`GET /v1/verifications/manifests?status=mismatch`', '/v1/verifications/manifests?status=mismatch'],
+      ['`GET /v1/verifications/manifests?status=pending`', '/v1/verifications/manifests?status=pending'],
+      ['`GET /v1/verifications/manifests?status=match`', '/v1/verifications/manifests?status=match'],
       ['`GET /v1/markets` (stats cached 1 s)', '/v1/markets'],
       ['`GET /v1/markets/BTC-PERP`', '/v1/markets/BTC-PERP'],
       ...CANDLE_INTERVALS.map((i): [string, string] => [`\`GET /v1/candles?market=BTC-PERP&interval=${i}\``, `/v1/candles?market=BTC-PERP&interval=${i}`]),
       [`\`GET /v1/candles?market=ETH-PERP&interval=1h&to=<mid>\``, `/v1/candles?market=ETH-PERP&interval=1h&to=${startMs + mid * 250}`],
     ];
-    const queries = await timeQueries(url, startMs + seeded.maxSeq * 250);
+    const only = process.env.BENCH_REST_ONLY?.split(',').filter((x) => x.length > 0);
+    if (only) {
+      const keep = <T extends [string, string, ...unknown[]]>(list: T[]) => list.filter(([, path]) => only.some((o) => path.includes(o)));
+      lists.splice(0, lists.length, ...keep(lists));
+      reads.splice(0, reads.length, ...keep(reads));
+    }
+    const queries = only ? [] : await timeQueries(url, startMs + seeded.maxSeq * 250);
     // Warm the pools and plan caches of all three servers before measuring (not the claim index: its first build is a row).
     for (const s of servers) for (const [, path] of lists) await autocannon({ url: s.base + path, connections: 4, amount: 200 });
-    for (const [, path] of reads.slice(0, 1)) await autocannon({ url: base + path, connections: 4, amount: 200 });
-    for (const [, path] of reads.slice(6)) await autocannon({ url: base + path, connections: 4, amount: path.startsWith('/v1/candles') ? 20 : 200 });
+    for (const [name, path] of reads) {
+      if (name.includes('first request') || path.includes('/verifications/')) continue;
+      await autocannon({ url: base + path, connections: 4, amount: path.startsWith('/v1/candles') ? 20 : 200 });
+    }
 
     const pgbenchBin = findPgbench();
     const comparisons = [];
     for (const [name, path, query] of lists) {
       const runs: Record<Server, LoadResult[]> = { gateway: [], alone: [], peer: [] };
       for (let round = 0; round < ROUNDS; round++) {
-        for (const s of servers) runs[s.id].push(await load(ROOT, s.base + path, CONNECTIONS, SECONDS));
+        for (const s of servers) {
+          // The server's own CPU time per request: what the read costs it, whatever else the cores run.
+          const before = procCpuMs(s.pid);
+          const r = await load(ROOT, s.base + path, CONNECTIONS, SECONDS);
+          const after = procCpuMs(s.pid);
+          if (before !== null && after !== null && r.total) r.cpuMs = (after - before) / r.total;
+          runs[s.id].push(r);
+        }
       }
       const statement = await captureStatement(url, query);
       const floor = pgbenchBin ? pgbench(pgbenchBin, url, statement, CONNECTIONS, SECONDS) : null;
       const row = { name, path, gateway: mean(runs.gateway), alone: mean(runs.alone), peer: mean(runs.peer), pgbench: floor, statement };
       comparisons.push(row);
-      console.error(`${name}: gateway ${row.gateway.requestsPerSec} (alone ${row.alone.requestsPerSec}) peer ${row.peer.requestsPerSec} pgbench ${floor} tps`);
+      console.error(`${name}: gateway ${row.gateway.requestsPerSec} p99 ${row.gateway.p99} (alone ${row.alone.requestsPerSec} p99 ${row.alone.p99}, ${row.alone.cpuMs} ms CPU) peer ${row.peer.requestsPerSec} p99 ${row.peer.p99} (${row.peer.cpuMs} ms CPU) pgbench ${floor?.tps} tps p99 ${floor?.p99}`);
     }
     const results = [];
     for (const [name, path] of reads) {
@@ -222,7 +244,7 @@ async function main(): Promise<void> {
       schema: process.env.BENCH_KEEP === '1' || reuse ? schema : null,
     };
     console.log(JSON.stringify(report, null, 2));
-    writeDocs(report);
+    if (!only) writeDocs(report);
   } finally {
     for (const child of children) await stop(child);
     await sql.end({ timeout: 5 });
@@ -292,7 +314,7 @@ function writeDocs(r: {
   pinned: { server: string; load: string } | null;
   rounds: number;
   loadAtEnd: number;
-  comparisons: Array<{ name: string; gateway: LoadResult; alone: LoadResult; peer: LoadResult; pgbench: number | null }>;
+  comparisons: Array<{ name: string; gateway: LoadResult; alone: LoadResult; peer: LoadResult; pgbench: Floor | null }>;
   results: Array<{ name: string; requestsPerSec: number; p50: number; p99: number; non2xx: number }>;
   queries: Array<{ name: string; ms: number; rows: number }>;
 }): void {
@@ -308,14 +330,14 @@ function writeDocs(r: {
     '',
     `Measured ${new Date().toISOString().slice(0, 10)} on ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}. Data: ${d.fills} fill legs, ${d.orders} orders, ${d.events} events, ${d.positions} positions, ${d.triggers} triggers, seeded by \`sandbox/seed\`${d.seedMs ? ` in ${Math.round(d.seedMs / 1000)} s` : ' (a kept schema, measured again)'}. ${placement}. ${r.connections} keep-alive connections, ${r.seconds} s per run; the three servers are measured alternately, ${r.rounds} rounds (A B C A B C …), figures are the means. **One-minute load average ${r.machine.load} when the run began, ${r.loadAtEnd} when it ended**: the machine's 2 cores are shared with other work, so absolute figures are depressed and the ratios are what to read.`,
     '',
-    '| Read | Gateway req/s (p50 / p99) | Gateway, each read alone | 30-line peer | pgbench, same statement (tps) | Gateway ÷ peer | Alone ÷ peer |',
-    '|---|---|---|---|---|---|---|',
+    '| Read | Gateway req/s (p50 / p99) | Gateway, each read alone | 30-line peer | pgbench, same statement: tps (p50 / p99) | Gateway ÷ peer | Alone ÷ peer | CPU per request, alone / peer | Peer CPU ÷ alone CPU |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...r.comparisons.map(
       (c) =>
-        `| ${c.name} | ${c.gateway.requestsPerSec} (${c.gateway.p50} / ${c.gateway.p99} ms) | ${c.alone.requestsPerSec} (${c.alone.p50} / ${c.alone.p99} ms) | ${c.peer.requestsPerSec} (${c.peer.p50} / ${c.peer.p99} ms) | ${c.pgbench ?? '—'} | **${ratio(c.gateway.requestsPerSec, c.peer.requestsPerSec)}** | ${ratio(c.alone.requestsPerSec, c.peer.requestsPerSec)} |`,
+        `| ${c.name} | ${c.gateway.requestsPerSec} (${c.gateway.p50} / ${c.gateway.p99} ms) | ${c.alone.requestsPerSec} (${c.alone.p50} / ${c.alone.p99} ms) | ${c.peer.requestsPerSec} (${c.peer.p50} / ${c.peer.p99} ms) | ${c.pgbench ? `${c.pgbench.tps} (${c.pgbench.p50} / ${c.pgbench.p99} ms)` : '—'} | **${ratio(c.gateway.requestsPerSec, c.peer.requestsPerSec)}** | ${ratio(c.alone.requestsPerSec, c.peer.requestsPerSec)} | ${c.alone.cpuMs ?? '—'} / ${c.peer.cpuMs ?? '—'} ms | ${c.alone.cpuMs && c.peer.cpuMs ? ratio(c.peer.cpuMs, c.alone.cpuMs) : '—'} |`,
     ),
     '',
-    'The gateway by default shares one database read among identical requests that arrive while one is in flight (never a read that started before they arrived; `LIST_SHARED_READS`); a benchmark that repeats one URL is where that helps most, so the "each read alone" column is the per-request cost: one statement, the body written from the raw row bytes. The peer returns `limit + 1` rows decoded by postgres.js and serialised by `JSON.stringify`. pgbench runs the gateway\'s exact statement (captured from its query code, parameters inlined) from one C process with as many connections: the database\'s own ceiling for the read on this machine. Where the gateway\'s time goes, before and after: the profile in docs/adr/0100-list-reads-written-from-raw-rows.md.',
+    'The gateway by default shares one database read among identical requests that arrive while one is in flight (never a read that started before they arrived; `LIST_SHARED_READS`); a benchmark that repeats one URL is where that helps most, so the "each read alone" column is the per-request cost: one statement, each row packed by PostgreSQL into one text column and the body written from its bytes (docs/adr/0102-list-rows-packed-into-one-column.md). The peer returns `limit + 1` rows decoded by postgres.js and serialised by `JSON.stringify`. The CPU columns are each server process\'s own CPU time (all threads, from /proc) divided by the requests it answered: what a read costs it whatever else the shared cores run, where req/s on an oversubscribed machine is bounded as much by waiting for a core as by that cost. pgbench runs the gateway\'s exact statement (captured from its query code, parameters inlined) from one C process with as many connections: the database\'s own ceiling for the read on this machine, and its p99 the floor of the gateway\'s p99 (PostgreSQL alone, no HTTP). Where the gateway\'s time goes: the profiles in docs/adr/0100-list-reads-written-from-raw-rows.md and 0102.',
     '',
     'Other reads, on the gateway only (default settings; no peer serves them):',
     '',
@@ -329,7 +351,7 @@ function writeDocs(r: {
     '|---|---|---|',
     ...r.queries.map((q) => `| ${q.name} | ${q.ms} | ${q.rows} |`),
     '',
-    'The seed history is stamped to end at the time of the run, so the 24 h statistics cover a full day. The gateway answers identical markets and candle requests within a second from one database read, so the req/s of those rows is mostly that sharing: the statement table above is the cost of a first, uncached request. A status-filtered verification is chosen from the claim-status index (docs/adr/0101-verification-filters-from-a-claim-status-index.md): the first request after start builds it (the row marked so: one request, its time); later ones refresh it from the claim head and re-check pending claims. Rerun with `BENCH_REST_FILLS`, `BENCH_REST_SECONDS`, `BENCH_REST_CONNECTIONS`, `BENCH_REST_ROUNDS`.',
+    'The seed history is stamped to end at the time of the run, so the 24 h statistics cover a full day. The gateway answers identical markets and candle requests within a second from one database read, so the req/s of those rows is mostly that sharing: the statement table above is the cost of a first, uncached request. A status-filtered verification is chosen from the claim-status index (docs/adr/0101-verification-filters-from-a-claim-status-index.md): the first request after start builds it (the row marked so: one request, its time); later ones refresh it (the claim head, and the pending claims against the chain table alone) before choosing their page; a pending page is written from the index, a match or mismatch page read back (docs/adr/0103-verification-pages-from-the-claim-index.md). `BENCH_REST_ONLY=<path fragments>` measures only those reads (the docs are then left alone), `BENCH_CPU_PROF=<dir>` profiles every server. Rerun with `BENCH_REST_FILLS`, `BENCH_REST_SECONDS`, `BENCH_REST_CONNECTIONS`, `BENCH_REST_ROUNDS`.',
     '<!-- rest-bench:end -->',
   ].join('\n');
   let text = existsSync(file) ? readFileSync(file, 'utf8') : '';
@@ -340,5 +362,6 @@ function writeDocs(r: {
   writeFileSync(file, text);
 }
 
-if (process.env.BENCH_REST_ONLY !== 'proof') await main();
-await proofBench(SERVER, SECONDS, CONNECTIONS);
+const ONLY = process.env.BENCH_REST_ONLY;
+if (ONLY !== 'proof') await main();
+if (ONLY === undefined || ONLY === 'proof') await proofBench(SERVER, SECONDS, CONNECTIONS);

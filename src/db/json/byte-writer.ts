@@ -27,6 +27,29 @@ export class ByteWriter {
     this.at = 0;
   }
 
+  /** How many bytes are written: a mark to `rewind` to. */
+  get length(): number {
+    return this.at;
+  }
+
+  /** Drops what was written after `mark` (a row that must be written another way). */
+  rewind(mark: number): void {
+    this.at = mark;
+  }
+
+  /**
+   * Room for `n` more bytes, for a writer that fills the buffer itself from `length` on and then
+   * calls `moveTo` with its end (a jsonb value compacted in place, values.ts).
+   */
+  reserve(n: number): Buffer {
+    this.room(n);
+    return this.buf;
+  }
+
+  moveTo(at: number): void {
+    this.at = at;
+  }
+
   /** The bytes written so far (a view, valid until the next write). */
   bytes(): Buffer {
     return this.buf.subarray(0, this.at);
@@ -50,6 +73,34 @@ export class ByteWriter {
     let at = this.at;
     for (let i = 0; i < n; i++) buf[at++] = src[i]!;
     this.at = at;
+  }
+
+  /** `src[start, end)`, copied as it is (the bytes need no quoting or escaping). */
+  rawRange(src: Uint8Array, start: number, end: number): void {
+    this.room(end - start);
+    const buf = this.buf;
+    let at = this.at;
+    for (let i = start; i < end; i++) buf[at++] = src[i]!;
+    this.at = at;
+  }
+
+  /**
+   * Copies the bytes of `src` from `start` up to the first one a JSON string cannot hold as it is
+   * (a control byte, `"` or `\`) or `end`, and returns where it stopped. Packed rows
+   * (packed-row.ts) end each value with a control byte, so this copies one plain value in one pass.
+   */
+  run(src: Uint8Array, start: number, end: number): number {
+    this.room(end - start);
+    const buf = this.buf;
+    let at = this.at;
+    let i = start;
+    for (; i < end; i++) {
+      const b = src[i]!;
+      if (b < 0x20 || b === QUOTE || b === BACKSLASH) break;
+      buf[at++] = b;
+    }
+    this.at = at;
+    return i;
   }
 
   byte(b: number): void {

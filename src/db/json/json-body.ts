@@ -35,3 +35,26 @@ export function writePage(shape: RowShape, rows: readonly RawRow[], nextCursor: 
   else w.string(`${nextCursor}}`);
   return new JsonBody(Buffer.from(w.bytes()));
 }
+
+/**
+ * The same body from packed rows (`[key, packed]`, packed-row.ts); null when a row does not split
+ * into its shape's columns (a text value holding a marker byte): the caller reads the page again
+ * column by column.
+ */
+export function writePackedPage(shape: RowShape, rows: readonly RawRow[], nextCursor: number | null): JsonBody | null {
+  const w = writer;
+  w.reset();
+  w.raw(OPEN);
+  try {
+    for (let i = 0; i < rows.length; i++) {
+      if (i > 0) w.byte(0x2c);
+      if (!shape.writePacked(w, rows[i]![1]!)) return null;
+    }
+  } catch {
+    return null;
+  }
+  w.raw(CURSOR);
+  if (nextCursor === null) w.raw(NULL);
+  else w.string(`${nextCursor}}`);
+  return new JsonBody(Buffer.from(w.bytes()));
+}

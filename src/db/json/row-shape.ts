@@ -4,6 +4,7 @@
 import postgres from 'postgres';
 import { ByteWriter } from './byte-writer.js';
 import { writeJsonb, writeTime } from './values.js';
+import { packedSelect, writePackedRow, type PackedLayout } from './packed-row.js';
 
 export type ColumnKind = 'text' | 'int' | 'decimal' | 'bool' | 'time' | 'json';
 
@@ -16,6 +17,10 @@ export interface RowShape {
   /** Index of a column, for reading a row's key. */
   indexOf(column: string): number;
   write(w: ByteWriter, row: RawRow): void;
+  /** The select list of the packed form (packed-row.ts): `key`, then the row as one text column. */
+  packedSelect(key: string): string;
+  /** Writes a packed row (the bytes of its one column); false when it is not exactly this shape's columns. */
+  writePacked(w: ByteWriter, packed: Uint8Array): boolean;
 }
 
 const ascii = (s: string): Uint8Array => Buffer.from(s, 'latin1');
@@ -35,8 +40,16 @@ export function rowShape(spec: ReadonlyArray<readonly [string, ColumnKind]>, omi
   const firstKey = columns.map((c) => ascii(`{${JSON.stringify(postgres.toCamel(c))}:`));
   const nextKey = columns.map((c) => ascii(`,${JSON.stringify(postgres.toCamel(c))}:`));
   const n = columns.length;
+  const layout: PackedLayout = { kinds, omit, firstKey, nextKey };
+  const selects = new Map<string, string>();
   return {
     columns,
+    packedSelect(key) {
+      let select = selects.get(key);
+      if (select === undefined) selects.set(key, (select = packedSelect(columns, kinds, key)));
+      return select;
+    },
+    writePacked: (w, packed) => writePackedRow(w, packed, layout),
     indexOf(column) {
       const i = columns.indexOf(column);
       if (i < 0) throw new Error(`no column ${column} in this row shape`);

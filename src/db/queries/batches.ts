@@ -7,7 +7,7 @@
 import type { Queryable } from '../database.js';
 import { rowShape } from '../json/row-shape.js';
 import type { JsonBody } from '../json/json-body.js';
-import { keyedJsonPage, keyedPage, uniqueJsonPage, uniquePage, type Page, type PageQueries } from './page.js';
+import { keyedJsonPage, keyedPage, uniqueJsonPage, uniquePage, type Page, type PageQueries, type Select } from './page.js';
 
 export interface BatchRow {
   batchNum: number;
@@ -43,9 +43,9 @@ export const USER_BATCH_SHAPE = rowShape([
 const BATCH_COLUMNS = BATCH_SHAPE.columns;
 const USER_BATCH_COLUMNS = USER_BATCH_SHAPE.columns;
 
-function listBatchesQuery(sql: Queryable, f: { before?: number | undefined; limit: number }) {
+function listBatchesQuery(sql: Queryable, f: { before?: number | undefined; limit: number }, select: Select = sql(BATCH_COLUMNS)) {
   return (n: number) => sql<BatchRow[]>`
-    SELECT ${sql(BATCH_COLUMNS)} FROM batches
+    SELECT ${select} FROM batches
     ${f.before !== undefined ? sql`WHERE batch_num < ${f.before}` : sql``}
     ORDER BY batch_num DESC LIMIT ${n}`;
 }
@@ -56,7 +56,7 @@ export function listBatches(sql: Queryable, f: { before?: number | undefined; li
 
 /** The same page as `listBatches`, written as the route's JSON body. */
 export function listBatchesJson(sql: Queryable, f: { before?: number | undefined; limit: number }): Promise<JsonBody> {
-  return uniqueJsonPage(f.limit, BATCH_SHAPE, 'batch_num', listBatchesQuery(sql, f));
+  return uniqueJsonPage(sql, f.limit, BATCH_SHAPE, 'batch_num', (select) => listBatchesQuery(sql, f, select));
 }
 
 export async function batchByNum(sql: Queryable, batchNum: number): Promise<BatchRow | null> {
@@ -72,14 +72,14 @@ export async function batchByNum(sql: Queryable, batchNum: number): Promise<Batc
  * number in when the manifest lands) have no place in this order and are not listed here; they are in
  * the party's own chain (`listUserBatchesOf`) and in the verifications.
  */
-function listUserBatchesQueries(sql: Queryable, f: { before?: number | undefined; limit: number }): PageQueries<UserBatchRow> {
+function listUserBatchesQueries(sql: Queryable, f: { before?: number | undefined; limit: number }, select: Select = sql(USER_BATCH_COLUMNS)): PageQueries<UserBatchRow> {
   return {
     first: (n) => sql<UserBatchRow[]>`
-      SELECT ${sql(USER_BATCH_COLUMNS)} FROM user_batches
+      SELECT ${select} FROM user_batches
       WHERE ${f.before !== undefined ? sql`batch_num < ${f.before}` : sql`batch_num IS NOT NULL`}
       ORDER BY batch_num DESC, party, user_seq LIMIT ${n}`,
     sameKey: (batchNum) => sql<UserBatchRow[]>`
-      SELECT ${sql(USER_BATCH_COLUMNS)} FROM user_batches WHERE batch_num = ${batchNum} ORDER BY party, user_seq`,
+      SELECT ${select} FROM user_batches WHERE batch_num = ${batchNum} ORDER BY party, user_seq`,
     beyond: async (batchNum) =>
       (await sql`SELECT 1 FROM user_batches WHERE batch_num < ${batchNum} ORDER BY batch_num DESC LIMIT 1`).length > 0,
   };
@@ -91,12 +91,12 @@ export function listUserBatches(sql: Queryable, f: { before?: number | undefined
 
 /** The same page as `listUserBatches`, written as the route's JSON body. */
 export function listUserBatchesJson(sql: Queryable, f: { before?: number | undefined; limit: number }): Promise<JsonBody> {
-  return keyedJsonPage(f.limit, USER_BATCH_SHAPE, 'batch_num', listUserBatchesQueries(sql, f));
+  return keyedJsonPage(sql, f.limit, USER_BATCH_SHAPE, 'batch_num', (select) => listUserBatchesQueries(sql, f, select));
 }
 
-function listUserBatchesOfQuery(sql: Queryable, f: { party: string; since?: number | undefined; limit: number }) {
+function listUserBatchesOfQuery(sql: Queryable, f: { party: string; since?: number | undefined; limit: number }, select: Select = sql(USER_BATCH_COLUMNS)) {
   return (n: number) => sql<UserBatchRow[]>`
-    SELECT ${sql(USER_BATCH_COLUMNS)} FROM user_batches
+    SELECT ${select} FROM user_batches
     WHERE party = ${f.party} ${f.since !== undefined ? sql`AND user_seq > ${f.since}` : sql``}
     ORDER BY user_seq ASC LIMIT ${n}`;
 }
@@ -107,5 +107,5 @@ export function listUserBatchesOf(sql: Queryable, f: { party: string; since?: nu
 
 /** The same page as `listUserBatchesOf`, written as the route's JSON body. */
 export function listUserBatchesOfJson(sql: Queryable, f: { party: string; since?: number | undefined; limit: number }): Promise<JsonBody> {
-  return uniqueJsonPage(f.limit, USER_BATCH_SHAPE, 'user_seq', listUserBatchesOfQuery(sql, f));
+  return uniqueJsonPage(sql, f.limit, USER_BATCH_SHAPE, 'user_seq', (select) => listUserBatchesOfQuery(sql, f, select));
 }

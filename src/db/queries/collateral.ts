@@ -4,7 +4,7 @@
 import type { Queryable } from '../database.js';
 import { rowShape } from '../json/row-shape.js';
 import type { JsonBody } from '../json/json-body.js';
-import { uniqueJsonPage, uniquePage, type Page } from './page.js';
+import { uniqueJsonPage, uniquePage, type Page, type Select } from './page.js';
 
 export interface DepositRow {
   seq: number;
@@ -47,9 +47,9 @@ export interface DepositFilter {
   limit: number;
 }
 
-function listDepositsQuery(sql: Queryable, f: DepositFilter) {
+function listDepositsQuery(sql: Queryable, f: DepositFilter, select: Select = sql(DEPOSIT_COLUMNS)) {
   return (n: number) => sql<DepositRow[]>`
-    SELECT ${sql(DEPOSIT_COLUMNS)} FROM deposits
+    SELECT ${select} FROM deposits
     WHERE true
       ${f.party !== undefined ? sql`AND party = ${f.party}` : sql``}
       ${f.before !== undefined ? sql`AND seq < ${f.before}` : sql``}
@@ -62,7 +62,7 @@ export function listDeposits(sql: Queryable, f: DepositFilter): Promise<Page<Dep
 
 /** The same page as `listDeposits`, written as the route's JSON body. */
 export function listDepositsJson(sql: Queryable, f: DepositFilter): Promise<JsonBody> {
-  return uniqueJsonPage(f.limit, DEPOSIT_SHAPE, 'seq', listDepositsQuery(sql, f));
+  return uniqueJsonPage(sql, f.limit, DEPOSIT_SHAPE, 'seq', (select) => listDepositsQuery(sql, f, select));
 }
 
 export interface WithdrawalFilter {
@@ -72,9 +72,9 @@ export interface WithdrawalFilter {
   limit: number;
 }
 
-function listWithdrawalsQuery(sql: Queryable, f: WithdrawalFilter) {
+function listWithdrawalsQuery(sql: Queryable, f: WithdrawalFilter, select: Select = sql(WITHDRAWAL_COLUMNS)) {
   return (n: number) => sql<WithdrawalRow[]>`
-    SELECT ${sql(WITHDRAWAL_COLUMNS)} FROM withdrawals
+    SELECT ${select} FROM withdrawals
     WHERE true
       ${f.party !== undefined ? sql`AND party = ${f.party}` : sql``}
       ${f.status !== undefined ? sql`AND status = ${f.status}` : sql``}
@@ -88,7 +88,7 @@ export function listWithdrawals(sql: Queryable, f: WithdrawalFilter): Promise<Pa
 
 /** The same page as `listWithdrawals`, written as the route's JSON body. */
 export function listWithdrawalsJson(sql: Queryable, f: WithdrawalFilter): Promise<JsonBody> {
-  return uniqueJsonPage(f.limit, WITHDRAWAL_SHAPE, 'seq', listWithdrawalsQuery(sql, f));
+  return uniqueJsonPage(sql, f.limit, WITHDRAWAL_SHAPE, 'seq', (select) => listWithdrawalsQuery(sql, f, select));
 }
 
 /** The party's current withdrawal nonce; 0 when it never asked for one. */

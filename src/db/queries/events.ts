@@ -3,7 +3,7 @@
 // for the fill events in which the party has a leg (they carry no top-level party).
 import type { Queryable } from '../database.js';
 import type { EngineEvent } from '../../contracts/engine-event.js';
-import { uniqueJsonPage, uniquePage, type Page } from './page.js';
+import { uniqueJsonPage, uniquePage, type Page, type Select } from './page.js';
 import { rowShape } from '../json/row-shape.js';
 import type { JsonBody } from '../json/json-body.js';
 import { ENGINE_EVENT_KINDS } from '../../contracts/engine-event.js';
@@ -63,11 +63,11 @@ const FILLED = 'engine.order_filled';
  * event shows once however many legs P has (DISTINCT), and the second half skips events whose own
  * `party` is P (the first half has them).
  */
-function eventQuery(sql: Queryable, f: EventFilter) {
+function eventQuery(sql: Queryable, f: EventFilter, select: Select = sql(COLUMNS)) {
   const after = (col: string) => (f.since !== undefined ? sql`AND ${sql(col)} > ${f.since}` : sql``);
   return (n: number) => {
     const direct = sql`
-      SELECT ${sql(COLUMNS)} FROM events
+      SELECT ${select} FROM events
       WHERE true
         ${f.kind !== undefined ? sql`AND kind = ${f.kind}` : sql``}
         ${f.party !== undefined ? sql`AND party = ${f.party}` : sql``}
@@ -84,7 +84,7 @@ function eventQuery(sql: Queryable, f: EventFilter) {
                WHERE party = ${f.party} ${f.market !== undefined ? sql`AND market = ${f.market}` : sql``} ${after('seq')}
                ORDER BY seq ASC LIMIT ${n}) l
          CROSS JOIN LATERAL (
-           SELECT ${sql(COLUMNS)} FROM events x
+           SELECT ${select} FROM events x
            WHERE x.seq = l.seq AND x.kind = ${FILLED} AND x.party IS DISTINCT FROM ${f.party}
            LIMIT 1) e)
       ) u
@@ -99,7 +99,7 @@ export async function listEvents(sql: Queryable, f: EventFilter): Promise<Page<E
 
 /** The same page as `listEvents`, written as the route's JSON body. */
 export function listEventsJson(sql: Queryable, f: EventFilter): Promise<JsonBody> {
-  return uniqueJsonPage(f.limit, EVENT_SHAPE, 'seq', eventQuery(sql, f));
+  return uniqueJsonPage(sql, f.limit, EVENT_SHAPE, 'seq', (select) => eventQuery(sql, f, select));
 }
 
 /**

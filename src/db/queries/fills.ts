@@ -4,7 +4,7 @@
 import type { Queryable } from '../database.js';
 import { rowShape } from '../json/row-shape.js';
 import type { JsonBody } from '../json/json-body.js';
-import { keyedJsonPage, keyedPage, type Page, type PageQueries } from './page.js';
+import { keyedJsonPage, keyedPage, type Page, type PageQueries, type Select } from './page.js';
 
 export interface FillRow {
   fillId: string;
@@ -40,16 +40,16 @@ export interface FillFilter {
   limit: number;
 }
 
-function fillQueries(sql: Queryable, f: FillFilter): PageQueries<FillRow> {
+function fillQueries(sql: Queryable, f: FillFilter, select: Select = sql(COLUMNS)): PageQueries<FillRow> {
   const filters = sql`
     ${f.party !== undefined ? sql`AND party = ${f.party}` : sql``}
     ${f.market !== undefined ? sql`AND market = ${f.market}` : sql``}`;
   return {
     first: (n) => sql<FillRow[]>`
-      SELECT ${sql(COLUMNS)} FROM fills
+      SELECT ${select} FROM fills
       WHERE true ${filters} ${f.before !== undefined ? sql`AND seq < ${f.before}` : sql``}
       ORDER BY seq DESC, leg LIMIT ${n}`,
-    sameKey: (seq) => sql<FillRow[]>`SELECT ${sql(COLUMNS)} FROM fills WHERE seq = ${seq} ${filters} ORDER BY leg`,
+    sameKey: (seq) => sql<FillRow[]>`SELECT ${select} FROM fills WHERE seq = ${seq} ${filters} ORDER BY leg`,
     beyond: async (seq) => (await sql`SELECT 1 FROM fills WHERE seq < ${seq} ${filters} ORDER BY seq DESC LIMIT 1`).length > 0,
   };
 }
@@ -60,7 +60,7 @@ export function listFills(sql: Queryable, f: FillFilter): Promise<Page<FillRow>>
 
 /** The same page as `listFills`, written as the route's JSON body. */
 export function listFillsJson(sql: Queryable, f: FillFilter): Promise<JsonBody> {
-  return keyedJsonPage(f.limit, FILL_SHAPE, 'seq', fillQueries(sql, f));
+  return keyedJsonPage(sql, f.limit, FILL_SHAPE, 'seq', (select) => fillQueries(sql, f, select));
 }
 
 export interface Balance {

@@ -5,7 +5,7 @@
 import type { Queryable } from '../database.js';
 import { rowShape } from '../json/row-shape.js';
 import type { JsonBody } from '../json/json-body.js';
-import { keyedJsonPage, keyedPage, type Page, type PageQueries } from './page.js';
+import { keyedJsonPage, keyedPage, type Page, type PageQueries, type Select } from './page.js';
 
 export const ORDER_STATUSES = ['open', 'partially_filled', 'filled', 'cancelled', 'rejected'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
@@ -56,18 +56,18 @@ export interface OrderFilter {
   limit: number;
 }
 
-function listOrdersQueries(sql: Queryable, f: OrderFilter): PageQueries<OrderRow> {
+function listOrdersQueries(sql: Queryable, f: OrderFilter, select: Select = sql(ORDER_COLUMNS)): PageQueries<OrderRow> {
   const filters = sql`
     ${f.party !== undefined ? sql`AND party = ${f.party}` : sql``}
     ${f.market !== undefined ? sql`AND market = ${f.market}` : sql``}
     ${f.statuses === undefined ? sql`` : f.statuses.length === 1 ? sql`AND status = ${f.statuses[0]!}` : sql`AND status IN ${sql(f.statuses as string[])}`}`;
   return {
     first: (n) => sql<OrderRow[]>`
-      SELECT ${sql(ORDER_COLUMNS)} FROM orders
+      SELECT ${select} FROM orders
       WHERE true ${filters} ${f.before !== undefined ? sql`AND created_seq < ${f.before}` : sql``}
       ORDER BY created_seq DESC, order_id LIMIT ${n}`,
     sameKey: (seq) => sql<OrderRow[]>`
-      SELECT ${sql(ORDER_COLUMNS)} FROM orders WHERE created_seq = ${seq} ${filters} ORDER BY order_id`,
+      SELECT ${select} FROM orders WHERE created_seq = ${seq} ${filters} ORDER BY order_id`,
     beyond: async (seq) => (await sql`SELECT 1 FROM orders WHERE created_seq < ${seq} ${filters} ORDER BY created_seq DESC LIMIT 1`).length > 0,
   };
 }
@@ -78,7 +78,7 @@ export function listOrders(sql: Queryable, f: OrderFilter): Promise<Page<OrderRo
 
 /** The same page as `listOrders`, written as the route's JSON body. */
 export function listOrdersJson(sql: Queryable, f: OrderFilter): Promise<JsonBody> {
-  return keyedJsonPage(f.limit, ORDER_SHAPE, 'created_seq', listOrdersQueries(sql, f));
+  return keyedJsonPage(sql, f.limit, ORDER_SHAPE, 'created_seq', (select) => listOrdersQueries(sql, f, select));
 }
 
 /** Which of these order ids the mirror has (pk lookups). */

@@ -8,10 +8,11 @@
 //
 // Each page is read in one of two forms from the same statements: decoded rows (`keyedPage`,
 // `uniquePage`, for the gateway's own use), or a JSON body written from the raw row bytes
-// (`keyedJsonPage`, `uniqueJsonPage`, what the list routes send; src/db/json/).
+// (`keyedJsonPage`, `uniqueJsonPage`, what the list routes send; src/db/json/), which select each
+// row packed into one text column (src/db/json/packed-row.ts).
 import type { PendingQuery, Row } from 'postgres';
 import type { Queryable } from '../database.js';
-import { writePage, type JsonBody } from '../json/json-body.js';
+import { writePackedPage, writePage, type JsonBody } from '../json/json-body.js';
 import { intAt, type RawRow, type RowShape } from '../json/row-shape.js';
 
 export interface Page<T> {
@@ -83,17 +84,48 @@ export function uniquePage<T>(limit: number, keyOf: (row: T) => number, first: (
   return unique(limit, first as unknown as (n: number) => Rows<never>, decoded<T>, keyOf);
 }
 
-/** A keyed page written as its JSON body; `key` is the shape's key column. */
-export async function keyedJsonPage<T>(limit: number, shape: RowShape, key: string, q: PageQueries<T>): Promise<JsonBody> {
+/**
+ * What a list statement selects: the shape's columns (`sql(columns)`: decoded rows, or raw ones
+ * column by column), or its packed form (`key`, then the row as one text column: packed-row.ts).
+ */
+export type Select = ReturnType<Queryable['unsafe']> | ReturnType<typeof columnsOf>;
+const columnsOf = (sql: Queryable, shape: RowShape) => sql(shape.columns);
+const packedOf = (sql: Queryable, shape: RowShape, key: string) => sql.unsafe(shape.packedSelect(key));
+const packedKey = (r: RawRow) => intAt(r, 0);
+
+/**
+ * A keyed page written as its JSON body; `key` is the shape's key column. Read packed (one column a
+ * row); a page with a row that does not split into its columns (a text value holding a marker byte)
+ * is read again column by column.
+ */
+export async function keyedJsonPage<T>(
+  sql: Queryable,
+  limit: number,
+  shape: RowShape,
+  key: string,
+  queries: (select: Select) => PageQueries<T>,
+): Promise<JsonBody> {
+  const packed = await keyed(limit, queries(packedOf(sql, shape, key)) as unknown as PageQueries<never>, raw, packedKey);
+  const body = writePackedPage(shape, packed.items, packed.nextCursor);
+  if (body !== null) return body;
   const at = shape.indexOf(key);
-  const page = await keyed(limit, q as unknown as PageQueries<never>, raw, (r) => intAt(r, at));
+  const page = await keyed(limit, queries(columnsOf(sql, shape)) as unknown as PageQueries<never>, raw, (r) => intAt(r, at));
   return writePage(shape, page.items, page.nextCursor);
 }
 
-/** A unique-key page written as its JSON body. */
-export async function uniqueJsonPage<T>(limit: number, shape: RowShape, key: string, first: (n: number) => Rows<T>): Promise<JsonBody> {
+/** A unique-key page written as its JSON body (packed, with the same fallback as keyedJsonPage). */
+export async function uniqueJsonPage<T>(
+  sql: Queryable,
+  limit: number,
+  shape: RowShape,
+  key: string,
+  first: (select: Select) => (n: number) => Rows<T>,
+): Promise<JsonBody> {
+  const packed = await unique(limit, first(packedOf(sql, shape, key)) as unknown as (n: number) => Rows<never>, raw, packedKey);
+  const body = writePackedPage(shape, packed.items, packed.nextCursor);
+  if (body !== null) return body;
   const at = shape.indexOf(key);
-  const page = await unique(limit, first as unknown as (n: number) => Rows<never>, raw, (r) => intAt(r, at));
+  const page = await unique(limit, first(columnsOf(sql, shape)) as unknown as (n: number) => Rows<never>, raw, (r) => intAt(r, at));
   return writePage(shape, page.items, page.nextCursor);
 }
 

@@ -6,7 +6,7 @@
 import type { Queryable } from '../database.js';
 import { rowShape } from '../json/row-shape.js';
 import type { JsonBody } from '../json/json-body.js';
-import { keyedJsonPage, keyedPage, type Page, type PageQueries } from './page.js';
+import { keyedJsonPage, keyedPage, type Page, type PageQueries, type Select } from './page.js';
 
 export const POSITION_STATUSES = ['open', 'closed', 'all'] as const;
 
@@ -42,18 +42,18 @@ export interface PositionFilter {
   limit: number;
 }
 
-function listPositionsQueries(sql: Queryable, f: PositionFilter): PageQueries<PositionRow> {
+function listPositionsQueries(sql: Queryable, f: PositionFilter, select: Select = sql(COLUMNS)): PageQueries<PositionRow> {
   const filters = sql`
     party = ${f.party}
     ${f.status !== 'all' ? sql`AND status = ${f.status}` : sql``}
     ${f.market !== undefined ? sql`AND market = ${f.market}` : sql``}`;
   return {
     first: (n) => sql<PositionRow[]>`
-      SELECT ${sql(COLUMNS)} FROM positions
+      SELECT ${select} FROM positions
       WHERE ${filters} ${f.before !== undefined ? sql`AND updated_seq < ${f.before}` : sql``}
       ORDER BY updated_seq DESC, position_id LIMIT ${n}`,
     sameKey: (seq) => sql<PositionRow[]>`
-      SELECT ${sql(COLUMNS)} FROM positions WHERE ${filters} AND updated_seq = ${seq} ORDER BY position_id`,
+      SELECT ${select} FROM positions WHERE ${filters} AND updated_seq = ${seq} ORDER BY position_id`,
     beyond: async (seq) => (await sql`SELECT 1 FROM positions WHERE ${filters} AND updated_seq < ${seq} ORDER BY updated_seq DESC LIMIT 1`).length > 0,
   };
 }
@@ -64,5 +64,5 @@ export function listPositions(sql: Queryable, f: PositionFilter): Promise<Page<P
 
 /** The same page as `listPositions`, written as the route's JSON body. */
 export function listPositionsJson(sql: Queryable, f: PositionFilter): Promise<JsonBody> {
-  return keyedJsonPage(f.limit, POSITION_SHAPE, 'updated_seq', listPositionsQueries(sql, f));
+  return keyedJsonPage(sql, f.limit, POSITION_SHAPE, 'updated_seq', (select) => listPositionsQueries(sql, f, select));
 }

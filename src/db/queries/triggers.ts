@@ -4,7 +4,7 @@
 import type { Queryable } from '../database.js';
 import { rowShape } from '../json/row-shape.js';
 import type { JsonBody } from '../json/json-body.js';
-import { keyedJsonPage, keyedPage, type Page, type PageQueries } from './page.js';
+import { keyedJsonPage, keyedPage, type Page, type PageQueries, type Select } from './page.js';
 
 export const TRIGGER_STATUSES = ['armed', 'cancelled', 'fired'] as const;
 
@@ -45,18 +45,18 @@ export interface TriggerFilter {
   limit: number;
 }
 
-function listTriggersQueries(sql: Queryable, f: TriggerFilter): PageQueries<TriggerRow> {
+function listTriggersQueries(sql: Queryable, f: TriggerFilter, select: Select = sql(COLUMNS)): PageQueries<TriggerRow> {
   const filters = sql`
     party = ${f.party}
     ${f.market !== undefined ? sql`AND market = ${f.market}` : sql``}
     ${f.status !== undefined ? sql`AND status = ${f.status}` : sql``}`;
   return {
     first: (n) => sql<TriggerRow[]>`
-      SELECT ${sql(COLUMNS)} FROM triggers
+      SELECT ${select} FROM triggers
       WHERE ${filters} ${f.before !== undefined ? sql`AND created_seq < ${f.before}` : sql``}
       ORDER BY created_seq DESC, trigger_id LIMIT ${n}`,
     sameKey: (seq) => sql<TriggerRow[]>`
-      SELECT ${sql(COLUMNS)} FROM triggers WHERE ${filters} AND created_seq = ${seq} ORDER BY trigger_id`,
+      SELECT ${select} FROM triggers WHERE ${filters} AND created_seq = ${seq} ORDER BY trigger_id`,
     beyond: async (seq) => (await sql`SELECT 1 FROM triggers WHERE ${filters} AND created_seq < ${seq} ORDER BY created_seq DESC LIMIT 1`).length > 0,
   };
 }
@@ -67,5 +67,5 @@ export function listTriggers(sql: Queryable, f: TriggerFilter): Promise<Page<Tri
 
 /** The same page as `listTriggers`, written as the route's JSON body. */
 export function listTriggersJson(sql: Queryable, f: TriggerFilter): Promise<JsonBody> {
-  return keyedJsonPage(f.limit, TRIGGER_SHAPE, 'created_seq', listTriggersQueries(sql, f));
+  return keyedJsonPage(sql, f.limit, TRIGGER_SHAPE, 'created_seq', (select) => listTriggersQueries(sql, f, select));
 }

@@ -60,6 +60,17 @@ export interface ClaimStatus {
 }
 
 /**
+ * What checking a claim against the chain needs: its chain key (the user batch's party and userSeq,
+ * or the manifest's batchNum) and the root the engine claimed. The index keeps it for pending claims.
+ */
+export interface ClaimKey {
+  seq: number;
+  party: string | null;
+  key: number;
+  root: string;
+}
+
+/**
  * The verification rows of a claim set (`c`: seq, party, key, root), newest first. `chain` is the
  * pk probe of the family's chain table.
  */
@@ -112,18 +123,57 @@ export async function verificationRows<T extends object>(sql: Queryable, family:
   return [...(await sql<T[]>`${rowsOf(sql, family, sql`WHERE seq IN ${sql(seqs as number[])} AND kind = ${KIND[family]}`)}`)];
 }
 
-/** Every claim above `after` (oldest first) with its status: how the status index grows. */
-export async function claimsAfter(sql: Queryable, family: ClaimFamily, after: number, limit: number): Promise<ClaimStatus[]> {
-  const rows = await sql<Array<{ engineSeq: number; party?: string; status: VerificationStatus }>>`${rowsOf(sql, family, sql`
-    WHERE kind = ${KIND[family]} AND seq > ${after} ORDER BY seq LIMIT ${limit}`)}`;
-  return rows.map((r) => ({ seq: r.engineSeq, party: r.party ?? null, status: r.status })).reverse();
+export interface ClaimRow {
+  engineSeq: number;
+  party?: string;
+  userSeq?: number;
+  batchNum?: number;
+  engineRoot: string;
+  status: VerificationStatus;
 }
 
-/** The current status of these claims (the index re-checks its pending ones). */
-export async function claimStatuses(sql: Queryable, family: ClaimFamily, seqs: readonly number[]): Promise<ClaimStatus[]> {
-  if (seqs.length === 0) return [];
-  const rows = await verificationRows<{ engineSeq: number; party?: string; status: VerificationStatus }>(sql, family, seqs);
-  return rows.map((r) => ({ seq: r.engineSeq, party: r.party ?? null, status: r.status }));
+/** A verification row (either family) as the status index keeps it: status, and the claim's key. */
+export function claimOf(r: ClaimRow): ClaimStatus & ClaimKey {
+  return { seq: r.engineSeq, party: r.party ?? null, status: r.status, key: r.userSeq ?? r.batchNum ?? 0, root: r.engineRoot };
+}
+
+/** Every claim above `after` (oldest first) with its status: how the status index grows. */
+export async function claimsAfter(sql: Queryable, family: ClaimFamily, after: number, limit: number): Promise<Array<ClaimStatus & ClaimKey>> {
+  const rows = await sql<ClaimRow[]>`${rowsOf(sql, family, sql`
+    WHERE kind = ${KIND[family]} AND seq > ${after} ORDER BY seq LIMIT ${limit}`)}`;
+  return rows.map(claimOf).reverse();
+}
+
+/**
+ * Which of these pending claims the chain has recorded since, with their status now: only the
+ * chain table is probed (one pk probe a claim, LATERAL … LIMIT 1 as above: the keys come from the
+ * index, not from `events`), and the roots are compared here; a claim not returned is still pending.
+ * The keys go as two array literals (cheaper for PostgreSQL to read than a JSON document).
+ */
+export async function claimsOnChain(sql: Queryable, family: ClaimFamily, claims: readonly ClaimKey[]): Promise<ClaimStatus[]> {
+  // A user batch claim without a party can never join its chain row (the pk has the party).
+  const probed = family === 'user-batches' ? claims.filter((c) => c.party !== null) : claims;
+  if (probed.length === 0) return [];
+  const keys = `{${probed.map((c) => c.key).join(',')}}`;
+  const rows =
+    family === 'user-batches'
+      ? await sql<Array<{ i: number; root: string | null }>>`
+          SELECT k.i, u.root
+          FROM unnest(${textArray(probed.map((c) => c.party!))}::text::text[], ${keys}::text::bigint[]) WITH ORDINALITY AS k(party, key, i)
+          CROSS JOIN LATERAL (SELECT root FROM user_batches x WHERE x.party = k.party AND x.user_seq = k.key LIMIT 1) u`
+      : await sql<Array<{ i: number; root: string | null }>>`
+          SELECT k.i, b.root
+          FROM unnest(${keys}::text::bigint[]) WITH ORDINALITY AS k(key, i)
+          CROSS JOIN LATERAL (SELECT root FROM batches x WHERE x.batch_num = k.key LIMIT 1) b`;
+  return rows.map((r) => {
+    const c = probed[r.i - 1]!;
+    return { seq: c.seq, party: c.party, status: r.root === c.root ? 'match' : 'mismatch' };
+  });
+}
+
+/** A PostgreSQL text array literal: every element quoted, `"` and `\` escaped. */
+function textArray(values: readonly string[]): string {
+  return `{${values.map((v) => `"${v.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`;
 }
 
 /** The newest claim seq of a family (one probe of `events (kind, seq)`); null without any. */

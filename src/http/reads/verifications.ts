@@ -6,6 +6,8 @@ import { EMPTY_PAGE } from '../../db/queries/page.js';
 import { VERIFICATION_STATUSES, verifyManifests, verifyUserBatches, type ManifestVerification as ManifestRow, type UserBatchVerification as UserBatchRow, type VerificationFilter } from '../../db/queries/verifications.js';
 import { ClaimStatusIndex } from './claim-status-index.js';
 import { sharedPages } from './shared-pages.js';
+import { sendJson } from './json-reply.js';
+import { JsonBody } from '../../db/json/json-body.js';
 import { Before, OptLimit, DEFAULT_LIMIT, ManifestVerification, Party, StringEnum, UserBatchVerification } from './shapes.js';
 
 const Status = StringEnum(VERIFICATION_STATUSES, 'match (roots equal), mismatch (roots differ), pending (claim not on chain yet)');
@@ -22,10 +24,12 @@ export const verificationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const manifests = new ClaimStatusIndex('manifests');
   // Identical concurrent reads share one database read (shared-pages.ts).
   const pages = {
-    userBatches: sharedPages(app.config.listSharedReads, ({ status, ...f }: VerificationFilter) =>
-      db.read(EMPTY_PAGE, (sql) => (status ? userBatches.page<UserBatchRow>(sql, { status, ...f }) : verifyUserBatches(sql, f)))),
-    manifests: sharedPages(app.config.listSharedReads, ({ status, ...f }: Omit<VerificationFilter, 'party'>) =>
-      db.read(EMPTY_PAGE, (sql) => (status ? manifests.page<ManifestRow>(sql, { status, ...f }) : verifyManifests(sql, f)))),
+    // The body is written once per read (JSON.stringify, keys in the schema's order: the rows' column
+    // order), so requests sharing a read share its bytes.
+    userBatches: sharedPages(app.config.listSharedReads, async ({ status, ...f }: VerificationFilter) =>
+      JsonBody.of(await db.read(EMPTY_PAGE, (sql) => (status ? userBatches.page<UserBatchRow>(sql, { status, ...f }) : verifyUserBatches(sql, f))))),
+    manifests: sharedPages(app.config.listSharedReads, async ({ status, ...f }: Omit<VerificationFilter, 'party'>) =>
+      JsonBody.of(await db.read(EMPTY_PAGE, (sql) => (status ? manifests.page<ManifestRow>(sql, { status, ...f }) : verifyManifests(sql, f))))),
   };
 
   app.get(
@@ -41,9 +45,9 @@ export const verificationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: List(UserBatchVerification, 'pass back as `before` (an engineSeq)'), ...errors(...READ_ERRORS) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { status, user, before, limit = DEFAULT_LIMIT } = request.query;
-      return pages.userBatches({ status, party: user, before, limit });
+      return sendJson(reply, await pages.userBatches({ status, party: user, before, limit }));
     },
   );
 
@@ -60,9 +64,9 @@ export const verificationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: List(ManifestVerification, 'pass back as `before` (an engineSeq)'), ...errors(...READ_ERRORS) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { status, before, limit = DEFAULT_LIMIT } = request.query;
-      return pages.manifests({ status, before, limit });
+      return sendJson(reply, await pages.manifests({ status, before, limit }));
     },
   );
 };

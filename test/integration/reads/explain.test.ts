@@ -7,6 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { seed, type SeedResult } from '../../../sandbox/seed/index.js';
 import { listVaults, vaultByOperator, firstTwoVaults } from '../../../src/db/queries/vaults.js';
+import { listFillsJson } from '../../../src/db/queries/fills.js';
+import { listOrdersJson } from '../../../src/db/queries/orders.js';
+import { listPositionsJson } from '../../../src/db/queries/positions.js';
+import { listTriggersJson } from '../../../src/db/queries/triggers.js';
+import { listEventsJson } from '../../../src/db/queries/events.js';
+import { listDepositsJson } from '../../../src/db/queries/collateral.js';
+import { listUserBatchesJson } from '../../../src/db/queries/batches.js';
 import { listDeposits, listWithdrawals, withdrawalNonce } from '../../../src/db/queries/collateral.js';
 import { batchByNum, listBatches, listUserBatches, listUserBatchesOf } from '../../../src/db/queries/batches.js';
 import { existingOrderIds, listOrders } from '../../../src/db/queries/orders.js';
@@ -14,7 +21,7 @@ import { balanceOf, listFills } from '../../../src/db/queries/fills.js';
 import { lastTrades, listTrades } from '../../../src/db/queries/trades.js';
 import { listPositions } from '../../../src/db/queries/positions.js';
 import { listTriggers } from '../../../src/db/queries/triggers.js';
-import { claimHead, claimsAfter, claimStatuses, verificationRows, verifyManifests, verifyUserBatches } from '../../../src/db/queries/verifications.js';
+import { claimHead, claimsAfter, claimsOnChain, verificationRows, verifyManifests, verifyUserBatches } from '../../../src/db/queries/verifications.js';
 import { eventsAfter, listEvents } from '../../../src/db/queries/events.js';
 import { listMarketRows, minuteStats, statsHeads } from '../../../src/db/queries/markets.js';
 import { candlePage, headTime } from '../../../src/db/queries/candle-history.js';
@@ -115,7 +122,8 @@ describe(`every read over ${FILLS} fills`, () => {
       ['claim index: head', () => claimHead(sql, 'user-batches')],
       ['claim index: growth', () => claimsAfter(sql, 'user-batches', middle, 1_000)],
       ['claim index: manifests growth', () => claimsAfter(sql, 'manifests', 0, 1_000)],
-      ['claim index: pending re-check', () => claimStatuses(sql, 'user-batches', [middle, middle + 1, seeded.maxSeq])],
+      ['claim index: pending re-check', async () => claimsOnChain(sql, 'user-batches', (await claimsAfter(sql, 'user-batches', middle, 50)).slice(0, 3))],
+      ['claim index: manifests pending re-check', async () => claimsOnChain(sql, 'manifests', (await claimsAfter(sql, 'manifests', 0, 50)).slice(0, 3))],
       ['claim index: rows of a page', () => verificationRows(sql, 'manifests', [middle, seeded.maxSeq])],
       ['events', () => listEvents(sql, { since: middle, limit: 1000 })],
       ['events by kind', () => listEvents(sql, { kind: 'engine.order_cancelled', since: 0, limit: 100 })],
@@ -147,6 +155,16 @@ describe(`every read over ${FILLS} fills`, () => {
       ['session lookup', () => sessionById(sql, 'no-such-session')],
       ['event store', () => eventsAfter(sql, middle, 1_000)],
       ['faucet facts', () => faucetFactsOf(sql, party)],
+      // What the list routes send: the same pages with each row packed into one column (src/db/json/packed-row.ts).
+      ['fills, packed', () => listFillsJson(sql, { limit: 100 })],
+      ['fills of user by market, packed, limit inside an event', () => listFillsJson(sql, { party, market: 'BTC-PERP', limit: 1 })],
+      ['orders by status, packed', () => listOrdersJson(sql, { statuses: ['cancelled'], limit: 100 })],
+      ['positions all, packed', () => listPositionsJson(sql, { party, status: 'all', limit: 100 })],
+      ['triggers, packed', () => listTriggersJson(sql, { party, limit: 100 })],
+      ['events, packed', () => listEventsJson(sql, { since: middle, limit: 100 })],
+      ['events of user, packed', () => listEventsJson(sql, { party, since: middle, limit: 100 })],
+      ['deposits, packed', () => listDepositsJson(sql, { limit: 100, before: middle })],
+      ['user batches, packed', () => listUserBatchesJson(sql, { limit: 100 })],
     ];
     const big = new Set(
       (await db.sql<{ relname: string }[]>`

@@ -24,9 +24,10 @@ import { listTriggers } from '../../../src/db/queries/triggers.js';
 import { listEvents } from '../../../src/db/queries/events.js';
 import { listDeposits, listWithdrawals } from '../../../src/db/queries/collateral.js';
 import { listBatches, listUserBatches, listUserBatchesOf } from '../../../src/db/queries/batches.js';
-import { verifyManifests, verifyUserBatches } from '../../../src/db/queries/verifications.js';
-import { ClaimStatusIndex } from '../../../src/http/reads/claim-status-index.js';
+import { VERIFICATION_STATUSES, verifyManifests, verifyUserBatches, type VerificationStatus } from '../../../src/db/queries/verifications.js';
 import { List } from '../../../src/http/schemas.js';
+import { ByteWriter } from '../../../src/db/json/byte-writer.js';
+import { ORDER_SHAPE } from '../../../src/db/queries/orders.js';
 import * as S from '../../../src/http/reads/shapes.js';
 
 let db: TestDatabase;
@@ -40,6 +41,8 @@ const addFormats = ((formats as unknown as { default?: unknown }).default ?? for
 addFormats(ajv);
 
 const WEIRD = `w-"quote" \\ back\nline\ttab\u0001ctl\u001f é 😀 \u2028`;
+// The same without the packed rows' marker bytes (0x1e, 0x1f): written from the packed row itself.
+const ESCAPES = WEIRD.replace('\u001f', '');
 const P = `weird::${'ab'.repeat(32)}`;
 
 beforeAll(async () => {
@@ -62,7 +65,14 @@ beforeAll(async () => {
     (${s + 4}, 'engine.tick_start', '2026-11-21 10:00:03+00', 'BTC-PERP', NULL, ${sql.unsafe("'{\"x\": 1.50, \"y\": 1e3, \"big\": 123456789012345678901, \"neg\": -0}'::jsonb")}),
     (${s + 5}, 'engine.tick_start', '2026-11-21 10:00:04+00', NULL, NULL, '{"ok": "plain", "k": 7}'::jsonb)`;
   await sql`INSERT INTO deposits (seq, deposit_id, party, amount, source, tx_id, created_at) VALUES
-    (${s + 6}, ${WEIRD}, ${P}, 1, 'faucet', NULL, '2026-11-21 10:00:05.1+00')`;
+    (${s + 6}, ${ESCAPES}, ${P}, 1, 'faucet', NULL, '2026-11-21 10:00:05.1+00'),
+    (${s + 7}, 'd-empty', ${P}, 2, 'faucet', '', '2026-11-21 10:00:06+00')`;
+  // Empty text (not NULL), a text needing escapes, a text holding the other marker byte.
+  await sql`INSERT INTO orders (order_id, party, market, side, type, tif, price, size, filled_size, avg_price, status,
+      client_order_id, created_seq, updated_seq, created_at, updated_at, reduce_only) VALUES
+    ('ox-empty', ${P}, 'BTC-PERP', 'buy', 'limit', 'gtc', 1, 1, 0, NULL, 'open', '', ${s + 8}, ${s + 8}, '2026-11-21 10:00:07+00', '2026-11-21 10:00:07+00', false),
+    ('ox-escapes', ${P}, 'BTC-PERP', 'sell', 'limit', 'gtc', 2, 1, 0, NULL, 'open', ${ESCAPES}, ${s + 8}, ${s + 8}, '2026-11-21 10:00:07+00', '2026-11-21 10:00:07+00', true),
+    ('ox-rs', ${P}, 'BTC-PERP', 'sell', 'limit', 'gtc', 3, 1, 0, NULL, 'open', ${'rs\u001ers'}, ${s + 9}, ${s + 9}, '2026-11-21 10:00:08+00', '2026-11-21 10:00:08+00', false)`;
   gw = await startGateway({ DATABASE_URL: db.url, AUTH_DISABLED: 'true' });
   reference = new Database(
     { databaseUrl: db.url, dbPoolMax: 2, dbConnectTimeoutS: 5, dbStatementTimeoutMs: 10_000 },
@@ -105,6 +115,7 @@ function cases(): Case[] {
     { url: `/v1/events?since=${seeded.maxSeq - 10}&limit=100`, route: '/v1/events', item: S.EventEnvelope, objects: r((sql) => listEvents(sql, { since: seeded.maxSeq - 10, limit: 100 })) },
     { url: `/v1/events?user=${party}&since=${mid}&limit=50`, route: '/v1/events', item: S.EventEnvelope, objects: r((sql) => listEvents(sql, { party, since: mid, limit: 50 })) },
     { url: '/v1/deposits?limit=100', route: '/v1/deposits', item: S.Deposit, objects: r((sql) => listDeposits(sql, { limit: 100 })) },
+    { url: `/v1/orders?before=${seeded.maxSeq + 9}&limit=2`, route: '/v1/orders', item: S.Order, objects: r((sql) => listOrders(sql, { before: seeded.maxSeq + 9, limit: 2 })) },
     { url: '/v1/withdrawals?limit=100', route: '/v1/withdrawals', item: S.Withdrawal, objects: r((sql) => listWithdrawals(sql, { limit: 100 })) },
     { url: `${u(party)}/withdrawals?limit=2`, route: '/v1/users/{party}/withdrawals', item: S.Withdrawal, objects: r((sql) => listWithdrawals(sql, { party, limit: 2 })) },
     { url: `${u(party)}/deposits`, route: '/v1/users/{party}/deposits', item: S.Deposit, objects: r((sql) => listDeposits(sql, { party, limit: 100 })) },
@@ -112,10 +123,23 @@ function cases(): Case[] {
     { url: '/v1/user-batches?limit=5', route: '/v1/user-batches', item: S.UserBatch, objects: r((sql) => listUserBatches(sql, { limit: 5 })) },
     { url: `${u(party)}/user-batches?limit=1000`, route: '/v1/users/{party}/user-batches', item: S.UserBatch, objects: r((sql) => listUserBatchesOf(sql, { party, limit: 1000 })) },
     { url: '/v1/verifications/user-batches?limit=100', route: '/v1/verifications/user-batches', item: S.UserBatchVerification, objects: r((sql) => verifyUserBatches(sql, { limit: 100 })) },
-    { url: '/v1/verifications/user-batches?status=mismatch', route: '/v1/verifications/user-batches', item: S.UserBatchVerification, objects: r((sql) => new ClaimStatusIndex('user-batches').page(sql, { status: 'mismatch', limit: 100 })) },
+    ...VERIFICATION_STATUSES.map((status): Case => ({ url: `/v1/verifications/user-batches?status=${status}&limit=20`, route: '/v1/verifications/user-batches', item: S.UserBatchVerification, objects: truth('user-batches', status, 20) })),
+    ...VERIFICATION_STATUSES.map((status): Case => ({ url: `/v1/verifications/manifests?status=${status}&limit=3`, route: '/v1/verifications/manifests', item: S.ManifestVerification, objects: truth('manifests', status, 3) })),
     { url: '/v1/verifications/manifests?limit=2', route: '/v1/verifications/manifests', item: S.ManifestVerification, objects: r((sql) => verifyManifests(sql, { limit: 2 })) },
-    { url: '/v1/verifications/manifests?status=pending', route: '/v1/verifications/manifests', item: S.ManifestVerification, objects: r((sql) => new ClaimStatusIndex('manifests').page(sql, { status: 'pending', limit: 100 })) },
   ];
+}
+
+/**
+ * A status-filtered verification page as the database says it, without the claim-status index: every
+ * claim of the family, filtered here (pending pages are written from the index's memory).
+ */
+function truth(family: 'user-batches' | 'manifests', status: VerificationStatus, limit: number) {
+  return async (d: Database): Promise<Page<unknown>> => {
+    const all = await d.read(EMPTY_PAGE as Page<{ status: string; engineSeq: number }>, (sql) =>
+      family === 'user-batches' ? verifyUserBatches(sql, { limit: 1_000_000 }) : verifyManifests(sql, { limit: 1_000_000 }));
+    const items = all.items.filter((i) => i.status === status);
+    return { items: items.slice(0, limit), nextCursor: items.length > limit ? items[limit - 1]!.engineSeq : null };
+  };
 }
 
 function openApiValidator(route: string) {
@@ -135,6 +159,10 @@ describe('list bodies written from raw rows', () => {
       if (res.body.includes('\\u0001ctl')) hostile++;
     }
     expect(hostile).toBeGreaterThan(2); // the edge rows were on some of those pages
+    // Every status has claims in the seed (so the pages above are not all empty).
+    for (const status of VERIFICATION_STATUSES) {
+      expect((await gw.app.inject(`/v1/verifications/user-batches?status=${status}&limit=1`)).json().items, status).toHaveLength(1);
+    }
   });
 
   it('the edge values come out as JSON.stringify prints them', async () => {
@@ -149,6 +177,31 @@ describe('list bodies written from raw rows', () => {
       [WEIRD, 'pos-w', '2026-11-21T10:00:00.123Z'],
       ['m-w', WEIRD, '2026-11-21T10:00:00.999Z'],
       ['m-w', 'pos-y', '1999-01-01T00:00:00.000Z'],
+    ]);
+  });
+
+  it('come from rows packed into one column, split exactly; a text holding a marker byte is detected', async () => {
+    // The statement the routes send (packed-row.ts), on a connection set up as the gateway's.
+    const sql = reference.sql!;
+    const packed = await sql.unsafe(`SELECT ${ORDER_SHAPE.packedSelect('created_seq')} FROM orders WHERE order_id IN ('o-weird', 'ox-empty', 'ox-escapes', 'ox-rs') ORDER BY order_id`).raw();
+    const columns = await sql.unsafe(`SELECT ${ORDER_SHAPE.columns.map((c) => `"${c}"`).join(', ')} FROM orders WHERE order_id IN ('o-weird', 'ox-empty', 'ox-escapes', 'ox-rs') ORDER BY order_id`).raw();
+    const w = new ByteWriter();
+    const results = packed.map((row, i) => {
+      w.reset();
+      const ok = ORDER_SHAPE.writePacked(w, row[1] as Buffer);
+      const fromPacked = w.bytes().toString('utf8');
+      w.reset();
+      ORDER_SHAPE.write(w, columns[i] as never);
+      return [ok, ok ? fromPacked === w.bytes().toString('utf8') : null];
+    });
+    // o-weird (0x1f in its text), ox-empty, ox-escapes, ox-rs (0x1e in its text)
+    expect(results).toEqual([[false, null], [true, true], [true, true], [false, null]]);
+    // A page with such a row is read again column by column (byte equality above); one without is
+    // written from its packed rows, escapes and empty text included.
+    const page = (await gw.app.inject(`/v1/orders?before=${seeded.maxSeq + 9}&limit=2`)).json() as { items: Array<Record<string, unknown>> };
+    expect(page.items.map((o) => [o.orderId, o.clientOrderId, o.avgPrice, o.reduceOnly])).toEqual([
+      ['ox-empty', '', null, false],
+      ['ox-escapes', ESCAPES, null, true],
     ]);
   });
 
