@@ -162,13 +162,16 @@ function onAccount(account: Account): void {
 }
 
 let triggers: Trigger[] = [];
-let epochsTimer: ReturnType<typeof setTimeout> | null = null;
-/** Triggers and closed epochs, read again (debounced) when the stream says they changed. */
+let historyTimers: Array<ReturnType<typeof setTimeout>> = [];
+/**
+ * Triggers and closed epochs, read again when the stream says they changed. They are REST lists of
+ * the indexer's mirror, which may trail the stream (more so on a loaded machine): read at 150 ms,
+ * then again at 1 s and 3 s, so a close the first read missed still shows without another event.
+ * A newer change restarts the schedule.
+ */
 function refreshHistorySoon(): void {
-  epochsTimer ??= setTimeout(() => {
-    epochsTimer = null;
-    void refreshHistory();
-  }, 150);
+  for (const timer of historyTimers) clearTimeout(timer);
+  historyTimers = [150, 1_000, 3_000].map((ms) => setTimeout(() => void refreshHistory(), ms));
 }
 async function refreshHistory(): Promise<void> {
   try {
