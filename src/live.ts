@@ -44,7 +44,7 @@ import { LiveState, partyStore } from './stream/snapshot.js';
 import { BookStream } from './stream/book-stream.js';
 import { UserOrders } from './projections/user-orders.js';
 import { UserChannels } from './stream/user-snapshot.js';
-import { RecentTrades } from './stream/recent-trades.js';
+import { RecentTrades, tradesFromDatabase } from './stream/recent-trades.js';
 import { OrderOutcomes } from './stream/order-outcomes.js';
 import { fetchLiveOrders } from './http/reads/live-orders.js';
 import { listFills } from './db/queries/fills.js';
@@ -297,6 +297,12 @@ export class LiveRuntime implements LiveView {
     }
     this.source.start();
     this.accounts.start();
+    // The trade tape up to where the stream starts, read beside the live path (recent-trades.ts).
+    if (startAfter !== null && db.configured) {
+      this.recentTrades.seed(() => tradesFromDatabase(db, startAfter)).catch((err: unknown) => {
+        logger.warn({ err: (err as Error).message }, 'stream: trade tape not seeded from the database');
+      });
+    }
 
     this.poller = new OrderbookPoller({
       engine,
