@@ -72,17 +72,27 @@ export class AccountBook {
     this.metrics?.watch(this);
   }
 
-  /** Applies one event; the account.update frames of the complete parties it changed. */
+  /**
+   * Applies one event; the account.update frames of the parties it changed that a stream
+   * connection holds. A party kept for reads alone is kept current but gets no frame (nobody would
+   * receive it; its read computes the view): the work per event beyond the reducer grows with the
+   * parties connections ask for, not with those read lately (ADR 0082).
+   */
   onEvent(event: EngineEvent): Frame[] {
     const { parties, markets } = applyAccountEvent(this.state, event);
+    const frames: Frame[] = [];
+    if (this.retention.held === 0) return frames;
+    const changed = new Set<string>();
+    for (const party of parties) if (this.retention.isHeld(party)) changed.add(party);
     if (markets.size > 0) {
-      for (const [party, p] of this.state.parties) {
-        if (!p.complete || parties.has(party)) continue;
-        for (const m of markets) if (p.positions.get(m)?.size) parties.add(party);
+      // A mark move changes the account of every holder of a position there.
+      for (const party of this.retention.heldParties()) {
+        const p = this.state.parties.get(party);
+        if (!p?.complete || changed.has(party)) continue;
+        for (const m of markets) if (p.positions.get(m)?.size) changed.add(party);
       }
     }
-    const frames: Frame[] = [];
-    for (const party of parties) {
+    for (const party of changed) {
       if (!isComplete(this.state, party)) continue;
       frames.push(accountFrame(accountView(this.state, party), event.seq, event.ts));
     }

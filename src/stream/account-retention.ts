@@ -63,6 +63,10 @@ export class PartyRetention {
     return this.holds.has(party);
   }
 
+  heldParties(): IterableIterator<string> {
+    return this.holds.keys();
+  }
+
   get held(): number {
     return this.holds.size;
   }
