@@ -6,9 +6,12 @@
 //     evicted party go on (fills of its resting order, new orders, a cancel, a deposit, a mark
 //     move); its next read is seeded again and is exactly a fresh gateway's answer (the database
 //     seed alone) and the engine's own account;
+//   - for random order sequences of two parties read in turn (each read evicts the other, whose
+//     events went on meanwhile), every read equals the engine's account and the database seed's;
 //   - a party a stream connection asks account.update for stays complete whatever is read, while
 //     the connection holds it (from its URL or a subscribe message), and is let go after an
 //     unsubscribe or the close; the gauge bff_account_parties counts them.
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
@@ -21,6 +24,7 @@ import type { LiveRuntime } from '../../../src/live.js';
 import { accountFromDatabase } from '../../../src/stream/account-book.js';
 import { formatDecimal } from '../../../src/decimal.js';
 
+// One market per test: the book one leaves does not match the next one's orders.
 const MARKET = 'BTC-PERP';
 const IDLE_MS = 600;
 
@@ -64,7 +68,7 @@ describe('account book eviction against the reference engine', () => {
   async function asFresh(c: SigningClient, account: Account): Promise<void> {
     await indexer.waitFor(engine.engine.log.maxSeq, 10_000);
     const fresh = await accountFromDatabase(gw.deps.db, c.id);
-    expect({ ...account, asOfSeq: 0 }).toEqual({ ...fresh, asOfSeq: 0 });
+    expect({ ...account, asOfSeq: 0 }, JSON.stringify({ live: account, fresh, head: engine.engine.log.maxSeq })).toEqual({ ...fresh, asOfSeq: 0 });
     expect(account.freeCollateral).toBe(formatDecimal(engine.engine.accounts.freeCollateral(c.id)));
     const me = await c.me();
     expect(account.collateral).toBe(me.body.balance);
@@ -159,6 +163,44 @@ describe('account book eviction against the reference engine', () => {
     await asFresh(a, await synced(a));
   });
 
+  it('two parties read in turn, each read evicting the other while random orders go on: every read is the engine\'s and the seed\'s account', { timeout: 120_000 }, async () => {
+    const Price = fc.constantFrom('59000', '59500', '60000', '60500');
+    const Size = fc.constantFrom('0.005', '0.01', '0.05', '0.1');
+    const Command = fc.oneof(
+      { weight: 6, arbitrary: fc.record({ kind: fc.constant('place' as const), who: fc.nat(1), side: fc.constantFrom('buy' as const, 'sell' as const), price: Price, size: Size, tif: fc.constantFrom('gtc', 'gtc', 'ioc') }) },
+      { weight: 2, arbitrary: fc.record({ kind: fc.constant('cancel' as const), who: fc.nat(1), index: fc.nat(5) }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('deposit' as const), who: fc.nat(1), amount: fc.constantFrom('50', '300.25') }) },
+    );
+    let reseeded = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(Command, { minLength: 4, maxLength: 10 }), async (commands) => {
+        const parties = [await client('pa'), await client('pb')];
+        const open: string[][] = [[], []];
+        for (const cmd of commands) {
+          const c = parties[cmd.who]!;
+          if (cmd.kind === 'place') {
+            const r = await c.placeOrder({ market: 'ETH-PERP', side: cmd.side, type: 'limit', size: cmd.size, price: cmd.price, tif: cmd.tif });
+            if (r.body.ok && r.body.status === 'open') open[cmd.who]!.push(r.body.orderId);
+          } else if (cmd.kind === 'cancel') {
+            const id = open[cmd.who]![cmd.index % Math.max(1, open[cmd.who]!.length)];
+            if (id) await c.cancel(id); // may have filled meanwhile: the engine's answer is not the point
+          } else {
+            expect((await faucet(engine.url, engine.adminToken, c.id, cmd.amount)).body.ok).toBe(true);
+          }
+          // Read the other party first, then this one: the cap of one evicts each in turn.
+          for (const p of [parties[1 - cmd.who]!, c]) {
+            if (!live.accounts.isComplete(p.id)) reseeded++;
+            const account = await synced(p);
+            expect(live.accounts.isComplete(parties[0]!.id) && live.accounts.isComplete(parties[1]!.id)).toBe(false);
+            await asFresh(p, account);
+          }
+        }
+      }),
+      { numRuns: 10 },
+    );
+    expect(reseeded).toBeGreaterThan(20);
+  });
+
   it('a party a connection asks account.update for stays complete while it does (URL or subscribe), and is let go after', { timeout: 60_000 }, async () => {
     const [a, b, other] = [await client('sa'), await client('sb'), await client('so')];
     const { user, sessionId, sig } = proof(a);
@@ -183,15 +225,15 @@ describe('account book eviction against the reference engine', () => {
       expect(live.accounts.isComplete(a.id)).toBe(false);
 
       // Events while evicted, then a subscribe message holds it again: its snapshot is the seeded account.
-      expect((await other.placeOrder({ market: MARKET, side: 'sell', type: 'limit', size: '0.01', price: '60000' })).body.ok).toBe(true);
-      expect((await a.placeOrder({ market: MARKET, side: 'buy', type: 'limit', size: '0.01', price: '60000' })).body.status).toBe('filled');
+      expect((await other.placeOrder({ market: 'SOL-PERP', side: 'sell', type: 'limit', size: '1', price: '150' })).body.ok).toBe(true);
+      expect((await a.placeOrder({ market: 'SOL-PERP', side: 'buy', type: 'limit', size: '1', price: '150' })).body.status).toBe('filled');
       const before = ws.messages.length;
       const sub = await ask(ws, { op: 'subscribe', id: 's1', kinds: ['account.update'] });
       expect(sub.kind).toBe('stream.ack');
       expect(await gauge('held')).toBe(1);
       await ws.waitFor((ms) => ms.slice(before).some((m) => m.kind === 'account.update' && m.snapshot === true));
       const snap = ws.messages.slice(before).find((m) => m.kind === 'account.update' && m.snapshot === true)!;
-      expect(snap.payload.positions).toMatchObject([{ market: MARKET, size: '0.0100000000' }]);
+      expect(snap.payload.positions).toMatchObject([{ market: 'SOL-PERP', size: '1.0000000000' }]);
       const read = await synced(a);
       expect({ ...snap.payload, asOfSeq: 0 }).toEqual({ ...read, asOfSeq: 0 });
       await asFresh(a, read);
