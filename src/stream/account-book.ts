@@ -1,7 +1,8 @@
 // The accounts the gateway serves (docs/account.md): the account reducer (src/projections/account.ts)
 // fed by every engine event of the live stream, completed per party from the database the first
 // time the party is asked for (REST route or a stream connection with that party), then kept
-// current by the events. Produces the account.update frames of complete parties.
+// current by the events. Produces the account.update frames of the complete parties a stream
+// connection asks for.
 //
 // Memory: complete parties keep their open positions and orders, but only while a stream
 // connection needs them or a REST read touched them lately (PartyRetention, account-retention.ts,
