@@ -44,7 +44,7 @@ import { LiveState, partyStore } from './stream/snapshot.js';
 import { BookStream } from './stream/book-stream.js';
 import { UserOrders } from './projections/user-orders.js';
 import { UserChannels } from './stream/user-snapshot.js';
-import { RecentTrades } from './stream/recent-trades.js';
+import { RecentTrades, tradesFromDatabase } from './stream/recent-trades.js';
 import { OrderOutcomes } from './stream/order-outcomes.js';
 import { fetchLiveOrders } from './http/reads/live-orders.js';
 import { listFills } from './db/queries/fills.js';
@@ -53,6 +53,7 @@ import { parseBook } from './engine/orderbook-poller.js';
 import { LiveCommitments } from './commitments/live-commitments.js';
 import type { CommitmentStatus } from './commitments/monitor.js';
 import { AccountBook, withAccounts } from './stream/account-book.js';
+import type { Subscription } from './stream/subscription.js';
 
 /** How long the engine may take to replay its first event for the epoch. */
 const FIRST_EVENT_MS = 5_000;
@@ -119,7 +120,13 @@ export class LiveRuntime implements LiveView {
       store: partyStore(deps.db),
       logger: deps.logger,
     });
-    this.accounts = new AccountBook({ db: deps.db, logger: deps.logger });
+    this.accounts = new AccountBook({
+      db: deps.db,
+      logger: deps.logger,
+      idleMs: config.accountIdleMs,
+      maxReadParties: config.accountReadPartiesMax,
+      registry: deps.metrics.registry,
+    });
     this.streamMetrics = StreamMetrics.for(deps.metrics.registry);
     this.commitments = new LiveCommitments(deps.metrics.registry, deps.logger);
     this.epochs = new EpochTracker({ sources: (options) => this.epochSources(options), logger: deps.logger });
@@ -135,6 +142,8 @@ export class LiveRuntime implements LiveView {
       metrics: this.streamMetrics,
       logger: deps.logger,
       inbound: inboundLimits(config),
+      // The account book holds the parties connections ask account.update for (docs/account.md).
+      watch: (before: Subscription | null, after: Subscription | null) => this.accounts.subscriptionChanged(before, after),
     };
     this.hub = new StreamHub({
       ...hubOptions,
@@ -288,6 +297,12 @@ export class LiveRuntime implements LiveView {
     }
     this.source.start();
     this.accounts.start();
+    // The trade tape up to where the stream starts, read beside the live path (recent-trades.ts).
+    if (startAfter !== null && db.configured) {
+      this.recentTrades.seed(() => tradesFromDatabase(db, startAfter)).catch((err: unknown) => {
+        logger.warn({ err: (err as Error).message }, 'stream: trade tape not seeded from the database');
+      });
+    }
 
     this.poller = new OrderbookPoller({
       engine,

@@ -43,6 +43,10 @@ export interface Config {
   wsClientMessagesPerS: number;
   wsClientMessageBurst: number;
   wsHistorySize: number;
+  /** A complete account kept for REST reads alone is evicted this long after its last read (docs/account.md). */
+  accountIdleMs: number;
+  /** Most complete accounts kept for REST reads alone (stream connections' parties not counted). */
+  accountReadPartiesMax: number;
   sseIdleMs: number;
   /** Longest unfinished SSE line or event the engine bridge holds before it drops the connection. */
   sseMaxEventBytes: number;
@@ -286,6 +290,8 @@ export function loadConfig(env: Env = process.env): Config {
     wsClientMessagesPerS: int(env, 'WS_CLIENT_MESSAGES_PER_S', 20, 1, 100_000),
     wsClientMessageBurst: int(env, 'WS_CLIENT_MESSAGE_BURST', 40, 1, 1_000_000),
     wsHistorySize: int(env, 'WS_HISTORY_SIZE', 10_000, 0, 10_000_000),
+    accountIdleMs: int(env, 'ACCOUNT_IDLE_MS', 600_000, 100, 86_400_000),
+    accountReadPartiesMax: int(env, 'ACCOUNT_READ_PARTIES_MAX', 10_000, 1, 10_000_000),
     sseIdleMs: int(env, 'SSE_IDLE_MS', 45_000, 100, 3_600_000),
     sseMaxEventBytes: int(env, 'SSE_MAX_EVENT_BYTES', 1_048_576, 1024, 1_073_741_824),
     authDisabled: bool(env, 'AUTH_DISABLED', false),
@@ -357,6 +363,8 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'WS_CLIENT_MESSAGES_PER_S', meaning: 'Messages a second a stream client may send, sustained (token bucket); past it (and its burst) the client is closed with 1008.' },
   { name: 'WS_CLIENT_MESSAGE_BURST', meaning: 'Messages a stream client may send at once above that rate.' },
   { name: 'WS_HISTORY_SIZE', meaning: 'Frames kept in memory for `/v1/stream?since=<seq>` replay.' },
+  { name: 'ACCOUNT_IDLE_MS', meaning: "The live account book keeps a party's complete account while a stream connection asks `account.update` for it, and for this long after its last `GET /v1/users/:party/account` (or its last such connection's close); then it is evicted and its next read is seeded again from the database (docs/account.md).", defaultNote: '(10 minutes)' },
+  { name: 'ACCOUNT_READ_PARTIES_MAX', meaning: 'Most complete accounts kept for reads alone (parties no stream connection needs); past it the least recently read is evicted at once. Memory and per-event work grow with the accounts kept.' },
   { name: 'SSE_IDLE_MS', meaning: 'An engine SSE connection silent this long (no event, no heartbeat) is reconnected.' },
   { name: 'SSE_MAX_EVENT_BYTES', meaning: "Longest unfinished line or event (characters) the engine SSE bridge, and the relay's, holds; an engine sending more has its connection dropped (`bff_sse_oversized_total`, an error logged) and the bridge reconnects from its last seq." },
   { name: 'AUTH_DISABLED', meaning: '`true`: the authenticate and own-party guards are no-ops, and any `party` may be streamed.' },

@@ -294,7 +294,13 @@ export function mergeSeed(state: AccountsState, party: string, seed: AccountSeed
     const ended = p.ended.get(row.orderId);
     if (ended !== undefined && ended > row.updatedSeq) continue;
     let remaining = parseDecimal(row.remaining);
-    for (const f of p.deltas.get(row.orderId)?.fills ?? []) if (f.seq > row.updatedSeq) remaining -= f.size;
+    // The fills the seed did not see yet: the order is as of the newest of them (as the live path keeps it).
+    let seq = row.updatedSeq;
+    for (const f of p.deltas.get(row.orderId)?.fills ?? []) {
+      if (f.seq <= row.updatedSeq) continue;
+      remaining -= f.size;
+      if (f.seq > seq) seq = f.seq;
+    }
     if (remaining <= 0n) continue;
     p.orders.set(row.orderId, {
       orderId: row.orderId,
@@ -305,7 +311,7 @@ export function mergeSeed(state: AccountsState, party: string, seed: AccountSeed
       rests: row.rests,
       opening: row.stillMatching ? null : parseDecimal(row.opening),
       openingKnown: true,
-      seq: row.updatedSeq,
+      seq,
     });
     if (row.stillMatching) state.matching.set(row.orderId, party);
   }

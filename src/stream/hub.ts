@@ -46,6 +46,12 @@ export interface HubOptions {
   state?: StreamStateSource;
   /** What a client may send (src/stream/inbound-limit.ts); default DEFAULT_INBOUND_LIMITS. */
   inbound?: InboundLimits;
+  /**
+   * Told of every registered connection's filters as they change: `before` null when it opens,
+   * `after` null when it closes (the account book counts the parties connections need). Called
+   * before the snapshot of the new filters is read.
+   */
+  watch?: (before: Subscription | null, after: Subscription | null) => void;
 }
 
 /**
@@ -189,6 +195,7 @@ export class StreamHub implements StreamFanout {
     if (this.known !== null) judgeMarketsFilter(sub, this.known);
     this.index.add(client);
     this.options.metrics.clients.set(this.index.size);
+    this.options.watch?.(null, sub);
     if (!this.options.enabled) return client;
 
     client.held = [];
@@ -220,8 +227,10 @@ export class StreamHub implements StreamFanout {
   remove(client: StreamClient): void {
     if (client.heartbeat) clearInterval(client.heartbeat);
     client.heartbeat = null;
+    if (!this.index.has(client)) return; // removed already (a reset or slow close, then the socket's close)
     this.index.remove(client);
     this.options.metrics.clients.set(this.index.size);
+    this.options.watch?.(client.sub, null);
   }
 
   /**
@@ -237,7 +246,10 @@ export class StreamHub implements StreamFanout {
     if (registered) this.index.remove(client); // the index finds the buckets through the filters: out before they change
     Object.assign(client.sub, next);
     if (this.known !== null) judgeMarketsFilter(client.sub, this.known);
-    if (registered) this.index.add(client);
+    if (registered) {
+      this.index.add(client);
+      this.options.watch?.(before, client.sub);
+    }
     const message = json(ack(client.sub, this.state.head()));
     if (!this.options.enabled || !registered || !this.state.ready()) {
       client.send(message);

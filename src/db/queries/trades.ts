@@ -5,6 +5,8 @@
 import type { Queryable } from '../database.js';
 import { formatDecimal, parseDecimal } from '../../decimal.js';
 import type { Page } from './page.js';
+import { toEnvelope, type EventRow } from './events.js';
+import type { EngineEvent } from '../../contracts/engine-event.js';
 
 export interface TradeRow {
   seq: number;
@@ -64,4 +66,19 @@ export async function lastTrades(sql: Queryable, markets: readonly string[]): Pr
       SELECT market, seq, price, created_at FROM fills WHERE market = ${market} AND role = 'taker' ORDER BY seq DESC LIMIT 1`),
   );
   return rows.flat();
+}
+
+/**
+ * The fill events of a market's last `n` matches at or below `upTo`, oldest first, as the engine
+ * sent them (the trade tape's seed, src/stream/recent-trades.ts, builds its frames with the live
+ * projection from them). The seqs come from the taker legs along the (market, seq desc) index (at
+ * most two per match), each event by its primary key.
+ */
+export async function lastMatchEvents(sql: Queryable, market: string, upTo: number, n: number): Promise<EngineEvent[]> {
+  const rows = await sql<EventRow[]>`
+    SELECT seq, kind, ts, market, party, payload FROM events
+    WHERE kind = 'engine.order_filled' AND seq IN (
+      SELECT seq FROM fills WHERE market = ${market} AND role = 'taker' AND seq <= ${upTo} ORDER BY seq DESC LIMIT ${2 * n + 2})
+    ORDER BY seq DESC LIMIT ${n}`;
+  return rows.reverse().map(toEnvelope);
 }

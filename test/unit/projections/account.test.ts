@@ -96,4 +96,41 @@ describe('account reducer', () => {
       }
     }
   });
+
+  it('an order filled after the seed was read is as of that fill, as in the live path (the view lists orders by their last change)', () => {
+    // Alice rests a buy (seq 2) and a sell (seq 3); Bob's taker sell fills part of the buy at seq 5.
+    const events: EngineEvent[] = [
+      deposit(1, A, '2000'),
+      placed(2, A, 'buy1', 'buy', '0.05', '59000'),
+      placed(3, A, 'sell1', 'sell', '0.01', '61000'),
+      placed(4, B, 'bsell', 'sell', '0.02', '59000'),
+      filled(5, 'bsell', 'buy1', '0.02', '59000', [leg(B, 'bsell', 'taker', 'sell', '0.02', '59000', 'pb', '-0.02', '2000'), leg(A, 'buy1', 'maker', 'buy', '0.02', '59000', 'pa', '0.02', '2000')]),
+    ];
+    const leverage = [{ market: M, maxLeverage: 20 }];
+    const seed4: AccountSeed = {
+      asOfSeq: 4,
+      balance: { value: '2000', seq: 1 },
+      positions: [],
+      orders: [
+        { orderId: 'buy1', market: M, side: 'buy', price: '59000', remaining: '0.05', rests: true, opening: '0.05', updatedSeq: 2 },
+        { orderId: 'sell1', market: M, side: 'sell', price: '61000', remaining: '0.01', rests: true, opening: '0.01', updatedSeq: 3 },
+      ],
+      marks: [],
+      leverage,
+    };
+    // A complete party that saw every event.
+    const reference = initialAccounts();
+    mergeSeed(reference, A, { ...seed4, asOfSeq: 0, balance: null, orders: [] });
+    for (const e of events) applyAccountEvent(reference, e);
+    // A memory that began (or evicted Alice) after seq 4 saw only the fill; a seed read at seq 4 (the mirror behind) completes it.
+    const s = initialAccounts();
+    applyAccountEvent(s, events[4]!);
+    mergeSeed(s, A, seed4);
+    const view = accountView(s, A);
+    expect(view.orders.map((o) => [o.orderId, o.remaining])).toEqual([
+      ['sell1', '0.0100000000'],
+      ['buy1', '0.0300000000'],
+    ]);
+    expect(view).toEqual(accountView(reference, A));
+  });
 });
