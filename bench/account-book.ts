@@ -1,4 +1,4 @@
-// `npx tsx bench/account-book.ts` — the account book's share of the live path (ADR 0082): the
+// `npm run bench:account` — the account book's share of the live path (ADR 0082): the
 // projections alone vs the projections + AccountBook.onEvent, with K complete parties each holding
 // a position in every market (the worst case: every fill moves the mark, so every such account
 // changes), kept for reads alone or held by stream connections (those get an account.update frame
