@@ -158,7 +158,7 @@ const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
 const rows = [
   `Measured by \`npm run bench:stream\` (book part, bench/stream-book.ts) on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} cores shared by the engine, the server under test and the two client processes; node ${process.version}; loopback; load average at start ${loadAtStart.map((x) => x.toFixed(1)).join(' / ')}. ${ORDERS_PER_S} orders/s on one market for ${SECONDS} s, ${CLIENTS} clients per phase: ${CLIENTS - 2} held by a load process, the first and the last of the fan-out by a probe process that times them (so a time is when that socket got the frame, as a screen holding one socket sees it). Compare the rows (same run, same order flow); the floor is the least any server can do.`,
   '',
-  '| Book frames to 1 000 clients | engine emit → client p50 | p99 | max | frames/s per client | bytes/s per client |',
+  `| Book frames to ${CLIENTS.toLocaleString('en-US')} clients | engine emit → client p50 | p99 | max | frames/s per client | bytes/s per client |`,
   '|---|---|---|---|---|---|',
   `| \`orderbook.delta\` (kept from events, depth 20) | ${f1(delta.p50)} ms | ${f1(delta.p99)} ms | ${f1(delta.max)} ms | ${f1(delta.framesPerClientS)} | ${fmt(delta.bytesPerClientS)} |`,
   `| \`orderbook.snapshot\` (polled every 500 ms, depth 20) | ${f1(polled.p50)} ms | ${f1(polled.p99)} ms | ${f1(polled.max)} ms | ${f1(polled.framesPerClientS)} | ${fmt(polled.bytesPerClientS)} |`,
