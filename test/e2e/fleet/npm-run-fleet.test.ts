@@ -13,6 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -24,7 +25,18 @@ import { PROMETHEUS_BINARY } from '../../../deploy/prometheus.js';
 import { request } from 'undici';
 import { createParser } from 'eventsource-parser';
 
-const PROMETHEUS_PORT = 41850;
+/** A port free now (Prometheus needs its port before it starts: it cannot report one it chose). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+let PROMETHEUS_PORT = 0;
 const hasPrometheus = existsSync(PROMETHEUS_BINARY);
 if (!hasPrometheus && process.env.CI) throw new Error('Prometheus is missing in CI (.ci/run installs Debian prometheus)');
 if (!hasPrometheus) console.warn('\n*** SKIPPED: npm run fleet -- --observe needs /usr/bin/prometheus ***\n');
@@ -119,6 +131,8 @@ describe.skipIf(!available)('npm run fleet -- --observe: one member lost at a ti
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'fleet-test-'));
+    // Not a fixed port: any process left listening on it (another run's, a bench's) failed the fleet's start.
+    PROMETHEUS_PORT = await freePort();
     db = await createTestDatabase({ migrate: false });
     fleet = spawn(
       process.execPath,
