@@ -26,6 +26,42 @@ async function ask(c: TestClient, message: Record<string, unknown>, timeoutMs = 
   return c.messages.slice(before).find(mine) as Answer;
 }
 
+/** The reference engine and a listening gateway on it, the live runtime started and streaming. */
+interface Stack {
+  engine: RunningEngine;
+  gw: TestGateway;
+  live: LiveRuntime;
+  close(): Promise<void>;
+}
+
+async function startStack(env: Record<string, string> = {}, options: { markets?: boolean } = {}): Promise<Stack> {
+  const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+  const gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, ...env }, { listen: true });
+  const live = gw.deps.live as LiveRuntime;
+  await live.start();
+  await waitFor(() => live.status().connected, 5_000, 'bridge');
+  if (options.markets) await waitFor(() => live.knownMarkets() !== null, 5_000, 'market list');
+  return {
+    engine,
+    gw,
+    live,
+    close: async () => {
+      await gw.close();
+      await engine.close();
+    },
+  };
+}
+
+/** A party with a session on the gateway and collateral on the engine. */
+async function fundedParty(stack: Stack, name: string): Promise<SigningClient> {
+  const party = new SigningClient(stack.gw.url, makeParty(name));
+  expect((await party.authorize()).body).toMatchObject({ ok: true });
+  expect((await faucet(stack.engine.url, stack.engine.adminToken, party.id, '1000000')).body).toMatchObject({ ok: true });
+  return party;
+}
+
+const TRADING_LIMITS = { RATE_LIMIT_MAX: '1000', RATE_LIMIT_IP_MAX: '10000' };
+
 describe('messages sent before the runtime is ready (clients connect before it starts)', () => {
   let engine: RunningEngine;
   let gw: TestGateway;
@@ -63,22 +99,17 @@ describe('messages sent before the runtime is ready (clients connect before it s
 });
 
 describe('signing fields that no HTTP header could carry', () => {
-  let engine: RunningEngine;
+  let stack: Stack;
   let gw: TestGateway;
   let alice: SigningClient;
 
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, RATE_LIMIT_MAX: '1000', RATE_LIMIT_IP_MAX: '10000' }, { listen: true });
-    await (gw.deps.live as LiveRuntime).start();
-    await waitFor(() => (gw.deps.live as LiveRuntime).status().connected, 5_000, 'bridge');
-    alice = new SigningClient(gw.url, makeParty('alice'));
-    expect((await alice.authorize()).body).toMatchObject({ ok: true });
-    expect((await faucet(engine.url, engine.adminToken, alice.id, '1000000')).body).toMatchObject({ ok: true });
+    stack = await startStack(TRADING_LIMITS);
+    gw = stack.gw;
+    alice = await fundedParty(stack, 'alice');
   });
   afterAll(async () => {
-    await gw?.close();
-    await engine?.close();
+    await stack?.close();
   });
 
   it('are refused 400 bad_request (a client error), never forwarded and answered 502 engine_unavailable', { timeout: 30_000 }, async () => {
@@ -109,27 +140,19 @@ describe('signing fields that no HTTP header could carry', () => {
 });
 
 describe('a subscribe that names no value', () => {
-  let engine: RunningEngine;
+  let stack: Stack;
   let gw: TestGateway;
   let alice: SigningClient;
   let bob: SigningClient;
 
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, RATE_LIMIT_MAX: '1000', RATE_LIMIT_IP_MAX: '10000' }, { listen: true });
-    await (gw.deps.live as LiveRuntime).start();
-    await waitFor(() => (gw.deps.live as LiveRuntime).status().connected, 5_000, 'bridge');
-    await waitFor(() => (gw.deps.live as LiveRuntime).knownMarkets() !== null, 5_000, 'market list');
-    alice = new SigningClient(gw.url, makeParty('alice'));
-    bob = new SigningClient(gw.url, makeParty('bob'));
-    for (const c of [alice, bob]) {
-      expect((await c.authorize()).body).toMatchObject({ ok: true });
-      expect((await faucet(engine.url, engine.adminToken, c.id, '1000000')).body).toMatchObject({ ok: true });
-    }
+    stack = await startStack(TRADING_LIMITS, { markets: true });
+    gw = stack.gw;
+    alice = await fundedParty(stack, 'alice');
+    bob = await fundedParty(stack, 'bob');
   });
   afterAll(async () => {
-    await gw?.close();
-    await engine?.close();
+    await stack?.close();
   });
 
   it('adds nothing: an empty list leaves the connection\'s filters (every kind, every market) as they were', { timeout: 30_000 }, async () => {
@@ -220,18 +243,15 @@ describe('subscription changes while their snapshot reads are slow', () => {
 });
 
 describe('hostile frames and keys', () => {
-  let engine: RunningEngine;
+  let stack: Stack;
   let gw: TestGateway;
 
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken }, { listen: true });
-    await (gw.deps.live as LiveRuntime).start();
-    await waitFor(() => (gw.deps.live as LiveRuntime).status().connected, 5_000, 'bridge');
+    stack = await startStack();
+    gw = stack.gw;
   });
   afterAll(async () => {
-    await gw?.close();
-    await engine?.close();
+    await stack?.close();
   });
 
   it('prototype keys are unknown fields; a binary message is read as text; the filters are untouched', { timeout: 30_000 }, async () => {
@@ -311,18 +331,15 @@ async function flood(url: string, conns: number, ms: number, message: string): P
 }
 
 describe('the largest messages at the allowed rate', () => {
-  let engine: RunningEngine;
+  let stack: Stack;
   let gw: TestGateway;
 
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken }, { listen: true });
-    await (gw.deps.live as LiveRuntime).start();
-    await waitFor(() => (gw.deps.live as LiveRuntime).knownMarkets() !== null, 5_000, 'market list');
+    stack = await startStack({}, { markets: true });
+    gw = stack.gw;
   });
   afterAll(async () => {
-    await gw?.close();
-    await engine?.close();
+    await stack?.close();
   });
 
   it('are read as fast as one address may send them: 100 connections, 18 maximal subscribes a second each', { timeout: 60_000 }, async () => {
