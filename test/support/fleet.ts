@@ -4,6 +4,8 @@
 import { connect as tcpConnect, createServer } from 'node:net';
 import { nginxBinary } from '../../deploy/nginx.js';
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { connect as natsConnect } from 'nats';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -57,5 +59,25 @@ export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 10_000
     if (v) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/**
+ * Removes what a fleet test left in the shared services: its JetStream stream and its Redis keys
+ * (every key under `redisPrefix`). The services outlive the test run, and other runs share them.
+ */
+export async function forgetFleetState(stream: string, redisPrefix: string): Promise<void> {
+  const nc = await natsConnect({ servers: NATS_URL });
+  try {
+    await (await nc.jetstreamManager()).streams.delete(stream).catch(() => undefined);
+  } finally {
+    await nc.close();
+  }
+  const r = new Redis(REDIS_URL);
+  try {
+    const keys = await r.keys(`${redisPrefix}*`);
+    if (keys.length) await r.del(...keys);
+  } finally {
+    r.disconnect();
   }
 }

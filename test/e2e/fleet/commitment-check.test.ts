@@ -6,11 +6,9 @@
 // other claim as a match, and names it on its /readyz without its readiness changing.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import { connect as natsConnect } from 'nats';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { closedPort, fleetServices, NATS_URL, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
+import { closedPort, fleetServices, forgetFleetState, NATS_URL, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
 import { startScriptedEngine, type ScriptedEngine } from '../../support/scripted-sse.js';
 import { engineHistory } from '../../support/engine-history.js';
 import { EngineRelay } from '../../../src/relay/relay.js';
@@ -95,13 +93,7 @@ describe.skipIf(!available)('the commitment check on every replica of a fleet', 
     }
     await relay?.stop();
     await engine?.close();
-    const nc = await natsConnect({ servers: NATS_URL });
-    await (await nc.jetstreamManager()).streams.delete(stream).catch(() => undefined);
-    await nc.close();
-    const r = new Redis(REDIS_URL);
-    const keys = await r.keys(`${prefix}*`);
-    if (keys.length) await r.del(...keys);
-    r.disconnect();
+    await forgetFleetState(stream, prefix);
   });
 
   it('each replica counts the wrong claim as a mismatch, every other claim as a match, and names it on /readyz', async () => {

@@ -17,9 +17,7 @@ import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { Redis } from 'ioredis';
-import { connect as natsConnect } from 'nats';
-import { fleetServices, NATS_URL, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
+import { fleetServices, forgetFleetState, NATS_URL, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { PROMETHEUS_BINARY } from '../../../deploy/prometheus.js';
 import { request } from 'undici';
@@ -157,13 +155,7 @@ describe.skipIf(!available)('npm run fleet -- --observe: one member lost at a ti
     }
     await db?.drop();
     if (dir) rmSync(dir, { recursive: true, force: true });
-    const nc = await natsConnect({ servers: NATS_URL });
-    await (await nc.jetstreamManager()).streams.delete(`${name.toUpperCase()}_ENGINE_EVENTS`).catch(() => undefined);
-    await nc.close();
-    const r = new Redis(REDIS_URL);
-    const keys = await r.keys(`${name}:*`);
-    if (keys.length) await r.del(...keys);
-    r.disconnect();
+    await forgetFleetState(`${name.toUpperCase()}_ENGINE_EVENTS`, `${name}:`);
   }, 60_000);
 
   it('Prometheus scrapes every replica and relay with the alert rules loaded', async () => {

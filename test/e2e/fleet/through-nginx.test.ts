@@ -6,11 +6,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { Redis } from 'ioredis';
-import { connect as natsConnect } from 'nats';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { generateKeyPair, makeParty, signHex } from '../../sandbox/engine/helpers.js';
-import { closedPort, fleetServices, NATS_URL, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
+import { closedPort, fleetServices, forgetFleetState, NATS_URL, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
 import { startScriptedEngine, type ScriptedEngine } from '../../support/scripted-sse.js';
 import { startNginx, type RunningNginx } from '../../../deploy/nginx.js';
 import { EngineRelay } from '../../../src/relay/relay.js';
@@ -134,13 +133,7 @@ describe.skipIf(!available)('a fleet behind nginx', () => {
     }
     await relay?.stop();
     await engine?.close();
-    const nc = await natsConnect({ servers: NATS_URL });
-    await (await nc.jetstreamManager()).streams.delete(stream).catch(() => undefined);
-    await nc.close();
-    const r = new Redis(REDIS_URL);
-    const keys = await r.keys(`${prefix}*`);
-    if (keys.length) await r.del(...keys);
-    r.disconnect();
+    await forgetFleetState(stream, prefix);
   });
 
   it('stream clients spread over the replicas receive identical frames', async () => {
