@@ -42,3 +42,12 @@ export async function openConsoleSession(options: ConsoleSessionOptions = {}): P
     throw err;
   }
 }
+
+/** Fills the console's order ticket and sends it (the page's own controls, as a trader does). */
+export async function placeFromTicket(page: Page, fields: { side: 'buy' | 'sell'; type: 'limit' | 'market'; size: string; price?: string }): Promise<void> {
+  await page.selectOption('#order-side', fields.side);
+  await page.selectOption('#order-type', fields.type);
+  await page.fill('#order-size', fields.size);
+  await page.fill('#order-price', fields.price ?? '');
+  await page.click('#order-submit');
+}

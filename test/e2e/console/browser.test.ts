@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { requireChromiumOrSkip } from '../../support/chromium.js';
-import { openConsoleSession, type ConsoleSession } from '../../support/console-session.js';
+import { openConsoleSession, type ConsoleSession, placeFromTicket } from '../../support/console-session.js';
 import type { TradingStack } from '../../support/trading-stack.js';
 
 const ARTIFACTS = resolve(process.cwd(), 'test-artifacts');
@@ -25,13 +25,7 @@ describe.skipIf(!run)('web console in Chromium', () => {
   }, 120_000);
   afterAll(() => session?.close());
 
-  const place = async (fields: { side: 'buy' | 'sell'; type: 'limit' | 'market'; size: string; price?: string }) => {
-    await page.selectOption('#order-side', fields.side);
-    await page.selectOption('#order-type', fields.type);
-    await page.fill('#order-size', fields.size);
-    await page.fill('#order-price', fields.price ?? '');
-    await page.click('#order-submit');
-  };
+  const place = (fields: Parameters<typeof placeFromTicket>[1]) => placeFromTicket(page, fields);
 
   it('loads, trades and shows it', { timeout: 120_000 }, async () => {
     try {

@@ -10,7 +10,7 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page, WebSocketRoute } from 'playwright-core';
 import { requireChromiumOrSkip } from '../../support/chromium.js';
-import { openConsoleSession, type ConsoleSession } from '../../support/console-session.js';
+import { openConsoleSession, type ConsoleSession, placeFromTicket } from '../../support/console-session.js';
 import { SEED_MARKET, type TradingStack } from '../../support/trading-stack.js';
 
 const ARTIFACTS = resolve(process.cwd(), 'test-artifacts');
@@ -40,13 +40,7 @@ describe.skipIf(!run)('web console market data in Chromium', () => {
     page.$$eval('#book tr[data-testid^=book-]', (rows) =>
       rows.map((r) => [r.getAttribute('data-testid')!.slice(5), ...[...r.querySelectorAll('td')].map((td) => td.textContent ?? '')]),
     );
-  const place = async (fields: { side: 'buy' | 'sell'; type: 'limit' | 'market'; size: string; price?: string }) => {
-    await page.selectOption('#order-side', fields.side);
-    await page.selectOption('#order-type', fields.type);
-    await page.fill('#order-size', fields.size);
-    await page.fill('#order-price', fields.price ?? '');
-    await page.click('#order-submit');
-  };
+  const place = (fields: Parameters<typeof placeFromTicket>[1]) => placeFromTicket(page, fields);
 
   it('keeps the book from deltas, fills the tape on load, and follows my orders and fills', { timeout: 120_000 }, async () => {
     try {
