@@ -58,3 +58,26 @@ export function procCpuMs(pid: number | undefined): number | null {
   const u = procUsage(pid);
   return u === null ? null : u.userMs + u.systemMs;
 }
+
+const children = new Set<ChildProcess>();
+let reaping = false;
+
+/**
+ * Stops `child` with the benchmark: on SIGINT or SIGTERM (Ctrl-C, `kill`, a timeout) every tracked
+ * child still running gets SIGTERM before this process exits. Without it a benchmark stopped midway
+ * left its servers running, holding ports and CPU that later runs and tests then met.
+ */
+export function stopWithBench<T extends ChildProcess>(child: T): T {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  if (!reaping) {
+    reaping = true;
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.once(signal, () => {
+        for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+        process.exit(signal === 'SIGINT' ? 130 : 143);
+      });
+    }
+  }
+  return child;
+}

@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { stopWithBench } from './processes.js';
 
 /** CPU of the servers, CPU of the load generator (null: no taskset, nothing pinned). */
 export const PIN = hasTaskset() ? { server: '1', load: '0' } : null;
@@ -29,7 +30,7 @@ const pinned = (cpu: string | undefined, cmd: string, args: string[]): [string, 
 export function startServer(root: string, entry: string, env: Record<string, string>): ChildProcess {
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const [cmd, args] = pinned(PIN?.server, process.execPath, [...profile, '--import', 'tsx', join(root, entry)]);
-  return spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return stopWithBench(spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] }));
 }
 
 export interface LoadResult {

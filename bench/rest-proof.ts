@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { migrate } from '../schema/migrate.js';
 import { seed } from '../sandbox/seed/index.js';
-import { freePort, stop, waitHealthy } from './processes.js';
+import { freePort, stop, stopWithBench, waitHealthy } from './processes.js';
 
 interface AutocannonResult {
   requests: { average: number };
@@ -44,11 +44,11 @@ export async function proofBench(server: string, seconds: number, connections: n
       WHERE batch_num IS NOT NULL ORDER BY abs(event_count - 100), batch_num DESC LIMIT 1`;
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    gateway = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts')], {
+    gateway = stopWithBench(spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts')], {
       cwd: ROOT,
       env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: url, AUTH_DISABLED: 'true', LOG_LEVEL: 'warn', DB_POOL_MAX: '16', RATE_LIMIT_MAX: '10000000', ENGINE_BASE_URL: 'http://127.0.0.1:9' },
       stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    }));
     await waitHealthy(base);
     const proofPath = `/v1/users/${batch!.party}/user-batches/${batch!.userSeq}/proof`;
     const proof = (await (await fetch(base + proofPath)).json()) as { status: string; events: unknown[] };
