@@ -182,19 +182,7 @@ export class UserOrders {
     const p = event.payload;
     if (typeof p.orderId !== 'string' || typeof event.party !== 'string') return [];
     const reason = p.reason === 'user' || p.reason === 'ioc' || p.reason === 'margin' || p.reason === 'reduce_only' ? p.reason : 'user';
-    const o = this.orders.get(p.orderId) ?? {
-      orderId: p.orderId,
-      party: event.party,
-      market: event.market ?? '',
-      side: 'unknown',
-      type: 'unknown',
-      price: null,
-      size: null,
-      filled: 0n,
-      notional: 0n,
-      status: 'cancelled',
-      clientOrderId: null,
-    };
+    const o = this.orders.get(p.orderId) ?? unseenOrder(p.orderId, event.party, event.market, 'cancelled', null);
     o.status = 'cancelled';
     this.settle(o);
     return [orderFrame(o, event, { reason })];
@@ -203,19 +191,7 @@ export class UserOrders {
   private rejected(event: EngineEvent): Frame[] {
     const p = event.payload;
     if (typeof event.party !== 'string') return [];
-    const o: TrackedOrder = {
-      orderId: '',
-      party: event.party,
-      market: event.market ?? '',
-      side: 'unknown',
-      type: 'unknown',
-      price: null,
-      size: null,
-      filled: 0n,
-      notional: 0n,
-      status: 'rejected',
-      clientOrderId: typeof p.clientOrderId === 'string' ? p.clientOrderId : null,
-    };
+    const o = unseenOrder('', event.party, event.market, 'rejected', typeof p.clientOrderId === 'string' ? p.clientOrderId : null);
     return [orderFrame(o, event, { reason: 'rejected', code: typeof p.code === 'string' ? p.code : 'rejected', error: typeof p.error === 'string' ? p.error : '' })];
   }
 }
@@ -250,4 +226,12 @@ export function orderFrame(o: TrackedOrder, at: { seq: number; ts: string }, ter
   };
   if (o.market !== '') frame.market = o.market;
   return frame;
+}
+
+/**
+ * An order this projection never saw placed (placed before the process started, or refused before
+ * it rested): only what the ending event says of it, side and type unknown, nothing filled.
+ */
+function unseenOrder(orderId: string, party: string, market: string | undefined, status: TrackedOrder['status'], clientOrderId: string | null): TrackedOrder {
+  return { orderId, party, market: market ?? '', side: 'unknown', type: 'unknown', price: null, size: null, filled: 0n, notional: 0n, status, clientOrderId };
 }
