@@ -4,6 +4,9 @@
 import { connect as tcpConnect, createServer } from 'node:net';
 import { nginxBinary } from '../../deploy/nginx.js';
 import { randomBytes } from 'node:crypto';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { EngineRelay } from '../../src/relay/relay.js';
 import { Redis } from 'ioredis';
 import { connect as natsConnect } from 'nats';
 
@@ -80,4 +83,27 @@ export async function forgetFleetState(stream: string, redisPrefix: string): Pro
   } finally {
     r.disconnect();
   }
+}
+
+/**
+ * A relay (src/relay) from an engine's admin stream into a JetStream stream of its own, started:
+ * no fill from a database, an empty stream starting from the engine's first event, silent logs.
+ */
+export async function startTestRelay(o: { stream: string; subject: string; engine: { url: string; token: string }; natsUrl?: string; maxBytes?: number }): Promise<EngineRelay> {
+  const relay = new EngineRelay({
+    url: o.natsUrl ?? NATS_URL,
+    stream: o.stream,
+    subject: o.subject,
+    maxAgeS: 600,
+    maxBytes: o.maxBytes ?? 64 * 1024 * 1024,
+    engineStreamUrl: `${o.engine.url}/v1/admin/events/stream`,
+    token: o.engine.token,
+    idleMs: 10_000,
+    emptyStreamStartAfter: async () => 0,
+    fillFrom: null,
+    logger: pino({ level: 'silent' }),
+    registry: new Registry(),
+  });
+  await relay.start();
+  return relay;
 }

@@ -6,12 +6,10 @@
 // other claim as a match, and names it on its /readyz without its readiness changing.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pino from 'pino';
-import { Registry } from 'prom-client';
-import { closedPort, fleetServices, forgetFleetState, NATS_URL, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
+import { closedPort, fleetServices, forgetFleetState, NATS_URL, REDIS_URL, uniqueName, waitFor, startTestRelay } from '../../support/fleet.js';
 import { startScriptedEngine, type ScriptedEngine } from '../../support/scripted-sse.js';
 import { engineHistory } from '../../support/engine-history.js';
-import { EngineRelay } from '../../../src/relay/relay.js';
+import type { EngineRelay } from '../../../src/relay/relay.js';
 import type { EngineEvent } from '../../../src/contracts/engine-event.js';
 
 const available = await fleetServices({ redis: true, nats: true });
@@ -67,21 +65,7 @@ describe.skipIf(!available)('the commitment check on every replica of a fleet', 
     victim = history.filter((e) => e.kind === 'engine.user_batch_committed')[3]!;
     victim.payload.root = 'f'.repeat(64); // the engine's claim differs from the events it streamed
     engine = await startScriptedEngine();
-    relay = new EngineRelay({
-      url: NATS_URL,
-      stream,
-      subject: `${name}.events`,
-      maxAgeS: 600,
-      maxBytes: 64 * 1024 * 1024,
-      engineStreamUrl: `${engine.url}/v1/admin/events/stream`,
-      token: engine.token,
-      idleMs: 10_000,
-      emptyStreamStartAfter: async () => 0,
-      fillFrom: null,
-      logger: pino({ level: 'silent' }),
-      registry: new Registry(),
-    });
-    await relay.start();
+    relay = await startTestRelay({ stream, subject: `${name}.events`, engine });
     const ports = [await closedPort(), await closedPort()];
     replicas.push(...(await Promise.all(ports.map((p) => startReplica(p)))));
   }, 120_000);

@@ -6,13 +6,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { Redis } from 'ioredis';
-import pino from 'pino';
-import { Registry } from 'prom-client';
 import { generateKeyPair, makeParty, signHex } from '../../sandbox/engine/helpers.js';
-import { closedPort, fleetServices, forgetFleetState, NATS_URL, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
+import { closedPort, fleetServices, forgetFleetState, NATS_URL, REDIS_URL, uniqueName, waitFor, startTestRelay } from '../../support/fleet.js';
 import { startScriptedEngine, type ScriptedEngine } from '../../support/scripted-sse.js';
 import { startNginx, type RunningNginx } from '../../../deploy/nginx.js';
-import { EngineRelay } from '../../../src/relay/relay.js';
+import type { EngineRelay } from '../../../src/relay/relay.js';
 import { ticks, ts } from '../../integration/stream/helpers.js';
 
 const available = await fleetServices({ redis: true, nats: true, nginx: true });
@@ -103,21 +101,7 @@ describe.skipIf(!available)('a fleet behind nginx', () => {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true,"newBalance":"1000.0000000000"}');
       return true;
     };
-    relay = new EngineRelay({
-      url: NATS_URL,
-      stream,
-      subject: `${name}.events`,
-      maxAgeS: 600,
-      maxBytes: 64 * 1024 * 1024,
-      engineStreamUrl: `${engine.url}/v1/admin/events/stream`,
-      token: engine.token,
-      idleMs: 10_000,
-      emptyStreamStartAfter: async () => 0,
-      fillFrom: null,
-      logger: pino({ level: 'silent' }),
-      registry: new Registry(),
-    });
-    await relay.start();
+    relay = await startTestRelay({ stream, subject: `${name}.events`, engine });
     push(5); // the stream exists and holds something before the replicas start
     await waitFor(() => relay.streamLastSeq === 5, 10_000, 'relay');
     const ports = [await closedPort(), await closedPort()];

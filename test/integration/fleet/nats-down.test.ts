@@ -7,13 +7,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pino from 'pino';
-import { Registry } from 'prom-client';
-import { closedPort, fleetServices, tcpReachable, waitFor } from '../../support/fleet.js';
+import { closedPort, fleetServices, tcpReachable, waitFor, startTestRelay } from '../../support/fleet.js';
 import { startScriptedEngine, type ScriptedEngine } from '../../support/scripted-sse.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { LiveRuntime } from '../../../src/live.js';
-import { EngineRelay } from '../../../src/relay/relay.js';
+import type { EngineRelay } from '../../../src/relay/relay.js';
 import { connect, seqs, ticks } from '../stream/helpers.js';
 
 const NATS_SERVER = '/usr/sbin/nats-server';
@@ -44,21 +42,7 @@ describe.skipIf(!available)('NATS down and back', () => {
     await startNats();
     engine = await startScriptedEngine();
     const url = `nats://127.0.0.1:${port}`;
-    relay = new EngineRelay({
-      url,
-      stream: 'DOWN',
-      subject: 'down.events',
-      maxAgeS: 600,
-      maxBytes: 16 * 1024 * 1024,
-      engineStreamUrl: `${engine.url}/v1/admin/events/stream`,
-      token: engine.token,
-      idleMs: 10_000,
-      emptyStreamStartAfter: async () => 0,
-      fillFrom: null,
-      logger: pino({ level: 'silent' }),
-      registry: new Registry(),
-    });
-    await relay.start();
+    relay = await startTestRelay({ stream: 'DOWN', subject: 'down.events', engine, natsUrl: url, maxBytes: 16 * 1024 * 1024 });
     gw = await startGateway(
       { ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.token, AUTH_DISABLED: 'true', WS_ORDERBOOK_POLL_MS: '60000', NATS_URL: url, NATS_STREAM: 'DOWN', NATS_SUBJECT: 'down.events' },
       { listen: true },
