@@ -5,7 +5,8 @@
  * which brings ~155 000 orders and ~390 000 events), then measures every list read three ways in
  * the same run, against the same data and SQL:
  *   - the gateway (its own process, default settings: identical concurrent reads shared),
- *   - the gateway reading each request alone (LIST_SHARED_READS=false),
+ *   - the gateway reading each request alone (LIST_SHARED_READS=false; rows kept by version reused),
+ *   - the gateway with nothing shared and nothing kept (LIST_SHARED_READS=false, LIST_ROW_CACHE_BYTES=0),
  *   - the 30-line peer (bench/rest-peer.ts: Fastify 5 + postgres.js, same pool size, the gateway's
  *     statement, plain `return rows`),
  * and the floor: pgbench (PostgreSQL's C client) running the gateway's exact statement (captured from
@@ -71,7 +72,7 @@ function withSchema(url: string, schema: string): string {
   return u.toString();
 }
 
-type Server = 'gateway' | 'alone' | 'peer';
+type Server = 'gateway' | 'alone' | 'bare' | 'peer';
 
 /** The mean of alternated runs (req/s, latencies), non-2xx summed. */
 function mean(runs: LoadResult[]): LoadResult {
@@ -148,12 +149,12 @@ async function main(): Promise<void> {
       ...extra,
     });
     const servers: Array<{ id: Server; base: string; pid: number | undefined }> = [];
-    for (const id of ['gateway', 'alone', 'peer'] as const) {
+    for (const id of ['gateway', 'alone', 'bare', 'peer'] as const) {
       const port = await freePort();
       const child =
         id === 'peer'
           ? startServer(ROOT, 'bench/rest-peer.ts', { PORT: String(port), DATABASE_URL: url, DB_POOL_MAX: '16' })
-          : startServer(ROOT, 'src/main.ts', gatewayEnv(port, id === 'alone' ? { LIST_SHARED_READS: 'false' } : {}));
+          : startServer(ROOT, 'src/main.ts', gatewayEnv(port, id === 'alone' ? { LIST_SHARED_READS: 'false' } : id === 'bare' ? { LIST_SHARED_READS: 'false', LIST_ROW_CACHE_BYTES: '0' } : {}));
       children.push(child);
       servers.push({ id, base: `http://127.0.0.1:${port}`, pid: child.pid });
     }
@@ -196,7 +197,7 @@ async function main(): Promise<void> {
       reads.splice(0, reads.length, ...keep(reads));
     }
     const queries = only ? [] : await timeQueries(url, startMs + seeded.maxSeq * 250);
-    // Warm the pools and plan caches of all three servers before measuring (not the claim index: its first build is a row).
+    // Warm the pools and plan caches of every server before measuring (not the claim index: its first build is a row).
     for (const s of servers) for (const [, path] of lists) await autocannon({ url: s.base + path, connections: 4, amount: 200 });
     for (const [name, path] of reads) {
       if (name.includes('first request') || path.includes('/verifications/')) continue;
@@ -206,7 +207,7 @@ async function main(): Promise<void> {
     const pgbenchBin = findPgbench();
     const comparisons = [];
     for (const [name, path, query] of lists) {
-      const runs: Record<Server, LoadResult[]> = { gateway: [], alone: [], peer: [] };
+      const runs: Record<Server, LoadResult[]> = { gateway: [], alone: [], bare: [], peer: [] };
       for (let round = 0; round < ROUNDS; round++) {
         for (const s of servers) {
           // The server's own CPU time per request: what the read costs it, whatever else the cores run.
@@ -219,9 +220,9 @@ async function main(): Promise<void> {
       }
       const statement = await captureStatement(url, query);
       const floor = pgbenchBin ? pgbench(pgbenchBin, url, statement, CONNECTIONS, SECONDS) : null;
-      const row = { name, path, gateway: mean(runs.gateway), alone: mean(runs.alone), peer: mean(runs.peer), pgbench: floor, statement };
+      const row = { name, path, gateway: mean(runs.gateway), alone: mean(runs.alone), bare: mean(runs.bare), peer: mean(runs.peer), pgbench: floor, statement };
       comparisons.push(row);
-      console.error(`${name}: gateway ${row.gateway.requestsPerSec} p99 ${row.gateway.p99} (alone ${row.alone.requestsPerSec} p99 ${row.alone.p99}, ${row.alone.cpuMs} ms CPU) peer ${row.peer.requestsPerSec} p99 ${row.peer.p99} (${row.peer.cpuMs} ms CPU) pgbench ${floor?.tps} tps p99 ${floor?.p99}`);
+      console.error(`${name}: gateway ${row.gateway.requestsPerSec} p99 ${row.gateway.p99} (alone ${row.alone.requestsPerSec} p99 ${row.alone.p99}, ${row.alone.cpuMs} ms CPU; nothing kept ${row.bare.requestsPerSec} p99 ${row.bare.p99}) peer ${row.peer.requestsPerSec} p99 ${row.peer.p99} (${row.peer.cpuMs} ms CPU) pgbench ${floor?.tps} tps p99 ${floor?.p99}`);
     }
     const results = [];
     for (const [name, path] of reads) {
@@ -314,7 +315,7 @@ function writeDocs(r: {
   pinned: { server: string; load: string } | null;
   rounds: number;
   loadAtEnd: number;
-  comparisons: Array<{ name: string; gateway: LoadResult; alone: LoadResult; peer: LoadResult; pgbench: Floor | null }>;
+  comparisons: Array<{ name: string; gateway: LoadResult; alone: LoadResult; bare: LoadResult; peer: LoadResult; pgbench: Floor | null }>;
   results: Array<{ name: string; requestsPerSec: number; p50: number; p99: number; non2xx: number }>;
   queries: Array<{ name: string; ms: number; rows: number }>;
 }): void {
@@ -322,22 +323,22 @@ function writeDocs(r: {
   const file = join(ROOT, 'docs/performance.md');
   const d = r.data;
   const placement = r.pinned
-    ? `Each server (the gateway, the gateway with \`LIST_SHARED_READS=false\`, the 30-line peer \`bench/rest-peer.ts\`) runs as its own process pinned to CPU ${r.pinned.server}; the load generator (autocannon's CLI, or pgbench) is pinned to CPU ${r.pinned.load}; PostgreSQL (same host) is not pinned`
+    ? `Each server (the gateway, the gateway with \`LIST_SHARED_READS=false\`, the gateway with also \`LIST_ROW_CACHE_BYTES=0\`, the 30-line peer \`bench/rest-peer.ts\`) runs as its own process pinned to CPU ${r.pinned.server}; the load generator (autocannon's CLI, or pgbench) is pinned to CPU ${r.pinned.load}; PostgreSQL (same host) is not pinned`
     : 'Nothing is pinned (no taskset on this machine): servers, load generator and PostgreSQL share every core';
   const block = [
     '<!-- rest-bench:start -->',
     '## REST reads (`npm run bench:rest`)',
     '',
-    `Measured ${new Date().toISOString().slice(0, 10)} on ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}. Data: ${d.fills} fill legs, ${d.orders} orders, ${d.events} events, ${d.positions} positions, ${d.triggers} triggers, seeded by \`sandbox/seed\`${d.seedMs ? ` in ${Math.round(d.seedMs / 1000)} s` : ' (a kept schema, measured again)'}. ${placement}. ${r.connections} keep-alive connections, ${r.seconds} s per run; the three servers are measured alternately, ${r.rounds} rounds (A B C A B C …), figures are the means. **One-minute load average ${r.machine.load} when the run began, ${r.loadAtEnd} when it ended**: the machine's 2 cores are shared with other work, so absolute figures are depressed and the ratios are what to read.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}. Data: ${d.fills} fill legs, ${d.orders} orders, ${d.events} events, ${d.positions} positions, ${d.triggers} triggers, seeded by \`sandbox/seed\`${d.seedMs ? ` in ${Math.round(d.seedMs / 1000)} s` : ' (a kept schema, measured again)'}. ${placement}. ${r.connections} keep-alive connections, ${r.seconds} s per run; the four servers are measured alternately, ${r.rounds} rounds (A B C D A B C D …), figures are the means. **One-minute load average ${r.machine.load} when the run began, ${r.loadAtEnd} when it ended**: the machine's 2 cores are shared with other work, so absolute figures are depressed and the ratios are what to read.`,
     '',
-    '| Read | Gateway req/s (p50 / p99) | Gateway, each read alone | 30-line peer | pgbench, same statement: tps (p50 / p99) | Gateway ÷ peer | Alone ÷ peer | CPU per request, alone / peer | Peer CPU ÷ alone CPU |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| Read | Gateway req/s (p50 / p99) | Gateway, each read alone | Alone, nothing kept | 30-line peer | pgbench, the rows read whole: tps (p50 / p99) | Gateway ÷ peer | Alone ÷ peer | Nothing kept ÷ peer | CPU per request, alone / peer | Peer CPU ÷ alone CPU |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
     ...r.comparisons.map(
       (c) =>
-        `| ${c.name} | ${c.gateway.requestsPerSec} (${c.gateway.p50} / ${c.gateway.p99} ms) | ${c.alone.requestsPerSec} (${c.alone.p50} / ${c.alone.p99} ms) | ${c.peer.requestsPerSec} (${c.peer.p50} / ${c.peer.p99} ms) | ${c.pgbench ? `${c.pgbench.tps} (${c.pgbench.p50} / ${c.pgbench.p99} ms)` : '—'} | **${ratio(c.gateway.requestsPerSec, c.peer.requestsPerSec)}** | ${ratio(c.alone.requestsPerSec, c.peer.requestsPerSec)} | ${c.alone.cpuMs ?? '—'} / ${c.peer.cpuMs ?? '—'} ms | ${c.alone.cpuMs && c.peer.cpuMs ? ratio(c.peer.cpuMs, c.alone.cpuMs) : '—'} |`,
+        `| ${c.name} | ${c.gateway.requestsPerSec} (${c.gateway.p50} / ${c.gateway.p99} ms) | ${c.alone.requestsPerSec} (${c.alone.p50} / ${c.alone.p99} ms) | ${c.bare.requestsPerSec} (${c.bare.p50} / ${c.bare.p99} ms) | ${c.peer.requestsPerSec} (${c.peer.p50} / ${c.peer.p99} ms) | ${c.pgbench ? `${c.pgbench.tps} (${c.pgbench.p50} / ${c.pgbench.p99} ms)` : '—'} | **${ratio(c.gateway.requestsPerSec, c.peer.requestsPerSec)}** | ${ratio(c.alone.requestsPerSec, c.peer.requestsPerSec)} | ${ratio(c.bare.requestsPerSec, c.peer.requestsPerSec)} | ${c.alone.cpuMs ?? '—'} / ${c.peer.cpuMs ?? '—'} ms | ${c.alone.cpuMs && c.peer.cpuMs ? ratio(c.peer.cpuMs, c.alone.cpuMs) : '—'} |`,
     ),
     '',
-    'The gateway by default shares one database read among identical requests that arrive while one is in flight (never a read that started before they arrived; `LIST_SHARED_READS`); a benchmark that repeats one URL is where that helps most, so the "each read alone" column is the per-request cost: one statement, each row packed by PostgreSQL into one text column and the body written from its bytes (docs/adr/0102-list-rows-packed-into-one-column.md). The peer returns `limit + 1` rows decoded by postgres.js and serialised by `JSON.stringify`. The CPU columns are each server process\'s own CPU time (all threads, from /proc) divided by the requests it answered: what a read costs it whatever else the shared cores run, where req/s on an oversubscribed machine is bounded as much by waiting for a core as by that cost. pgbench runs the gateway\'s exact statement (captured from its query code, parameters inlined) from one C process with as many connections: the database\'s own ceiling for the read on this machine, and its p99 the floor of the gateway\'s p99 (PostgreSQL alone, no HTTP). Where the gateway\'s time goes: the profiles in docs/adr/0100-list-reads-written-from-raw-rows.md and 0102.',
+    'The gateway by default shares one database read among identical requests that arrive while one is in flight (never a read that started before they arrived; `LIST_SHARED_READS`); a benchmark that repeats one URL is where that helps most, so the "each read alone" column is the per-request cost: its own statements, every time. Fill, event and deposit rows are kept as written JSON by row version (key and `xmin`; `LIST_ROW_CACHE_BYTES`, docs/adr/0104-list-rows-kept-by-version.md): a page whose rows are all kept costs the database an index read of its keys and versions only, so on these reads "alone" is that statement and "nothing kept" the whole rows, each packed by PostgreSQL into one text column and the body written from its bytes (docs/adr/0102-list-rows-packed-into-one-column.md); orders, positions and triggers are read whole in both. The peer returns `limit + 1` rows decoded by postgres.js and serialised by `JSON.stringify`. The CPU columns are each server process\'s own CPU time (all threads, from /proc) divided by the requests it answered: what a read costs it whatever else the shared cores run, where req/s on an oversubscribed machine is bounded as much by waiting for a core as by that cost. pgbench runs the statement that reads the page\'s rows whole (the gateway\'s with nothing kept, captured from its query code, parameters inlined) from one C process with as many connections: the database\'s own ceiling for reading those rows on this machine, and its p99 the floor of a server that reads them (PostgreSQL alone, no HTTP); a gateway page written from kept rows asks the database less than that. Where the gateway\'s time goes: the profiles in docs/adr/0100-list-reads-written-from-raw-rows.md and 0102.',
     '',
     'Other reads, on the gateway only (default settings; no peer serves them):',
     '',

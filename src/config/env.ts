@@ -23,6 +23,7 @@ export interface Config {
   dbPoolMax: number;
   /** Identical concurrent list reads share one database read that started after they arrived (src/http/reads/shared-pages.ts). */
   listSharedReads: boolean;
+  listRowCacheBytes: number;
   dbConnectTimeoutS: number;
   dbStatementTimeoutMs: number;
   engineBaseUrl: string;
@@ -274,6 +275,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: postgresUrl(env, 'DATABASE_URL'),
     dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 200),
     listSharedReads: bool(env, 'LIST_SHARED_READS', true),
+    listRowCacheBytes: int(env, 'LIST_ROW_CACHE_BYTES', 33_554_432, 0, 4_294_967_296),
     dbConnectTimeoutS: int(env, 'DB_CONNECT_TIMEOUT_S', 3, 1, 60),
     dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 5000, 100, 600_000),
     engineBaseUrl: httpUrl(env, 'ENGINE_BASE_URL', 'http://127.0.0.1:8080'),
@@ -347,6 +349,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'DATABASE_URL', meaning: "The indexer's PostgreSQL (`postgres://…`). Unset: lists are empty, single objects answer as for an empty database, `/readyz` is degraded." },
   { name: 'DB_POOL_MAX', meaning: 'Connections in the read pool.' },
   { name: 'LIST_SHARED_READS', meaning: 'Identical list reads (same route and parameters) arriving while one is in flight share the next database read and its JSON body, never one that started before they arrived; `false` reads each alone. See docs/rest.md.' },
+  { name: 'LIST_ROW_CACHE_BYTES', meaning: 'Bytes of fill, event and deposit rows kept as written JSON, by row version (key and `xmin`): a page whose rows are all kept costs the database an index read of its keys only. Least recently used first out; `0` reads every row each time. See docs/rest.md.' },
   { name: 'DB_CONNECT_TIMEOUT_S', meaning: 'A read against an unreachable database answers 503 `database_unavailable` within this bound. Every query of the gateway (reads, session-key lookups, the event store, faucet facts, the candle rebuild) also has one overall deadline: `DB_CONNECT_TIMEOUT_S` + 3 × `DB_STATEMENT_TIMEOUT_MS` + 1 s.' },
   { name: 'DB_STATEMENT_TIMEOUT_MS', meaning: 'Server-side statement timeout of every query.' },
   { name: 'ENGINE_BASE_URL', meaning: 'The matching engine (http or https URL).' },

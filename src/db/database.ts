@@ -23,6 +23,7 @@ import { within } from '../deadline.js';
 import { traced, tracingOn } from '../tracing/index.js';
 import { watchedSocket } from './answer-watchdog.js';
 import { DatabaseUnavailableError, isDataError, SchemaBehindError, type DataError } from './errors.js';
+import { RowCache } from './json/row-cache.js';
 
 export type Sql = postgres.Sql;
 export type Queryable = postgres.Sql | postgres.TransactionSql;
@@ -112,9 +113,11 @@ export class Database {
   private schemaCheck: Promise<SchemaState> | null = null;
   /** Overall bound of one read, schema check or ping, in ms. */
   readonly deadlineMs: number;
+  /** List rows kept as written JSON by version (json/row-cache.ts); none unless `listRowCacheBytes` is set. */
+  readonly rows: RowCache;
 
   constructor(
-    config: Pick<Config, 'databaseUrl' | 'dbPoolMax' | 'dbConnectTimeoutS' | 'dbStatementTimeoutMs'>,
+    config: Pick<Config, 'databaseUrl' | 'dbPoolMax' | 'dbConnectTimeoutS' | 'dbStatementTimeoutMs'> & Partial<Pick<Config, 'listRowCacheBytes'>>,
     private readonly log: Logger,
     /** How long a schema check is trusted before it is made again. */
     private readonly schemaTtlMs = 10_000,
@@ -122,6 +125,7 @@ export class Database {
     // A read may run up to three statements one after another (a page, the rows sharing its last
     // key, the schema check), each bounded by the server's statement timeout.
     this.deadlineMs = config.dbConnectTimeoutS * 1000 + 3 * config.dbStatementTimeoutMs + DEADLINE_MARGIN_MS;
+    this.rows = new RowCache(config.listRowCacheBytes ?? 0);
     const options = (max: number, transport: object) => ({
           max,
           connect_timeout: config.dbConnectTimeoutS,

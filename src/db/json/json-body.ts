@@ -58,3 +58,32 @@ export function writePackedPage(shape: RowShape, rows: readonly RawRow[], nextCu
   else w.string(`${nextCursor}}`);
   return new JsonBody(Buffer.from(w.bytes()));
 }
+
+/** The same body from rows already written as JSON objects (row-cache.ts). */
+export function writeRowsPage(rows: readonly Uint8Array[], nextCursor: number | null): JsonBody {
+  const w = writer;
+  w.reset();
+  w.raw(OPEN);
+  for (let i = 0; i < rows.length; i++) {
+    if (i > 0) w.byte(0x2c);
+    w.raw(rows[i]!);
+  }
+  w.raw(CURSOR);
+  if (nextCursor === null) w.raw(NULL);
+  else w.string(`${nextCursor}}`);
+  return new JsonBody(Buffer.from(w.bytes()));
+}
+
+const rowWriter = new ByteWriter(4 * 1024);
+
+/** One packed row (its one column's bytes) written as its JSON object; null when it does not split into the shape's columns. */
+export function writePackedObject(shape: RowShape, packed: Uint8Array): Buffer | null {
+  const w = rowWriter;
+  w.reset();
+  try {
+    if (!shape.writePacked(w, packed)) return null;
+  } catch {
+    return null;
+  }
+  return Buffer.from(w.bytes());
+}

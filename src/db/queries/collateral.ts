@@ -4,7 +4,8 @@
 import type { Queryable } from '../database.js';
 import { rowShape } from '../json/row-shape.js';
 import type { JsonBody } from '../json/json-body.js';
-import { uniqueJsonPage, uniquePage, type Page, type Select } from './page.js';
+import type { RowCache } from '../json/row-cache.js';
+import { rowVersions, uniqueJsonPage, uniquePage, type Page, type Select } from './page.js';
 
 export interface DepositRow {
   seq: number;
@@ -40,6 +41,8 @@ export const WITHDRAWAL_SHAPE = rowShape([
 ]);
 const DEPOSIT_COLUMNS = DEPOSIT_SHAPE.columns;
 const WITHDRAWAL_COLUMNS = WITHDRAWAL_SHAPE.columns;
+/** A deposit never changes once written: its JSON is kept by version (page.ts rowVersions). */
+const DEPOSIT_VERSIONS = rowVersions('deposits', ['seq'], DEPOSIT_SHAPE);
 
 export interface DepositFilter {
   party?: string | undefined;
@@ -60,9 +63,9 @@ export function listDeposits(sql: Queryable, f: DepositFilter): Promise<Page<Dep
   return uniquePage(f.limit, (r) => r.seq, listDepositsQuery(sql, f));
 }
 
-/** The same page as `listDeposits`, written as the route's JSON body. */
-export function listDepositsJson(sql: Queryable, f: DepositFilter): Promise<JsonBody> {
-  return uniqueJsonPage(sql, f.limit, DEPOSIT_SHAPE, 'seq', (select) => listDepositsQuery(sql, f, select));
+/** The same page as `listDeposits`, written as the route's JSON body (rows kept in `cache` reused). */
+export function listDepositsJson(sql: Queryable, f: DepositFilter, cache?: RowCache): Promise<JsonBody> {
+  return uniqueJsonPage(sql, f.limit, DEPOSIT_SHAPE, 'seq', (select) => listDepositsQuery(sql, f, select), cache && { cache, versions: DEPOSIT_VERSIONS });
 }
 
 export interface WithdrawalFilter {

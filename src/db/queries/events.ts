@@ -3,7 +3,8 @@
 // for the fill events in which the party has a leg (they carry no top-level party).
 import type { Queryable } from '../database.js';
 import type { EngineEvent } from '../../contracts/engine-event.js';
-import { uniqueJsonPage, uniquePage, type Page, type Select } from './page.js';
+import type { RowCache } from '../json/row-cache.js';
+import { rowVersions, uniqueJsonPage, uniquePage, type Page, type Select } from './page.js';
 import { rowShape } from '../json/row-shape.js';
 import type { JsonBody } from '../json/json-body.js';
 import { ENGINE_EVENT_KINDS } from '../../contracts/engine-event.js';
@@ -51,6 +52,8 @@ export const EVENT_SHAPE = rowShape(
   ['market', 'party'],
 );
 const COLUMNS = EVENT_SHAPE.columns;
+/** An event never changes once written: its JSON is kept by version (page.ts rowVersions). */
+const EVENT_VERSIONS = rowVersions('events', ['seq'], EVENT_SHAPE);
 const FILLED = 'engine.order_filled';
 
 /**
@@ -97,9 +100,9 @@ export async function listEvents(sql: Queryable, f: EventFilter): Promise<Page<E
   return { items: page.items.map(toEnvelope), nextCursor: page.nextCursor };
 }
 
-/** The same page as `listEvents`, written as the route's JSON body. */
-export function listEventsJson(sql: Queryable, f: EventFilter): Promise<JsonBody> {
-  return uniqueJsonPage(sql, f.limit, EVENT_SHAPE, 'seq', (select) => eventQuery(sql, f, select));
+/** The same page as `listEvents`, written as the route's JSON body (rows kept in `cache` reused). */
+export function listEventsJson(sql: Queryable, f: EventFilter, cache?: RowCache): Promise<JsonBody> {
+  return uniqueJsonPage(sql, f.limit, EVENT_SHAPE, 'seq', (select) => eventQuery(sql, f, select), cache && { cache, versions: EVENT_VERSIONS });
 }
 
 /**

@@ -4,7 +4,8 @@
 import type { Queryable } from '../database.js';
 import { rowShape } from '../json/row-shape.js';
 import type { JsonBody } from '../json/json-body.js';
-import { keyedJsonPage, keyedPage, type Page, type PageQueries, type Select } from './page.js';
+import type { RowCache } from '../json/row-cache.js';
+import { keyedJsonPage, keyedPage, rowVersions, type Page, type PageQueries, type Select } from './page.js';
 
 export interface FillRow {
   fillId: string;
@@ -32,6 +33,8 @@ export const FILL_SHAPE = rowShape([
   ['realized_pnl', 'decimal'], ['new_balance', 'decimal'], ['position_id', 'text'], ['created_at', 'time'],
 ]);
 const COLUMNS = FILL_SHAPE.columns;
+/** A fill leg never changes once written: its JSON is kept by version (page.ts rowVersions). */
+const FILL_VERSIONS = rowVersions('fills', ['seq', 'leg'], FILL_SHAPE);
 
 export interface FillFilter {
   party?: string | undefined;
@@ -58,9 +61,9 @@ export function listFills(sql: Queryable, f: FillFilter): Promise<Page<FillRow>>
   return keyedPage(f.limit, (r) => r.seq, fillQueries(sql, f));
 }
 
-/** The same page as `listFills`, written as the route's JSON body. */
-export function listFillsJson(sql: Queryable, f: FillFilter): Promise<JsonBody> {
-  return keyedJsonPage(sql, f.limit, FILL_SHAPE, 'seq', (select) => fillQueries(sql, f, select));
+/** The same page as `listFills`, written as the route's JSON body (rows kept in `cache` reused). */
+export function listFillsJson(sql: Queryable, f: FillFilter, cache?: RowCache): Promise<JsonBody> {
+  return keyedJsonPage(sql, f.limit, FILL_SHAPE, 'seq', (select) => fillQueries(sql, f, select), cache && { cache, versions: FILL_VERSIONS });
 }
 
 export interface Balance {

@@ -12,8 +12,9 @@
 // row packed into one text column (src/db/json/packed-row.ts).
 import type { PendingQuery, Row } from 'postgres';
 import type { Queryable } from '../database.js';
-import { writePackedPage, writePage, type JsonBody } from '../json/json-body.js';
+import { writePackedObject, writePackedPage, writePage, writeRowsPage, type JsonBody } from '../json/json-body.js';
 import { intAt, type RawRow, type RowShape } from '../json/row-shape.js';
+import type { RowCache } from '../json/row-cache.js';
 
 export interface Page<T> {
   items: T[];
@@ -94,9 +95,74 @@ const packedOf = (sql: Queryable, shape: RowShape, key: string) => sql.unsafe(sh
 const packedKey = (r: RawRow) => intAt(r, 0);
 
 /**
- * A keyed page written as its JSON body; `key` is the shape's key column. Read packed (one column a
- * row); a page with a row that does not split into its columns (a text value holding a marker byte)
- * is read again column by column.
+ * How a family's rows are kept by version (row-cache.ts, docs/adr/0104-list-rows-kept-by-version.md):
+ * what a page selects instead of its rows (the key, then `table:pk…:xmin` as the version), and how
+ * the rows of missing versions are fetched (by the key: every row sharing it, matched by version).
+ */
+export interface RowVersions {
+  readonly probeSelect: string;
+  readonly fetchStatement: string;
+}
+
+/**
+ * `pk`: the table's primary key columns, the list key first. Only for a statement reading one
+ * table under its own name or one alias at a time (`xmin` is unqualified).
+ */
+export function rowVersions(table: string, pk: readonly [string, ...string[]], shape: RowShape): RowVersions {
+  const version = `concat('${table}', ${pk.map((c) => `':', "${c}"`).join(', ')}, ':', xmin)`;
+  return {
+    probeSelect: `"${pk[0]}", ${version} AS v`,
+    fetchStatement: `SELECT ${version} AS v, ${shape.packedSelect(pk[0])} FROM ${table} WHERE "${pk[0]}" = ANY($1::bigint[])`,
+  };
+}
+
+/** Rows kept by version, for the JSON page reads: absent (or a cache of size 0) reads every row. */
+export interface KeptRows {
+  cache: RowCache;
+  versions: RowVersions;
+}
+
+/**
+ * A page's body from its probe (`[key, version]` rows, in page order): kept rows as they are, the
+ * missing ones fetched by key and kept. null when a probed version is no longer in the table (the
+ * row changed between the two statements) or a fetched row does not split into its columns: the
+ * caller reads the page whole, as without a cache.
+ */
+async function fromVersions(sql: Queryable, shape: RowShape, kept: KeptRows, page: Page<RawRow>): Promise<JsonBody | null> {
+  const { cache } = kept;
+  const items = page.items;
+  const rows: Buffer[] = new Array<Buffer>(items.length);
+  let missing: Map<string, number> | null = null;
+  for (let i = 0; i < items.length; i++) {
+    const version = items[i]![1]!.toString('latin1');
+    const row = cache.get(version);
+    if (row !== undefined) rows[i] = row;
+    else (missing ??= new Map()).set(version, i);
+  }
+  if (missing !== null) {
+    const keys = new Set<number>();
+    for (const i of missing.values()) keys.add(intAt(items[i]!, 0));
+    const fetched = (await sql.unsafe(kept.versions.fetchStatement, [`{${[...keys].join(',')}}`], { prepare: true }).raw()) as unknown as RawRow[];
+    for (const r of fetched) {
+      const version = r[0]!.toString('latin1');
+      const i = missing.get(version);
+      if (i === undefined) continue; // a row of the same key outside the page (another party's leg)
+      const json = writePackedObject(shape, r[2]!);
+      if (json === null) return null;
+      cache.set(version, json);
+      rows[i] = json;
+      missing.delete(version);
+    }
+    if (missing.size > 0) return null;
+  }
+  return writeRowsPage(rows, page.nextCursor);
+}
+
+/**
+ * A keyed page written as its JSON body; `key` is the shape's key column. With `kept`, the page's
+ * keys and row versions are read first and only rows not already kept are fetched; otherwise (or
+ * when that cannot be done exactly) it is read packed (one column a row); a page with a row that
+ * does not split into its columns (a text value holding a marker byte) is read again column by column.
  */
 export async function keyedJsonPage<T>(
   sql: Queryable,
@@ -104,7 +170,13 @@ export async function keyedJsonPage<T>(
   shape: RowShape,
   key: string,
   queries: (select: Select) => PageQueries<T>,
+  kept?: KeptRows,
 ): Promise<JsonBody> {
+  if (kept?.cache.enabled) {
+    const probe = await keyed(limit, queries(sql.unsafe(kept.versions.probeSelect)) as unknown as PageQueries<never>, raw, packedKey);
+    const body = await fromVersions(sql, shape, kept, probe);
+    if (body !== null) return body;
+  }
   const packed = await keyed(limit, queries(packedOf(sql, shape, key)) as unknown as PageQueries<never>, raw, packedKey);
   const body = writePackedPage(shape, packed.items, packed.nextCursor);
   if (body !== null) return body;
@@ -113,14 +185,20 @@ export async function keyedJsonPage<T>(
   return writePage(shape, page.items, page.nextCursor);
 }
 
-/** A unique-key page written as its JSON body (packed, with the same fallback as keyedJsonPage). */
+/** A unique-key page written as its JSON body (kept rows, packed, with the same fallbacks as keyedJsonPage). */
 export async function uniqueJsonPage<T>(
   sql: Queryable,
   limit: number,
   shape: RowShape,
   key: string,
   first: (select: Select) => (n: number) => Rows<T>,
+  kept?: KeptRows,
 ): Promise<JsonBody> {
+  if (kept?.cache.enabled) {
+    const probe = await unique(limit, first(sql.unsafe(kept.versions.probeSelect)) as unknown as (n: number) => Rows<never>, raw, packedKey);
+    const body = await fromVersions(sql, shape, kept, probe);
+    if (body !== null) return body;
+  }
   const packed = await unique(limit, first(packedOf(sql, shape, key)) as unknown as (n: number) => Rows<never>, raw, packedKey);
   const body = writePackedPage(shape, packed.items, packed.nextCursor);
   if (body !== null) return body;

@@ -3,7 +3,7 @@
 // reports a gap (the same state /readyz shows), and the database's reads in flight against its pool
 // size. Collected on scrape, so nothing on the hot path changes and no other module keeps them.
 import fp from 'fastify-plugin';
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 
 export const statusMetrics = fp(
   async (app) => {
@@ -41,6 +41,36 @@ export const statusMetrics = fp(
       registers,
       collect() {
         this.set(db.configured ? config.dbPoolMax : 0);
+      },
+    });
+    // The kept list rows (db/json/row-cache.ts): counted by the cache itself, reported here.
+    const reported = { hits: 0, misses: 0 };
+    new Counter({
+      name: 'bff_list_row_cache_hits_total',
+      help: 'List rows (fills, events, deposits) written from their kept JSON instead of fetched (LIST_ROW_CACHE_BYTES)',
+      registers,
+      collect() {
+        const { hits } = db.rows.stats();
+        this.inc(hits - reported.hits);
+        reported.hits = hits;
+      },
+    });
+    new Counter({
+      name: 'bff_list_row_cache_misses_total',
+      help: 'List rows (fills, events, deposits) whose version was not kept: fetched from the database, then kept',
+      registers,
+      collect() {
+        const { misses } = db.rows.stats();
+        this.inc(misses - reported.misses);
+        reported.misses = misses;
+      },
+    });
+    new Gauge({
+      name: 'bff_list_row_cache_bytes',
+      help: 'Bytes of list rows kept as written JSON (bounded by LIST_ROW_CACHE_BYTES)',
+      registers,
+      collect() {
+        this.set(db.rows.stats().bytes);
       },
     });
   },

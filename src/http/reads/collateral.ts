@@ -15,7 +15,7 @@ export const collateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // Identical concurrent reads share one database read and body (shared-pages.ts).
   const pages = {
     listDeposits: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listDepositsJson>[1]) =>
-      db.read(EMPTY_JSON_PAGE, (sql) => listDepositsJson(sql, f))),
+      db.read(EMPTY_JSON_PAGE, (sql) => listDepositsJson(sql, f, db.rows))),
     listWithdrawals: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listWithdrawalsJson>[1]) =>
       db.read(EMPTY_JSON_PAGE, (sql) => listWithdrawalsJson(sql, f))),
   };
@@ -68,7 +68,7 @@ export const userCollateralRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // Identical concurrent reads share one database read and body (shared-pages.ts).
   const pages = {
     listDeposits: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listDepositsJson>[1]) =>
-      db.read(EMPTY_JSON_PAGE, (sql) => listDepositsJson(sql, f))),
+      db.read(EMPTY_JSON_PAGE, (sql) => listDepositsJson(sql, f, db.rows))),
     listWithdrawals: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listWithdrawalsJson>[1]) =>
       db.read(EMPTY_JSON_PAGE, (sql) => listWithdrawalsJson(sql, f))),
   };

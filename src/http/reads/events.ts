@@ -13,7 +13,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // Identical concurrent reads share one database read and body (shared-pages.ts).
   const pages = {
     listEvents: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listEventsJson>[1]) =>
-      db.read(EMPTY_JSON_PAGE, (sql) => listEventsJson(sql, f))),
+      db.read(EMPTY_JSON_PAGE, (sql) => listEventsJson(sql, f, db.rows))),
   };
 
   app.get(

@@ -13,7 +13,7 @@ export const fillRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // Identical concurrent reads share one database read and body (shared-pages.ts).
   const pages = {
     listFills: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listFillsJson>[1]) =>
-      db.read(EMPTY_JSON_PAGE, (sql) => listFillsJson(sql, f))),
+      db.read(EMPTY_JSON_PAGE, (sql) => listFillsJson(sql, f, db.rows))),
   };
 
   app.get(
@@ -41,7 +41,7 @@ export const userFillRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // Identical concurrent reads share one database read and body (shared-pages.ts).
   const pages = {
     listFills: sharedPages(app.config.listSharedReads, (f: Parameters<typeof listFillsJson>[1]) =>
-      db.read(EMPTY_JSON_PAGE, (sql) => listFillsJson(sql, f))),
+      db.read(EMPTY_JSON_PAGE, (sql) => listFillsJson(sql, f, db.rows))),
   };
 
   app.get(

@@ -13,6 +13,7 @@ import { listPositionsJson } from '../../../src/db/queries/positions.js';
 import { listTriggersJson } from '../../../src/db/queries/triggers.js';
 import { listEventsJson } from '../../../src/db/queries/events.js';
 import { listDepositsJson } from '../../../src/db/queries/collateral.js';
+import { RowCache } from '../../../src/db/json/row-cache.js';
 import { listUserBatchesJson } from '../../../src/db/queries/batches.js';
 import { listDeposits, listWithdrawals, withdrawalNonce } from '../../../src/db/queries/collateral.js';
 import { batchByNum, listBatches, listUserBatches, listUserBatchesOf } from '../../../src/db/queries/batches.js';
@@ -165,6 +166,12 @@ describe(`every read over ${FILLS} fills`, () => {
       ['events of user, packed', () => listEventsJson(sql, { party, since: middle, limit: 100 })],
       ['deposits, packed', () => listDepositsJson(sql, { limit: 100, before: middle })],
       ['user batches, packed', () => listUserBatchesJson(sql, { limit: 100 })],
+      // Kept rows (row-cache.ts), a fresh cache each: the page's keys and versions, then the rows fetched by key.
+      ['fills, kept rows', () => listFillsJson(sql, { limit: 100 }, new RowCache(1 << 20))],
+      ['fills of user by market, kept rows', () => listFillsJson(sql, { party, market: 'BTC-PERP', limit: 1 }, new RowCache(1 << 20))],
+      ['events, kept rows', () => listEventsJson(sql, { since: middle, limit: 100 }, new RowCache(1 << 20))],
+      ['events of user, kept rows', () => listEventsJson(sql, { party, since: middle, limit: 100 }, new RowCache(1 << 20))],
+      ['deposits, kept rows', () => listDepositsJson(sql, { limit: 100, before: middle }, new RowCache(1 << 20))],
     ];
     const big = new Set(
       (await db.sql<{ relname: string }[]>`

@@ -150,15 +150,20 @@ function openApiValidator(route: string) {
 describe('list bodies written from raw rows', () => {
   it('equal, byte for byte, the object path serialised by the route schema', async () => {
     let hostile = 0;
-    for (const c of cases()) {
-      const res = await gw.app.inject(c.url);
-      expect(res.statusCode, c.url).toBe(200);
-      expect(res.headers['content-type'], c.url).toBe('application/json; charset=utf-8');
-      const expected = fastJson(List(c.item) as never)(await c.objects(reference));
-      expect(res.body, c.url).toBe(expected);
-      if (res.body.includes('\\u0001ctl')) hostile++;
+    // Twice: the first read of a fill, event or deposit page fetches its rows and keeps them by
+    // version (db/json/row-cache.ts), the second is written from what was kept.
+    for (const round of ['fetched', 'kept']) {
+      for (const c of cases()) {
+        const res = await gw.app.inject(c.url);
+        expect(res.statusCode, c.url).toBe(200);
+        expect(res.headers['content-type'], c.url).toBe('application/json; charset=utf-8');
+        const expected = fastJson(List(c.item) as never)(await c.objects(reference));
+        expect(res.body, `${round}: ${c.url}`).toBe(expected);
+        if (res.body.includes('\\u0001ctl')) hostile++;
+      }
     }
-    expect(hostile).toBeGreaterThan(2); // the edge rows were on some of those pages
+    expect(gw.app.db.rows.stats().hits).toBeGreaterThan(1000);
+    expect(hostile).toBeGreaterThan(4); // the edge rows were on some of those pages
     // Every status has claims in the seed (so the pages above are not all empty).
     for (const status of VERIFICATION_STATUSES) {
       expect((await gw.app.inject(`/v1/verifications/user-batches?status=${status}&limit=1`)).json().items, status).toHaveLength(1);
