@@ -6,8 +6,12 @@
 // 1 000 clients of the spec's polled orderbook.snapshot. Per phase: p50/p99/max of engine emit of a
 // book event → the first frame a client receives that shows it (watched: the first and the last
 // connection of the fan-out), frames and bytes per second per client.
+// Pinned by default (as an operator runs a server, not sharing its core with its 1 000 clients, and
+// as bench:rest pins its servers): the server under test, the gateway and the floor alike, on cpu 1
+// (started through `taskset`: every thread of it), the engine (this process) and both client processes on cpu 0.
+// BENCH_BOOK_PIN=0, or a machine without taskset or with one core: nothing pinned, all share both.
 // Results go between the book-bench markers of docs/performance.md.
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { startEngine } from '../sandbox/engine/index.js';
@@ -21,6 +25,8 @@ if (process.argv.includes('--pipeline-only')) {
 const CLIENTS = Number(process.env.BENCH_BOOK_CLIENTS ?? 1000);
 const SECONDS = Number(process.env.BENCH_BOOK_SECONDS ?? 10);
 const ORDERS_PER_S = 100;
+/** CPU of the server under test, CPU of the engine and the clients; null: nothing pinned. */
+const PIN = process.env.BENCH_BOOK_PIN !== '0' && cpus().length >= 2 && hasTaskset() ? { server: '1', rest: '0' } : null;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function ask<T>(child: ChildProcess, message: object): Promise<T> {
@@ -42,6 +48,26 @@ function waitMessage<T>(child: ChildProcess, test: (m: T) => boolean): Promise<T
   });
 }
 
+function hasTaskset(): boolean {
+  try {
+    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A Node child (tsx) with IPC, started on `cpu` (through taskset, so every thread it makes is pinned). */
+function start(entry: string, cpu: string | undefined, env: NodeJS.ProcessEnv, execArgv: string[] = []): ChildProcess {
+  const node = ['--import', 'tsx', ...execArgv];
+  const url = new URL(entry, import.meta.url);
+  return cpu === undefined
+    ? fork(url, [], { execArgv: node, env })
+    : fork(url, [], { execPath: 'taskset', execArgv: ['-c', cpu, process.execPath, ...node], env });
+}
+
+// This process (the engine and the order flow), every thread of it.
+if (PIN) execFileSync('taskset', ['-a', '-p', '-c', PIN.rest, String(process.pid)], { stdio: 'ignore' });
 const loadAtStart = loadavg();
 const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0, adminToken: 'bench' });
 const core = engine.engine;
@@ -57,18 +83,12 @@ for (const p of parties) core.deposit({ party: p, amount: '100000000' }, 'faucet
 
 // BENCH_CPU_PROF=<dir>: the gateway writes a V8 CPU profile there on exit.
 const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-const gateway = fork(new URL('./stream-gateway.ts', import.meta.url), [], {
-  execArgv: ['--import', 'tsx', ...profile],
-  env: { ...process.env, BENCH_SOURCE_URL: engine.url, BENCH_ADMIN_TOKEN: 'bench', BENCH_POLL_MS: '500' },
-});
+const gateway = start('./stream-gateway.ts', PIN?.server, { ...process.env, BENCH_SOURCE_URL: engine.url, BENCH_ADMIN_TOKEN: 'bench', BENCH_POLL_MS: '500' }, profile);
 const { url } = await waitMessage<{ url?: string }>(gateway, (m) => typeof m.url === 'string') as { url: string };
-const floor = fork(new URL('./stream-book-floor.ts', import.meta.url), [], {
-  execArgv: ['--import', 'tsx'],
-  env: { ...process.env, BENCH_SOURCE_URL: engine.url, BENCH_BOOK_MARKET: 'BTC-PERP' },
-});
+const floor = start('./stream-book-floor.ts', PIN?.server, { ...process.env, BENCH_SOURCE_URL: engine.url, BENCH_BOOK_MARKET: 'BTC-PERP' });
 const { url: floorUrl } = await waitMessage<{ url?: string }>(floor, (m) => typeof m.url === 'string') as { url: string };
 const startClients = async (): Promise<ChildProcess> => {
-  const child = fork(new URL('./stream-book-clients.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'] });
+  const child = start('./stream-book-clients.ts', PIN?.rest, process.env);
   await waitMessage<{ ready?: boolean }>(child, (m) => m.ready === true);
   return child;
 };
@@ -154,9 +174,12 @@ probe.kill();
 await engine.close();
 
 const f1 = (x: number) => x.toFixed(1);
+const where = PIN
+  ? `${cpus().length} cores, pinned (\`taskset\`): the server under test (the gateway, and the floor alike) alone on cpu ${PIN.server}, as an operator runs a server; the engine and the two client processes on cpu ${PIN.rest} (BENCH_BOOK_PIN=0: nothing pinned)`
+  : `${cpus().length} cores shared by the engine, the server under test and the two client processes (not pinned${process.env.BENCH_BOOK_PIN === '0' ? ': BENCH_BOOK_PIN=0' : ': no taskset or one core'})`;
 const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
 const rows = [
-  `Measured by \`npm run bench:stream\` (book part, bench/stream-book.ts) on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} cores shared by the engine, the server under test and the two client processes; node ${process.version}; loopback; load average at start ${loadAtStart.map((x) => x.toFixed(1)).join(' / ')}. ${ORDERS_PER_S} orders/s on one market for ${SECONDS} s, ${CLIENTS} clients per phase: ${CLIENTS - 2} held by a load process, the first and the last of the fan-out by a probe process that times them (so a time is when that socket got the frame, as a screen holding one socket sees it). Compare the rows (same run, same order flow); the floor is the least any server can do.`,
+  `Measured by \`npm run bench:stream\` (book part, bench/stream-book.ts) on ${new Date().toISOString().slice(0, 10)}: ${where}; node ${process.version}; loopback; load average at start ${loadAtStart.map((x) => x.toFixed(1)).join(' / ')}. ${ORDERS_PER_S} orders/s on one market for ${SECONDS} s, ${CLIENTS} clients per phase: ${CLIENTS - 2} held by a load process, the first and the last of the fan-out by a probe process that times them (so a time is when that socket got the frame, as a screen holding one socket sees it). Compare the rows (same run, same order flow); the floor is the least any server can do.`,
   '',
   `| Book frames to ${CLIENTS.toLocaleString('en-US')} clients | engine emit → client p50 | p99 | max | frames/s per client | bytes/s per client |`,
   '|---|---|---|---|---|---|',

@@ -23,6 +23,8 @@ export interface BookViewSpec {
 
 interface View {
   key: string;
+  /** viewSpecKey(spec). */
+  specKey: string;
   market: string;
   spec: BookViewSpec;
   levels: ViewLevels;
@@ -31,20 +33,34 @@ interface View {
   ready: boolean;
 }
 
-const viewOfFrame = new WeakMap<Frame, string>();
+/** The view a book frame was made for (its key, and the depth|grouping part of it). */
+const viewOfFrame = new WeakMap<Frame, Pick<View, 'key' | 'specKey'>>();
 
 /** The view a book frame was made for; undefined for the polled (spec) orderbook.snapshot frames. */
 export function bookViewOf(frame: Frame): string | undefined {
-  return viewOfFrame.get(frame);
+  return viewOfFrame.get(frame)?.key;
+}
+
+/** The depth|grouping part of the view a book frame was made for (see viewSpecKey); undefined for the polled snapshots. */
+export function bookViewSpecOf(frame: Frame): string | undefined {
+  return viewOfFrame.get(frame)?.specKey;
 }
 
 /** The depth|grouping part of a view's key, made once per spec (the filter asks for it per frame and connection). */
 const specKeys = new WeakMap<BookViewSpec, string>();
 
-export function viewKey(market: string, spec: BookViewSpec): string {
+/**
+ * The depth|grouping part of a view's key: two connections with equal specs get the same string,
+ * so the hub's index buckets connections by it (src/stream/registry.ts).
+ */
+export function viewSpecKey(spec: BookViewSpec): string {
   let suffix = specKeys.get(spec);
   if (suffix === undefined) specKeys.set(spec, (suffix = `|${spec.depth}|${groupingKey(spec.grouping)}`));
-  return market + suffix;
+  return suffix;
+}
+
+export function viewKey(market: string, spec: BookViewSpec): string {
+  return market + viewSpecKey(spec);
 }
 
 export interface BookViewsOptions {
@@ -75,14 +91,15 @@ export class BookViews {
   }
 
   private view(market: string, spec: BookViewSpec): View {
-    const key = viewKey(market, spec);
+    const specKey = viewSpecKey(spec);
+    const key = market + specKey;
     let byKey = this.views.get(market);
     let view = byKey?.get(key);
     if (view) return view;
     const book = this.options.keeper().book(market);
     view = book
-      ? { key, market, spec, levels: viewLevels(book, spec.depth, spec.grouping), bookSeq: book.seq, ready: true }
-      : { key, market, spec, levels: { bids: [], asks: [] }, bookSeq: 0, ready: false };
+      ? { key, specKey, market, spec, levels: viewLevels(book, spec.depth, spec.grouping), bookSeq: book.seq, ready: true }
+      : { key, specKey, market, spec, levels: { bids: [], asks: [] }, bookSeq: 0, ready: false };
     if (!byKey) this.views.set(market, (byKey = new Map()));
     byKey.set(key, view);
     return view;
@@ -137,7 +154,7 @@ export class BookViews {
           checksum: checksum(next),
         },
       };
-      viewOfFrame.set(frame, view.key);
+      viewOfFrame.set(frame, view);
       // A view nobody receives any more (its connections closed) is dropped.
       if (this.options.publish(frame) === 0) byKey.delete(view.key);
     }
@@ -180,7 +197,7 @@ export class BookViews {
         checksum: checksum(view.levels),
       },
     };
-    viewOfFrame.set(frame, view.key);
+    viewOfFrame.set(frame, view);
     return frame;
   }
 }

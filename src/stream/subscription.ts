@@ -210,9 +210,14 @@ export function judgeMarketsFilter(sub: Subscription, knownMarkets: ReadonlySet<
  */
 export const OPT_IN_KINDS: ReadonlySet<string> = new Set(['account.update', 'orderbook.delta', 'order.update', 'fill']);
 
+/** The kinds filter alone: a connection without one takes every kind but the opt-in ones. */
+export function wantsKind(sub: Subscription, kind: string): boolean {
+  return sub.kinds ? sub.kinds.has(kind) : !OPT_IN_KINDS.has(kind);
+}
+
 /** The whole filter: does this connection receive this frame? (The hub's index narrows first.) */
 export function matches(sub: Subscription, frame: Frame): boolean {
-  if (sub.kinds ? !sub.kinds.has(frame.kind) : OPT_IN_KINDS.has(frame.kind)) return false;
+  if (!wantsKind(sub, frame.kind)) return false;
   const party = frameParty(frame);
   if (party !== undefined && !sub.parties.has(party)) return false;
   if (sub.markets && frame.market !== undefined && !sub.markets.has(frame.market)) return false;

@@ -5,6 +5,10 @@ import { matches, parseSubscription, type Subscription } from '../../../src/stre
 import { SubscriberIndex } from '../../../src/stream/registry.js';
 import { StreamClient } from '../../../src/stream/client.js';
 import type { Frame } from '../../../src/contracts/frame.js';
+import { Registry } from 'prom-client';
+import { BookStream } from '../../../src/stream/book-stream.js';
+import { bookViewSpec } from '../../../src/stream/book-subscription.js';
+import { bookViewOf } from '../../../src/stream/book-views.js';
 
 const A = `alice::${'a'.repeat(64)}`;
 const B = `bob::${'b'.repeat(64)}`;
@@ -128,6 +132,72 @@ describe('subscriber index', () => {
         for (const c of removed) index.remove(c);
         const live = clients.filter((c) => !removed.includes(c));
         expect(index.size).toBe(live.length);
+        for (const f of frames) {
+          const got: StreamClient[] = [];
+          index.forEachRecipient(f, (c) => got.push(c));
+          expect(new Set(got).size).toBe(got.length);
+          expect(new Set(got)).toEqual(new Set(live.filter((c) => matches(c.sub, f))));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('property: book frames (polled, and made for each view) reach exactly the clients whose filters match', async () => {
+    // Real view frames: a BookStream seeded for every market (its snapshot frames of each view when
+    // the seed lands, then one delta per view for an order placed on each market).
+    const VIEWS: Array<[string | null, string | null]> = [[null, null], ['5', null], ['20', 'tick:5'], ['20', 'sig:2']];
+    const made: Frame[] = [];
+    const books = new BookStream({
+      readBook: async (market) => ({ market, seq: 1, bids: [['99', '1']], asks: [['101', '1']] }),
+      publish: (f) => (made.push(f), 1),
+      registry: new Registry(),
+      logger: { warn: () => {}, info: () => {} },
+    });
+    const viewSub = (depth: string | null, group: string | null) => ({ kinds: new Set(['orderbook.delta', 'orderbook.snapshot']), markets: new Set(MARKETS), book: bookViewSpec(depth, group) }) as unknown as Subscription;
+    for (const [depth, group] of VIEWS) books.snapshot(viewSub(depth, group));
+    await new Promise((r) => setTimeout(r, 10));
+    MARKETS.forEach((market, i) =>
+      books.event({ seq: 2 + i, kind: 'engine.order_placed', ts: '2026-11-25T00:00:00.000Z', market, party: A, payload: { order: { orderId: `o${i}`, side: 'buy', type: 'limit', tif: 'gtc', price: '100', size: '2', filledSize: '0', status: 'open' } } }),
+    );
+    books.stop();
+    expect(made.filter((f) => f.kind === 'orderbook.snapshot' && bookViewOf(f)).length).toBe(VIEWS.length * MARKETS.length);
+    expect(made.filter((f) => f.kind === 'orderbook.delta' && bookViewOf(f)).length).toBe(VIEWS.length * MARKETS.length);
+    const polled = MARKETS.map((market): Frame => ({ kind: 'orderbook.snapshot', seq: 1, ts: '2026-11-25T00:00:00.000Z', market, payload: {} }));
+    const frames = [...made, ...polled];
+
+    const bookSubArb = fc.record({
+      kinds: fc.option(fc.subarray(['orderbook.delta', 'orderbook.snapshot', 'trade'], { minLength: 1 }), { nil: null }),
+      markets: fc.option(fc.subarray(MARKETS, { minLength: 1 }), { nil: null }),
+      view: fc.constantFrom(...VIEWS),
+    });
+    fc.assert(
+      fc.property(fc.array(bookSubArb, { maxLength: 30 }), fc.integer({ min: 0, max: 10 }), (subs, removeN) => {
+        const index = new SubscriberIndex();
+        const clients = subs.map((s) => {
+          const sub: Subscription = {
+            kinds: s.kinds ? new Set(s.kinds) : null,
+            markets: s.markets ? new Set(s.markets) : null,
+            requestedMarkets: s.markets,
+            marketsIgnored: false,
+            intervals: null,
+            parties: new Set(),
+            since: null,
+            control: false,
+            epoch: null,
+            heartbeatS: null,
+            snapshot: true,
+            proof: null,
+            // As parsed: a view only with orderbook.delta, each connection its own spec object.
+            book: s.kinds?.includes('orderbook.delta') ? bookViewSpec(...s.view) : null,
+          };
+          const c = new StreamClient(fakeWs, sub, 1024);
+          index.add(c);
+          return c;
+        });
+        const removed = clients.slice(0, removeN);
+        for (const c of removed) index.remove(c);
+        const live = clients.filter((c) => !removed.includes(c));
         for (const f of frames) {
           const got: StreamClient[] = [];
           index.forEachRecipient(f, (c) => got.push(c));
