@@ -1,6 +1,6 @@
 // Process helpers the benchmarks share: a free loopback port, waiting for /healthz, a clean stop,
 // another process's CPU time and memory.
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { request } from 'undici';
@@ -80,4 +80,14 @@ export function stopWithBench<T extends ChildProcess>(child: T): T {
     }
   }
   return child;
+}
+
+/** Whether `taskset` can pin processes here (benches pin servers and load generators to their own CPUs). */
+export function hasTaskset(): boolean {
+  try {
+    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -6,19 +6,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { stopWithBench } from './processes.js';
+import { hasTaskset, stopWithBench } from './processes.js';
 
 /** CPU of the servers, CPU of the load generator (null: no taskset, nothing pinned). */
 export const PIN = hasTaskset() ? { server: '1', load: '0' } : null;
-
-function hasTaskset(): boolean {
-  try {
-    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const pinned = (cpu: string | undefined, cmd: string, args: string[]): [string, string[]] =>
   PIN && cpu !== undefined ? ['taskset', ['-c', cpu, cmd, ...args]] : [cmd, args];

@@ -15,6 +15,7 @@ import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { startEngine } from '../sandbox/engine/index.js';
+import { hasTaskset } from './processes.js';
 
 // `npm run bench:stream -- --pipeline-only` measures only stream.ts's single-core pipeline: nothing here.
 if (process.argv.includes('--pipeline-only')) {
@@ -46,15 +47,6 @@ function waitMessage<T>(child: ChildProcess, test: (m: T) => boolean): Promise<T
     };
     child.on('message', on);
   });
-}
-
-function hasTaskset(): boolean {
-  try {
-    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** A Node child (tsx) with IPC, started on `cpu` (through taskset, so every thread it makes is pinned). */

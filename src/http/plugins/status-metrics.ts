@@ -9,6 +9,20 @@ export const statusMetrics = fp(
   async (app) => {
     const { live, db, metrics, config } = app;
     const registers = [metrics.registry];
+    /** A counter whose total is kept elsewhere: each scrape adds what it grew by since the last one. */
+    const scrapedCounter = (name: string, help: string, total: () => number): void => {
+      let reported = 0;
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          const now = total();
+          this.inc(now - reported);
+          reported = now;
+        },
+      });
+    };
     new Gauge({
       name: 'bff_engine_stream_connected',
       help: '1 while the engine event stream (SSE bridge or JetStream source) is connected and caught up, else 0; absent without a live stream',
@@ -44,27 +58,8 @@ export const statusMetrics = fp(
       },
     });
     // The kept list rows (db/json/row-cache.ts): counted by the cache itself, reported here.
-    const reported = { hits: 0, misses: 0 };
-    new Counter({
-      name: 'bff_list_row_cache_hits_total',
-      help: 'List rows (fills, events, deposits) written from their kept JSON instead of fetched (LIST_ROW_CACHE_BYTES)',
-      registers,
-      collect() {
-        const { hits } = db.rows.stats();
-        this.inc(hits - reported.hits);
-        reported.hits = hits;
-      },
-    });
-    new Counter({
-      name: 'bff_list_row_cache_misses_total',
-      help: 'List rows (fills, events, deposits) whose version was not kept: fetched from the database, then kept',
-      registers,
-      collect() {
-        const { misses } = db.rows.stats();
-        this.inc(misses - reported.misses);
-        reported.misses = misses;
-      },
-    });
+    scrapedCounter('bff_list_row_cache_hits_total', 'List rows (fills, events, deposits) written from their kept JSON instead of fetched (LIST_ROW_CACHE_BYTES)', () => db.rows.stats().hits);
+    scrapedCounter('bff_list_row_cache_misses_total', 'List rows (fills, events, deposits) whose version was not kept: fetched from the database, then kept', () => db.rows.stats().misses);
     new Gauge({
       name: 'bff_list_row_cache_bytes',
       help: 'Bytes of list rows kept as written JSON (bounded by LIST_ROW_CACHE_BYTES)',

@@ -80,7 +80,6 @@ describe('stream query parameters', () => {
 describe('subscriber index', () => {
   const KINDS = ['trade', 'candle.update', 'position.update', 'balance.update', 'engine.tick_start', 'engine.order_placed'];
   const MARKETS = ['BTC-PERP', 'ETH-PERP', 'SOL-PERP'];
-  const fakeWs = {} as never;
 
   const subArb = fc.record({
     kinds: fc.option(fc.subarray(KINDS, { minLength: 1 }), { nil: null }),
@@ -107,37 +106,10 @@ describe('subscriber index', () => {
   it('property: recipients are exactly the clients whose filters match, each once, also after removals', () => {
     fc.assert(
       fc.property(fc.array(subArb, { maxLength: 30 }), fc.array(frameArb, { minLength: 1, maxLength: 20 }), fc.integer({ min: 0, max: 10 }), (subs, frames, removeN) => {
-        const index = new SubscriberIndex();
-        const clients = subs.map((s) => {
-          const sub: Subscription = {
-            kinds: s.kinds ? new Set(s.kinds) : null,
-            markets: s.markets ? new Set(s.markets) : null,
-            requestedMarkets: s.markets,
-            marketsIgnored: false,
-            intervals: s.intervals ? new Set(s.intervals) : null,
-            parties: new Set(s.parties),
-            since: null,
-            control: false,
-            epoch: null,
-            heartbeatS: null,
-            snapshot: true,
-            proof: null,
-            book: null,
-          };
-          const c = new StreamClient(fakeWs, sub, 1024);
-          index.add(c);
-          return c;
-        });
-        const removed = clients.slice(0, removeN);
-        for (const c of removed) index.remove(c);
-        const live = clients.filter((c) => !removed.includes(c));
-        expect(index.size).toBe(live.length);
-        for (const f of frames) {
-          const got: StreamClient[] = [];
-          index.forEachRecipient(f, (c) => got.push(c));
-          expect(new Set(got).size).toBe(got.length);
-          expect(new Set(got)).toEqual(new Set(live.filter((c) => matches(c.sub, f))));
-        }
+        const subsOf = subs.map((s) =>
+          indexedSub(s.kinds, s.markets, { intervals: s.intervals ? new Set(s.intervals) : null, parties: new Set(s.parties) }),
+        );
+        expectRecipientsMatch(subsOf, removeN, frames);
       }),
       { numRuns: 300 },
     );
@@ -173,39 +145,54 @@ describe('subscriber index', () => {
     });
     fc.assert(
       fc.property(fc.array(bookSubArb, { maxLength: 30 }), fc.integer({ min: 0, max: 10 }), (subs, removeN) => {
-        const index = new SubscriberIndex();
-        const clients = subs.map((s) => {
-          const sub: Subscription = {
-            kinds: s.kinds ? new Set(s.kinds) : null,
-            markets: s.markets ? new Set(s.markets) : null,
-            requestedMarkets: s.markets,
-            marketsIgnored: false,
-            intervals: null,
-            parties: new Set(),
-            since: null,
-            control: false,
-            epoch: null,
-            heartbeatS: null,
-            snapshot: true,
-            proof: null,
-            // As parsed: a view only with orderbook.delta, each connection its own spec object.
-            book: s.kinds?.includes('orderbook.delta') ? bookViewSpec(...s.view) : null,
-          };
-          const c = new StreamClient(fakeWs, sub, 1024);
-          index.add(c);
-          return c;
-        });
-        const removed = clients.slice(0, removeN);
-        for (const c of removed) index.remove(c);
-        const live = clients.filter((c) => !removed.includes(c));
-        for (const f of frames) {
-          const got: StreamClient[] = [];
-          index.forEachRecipient(f, (c) => got.push(c));
-          expect(new Set(got).size).toBe(got.length);
-          expect(new Set(got)).toEqual(new Set(live.filter((c) => matches(c.sub, f))));
-        }
+        // As parsed: a view only with orderbook.delta, each connection its own spec object.
+        const subsOf = subs.map((s) => indexedSub(s.kinds, s.markets, { book: s.kinds?.includes('orderbook.delta') ? bookViewSpec(...s.view) : null }));
+        expectRecipientsMatch(subsOf, removeN, frames);
       }),
       { numRuns: 300 },
     );
   });
 });
+
+/**
+ * Indexes a client per subscription, removes the first `removeN`, then checks that every frame
+ * reaches exactly the remaining clients whose filters match it, each once.
+ */
+function expectRecipientsMatch(subs: Subscription[], removeN: number, frames: readonly Frame[]): void {
+  const index = new SubscriberIndex();
+  const clients = subs.map((sub) => {
+    const c = new StreamClient({} as never, sub, 1024);
+    index.add(c);
+    return c;
+  });
+  const removed = clients.slice(0, removeN);
+  for (const c of removed) index.remove(c);
+  const live = clients.filter((c) => !removed.includes(c));
+  expect(index.size).toBe(live.length);
+  for (const f of frames) {
+    const got: StreamClient[] = [];
+    index.forEachRecipient(f, (c) => got.push(c));
+    expect(new Set(got).size).toBe(got.length);
+    expect(new Set(got)).toEqual(new Set(live.filter((c) => matches(c.sub, f))));
+  }
+}
+
+/** A subscription as parsed from `kinds` and `markets` (null: no filter), the rest as given or empty. */
+function indexedSub(kinds: string[] | null, markets: string[] | null, rest: Partial<Subscription>): Subscription {
+  return {
+    kinds: kinds ? new Set(kinds) : null,
+    markets: markets ? new Set(markets) : null,
+    requestedMarkets: markets,
+    marketsIgnored: false,
+    intervals: null,
+    parties: new Set(),
+    since: null,
+    control: false,
+    epoch: null,
+    heartbeatS: null,
+    snapshot: true,
+    proof: null,
+    book: null,
+    ...rest,
+  };
+}
