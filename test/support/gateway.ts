@@ -5,6 +5,8 @@ import { buildApp, type App, type AppDeps } from '../../src/app.js';
 import { loadConfig } from '../../src/config/env.js';
 import { closeDeps, createDeps } from '../../src/deps.js';
 import { Metrics } from '../../src/metrics.js';
+import type { LiveRuntime } from '../../src/live.js';
+import { waitFor } from './scripted-sse.js';
 
 export interface TestGateway {
   app: App;
@@ -37,4 +39,21 @@ export async function startGateway(
       await closeDeps(deps);
     },
   };
+}
+
+/**
+ * A listening gateway on a real engine's event stream, its live runtime started and connected (and,
+ * with `markets`, holding the engine's market list): what every end-to-end stream test starts from.
+ */
+export async function startLiveGateway(
+  engine: { url: string; adminToken: string },
+  env: Record<string, string | undefined> = {},
+  options: { markets?: boolean } = {},
+): Promise<TestGateway & { live: LiveRuntime }> {
+  const gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, ...env }, { listen: true });
+  const live = gw.deps.live as LiveRuntime;
+  await live.start();
+  await waitFor(() => live.status().connected, 5_000, 'bridge');
+  if (options.markets) await waitFor(() => live.knownMarkets() !== null, 5_000, 'market list');
+  return Object.assign(gw, { live });
 }

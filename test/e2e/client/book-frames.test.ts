@@ -8,9 +8,8 @@ import { request } from 'undici';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
 import { faucet, makeParty, SigningClient } from '../../sandbox/engine/helpers.js';
 import { DeltaOrderBook, GatewayClient, StreamClient, type StreamMessage, type WebSocketCtor } from '../../../packages/client/src/index.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
-import { LiveRuntime } from '../../../src/live.js';
 
 describe('client order books (gateway + reference engine)', () => {
   let engine: RunningEngine;
@@ -20,9 +19,7 @@ describe('client order books (gateway + reference engine)', () => {
 
   beforeAll(async () => {
     engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, WS_ORDERBOOK_POLL_MS: '50' }, { listen: true });
-    await (gw.deps.live as LiveRuntime).start();
-    await waitFor(() => (gw.deps.live as LiveRuntime).status().connected, 5_000, 'bridge');
+    gw = await startLiveGateway(engine, { WS_ORDERBOOK_POLL_MS: '50' });
     maker = new SigningClient(engine.url, makeParty('maker'));
     expect((await maker.authorize()).body).toMatchObject({ ok: true });
     expect((await faucet(engine.url, engine.adminToken, maker.id, '1000000')).body).toMatchObject({ ok: true });

@@ -9,9 +9,8 @@ import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.j
 import { faucet, makeParty, SigningClient } from '../../sandbox/engine/helpers.js';
 import { request } from 'undici';
 import { DeltaOrderBook, GatewayClient, GatewayError, localParty, StreamClient, type StreamMessage, type WebSocketCtor } from '../../../packages/client/src/index.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
-import { LiveRuntime } from '../../../src/live.js';
 
 describe('client: talking to the socket (gateway + reference engine)', () => {
   let engine: RunningEngine;
@@ -20,10 +19,7 @@ describe('client: talking to the socket (gateway + reference engine)', () => {
 
   beforeAll(async () => {
     engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken }, { listen: true });
-    await (gw.deps.live as LiveRuntime).start();
-    await waitFor(() => (gw.deps.live as LiveRuntime).status().connected, 5_000, 'bridge');
-    await waitFor(() => (gw.deps.live as LiveRuntime).knownMarkets() !== null, 5_000, 'market list');
+    gw = await startLiveGateway(engine, {}, { markets: true });
     maker = new SigningClient(engine.url, makeParty('maker'));
     expect((await maker.authorize()).body).toMatchObject({ ok: true });
     expect((await faucet(engine.url, engine.adminToken, maker.id, '1000000')).body).toMatchObject({ ok: true });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
 import { startSimulator } from '../../../sandbox/simulator/simulator.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
 import { LiveRuntime } from '../../../src/live.js';
 import { parseDecimal } from '../../../src/decimal.js';
@@ -73,9 +73,7 @@ describe('order book deltas (reference engine + simulator)', () => {
 
   beforeAll(async () => {
     engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, WS_ORDERBOOK_POLL_MS: '100' }, { listen: true });
-    await (gw.deps.live as LiveRuntime).start();
-    await waitFor(() => (gw.deps.live as LiveRuntime).status().connected, 5_000, 'bridge');
+    gw = await startLiveGateway(engine, { WS_ORDERBOOK_POLL_MS: '100' });
   });
   afterAll(async () => {
     await gw?.close();

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
 import { faucet, http, makeParty, signHex, SigningClient } from '../../sandbox/engine/helpers.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
 import { LiveRuntime } from '../../../src/live.js';
 import { connect, type Msg, type TestClient } from '../../integration/stream/helpers.js';
@@ -41,9 +41,7 @@ describe('talking to the socket (reference engine)', () => {
 
   beforeAll(async () => {
     engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, RATE_LIMIT_MAX: '12', RATE_LIMIT_IP_MAX: '10000', RATE_LIMIT_WINDOW_MS: '60000' }, { listen: true });
-    await (gw.deps.live as LiveRuntime).start();
-    await waitFor(() => (gw.deps.live as LiveRuntime).status().connected, 5_000, 'bridge');
+    gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '12', RATE_LIMIT_IP_MAX: '10000', RATE_LIMIT_WINDOW_MS: '60000' });
     alice = new SigningClient(gw.url, makeParty('alice'));
     bob = new SigningClient(gw.url, makeParty('bob'));
     for (const c of [alice, bob]) {

@@ -5,9 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
 import { faucet, makeParty, signHex, SigningClient } from '../../sandbox/engine/helpers.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
-import { LiveRuntime } from '../../../src/live.js';
 import { connect, type TestClient } from '../../integration/stream/helpers.js';
 
 describe('user channels (reference engine, three parties)', () => {
@@ -24,9 +23,7 @@ describe('user channels (reference engine, three parties)', () => {
 
   beforeAll(async () => {
     engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken }, { listen: true });
-    await (gw.deps.live as LiveRuntime).start();
-    await waitFor(() => (gw.deps.live as LiveRuntime).status().connected, 5_000, 'bridge');
+    gw = await startLiveGateway(engine);
     alice = new SigningClient(engine.url, makeParty('alice'));
     bob = new SigningClient(engine.url, makeParty('bob'));
     carol = new SigningClient(engine.url, makeParty('carol'));
