@@ -1,24 +1,14 @@
 // Baseline server process: a bare `ws` server that reads the same SSE source, runs the same
 // projections and broadcasts every public frame to every client — no filters, no index, no
 // history, no per-client bound. What the gateway is compared against.
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { WebSocketServer, type WebSocket } from 'ws';
 import { request } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { initialProjectionState, project } from '../src/projections/index.js';
 import { type EngineEvent } from '../src/contracts/engine-event.js';
 import { frameParty } from '../src/contracts/frame.js';
-import type { ServerReport } from './stream-shared.js';
+import { startBroadcastServer, type ServerReport } from './stream-shared.js';
 
-const server = createServer();
-const wss = new WebSocketServer({ server, perMessageDeflate: false });
-const clients = new Set<WebSocket>();
-wss.on('connection', (ws) => {
-  clients.add(ws);
-  ws.on('close', () => clients.delete(ws));
-});
-await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+const { clients, url } = await startBroadcastServer();
 
 let state = initialProjectionState();
 const res = await request(`${process.env.BENCH_SOURCE_URL}/v1/admin/events/stream`, { headers: { authorization: 'Bearer bench' }, bodyTimeout: 0 });
@@ -47,4 +37,4 @@ process.on('message', (m: { cmd: string }) => {
     process.send!(r);
   }
 });
-process.send!({ url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/` });
+process.send!({ url });

@@ -4,23 +4,15 @@
 // received chunk as the gateway batches (`{"seq":<last>,"events":[...]}`: one write per socket per
 // chunk; no book kept, no views, no filters, no per-client bound). The gap between this and the gateway
 // is what keeping the book and making per-view deltas costs; what is left is the machine's.
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import { request } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { wireFrame } from '../src/stream/client.js';
+import { startBroadcastServer } from './stream-shared.js';
 
 const MARKET = process.env.BENCH_BOOK_MARKET ?? 'BTC-PERP';
 const BOOK_KINDS = new Set(['engine.order_placed', 'engine.order_filled', 'engine.order_cancelled']);
-const server = createServer();
-const wss = new WebSocketServer({ server, perMessageDeflate: false });
-const clients = new Set<WebSocket>();
-wss.on('connection', (ws) => {
-  clients.add(ws);
-  ws.on('close', () => clients.delete(ws));
-});
-await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+const { clients, url } = await startBroadcastServer();
 
 const raw = (ws: WebSocket) => (ws as unknown as { _socket: { write(b: Buffer): boolean } })._socket;
 const res = await request(`${process.env.BENCH_SOURCE_URL}/v1/admin/events/stream`, { headers: { authorization: 'Bearer bench' }, bodyTimeout: 0 });
@@ -48,4 +40,4 @@ void (async () => {
 process.on('message', (m: { cmd: string }) => {
   if (m.cmd === 'exit') process.exit(0);
 });
-process.send!({ url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/` });
+process.send!({ url });

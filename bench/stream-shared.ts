@@ -1,4 +1,7 @@
 // Shared pieces of the stream benchmark: the synthetic engine events and the IPC message shapes.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
 import type { EngineEvent } from '../src/contracts/engine-event.js';
 
 export const MARKETS = ['BTC-PERP', 'ETH-PERP', 'SOL-PERP'];
@@ -66,4 +69,20 @@ export interface ServerReport {
   heapUsed: number;
   cpuUserMs: number;
   cpuSystemMs: number;
+}
+
+/**
+ * The plain `ws` server of the comparison servers (bench/stream-bare.ts, bench/stream-book-floor.ts):
+ * every open connection in one set, nothing else. Listens on a free loopback port.
+ */
+export async function startBroadcastServer(): Promise<{ clients: Set<WebSocket>; url: string }> {
+  const server = createServer();
+  const wss = new WebSocketServer({ server, perMessageDeflate: false });
+  const clients = new Set<WebSocket>();
+  wss.on('connection', (ws) => {
+    clients.add(ws);
+    ws.on('close', () => clients.delete(ws));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { clients, url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/` };
 }

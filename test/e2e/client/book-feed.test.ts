@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { request } from 'undici';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
-import { faucet, makeParty, SigningClient } from '../../sandbox/engine/helpers.js';
+import { fundedClient, SigningClient } from '../../sandbox/engine/helpers.js';
 import { GatewayClient, OrderBookFeed, type WebSocketCtor, type WebSocketLike } from '../../../packages/client/src/index.js';
 import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
@@ -50,9 +50,7 @@ describe('OrderBookFeed (gateway + reference engine)', () => {
   beforeAll(async () => {
     engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
     gw = await startLiveGateway(engine);
-    maker = new SigningClient(engine.url, makeParty('maker'));
-    expect((await maker.authorize()).body).toMatchObject({ ok: true });
-    expect((await faucet(engine.url, engine.adminToken, maker.id, '1000000')).body).toMatchObject({ ok: true });
+    maker = await fundedClient(engine.url, engine.adminToken, '1000000', 'maker');
     await quote();
   });
   afterAll(async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { request } from 'undici';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
-import { faucet, makeParty, SigningClient } from '../../sandbox/engine/helpers.js';
+import { fundedClient, SigningClient } from '../../sandbox/engine/helpers.js';
 import { DeltaOrderBook, GatewayClient, StreamClient, type StreamMessage, type WebSocketCtor } from '../../../packages/client/src/index.js';
 import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
@@ -20,9 +20,7 @@ describe('client order books (gateway + reference engine)', () => {
   beforeAll(async () => {
     engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
     gw = await startLiveGateway(engine, { WS_ORDERBOOK_POLL_MS: '50' });
-    maker = new SigningClient(engine.url, makeParty('maker'));
-    expect((await maker.authorize()).body).toMatchObject({ ok: true });
-    expect((await faucet(engine.url, engine.adminToken, maker.id, '1000000')).body).toMatchObject({ ok: true });
+    maker = await fundedClient(engine.url, engine.adminToken, '1000000', 'maker');
   });
   afterAll(async () => {
     await gw?.close();
@@ -124,9 +122,7 @@ describe('client order books (gateway + reference engine)', () => {
     });
     stream.start();
     await waitFor(() => book.bookSeq !== null, 5_000, 'the snapshot');
-    const taker = new SigningClient(engine.url, makeParty('taker'));
-    expect((await taker.authorize()).body).toMatchObject({ ok: true });
-    expect((await faucet(engine.url, engine.adminToken, taker.id, '1000000')).body).toMatchObject({ ok: true });
+    const taker = await fundedClient(engine.url, engine.adminToken, '1000000', 'taker');
     for (let i = 0; i < 5; i++) await quote();
     expect((await taker.placeOrder({ market: 'BTC-PERP', side: 'buy', type: 'market', size: '0.025' })).body).toMatchObject({ ok: true });
     const engineBook = (await (await request(`${engine.url}/v1/orderbook?depth=100&market=BTC-PERP`)).body.json()) as { seq: number; asks: Array<[string, string]> };

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
-import { faucet, makeParty, SigningClient } from '../../sandbox/engine/helpers.js';
+import { faucet, fundedClient, SigningClient } from '../../sandbox/engine/helpers.js';
 import { request } from 'undici';
 import { DeltaOrderBook, GatewayClient, GatewayError, localParty, StreamClient, type StreamMessage, type WebSocketCtor } from '../../../packages/client/src/index.js';
 import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
@@ -20,9 +20,7 @@ describe('client: talking to the socket (gateway + reference engine)', () => {
   beforeAll(async () => {
     engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
     gw = await startLiveGateway(engine, {}, { markets: true });
-    maker = new SigningClient(engine.url, makeParty('maker'));
-    expect((await maker.authorize()).body).toMatchObject({ ok: true });
-    expect((await faucet(engine.url, engine.adminToken, maker.id, '1000000')).body).toMatchObject({ ok: true });
+    maker = await fundedClient(engine.url, engine.adminToken, '1000000', 'maker');
   });
   afterAll(async () => {
     await gw?.close();

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
-import { faucet, makeParty, signHex, SigningClient } from '../../sandbox/engine/helpers.js';
+import { faucet, fundedClient, makeParty, signHex, SigningClient } from '../../sandbox/engine/helpers.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
 import { LiveRuntime } from '../../../src/live.js';
@@ -203,9 +203,7 @@ describe('subscription changes while their snapshot reads are slow', () => {
     gw = await startGateway({ ENGINE_BASE_URL: proxyUrl, ENGINE_ADMIN_TOKEN: engine.adminToken }, { listen: true });
     await (gw.deps.live as LiveRuntime).start();
     await waitFor(() => (gw.deps.live as LiveRuntime).status().connected, 5_000, 'bridge');
-    alice = new SigningClient(gw.url, makeParty('alice'));
-    expect((await alice.authorize()).body).toMatchObject({ ok: true });
-    expect((await faucet(engine.url, engine.adminToken, alice.id, '1000')).body).toMatchObject({ ok: true });
+    alice = await fundedClient(gw.url, engine.adminToken, '1000', 'alice', engine.url);
     await waitFor(() => gw.deps.sessions.peek(alice.sessionId) !== undefined, 5_000, 'session learnt');
   });
   afterAll(async () => {

@@ -4,7 +4,7 @@
 // in, and on a new connection the open orders and last fills as snapshot frames.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
-import { faucet, makeParty, signHex, SigningClient } from '../../sandbox/engine/helpers.js';
+import { faucet, fundedClient, makeParty, signHex, SigningClient } from '../../sandbox/engine/helpers.js';
 import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
 import { connect, type TestClient } from '../../integration/stream/helpers.js';
@@ -102,9 +102,7 @@ describe('user channels (reference engine, three parties)', () => {
   });
 
   it('the place-order answer through the gateway says why an order ended at once', { timeout: 30_000 }, async () => {
-    const dave = new SigningClient(gw.url, makeParty('dave'));
-    expect((await dave.authorize()).body).toMatchObject({ ok: true });
-    expect((await faucet(engine.url, engine.adminToken, dave.id, '1000000')).body).toMatchObject({ ok: true });
+    const dave = await fundedClient(gw.url, engine.adminToken, '1000000', 'dave', engine.url);
     // SOL-PERP has no resting order: a market order finds no liquidity.
     const answer = (await dave.placeOrder({ market: 'SOL-PERP', side: 'buy', type: 'market', size: '1' })).body;
     expect(answer).toMatchObject({ ok: true, status: 'cancelled', filledSize: '0.0000000000', reason: 'ioc' });

@@ -158,12 +158,15 @@ export async function faucet(baseUrl: string, token: string, party: string, amou
   return http(baseUrl, 'POST', '/v1/admin/faucet', { body: JSON.stringify({ party, amount }), headers: adminHeaders(token, true) });
 }
 
-/** A party with a session and collateral, ready to trade. */
-export async function fundedClient(baseUrl: string, token: string, amount = '100000', hint = 'p'): Promise<SigningClient> {
+/**
+ * A party with a session and collateral, ready to trade. It signs against `baseUrl` (the engine, or
+ * a gateway in front of it); the collateral comes from the engine's faucet at `engineUrl`.
+ */
+export async function fundedClient(baseUrl: string, token: string, amount = '100000', hint = 'p', engineUrl = baseUrl): Promise<SigningClient> {
   const c = new SigningClient(baseUrl, makeParty(hint));
   const r = await c.authorize();
   if (!r.body?.ok) throw new Error(`session-auth failed: ${r.text}`);
-  const f = await faucet(baseUrl, token, c.id, amount);
+  const f = await faucet(engineUrl, token, c.id, amount);
   if (!f.body?.ok) throw new Error(`faucet failed: ${f.text}`);
   return c;
 }

@@ -3,7 +3,6 @@
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import WebSocket from 'ws';
 import { InvalidSubscriptionError } from '../../../src/stream/errors.js';
 import { judgeMarketsFilter, parseSubscription } from '../../../src/stream/subscription.js';
 import { StreamHub } from '../../../src/stream/hub.js';
@@ -12,24 +11,13 @@ import { History } from '../../../src/stream/history.js';
 import { OrderbookPoller } from '../../../src/engine/orderbook-poller.js';
 import type { EngineClient } from '../../../src/engine/client.js';
 import type { Frame } from '../../../src/contracts/frame.js';
+import { fakeSocket as fakeSocketOf } from '../../support/fake-socket.js';
 
 const q = (s: string) => new URLSearchParams(s);
 const logger = pino({ level: 'silent' });
 
-/** Just enough of a ws socket for the hub: open, no backlog, records what it is sent. */
-function fakeSocket(): { ws: WebSocket; sent: Array<{ kind: string; seq?: number; market?: string; payload: Record<string, unknown> }> } {
-  const sent: Array<{ kind: string; seq?: number; market?: string; payload: Record<string, unknown> }> = [];
-  const ws = {
-    readyState: WebSocket.OPEN,
-    bufferedAmount: 0,
-    send: (data: Buffer) => sent.push(JSON.parse(data.toString())),
-    on: () => ws,
-    ping: () => {},
-    terminate: () => {},
-    close: () => {},
-  };
-  return { ws: ws as unknown as WebSocket, sent };
-}
+type Sent = { kind: string; seq?: number; market?: string; payload: Record<string, unknown> };
+const fakeSocket = () => fakeSocketOf<Sent>();
 
 const hub = () =>
   new StreamHub({ enabled: true, bufferBytes: 1 << 20, pingMs: 60_000, historySize: 10, metrics: StreamMetrics.for(new Registry()), logger: logger as never });

@@ -4,7 +4,6 @@
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import WebSocket from 'ws';
 import { parseSubscription, matches, marketsFilterMatchesNothing, type Subscription } from '../../../src/stream/subscription.js';
 import { applySubscribe, applyUnsubscribe, appliedFilters } from '../../../src/stream/subscription-change.js';
 import { MalformedMessageError, parseClientMessage, type SubscribeMessage, type UnsubscribeMessage } from '../../../src/stream/client-messages.js';
@@ -12,6 +11,7 @@ import { InvalidSubscriptionError } from '../../../src/stream/errors.js';
 import { StreamHub } from '../../../src/stream/hub.js';
 import { StreamMetrics } from '../../../src/stream/metrics.js';
 import type { Frame } from '../../../src/contracts/frame.js';
+import { fakeSocket as fakeSocketOf } from '../../support/fake-socket.js';
 
 const KNOWN = new Set(['BTC-PERP', 'ETH-PERP', 'SOL-PERP']);
 const sub = (query = ''): Subscription => parseSubscription(new URLSearchParams(query), KNOWN);
@@ -116,20 +116,8 @@ describe('reading a message', () => {
   });
 });
 
-/** Just enough of a ws socket for the hub: open, no backlog, records what it is sent. */
-function fakeSocket(): { ws: WebSocket; sent: Array<Record<string, any>> } {
-  const sent: Array<Record<string, any>> = [];
-  const ws = {
-    readyState: WebSocket.OPEN,
-    bufferedAmount: 0,
-    send: (data: Buffer) => sent.push(JSON.parse(data.toString())),
-    on: () => ws,
-    ping: () => {},
-    terminate: () => {},
-    close: () => {},
-  };
-  return { ws: ws as unknown as WebSocket, sent };
-}
+type SentMessage = Record<string, any>;
+const fakeSocket = () => fakeSocketOf<SentMessage>();
 
 describe('the hub swapping a connection\'s filters', () => {
   it('sends the ack, then the snapshot of what was added only, then live frames of the new filters', async () => {
