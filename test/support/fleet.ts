@@ -1,6 +1,7 @@
 // What the fleet tests need from the machine: Redis, NATS with JetStream, nginx. Outside CI a
 // missing one makes its tests skip, loudly (a warning naming what is missing); in CI (CI=true) it
 // fails them, since .ci/run installs and starts them.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { connect as tcpConnect, createServer } from 'node:net';
 import { nginxBinary } from '../../deploy/nginx.js';
 import { randomBytes } from 'node:crypto';
@@ -106,4 +107,29 @@ export async function startTestRelay(o: { stream: string; subject: string; engin
   });
   await relay.start();
   return relay;
+}
+
+/** A gateway replica in its own process (`src/main.ts`), as a fleet runs it. */
+export interface Replica {
+  port: number;
+  proc: ChildProcess;
+  exited: Promise<void>;
+}
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+/** Starts a replica on `port` with `env` (the whole environment it gets) and waits for its /healthz. */
+export async function startReplica(port: number, env: NodeJS.ProcessEnv): Promise<Replica> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.status === 200, 30_000, `replica :${port}`);
+  return { port, proc, exited };
+}
+
+/** Stops replicas with SIGTERM (their graceful shutdown) and waits for each to exit. */
+export async function stopReplicas(replicas: readonly Replica[]): Promise<void> {
+  for (const r of replicas) {
+    r.proc.kill('SIGTERM');
+    await r.exited;
+  }
 }

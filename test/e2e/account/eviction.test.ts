@@ -23,6 +23,7 @@ import { connect, type Msg, type TestClient } from '../../integration/stream/hel
 import type { LiveRuntime } from '../../../src/live.js';
 import { accountFromDatabase } from '../../../src/stream/account-book.js';
 import { formatDecimal } from '../../../src/decimal.js';
+import { syncedAccount } from '../../support/account.js';
 
 // One market per test: the book one leaves does not match the next one's orders.
 const MARKET = 'BTC-PERP';
@@ -52,17 +53,7 @@ describe('account book eviction against the reference engine', () => {
   };
 
   /** The REST account once it reflects the engine's head. */
-  async function synced(c: SigningClient): Promise<Account> {
-    const head = engine.engine.log.maxSeq;
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const r = await c.signed<Account>('GET', `/v1/users/${c.id}/account`);
-      expect(r.status).toBe(200);
-      if (r.body.asOfSeq >= head) return r.body;
-      if (Date.now() > deadline) throw new Error(`account stuck at ${r.body.asOfSeq} < ${head}`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  }
+  const synced = (c: SigningClient): Promise<Account> => syncedAccount<Account>(c, () => engine.engine.log.maxSeq);
 
   /** The live answer equals a fresh gateway's (the database seed alone, once the indexer has everything) and the engine's. */
   async function asFresh(c: SigningClient, account: Account): Promise<void> {

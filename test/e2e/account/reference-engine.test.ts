@@ -21,6 +21,7 @@ import type { LiveRuntime } from '../../../src/live.js';
 import { accountFromDatabase } from '../../../src/stream/account-book.js';
 import { GatewayClient, localParty, orderMargin } from '../../../packages/client/src/index.js';
 import { divRound, formatDecimal, mulDecimal, parseDecimal } from '../../../src/decimal.js';
+import { syncedAccount } from '../../support/account.js';
 
 const MARKET = 'BTC-PERP';
 const MAX_LEVERAGE = 20n;
@@ -42,17 +43,8 @@ describe('account view against the reference engine', () => {
 
   const client = (party = makeParty('acct')): SigningClient => new SigningClient(gw.url, party);
 
-  async function synced(c: SigningClient): Promise<Account> {
-    const head = engine.engine.log.maxSeq;
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const r = await c.signed<Account>('GET', `/v1/users/${c.id}/account`);
-      expect(r.status).toBe(200);
-      if (r.body.asOfSeq >= head) return r.body;
-      if (Date.now() > deadline) throw new Error(`account stuck at ${r.body.asOfSeq} < ${head}`);
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  }
+  /** The REST account once it reflects the engine's head. */
+  const synced = (c: SigningClient): Promise<Account> => syncedAccount<Account>(c, () => engine.engine.log.maxSeq);
 
   /** The view agrees with the engine's own snapshot and margin arithmetic. */
   async function agrees(c: SigningClient): Promise<Account> {

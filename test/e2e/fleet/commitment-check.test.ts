@@ -4,22 +4,14 @@
 // engine claims one user batch with a wrong root. Each replica (asked directly: /metrics and
 // /readyz are per replica, not for the load balancer) counts that claim as a mismatch and every
 // other claim as a match, and names it on its /readyz without its readiness changing.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closedPort, fleetServices, forgetFleetState, NATS_URL, REDIS_URL, uniqueName, waitFor, startTestRelay } from '../../support/fleet.js';
+import { closedPort, fleetServices, forgetFleetState, NATS_URL, REDIS_URL, uniqueName, waitFor, startReplica, startTestRelay, stopReplicas, type Replica } from '../../support/fleet.js';
 import { startScriptedEngine, type ScriptedEngine } from '../../support/scripted-sse.js';
 import { engineHistory } from '../../support/engine-history.js';
 import type { EngineRelay } from '../../../src/relay/relay.js';
 import type { EngineEvent } from '../../../src/contracts/engine-event.js';
 
 const available = await fleetServices({ redis: true, nats: true });
-const root = new URL('../../../', import.meta.url).pathname;
-
-interface Replica {
-  port: number;
-  proc: ChildProcess;
-  exited: Promise<void>;
-}
 
 async function counter(base: string, kind: string, result: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();
@@ -37,7 +29,7 @@ describe.skipIf(!available)('the commitment check on every replica of a fleet', 
   const stream = name.toUpperCase();
   const prefix = `${name}:`;
 
-  async function startReplica(port: number): Promise<Replica> {
+  async function startFleetReplica(port: number): Promise<Replica> {
     const env = {
       ...process.env,
       PORT: String(port),
@@ -54,10 +46,7 @@ describe.skipIf(!available)('the commitment check on every replica of a fleet', 
       NATS_STREAM: stream,
       NATS_SUBJECT: `${name}.events`,
     };
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
-    const exited = new Promise<void>((r) => proc.once('exit', () => r()));
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.status === 200, 30_000, `replica :${port}`);
-    return { port, proc, exited };
+    return startReplica(port, env);
   }
 
   beforeAll(async () => {
@@ -67,14 +56,11 @@ describe.skipIf(!available)('the commitment check on every replica of a fleet', 
     engine = await startScriptedEngine();
     relay = await startTestRelay({ stream, subject: `${name}.events`, engine });
     const ports = [await closedPort(), await closedPort()];
-    replicas.push(...(await Promise.all(ports.map((p) => startReplica(p)))));
+    replicas.push(...(await Promise.all(ports.map((p) => startFleetReplica(p)))));
   }, 120_000);
 
   afterAll(async () => {
-    for (const r of replicas) {
-      r.proc.kill('SIGTERM');
-      await r.exited;
-    }
+    await stopReplicas(replicas);
     await relay?.stop();
     await engine?.close();
     await forgetFleetState(stream, prefix);

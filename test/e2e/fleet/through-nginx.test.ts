@@ -1,26 +1,18 @@
 // The fleet on loopback, through a real nginx (deploy/nginx/gateway.conf.template): two gateway
 // replica processes sharing Redis and consuming one JetStream stream, filled by a relay from a
 // scripted engine. Everything a client does goes through nginx.
-import { spawn, type ChildProcess } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { Redis } from 'ioredis';
 import { generateKeyPair, makeParty, signHex } from '../../sandbox/engine/helpers.js';
-import { closedPort, fleetServices, forgetFleetState, NATS_URL, REDIS_URL, uniqueName, waitFor, startTestRelay } from '../../support/fleet.js';
+import { closedPort, fleetServices, forgetFleetState, NATS_URL, REDIS_URL, uniqueName, waitFor, startReplica, startTestRelay, stopReplicas, type Replica } from '../../support/fleet.js';
 import { startScriptedEngine, type ScriptedEngine } from '../../support/scripted-sse.js';
 import { startNginx, type RunningNginx } from '../../../deploy/nginx.js';
 import type { EngineRelay } from '../../../src/relay/relay.js';
 import { ticks, ts } from '../../integration/stream/helpers.js';
 
 const available = await fleetServices({ redis: true, nats: true, nginx: true });
-const root = new URL('../../../', import.meta.url).pathname;
-
-interface Replica {
-  port: number;
-  proc: ChildProcess;
-  exited: Promise<void>;
-}
 
 interface Client {
   ws: WebSocket;
@@ -58,13 +50,6 @@ describe.skipIf(!available)('a fleet behind nginx', () => {
     NATS_STREAM: stream,
     NATS_SUBJECT: `${name}.events`,
   });
-
-  async function startReplica(port: number): Promise<Replica> {
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env: env(port), stdio: ['ignore', 'inherit', 'inherit'] });
-    const exited = new Promise<void>((r) => proc.once('exit', () => r()));
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.status === 200, 30_000, `replica :${port}`);
-    return { port, proc, exited };
-  }
 
   function push(n: number): void {
     engine.push(...ticks(next, next + n - 1));
@@ -105,16 +90,13 @@ describe.skipIf(!available)('a fleet behind nginx', () => {
     push(5); // the stream exists and holds something before the replicas start
     await waitFor(() => relay.streamLastSeq === 5, 10_000, 'relay');
     const ports = [await closedPort(), await closedPort()];
-    replicas.push(...(await Promise.all(ports.map((p) => startReplica(p)))));
+    replicas.push(...(await Promise.all(ports.map((p) => startReplica(p, env(p))))));
     nginx = await startNginx({ listen: `127.0.0.1:${await closedPort()}`, upstreams: ports.map((p) => `127.0.0.1:${p}`) });
   }, 90_000);
 
   afterAll(async () => {
     await nginx?.stop();
-    for (const r of replicas) {
-      r.proc.kill('SIGTERM');
-      await r.exited;
-    }
+    await stopReplicas(replicas);
     await relay?.stop();
     await engine?.close();
     await forgetFleetState(stream, prefix);
