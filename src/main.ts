@@ -46,6 +46,15 @@ async function shutdown(signal: string): Promise<void> {
 process.on('SIGINT', () => void shutdown('SIGINT'));
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
+// The spec lets a gateway run without the admin token (clients connect and receive nothing); said
+// once at start, so a deployment that forgot it is not silent (/readyz says it too).
+if (config.engineAdminToken === null) {
+  app.log.warn(
+    { setting: 'ENGINE_ADMIN_TOKEN' },
+    `ENGINE_ADMIN_TOKEN is not set: no engine events, stream clients connect and receive nothing${config.nodeEnv === 'production' ? '; /readyz and /readyz/replica answer 503' : ''}`,
+  );
+}
+
 const runtime = checkRuntime();
 if (runtime.ok) app.log.info({ node: runtime.version }, 'runtime');
 else app.log.warn({ node: runtime.version }, runtime.message);

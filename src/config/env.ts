@@ -15,6 +15,8 @@ export class ConfigError extends Error {
 }
 
 export interface Config {
+  /** NODE_ENV, one of the three known values (a typo such as `prod` stops the start). */
+  nodeEnv: NodeEnv;
   port: number;
   host: string;
   logLevel: string;
@@ -95,6 +97,9 @@ export interface Config {
 }
 
 type Env = Record<string, string | undefined>;
+
+export const NODE_ENVS = ['development', 'production', 'test'] as const;
+export type NodeEnv = (typeof NODE_ENVS)[number];
 
 function raw(env: Env, name: string): string | undefined {
   const value = env[name];
@@ -254,7 +259,9 @@ function tracingOn(env: Env): boolean {
 }
 
 export function loadConfig(env: Env = process.env): Config {
-  const production = raw(env, 'NODE_ENV') === 'production';
+  // A misspelt NODE_ENV (`prod`) would silently give the development defaults (CORS `*`, loopback).
+  const nodeEnv = oneOf(env, 'NODE_ENV', 'development', NODE_ENVS);
+  const production = nodeEnv === 'production';
   const rateLimitMax = int(env, 'RATE_LIMIT_MAX', 600, 1, 10_000_000);
   const headersTimeout = int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000);
   const requestTimeout = int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000);
@@ -269,6 +276,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('HTTP_IDLE_TIMEOUT_MS', `must exceed ENGINE_TIMEOUT_MS (${engineTimeout}), got "${idleTimeout}"`);
   }
   return {
+    nodeEnv,
     port: int(env, 'PORT', 4000, 0, 65535),
     host: raw(env, 'HOST') ?? (production ? '0.0.0.0' : '127.0.0.1'),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
@@ -343,6 +351,7 @@ export interface Setting {
  * this list and the defaults loadConfig gives (scripts/settings-table.ts).
  */
 export const SETTINGS: readonly Setting[] = [
+  { name: 'NODE_ENV', meaning: '`development`, `production` or `test`; anything else stops the start. `production` changes the defaults of `HOST` and `CORS_ORIGINS`, and makes `/readyz` degraded without `ENGINE_ADMIN_TOKEN`.', defaultText: 'unset (`development`)' },
   { name: 'PORT', meaning: 'HTTP and WebSocket port (0..65535).' },
   { name: 'HOST', meaning: 'Interface to bind.', defaultNote: '(`0.0.0.0` when `NODE_ENV=production`)' },
   { name: 'LOG_LEVEL', meaning: 'pino level: fatal, error, warn, info, debug, trace, silent.' },
@@ -353,7 +362,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'DB_CONNECT_TIMEOUT_S', meaning: 'A read against an unreachable database answers 503 `database_unavailable` within this bound. Every query of the gateway (reads, session-key lookups, the event store, faucet facts, the candle rebuild) also has one overall deadline: `DB_CONNECT_TIMEOUT_S` + 3 × `DB_STATEMENT_TIMEOUT_MS` + 1 s.' },
   { name: 'DB_STATEMENT_TIMEOUT_MS', meaning: 'Server-side statement timeout of every query.' },
   { name: 'ENGINE_BASE_URL', meaning: 'The matching engine (http or https URL).' },
-  { name: 'ENGINE_ADMIN_TOKEN', meaning: "Bearer token of the engine's admin API. Unset: no SSE bridge, no order book polling, no live open-orders read; WebSocket clients connect and receive nothing." },
+  { name: 'ENGINE_ADMIN_TOKEN', meaning: "Bearer token of the engine's admin API. Unset: no SSE bridge, no order book polling, no live open-orders read; WebSocket clients connect and receive nothing, the start logs a warning naming it, `/readyz` reports `stream.enabled: false` and, with `NODE_ENV=production`, is degraded (503), as is the replica probe `/readyz/replica`." },
   { name: 'ENGINE_TIMEOUT_MS', meaning: 'Deadline of a whole engine call (waiting for a pooled connection, headers and body); past it a proxied call answers 504 `engine_timeout` and the engine connection is closed.' },
   { name: 'ENGINE_CONNECTIONS', meaning: 'Keep-alive connections in the engine pool.' },
   { name: 'ORDERBOOK_SHARED_READS', meaning: 'Identical `GET /v1/orderbook` requests arriving while one is in flight share the next engine call (never one that started before they arrived); `false` forwards each read alone. See docs/trading.md.' },

@@ -9,6 +9,7 @@
 import { Redis } from 'ioredis';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { FastifyBaseLogger } from 'fastify';
+import { DependencyState } from '../dependency-state.js';
 
 export const COMMAND_TIMEOUT_MS = 500;
 
@@ -27,6 +28,8 @@ export class RedisHandle {
   private readonly failures: Counter<'use' | 'outcome'>;
   private lastError: string | null = null;
   private lastWarnAt = new Map<RedisUse, number>();
+  /** One warning when Redis goes, one when it comes back (src/dependency-state.ts). */
+  private readonly state: DependencyState;
 
   constructor(
     url: string,
@@ -51,10 +54,12 @@ export class RedisHandle {
       labelNames: ['use', 'outcome'],
       registers: [registry],
     });
+    this.state = new DependencyState('redis', logger);
     this.client.on('ready', () => {
       this.lastError = null;
       this.up.set(1);
-      this.logger.info('redis: connected');
+      if (this.state.down) this.state.answered();
+      else this.logger.info('redis: connected');
     });
     this.client.on('error', (err: Error) => this.noteError(err));
     this.client.on('end', () => this.up.set(0));
@@ -62,10 +67,9 @@ export class RedisHandle {
   }
 
   private noteError(err: Error): void {
-    const first = this.lastError === null;
     this.lastError = err.message || err.name;
     this.up.set(0);
-    if (first) this.logger.warn({ err: this.lastError }, 'redis: unreachable');
+    this.state.failed(this.lastError);
   }
 
   /** A use decided a request without Redis: counted, and logged at most every 10 s per use. */
@@ -82,6 +86,7 @@ export class RedisHandle {
   succeeded(): void {
     if (this.lastError !== null && this.client.status === 'ready') this.lastError = null;
     this.up.set(1);
+    this.state.answered();
   }
 
   /** For /readyz: a PING within the command timeout. */

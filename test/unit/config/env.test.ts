@@ -40,6 +40,13 @@ describe('loadConfig', () => {
     expect(c.corsOrigins).toEqual([]);
   });
 
+  it('NODE_ENV must be development, production or test: a typo is one clear error, not the development defaults', () => {
+    expect(loadConfig({}).nodeEnv).toBe('development');
+    for (const v of ['development', 'production', 'test'] as const) expect(loadConfig({ NODE_ENV: v }).nodeEnv).toBe(v);
+    expect(() => loadConfig({ NODE_ENV: 'prod' })).toThrow('invalid configuration: NODE_ENV must be one of development, production, test, got "prod"');
+    expect(() => loadConfig({ NODE_ENV: 'Production' })).toThrow(/NODE_ENV/);
+  });
+
   it('reads every variable it documents', () => {
     const c = loadConfig({
       PORT: '4100',
