@@ -85,6 +85,15 @@ export interface Config {
   redisUrl: string | null;
   /** Key prefix of everything the gateway keeps in Redis. */
   redisPrefix: string;
+  /** Redis Sentinel: the sentinels to ask for the primary (null: REDIS_URL names the one Redis). */
+  redisSentinels: Array<{ host: string; port: number }> | null;
+  /** The primary's name the sentinels monitor. */
+  redisSentinelName: string;
+  /** Password of the Redis data nodes behind Sentinel, and of the sentinels themselves (null: none). */
+  redisPassword: string | null;
+  redisSentinelPassword: string | null;
+  /** Replicas that must acknowledge a replay-memory or faucet key before it counts (Redis WAIT); 0: no wait. */
+  redisWaitReplicas: number;
   /** One engine stream for the fleet through JetStream; null: this process reads the engine's SSE. */
   natsUrl: string | null;
   natsStream: string;
@@ -221,6 +230,20 @@ function schemeUrl(env: Env, name: string, schemes: string[]): string | null {
   return value;
 }
 
+/** REDIS_SENTINELS: `host:port,host:port,…` (IPv6 in brackets: `[::1]:26379`). */
+function hostPorts(env: Env, name: string): Array<{ host: string; port: number }> | null {
+  const value = raw(env, name);
+  if (value === undefined) return null;
+  const entries = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (entries.length === 0) throw new ConfigError(name, `must be a comma-separated list of host:port, got "${value}"`);
+  return entries.map((e) => {
+    const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(e);
+    const port = m ? Number(m[2]) : 0;
+    if (!m || port < 1 || port > 65535) throw new ConfigError(name, `must be a comma-separated list of host:port, got "${e}"`);
+    return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+  });
+}
+
 function token(env: Env, name: string, fallback: string, pattern: RegExp): string {
   const value = raw(env, name) ?? fallback;
   if (!pattern.test(value)) throw new ConfigError(name, `must match ${pattern}, got "${value}"`);
@@ -275,6 +298,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (idleTimeout <= engineTimeout) {
     throw new ConfigError('HTTP_IDLE_TIMEOUT_MS', `must exceed ENGINE_TIMEOUT_MS (${engineTimeout}), got "${idleTimeout}"`);
   }
+  const redisSentinels = hostPorts(env, 'REDIS_SENTINELS');
+  // One Redis or the sentinels that name it, not both: which one would the gateway write to?
+  if (redisSentinels && raw(env, 'REDIS_URL') !== undefined) {
+    throw new ConfigError('REDIS_SENTINELS', 'and REDIS_URL are exclusive: set REDIS_SENTINELS (and REDIS_SENTINEL_NAME) for Sentinel, REDIS_URL for one Redis');
+  }
   return {
     nodeEnv,
     port: int(env, 'PORT', 4000, 0, 65535),
@@ -325,6 +353,11 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env, 'TRUST_PROXY'),
     redisUrl: schemeUrl(env, 'REDIS_URL', ['redis', 'rediss']),
     redisPrefix: token(env, 'REDIS_PREFIX', 'gw:', /^[A-Za-z0-9:_.-]{1,64}$/),
+    redisSentinels,
+    redisSentinelName: token(env, 'REDIS_SENTINEL_NAME', 'gateway', /^[A-Za-z0-9_.-]{1,64}$/),
+    redisPassword: raw(env, 'REDIS_PASSWORD') ?? null,
+    redisSentinelPassword: raw(env, 'REDIS_SENTINEL_PASSWORD') ?? null,
+    redisWaitReplicas: int(env, 'REDIS_WAIT_REPLICAS', redisSentinels ? 1 : 0, 0, 10),
     natsUrl: schemeUrl(env, 'NATS_URL', ['nats', 'tls']),
     natsStream: token(env, 'NATS_STREAM', 'ENGINE_EVENTS', /^[A-Za-z0-9_-]{1,64}$/),
     natsSubject: token(env, 'NATS_SUBJECT', 'engine.events', /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/),
@@ -399,6 +432,11 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'TRUST_PROXY', meaning: "Who may set `X-Forwarded-For`, so that `request.ip` (the anonymous rate-limit key) is the real client behind a load balancer. A comma list of the proxies' addresses or CIDRs (`127.0.0.1, 10.0.0.0/8`): the client is the rightmost forwarded address not in the list; a spoofed address prepended by the client is never used. Or a hop count (`1` behind one nginx): safe only when nothing but the proxy can reach the replica (a direct caller could forge the header), so prefer addresses. Unset: the socket's address (every caller behind a proxy would share one bucket).", defaultText: 'unset (trust nothing)' },
   { name: 'REDIS_URL', meaning: '`redis://host:port/db`: rate limits, the signature replay memory and the faucet cooldown lock are shared by every replica (docs/fleet.md). Unset: each is kept in process memory, as for one gateway.' },
   { name: 'REDIS_PREFIX', meaning: 'Prefix of every key the gateway writes in Redis (one prefix per deployment sharing a Redis).' },
+  { name: 'REDIS_SENTINELS', meaning: "Redis Sentinel instead of `REDIS_URL` (exclusive): `host:port,host:port,…` of the sentinels; the gateway asks them for the primary named `REDIS_SENTINEL_NAME` and follows a failover by itself (docs/operations.md \"Redis Sentinel\").", defaultText: 'unset (`REDIS_URL`, or no Redis)' },
+  { name: 'REDIS_SENTINEL_NAME', meaning: 'The primary\'s name as the sentinels monitor it (`sentinel monitor <name> …`).' },
+  { name: 'REDIS_PASSWORD', meaning: 'With `REDIS_SENTINELS`: the password of the Redis primary and replicas (with `REDIS_URL` it is part of the URL).', defaultText: 'unset (none)' },
+  { name: 'REDIS_SENTINEL_PASSWORD', meaning: 'With `REDIS_SENTINELS`: the password of the sentinels themselves.', defaultText: 'unset (none)' },
+  { name: 'REDIS_WAIT_REPLICAS', meaning: 'Replicas that must acknowledge a signature remembered in the replay memory (and a faucet claim) within 250 ms (Redis `WAIT`) before the request is accepted; otherwise it is refused with 503 `shared_state_unavailable`. So a failover never promotes a replica that lacks a signature already accepted: it cannot be accepted twice (docs/adr/0125).', defaultNote: '(`1` with `REDIS_SENTINELS`, else `0`)' },
   { name: 'NATS_URL', meaning: '`nats://host:port`: the gateway takes engine events from the JetStream stream the relay fills instead of opening its own engine SSE connection (docs/fleet.md). Unset: its own SSE connection, as before.' },
   { name: 'NATS_STREAM', meaning: 'The JetStream stream name.' },
   { name: 'NATS_SUBJECT', meaning: 'The subject the relay publishes engine events on.' },

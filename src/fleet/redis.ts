@@ -6,12 +6,27 @@
 // fails, and each use decides what a failure means (replay memory and faucet: refuse with 503;
 // rate limits: let the request through). `bff_redis_up` and /readyz say whether Redis answers;
 // `bff_redis_failures_total{use,outcome}` counts the requests decided without it.
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { FastifyBaseLogger } from 'fastify';
 import { DependencyState } from '../dependency-state.js';
 
 export const COMMAND_TIMEOUT_MS = 500;
+/** How long a key waits for its replicas' acknowledgement (WAIT) before the request is refused. */
+export const WAIT_TIMEOUT_MS = 250;
+
+/** Where Redis is: one server (REDIS_URL), or the primary the sentinels name (REDIS_SENTINELS). */
+export type RedisTarget =
+  | { url: string }
+  | { sentinels: Array<{ host: string; port: number }>; name: string; password: string | null; sentinelPassword: string | null };
+
+/** A key was written on the primary but not acknowledged by the replicas asked for in time. */
+export class NotReplicatedError extends Error {
+  constructor(wanted: number, got: number) {
+    super(`written on the Redis primary but acknowledged by ${got} of ${wanted} replica(s) within ${WAIT_TIMEOUT_MS} ms`);
+    this.name = 'NotReplicatedError';
+  }
+}
 
 export type RedisUse = 'replay' | 'rate_limit' | 'faucet';
 export type FailureOutcome = 'fail_open' | 'fail_closed';
@@ -32,12 +47,14 @@ export class RedisHandle {
   private readonly state: DependencyState;
 
   constructor(
-    url: string,
+    target: RedisTarget | string,
     readonly prefix: string,
     registry: Registry,
     private readonly logger: FastifyBaseLogger,
+    /** Replicas that must acknowledge a key that must survive a failover (REDIS_WAIT_REPLICAS). */
+    private readonly waitReplicas = 0,
   ) {
-    this.client = new Redis(url, {
+    const options: RedisOptions = {
       lazyConnect: true,
       connectTimeout: 1_000,
       commandTimeout: COMMAND_TIMEOUT_MS,
@@ -46,7 +63,24 @@ export class RedisHandle {
       maxRetriesPerRequest: 0,
       // Reconnect forever, at most every 2 s.
       retryStrategy: (times) => Math.min(2_000, 50 * 2 ** Math.min(times, 6)),
-    });
+    };
+    const t = typeof target === 'string' ? { url: target } : target;
+    if ('url' in t) {
+      this.client = new Redis(t.url, options);
+    } else {
+      // ioredis asks the sentinels for the primary at each (re)connection and checks its role, so a
+      // failover is followed without a restart. The sentinels are retried as quickly as the primary.
+      this.client = new Redis({
+        ...options,
+        sentinels: t.sentinels,
+        name: t.name,
+        ...(t.password ? { password: t.password } : {}),
+        ...(t.sentinelPassword ? { sentinelPassword: t.sentinelPassword } : {}),
+        sentinelRetryStrategy: (times) => Math.min(1_000, 50 * 2 ** Math.min(times, 5)),
+        // A primary that reports itself demoted (+switch-master seen by the sentinels) is left at once.
+        failoverDetector: true,
+      });
+    }
     this.up = new Gauge({ name: 'bff_redis_up', help: '1 when the last Redis exchange succeeded (REDIS_URL set), else 0', registers: [registry] });
     this.failures = new Counter({
       name: 'bff_redis_failures_total',
@@ -81,6 +115,18 @@ export class RedisHandle {
       this.lastWarnAt.set(use, now);
       this.logger.warn({ use, outcome, err: this.lastError }, `redis unavailable: ${use} ${outcome === 'fail_open' ? 'lets requests through' : 'refuses requests (503)'}`);
     }
+  }
+
+  /**
+   * After a write that must survive a failover (a remembered signature, a faucet claim): waits until
+   * REDIS_WAIT_REPLICAS replicas hold it (WAIT), so the replica Sentinel promotes when the primary
+   * dies has it too. Throws NotReplicatedError when they do not acknowledge within WAIT_TIMEOUT_MS
+   * (the caller fails closed); nothing to wait for when REDIS_WAIT_REPLICAS is 0.
+   */
+  async replicated(): Promise<void> {
+    if (this.waitReplicas === 0) return;
+    const acked = await this.client.wait(this.waitReplicas, WAIT_TIMEOUT_MS);
+    if (acked < this.waitReplicas) throw new NotReplicatedError(this.waitReplicas, acked);
   }
 
   succeeded(): void {
