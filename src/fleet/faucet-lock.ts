@@ -25,6 +25,7 @@ export class RedisFaucetLock implements FaucetLock {
     const key = `${this.redis.prefix}faucet:${party}`;
     const token = randomUUID();
     try {
+      this.redis.ensureConnected();
       const ok = await this.redis.client.set(key, token, 'PX', cooldownMs, 'NX');
       if (ok === 'OK') {
         // The claim must survive a failover, or a second grant could follow it (docs/adr/0125).

@@ -14,6 +14,7 @@ export class RedisReplayGuard implements ReplayGuard {
   async firstUse(key: string, ttlMs: number): Promise<boolean> {
     let answer: string | null;
     try {
+      this.redis.ensureConnected();
       answer = await this.redis.client.set(`${this.redis.prefix}replay:${key}`, '1', 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX');
       // Accepted only once the replicas hold it too (REDIS_WAIT_REPLICAS): a failover must not
       // promote a replica that would accept the same signature again (docs/adr/0125).

@@ -118,6 +118,16 @@ export class RedisHandle {
   }
 
   /**
+   * Throws at once while the connection is down (reconnecting, closed), instead of leaving the
+   * command in ioredis's offline queue until the next reconnection attempt fails (up to 2 s): a
+   * request decided without Redis is decided now. The first connection (lazy) is let through.
+   */
+  ensureConnected(): void {
+    const s = this.client.status;
+    if (s === 'reconnecting' || s === 'close' || s === 'end') throw new Error(`Redis connection ${s}`);
+  }
+
+  /**
    * After a write that must survive a failover (a remembered signature, a faucet claim): waits until
    * REDIS_WAIT_REPLICAS replicas hold it (WAIT), so the replica Sentinel promotes when the primary
    * dies has it too. Throws NotReplicatedError when they do not acknowledge within WAIT_TIMEOUT_MS

@@ -69,6 +69,14 @@ describe.skipIf(!available)('Redis down and back', () => {
     const down = await signedGet();
     expect(down).toMatchObject({ status: 503, json: { code: 'shared_state_unavailable' } });
     expect([await book(), await book()]).toEqual([200, 200]); // fail open: the limit is not enforced
+    // Decided at once while Redis is away, not after its next reconnection attempt (up to 2 s).
+    const started = performance.now();
+    for (let i = 0; i < 10; i++) {
+      expect(await book()).toBe(200);
+      expect((await signedGet()).status).toBe(503);
+    }
+    const perPairMs = (performance.now() - started) / 10;
+    expect(perPairMs).toBeLessThan(100);
     // The full report names Redis; the replica probe (what the balancer routes by) does not follow it.
     expect((await fetch(`${gw.url}/readyz`)).status).toBe(503);
     expect((await fetch(`${gw.url}/readyz/replica`)).status).toBe(200);
