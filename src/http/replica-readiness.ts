@@ -13,7 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import type { LiveStatus } from '../stream/live-view.js';
 
 /** An event loop that was held this long within the last window is not ready (its requests wait as long). */
-export const EVENT_LOOP_STALL_MS = 1_000;
+export const EVENT_LOOP_STALL_MS = 2_000;
 /** The window over which the longest event loop delay is kept: two probe periods of the shipped manifests. */
 const WINDOW_MS = 5_000;
 

@@ -26,6 +26,15 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** Polls /healthz for up to 10 s. */
+async function healthy(port: number): Promise<boolean> {
+  for (let i = 0; i < 100; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) return true;
+  }
+  return false;
+}
+
 describe('src/main.ts', () => {
   it.each([
     ['WS_ORDERBOOK_POLL_MS', 'abc'],
@@ -47,12 +56,7 @@ describe('src/main.ts', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     try {
-      let ok = false;
-      for (let i = 0; i < 100 && !ok; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
-      }
-      expect(ok).toBe(true);
+      expect(await healthy(port)).toBe(true);
       child.kill('SIGTERM');
       const [code] = (await once(child, 'exit')) as [number | null];
       expect(code).toBe(0);
@@ -70,12 +74,7 @@ describe('src/main.ts', () => {
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     try {
-      let ok = false;
-      for (let i = 0; i < 100 && !ok; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
-      }
-      expect(ok).toBe(true);
+      expect(await healthy(port)).toBe(true);
       const warning = stdout.split('\n').filter((l) => l.includes('ENGINE_ADMIN_TOKEN')).map((l) => JSON.parse(l));
       expect(warning).toHaveLength(1);
       expect(warning[0]).toMatchObject({ level: 40, setting: 'ENGINE_ADMIN_TOKEN' });

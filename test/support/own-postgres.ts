@@ -5,8 +5,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import postgres from 'postgres';
 import { closedPort, tcpReachable, waitFor } from './fleet.js';
+import { reachable } from './global-setup.js';
 
 const BIN = ['/usr/local/bin', '/usr/lib/postgresql/15/bin'].find((d) => existsSync(join(d, 'postgres')) && existsSync(join(d, 'initdb'))) ?? null;
 export const ownPostgresAvailable = BIN !== null && (process.getuid?.() !== 0 || existsSync('/usr/sbin/runuser'));
@@ -51,21 +51,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     exited = new Promise<void>((r) => p.once('exit', () => r()));
     await waitFor(() => tcpReachable(`postgres://127.0.0.1:${port}`), 20_000, 'own PostgreSQL');
     // Listening is not accepting ("the database system is starting up"): until a query answers.
-    await waitFor(
-      async () => {
-        const sql = postgres(`postgres://postgres@127.0.0.1:${port}/postgres`, { max: 1, connect_timeout: 2, onnotice: () => {} });
-        try {
-          await sql`SELECT 1`;
-          return true;
-        } catch {
-          return false;
-        } finally {
-          await sql.end({ timeout: 1 });
-        }
-      },
-      20_000,
-      'own PostgreSQL accepting queries',
-    );
+    await waitFor(() => reachable(`postgres://postgres@127.0.0.1:${port}/postgres`), 20_000, 'own PostgreSQL accepting queries');
   }
   async function stop(): Promise<void> {
     if (!proc || proc.exitCode !== null) return;

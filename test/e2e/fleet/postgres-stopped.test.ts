@@ -5,15 +5,13 @@
 // the replicas' JSON 503 `database_unavailable` (never nginx's page), both replicas stay ready for
 // the balancer (/readyz/replica) and each logs one warning. Once it is back: list reads answer on
 // both replicas (none stuck), a second warning says so, and every client got every frame once.
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import pino from 'pino';
 import postgres from 'postgres';
 import { generateKeyPair, makeParty, signHex } from '../../sandbox/engine/helpers.js';
-import { closedPort, fleetServices, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
+import { closedPort, fleetServices, REDIS_URL, expectEveryTickOnce, startLiveReplicas, startOrderTakingEngine, tickClient, uniqueName, waitFor } from '../../support/fleet.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
-import { startScriptedEngine, type ScriptedEngine } from '../../support/scripted-sse.js';
+import type { ScriptedEngine } from '../../support/scripted-sse.js';
 import { ownPostgresAvailable, startOwnPostgres, type OwnPostgres } from '../../support/own-postgres.js';
 import { startNginx, type RunningNginx } from '../../../deploy/nginx.js';
 import { migrate } from '../../../schema/migrate.js';
@@ -57,7 +55,7 @@ describe.skipIf(!available)('PostgreSQL stopped under live clients', () => {
   const gws: TestGateway[] = [];
   const prefix = `${uniqueName('pgstop')}:`;
   const logLines: Array<{ msg: string; dependency?: string }> = [];
-  let orders = 0;
+  let orderSigs: string[] = [];
   let next = 1;
 
   beforeAll(async () => {
@@ -65,19 +63,12 @@ describe.skipIf(!available)('PostgreSQL stopped under live clients', () => {
     const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
     await migrate(sql, {});
     await sql.end();
-    engine = await startScriptedEngine();
-    engine.books.set('BTC-PERP', { seq: 1, bids: [['99.0000000000', '1.0000000000']], asks: [] });
-    engine.handler = (req: IncomingMessage, res: ServerResponse) => {
-      if (req.method !== 'POST' || req.url !== '/v1/orders') return false;
-      orders++;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, orderId: `o-${orders}`, status: 'resting' }));
-      return true;
-    };
+    ({ engine, orderSigs } = await startOrderTakingEngine());
     engine.push(...ticks(next, next + 4));
     next += 5;
-    for (let i = 0; i < 2; i++) {
-      const logger = pino({ level: 'warn' }, { write: (line: string) => void logLines.push(JSON.parse(line)) });
-      const gw = await startGateway(
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void logLines.push(JSON.parse(line)) });
+    const start = (i: number) =>
+      startGateway(
         {
           ENGINE_BASE_URL: engine.url,
           ENGINE_ADMIN_TOKEN: engine.token,
@@ -93,11 +84,7 @@ describe.skipIf(!available)('PostgreSQL stopped under live clients', () => {
         },
         { listen: true, overrides: i === 0 ? { logger } : {} },
       );
-      gw.deps.sessions.add(sessionId, party.id, key.publicKeyHex, Date.now() + 3_600_000);
-      await gw.deps.live!.start();
-      gws.push(gw);
-    }
-    await waitFor(() => gws.every((g) => g.deps.live!.status().connected), 10_000, 'replicas streaming');
+    gws.push(...(await startLiveReplicas(2, start, { id: sessionId, party: party.id, publicKeyHex: key.publicKeyHex })));
     nginx = await startNginx({ listen: `127.0.0.1:${await closedPort()}`, upstreams: gws.map((g) => new URL(g.url).host) });
   }, 60_000);
 
@@ -109,20 +96,8 @@ describe.skipIf(!available)('PostgreSQL stopped under live clients', () => {
   });
 
   it('orders, the book and the stream go on; list reads answer JSON 503; every replica recovers; 0 frames lost or repeated', async () => {
-    const clients: Array<{ ws: WebSocket; seqs: number[] }> = [];
-    for (let i = 0; i < 4; i++) {
-      const ws = new WebSocket(`${nginx.url.replace('http', 'ws')}/v1/stream?kinds=engine.tick_start`);
-      const seqs: number[] = [];
-      ws.on('message', (data) => {
-        const m = JSON.parse(data.toString());
-        if (m.kind === 'engine.tick_start') seqs.push(m.seq);
-      });
-      await new Promise<void>((resolve, reject) => {
-        ws.once('open', () => resolve());
-        ws.once('error', reject);
-      });
-      clients.push({ ws, seqs });
-    }
+    const clients: Array<Awaited<ReturnType<typeof tickClient>>> = [];
+    for (let i = 0; i < 4; i++) clients.push(await tickClient(nginx.url));
     const from = next;
     const ticker = setInterval(() => {
       engine.push(...ticks(next, next));
@@ -173,15 +148,9 @@ describe.skipIf(!available)('PostgreSQL stopped under live clients', () => {
       lists.filter((a) => a.status === 200),
     );
     expect(lists.filter((a) => a.status === 503).length).toBeGreaterThan(10);
-    expect(orders).toBe(log.filter((l) => l.what === 'order' && l.a.status === 200).length);
+    expect(orderSigs.length).toBe(log.filter((l) => l.what === 'order' && l.a.status === 200).length);
 
-    const last = next - 1;
-    await waitFor(() => clients.every((c) => c.seqs.at(-1) === last), 10_000, 'clients caught up');
-    const want = Array.from({ length: last - from + 1 }, (_, i) => from + i);
-    for (const c of clients) {
-      expect(c.seqs.filter((s) => s >= from)).toEqual(want);
-      c.ws.close();
-    }
+    await expectEveryTickOnce(clients, from, next - 1);
     const dbLines = logLines.filter((l) => l.dependency === 'database').map((l) => l.msg);
     expect(dbLines).toEqual(['database: unreachable', 'database: reachable again']);
   }, 120_000);
