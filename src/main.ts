@@ -66,5 +66,9 @@ try {
   process.exit(1);
 }
 
+// Redis connects lazily; reaching it now makes bff_redis_up true from the start rather than after
+// the first request that needs it (a replica without signed traffic yet is not "Redis down").
+void deps.fleet?.status();
+
 // The SSE bridge and order book poller start once the gateway listens (no-op without ENGINE_ADMIN_TOKEN).
 await deps.live?.start();

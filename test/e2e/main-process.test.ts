@@ -4,8 +4,10 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { fleetServices, REDIS_URL, waitFor } from '../support/fleet.js';
 
 const TSX = ['--import', 'tsx', 'src/main.ts'];
+const redisThere = await fleetServices({ redis: true });
 
 function run(env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
   return new Promise((resolve) => {
@@ -86,6 +88,21 @@ describe('src/main.ts', () => {
       const replica = await fetch(`http://127.0.0.1:${port}/readyz/replica`);
       expect(replica.status).toBe(503);
       expect(await replica.json()).toMatchObject({ code: 'replica_not_ready', reasons: ['ENGINE_ADMIN_TOKEN is not set: the stream is disabled'], checks: { streamConfigured: false } });
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it.skipIf(!redisThere)('with Redis, reaches it at start: bff_redis_up is 1 before any request needs Redis', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, TSX, {
+      env: { PATH: process.env.PATH ?? '', PORT: String(port), LOG_LEVEL: 'warn', ENGINE_BASE_URL: 'http://127.0.0.1:9', REDIS_URL, REDIS_PREFIX: `t_main_${process.pid}:` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      expect(await healthy(port)).toBe(true);
+      // Only /metrics is asked: nothing else would have made the gateway talk to Redis.
+      await waitFor(async () => /^bff_redis_up 1$/m.test(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()), 5_000, 'bff_redis_up 1');
     } finally {
       child.kill('SIGKILL');
     }
