@@ -1,0 +1,258 @@
+// verifyAccount(party): the trader's balance and positions recomputed from what the chain committed
+// (docs/verification.md "Your account"). On top of verifyHistory (every user batch from userSeq 1
+// hashed and placed under the chain's manifest), the events of the verified batches are replayed,
+// in order, by the published rules (ledger.ts, docs/engine.md "Arithmetic"); every claimed state
+// after an event is checked; every deposit the chain recorded must be credited once and every
+// approved withdrawal debited once; and the final state must equal the gateway's account view and
+// its open positions. What the chain has not committed yet is `pending`, never `different`.
+import type { Account, Deposit, Position, UserBatchProof, Withdrawal } from '../generated/wire.js';
+import type { List } from '../types.js';
+import { verifyHistory, type HistoryOptions, type HistorySource, type HistoryVerdict } from './history.js';
+import { formatWire, Ledger, parseWire, type Discrepancy, type LedgerEvent } from './ledger.js';
+
+export interface AccountSource extends HistorySource {
+  listUserDeposits(party: string, query: { before?: number; limit?: number }): Promise<List<Deposit>>;
+  listUserWithdrawals(party: string, query: { before?: number; limit?: number; status?: 'approved' }): Promise<List<Withdrawal>>;
+  getAccount(party: string): Promise<Account>;
+  listUserPositions(party: string, query: { before?: number; limit?: number; status?: 'open' }): Promise<List<Position>>;
+}
+
+export type CheckStatus = 'verified' | 'pending' | 'different';
+
+/** One number: what the committed events give, what the gateway shows, and whether they agree. */
+export interface CheckedValue {
+  status: CheckStatus;
+  /** Recomputed from the committed events (null: no such position there). */
+  recomputed: string | null;
+  /** Shown by the gateway (null: not shown). */
+  shown: string | null;
+}
+
+export interface CheckedPosition {
+  market: string;
+  positionId: string;
+  size: CheckedValue;
+  entryPrice: CheckedValue;
+  realizedPnl: CheckedValue;
+}
+
+/** Something that does not hold, in the order found; `message` is in a trader's words. */
+export type AccountProblem =
+  | { kind: 'history'; userSeq: number; message: string }
+  | ({ kind: 'event'; eventKind: string } & Omit<Discrepancy, 'kind'>)
+  | { kind: 'deposit'; depositId: string; seq: number; message: string }
+  | { kind: 'withdrawal'; withdrawalId: string; seq: number; message: string }
+  | { kind: 'view'; source: 'account' | 'positions'; field: 'collateral' | 'size' | 'entryPrice' | 'realizedPnl' | 'position'; market?: string; expected: string | null; actual: string | null; message: string };
+
+export interface AccountVerdict {
+  party: string;
+  /** `verified`: every check holds; `pending`: nothing differs, but some of it is not committed yet; `failed`: something differs. */
+  status: 'verified' | 'pending' | 'failed';
+  /** The history the replay stands on. */
+  history: HistoryVerdict;
+  /** The seq of the newest event replayed: the state below is as of it (0: none). */
+  committedSeq: number;
+  /** Events replayed and fill legs recomputed; events whose claims differ from the rules. */
+  events: number;
+  legs: number;
+  differingEvents: number;
+  collateral: CheckedValue;
+  positions: CheckedPosition[];
+  deposits: { receipts: number; credited: number; pending: number };
+  withdrawals: { approved: number; debited: number; pending: number };
+  /** The first thing that differs (null when nothing does). */
+  first: AccountProblem | null;
+  problems: AccountProblem[];
+  /** Why some of it is pending, in words (empty when nothing is). */
+  pendingReasons: string[];
+}
+
+export interface AccountOptions extends HistoryOptions {
+  /** Problems kept in the verdict (default 20). */
+  keep?: number;
+}
+
+async function all<T>(page: (before: number | undefined) => Promise<List<T>>): Promise<T[]> {
+  const out: T[] = [];
+  for (let before: number | undefined; ; ) {
+    const p = await page(before);
+    out.push(...p.items);
+    if (p.nextCursor === null || p.items.length === 0) return out;
+    before = p.nextCursor;
+  }
+}
+
+const worse = (a: CheckStatus, b: CheckStatus): CheckStatus => (a === 'different' || b === 'different' ? 'different' : a === 'pending' || b === 'pending' ? 'pending' : 'verified');
+
+export async function verifyAccount(source: AccountSource, party: string, options: AccountOptions = {}): Promise<AccountVerdict> {
+  const proofs = new Map<number, UserBatchProof>();
+  const capturing: HistorySource = {
+    listUserBatches: (p, q) => source.listUserBatches(p, q),
+    getUserBatchProof: async (p, s) => {
+      const proof = await source.getUserBatchProof(p, s);
+      proofs.set(s, proof);
+      return proof;
+    },
+  };
+  // The gateway's view is read as the history is fetched; each of its numbers says the seq it is as of.
+  const [history, account, openPositions, deposits, withdrawals] = await Promise.all([
+    verifyHistory(capturing, party, options),
+    source.getAccount(party),
+    all((before) => source.listUserPositions(party, { status: 'open', limit: 1000, ...(before !== undefined ? { before } : {}) })),
+    all((before) => source.listUserDeposits(party, { limit: 1000, ...(before !== undefined ? { before } : {}) })),
+    all((before) => source.listUserWithdrawals(party, { status: 'approved', limit: 1000, ...(before !== undefined ? { before } : {}) })),
+  ]);
+  return checkAccount({ party, history, proofs, account, openPositions, deposits, withdrawals, keep: options.keep ?? 20 });
+}
+
+export interface AccountInputs {
+  party: string;
+  history: HistoryVerdict;
+  /** The proofs verifyHistory checked, by userSeq. */
+  proofs: ReadonlyMap<number, UserBatchProof>;
+  account: Account;
+  openPositions: readonly Position[];
+  deposits: readonly Deposit[];
+  withdrawals: readonly Withdrawal[];
+  keep?: number;
+}
+
+/** The checks themselves, on data already fetched (verifyAccount fetches it). */
+export function checkAccount(input: AccountInputs): AccountVerdict {
+  const { party, history, proofs, account } = input;
+  const keep = input.keep ?? 20;
+  const problems: AccountProblem[] = [];
+  const pendingReasons: string[] = [];
+  const problem = (p: AccountProblem): void => {
+    if (problems.length < keep) problems.push(p);
+  };
+
+  // 1. Replay the verified batches from userSeq 1, stopping at the first that is not verified.
+  const ledger = new Ledger(party, keep);
+  let committedSeq = 0;
+  for (const verdict of history.verdicts) {
+    if (verdict.status === 'failed') {
+      problem({ kind: 'history', userSeq: verdict.userSeq, message: `batch ${verdict.userSeq} of your history does not match what the chain recorded (${verdict.message})` });
+      break;
+    }
+    if (verdict.status === 'pending') {
+      pendingReasons.push(`batch ${verdict.userSeq} and later are not on chain yet`);
+      break;
+    }
+    for (const e of proofs.get(verdict.userSeq)?.events ?? []) {
+      ledger.apply(e as LedgerEvent);
+      committedSeq = e.seq;
+    }
+  }
+  for (const b of history.chainBreaks) problem({ kind: 'history', userSeq: b.userSeq, message: `your history's chain of batches breaks at batch ${b.userSeq}: ${b.message}` });
+  for (const { kind, ...d } of ledger.discrepancies) problem({ ...d, kind: 'event', eventKind: kind });
+
+  // 2. Every deposit the chain recorded was credited once; every approved withdrawal debited once.
+  let credited = 0;
+  let depositsPending = 0;
+  const receiptIds = new Set<string>();
+  for (const r of input.deposits) {
+    receiptIds.add(r.depositId);
+    const credit = ledger.deposits.get(r.depositId);
+    if (r.seq > committedSeq && !credit) {
+      depositsPending++;
+      continue;
+    }
+    if (!credit) problem({ kind: 'deposit', depositId: r.depositId, seq: r.seq, message: `deposit ${r.depositId} of ${r.amount}${r.txId ? ` (chain transaction ${r.txId})` : ''} was recorded but never credited to your balance` });
+    else if (credit.amount !== parseWire(r.amount) || credit.seq !== r.seq || (r.txId !== null && credit.txId !== r.txId)) {
+      problem({ kind: 'deposit', depositId: r.depositId, seq: r.seq, message: `deposit ${r.depositId}: the chain recorded ${r.amount} at seq ${r.seq}, your balance was credited ${formatWire(credit.amount)} at seq ${credit.seq}` });
+    } else credited++;
+  }
+  for (const [id, c] of ledger.deposits) {
+    if (!receiptIds.has(id)) problem({ kind: 'deposit', depositId: id, seq: c.seq, message: `a deposit ${id} of ${formatWire(c.amount)} was credited at seq ${c.seq}, but no such deposit is recorded` });
+  }
+  if (depositsPending > 0) pendingReasons.push(`${depositsPending} deposit(s) not committed yet`);
+  let debited = 0;
+  let withdrawalsPending = 0;
+  const approvedIds = new Set<string>();
+  for (const w of input.withdrawals) {
+    approvedIds.add(w.withdrawalId);
+    const debit = ledger.withdrawals.get(w.withdrawalId);
+    if ((w.decidedSeq ?? Infinity) > committedSeq && !debit) {
+      withdrawalsPending++;
+      continue;
+    }
+    if (!debit) problem({ kind: 'withdrawal', withdrawalId: w.withdrawalId, seq: w.decidedSeq ?? w.seq, message: `withdrawal ${w.withdrawalId} of ${w.amount} was approved but never debited` });
+    else if (debit.amount !== parseWire(w.amount) || debit.seq !== w.decidedSeq) {
+      problem({ kind: 'withdrawal', withdrawalId: w.withdrawalId, seq: debit.seq, message: `withdrawal ${w.withdrawalId}: approved for ${w.amount} at seq ${String(w.decidedSeq)}, debited ${formatWire(debit.amount)} at seq ${debit.seq}` });
+    } else debited++;
+  }
+  for (const [id, d] of ledger.withdrawals) {
+    if (!approvedIds.has(id)) problem({ kind: 'withdrawal', withdrawalId: id, seq: d.seq, message: `a withdrawal ${id} of ${formatWire(d.amount)} was debited at seq ${d.seq}, but no such approved withdrawal is recorded` });
+  }
+  if (withdrawalsPending > 0) pendingReasons.push(`${withdrawalsPending} approved withdrawal(s) not committed yet`);
+
+  // 3. The final state against the gateway's view. A number the view has from an event newer than
+  // the committed history is pending; one as of the committed history must be equal.
+  const newer = (seq: number | null | undefined): boolean => (seq ?? 0) > committedSeq || account.asOfSeq < committedSeq;
+  const compare = (recomputed: bigint | null, shown: string | null, viewSeq: number | null | undefined): CheckedValue => {
+    const r = recomputed === null ? null : formatWire(recomputed);
+    const s = shown === null ? null : (() => { const v = parseWire(shown); return v === null ? shown : formatWire(v); })();
+    const status: CheckStatus = newer(viewSeq) ? 'pending' : r === s ? 'verified' : 'different';
+    return { status, recomputed: r, shown: s };
+  };
+  const collateral = compare(ledger.balance, account.collateralAsOfSeq === null ? formatWire(0n) : account.collateral, account.collateralAsOfSeq);
+  if (collateral.status === 'different') {
+    problem({ kind: 'view', source: 'account', field: 'collateral', expected: collateral.recomputed, actual: collateral.shown, message: `your collateral should be ${collateral.recomputed} from the committed events, the gateway shows ${collateral.shown}` });
+  } else if (collateral.status === 'pending') pendingReasons.push(`your newest balance change (seq ${String(account.collateralAsOfSeq)}) is not committed yet`);
+
+  const positions: CheckedPosition[] = [];
+  const markets = new Set([...ledger.positions.keys(), ...account.positions.map((p) => p.market), ...input.openPositions.map((p) => p.market)]);
+  for (const market of [...markets].sort()) {
+    const mine = ledger.positions.get(market) ?? null;
+    const shown = account.positions.find((p) => p.market === market) ?? null;
+    const row = input.openPositions.find((p) => p.market === market) ?? null;
+    // A position the view lacks was closed by a fill, which also moved the collateral: its seq says whether that is committed.
+    const viewSeq = shown?.asOfSeq ?? account.collateralAsOfSeq;
+    const rowSeq = row?.updatedSeq ?? account.collateralAsOfSeq;
+    const check = (field: 'size' | 'entryPrice' | 'realizedPnl'): CheckedValue => {
+      const a = compare(mine ? mine[field] : null, shown ? shown[field] : null, viewSeq);
+      const b = compare(mine ? mine[field] : null, row ? row[field] : null, rowSeq);
+      for (const [c, source, what] of [[a, 'account', 'account view'], [b, 'positions', 'positions list']] as const) {
+        if (c.status !== 'different') continue;
+        const label = field === 'size' ? 'size' : field === 'entryPrice' ? 'entry price' : 'realized PnL';
+        problem({
+          kind: 'view',
+          source,
+          field: mine && (source === 'account' ? shown : row) ? field : 'position',
+          market,
+          expected: c.recomputed,
+          actual: c.shown,
+          message:
+            c.recomputed === null
+              ? `the gateway's ${what} shows a ${market} position the committed events do not have`
+              : c.shown === null
+                ? `your ${market} position (${c.recomputed} ${label}) is missing from the gateway's ${what}`
+                : `your ${market} ${label} should be ${c.recomputed} from the committed events, the gateway's ${what} shows ${c.shown}`,
+        });
+      }
+      return { status: worse(a.status, b.status), recomputed: a.recomputed, shown: a.shown ?? b.shown };
+    };
+    positions.push({ market, positionId: mine?.positionId ?? shown?.positionId ?? row?.positionId ?? '', size: check('size'), entryPrice: check('entryPrice'), realizedPnl: check('realizedPnl') });
+    if (positions.at(-1)!.size.status === 'pending') pendingReasons.push(`your ${market} position changed after the last commitment`);
+  }
+
+  const failed = history.status === 'failed' || problems.length > 0;
+  const pending = history.status === 'pending' || pendingReasons.length > 0;
+  return {
+    party,
+    status: failed ? 'failed' : pending ? 'pending' : 'verified',
+    history,
+    committedSeq,
+    events: ledger.events,
+    legs: ledger.legs,
+    differingEvents: ledger.differing,
+    collateral,
+    positions,
+    deposits: { receipts: input.deposits.length, credited, pending: depositsPending },
+    withdrawals: { approved: input.withdrawals.length, debited, pending: withdrawalsPending },
+    first: problems[0] ?? null,
+    problems,
+    pendingReasons: [...new Set(pendingReasons)],
+  };
+}
