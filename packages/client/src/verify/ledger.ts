@@ -94,6 +94,8 @@ export interface Discrepancy {
   leg?: number;
   /** The leg's role (fills only). */
   role?: 'taker' | 'maker';
+  /** The party's side of the match, the leg's size and the match price (fills only), to say which trade it was. */
+  trade?: { side: 'buy' | 'sell'; size: string; price: string };
   message: string;
 }
 
@@ -276,7 +278,7 @@ export class Ledger {
       this.legs++;
       const { q: lq, opens } = expected[i]!;
       const claimed = mine[i]?.leg;
-      const at = { market, role, ...(mine[i] ? { leg: mine[i]!.index } : {}) };
+      const at = { market, role, trade: { side, size: formatWire(lq), price: formatWire(price) }, ...(mine[i] ? { leg: mine[i]!.index } : {}) };
       const fee = feeOf(rate, lq, price);
       let pos: LedgerPosition;
       const open = this.positions.get(market);
