@@ -148,44 +148,22 @@ export function checkAccount(input: AccountInputs): AccountVerdict {
   for (const { kind, ...d } of ledger.discrepancies) problem({ ...d, kind: 'event', eventKind: kind });
 
   // 2. Every deposit the chain recorded was credited once; every approved withdrawal debited once.
-  let credited = 0;
-  let depositsPending = 0;
-  const receiptIds = new Set<string>();
-  for (const r of input.deposits) {
-    receiptIds.add(r.depositId);
-    const credit = ledger.deposits.get(r.depositId);
-    if (r.seq > committedSeq && !credit) {
-      depositsPending++;
-      continue;
-    }
-    if (!credit) problem({ kind: 'deposit', depositId: r.depositId, seq: r.seq, message: `deposit ${r.depositId} of ${r.amount}${r.txId ? ` (chain transaction ${r.txId})` : ''} was recorded but never credited to your balance` });
-    else if (credit.amount !== parseWire(r.amount) || credit.seq !== r.seq || (r.txId !== null && credit.txId !== r.txId)) {
-      problem({ kind: 'deposit', depositId: r.depositId, seq: r.seq, message: `deposit ${r.depositId}: the chain recorded ${r.amount} at seq ${r.seq}, your balance was credited ${formatWire(credit.amount)} at seq ${credit.seq}` });
-    } else credited++;
-  }
-  for (const [id, c] of ledger.deposits) {
-    if (!receiptIds.has(id)) problem({ kind: 'deposit', depositId: id, seq: c.seq, message: `a deposit ${id} of ${formatWire(c.amount)} was credited at seq ${c.seq}, but no such deposit is recorded` });
-  }
-  if (depositsPending > 0) pendingReasons.push(`${depositsPending} deposit(s) not committed yet`);
-  let debited = 0;
-  let withdrawalsPending = 0;
-  const approvedIds = new Set<string>();
-  for (const w of input.withdrawals) {
-    approvedIds.add(w.withdrawalId);
-    const debit = ledger.withdrawals.get(w.withdrawalId);
-    if ((w.decidedSeq ?? Infinity) > committedSeq && !debit) {
-      withdrawalsPending++;
-      continue;
-    }
-    if (!debit) problem({ kind: 'withdrawal', withdrawalId: w.withdrawalId, seq: w.decidedSeq ?? w.seq, message: `withdrawal ${w.withdrawalId} of ${w.amount} was approved but never debited` });
-    else if (debit.amount !== parseWire(w.amount) || debit.seq !== w.decidedSeq) {
-      problem({ kind: 'withdrawal', withdrawalId: w.withdrawalId, seq: debit.seq, message: `withdrawal ${w.withdrawalId}: approved for ${w.amount} at seq ${String(w.decidedSeq)}, debited ${formatWire(debit.amount)} at seq ${debit.seq}` });
-    } else debited++;
-  }
-  for (const [id, d] of ledger.withdrawals) {
-    if (!approvedIds.has(id)) problem({ kind: 'withdrawal', withdrawalId: id, seq: d.seq, message: `a withdrawal ${id} of ${formatWire(d.amount)} was debited at seq ${d.seq}, but no such approved withdrawal is recorded` });
-  }
-  if (withdrawalsPending > 0) pendingReasons.push(`${withdrawalsPending} approved withdrawal(s) not committed yet`);
+  const deposits = reconcile(
+    input.deposits.map((r) => ({ id: r.depositId, seq: r.seq, amount: r.amount, txId: r.txId })),
+    ledger.deposits,
+    committedSeq,
+    { noun: 'deposit', recorded: 'recorded', done: 'credited to your balance' },
+  );
+  const withdrawals = reconcile(
+    input.withdrawals.map((w) => ({ id: w.withdrawalId, seq: w.decidedSeq ?? Infinity, amount: w.amount, txId: null })),
+    ledger.withdrawals,
+    committedSeq,
+    { noun: 'withdrawal', recorded: 'approved', done: 'debited' },
+  );
+  for (const m of deposits.problems) problem({ kind: 'deposit', depositId: m.id, seq: m.seq, message: m.message });
+  for (const m of withdrawals.problems) problem({ kind: 'withdrawal', withdrawalId: m.id, seq: m.seq, message: m.message });
+  if (deposits.pending > 0) pendingReasons.push(`${deposits.pending} deposit(s) not committed yet`);
+  if (withdrawals.pending > 0) pendingReasons.push(`${withdrawals.pending} approved withdrawal(s) not committed yet`);
 
   // 3. The final state against the gateway's view. A number the view has from an event newer than
   // the committed history is pending; one as of the committed history must be equal.
@@ -249,10 +227,39 @@ export function checkAccount(input: AccountInputs): AccountVerdict {
     differingEvents: ledger.differing,
     collateral,
     positions,
-    deposits: { receipts: input.deposits.length, credited, pending: depositsPending },
-    withdrawals: { approved: input.withdrawals.length, debited, pending: withdrawalsPending },
+    deposits: { receipts: input.deposits.length, credited: deposits.matched, pending: deposits.pending },
+    withdrawals: { approved: input.withdrawals.length, debited: withdrawals.matched, pending: withdrawals.pending },
     first: problems[0] ?? null,
     problems,
     pendingReasons: [...new Set(pendingReasons)],
   };
+}
+
+/**
+ * Records (deposits the chain recorded, withdrawals it approved) against the ledger's credits or
+ * debits: each matched once, by id, with the same amount, seq and transaction id (when recorded);
+ * nothing moved that is not recorded. A record newer than the committed history with no move yet
+ * is pending.
+ */
+function reconcile(
+  records: ReadonlyArray<{ id: string; seq: number; amount: string; txId: string | null }>,
+  moved: ReadonlyMap<string, { seq: number; amount: bigint; txId?: string | null }>,
+  committedSeq: number,
+  words: { noun: string; recorded: string; done: string },
+): { matched: number; pending: number; problems: Array<{ id: string; seq: number; message: string }> } {
+  const out = { matched: 0, pending: 0, problems: [] as Array<{ id: string; seq: number; message: string }> };
+  const ids = new Set<string>();
+  for (const r of records) {
+    ids.add(r.id);
+    const m = moved.get(r.id);
+    if (!m && r.seq > committedSeq) out.pending++;
+    else if (!m) out.problems.push({ id: r.id, seq: r.seq, message: `${words.noun} ${r.id} of ${r.amount}${r.txId ? ` (chain transaction ${r.txId})` : ''} was ${words.recorded} but never ${words.done}` });
+    else if (m.amount !== parseWire(r.amount) || m.seq !== r.seq || (r.txId !== null && m.txId !== r.txId)) {
+      out.problems.push({ id: r.id, seq: m.seq, message: `${words.noun} ${r.id}: ${words.recorded} for ${r.amount} at seq ${r.seq}${r.txId ? ` (chain transaction ${r.txId})` : ''}, ${words.done} ${formatWire(m.amount)} at seq ${m.seq}${m.txId ? ` (transaction ${m.txId})` : ''}` });
+    } else out.matched++;
+  }
+  for (const [id, m] of moved) {
+    if (!ids.has(id)) out.problems.push({ id, seq: m.seq, message: `a ${words.noun} ${id} of ${formatWire(m.amount)} was ${words.done} at seq ${m.seq}, but no such ${words.noun} is ${words.recorded}` });
+  }
+  return out;
 }
