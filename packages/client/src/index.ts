@@ -70,6 +70,7 @@ export {
   type AccountOptions,
   type AccountSource,
   type AccountProblem,
+  type PendingItem,
   type AccountInputs,
   type CheckedValue,
   type CheckedPosition,

@@ -98,7 +98,7 @@ export class AccountVerificationPanel {
         v.status === 'verified'
           ? `Your account follows from the chain: ${counts}`
           : v.status === 'pending'
-            ? `Nothing differs so far; some of it is not committed yet (${v.pendingReasons.join('; ')}): ${counts}`
+            ? `Nothing differs so far; some of it is not committed yet (${v.pending.map((x) => x.message).join('; ')}): ${counts}`
             : `${v.problems.length} discrepanc${v.problems.length === 1 ? 'y' : 'ies'} found: ${counts}`;
       if (words) {
         first.textContent = words;

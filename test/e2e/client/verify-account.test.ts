@@ -105,7 +105,7 @@ describe('verifyAccount over an honest history', () => {
     for (const who of [A, B]) {
       const v = await settleAndVerify(s, who);
       expect(v.problems).toEqual([]);
-      expect(v.pendingReasons).toEqual([]);
+      expect(v.pending).toEqual([]);
       expect(v.status).toBe('verified');
       expect(v.history.status).toBe('verified');
       expect(v.events).toBeGreaterThan(2000);
@@ -132,7 +132,8 @@ describe('verifyAccount over an honest history', () => {
     expect(v.problems).toEqual([]);
     expect(v.status).toBe('pending');
     expect(v.collateral.status).toBe('pending');
-    expect(v.pendingReasons.join(' ')).toMatch(/not committed yet/);
+    expect(v.pending).toContainEqual({ what: 'collateral', seq: expect.any(Number), message: expect.stringMatching(/not committed yet/) });
+    expect(v.pending).toContainEqual(expect.objectContaining({ what: 'position', market: 'BTC-PERP' }));
   });
 });
 

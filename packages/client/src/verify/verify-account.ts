@@ -44,6 +44,13 @@ export type AccountProblem =
   | { kind: 'withdrawal'; withdrawalId: string; seq: number; message: string }
   | { kind: 'view'; source: 'account' | 'positions'; field: 'collateral' | 'size' | 'entryPrice' | 'realizedPnl' | 'position'; market?: string; expected: string | null; actual: string | null; message: string };
 
+/** Something the chain has not committed yet: the check of it waits for the next commitment. */
+export type PendingItem =
+  | { what: 'batches'; userSeq: number; message: string }
+  | { what: 'deposits' | 'withdrawals'; count: number; message: string }
+  | { what: 'collateral'; seq: number | null; message: string }
+  | { what: 'position'; market: string; message: string };
+
 export interface AccountVerdict {
   party: string;
   /** `verified`: every check holds; `pending`: nothing differs, but some of it is not committed yet; `failed`: something differs. */
@@ -63,8 +70,8 @@ export interface AccountVerdict {
   /** The first thing that differs (null when nothing does). */
   first: AccountProblem | null;
   problems: AccountProblem[];
-  /** Why some of it is pending, in words (empty when nothing is). */
-  pendingReasons: string[];
+  /** What is not committed yet (empty when nothing is), each with its message in words. */
+  pending: PendingItem[];
 }
 
 export interface AccountOptions extends HistoryOptions {
@@ -122,7 +129,7 @@ export function checkAccount(input: AccountInputs): AccountVerdict {
   const { party, history, proofs, account } = input;
   const keep = input.keep ?? 20;
   const problems: AccountProblem[] = [];
-  const pendingReasons: string[] = [];
+  const pending: PendingItem[] = [];
   const problem = (p: AccountProblem): void => {
     if (problems.length < keep) problems.push(p);
   };
@@ -136,7 +143,7 @@ export function checkAccount(input: AccountInputs): AccountVerdict {
       break;
     }
     if (verdict.status === 'pending') {
-      pendingReasons.push(`batch ${verdict.userSeq} and later are not on chain yet`);
+      pending.push({ what: 'batches', userSeq: verdict.userSeq, message: `batch ${verdict.userSeq} and later are not on chain yet` });
       break;
     }
     for (const e of proofs.get(verdict.userSeq)?.events ?? []) {
@@ -162,8 +169,8 @@ export function checkAccount(input: AccountInputs): AccountVerdict {
   );
   for (const m of deposits.problems) problem({ kind: 'deposit', depositId: m.id, seq: m.seq, message: m.message });
   for (const m of withdrawals.problems) problem({ kind: 'withdrawal', withdrawalId: m.id, seq: m.seq, message: m.message });
-  if (deposits.pending > 0) pendingReasons.push(`${deposits.pending} deposit(s) not committed yet`);
-  if (withdrawals.pending > 0) pendingReasons.push(`${withdrawals.pending} approved withdrawal(s) not committed yet`);
+  if (deposits.pending > 0) pending.push({ what: 'deposits', count: deposits.pending, message: `${deposits.pending} deposit(s) not committed yet` });
+  if (withdrawals.pending > 0) pending.push({ what: 'withdrawals', count: withdrawals.pending, message: `${withdrawals.pending} approved withdrawal(s) not committed yet` });
 
   // 3. The final state against the gateway's view. A number the view has from an event newer than
   // the committed history is pending; one as of the committed history must be equal.
@@ -177,7 +184,7 @@ export function checkAccount(input: AccountInputs): AccountVerdict {
   const collateral = compare(ledger.balance, account.collateralAsOfSeq === null ? formatWire(0n) : account.collateral, account.collateralAsOfSeq);
   if (collateral.status === 'different') {
     problem({ kind: 'view', source: 'account', field: 'collateral', expected: collateral.recomputed, actual: collateral.shown, message: `your collateral should be ${collateral.recomputed} from the committed events, the gateway shows ${collateral.shown}` });
-  } else if (collateral.status === 'pending') pendingReasons.push(`your newest balance change (seq ${String(account.collateralAsOfSeq)}) is not committed yet`);
+  } else if (collateral.status === 'pending') pending.push({ what: 'collateral', seq: account.collateralAsOfSeq, message: `your newest balance change (seq ${String(account.collateralAsOfSeq)}) is not committed yet` });
 
   const positions: CheckedPosition[] = [];
   const markets = new Set([...ledger.positions.keys(), ...account.positions.map((p) => p.market), ...input.openPositions.map((p) => p.market)]);
@@ -212,14 +219,14 @@ export function checkAccount(input: AccountInputs): AccountVerdict {
       return { status: worse(a.status, b.status), recomputed: a.recomputed, shown: a.shown ?? b.shown };
     };
     positions.push({ market, positionId: mine?.positionId ?? shown?.positionId ?? row?.positionId ?? '', size: check('size'), entryPrice: check('entryPrice'), realizedPnl: check('realizedPnl') });
-    if (positions.at(-1)!.size.status === 'pending') pendingReasons.push(`your ${market} position changed after the last commitment`);
+    if (positions.at(-1)!.size.status === 'pending') pending.push({ what: 'position', market, message: `your ${market} position changed after the last commitment` });
   }
 
   const failed = history.status === 'failed' || problems.length > 0;
-  const pending = history.status === 'pending' || pendingReasons.length > 0;
+  const waiting = history.status === 'pending' || pending.length > 0;
   return {
     party,
-    status: failed ? 'failed' : pending ? 'pending' : 'verified',
+    status: failed ? 'failed' : waiting ? 'pending' : 'verified',
     history,
     committedSeq,
     events: ledger.events,
@@ -231,7 +238,7 @@ export function checkAccount(input: AccountInputs): AccountVerdict {
     withdrawals: { approved: input.withdrawals.length, debited: withdrawals.matched, pending: withdrawals.pending },
     first: problems[0] ?? null,
     problems,
-    pendingReasons: [...new Set(pendingReasons)],
+    pending,
   };
 }
 
