@@ -157,10 +157,9 @@ export class Ledger {
   /** Replays one event of the party (any kind; those that move nothing are counted and passed). */
   apply(e: LedgerEvent): void {
     this.events++;
-    const before = this.discrepancies.length;
-    const found = { any: false };
+    let found = false;
     const report = (d: Omit<Discrepancy, 'seq' | 'kind'>): void => {
-      found.any = true;
+      found = true;
       if (this.discrepancies.length < this.keep) this.discrepancies.push({ seq: e.seq, kind: e.kind, ...d });
     };
     switch (e.kind) {
@@ -183,7 +182,7 @@ export class Ledger {
       default:
         break;
     }
-    if (found.any || this.discrepancies.length > before) this.differing++;
+    if (found) this.differing++;
   }
 
   private check(report: (d: Omit<Discrepancy, 'seq' | 'kind'>) => void, field: LedgerField, expected: bigint, claimed: unknown, what: string, extra: Partial<Discrepancy> = {}): void {
