@@ -50,6 +50,7 @@ import { fetchLiveOrders } from './http/reads/live-orders.js';
 import { listFills } from './db/queries/fills.js';
 import { EMPTY_PAGE } from './db/queries/page.js';
 import { parseBook } from './engine/orderbook-poller.js';
+import { loadBookSeed } from './db/queries/book-seed.js';
 import { LiveCommitments } from './commitments/live-commitments.js';
 import type { CommitmentStatus } from './commitments/monitor.js';
 import { AccountBook, withAccounts } from './stream/account-book.js';
@@ -180,6 +181,10 @@ export class LiveRuntime implements LiveView {
     });
     this.books = new BookStream({
       readBook: async (market, depth) => parseBook(await deps.engine.getJson<unknown>(`/v1/orderbook?depth=${depth}&market=${encodeURIComponent(market)}`)),
+      // Seeded order by order from the mirror (docs/stream.md "Order book from events").
+      readOrders: deps.db.configured ? (market, anchor) => deps.db.readSnapshot(null, (tx) => loadBookSeed(tx, market, anchor)) : null,
+      position: () => this.source?.position ?? null,
+      mirrorWaitMs: config.bookMirrorWaitMs,
       publish: (f) => this.hub.publish(f),
       registry: deps.metrics.registry,
       logger: deps.logger,
