@@ -243,7 +243,7 @@ export class BookKeeper {
       const book = new MarketBook(market);
       book.replaceLevels(toLevels(answer.bids), toLevels(answer.asks), answer.seq, SEED_DEPTH);
       for (const e of s.held) if (e.seq > book.through) book.apply(e);
-      this.install(market, book, 'levels');
+      this.install(market, book, 'levels', s.startedAt);
       if (!readOrders) {
         this.seeding.delete(market);
         if (!this.warnedNoMirror) {
@@ -301,16 +301,16 @@ export class BookKeeper {
     if (seq === undefined) return false;
     candidate.seq = seq;
     this.seeding.delete(market);
-    this.install(market, candidate, 'orders');
+    this.install(market, candidate, 'orders', s.startedAt);
     return true;
   }
 
-  private install(market: string, book: MarketBook, source: SeedSource): void {
+  private install(market: string, book: MarketBook, source: SeedSource, startedAt: number): void {
     const current = this.books.get(market);
     this.books.set(market, book);
     this.sources.set(market, source);
     this.metrics.seeds.inc({ market, source });
-    this.options.logger.info({ market, source, seq: book.seq, orders: book.orderCount }, 'order book: seeded');
+    this.options.logger.info({ market, source, seq: book.seq, orders: book.orderCount, tookMs: Date.now() - startedAt }, 'order book: seeded');
     // A re-seed that shows what the screens show already sends nothing.
     if (current && current.seq === book.seq && current.levelsKey() === book.levelsKey()) return;
     this.options.rebuilt(market);
