@@ -121,7 +121,7 @@ export function liveFeatures(deps: LiveFeatureDeps): ComposeLiveFeatures {
         snapshot: (sub) => ({ frames: books.snapshot(sub) }),
         markets: (known) => books.markets(known),
         polled: (book, depth) => books.polled(book, depth),
-        replaced: () => books.reset(),
+        replaced: (head) => books.reset(head),
         stop: () => books.stop(),
       },
     ];

@@ -120,6 +120,8 @@ export class BookKeeper {
   /** After a history replacement: the first event seen, which the mirror must hold too (null: no check). */
   private anchor: { seq: number; kind: string } | null = null;
   private awaitingAnchor = false;
+  /** The head the stream resumed after when the history was last replaced (null: never replaced). */
+  private replacedAt: number | null = null;
   private warnedNoMirror = false;
 
   constructor(private readonly options: BookKeeperOptions) {
@@ -317,6 +319,8 @@ export class BookKeeper {
   }
 
   private position(): number | null {
+    // After a replacement the source may still report the old history's position until it delivers.
+    if (this.replacedAt !== null) return this.lastSeen ?? this.replacedAt;
     const p = this.options.position?.() ?? null;
     if (p === null) return this.lastSeen;
     return this.lastSeen === null ? p : Math.max(p, this.lastSeen);
@@ -352,9 +356,10 @@ export class BookKeeper {
     return true;
   }
 
-  /** The engine history was replaced: every book is read again (from a mirror that holds the new history). */
-  reset(): void {
+  /** The engine history was replaced (the stream goes on after `head` of the new one): every book is read again, from a mirror that holds the new history. */
+  reset(head: number | null = null): void {
     this.generation++;
+    this.replacedAt = head ?? 0;
     const markets = this.tracked();
     this.books.clear();
     this.seeding.clear();

@@ -81,10 +81,10 @@ export class BookStream {
     return this.views.snapshotFrames(markets, sub.book);
   }
 
-  /** The engine's history was replaced: books are read again, views made again. */
-  reset(): void {
+  /** The engine's history was replaced (the stream resumes after `head`): books are read again, views made again. */
+  reset(head: number | null = null): void {
     this.views.reset();
-    this.keeper.reset();
+    this.keeper.reset(head);
   }
 
   stop(): void {

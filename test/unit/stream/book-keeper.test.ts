@@ -208,8 +208,10 @@ describe('BookKeeper seeded order by order from the mirror', () => {
   it('after a history replacement, does not seed from a mirror that holds another history at the first seq streamed', async () => {
     let anchorKind = 'engine.tick_start';
     const asked: Array<number | null> = [];
+    let position = 3;
     const { k } = keeper({
-      position: () => 3,
+      // The source still reports the old history's position right after a replacement.
+      position: () => position,
       mirrorWaitMs: 60_000,
       readOrders: async (_m, anchor) => {
         asked.push(anchor);
@@ -219,7 +221,8 @@ describe('BookKeeper seeded order by order from the mirror', () => {
     });
     k.track(['BTC-PERP']);
     await waitUntil(() => k.book('BTC-PERP') !== null);
-    k.reset();
+    position = 15_715;
+    k.reset(2);
     expect(k.book('BTC-PERP')).toBeNull();
     await sleep(30);
     expect(k.book('BTC-PERP')).toBeNull(); // no event of the new history yet: nothing to check the mirror by
