@@ -17,7 +17,6 @@
 // it passed through that seq. The client applies frames exactly as docs/stream.md says: a snapshot
 // replaces, a delta applies only on `prevBookSeq` = held `bookSeq`, the CRC-32 checked after each.
 // Expected: 0 differences anywhere, one snapshot per market (no repair), bff_book_divergences_total 0.
-import { crc32 } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import { Pool, request } from 'undici';
@@ -30,6 +29,7 @@ import { gridPrice, gridSize, type MarketInfo } from '../../../sandbox/simulator
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
+import { ClientBook } from '../../support/client-book.js';
 import { LiveRuntime } from '../../../src/live.js';
 import { formatDecimal, parseDecimal } from '../../../src/decimal.js';
 import { MarketBook } from '../../../src/projections/order-book.js';
@@ -39,61 +39,6 @@ const MARKETS = ['BTC-PERP', 'ETH-PERP'] as const;
 type Market = (typeof MARKETS)[number];
 const RUN_MS = Number(process.env.BOOK_TRUTH_RUN_MS ?? 62_000);
 const DEPTH = 100;
-type L = [string, string, number];
-
-/** A client's book from snapshot + deltas, applied as docs/stream.md says; every state it held, by bookSeq. */
-class ClientBook {
-  bids = new Map<string, L>();
-  asks = new Map<string, L>();
-  bookSeq: number | null = null;
-  errors: string[] = [];
-  snapshots = 0;
-  deltas = 0;
-  /** [bookSeq, levels key] after each frame. */
-  readonly states: Array<[number, string]> = [];
-
-  apply(m: { kind: string; payload: Record<string, any> }): void {
-    if (m.kind === 'orderbook.snapshot') {
-      this.bids = new Map(m.payload.bids.map((l: L) => [l[0], l]));
-      this.asks = new Map(m.payload.asks.map((l: L) => [l[0], l]));
-      this.snapshots++;
-    } else if (m.kind === 'orderbook.delta') {
-      if (m.payload.prevBookSeq !== this.bookSeq) this.errors.push(`gap: prev ${m.payload.prevBookSeq} held ${this.bookSeq}`);
-      for (const [side, levels] of [
-        [this.bids, m.payload.bids],
-        [this.asks, m.payload.asks],
-      ] as const) {
-        for (const l of levels as L[]) {
-          if (parseDecimal(l[1]) === 0n) side.delete(l[0]);
-          else side.set(l[0], l);
-        }
-      }
-      this.deltas++;
-    } else return;
-    this.bookSeq = m.payload.bookSeq;
-    const bids = sorted(this.bids, 'buy');
-    const asks = sorted(this.asks, 'sell');
-    if ((crc32(checksumText(bids, asks)) >>> 0) !== m.payload.checksum) this.errors.push(`checksum at bookSeq ${m.payload.bookSeq}`);
-    this.states.push([m.payload.bookSeq, key(bids, asks, true)]);
-  }
-}
-
-function sorted(levels: Map<string, L>, side: 'buy' | 'sell'): L[] {
-  return [...levels.values()].sort((a, b) => {
-    const d = parseDecimal(a[0]) - parseDecimal(b[0]);
-    return (side === 'buy' ? -d : d) > 0n ? 1 : -1;
-  });
-}
-
-function checksumText(bids: L[], asks: L[]): string {
-  const parts: string[] = [];
-  for (let i = 0; i < 25; i++) {
-    if (bids[i]) parts.push(bids[i]![0], bids[i]![1]);
-    if (asks[i]) parts.push(asks[i]![0], asks[i]![1]);
-  }
-  return parts.join(':');
-}
-
 /** The best DEPTH levels of both sides as one string (with order counts, or price and size only). */
 function key(bids: ReadonlyArray<readonly [string, string, number?]>, asks: ReadonlyArray<readonly [string, string, number?]>, counts: boolean): string {
   const side = (ls: ReadonlyArray<readonly [string, string, number?]>) =>
@@ -110,15 +55,17 @@ function replayKey(book: MarketBook, counts: boolean): string {
 }
 
 /** A raw delta connection for one market (no per-message schema check: thousands of 100-level frames). */
-async function bookClient(url: string, market: Market): Promise<{ book: ClientBook; ws: WebSocket }> {
-  const book = new ClientBook();
+async function bookClient(url: string, market: Market): Promise<{ book: ClientBook; states: Array<[number, string]>; ws: WebSocket }> {
+  // Every state the client held: [bookSeq, levels key with counts] after each frame.
+  const states: Array<[number, string]> = [];
+  const book = new ClientBook((b) => states.push([b.bookSeq!, key(b.sorted('buy'), b.sorted('sell'), true)]));
   const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/v1/stream?kinds=orderbook.delta&markets=${market}&depth=${DEPTH}`);
   ws.on('message', (data) => book.apply(JSON.parse(data.toString())));
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
     ws.once('error', reject);
   });
-  return { book, ws };
+  return { book, states, ws };
 }
 
 interface Poll {
@@ -191,7 +138,7 @@ describe('the book a client keeps from deltas equals the engine book at every se
     const live = gw.deps.live as LiveRuntime;
     await live.start();
     await waitFor(() => live.status().connected, 10_000, 'bridge');
-    const clients = new Map<Market, { book: ClientBook; ws: WebSocket }>();
+    const clients = new Map<Market, { book: ClientBook; states: Array<[number, string]>; ws: WebSocket }>();
     for (const m of MARKETS) clients.set(m, await bookClient(gw.url, m));
 
     // The engine's own book, polled every 50 ms, each read at its seq.
@@ -278,7 +225,7 @@ describe('the book a client keeps from deltas equals the engine book at every se
     let pollsMatchingClient = 0;
     for (const m of MARKETS) {
       const book = new MarketBook(m);
-      const states = [...clients.get(m)!.book.states].sort((a, b) => a[0] - b[0]);
+      const states = [...clients.get(m)!.states].sort((a, b) => a[0] - b[0]);
       const engineReads = [...polls.get(m)!].sort((a, b) => a.seq - b.seq);
       const clientAt = new Map<number, string>(); // the client's last state at each bookSeq, without counts
       for (const [seq, k] of states) clientAt.set(seq, k.replace(/\/\d+(?=,| \||$)/g, ''));
