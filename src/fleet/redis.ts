@@ -109,11 +109,14 @@ export class RedisHandle {
   /** A use decided a request without Redis: counted, and logged at most every 10 s per use. */
   failed(use: RedisUse, outcome: FailureOutcome, err: unknown): void {
     this.failures.inc({ use, outcome });
-    this.noteError(err instanceof Error ? err : new Error(String(err)));
+    const error = err instanceof Error ? err : new Error(String(err));
+    // Redis answered but its replicas did not acknowledge: Redis is up (bff_redis_up, the log's
+    // unreachable/reachable-again pair), the request is refused all the same.
+    if (!(error instanceof NotReplicatedError)) this.noteError(error);
     const now = Date.now();
     if (now - (this.lastWarnAt.get(use) ?? 0) >= 10_000) {
       this.lastWarnAt.set(use, now);
-      this.logger.warn({ use, outcome, err: this.lastError }, `redis unavailable: ${use} ${outcome === 'fail_open' ? 'lets requests through' : 'refuses requests (503)'}`);
+      this.logger.warn({ use, outcome, err: error.message || error.name }, `redis unavailable: ${use} ${outcome === 'fail_open' ? 'lets requests through' : 'refuses requests (503)'}`);
     }
   }
 
