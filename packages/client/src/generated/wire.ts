@@ -843,8 +843,10 @@ export interface UserBatchProof {
   userSeq: number;
   /** The gateway's own check (a convenience; verify it yourself): `verified` = the events hash to the chain's user root and that root sits under the chain's manifest root; `mismatch` = one of the two fails (see `reason`); `pending` = not on chain yet */
   status: "verified" | "mismatch" | "pending";
-  /** With `mismatch`: `events` = the events do not hash to the chain's user root; `manifest` = the user root is not under the manifest root */
-  reason?: "events" | "manifest";
+  /** With `mismatch`: `events` = the events do not hash to the chain's user root; `manifest` = the user root is not under the manifest root; `record` = the chain's record is not well formed (a root that is not 64 lower-case hex characters, a negative event count: see `problem`), so it proves nothing */
+  reason?: "events" | "manifest" | "record";
+  /** With reason `record`: what in the chain's record the contract does not allow */
+  problem?: string;
   /** The batch's event envelopes from the mirror, in seq order, exactly as streamed (the leaves of the user root) */
   events: {
     /** Engine event sequence number */
@@ -861,9 +863,9 @@ export interface UserBatchProof {
   }[];
   /** What the chain recorded (tables user_batches and batches); null while the chain has no record of this batch */
   chain: {
-    /** 32-byte SHA-256 hash as 64 lower-case hex characters */
+    /** 32-byte SHA-256 hash as 64 lower-case hex characters, as the chain recorded it; anything else makes the status `mismatch` with reason `record` */
     userRoot: string;
-    /** 32-byte SHA-256 hash as 64 lower-case hex characters */
+    /** 32-byte SHA-256 hash as 64 lower-case hex characters, as the chain recorded it; anything else makes the status `mismatch` with reason `record` */
     prevRoot: string;
     eventCount: number;
     /** The manifest that claimed it; null until one has */
