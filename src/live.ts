@@ -108,7 +108,7 @@ export class LiveRuntime implements LiveView {
     event: (e) => this.onEvent(e),
     // The book deltas of a batch are made once, at its end, inside the hub's batch (one write per client).
     batch: (deliver) => this.hub.batched(() => this.books.batch(deliver)),
-    skipped: (seq) => this.hub.markCoveredAfter(seq),
+    skipped: (seq, from) => (from === undefined ? this.hub.markCoveredAfter(seq) : this.hub.announceGap(from, seq)),
     replaced: (head) => this.onHistoryReplaced(head),
   };
 

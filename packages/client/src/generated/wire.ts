@@ -261,7 +261,7 @@ export interface FillFrame {
   };
 }
 
-/** Control message (replay clients only): sent after stream.subscribed when `since` is older than the replay history: backfill from REST. */
+/** Control message: sent after stream.subscribed when `since` is older than the replay history, and to every control connection when the source skipped events live (unfillable, or longer than SSE_MAX_EVENT_BYTES): backfill from REST. */
 export interface GapMessage {
   kind: "stream.gap";
   /** The head (0 when the gateway has no event yet) */
@@ -271,7 +271,7 @@ export interface GapMessage {
   payload: {
     /** Engine event sequence number */
     requestedSince: number;
-    /** Oldest seq the replay holds; null when it holds nothing */
+    /** Oldest seq the stream delivers from here on (the replay, or the seq after a live gap); null when the replay holds nothing */
     oldestAvailableSeq: number | null;
     /** REST path that returns the missing events */
     backfill: string;
