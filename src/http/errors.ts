@@ -11,6 +11,7 @@ import { InvalidSubscriptionError, type SubscriptionFailure } from '../stream/er
 
 export type ErrorCode =
   | 'bad_request'
+  | 'invalid_body'
   | 'unauthorized'
   | 'forbidden'
   | 'not_found'
@@ -31,6 +32,7 @@ export type ErrorCode =
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   bad_request: 400,
+  invalid_body: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
