@@ -77,6 +77,8 @@ export interface Config {
   httpMaxConnectionsPerIp: number;
   /** Concurrent /v1/stream connections per client (request.ip, IPv6 by /64; 0: no cap). */
   wsMaxConnectionsPerIp: number;
+  sessionLookupsPerIp: number;
+  snapshotReadsPerIp: number;
   /** Fastify `trustProxy`: false, a hop count, or the proxies' addresses/CIDRs (docs/configuration.md). */
   trustProxy: false | number | string[];
   /** Shared state across replicas (rate limits, replay memory, faucet lock); null: per process. */
@@ -314,6 +316,8 @@ export function loadConfig(env: Env = process.env): Config {
     httpIdleTimeoutMs: int(env, 'HTTP_IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000),
     httpMaxConnectionsPerIp: int(env, 'HTTP_MAX_CONNECTIONS_PER_IP', 512, 0, 1_000_000),
     wsMaxConnectionsPerIp: int(env, 'WS_MAX_CONNECTIONS_PER_IP', 100, 0, 1_000_000),
+    sessionLookupsPerIp: int(env, 'SESSION_LOOKUPS_PER_IP', 120, 1, 10_000_000),
+    snapshotReadsPerIp: int(env, 'SNAPSHOT_READS_PER_IP', 1_200, 1, 10_000_000),
     trustProxy: trustProxy(env, 'TRUST_PROXY'),
     redisUrl: schemeUrl(env, 'REDIS_URL', ['redis', 'rediss']),
     redisPrefix: token(env, 'REDIS_PREFIX', 'gw:', /^[A-Za-z0-9:_.-]{1,64}$/),
@@ -387,6 +391,16 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'HTTP_IDLE_TIMEOUT_MS', meaning: 'A socket on which nothing moves for this long is closed (Fastify `connectionTimeout`). Must exceed `ENGINE_TIMEOUT_MS`. Streams are exempt once upgraded (they have pings).' },
   { name: 'HTTP_MAX_CONNECTIONS_PER_IP', meaning: "Concurrent TCP connections per peer address (IPv6 by its /64), streams included; over it 429 `too_many_connections` and the socket is closed. `0` disables it: do so behind a reverse proxy, where every connection comes from the proxy, and cap per client there (the nginx template's `limit_conn`; `npm run fleet` sets `0`)." },
   { name: 'WS_MAX_CONNECTIONS_PER_IP', meaning: 'Concurrent `/v1/stream` connections per client: `request.ip` (the forwarded client behind a `TRUST_PROXY`, as the rate limits), IPv6 counted by its /64; over it the upgrade is refused with 429 `too_many_connections`. `0`: no per-client cap.' },
+  {
+    name: 'SESSION_LOOKUPS_PER_IP',
+    meaning:
+      'Party proofs of one client address (IPv6 by /64) per `RATE_LIMIT_WINDOW_MS` whose session the gateway does not hold and must look up in the database (stream upgrades and subscribe messages); past it such a proof is refused 429 / `stream.error` `budget_exhausted` (`budget: "session_lookups"`). Proofs of sessions already known cost nothing and are not counted. Shared by the fleet with `REDIS_URL`.',
+  },
+  {
+    name: 'SNAPSHOT_READS_PER_IP',
+    meaning:
+      'Reads of user channel snapshots per client address and `RATE_LIMIT_WINDOW_MS`: one per party and per channel (`order.update`: the engine\'s live orders; `fill`: the last 50 fills from the database) of a connection opened or subscribing with a snapshot; past it the upgrade is refused 429 or the subscribe answered `stream.error` `budget_exhausted` (`budget: "snapshot_reads"`). Shared by the fleet with `REDIS_URL`.',
+  },
   { name: 'TRUST_PROXY', meaning: "Who may set `X-Forwarded-For`, so that `request.ip` (the anonymous rate-limit key) is the real client behind a load balancer. A comma list of the proxies' addresses or CIDRs (`127.0.0.1, 10.0.0.0/8`): the client is the rightmost forwarded address not in the list; a spoofed address prepended by the client is never used. Or a hop count (`1` behind one nginx): safe only when nothing but the proxy can reach the replica (a direct caller could forge the header), so prefer addresses. Unset: the socket's address (every caller behind a proxy would share one bucket).", defaultText: 'unset (trust nothing)' },
   { name: 'REDIS_URL', meaning: '`redis://host:port/db`: rate limits, the signature replay memory and the faucet cooldown lock are shared by every replica (docs/fleet.md). Unset: each is kept in process memory, as for one gateway.' },
   { name: 'REDIS_PREFIX', meaning: 'Prefix of every key the gateway writes in Redis (one prefix per deployment sharing a Redis).' },

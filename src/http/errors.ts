@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'forbidden'
   | 'not_found'
   | 'rate_limited'
+  | 'budget_exhausted'
   | 'engine_unavailable'
   | 'database_unavailable'
   | 'schema_behind'
@@ -37,6 +38,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   rate_limited: 429,
+  budget_exhausted: 429,
   engine_unavailable: 502,
   database_unavailable: 503,
   schema_behind: 503,

@@ -219,11 +219,11 @@ export interface ErrorMessage {
   id: string | number | null;
   /** The op of the message answered (null when it named none that exists) */
   op: "subscribe" | "unsubscribe" | "order.place" | "order.cancel" | null;
-  /** Plus the fields REST adds (retryAfterS, serverTime, engineStatus, markets, …) */
+  /** Plus the fields REST adds (retryAfterS, serverTime, engineStatus, markets, budget, field, …) */
   payload: {
     /** What was wrong, for people */
     error: string;
-    /** The code REST answers for the same refusal (bad_request, unauthorized, forbidden, rate_limited, payload_too_large, engine_unavailable, engine_timeout, …), or unknown_market / too_many_subscriptions */
+    /** The code REST answers for the same refusal (bad_request, invalid_body, unauthorized, forbidden, rate_limited, budget_exhausted, payload_too_large, engine_unavailable, engine_timeout, …), or unknown_market / too_many_subscriptions */
     code: string;
     /** The HTTP status REST would answer */
     status: number;
