@@ -787,7 +787,7 @@ export interface Trade {
   matchId: string;
   /** Exact engine market symbol, e.g. BTC-PERP */
   market: string;
-  /** Taker side */
+  /** Taker side (written as the mirror recorded it) */
   side: "buy" | "sell";
   /** Decimal as a string with exactly 10 decimal places */
   price: string;
