@@ -11,7 +11,6 @@ import { createUpgradeHandler, StreamGate, STREAM_PATH, type UpgradeContext } fr
 import { streamMessageHandlers } from './stream-messages.js';
 import { TradingSlot } from './trading/socket-calls.js';
 import { addressGroup, clientIp, trustFunction } from '../client-address.js';
-import { workBudgets } from './work-budgets.js';
 import { errors } from './schemas.js';
 import { buildAsyncApi } from '../stream/asyncapi.js';
 
@@ -33,7 +32,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox<{ trading?: TradingSlot }> 
 
   const trust = trustFunction(app.config.trustProxy);
   const deps = { config: app.config, sessions: app.sessions, replays: app.replays, logger: app.log };
-  const budgets = workBudgets(app.config, app.fleet?.redis ?? null);
+  const budgets = app.workBudgets;
   const context: UpgradeContext = { deps, hub, metrics, knownMarkets: () => runtime?.knownMarkets() ?? null, budgets };
   const gate = new StreamGate(context);
   // What a connection sends (subscribe, unsubscribe, signed orders): read and answered per connection.

@@ -86,7 +86,7 @@ describe('work budgets per client address', () => {
     return { user: alice.id, sessionId: alice.sessionId, sig: `${ts}.${signHex(alice.session.privateKey, `GET\n/v1/stream\n${ts}\n`)}` };
   };
 
-  it('proofs of unknown sessions: 5 database lookups per address, then budget_exhausted (socket and upgrade); known sessions are not charged', { timeout: 30_000 }, async () => {
+  it('proofs of unknown sessions: 5 database lookups per address, then budget_exhausted (socket, upgrade and signed REST reads alike); known sessions are not charged', { timeout: 30_000 }, async () => {
     const c = await connect(gw.url, 'kinds=trade');
     const codes: string[] = [];
     for (let i = 0; i < 8; i++) {
@@ -99,6 +99,10 @@ describe('work budgets per client address', () => {
     const q = new URLSearchParams({ kinds: 'trade', party: alice.id, ...randomProof(alice.id) });
     const upgrade = await refused(gw.url, q.toString());
     expect([upgrade.status, upgrade.body.code, upgrade.body.budget]).toEqual([429, 'budget_exhausted', 'session_lookups']);
+    // A signed REST read of a party route proving a random session: the same address's budget.
+    const path = `/v1/users/${alice.id}/fills`;
+    const rest = await fetch(`${gw.url}${path}`, { headers: { 'x-user': alice.id, 'x-session-id': `s-${randomBytes(8).toString('hex')}`, 'x-session-sig': `${Date.now()}.${randomBytes(64).toString('hex')}` } });
+    expect([rest.status, ((await rest.json()) as { code: string }).code]).toEqual([429, 'budget_exhausted']);
     // A session this gateway holds costs no lookup: still proven.
     expect(await ask(c, { op: 'subscribe', id: 'known', party: [alice.id], ...goodProof() })).toMatchObject({ kind: 'stream.ack' });
     expect(c.schemaErrors).toEqual([]);
