@@ -63,7 +63,10 @@ export const PlaceOrderOp = Type.Object(
   {
     op: Type.Literal('order.place'),
     id: MessageIdField,
-    body: Type.String({ description: 'The order JSON exactly as signed (what POST /v1/orders would carry as its body)' }),
+    body: Type.String({
+      description:
+        'The order JSON exactly as signed (what POST /v1/orders would carry as its body); one that is not the engine order request\'s shape is refused `invalid_body` (400) as REST refuses it (docs/trading.md)',
+    }),
     user: ProofUser,
     sessionId: ProofSession,
     sig: ProofSig('"POST\\n/v1/orders\\n<tsMs>\\n<body>"'),

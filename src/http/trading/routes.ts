@@ -118,7 +118,9 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
       summary: 'Create a trading session',
       operationId: 'createSession',
       security: [],
-      description: 'The party key signs `session-auth\\n<party>\\n<sessionPublicKey>\\n<expiresAt>`; the engine answers the session id.',
+      description:
+        'The party key signs `session-auth\\n<party>\\n<sessionPublicKey>\\n<expiresAt>`; the engine answers the session id. ' +
+        `A body with another field, a wrong type, a string over its length or over ${TRADING_BODY_MAX_BYTES} bytes is 400 \`invalid_body\` (docs/trading.md).`,
       body: SessionAuthBody,
       response: { 200: SessionAuthAnswer, ...PROXY_ERRORS },
     },
