@@ -467,6 +467,7 @@ export class LiveRuntime implements LiveView {
       enabled,
       connected: source?.connected ?? false,
       maxSeq: source?.position ?? null,
+      caughtUp: enabled && this.caughtUpDone,
       ...(gap ? { gap } : {}),
       // Named only for JetStream, so the single-gateway /readyz keeps its shape.
       ...(this.deps.config.natsUrl ? { source: 'jetstream' as const } : {}),

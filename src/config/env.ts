@@ -15,6 +15,8 @@ export class ConfigError extends Error {
 }
 
 export interface Config {
+  /** NODE_ENV, one of the three known values (a typo such as `prod` stops the start). */
+  nodeEnv: NodeEnv;
   port: number;
   host: string;
   logLevel: string;
@@ -35,6 +37,8 @@ export interface Config {
   orderbookSharedReads: boolean;
   wsOrderbookPollMs: number;
   wsOrderbookDepth: number;
+  /** How long a book kept from events waits for the mirror to reach the stream before showing the engine's levels meanwhile. */
+  bookMirrorWaitMs: number;
   wsMaxConnections: number;
   /** The slow-consumer bound of one /v1/stream connection (unsent bytes). */
   wsClientBufferBytes: number;
@@ -83,6 +87,15 @@ export interface Config {
   redisUrl: string | null;
   /** Key prefix of everything the gateway keeps in Redis. */
   redisPrefix: string;
+  /** Redis Sentinel: the sentinels to ask for the primary (null: REDIS_URL names the one Redis). */
+  redisSentinels: Array<{ host: string; port: number }> | null;
+  /** The primary's name the sentinels monitor. */
+  redisSentinelName: string;
+  /** Password of the Redis data nodes behind Sentinel, and of the sentinels themselves (null: none). */
+  redisPassword: string | null;
+  redisSentinelPassword: string | null;
+  /** Replicas that must acknowledge a replay-memory or faucet key before it counts (Redis WAIT); 0: no wait. */
+  redisWaitReplicas: number;
   /** One engine stream for the fleet through JetStream; null: this process reads the engine's SSE. */
   natsUrl: string | null;
   natsStream: string;
@@ -95,6 +108,9 @@ export interface Config {
 }
 
 type Env = Record<string, string | undefined>;
+
+export const NODE_ENVS = ['development', 'production', 'test'] as const;
+export type NodeEnv = (typeof NODE_ENVS)[number];
 
 function raw(env: Env, name: string): string | undefined {
   const value = env[name];
@@ -216,6 +232,20 @@ function schemeUrl(env: Env, name: string, schemes: string[]): string | null {
   return value;
 }
 
+/** REDIS_SENTINELS: `host:port,host:port,…` (IPv6 in brackets: `[::1]:26379`). */
+function hostPorts(env: Env, name: string): Array<{ host: string; port: number }> | null {
+  const value = raw(env, name);
+  if (value === undefined) return null;
+  const entries = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (entries.length === 0) throw new ConfigError(name, `must be a comma-separated list of host:port, got "${value}"`);
+  return entries.map((e) => {
+    const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(e);
+    const port = m ? Number(m[2]) : 0;
+    if (!m || port < 1 || port > 65535) throw new ConfigError(name, `must be a comma-separated list of host:port, got "${e}"`);
+    return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+  });
+}
+
 function token(env: Env, name: string, fallback: string, pattern: RegExp): string {
   const value = raw(env, name) ?? fallback;
   if (!pattern.test(value)) throw new ConfigError(name, `must match ${pattern}, got "${value}"`);
@@ -254,7 +284,9 @@ function tracingOn(env: Env): boolean {
 }
 
 export function loadConfig(env: Env = process.env): Config {
-  const production = raw(env, 'NODE_ENV') === 'production';
+  // A misspelt NODE_ENV (`prod`) would silently give the development defaults (CORS `*`, loopback).
+  const nodeEnv = oneOf(env, 'NODE_ENV', 'development', NODE_ENVS);
+  const production = nodeEnv === 'production';
   const rateLimitMax = int(env, 'RATE_LIMIT_MAX', 600, 1, 10_000_000);
   const headersTimeout = int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000);
   const requestTimeout = int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000);
@@ -268,7 +300,13 @@ export function loadConfig(env: Env = process.env): Config {
   if (idleTimeout <= engineTimeout) {
     throw new ConfigError('HTTP_IDLE_TIMEOUT_MS', `must exceed ENGINE_TIMEOUT_MS (${engineTimeout}), got "${idleTimeout}"`);
   }
+  const redisSentinels = hostPorts(env, 'REDIS_SENTINELS');
+  // One Redis or the sentinels that name it, not both: which one would the gateway write to?
+  if (redisSentinels && raw(env, 'REDIS_URL') !== undefined) {
+    throw new ConfigError('REDIS_SENTINELS', 'and REDIS_URL are exclusive: set REDIS_SENTINELS (and REDIS_SENTINEL_NAME) for Sentinel, REDIS_URL for one Redis');
+  }
   return {
+    nodeEnv,
     port: int(env, 'PORT', 4000, 0, 65535),
     host: raw(env, 'HOST') ?? (production ? '0.0.0.0' : '127.0.0.1'),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
@@ -285,6 +323,7 @@ export function loadConfig(env: Env = process.env): Config {
     orderbookSharedReads: bool(env, 'ORDERBOOK_SHARED_READS', true),
     wsOrderbookPollMs: int(env, 'WS_ORDERBOOK_POLL_MS', 500, 50, 3_600_000),
     wsOrderbookDepth: int(env, 'WS_ORDERBOOK_DEPTH', 20, 1, 100),
+    bookMirrorWaitMs: int(env, 'BOOK_MIRROR_WAIT_MS', 10_000, 0, 3_600_000),
     wsMaxConnections: int(env, 'WS_MAX_CONNECTIONS', 20_000, 1, 1_000_000),
     wsClientBufferBytes: int(env, 'WS_CLIENT_BUFFER_BYTES', 1_048_576, 1024, 1_073_741_824),
     wsPingMs: int(env, 'WS_PING_MS', 30_000, 100, 3_600_000),
@@ -317,6 +356,11 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env, 'TRUST_PROXY'),
     redisUrl: schemeUrl(env, 'REDIS_URL', ['redis', 'rediss']),
     redisPrefix: token(env, 'REDIS_PREFIX', 'gw:', /^[A-Za-z0-9:_.-]{1,64}$/),
+    redisSentinels,
+    redisSentinelName: token(env, 'REDIS_SENTINEL_NAME', 'gateway', /^[A-Za-z0-9_.-]{1,64}$/),
+    redisPassword: raw(env, 'REDIS_PASSWORD') ?? null,
+    redisSentinelPassword: raw(env, 'REDIS_SENTINEL_PASSWORD') ?? null,
+    redisWaitReplicas: int(env, 'REDIS_WAIT_REPLICAS', redisSentinels ? 1 : 0, 0, 10),
     natsUrl: schemeUrl(env, 'NATS_URL', ['nats', 'tls']),
     natsStream: token(env, 'NATS_STREAM', 'ENGINE_EVENTS', /^[A-Za-z0-9_-]{1,64}$/),
     natsSubject: token(env, 'NATS_SUBJECT', 'engine.events', /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/),
@@ -343,6 +387,7 @@ export interface Setting {
  * this list and the defaults loadConfig gives (scripts/settings-table.ts).
  */
 export const SETTINGS: readonly Setting[] = [
+  { name: 'NODE_ENV', meaning: '`development`, `production` or `test`; anything else stops the start. `production` changes the defaults of `HOST` and `CORS_ORIGINS`, and makes `/readyz` degraded without `ENGINE_ADMIN_TOKEN`.', defaultText: 'unset (`development`)' },
   { name: 'PORT', meaning: 'HTTP and WebSocket port (0..65535).' },
   { name: 'HOST', meaning: 'Interface to bind.', defaultNote: '(`0.0.0.0` when `NODE_ENV=production`)' },
   { name: 'LOG_LEVEL', meaning: 'pino level: fatal, error, warn, info, debug, trace, silent.' },
@@ -353,12 +398,13 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'DB_CONNECT_TIMEOUT_S', meaning: 'A read against an unreachable database answers 503 `database_unavailable` within this bound. Every query of the gateway (reads, session-key lookups, the event store, faucet facts, the candle rebuild) also has one overall deadline: `DB_CONNECT_TIMEOUT_S` + 3 × `DB_STATEMENT_TIMEOUT_MS` + 1 s.' },
   { name: 'DB_STATEMENT_TIMEOUT_MS', meaning: 'Server-side statement timeout of every query.' },
   { name: 'ENGINE_BASE_URL', meaning: 'The matching engine (http or https URL).' },
-  { name: 'ENGINE_ADMIN_TOKEN', meaning: "Bearer token of the engine's admin API. Unset: no SSE bridge, no order book polling, no live open-orders read; WebSocket clients connect and receive nothing." },
+  { name: 'ENGINE_ADMIN_TOKEN', meaning: "Bearer token of the engine's admin API. Unset: no SSE bridge, no order book polling, no live open-orders read; WebSocket clients connect and receive nothing, the start logs a warning naming it, `/readyz` reports `stream.enabled: false` and, with `NODE_ENV=production`, is degraded (503), as is the replica probe `/readyz/replica`." },
   { name: 'ENGINE_TIMEOUT_MS', meaning: 'Deadline of a whole engine call (waiting for a pooled connection, headers and body); past it a proxied call answers 504 `engine_timeout` and the engine connection is closed.' },
   { name: 'ENGINE_CONNECTIONS', meaning: 'Keep-alive connections in the engine pool.' },
   { name: 'ORDERBOOK_SHARED_READS', meaning: 'Identical `GET /v1/orderbook` requests arriving while one is in flight share the next engine call (never one that started before they arrived); `false` forwards each read alone. See docs/trading.md.' },
   { name: 'WS_ORDERBOOK_POLL_MS', meaning: 'Order book polling period for `orderbook.snapshot` frames.' },
   { name: 'WS_ORDERBOOK_DEPTH', meaning: 'Levels per polled book (1..100).' },
+  { name: 'BOOK_MIRROR_WAIT_MS', meaning: "How long the order book kept from events (`orderbook.delta`) waits for the indexer's mirror to reach the stream's position when it seeds a market order by order; past it the market shows the engine's price levels meanwhile (they may drift on a cancel of an order resting before) and the mirror is read again until it can seed (docs/stream.md \"Order book from events\")." },
   { name: 'WS_MAX_CONNECTIONS', meaning: 'WebSocket connections accepted at once; more are refused at upgrade.' },
   { name: 'WS_CLIENT_BUFFER_BYTES', meaning: 'Unsent bytes a client may accumulate before it is closed with code 4008.' },
   { name: 'WS_PING_MS', meaning: "Ping period; a peer that does not answer the gateway's ping (with its payload) before the next one is dropped." },
@@ -390,6 +436,11 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'TRUST_PROXY', meaning: "Who may set `X-Forwarded-For`, so that `request.ip` (the anonymous rate-limit key) is the real client behind a load balancer. A comma list of the proxies' addresses or CIDRs (`127.0.0.1, 10.0.0.0/8`): the client is the rightmost forwarded address not in the list; a spoofed address prepended by the client is never used. Or a hop count (`1` behind one nginx): safe only when nothing but the proxy can reach the replica (a direct caller could forge the header), so prefer addresses. Unset: the socket's address (every caller behind a proxy would share one bucket).", defaultText: 'unset (trust nothing)' },
   { name: 'REDIS_URL', meaning: '`redis://host:port/db`: rate limits, the signature replay memory and the faucet cooldown lock are shared by every replica (docs/fleet.md). Unset: each is kept in process memory, as for one gateway.' },
   { name: 'REDIS_PREFIX', meaning: 'Prefix of every key the gateway writes in Redis (one prefix per deployment sharing a Redis).' },
+  { name: 'REDIS_SENTINELS', meaning: "Redis Sentinel instead of `REDIS_URL` (exclusive): `host:port,host:port,…` of the sentinels; the gateway asks them for the primary named `REDIS_SENTINEL_NAME` and follows a failover by itself (docs/operations.md \"Redis Sentinel\").", defaultText: 'unset (`REDIS_URL`, or no Redis)' },
+  { name: 'REDIS_SENTINEL_NAME', meaning: 'The primary\'s name as the sentinels monitor it (`sentinel monitor <name> …`).' },
+  { name: 'REDIS_PASSWORD', meaning: 'With `REDIS_SENTINELS`: the password of the Redis primary and replicas (with `REDIS_URL` it is part of the URL).', defaultText: 'unset (none)' },
+  { name: 'REDIS_SENTINEL_PASSWORD', meaning: 'With `REDIS_SENTINELS`: the password of the sentinels themselves.', defaultText: 'unset (none)' },
+  { name: 'REDIS_WAIT_REPLICAS', meaning: 'Replicas that must acknowledge a signature remembered in the replay memory (and a faucet claim) within 250 ms (Redis `WAIT`) before the request is accepted; otherwise it is refused with 503 `shared_state_unavailable`. So a failover never promotes a replica that lacks a signature already accepted: it cannot be accepted twice (docs/adr/0125).', defaultNote: '(`1` with `REDIS_SENTINELS`, else `0`)' },
   { name: 'NATS_URL', meaning: '`nats://host:port`: the gateway takes engine events from the JetStream stream the relay fills instead of opening its own engine SSE connection (docs/fleet.md). Unset: its own SSE connection, as before.' },
   { name: 'NATS_STREAM', meaning: 'The JetStream stream name.' },
   { name: 'NATS_SUBJECT', meaning: 'The subject the relay publishes engine events on.' },

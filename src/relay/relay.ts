@@ -63,6 +63,16 @@ export class EngineRelay {
       registers,
     });
     this.lastSeq = new Gauge({ name: 'bff_relay_stream_last_seq', help: 'Newest engine seq known to be in the JetStream stream', registers });
+    // Read at each scrape: what /readyz answers, so an alert can tell "scraped" from "relaying".
+    const ready = (): number => (this.connected ? 1 : 0);
+    new Gauge({
+      name: 'bff_relay_ready',
+      help: '1 when this relay is ready (NATS and the engine SSE both connected, as its /readyz), else 0',
+      registers,
+      collect() {
+        this.set(ready());
+      },
+    });
   }
 
   get streamLastSeq(): number | null {
