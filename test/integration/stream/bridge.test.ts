@@ -37,7 +37,7 @@ describe('SSE bridge', () => {
     // Frames arrive in seq order: a repeat of an earlier seq would be in before 7.
     await c.waitFor(() => seqs(c).includes(7));
     expect(seqs(c)).toEqual([1, 2, 3, 4, 5, 6, 7]);
-    expect(s.live.status()).toEqual({ enabled: true, connected: true, maxSeq: 7 });
+    expect(s.live.status()).toEqual({ enabled: true, connected: true, maxSeq: 7, caughtUp: true });
     const metrics = await (await fetch(`${s.gw.url}/metrics`)).text();
     expect(metrics).toContain('bff_engine_max_seq 7');
     expect(metrics).toMatch(/bff_sse_reconnects_total [1-9]/);
@@ -153,7 +153,7 @@ describe('SSE bridge', () => {
     expect(s.engine.bookRequests).toEqual([]);
     expect(c.messages).toEqual([]);
     expect(c.ws.readyState).toBe(c.ws.OPEN);
-    expect(s.live.status()).toEqual({ enabled: false, connected: false, maxSeq: null });
+    expect(s.live.status()).toEqual({ enabled: false, connected: false, maxSeq: null, caughtUp: false });
   });
 
   it('a wrong token is refused by the engine and retried with backoff, not hammered', async () => {
