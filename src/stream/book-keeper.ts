@@ -58,7 +58,7 @@ export interface BookKeeperOptions {
 /** The engine serves at most this many levels per side: the seed reads them all. */
 export const SEED_DEPTH = 100;
 /** Events held per market while its seed is being read; past this the seed starts over from the current position. */
-const MAX_HELD = 50_000;
+const MAX_HELD = 10_000;
 /** Default of BookKeeperOptions.mirrorWaitMs. */
 export const MIRROR_WAIT_MS = 10_000;
 /** Between two reads of a mirror that is behind the holding point. */

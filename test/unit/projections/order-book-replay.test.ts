@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { EngineCore } from '../../../sandbox/engine/core.js';
 import { Random } from '../../../sandbox/simulator/random.js';
-import { formatDecimal } from '../../../src/decimal.js';
+import { formatDecimal, parseDecimal } from '../../../src/decimal.js';
 import { MarketBook } from '../../../src/projections/order-book.js';
 import type { EngineEvent } from '../../../src/contracts/engine-event.js';
 
@@ -142,5 +142,74 @@ describe('order book kept from events (reference engine replay)', () => {
         asks: engine.asks,
       });
     }
+  });
+
+  it('a book seeded from the orders a mirror holds at any seq (inside a request too) equals the one kept from seq 1 at every later seq', () => {
+    const core = new EngineCore();
+    for (const p of PARTIES) core.deposit({ party: p, amount: '10000000' }, 'faucet');
+    const history: EngineEvent[] = [];
+    core.log.subscribe((_e, json) => void history.push(JSON.parse(json) as EngineEvent));
+    const rng = new Random(7);
+    const open = new Map<string, string[]>();
+    for (let i = 0; i < 3000; i++) act(core, rng, open);
+
+    // The mirror's `orders` as the indexer projects them from the events (status, size, filled size).
+    interface Row { market: string; side: 'buy' | 'sell'; type: string; tif: string; price: string; size: bigint; filled: bigint; status: string; created: number }
+    const mirrorAt = (seq: number): Map<string, Row> => {
+      const rows = new Map<string, Row>();
+      for (const e of history) {
+        if (e.seq > seq) break;
+        const p = e.payload as Record<string, any>;
+        if (e.kind === 'engine.order_placed') {
+          const o = p.order;
+          rows.set(o.orderId, { market: o.market, side: o.side, type: o.type, tif: o.tif, price: o.price, size: parseDecimal(o.size), filled: parseDecimal(o.filledSize), status: o.status, created: e.seq });
+        } else if (e.kind === 'engine.order_filled') {
+          for (const id of [p.takerOrderId, p.makerOrderId]) {
+            const r = rows.get(id)!;
+            r.filled += parseDecimal(p.size);
+            r.status = r.filled >= r.size ? 'filled' : 'partially_filled';
+          }
+        } else if (e.kind === 'engine.order_cancelled') rows.get(p.orderId)!.status = 'cancelled';
+      }
+      return rows;
+    };
+    const view = (b: MarketBook) => JSON.stringify([[...b.side('buy').view()], [...b.side('sell').view()]], (_k, v) => (typeof v === 'bigint' ? String(v) : v));
+
+    const bookEvents = history.filter((e) => e.kind === 'engine.order_placed' || e.kind === 'engine.order_filled' || e.kind === 'engine.order_cancelled');
+    let seeds = 0;
+    let insideRequest = 0;
+    let compared = 0;
+    for (let n = 0; n < 40; n++) {
+      // Any seq: after a placement whose matches follow, between two fills of one taker, after a cancel...
+      const at = bookEvents[50 + rng.int(bookEvents.length - 400)]!.seq;
+      const next = history.find((e) => e.seq === at + 1);
+      if (next?.kind === 'engine.order_filled') insideRequest++;
+      const rows = mirrorAt(at);
+      for (const m of MARKETS) {
+        const seeded = new MarketBook(m);
+        seeded.seedOrders(
+          [...rows.entries()]
+            .filter(([, r]) => r.market === m && r.type === 'limit' && r.tif !== 'ioc' && (r.status === 'open' || r.status === 'partially_filled'))
+            .sort(([, a], [, b]) => a.created - b.created)
+            .map(([orderId, r]) => ({ orderId, side: r.side, price: r.price, remaining: formatDecimal(r.size - r.filled) })),
+          at,
+        );
+        seeds++;
+        const kept = new MarketBook(m);
+        for (const e of history) {
+          if (e.market !== m) continue;
+          kept.apply(e);
+          if (e.seq > at) seeded.apply(e);
+          if (e.seq < at) continue;
+          if (view(seeded) !== view(kept)) expect({ seededAt: at, seq: e.seq, book: view(seeded) }).toEqual({ seededAt: at, seq: e.seq, book: view(kept) });
+          if (seeded.seq !== 0 && seeded.seq !== kept.seq) expect({ seededAt: at, seq: seeded.seq }).toEqual({ seededAt: at, seq: kept.seq });
+          compared++;
+          if (e.seq > at + 300) break;
+        }
+      }
+    }
+    expect(seeds).toBe(80);
+    expect(insideRequest).toBeGreaterThan(3);
+    expect(compared).toBeGreaterThan(10_000);
   });
 });
