@@ -77,6 +77,11 @@ export interface Config {
   httpMaxConnectionsPerIp: number;
   /** Concurrent /v1/stream connections per client (request.ip, IPv6 by /64; 0: no cap). */
   wsMaxConnectionsPerIp: number;
+  /**
+   * File descriptors under the process's open-file limit that stream connections never take
+   * (src/http/connection-limits.ts connectionBudget); null: derived from the limit (`auto`).
+   */
+  fdHeadroom: number | null;
   /** Fastify `trustProxy`: false, a hop count, or the proxies' addresses/CIDRs (docs/configuration.md). */
   trustProxy: false | number | string[];
   /** Shared state across replicas (rate limits, replay memory, faucet lock); null: per process. */
@@ -181,6 +186,13 @@ function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: r
     throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${value}"`);
   }
   return value as T;
+}
+
+/** An integer, or null for `auto` (and unset): a value the gateway derives at start. */
+function intOrAuto(env: Env, name: string, min: number, max: number): number | null {
+  const value = raw(env, name);
+  if (value === undefined || value === 'auto') return null;
+  return int(env, name, 0, min, max);
 }
 
 /** TRUST_PROXY: unset/false → trust nothing; an integer → that many proxy hops; else a list of addresses/CIDRs. */
@@ -314,6 +326,7 @@ export function loadConfig(env: Env = process.env): Config {
     httpIdleTimeoutMs: int(env, 'HTTP_IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000),
     httpMaxConnectionsPerIp: int(env, 'HTTP_MAX_CONNECTIONS_PER_IP', 512, 0, 1_000_000),
     wsMaxConnectionsPerIp: int(env, 'WS_MAX_CONNECTIONS_PER_IP', 100, 0, 1_000_000),
+    fdHeadroom: intOrAuto(env, 'FD_HEADROOM', 0, 1_000_000),
     trustProxy: trustProxy(env, 'TRUST_PROXY'),
     redisUrl: schemeUrl(env, 'REDIS_URL', ['redis', 'rediss']),
     redisPrefix: token(env, 'REDIS_PREFIX', 'gw:', /^[A-Za-z0-9:_.-]{1,64}$/),
@@ -359,7 +372,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'ORDERBOOK_SHARED_READS', meaning: 'Identical `GET /v1/orderbook` requests arriving while one is in flight share the next engine call (never one that started before they arrived); `false` forwards each read alone. See docs/trading.md.' },
   { name: 'WS_ORDERBOOK_POLL_MS', meaning: 'Order book polling period for `orderbook.snapshot` frames.' },
   { name: 'WS_ORDERBOOK_DEPTH', meaning: 'Levels per polled book (1..100).' },
-  { name: 'WS_MAX_CONNECTIONS', meaning: 'WebSocket connections accepted at once; more are refused at upgrade.' },
+  { name: 'WS_MAX_CONNECTIONS', meaning: 'WebSocket connections accepted at once; more are refused at upgrade (503 `too_many_connections`). The file limit may lower it: see `FD_HEADROOM`.' },
   { name: 'WS_CLIENT_BUFFER_BYTES', meaning: 'Unsent bytes a client may accumulate before it is closed with code 4008.' },
   { name: 'WS_PING_MS', meaning: "Ping period; a peer that does not answer the gateway's ping (with its payload) before the next one is dropped." },
   { name: 'WS_CLIENT_MESSAGE_MAX_BYTES', meaning: 'Largest message a stream client may send; a larger one is answered `payload_too_large` unread, one over four times this closes the connection with 1009.' },
@@ -387,6 +400,12 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'HTTP_IDLE_TIMEOUT_MS', meaning: 'A socket on which nothing moves for this long is closed (Fastify `connectionTimeout`). Must exceed `ENGINE_TIMEOUT_MS`. Streams are exempt once upgraded (they have pings).' },
   { name: 'HTTP_MAX_CONNECTIONS_PER_IP', meaning: "Concurrent TCP connections per peer address (IPv6 by its /64), streams included; over it 429 `too_many_connections` and the socket is closed. `0` disables it: do so behind a reverse proxy, where every connection comes from the proxy, and cap per client there (the nginx template's `limit_conn`; `npm run fleet` sets `0`)." },
   { name: 'WS_MAX_CONNECTIONS_PER_IP', meaning: 'Concurrent `/v1/stream` connections per client: `request.ip` (the forwarded client behind a `TRUST_PROXY`, as the rate limits), IPv6 counted by its /64; over it the upgrade is refused with 429 `too_many_connections`. `0`: no per-client cap.' },
+  {
+    name: 'FD_HEADROOM',
+    meaning:
+      "File descriptors kept free of stream connections under the process's open-file limit (`RLIMIT_NOFILE`, read at start; `ulimit -n`), for probes, `/metrics`, REST and the gateway's own files and connections (database, engine, Redis, NATS). The stream takes at most the lesser of `WS_MAX_CONNECTIONS` and limit − headroom (more are refused with 503 `too_many_connections` before the upgrade), and the HTTP server at most limit − headroom / 2 connections in all (more are closed as they arrive), so the process never meets its limit and keeps answering `/healthz` and `/metrics` under any number of sockets. `auto`: 5 % of the limit, at least 256 (limit 20 000: 1 000, so 19 000 streams). Unknown or unlimited limit: only `WS_MAX_CONNECTIONS` applies. The start logs the limits applied; `bff_ws_connection_limit` and `process_max_fds` export them (docs/operations.md).",
+    defaultText: '`auto`',
+  },
   { name: 'TRUST_PROXY', meaning: "Who may set `X-Forwarded-For`, so that `request.ip` (the anonymous rate-limit key) is the real client behind a load balancer. A comma list of the proxies' addresses or CIDRs (`127.0.0.1, 10.0.0.0/8`): the client is the rightmost forwarded address not in the list; a spoofed address prepended by the client is never used. Or a hop count (`1` behind one nginx): safe only when nothing but the proxy can reach the replica (a direct caller could forge the header), so prefer addresses. Unset: the socket's address (every caller behind a proxy would share one bucket).", defaultText: 'unset (trust nothing)' },
   { name: 'REDIS_URL', meaning: '`redis://host:port/db`: rate limits, the signature replay memory and the faucet cooldown lock are shared by every replica (docs/fleet.md). Unset: each is kept in process memory, as for one gateway.' },
   { name: 'REDIS_PREFIX', meaning: 'Prefix of every key the gateway writes in Redis (one prefix per deployment sharing a Redis).' },
