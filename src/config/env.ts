@@ -374,7 +374,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'WS_ORDERBOOK_DEPTH', meaning: 'Levels per polled book (1..100).' },
   { name: 'WS_MAX_CONNECTIONS', meaning: 'WebSocket connections accepted at once; more are refused at upgrade (503 `too_many_connections`). The file limit may lower it: see `FD_HEADROOM`.' },
   { name: 'WS_CLIENT_BUFFER_BYTES', meaning: 'Unsent bytes a client may accumulate before it is closed with code 4008.' },
-  { name: 'WS_PING_MS', meaning: "Ping period; a peer that does not answer the gateway's ping (with its payload) before the next one is dropped." },
+  { name: 'WS_PING_MS', meaning: "Ping period; a peer that does not answer the gateway's ping (with its payload) before the next one is dropped. The connections are pinged in ten slices spread over the period (each once per period), not all at once." },
   { name: 'WS_CLIENT_MESSAGE_MAX_BYTES', meaning: 'Largest message a stream client may send; a larger one is answered `payload_too_large` unread, one over four times this closes the connection with 1009.' },
   { name: 'WS_CLIENT_MESSAGES_PER_S', meaning: 'Messages a second a stream client may send, sustained (token bucket); past it (and its burst) the client is closed with 1008.' },
   { name: 'WS_CLIENT_MESSAGE_BURST', meaning: 'Messages a stream client may send at once above that rate.' },

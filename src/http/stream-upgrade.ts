@@ -121,8 +121,9 @@ export class StreamGate {
     return sub;
   }
 
-  /** Counts an accepted stream under its address until its socket closes. */
+  /** Counts an accepted stream under its address until its socket closes (without a per-address cap, nothing to count). */
   opened(address: string, socket: Duplex): void {
+    if (this.ctx.deps.config.wsMaxConnectionsPerIp === 0) return;
     this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1);
     socket.once('close', () => {
       const n = (this.perAddress.get(address) ?? 1) - 1;
@@ -132,12 +133,18 @@ export class StreamGate {
   }
 }
 
+function destroySocket(this: Duplex): void {
+  this.destroy();
+}
+
 export function createUpgradeHandler(
   ctx: UpgradeContext,
   gate = new StreamGate(ctx),
 ): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
-    socket.on('error', () => socket.destroy());
+    // A function of the module, not a closure of this scope: a closure would keep everything the
+    // scope holds (the request and its headers, the head buffer) for as long as the socket lives.
+    socket.on('error', destroySocket);
     const origin = allowedOrigin(ctx.deps.config.corsOrigins, typeof req.headers.origin === 'string' ? req.headers.origin : undefined);
     const refuse = (e: ApiError): void => {
       ctx.metrics.rejected.inc({ status: String(e.status) });
