@@ -3,7 +3,10 @@
 // clients as the gateway's file limit leaves room for (its stream connection limit, read from its
 // /metrics), each server in a fresh process:
 //   - memory per idle client: RSS and heap after a full GC, before connecting and after, and again
-//     after BENCH_CAPACITY_IDLE_S of idling (two ping rounds by default), so growth shows;
+//     half-way through and at the end of BENCH_CAPACITY_IDLE_S of idling (two ping rounds by
+//     default), so growth shows, and whether it stops; at the end, the marginal RSS per client
+//     between the sizes (the per-run figure also holds what does not grow with the clients, such as
+//     V8's young generation grown by the connection burst);
 //   - trade-frame latency (event ts → client) at BENCH_CAPACITY_FILLS_PER_S fills for
 //     BENCH_CAPACITY_SECONDS, every client taking `trade` frames only (the plain server sends only
 //     those);
@@ -21,6 +24,7 @@ import { stopWithBench } from './processes.js';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const kb = (bytes: number) => (bytes / 1024).toFixed(1);
+const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
 const env = (name: string, fallback: string) => process.env[name] || fallback;
 
 const SIZES = env('BENCH_CAPACITY_CLIENTS', '5000,10000,max').split(',');
@@ -88,7 +92,10 @@ interface Row {
   refused: Record<string, number>;
   before: ServerReport;
   idle: ServerReport;
+  idleMid: ServerReport;
   idleLater: ServerReport;
+  /** After the trade run (a full GC first). */
+  traded: ServerReport;
   fills: number;
   received: number;
   p50: number;
@@ -120,7 +127,9 @@ async function run(kind: Row['server'], asked: number | 'max'): Promise<Row> {
     for (const c of connected) for (const [k, v] of Object.entries(c.refused)) refused[k] = (refused[k] ?? 0) + v;
     await sleep(5_000);
     const idle = await ask<ServerReport>(server, { cmd: 'report' });
-    await sleep(IDLE_S * 1000);
+    await sleep((IDLE_S * 1000) / 2);
+    const idleMid = await ask<ServerReport>(server, { cmd: 'report' });
+    await sleep((IDLE_S * 1000) / 2);
     const idleLater = await ask<ServerReport>(server, { cmd: 'report' });
 
     await Promise.all(clients.map((c) => ask(c, { cmd: 'reset' })));
@@ -139,7 +148,9 @@ async function run(kind: Row['server'], asked: number | 'max'): Promise<Row> {
       refused,
       before,
       idle,
+      idleMid,
       idleLater,
+      traded: cpu1,
       fills,
       received: reports.reduce((s, r) => s + r.received, 0),
       p50: percentile(samples, 50),
@@ -194,21 +205,23 @@ out(
     `${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${PROCS} client processes, ${FILLS_PER_S} fills/s for ${SECONDS} s per run, ` +
     `idle ${IDLE_S} s; load average at start ${load()} (the machine is shared with other work).`,
   '',
-  '| Server | Clients asked | Open | Refused | RSS per idle client | Heap per idle client | Growth idle ' + IDLE_S + ' s (RSS, heap) | Trade frames received / expected | p50 ms | p99 ms | max ms | Server CPU | p99 ÷ plain |',
-  '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+  '| Server | Clients asked | Open | Refused | RSS idle | RSS per idle client | Heap per idle client | RSS growth idle, 1st / 2nd ' + IDLE_S / 2 + ' s | Heap growth idle | Growth over the trade run (RSS, heap) | Trade frames received / expected | p50 ms | p99 ms | max ms | Server CPU | p99 ÷ plain |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
 );
 const overLines: string[] = [];
+const idleRss: Record<Row['server'], Array<[number, number]>> = { gateway: [], 'plain ws': [] };
 for (const size of SIZES) {
   const asked = size === 'max' ? 'max' : Number(size);
   const g = await run('gateway', asked);
   const p = await run('plain ws', g.asked);
   for (const r of [g, p]) {
+    idleRss[r.server].push([r.open, r.idle.rss]);
     const perRss = (r.idle.rss - r.before.rss) / r.open;
     const perHeap = (r.idle.heapUsed - r.before.heapUsed) / r.open;
     const refused = Object.entries(r.refused).map(([k, v]) => `${v} × ${k}`).join(', ') || '0';
     out(
-      `| ${r.server} | ${fmt(r.asked)}${size === 'max' ? ' (the limit)' : ''} | ${fmt(r.open)} | ${refused} | ${kb(perRss)} KB | ${kb(perHeap)} KB | ` +
-        `${((r.idleLater.rss - r.idle.rss) / 2 ** 20).toFixed(1)} MB, ${((r.idleLater.heapUsed - r.idle.heapUsed) / 2 ** 20).toFixed(1)} MB | ` +
+      `| ${r.server} | ${fmt(r.asked)}${size === 'max' ? ' (the limit)' : ''} | ${fmt(r.open)} | ${refused} | ${mb(r.idle.rss)} | ${kb(perRss)} KB | ${kb(perHeap)} KB | ` +
+        `${mb(r.idleMid.rss - r.idle.rss)} / ${mb(r.idleLater.rss - r.idleMid.rss)} | ${mb(r.idleLater.heapUsed - r.idle.heapUsed)} | ${mb(r.traded.rss - r.idleLater.rss)}, ${mb(r.traded.heapUsed - r.idleLater.heapUsed)} | ` +
         `${fmt(r.received)} / ${fmt(r.fills * r.open)} | ${r.p50} | ${r.p99} | ${r.max} | ${r.cpuPct.toFixed(0)} % | ${r === g ? (g.p99 / Math.max(1, p.p99)).toFixed(2) : '1'} |`,
     );
   }
@@ -220,6 +233,18 @@ for (const size of SIZES) {
     );
   }
 }
-out('', ...overLines, '', `Load average at the end: ${load()}.`);
+const marginal = (points: Array<[number, number]>) =>
+  points
+    .slice(1)
+    .map(([n, rss], i) => `${fmt(points[i]![0])} → ${fmt(n)}: ${kb((rss - points[i]![1]) / (n - points[i]![0]))} KB`)
+    .join(', ');
+out(
+  '',
+  `Marginal RSS per idle client between sizes: gateway ${marginal(idleRss.gateway)}; plain ws ${marginal(idleRss['plain ws'])}.`,
+  '',
+  ...overLines,
+  '',
+  `Load average at the end: ${load()}.`,
+);
 source.close();
 process.exit(0);
