@@ -13,6 +13,7 @@
 //   the gateway's `{error, code}` and CORS header instead of Node's or Fastify's own text.
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { Counter, type Registry } from 'prom-client';
 import type { Config } from '../config/env.js';
 import { processFileLimit } from '../config/file-limit.js';
 import { addressGroup } from '../client-address.js';
@@ -51,10 +52,21 @@ export function connectionBudget(config: Pick<Config, 'wsMaxConnections' | 'fdHe
   };
 }
 
-export function installConnectionLimits(server: Server, config: Config, budget: ConnectionBudget = connectionBudget(config)): void {
+export function installConnectionLimits(server: Server, config: Config, registry?: Registry, budget: ConnectionBudget = connectionBudget(config)): void {
   // Past it Node closes a new connection as soon as it is accepted: the last resort, for sockets
-  // that are not streams (which the stream gate refuses with a 503 well before).
-  if (budget.connections !== null) server.maxConnections = budget.connections;
+  // that are not streams (which the stream gate refuses with a 503 well before). Counted, as
+  // nothing is answered to them.
+  if (budget.connections !== null) {
+    server.maxConnections = budget.connections;
+    if (registry) {
+      const dropped = new Counter({
+        name: 'bff_http_connections_dropped_total',
+        help: "Connections closed as they arrived because the server held its maximum (the process's open-file limit less FD_HEADROOM / 2)",
+        registers: [registry],
+      });
+      server.on('drop', () => dropped.inc());
+    }
+  }
   const cap = config.httpMaxConnectionsPerIp;
   if (cap === 0) return;
   const open = new Map<string, number>();

@@ -113,6 +113,10 @@ describe.skipIf(!hasPrlimit)(`gateway under a file limit of ${FILE_LIMIT}`, () =
       expect(herd.filter((a) => 'opened' in a)).toEqual([]);
       for (const a of herd) if ('status' in a) expect(a.status).toBe(503);
       expect(herd.filter((a) => 'status' in a).length).toBeGreaterThan(0);
+      // Those closed unanswered are counted.
+      const dropped = herd.filter((a) => 'error' in a).length;
+      const afterHerd = await (await fetch(`${url}/metrics`)).text();
+      expect(metric(afterHerd, 'bff_http_connections_dropped_total')).toBeGreaterThanOrEqual(dropped > 0 ? 1 : 0);
 
       // Full, and still answering; the gauges an alert reads.
       expect(await probe(url, '/healthz')).toBe(200);
