@@ -240,8 +240,7 @@ const marginal = (points: Array<[number, number]>) =>
     .join(', ');
 out(
   '',
-  `Marginal RSS per idle client between sizes: gateway ${marginal(idleRss.gateway)}; plain ws ${marginal(idleRss['plain ws'])}.`,
-  '',
+  ...(SIZES.length > 1 ? [`Marginal RSS per idle client between sizes: gateway ${marginal(idleRss.gateway)}; plain ws ${marginal(idleRss['plain ws'])}.`, ''] : []),
   ...overLines,
   '',
   `Load average at the end: ${load()}.`,
