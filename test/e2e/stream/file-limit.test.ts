@@ -84,11 +84,12 @@ describe.skipIf(!hasPrlimit)(`gateway under a file limit of ${FILE_LIMIT}`, () =
           await new Promise((r) => setTimeout(r, 50));
         }
       })();
-      // More than the process has descriptors for, in waves of 100 at once (a refused socket is
-      // closed once its client has read the answer: the next wave comes a moment later).
+      // More than the process has descriptors for, in waves of 50 at once (a refused socket is
+      // closed once its client has read the answer: the next wave comes a moment later; the herd
+      // below is the case where they come faster).
       const attempts: Attempt[] = [];
-      for (let i = 0; i < 7; i++) {
-        attempts.push(...(await Promise.all(Array.from({ length: 100 }, () => attempt(url)))));
+      for (let i = 0; i < 14; i++) {
+        attempts.push(...(await Promise.all(Array.from({ length: 50 }, () => attempt(url)))));
         await new Promise((r) => setTimeout(r, 200));
       }
       flooding = false;
