@@ -1,6 +1,7 @@
 // Baseline server process: a bare `ws` server that reads the same SSE source, runs the same
 // projections and broadcasts every public frame to every client — no filters, no index, no
-// history, no per-client bound. What the gateway is compared against.
+// history, no per-client bound. What the gateway is compared against. BENCH_BARE_KINDS (a comma
+// list) narrows what it sends to those kinds, for every client alike (the capacity bench: trades).
 import { request } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { initialProjectionState, project } from '../src/projections/index.js';
@@ -9,6 +10,7 @@ import { frameParty } from '../src/contracts/frame.js';
 import { startBroadcastServer, type ServerReport } from './stream-shared.js';
 
 const { clients, url } = await startBroadcastServer();
+const only = process.env.BENCH_BARE_KINDS ? new Set(process.env.BENCH_BARE_KINDS.split(',')) : null;
 
 let state = initialProjectionState();
 const res = await request(`${process.env.BENCH_SOURCE_URL}/v1/admin/events/stream`, { headers: { authorization: 'Bearer bench' }, bodyTimeout: 0 });
@@ -17,7 +19,7 @@ const parser = createParser({
     const out = project(state, JSON.parse(m.data) as EngineEvent);
     state = out.state;
     for (const f of out.frames) {
-      if (frameParty(f) !== undefined) continue;
+      if (frameParty(f) !== undefined || (only && !only.has(f.kind))) continue;
       const data = Buffer.from(JSON.stringify(f));
       for (const ws of clients) ws.send(data, { binary: false });
     }

@@ -1,5 +1,5 @@
 // Shared pieces of the stream benchmark: the synthetic engine events and the IPC message shapes.
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { EngineEvent } from '../src/contracts/engine-event.js';
@@ -51,6 +51,8 @@ export type ClientCmd =
   | { cmd: 'connect'; url: string; queries: string[]; n: number }
   | { cmd: 'reset' }
   | { cmd: 'report' }
+  /** The latency samples (ms) since the last reset, unsorted. */
+  | { cmd: 'samples' }
   | { cmd: 'closeAll' };
 
 export interface ClientReport {
@@ -85,4 +87,50 @@ export async function startBroadcastServer(): Promise<{ clients: Set<WebSocket>;
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { clients, url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/` };
+}
+
+/**
+ * The synthetic engine the stream benches read: the admin SSE stream (every connection gets what
+ * `emit` writes from then on, and a comment line every 5 s), the market list and an empty book.
+ * `emit(n)` writes n fills stamped now (one write per stream), numbered on from the last.
+ */
+export async function startSyntheticSource(): Promise<{ url: string; emit(n: number): void; readonly seq: number; close(): void }> {
+  const streams = new Set<ServerResponse>();
+  let seq = 0;
+  const source = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/v1/admin/events/stream') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.flushHeaders();
+      streams.add(res);
+      const hb = setInterval(() => res.write(': hb\n\n'), 5_000);
+      res.on('close', () => {
+        clearInterval(hb);
+        streams.delete(res);
+      });
+    } else if (url.pathname === '/v1/markets') {
+      res.end(JSON.stringify({ markets: MARKETS.map((symbol) => ({ symbol, status: 'active' })) }));
+    } else if (url.pathname === '/v1/orderbook') {
+      res.end(JSON.stringify({ market: url.searchParams.get('market'), seq: 0, depth: 20, bids: [], asks: [] }));
+    } else {
+      res.writeHead(200).end('{"ok":true}');
+    }
+  });
+  await new Promise<void>((r) => source.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(source.address() as AddressInfo).port}`,
+    emit(n: number): void {
+      let text = '';
+      const now = Date.now();
+      for (let i = 0; i < n; i++) text += sseFrame(syntheticFill(++seq, now));
+      for (const s of streams) s.write(text);
+    },
+    get seq() {
+      return seq;
+    },
+    close(): void {
+      source.closeAllConnections();
+      source.close();
+    },
+  };
 }

@@ -9,15 +9,13 @@
 // (bench/stream-floor.ts): the same latency for plain TCP writes to as many loopback sockets.
 // Results go between the stream-bench markers of docs/performance.md.
 import { fork, type ChildProcess } from 'node:child_process';
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { createParser } from 'eventsource-parser';
 import { initialProjectionState, project } from '../src/projections/index.js';
 import { parseEngineEvent, type EngineEvent } from '../src/contracts/engine-event.js';
 import { serializeFrame } from '../src/stream/serialize.js';
-import { sseFrame, syntheticFill, type ClientReport, type ServerReport } from './stream-shared.js';
+import { sseFrame, startSyntheticSource, syntheticFill, type ClientReport, type ServerReport } from './stream-shared.js';
 import { measureFloor, type FloorResult } from './stream-floor.js';
 import { CommitmentWatcher } from '../src/commitments/watcher.js';
 import { CheckThread } from '../src/commitments/check-thread.js';
@@ -158,36 +156,9 @@ async function pipelineBench(n: number, fillEvery: number): Promise<PipelineResu
 }
 
 // ---------- 2. synthetic SSE source ----------
-const streams = new Set<ServerResponse>();
-let seq = 0;
-const source = createServer((req, res) => {
-  const url = new URL(req.url ?? '/', 'http://x');
-  if (url.pathname === '/v1/admin/events/stream') {
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.flushHeaders();
-    streams.add(res);
-    const hb = setInterval(() => res.write(': hb\n\n'), 5_000);
-    res.on('close', () => {
-      clearInterval(hb);
-      streams.delete(res);
-    });
-  } else if (url.pathname === '/v1/markets') {
-    res.end(JSON.stringify({ markets: ['BTC-PERP', 'ETH-PERP', 'SOL-PERP'].map((symbol) => ({ symbol, status: 'active' })) }));
-  } else if (url.pathname === '/v1/orderbook') {
-    res.end(JSON.stringify({ market: url.searchParams.get('market'), seq: 0, depth: 20, bids: [], asks: [] }));
-  } else {
-    res.writeHead(200).end('{"ok":true}');
-  }
-});
-await new Promise<void>((r) => source.listen(0, '127.0.0.1', r));
-const SOURCE_URL = `http://127.0.0.1:${(source.address() as AddressInfo).port}`;
-
-function emit(n: number): void {
-  let text = '';
-  const now = Date.now();
-  for (let i = 0; i < n; i++) text += sseFrame(syntheticFill(++seq, now));
-  for (const s of streams) s.write(text);
-}
+const source = await startSyntheticSource();
+const SOURCE_URL = source.url;
+const emit = (n: number): void => source.emit(n);
 
 /** Emits `perSecond` events for `ms`, in 10 ms ticks. */
 async function emitAtRate(perSecond: number, ms: number): Promise<void> {
@@ -278,9 +249,9 @@ async function latencyRun(server: ChildProcess, clients: ChildProcess, eventsPer
 async function steadyCapacity(clients: ChildProcess, n: number, framesPerEvent: number, offeredPerS: number): Promise<number> {
   await ask(clients, { cmd: 'reset' });
   const t0 = Date.now();
-  const before = seq;
+  const before = source.seq;
   await emitAtRate(offeredPerS, 3_000);
-  const r = await waitQuiet(clients, n * (seq - before) * framesPerEvent, 120_000);
+  const r = await waitQuiet(clients, n * (source.seq - before) * framesPerEvent, 120_000);
   return (r.received / Math.max(1, r.lastAt - t0)) * 1000;
 }
 
@@ -431,7 +402,6 @@ for (const [n, writers] of [[N_SMALL, 1], [N_LARGE, 1], [N_LARGE, 2]] as const) 
 const floorRow = (f: FloorResult) =>
   `| Floor: plain TCP, ${fmt(f.clients)} loopback sockets, ${f.writers} writer process${f.writers > 1 ? 'es' : ''}, one ${f.bytes}-byte write each per event, 2 events/s | p50 ${f.p50} ms, p99 ${f.p99} ms; CPU per event ${f.writerCpuMsPerEvent.toFixed(0)} ms writing, ${f.readerCpuMsPerEvent.toFixed(0)} ms reading | what no server beats here |`;
 
-source.closeAllConnections();
 source.close();
 
 // ---------- docs/performance.md ----------

@@ -67,7 +67,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Node checks the header and request deadlines on this period (default 30 s); read at listen.
   (server as unknown as { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(1_000, deps.config.httpHeadersTimeoutMs);
   // Per-address connection cap, answered in the gateway's shape (connection-limits.ts).
-  installConnectionLimits(server, deps.config);
+  installConnectionLimits(server, deps.config, deps.metrics.registry);
 
   app.addSchema(ErrorBody);
   // First, so every route registered after it gets its span (only when traces are on: src/tracing/).

@@ -83,6 +83,11 @@ export interface Config {
   wsMaxConnectionsPerIp: number;
   sessionLookupsPerIp: number;
   snapshotReadsPerIp: number;
+  /**
+   * File descriptors under the process's open-file limit that stream connections never take
+   * (src/http/connection-limits.ts connectionBudget); null: derived from the limit (`auto`).
+   */
+  fdHeadroom: number | null;
   /** Fastify `trustProxy`: false, a hop count, or the proxies' addresses/CIDRs (docs/configuration.md). */
   trustProxy: false | number | string[];
   /** Shared state across replicas (rate limits, replay memory, faucet lock); null: per process. */
@@ -199,6 +204,13 @@ function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: r
     throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${value}"`);
   }
   return value as T;
+}
+
+/** An integer, or null for `auto` (and unset): a value the gateway derives at start. */
+function intOrAuto(env: Env, name: string, min: number, max: number): number | null {
+  const value = raw(env, name);
+  if (value === undefined || value === 'auto') return null;
+  return int(env, name, 0, min, max);
 }
 
 /** TRUST_PROXY: unset/false → trust nothing; an integer → that many proxy hops; else a list of addresses/CIDRs. */
@@ -357,6 +369,7 @@ export function loadConfig(env: Env = process.env): Config {
     wsMaxConnectionsPerIp: int(env, 'WS_MAX_CONNECTIONS_PER_IP', 100, 0, 1_000_000),
     sessionLookupsPerIp: int(env, 'SESSION_LOOKUPS_PER_IP', 120, 1, 10_000_000),
     snapshotReadsPerIp: int(env, 'SNAPSHOT_READS_PER_IP', 1_200, 1, 10_000_000),
+    fdHeadroom: intOrAuto(env, 'FD_HEADROOM', 0, 1_000_000),
     trustProxy: trustProxy(env, 'TRUST_PROXY'),
     redisUrl: schemeUrl(env, 'REDIS_URL', ['redis', 'rediss']),
     redisPrefix: token(env, 'REDIS_PREFIX', 'gw:', /^[A-Za-z0-9:_.-]{1,64}$/),
@@ -409,9 +422,9 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'WS_ORDERBOOK_POLL_MS', meaning: 'Order book polling period for `orderbook.snapshot` frames.' },
   { name: 'WS_ORDERBOOK_DEPTH', meaning: 'Levels per polled book (1..100).' },
   { name: 'BOOK_MIRROR_WAIT_MS', meaning: "How long the order book kept from events (`orderbook.delta`) waits for the indexer's mirror to reach the stream's position when it seeds a market order by order; past it the market shows the engine's price levels meanwhile (they may drift on a cancel of an order resting before) and the mirror is read again until it can seed (docs/stream.md \"Order book from events\")." },
-  { name: 'WS_MAX_CONNECTIONS', meaning: 'WebSocket connections accepted at once; more are refused at upgrade.' },
+  { name: 'WS_MAX_CONNECTIONS', meaning: 'WebSocket connections accepted at once; more are refused at upgrade (503 `too_many_connections`). The file limit may lower it: see `FD_HEADROOM`.' },
   { name: 'WS_CLIENT_BUFFER_BYTES', meaning: 'Unsent bytes a client may accumulate before it is closed with code 4008.' },
-  { name: 'WS_PING_MS', meaning: "Ping period; a peer that does not answer the gateway's ping (with its payload) before the next one is dropped." },
+  { name: 'WS_PING_MS', meaning: "Ping period; a peer that does not answer the gateway's ping (with its payload) before the next one is dropped. The connections are pinged in ten slices spread over the period (each once per period), not all at once." },
   { name: 'WS_CLIENT_MESSAGE_MAX_BYTES', meaning: 'Largest message a stream client may send; a larger one is answered `payload_too_large` unread, one over four times this closes the connection with 1009.' },
   { name: 'WS_CLIENT_MESSAGES_PER_S', meaning: 'Messages a second a stream client may send, sustained (token bucket); past it (and its burst) the client is closed with 1008.' },
   { name: 'WS_CLIENT_MESSAGE_BURST', meaning: 'Messages a stream client may send at once above that rate.' },
@@ -446,6 +459,12 @@ export const SETTINGS: readonly Setting[] = [
     name: 'SNAPSHOT_READS_PER_IP',
     meaning:
       'Reads of user channel snapshots per client address and `RATE_LIMIT_WINDOW_MS`: one per party and per channel (`order.update`: the engine\'s live orders; `fill`: the last 50 fills from the database) of a connection opened or subscribing with a snapshot; past it the upgrade is refused 429 or the subscribe answered `stream.error` `budget_exhausted` (`budget: "snapshot_reads"`). Shared by the fleet with `REDIS_URL`.',
+  },
+  {
+    name: 'FD_HEADROOM',
+    meaning:
+      "File descriptors kept free of stream connections under the process's open-file limit (`RLIMIT_NOFILE`, read at start; `ulimit -n`), for probes, `/metrics`, REST and the gateway's own files and connections (database, engine, Redis, NATS). The stream takes at most the lesser of `WS_MAX_CONNECTIONS` and limit − headroom (more are refused with 503 `too_many_connections` before the upgrade), and the HTTP server at most limit − headroom / 2 connections in all (more are closed as they arrive), so the process never meets its limit and keeps answering `/healthz` and `/metrics` under any number of sockets. `auto`: 5 % of the limit, at least 256 (limit 20 000: 1 000, so 19 000 streams). Unknown or unlimited limit: only `WS_MAX_CONNECTIONS` applies. The start logs the limits applied; `bff_ws_connection_limit` and `process_max_fds` export them (docs/operations.md).",
+    defaultText: '`auto`',
   },
   { name: 'TRUST_PROXY', meaning: "Who may set `X-Forwarded-For`, so that `request.ip` (the anonymous rate-limit key) is the real client behind a load balancer. A comma list of the proxies' addresses or CIDRs (`127.0.0.1, 10.0.0.0/8`): the client is the rightmost forwarded address not in the list; a spoofed address prepended by the client is never used. Or a hop count (`1` behind one nginx): safe only when nothing but the proxy can reach the replica (a direct caller could forge the header), so prefer addresses. Unset: the socket's address (every caller behind a proxy would share one bucket).", defaultText: 'unset (trust nothing)' },
   { name: 'REDIS_URL', meaning: '`redis://host:port/db`: rate limits, the signature replay memory and the faucet cooldown lock are shared by every replica (docs/fleet.md). Unset: each is kept in process memory, as for one gateway.' },

@@ -1,4 +1,7 @@
 // Socket-level defences of the HTTP server (docs/security.md):
+// - the connection budget of the process's open-file limit (connectionBudget, ADR 0130): streams
+//   are refused before they could take the last files, and the server as a whole stops short of
+//   the limit, so probes, /metrics and the gateway's own connections always find a descriptor;
 // - a cap on concurrent TCP connections per client address (HTTP_MAX_CONNECTIONS_PER_IP); a
 //   connection over it is answered 429 `too_many_connections` and closed before anything is parsed.
 //   Streams are TCP connections too and count against it. It keys on the socket's peer address
@@ -10,11 +13,60 @@
 //   the gateway's `{error, code}` and CORS header instead of Node's or Fastify's own text.
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { Counter, type Registry } from 'prom-client';
 import type { Config } from '../config/env.js';
+import { processFileLimit } from '../config/file-limit.js';
 import { addressGroup } from '../client-address.js';
 import { allowedOrigin, writeRawError } from './raw-error.js';
 
-export function installConnectionLimits(server: Server, config: Config): void {
+/** What the open-file limit leaves for connections (docs/configuration.md FD_HEADROOM). */
+export interface ConnectionBudget {
+  /** The soft RLIMIT_NOFILE read at start; null when unlimited or unknown. */
+  fileLimit: number | null;
+  /** Descriptors no stream takes (FD_HEADROOM, or 5 % of the limit and at least 256). */
+  headroom: number;
+  /** Stream connections open at once: WS_MAX_CONNECTIONS, or limit − headroom when less. */
+  streams: number;
+  /**
+   * TCP connections the HTTP server holds at once (net.Server maxConnections): limit − headroom / 2.
+   * Between `streams` and this, headroom / 2 descriptors stay for probes, /metrics and REST while
+   * the stream is full; the other half for what the process opens itself (the database pool, the
+   * engine's connections, Redis, NATS, its own files). null: no file limit to keep under.
+   */
+  connections: number | null;
+}
+
+/** The default headroom of a limit: one descriptor in twenty, at least 256. */
+export function defaultHeadroom(fileLimit: number): number {
+  return Math.max(256, Math.ceil(fileLimit / 20));
+}
+
+export function connectionBudget(config: Pick<Config, 'wsMaxConnections' | 'fdHeadroom'>, fileLimit: number | null = processFileLimit()): ConnectionBudget {
+  if (fileLimit === null) return { fileLimit, headroom: config.fdHeadroom ?? 0, streams: config.wsMaxConnections, connections: null };
+  const headroom = config.fdHeadroom ?? defaultHeadroom(fileLimit);
+  return {
+    fileLimit,
+    headroom,
+    streams: Math.max(0, Math.min(config.wsMaxConnections, fileLimit - headroom)),
+    connections: Math.max(1, fileLimit - Math.ceil(headroom / 2)),
+  };
+}
+
+export function installConnectionLimits(server: Server, config: Config, registry?: Registry, budget: ConnectionBudget = connectionBudget(config)): void {
+  // Past it Node closes a new connection as soon as it is accepted: the last resort, for sockets
+  // that are not streams (which the stream gate refuses with a 503 well before). Counted, as
+  // nothing is answered to them.
+  if (budget.connections !== null) {
+    server.maxConnections = budget.connections;
+    if (registry) {
+      const dropped = new Counter({
+        name: 'bff_http_connections_dropped_total',
+        help: "Connections closed as they arrived because the server held its maximum (the process's open-file limit less FD_HEADROOM / 2)",
+        registers: [registry],
+      });
+      server.on('drop', () => dropped.inc());
+    }
+  }
   const cap = config.httpMaxConnectionsPerIp;
   if (cap === 0) return;
   const open = new Map<string, number>();

@@ -76,26 +76,51 @@ function idAndOp(text: string): { id: MessageId | null; op: ClientOp | null } {
   }
 }
 
+const SETTLED: Promise<void> = Promise.resolve();
+
 /**
  * The handlers of one connection, from the client address the upgrade saw: `ip` for the trading
  * budgets (as REST), `address` (IPv6 by /64) for the work budgets (as the connection caps).
  */
 export function streamMessageHandlers(ctx: MessageContext, ip: string, address: string = ip): ClientMessageHandlers {
-  let changes: Promise<void> = Promise.resolve();
-  let pendingOrders = 0;
-  let pendingChanges = 0;
-  const { hub } = ctx;
-  const log = (err: unknown): void => ctx.deps.logger.warn({ err }, 'stream message failed');
-  const count = (op: ClientOp | null, answer: string): void => ctx.metrics.clientMessages.inc({ op: op ?? 'invalid', answer });
-  const send = (client: StreamClient, message: Answer): void => {
-    count(message.op as ClientOp | null, message.kind === 'stream.error' ? String((message.payload as { code?: unknown }).code) : String(message.kind).slice('stream.'.length));
-    hub.reply(client, message);
-  };
-  const refuse = (client: StreamClient, err: unknown, id: MessageId | null, op: ClientOp | null): void => {
-    send(client, errorMessage(err, hub.head(), id, op, log));
-  };
+  return new ConnectionMessages(ctx, ip, address);
+}
 
-  const change = async (client: StreamClient, message: SubscribeMessage | UnsubscribeMessage): Promise<void> => {
+/**
+ * One connection's messages: its state is these few fields, its code the class's methods (shared
+ * by every connection: closures made per connection cost memory on every idle one).
+ */
+class ConnectionMessages implements ClientMessageHandlers {
+  /** The subscription changes, one after the other (the shared settled promise until the first). */
+  private changes: Promise<void> = SETTLED;
+  private pendingOrders = 0;
+  private pendingChanges = 0;
+
+  constructor(
+    private readonly ctx: MessageContext,
+    private readonly ip: string,
+    private readonly address: string,
+  ) {}
+
+  private log(err: unknown): void {
+    this.ctx.deps.logger.warn({ err }, 'stream message failed');
+  }
+
+  private count(op: ClientOp | null, answer: string): void {
+    this.ctx.metrics.clientMessages.inc({ op: op ?? 'invalid', answer });
+  }
+
+  private send(client: StreamClient, message: Answer): void {
+    this.count(message.op as ClientOp | null, message.kind === 'stream.error' ? String((message.payload as { code?: unknown }).code) : String(message.kind).slice('stream.'.length));
+    this.ctx.hub.reply(client, message);
+  }
+
+  private refuse(client: StreamClient, err: unknown, id: MessageId | null, op: ClientOp | null): void {
+    this.send(client, errorMessage(err, this.ctx.hub.head(), id, op, (e) => this.log(e)));
+  }
+
+  private async change(client: StreamClient, message: SubscribeMessage | UnsubscribeMessage): Promise<void> {
+    const { ctx } = this;
     // After the opening: its snapshot and replay were made for the URL's filters.
     if (client.opening && !(await client.opening.catch(() => false))) return;
     if (client.closing) return;
@@ -104,23 +129,24 @@ export function streamMessageHandlers(ctx: MessageContext, ip: string, address: 
     if (message.op === 'subscribe') {
       // Only the parties this message adds need its proof; those held were proven before.
       await proveParties((message.lists.party ?? []).filter((p) => !client.sub.parties.has(p)), message.proof, ctx.deps, () =>
-        ctx.budgets.spend('session_lookups', address),
+        ctx.budgets.spend('session_lookups', this.address),
       );
       next = applySubscribe(client.sub, message, ctx.knownMarkets());
       snapshot = message.snapshot ?? client.sub.snapshot;
       // The snapshot reads every held party's user channels again: charged before, refused whole past the budget.
-      await ctx.budgets.spend('snapshot_reads', address, snapshotReads(next, snapshot));
+      await ctx.budgets.spend('snapshot_reads', this.address, snapshotReads(next, snapshot));
     } else {
       next = applyUnsubscribe(client.sub, message, ctx.knownMarkets());
     }
-    await hub.resubscribe(client, next, (sub, head) => answer('stream.ack', head, message.id, message.op, appliedFilters(sub)), snapshot);
-    count(message.op, 'ack');
-  };
+    await ctx.hub.resubscribe(client, next, (sub, head) => answer('stream.ack', head, message.id, message.op, appliedFilters(sub)), snapshot);
+    this.count(message.op, 'ack');
+  }
 
-  const order = async (client: StreamClient, message: ClientMessage & { op: 'order.place' | 'order.cancel' }): Promise<void> => {
+  private async order(client: StreamClient, message: ClientMessage & { op: 'order.place' | 'order.cancel' }): Promise<void> {
+    const { ctx } = this;
     const calls = ctx.trading.calls;
     if (!calls) throw new ApiError('not_found', 'this gateway has no trading routes');
-    const callCtx = { ip, requestId: randomUUID() };
+    const callCtx = { ip: this.ip, requestId: randomUUID() };
     const passed: PassedAnswer =
       message.op === 'order.place' ? await calls.placeOrder(message.body, message.signature, callCtx) : await calls.cancelOrder(message.orderId, message.signature, callCtx);
     let body: unknown;
@@ -130,47 +156,46 @@ export function streamMessageHandlers(ctx: MessageContext, ip: string, address: 
       throw new ApiError('engine_unavailable', 'the engine answered with a body that is not JSON', { engineStatus: passed.status });
     }
     if (passed.status >= 200 && passed.status < 300) {
-      send(client, answer('stream.answer', hub.head(), message.id, message.op, { status: passed.status, body }));
+      this.send(client, answer('stream.answer', ctx.hub.head(), message.id, message.op, { status: passed.status, body }));
       return;
     }
     // A refusal the engine made in the gateway's error shape (REST relays it with its status): an error here too.
     const extra = passed.retryAfter !== undefined ? { retryAfter: passed.retryAfter } : {};
-    send(client, answer('stream.error', hub.head(), message.id, message.op, { ...(body as object), status: passed.status, ...extra }));
-  };
+    this.send(client, answer('stream.error', ctx.hub.head(), message.id, message.op, { ...(body as object), status: passed.status, ...extra }));
+  }
 
-  return {
-    message(data, client) {
-      const text = data.toString('utf8');
-      let message: ClientMessage;
-      try {
-        message = parseClientMessage(text);
-      } catch (err) {
-        const { id, op } = idAndOp(text);
-        return refuse(client, err, id, op);
+  message(data: Buffer, client: StreamClient): void {
+    const text = data.toString('utf8');
+    let message: ClientMessage;
+    try {
+      message = parseClientMessage(text);
+    } catch (err) {
+      const { id, op } = idAndOp(text);
+      return this.refuse(client, err, id, op);
+    }
+    if (message.op === 'subscribe' || message.op === 'unsubscribe') {
+      if (this.pendingChanges >= MAX_PENDING_CHANGES) {
+        return this.refuse(client, new ApiError('rate_limited', `at most ${MAX_PENDING_CHANGES} subscription changes of one connection may wait at once`, { retryAfterS: 1 }), message.id, message.op);
       }
-      if (message.op === 'subscribe' || message.op === 'unsubscribe') {
-        if (pendingChanges >= MAX_PENDING_CHANGES) {
-          return refuse(client, new ApiError('rate_limited', `at most ${MAX_PENDING_CHANGES} subscription changes of one connection may wait at once`, { retryAfterS: 1 }), message.id, message.op);
-        }
-        pendingChanges++;
-        changes = changes.then(() =>
-          change(client, message)
-            .catch((err: unknown) => refuse(client, err, message.id, message.op))
-            .finally(() => pendingChanges--),
-        );
-        return;
-      }
-      if (pendingOrders >= MAX_PENDING_ORDERS) {
-        return refuse(client, new ApiError('rate_limited', `at most ${MAX_PENDING_ORDERS} orders of one connection may await the engine at once`, { retryAfterS: 1 }), message.id, message.op);
-      }
-      pendingOrders++;
-      order(client, message)
-        .catch((err: unknown) => refuse(client, err, message.id, message.op))
-        .finally(() => pendingOrders--);
-    },
-    oversize(data, client) {
-      const { id, op } = idAndOp(data.toString('utf8'));
-      refuse(client, new ApiError('payload_too_large', `the message is larger than ${ctx.maxBytes} bytes (WS_CLIENT_MESSAGE_MAX_BYTES)`), id, op);
-    },
-  };
+      this.pendingChanges++;
+      this.changes = this.changes.then(() =>
+        this.change(client, message)
+          .catch((err: unknown) => this.refuse(client, err, message.id, message.op))
+          .finally(() => this.pendingChanges--),
+      );
+      return;
+    }
+    if (this.pendingOrders >= MAX_PENDING_ORDERS) {
+      return this.refuse(client, new ApiError('rate_limited', `at most ${MAX_PENDING_ORDERS} orders of one connection may await the engine at once`, { retryAfterS: 1 }), message.id, message.op);
+    }
+    this.pendingOrders++;
+    this.order(client, message)
+      .catch((err: unknown) => this.refuse(client, err, message.id, message.op))
+      .finally(() => this.pendingOrders--);
+  }
+
+  oversize(data: Buffer, client: StreamClient): void {
+    const { id, op } = idAndOp(data.toString('utf8'));
+    this.refuse(client, new ApiError('payload_too_large', `the message is larger than ${this.ctx.maxBytes} bytes (WS_CLIENT_MESSAGE_MAX_BYTES)`), id, op);
+  }
 }

@@ -15,6 +15,7 @@ import type { StreamMetrics } from '../stream/metrics.js';
 import { parseSubscription, type Subscription } from '../stream/subscription.js';
 import { ApiError, fromDomainError } from './errors.js';
 import { allowedOrigin, writeRawError } from './raw-error.js';
+import { connectionBudget, type ConnectionBudget } from './connection-limits.js';
 import { addressGroup, clientIp, trustFunction, type TrustFunction } from '../client-address.js';
 import { snapshotReads } from '../stream/user-snapshot.js';
 import type { WorkBudgets } from './work-budgets.js';
@@ -26,6 +27,8 @@ export interface UpgradeContext {
   hub: StreamFanout;
   knownMarkets: () => ReadonlySet<string> | null;
   metrics: StreamMetrics;
+  /** What the open-file limit leaves (connection-limits.ts); default: this process's, from its config. */
+  budget?: ConnectionBudget;
   /** The handlers of an accepted connection's messages (stream-messages.ts), from its upgrade request. */
   messages?: (req: IncomingMessage) => ClientMessageHandlers;
   /** Per-address budgets of the work a proof or a snapshot makes (work-budgets.ts). */
@@ -63,9 +66,18 @@ export class StreamGate {
   /** Open streams per client address group (src/client-address.ts). */
   private readonly perAddress = new Map<string, number>();
   private readonly trust: TrustFunction | null;
+  /** Streams open at once: WS_MAX_CONNECTIONS, lowered to what the file limit leaves (FD_HEADROOM). */
+  readonly limit: number;
+  private readonly full: string;
 
   constructor(private readonly ctx: UpgradeContext) {
     this.trust = trustFunction(ctx.deps.config.trustProxy);
+    const budget = ctx.budget ?? connectionBudget(ctx.deps.config);
+    this.limit = budget.streams;
+    this.full =
+      budget.streams < ctx.deps.config.wsMaxConnections
+        ? `the stream holds its maximum of ${budget.streams} connections (the process's file limit ${budget.fileLimit} less FD_HEADROOM ${budget.headroom}); retry later`
+        : `the stream holds its maximum of ${budget.streams} connections; retry later`;
   }
 
   /**
@@ -80,9 +92,7 @@ export class StreamGate {
   unavailable(address: string): ApiError | null {
     const { config } = this.ctx.deps;
     if (this.ctx.hub.isClosed) return new ApiError('shutting_down', 'the gateway is shutting down');
-    if (this.ctx.hub.size >= config.wsMaxConnections) {
-      return new ApiError('too_many_connections', `the stream holds its maximum of ${config.wsMaxConnections} connections; retry later`);
-    }
+    if (this.ctx.hub.size >= this.limit) return new ApiError('too_many_connections', this.full);
     const perAddressCap = config.wsMaxConnectionsPerIp; // 0: no per-address cap
     if (perAddressCap > 0 && (this.perAddress.get(address) ?? 0) >= perAddressCap) {
       return new ApiError(
@@ -119,8 +129,9 @@ export class StreamGate {
     return sub;
   }
 
-  /** Counts an accepted stream under its address until its socket closes. */
+  /** Counts an accepted stream under its address until its socket closes (without a per-address cap, nothing to count). */
   opened(address: string, socket: Duplex): void {
+    if (this.ctx.deps.config.wsMaxConnectionsPerIp === 0) return;
     this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1);
     socket.once('close', () => {
       const n = (this.perAddress.get(address) ?? 1) - 1;
@@ -130,12 +141,18 @@ export class StreamGate {
   }
 }
 
+function destroySocket(this: Duplex): void {
+  this.destroy();
+}
+
 export function createUpgradeHandler(
   ctx: UpgradeContext,
   gate = new StreamGate(ctx),
 ): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
-    socket.on('error', () => socket.destroy());
+    // A function of the module, not a closure of this scope: a closure would keep everything the
+    // scope holds (the request and its headers, the head buffer) for as long as the socket lives.
+    socket.on('error', destroySocket);
     const origin = allowedOrigin(ctx.deps.config.corsOrigins, typeof req.headers.origin === 'string' ? req.headers.origin : undefined);
     const refuse = (e: ApiError): void => {
       ctx.metrics.rejected.inc({ status: String(e.status) });

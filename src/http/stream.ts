@@ -8,6 +8,7 @@ import { StreamHub } from '../stream/hub.js';
 import { StreamMetrics } from '../stream/metrics.js';
 import { inboundLimits } from '../stream/inbound-limit.js';
 import { createUpgradeHandler, StreamGate, STREAM_PATH, type UpgradeContext } from './stream-upgrade.js';
+import { connectionBudget } from './connection-limits.js';
 import { streamMessageHandlers } from './stream-messages.js';
 import { TradingSlot } from './trading/socket-calls.js';
 import { addressGroup, clientIp, trustFunction } from '../client-address.js';
@@ -33,8 +34,15 @@ export const streamRoutes: FastifyPluginAsyncTypebox<{ trading?: TradingSlot }> 
   const trust = trustFunction(app.config.trustProxy);
   const deps = { config: app.config, sessions: app.sessions, replays: app.replays, logger: app.log };
   const budgets = app.workBudgets;
-  const context: UpgradeContext = { deps, hub, metrics, knownMarkets: () => runtime?.knownMarkets() ?? null, budgets };
+  const budget = connectionBudget(app.config);
+  const context: UpgradeContext = { deps, hub, metrics, budget, knownMarkets: () => runtime?.knownMarkets() ?? null, budgets };
   const gate = new StreamGate(context);
+  metrics.connectionLimit.set(gate.limit);
+  // What the operator sized (WS_MAX_CONNECTIONS, the file limit, FD_HEADROOM) and what applies.
+  const limits = { fileLimit: budget.fileLimit, fdHeadroom: budget.headroom, streams: budget.streams, httpConnections: budget.connections, wsMaxConnections: app.config.wsMaxConnections };
+  if (budget.fileLimit === null) app.log.info(limits, 'connection limits: the open-file limit is unknown or unlimited; WS_MAX_CONNECTIONS alone applies');
+  else if (budget.streams < app.config.wsMaxConnections) app.log.info(limits, 'connection limits: the open-file limit lowers the stream limit below WS_MAX_CONNECTIONS');
+  else app.log.info(limits, 'connection limits');
   // What a connection sends (subscribe, unsubscribe, signed orders): read and answered per connection.
   const messageContext = { ...context, trading, maxBytes: inboundLimits(app.config).maxBytes };
   context.messages = (req) => {
@@ -94,7 +102,8 @@ export const streamRoutes: FastifyPluginAsyncTypebox<{ trading?: TradingSlot }> 
           },
           503: {
             ...Type.Ref('Error'),
-            description: 'The stream is full (code `too_many_connections`), shutting down (`shutting_down`), or the session could not be checked (`database_unavailable`)',
+            description:
+              'The stream is full (code `too_many_connections`: WS_MAX_CONNECTIONS, or what the open-file limit leaves, FD_HEADROOM), shutting down (`shutting_down`), or the session could not be checked (`database_unavailable`)',
           },
         },
       },

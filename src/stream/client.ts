@@ -6,6 +6,23 @@ import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import * as wsModule from 'ws';
 import type { Subscription } from './subscription.js';
+import type { InboundSink } from './inbound-limit.js';
+
+/**
+ * What receives one connection's messages (those within the inbound bound): made per connection
+ * by the edge (src/http/stream-messages.ts), which reads, checks and answers them.
+ */
+export interface ClientMessageHandlers {
+  message(data: Buffer, client: StreamClient): void;
+  /** A message larger than the bound's maxBytes (and within the hard cap): answered, not read. */
+  oversize(data: Buffer, client: StreamClient): void;
+}
+
+/** The hub a connection is registered with: told when its socket closes or it floods. */
+export interface ClientOwner {
+  remove(client: StreamClient): void;
+  flooded(): void;
+}
 
 interface RawSocket {
   cork(): void;
@@ -34,11 +51,46 @@ export const SLOW_CONSUMER = 4008;
 /** A slow client cannot read its close frame promptly; it is cut off after this grace period. */
 const SLOW_TERMINATE_MS = 5_000;
 
-export class StreamClient {
+// The listeners of every registered connection's socket: functions of the module, which find the
+// client on the socket, rather than closures made per connection (each costs memory on every idle
+// connection: at 20 000 connections, megabytes).
+const CLIENT = Symbol('stream client');
+type Tagged = WebSocket & { [CLIENT]?: StreamClient };
+
+function onPong(this: Tagged, data: Buffer): void {
+  this[CLIENT]?.onPong(data);
+}
+
+function onClose(this: Tagged): void {
+  const client = this[CLIENT];
+  if (client) client.owner?.remove(client);
+}
+
+function onError(this: Tagged): void {
+  this.terminate();
+}
+
+function terminate(ws: WebSocket): void {
+  ws.terminate();
+}
+
+/** A liveness ping's payload: 6 random bytes (a 48-bit integer, what `pingToken` keeps). */
+const PING_BYTES = 6;
+
+export class StreamClient implements InboundSink {
   /** Answered the last liveness ping (or none was sent yet). */
   alive = true;
-  /** Payload of the ping awaiting its pong; unsolicited pongs (any other payload) prove nothing. */
-  private pingPayload: Buffer | null = null;
+  /** The slice of each ping period in which the hub pings it (StreamHub.ensurePing). */
+  pingSlot = 0;
+  /**
+   * The payload of the ping awaiting its pong, as a number (no Buffer kept per connection); null
+   * when none awaits. Unsolicited pongs (any other payload) prove nothing.
+   */
+  private pingToken: number | null = null;
+  /** The hub it is registered with (null: none yet). */
+  owner: ClientOwner | null = null;
+  /** What reads its messages (null: they are dropped). */
+  handlers: ClientMessageHandlers | null = null;
   closing = false;
   /** Corked for the current batch: its frames leave in one write (one syscall), not one each. */
   corked = false;
@@ -59,6 +111,28 @@ export class StreamClient {
     readonly sub: Subscription,
     private readonly bufferLimit: number,
   ) {}
+
+  /** Registers with `owner`: its socket's pongs, close and errors are handled from now on. */
+  listen(owner: ClientOwner): void {
+    this.owner = owner;
+    const ws = this.ws as Tagged;
+    ws[CLIENT] = this;
+    ws.on('pong', onPong);
+    ws.on('close', onClose);
+    ws.on('error', onError);
+  }
+
+  inbound(data: Buffer): void {
+    this.handlers?.message(data, this);
+  }
+
+  oversize(data: Buffer): void {
+    this.handlers?.oversize(data, this);
+  }
+
+  abuse(): void {
+    this.owner?.flooded();
+  }
 
   /**
    * 'sent', 'skipped' (not open), or 'slow' (over the bound: the caller closes it). `wire` is the
@@ -130,18 +204,19 @@ export class StreamClient {
    */
   ping(): void {
     this.alive = false;
-    this.pingPayload = randomBytes(8);
+    const payload = randomBytes(PING_BYTES);
+    this.pingToken = payload.readUIntLE(0, PING_BYTES);
     try {
-      this.ws.ping(this.pingPayload);
+      this.ws.ping(payload);
     } catch {
       // not open: the next round finds it not alive
     }
   }
 
   onPong(data: Buffer): void {
-    if (this.pingPayload !== null && data.equals(this.pingPayload)) {
+    if (this.pingToken !== null && data.length === PING_BYTES && data.readUIntLE(0, PING_BYTES) === this.pingToken) {
       this.alive = true;
-      this.pingPayload = null;
+      this.pingToken = null;
     }
   }
 
@@ -149,13 +224,13 @@ export class StreamClient {
     if (this.closing) return;
     this.closing = true;
     this.ws.close(SLOW_CONSUMER, `slow consumer: more than ${this.bufferLimit} bytes unsent`);
-    setTimeout(() => this.ws.terminate(), SLOW_TERMINATE_MS).unref();
+    setTimeout(terminate, SLOW_TERMINATE_MS, this.ws).unref();
   }
 
   close(code: number, reason: string): void {
     if (this.closing) return;
     this.closing = true;
     this.ws.close(code, reason);
-    setTimeout(() => this.ws.terminate(), SLOW_TERMINATE_MS).unref();
+    setTimeout(terminate, SLOW_TERMINATE_MS, this.ws).unref();
   }
 }

@@ -10,7 +10,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { DEFAULT_INBOUND_LIMITS, hardMaxBytes, limitInbound, type InboundLimits } from './inbound-limit.js';
 import type { Frame } from '../contracts/frame.js';
 import { serializeFrame } from './serialize.js';
-import { StreamClient, wireFrame } from './client.js';
+import { StreamClient, wireFrame, type ClientMessageHandlers, type ClientOwner } from './client.js';
 import { control, json, subscribedMessage, type ResetReason } from './control.js';
 import type { StreamFanout } from './fanout.js';
 import { History, type Sent } from './history.js';
@@ -54,20 +54,14 @@ export interface HubOptions {
   watch?: (before: Subscription | null, after: Subscription | null) => void;
 }
 
-/**
- * What receives one connection's messages (those within the inbound bound): made per connection
- * by the edge (src/http/stream-messages.ts), which reads, checks and answers them.
- */
-export interface ClientMessageHandlers {
-  message(data: Buffer, client: StreamClient): void;
-  /** A message larger than the bound's maxBytes (and within the hard cap): answered, not read. */
-  oversize(data: Buffer, client: StreamClient): void;
-}
+export type { ClientMessageHandlers } from './client.js';
 
+/** Liveness pings of one period go out in this many slices (StreamHub.ensurePing). */
+const PING_SLICES = 10;
 export const GOING_AWAY = 1001;
 /** A connection that does not take control messages, after the engine history was replaced. */
 export const STREAM_RESET = 4011;
-export class StreamHub implements StreamFanout {
+export class StreamHub implements StreamFanout, ClientOwner {
   private readonly index = new SubscriberIndex();
   private readonly history: History;
   private pingTimer: NodeJS.Timeout | null = null;
@@ -82,6 +76,9 @@ export class StreamHub implements StreamFanout {
   private readonly state: StreamStateSource;
   private readonly opener: ConnectionOpener;
   private lastSeq: number | null = null;
+  /** The slice of connections the next ping tick pings, and the slice the next connection joins. */
+  private pingTick = 0;
+  private nextPingSlot = 0;
 
   constructor(private readonly options: HubOptions) {
     this.history = new History(options.historySize);
@@ -102,14 +99,14 @@ export class StreamHub implements StreamFanout {
       const client = this.add(ws, sub);
       // Every client message passes the size and rate bound first; without handlers (a hub used
       // alone) what passes is dropped.
-      limitInbound(
-        ws,
-        inbound,
-        (data) => handlers?.message(data, client),
-        () => this.options.metrics.floodCloses?.inc(),
-        (data) => handlers?.oversize(data, client),
-      );
+      client.handlers = handlers ?? null;
+      limitInbound(ws, inbound, client);
     });
+  }
+
+  /** A client sent past its message rate (it is being closed with 1008). */
+  flooded(): void {
+    this.options.metrics.floodCloses?.inc();
   }
 
   head(): number | null {
@@ -196,9 +193,9 @@ export class StreamHub implements StreamFanout {
    */
   add(ws: WebSocket, sub: Subscription): StreamClient {
     const client = new StreamClient(ws, sub, this.options.bufferBytes);
-    ws.on('pong', (data) => client.onPong(data));
-    ws.on('close', () => this.remove(client));
-    ws.on('error', () => ws.terminate());
+    client.listen(this);
+    client.pingSlot = this.nextPingSlot;
+    this.nextPingSlot = (this.nextPingSlot + 1) % PING_SLICES;
     this.ensurePing();
     if (this.closed) {
       client.close(GOING_AWAY, 'gateway shutting down');
@@ -355,15 +352,24 @@ export class StreamHub implements StreamFanout {
     client.closeSlow();
   }
 
+  /**
+   * Pings go out in PING_SLICES slices spread over the period, each connection in its own slice
+   * once per period: at 20 000 connections one round all at once held the event loop for hundreds
+   * of milliseconds (a write per socket, then as many pongs to read), and every frame published
+   * meanwhile waited.
+   */
   private ensurePing(): void {
     if (this.pingTimer || this.closed) return;
-    this.pingTimer = setInterval(() => this.pingAll(), this.options.pingMs);
+    this.pingTimer = setInterval(() => this.pingSlice(), this.options.pingMs / PING_SLICES);
     this.pingTimer.unref();
   }
 
-  /** A peer that did not answer the previous ping is dropped. */
-  private pingAll(): void {
+  /** The next slice: a peer that did not answer its previous ping (one period ago) is dropped. */
+  private pingSlice(): void {
+    const slot = this.pingTick;
+    this.pingTick = (this.pingTick + 1) % PING_SLICES;
     for (const client of this.index.clients()) {
+      if (client.pingSlot !== slot) continue;
       if (!client.alive) {
         this.remove(client);
         client.ws.terminate();

@@ -60,30 +60,58 @@ export class TokenBucket {
   }
 }
 
+/** What receives one connection's messages under the bound. */
+export interface InboundSink {
+  /** A message within the bound (ws hands a text or binary message over as one Buffer). */
+  inbound(data: Buffer, isBinary: boolean): void;
+  /** A message over `maxBytes` (ws refused any over hardMaxBytes already). */
+  oversize(data: Buffer): void;
+  /** The connection sent past the rate: it is being closed with 1008; what it sends after is dropped. */
+  abuse(): void;
+}
+
+/** One connection's bound: its bucket and where its messages go. */
+class InboundGate extends TokenBucket {
+  closing = false;
+
+  constructor(
+    limits: InboundLimits,
+    readonly maxBytes: number,
+    readonly sink: InboundSink,
+  ) {
+    super(limits.ratePerS, limits.burst);
+  }
+}
+
+const GATE = Symbol('inbound gate');
+type Gated = WebSocket & { [GATE]?: InboundGate };
+
 /**
- * Receives the connection's messages under the bound and hands those within it to `onMessage`
- * (which may be replaced by other message handlers; none is reached past the bound).
+ * The 'message' listener of every bounded connection: one function for all (found through the
+ * socket), not a closure per connection, which would cost memory on every idle connection.
  */
-export function limitInbound(
-  ws: WebSocket,
-  limits: InboundLimits,
-  onMessage: (data: Buffer, isBinary: boolean) => void,
-  onAbuse: () => void = () => {},
-  /** A message over `maxBytes` (ws refused any over hardMaxBytes already); dropped when absent. */
-  onOversize: (data: Buffer) => void = () => {},
-): void {
-  const bucket = new TokenBucket(limits.ratePerS, limits.burst);
-  let closing = false;
-  ws.on('message', (data, isBinary) => {
-    if (closing) return;
-    if (bucket.take()) {
-      // ws hands a text or binary message over as one Buffer (no fragments array: binaryType is the default).
-      const bytes = Buffer.isBuffer(data) ? data : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]);
-      return bytes.length > limits.maxBytes ? onOversize(bytes) : onMessage(bytes, isBinary);
-    }
-    closing = true;
-    onAbuse();
-    ws.close(CLOSE_POLICY_VIOLATION, 'too many messages');
-    setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
-  });
+function onMessage(this: Gated, data: WebSocket.RawData, isBinary: boolean): void {
+  const gate = this[GATE];
+  if (!gate || gate.closing) return;
+  if (gate.take()) {
+    const bytes = Buffer.isBuffer(data) ? data : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]);
+    return bytes.length > gate.maxBytes ? gate.sink.oversize(bytes) : gate.sink.inbound(bytes, isBinary);
+  }
+  gate.closing = true;
+  gate.sink.abuse();
+  this.close(CLOSE_POLICY_VIOLATION, 'too many messages');
+  setTimeout(terminate, CLOSE_GRACE_MS, this).unref();
+}
+
+function terminate(ws: WebSocket): void {
+  ws.terminate();
+}
+
+/**
+ * Receives the connection's messages under the bound and hands those within it to `sink` (none
+ * of its handlers is reached past the bound).
+ */
+export function limitInbound(ws: WebSocket, limits: InboundLimits, sink: InboundSink): void {
+  (ws as Gated)[GATE] = new InboundGate(limits, limits.maxBytes, sink);
+  ws.on('message', onMessage);
 }

@@ -12,6 +12,8 @@ export class StreamMetrics {
   }
 
   readonly clients: Gauge;
+  /** The stream's connection limit as applied (WS_MAX_CONNECTIONS lowered by the file limit). */
+  readonly connectionLimit: Gauge;
   readonly framesSent: Counter<'kind'>;
   readonly framesDropped: Counter<'kind'>;
   readonly slowCloses: Counter;
@@ -28,6 +30,11 @@ export class StreamMetrics {
   private constructor(registry: Registry) {
     const registers = [registry];
     this.clients = new Gauge({ name: 'bff_ws_clients', help: 'Open /v1/stream connections', registers });
+    this.connectionLimit = new Gauge({
+      name: 'bff_ws_connection_limit',
+      help: "Most /v1/stream connections accepted at once: WS_MAX_CONNECTIONS, or the process's open-file limit less FD_HEADROOM when lower",
+      registers,
+    });
     this.framesSent = new Counter({ name: 'bff_ws_frames_sent_total', help: 'Frames written to stream clients, by kind', labelNames: ['kind'], registers });
     this.framesDropped = new Counter({
       name: 'bff_ws_frames_dropped_total',

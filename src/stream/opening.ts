@@ -117,7 +117,7 @@ export class ConnectionOpener {
   private async goLive(client: StreamClient, first: Array<{ data: Buffer; wire?: Buffer }>, snapshot: SnapshotParts | null): Promise<boolean> {
     // Everything below waits only when it must (a drain, the database part of the snapshot): a
     // connection with nothing to wait for is opened, and live, within this synchronous step.
-    for (const f of snapshot?.frames ?? []) first.push({ data: snapshotData(f) });
+    for (const f of snapshot?.frames ?? []) first.push(snapshotData(f));
     // `await` only on a promise: awaiting a plain value would still give way to other work.
     let ok = this.writeOpening(client, first);
     if (typeof ok !== 'boolean') ok = await ok;
@@ -125,7 +125,7 @@ export class ConnectionOpener {
     if (snapshot?.later) {
       client.uncork();
       const more = await snapshot.later;
-      ok = this.writeOpening(client, more.map((f) => ({ data: snapshotData(f) })));
+      ok = this.writeOpening(client, more.map(snapshotData));
       if (typeof ok !== 'boolean') ok = await ok;
       if (!ok) return false;
     }
@@ -166,12 +166,19 @@ export class ConnectionOpener {
   }
 }
 
-/** Snapshot bytes per frame object: the state's frames are shared by every connection opened while they are current. */
-const snapshotBytes = new WeakMap<Frame, Buffer>();
+/**
+ * Snapshot bytes per frame object, and their WebSocket frame: the state's frames are shared by
+ * every connection opened while they are current, so each is serialised and framed once, not per
+ * connection (a herd of reconnecting clients would otherwise frame the same bytes thousands of times).
+ */
+const snapshotBytes = new WeakMap<Frame, { data: Buffer; wire: Buffer }>();
 
 /** A snapshot frame: an ordinary frame of its kind with `"snapshot": true` in the envelope. */
-function snapshotData(frame: Frame): Buffer {
-  let data = snapshotBytes.get(frame);
-  if (!data) snapshotBytes.set(frame, (data = Buffer.from(JSON.stringify({ ...frame, snapshot: true }))));
-  return data;
+function snapshotData(frame: Frame): { data: Buffer; wire: Buffer } {
+  let bytes = snapshotBytes.get(frame);
+  if (!bytes) {
+    const data = Buffer.from(JSON.stringify({ ...frame, snapshot: true }));
+    snapshotBytes.set(frame, (bytes = { data, wire: wireFrame(data) }));
+  }
+  return bytes;
 }

@@ -20,7 +20,7 @@ import { groupingKey } from '../projections/book-view.js';
 import { bookViewSpec } from './book-subscription.js';
 import { InvalidSubscriptionError } from './errors.js';
 import type { SubscribeMessage, UnsubscribeMessage } from './client-messages.js';
-import { judgeMarketsFilter, OPT_IN_KINDS, type Subscription } from './subscription.js';
+import { judgeMarketsFilter, NO_PARTIES, OPT_IN_KINDS, type Subscription } from './subscription.js';
 
 /** Most markets / parties / kinds a connection may hold at once (as the URL's lists). */
 export const MAX_SUBSCRIBED = 100;
@@ -56,7 +56,7 @@ export function applySubscribe(sub: Subscription, message: SubscribeMessage, kno
   const kinds = union(sub.kinds, lists.kinds, 'kinds');
   const requested = union(sub.requestedMarkets ? new Set(sub.requestedMarkets) : null, lists.markets, 'markets');
   next.intervals = union(sub.intervals, lists.intervals, 'intervals') as Set<CandleInterval> | null;
-  next.parties = union(sub.parties, lists.party, 'parties') ?? new Set();
+  next.parties = union(sub.parties, lists.party, 'parties') ?? NO_PARTIES;
 
   const wantsDelta = kinds?.has('orderbook.delta') ?? false;
   if (!wantsDelta && (message.depth !== null || message.group !== null)) {
@@ -81,7 +81,7 @@ export function applyUnsubscribe(sub: Subscription, message: UnsubscribeMessage,
   const next = copy(sub);
   next.kinds = remove(sub.kinds ?? new Set(SPEC_KINDS), lists.kinds, sub.kinds);
   next.intervals = remove(sub.intervals ?? new Set(CANDLE_INTERVALS), lists.intervals, sub.intervals) as Set<CandleInterval> | null;
-  next.parties = remove(sub.parties, lists.party, sub.parties) ?? new Set();
+  next.parties = remove(sub.parties, lists.party, sub.parties) ?? NO_PARTIES;
   if (lists.markets) setMarkets(next, new Set(sub.requestedMarkets!.filter((m) => !lists.markets!.includes(m))), knownMarkets);
   if (next.kinds && !next.kinds.has('orderbook.delta')) next.book = null;
   return next;
