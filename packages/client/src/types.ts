@@ -82,7 +82,7 @@ export type Answer<T> = (T & { ok: true }) | Rejection;
 
 interface OrderFields<M extends string> {
   /** A known market literal, or any `string` value (see MarketOf). */
-  market: M & MarketOf<M>;
+  market: MarketOf<M>;
   side: Side;
   /** A decimal string ("0.001"); a number is refused before sending (it would lose precision). */
   size: Decimal;

@@ -67,9 +67,9 @@ export class VerificationPanel {
       const v = this.verdict;
       const ms = Math.round(performance.now() - started);
       this.metrics.last = { status: v.status, batches: v.batches, events: v.events, verified: v.verified, pending: v.pending, failed: v.failed, ms };
-      summary.className = v.status === 'failed' ? 'bad' : 'good';
+      summary.className = v.status === 'failed' ? 'bad' : v.status === 'empty' ? 'dim' : 'good';
       summary.textContent =
-        v.batches === 0
+        v.status === 'empty'
           ? 'no user batch on chain yet'
           : `${v.verified} of ${v.batches} user batches verified (${v.events} events)` +
             (v.failed > 0 ? `, ${v.failed} MISMATCH` : '') +

@@ -481,6 +481,8 @@ export interface TradeFrame {
   /** Present (true) only on snapshot frames: the state on subscribe, sent before live frames; seq is the seq the state is current as of */
   snapshot?: true;
   payload: {
+    /** The match's id, as GET /v1/trades gives it */
+    matchId: string;
     /** Taker side */
     side: "buy" | "sell";
     /** Match size (a flip is one trade) */
