@@ -2,8 +2,8 @@
 // OrderBookFeed (snapshot, then deltas checked by chain and CRC-32; a fresh subscription on a gap
 // or a mismatch), drawn with each level's order count. The grouping and depth selectors change the
 // subscription's view (docs/stream.md "Order book deltas"); nothing here polls.
-import { OrderBookFeed, type BookLevel, type DeltaOrderBook, type GatewayClient, type GatewayError } from '@gateway/client';
-import { escapeHtml, trim } from './format.js';
+import { OrderBookFeed, subDecimal, type BookLevel, type DeltaOrderBook, type GatewayClient, type GatewayError, type LiveConnection } from '@gateway/client';
+import { escapeHtml, px, sz } from './format.js';
 
 /** Grouping choices: tick multiples and significant figures (the gateway's `group`). */
 export const GROUPINGS: ReadonlyArray<{ value: string; label: string }> = [
@@ -44,6 +44,8 @@ export class BookPanel {
 
   constructor(
     private readonly client: GatewayClient,
+    /** The page's one stream connection: the book is a watch on it. */
+    private readonly connection: LiveConnection,
     private readonly table: HTMLTableElement,
     private readonly groupSelect: HTMLSelectElement,
     private readonly depthSelect: HTMLSelectElement,
@@ -69,6 +71,7 @@ export class BookPanel {
     this.draw(null);
     this.feed = new OrderBookFeed({
       client: this.client,
+      connection: this.connection,
       market,
       view: this.view(),
       onBook: (book) => this.draw(book),
@@ -99,9 +102,11 @@ export class BookPanel {
     this.probe.bookSeq = book?.bookSeq ?? null;
     const bids = book?.bids.slice(0, this.depth) ?? [];
     const asks = book?.asks.slice(0, this.depth) ?? [];
+    // One number of decimals for the whole column: the best ask's (else the best bid's).
+    const reference = asks[0]?.[0] ?? bids[0]?.[0] ?? null;
     const row = (side: 'bid' | 'ask') => (l: BookLevel) =>
-      `<tr data-testid="book-${side}" data-price="${escapeHtml(l[0])}"><td class="${side === 'bid' ? 'buy' : 'sell'}">${trim(l[0])}</td><td>${trim(l[1])}</td><td class="dim" data-testid="book-count">${l[2]}</td></tr>`;
-    const spread = bids[0] && asks[0] ? trim(String(Number(asks[0][0]) - Number(bids[0][0]))) : '—';
+      `<tr data-testid="book-${side}" data-price="${escapeHtml(l[0])}"><td class="${side === 'bid' ? 'buy' : 'sell'}">${px(this.probe.market, l[0], reference)}</td><td>${sz(this.probe.market, l[1])}</td><td class="dim" data-testid="book-count">${l[2]}</td></tr>`;
+    const spread = bids[0] && asks[0] ? px(this.probe.market, subDecimal(asks[0][0], bids[0][0]), asks[0][0]) : '—';
     this.table.innerHTML =
       `<tr><th>Price</th><th>Size</th><th title="orders at this level">Orders</th></tr>` +
       asks.slice().reverse().map(row('ask')).join('') +

@@ -2,37 +2,42 @@
 // (`@gateway/client`) and the public API. Plain DOM, no framework (docs/adr/0017-web-console-plain-dom.md).
 //
 // Start-up: clock sync (GET /v1/time), markets with 24 h stats, a party kept in IndexedDB with its
-// session (made and funded by the faucet on the first visit), then three streams: the selected
-// market's book (`orderbook.delta`: snapshot then deltas, with the chosen depth and grouping), its
-// public frames (trades, candles), and the party's own (account, positions, and the user channels
-// `order.update` and `fill`). Each stream's state on subscribe arrives as snapshot frames, so a
-// quiet market still shows its book, last trades and current bar at once.
+// session (made and funded by the faucet on the first visit), then ONE stream connection (the client's
+// LiveConnection) carrying three watches: the selected market's book (`orderbook.delta`: snapshot
+// then deltas, with the chosen depth and grouping), its public frames (trades, candles), and the
+// party's own (account, positions, and the user channels `order.update` and `fill`). Switching
+// market, interval or grouping changes the watches, which the connection turns into subscribe /
+// unsubscribe messages on the same socket. Each watch's state on subscribe arrives as snapshot
+// frames, so a quiet market still shows its book, last trades and current bar at once.
 import {
   GatewayClient,
   GatewayError,
   indexedDbStore,
   keepPartySession,
+  LiveConnection,
   memoryStore,
   PositionsStore,
-  StreamClient,
   UserFillsStore,
   UserOrdersStore,
   type Frame,
   type Market,
   type StreamMessage,
   type StreamState,
+  type Watch,
   type OrderRequest,
   type Account,
   type Trigger,
   type CandleInterval,
   CANDLE_INTERVALS,
+  formatMoney,
+  readableDecimals,
 } from '@gateway/client';
 
 function asInterval(value: string | null): CandleInterval {
   return (CANDLE_INTERVALS as readonly string[]).includes(value ?? '') ? (value as CandleInterval) : '1m';
 }
 import { CandleChart } from './chart.js';
-import { escapeHtml, pct, shortParty, trim } from './format.js';
+import { escapeHtml, money, pct, px, setMarkets, shortParty, sz } from './format.js';
 import { checkOrder, describeRules } from './rules.js';
 import { positionMarks, renderAccount, renderClosedEpochs, renderTicket, renderTriggers } from './account.js';
 import { VerificationPanel } from './verification.js';
@@ -68,7 +73,7 @@ function painted(key: 'bookRenderMs' | 'chartRenderMs'): void {
 }
 
 function showError(err: unknown): void {
-  const text = err instanceof GatewayError ? `${err.status || 'network'} ${err.code ?? ''}: ${err.body.error}` : err instanceof Error ? err.message : String(err);
+  const text = readableDecimals(err instanceof GatewayError ? `${err.status || 'network'} ${err.code ?? ''}: ${err.body.error}` : err instanceof Error ? err.message : String(err));
   $('error').textContent = text;
 }
 
@@ -84,11 +89,23 @@ let party = '';
 let positions: PositionsStore;
 const orders = new UserOrdersStore();
 const fills = new UserFillsStore();
-let marketStream: StreamClient | null = null;
-let partyStream: StreamClient | null = null;
+let marketWatch: Watch | null = null;
+// Orders and cancels go over the connection's socket while it is open, REST otherwise.
+let liveState: StreamState = 'stopped';
+const live = new LiveConnection({
+  client,
+  onState: (state) => {
+    liveState = state;
+    renderStatus(state);
+    renderStatus(state, 'party-status');
+  },
+  onRefused: showError,
+  onError: (err) => console.warn('stream', err),
+});
+(window as unknown as { __live: LiveConnection }).__live = live;
 const chart = new CandleChart($('chart'));
 const tape = new TradeTape($<HTMLTableElement>('trades'));
-const bookPanel = new BookPanel(client, $<HTMLTableElement>('book'), $<HTMLSelectElement>('book-group'), $<HTMLSelectElement>('book-depth'), {
+const bookPanel = new BookPanel(client, live, $<HTMLTableElement>('book'), $<HTMLSelectElement>('book-group'), $<HTMLSelectElement>('book-depth'), {
   onPainted: () => {
     metrics.firstFrameMs ??= performance.now();
     painted('bookRenderMs');
@@ -97,9 +114,7 @@ const bookPanel = new BookPanel(client, $<HTMLTableElement>('book'), $<HTMLSelec
   onRefused: showError,
 });
 metrics.book = bookPanel.probe;
-// Orders and cancels go over the party's stream connection while it is open, REST otherwise.
-let partyState: StreamState = 'stopped';
-const orderPath: OrderPath = socketFirstOrderPath(client, () => partyStream, () => partyState === 'live' || partyState === 'backfilling');
+const orderPath: OrderPath = socketFirstOrderPath(client, () => live.client, () => liveState === 'live' || liveState === 'backfilling');
 const market = () => markets.find((m) => m.symbol === selected);
 
 // ---- rendering ----
@@ -112,8 +127,8 @@ function renderStatus(state: StreamState, id = 'status'): void {
 function renderMarkets(): void {
   const rows = markets.map((m) => {
     const s = m.stats24h;
-    const cls = s.change === null ? '' : Number(s.change) >= 0 ? 'buy' : 'sell';
-    return `<tr class="market${m.symbol === selected ? ' sel' : ''}" data-symbol="${escapeHtml(m.symbol)}" data-testid="market"><td>${escapeHtml(m.symbol)}</td><td>${trim(s.last)}</td><td class="${cls}">${pct(s.changePct)}</td><td class="dim">${Number(s.quoteVolume).toFixed(0)}</td></tr>`;
+    const cls = s.change === null ? '' : s.change.startsWith('-') ? 'sell' : 'buy';
+    return `<tr class="market${m.symbol === selected ? ' sel' : ''}" data-symbol="${escapeHtml(m.symbol)}" data-testid="market"><td>${escapeHtml(m.symbol)}</td><td>${px(m.symbol, s.last)}</td><td class="${cls}">${pct(s.changePct)}</td><td class="dim">${formatMoney(s.quoteVolume, { decimals: 0, thousands: ',' })}</td></tr>`;
   });
   $('markets').innerHTML = `<tr><th>Market</th><th>Last</th><th>24h</th><th>Vol</th></tr>${rows.join('')}`;
 }
@@ -127,19 +142,20 @@ function renderPositions(): void {
   const marks = positionMarks();
   const rows = positions.open().map((p) => {
     const m = marks.get(p.positionId);
-    const upnl = m ? `<td class="${m.unrealizedPnl.startsWith('-') ? 'sell' : 'buy'}" data-testid="position-upnl">${trim(m.unrealizedPnl)}</td>` : '<td>–</td>';
-    return `<tr data-testid="position" data-position-id="${escapeHtml(p.positionId)}"><td title="${escapeHtml(p.positionId)}">${escapeHtml(p.positionId.slice(0, 10))}</td><td>${escapeHtml(p.market)}</td><td class="${Number(p.size) >= 0 ? 'buy' : 'sell'}" data-testid="position-size">${trim(p.size)}</td><td>${trim(p.entryPrice)}</td><td>${trim(m?.markPrice)}</td>${upnl}<td>${trim(p.realizedPnl)}</td></tr>`;
+    const upnl = m ? `<td class="${m.unrealizedPnl.startsWith('-') ? 'sell' : 'buy'}" data-testid="position-upnl">${money(m.unrealizedPnl)}</td>` : '<td>–</td>';
+    return `<tr data-testid="position" data-position-id="${escapeHtml(p.positionId)}"><td title="${escapeHtml(p.positionId)}">${escapeHtml(p.positionId.slice(0, 10))}</td><td>${escapeHtml(p.market)}</td><td class="${p.size.startsWith('-') ? 'sell' : 'buy'}" data-testid="position-size">${sz(p.market, p.size)}</td><td>${px(p.market, p.entryPrice)}</td><td>${px(p.market, m?.markPrice)}</td>${upnl}<td>${money(p.realizedPnl)}</td></tr>`;
   });
   $('positions').innerHTML = `<tr><th>Position</th><th>Market</th><th>Size</th><th>Entry</th><th>Mark</th><th>uPnL</th><th>Realised</th></tr>${rows.join('')}`;
 }
 
 function renderBalance(balance: string): void {
-  $('balance').textContent = trim(balance);
+  $('balance').textContent = money(balance);
 }
 
 // ---- data ----
 async function refreshMarkets(fresh = false): Promise<void> {
   markets = (await client.listMarkets({ fresh })).items;
+  setMarkets(markets);
   if (!market()) selected = markets[0]?.symbol ?? '';
   renderMarkets();
   const m = market();
@@ -254,52 +270,43 @@ function onPartyMessage(message: StreamMessage): void {
 
 /** Another market: book, tape, chart and stream again; another interval (`sameMarket`): the chart and the market stream only. */
 function selectMarket(sameMarket = false): void {
-  marketStream?.stop();
+  marketWatch?.close();
   if (!sameMarket) bookPanel.show(selected);
   tape.reset(selected);
   renderMarkets();
   const m = market();
   if (m) $('rules').textContent = describeRules(m);
   void Promise.all([loadChart(), loadTape()]).catch(showError);
-  marketStream = new StreamClient({
-    client,
-    kinds: ['trade', 'candle.update', 'candle.close'],
-    markets: [selected],
-    intervals: [interval],
-    onMessage: onMarketMessage,
-    onState: renderStatus,
-    onRefused: showError,
-    onError: (err) => console.warn('market stream', err),
-    onReset: () => {
-      tape.reset(selected);
-      void Promise.all([loadChart(), loadTape()]).catch(showError);
+  marketWatch = live.watch(
+    { kinds: ['trade', 'candle.update', 'candle.close'], markets: [selected], intervals: [interval] },
+    {
+      onMessage: onMarketMessage,
+      onError: showError,
+      onReset: () => {
+        tape.reset(selected);
+        void Promise.all([loadChart(), loadTape()]).catch(showError);
+      },
     },
-  });
-  marketStream.start();
+  );
 }
 
 function startPartyStream(): void {
-  partyStream = new StreamClient({
-    client,
-    party: [party],
-    // My orders and my fills come from the user channels (each with its state on subscribe).
-    kinds: ['account.update', 'position.update', 'balance.update', 'inbound.deposit', 'order.update', 'fill', 'engine.trigger_set', 'engine.trigger_fired', 'engine.trigger_cancelled'],
-    onMessage: onPartyMessage,
-    onState: (state) => {
-      partyState = state;
-      renderStatus(state, 'party-status');
+  // My orders and my fills come from the user channels (each with its state on subscribe); the
+  // party's positions may be in any market, so this watch names none.
+  live.watch(
+    { kinds: ['account.update', 'position.update', 'balance.update', 'inbound.deposit', 'order.update', 'fill', 'engine.trigger_set', 'engine.trigger_fired', 'engine.trigger_cancelled'], party: [party] },
+    {
+      onMessage: onPartyMessage,
+      onError: showError,
+      onReset: () => {
+        orders.clear();
+        fills.clear();
+        renderOrders();
+        renderFills($('fills'), fills.list());
+        void refreshPartyState().catch(showError);
+      },
     },
-    onRefused: showError,
-    onError: (err) => console.warn('party stream', err),
-    onReset: () => {
-      orders.clear();
-      fills.clear();
-      renderOrders();
-      renderFills($('fills'), fills.list());
-      void refreshPartyState().catch(showError);
-    },
-  });
-  partyStream.start();
+  );
 }
 
 function bestPrice(side: 'buy' | 'sell'): string | null {
@@ -340,14 +347,14 @@ $('order-form').addEventListener('submit', (ev) => {
       showPath(path);
       if (answer.ok) {
         out.className = 'msg ok';
-        out.textContent = `${answer.status}: ${answer.orderId}${answer.avgPrice ? ` @ ${trim(answer.avgPrice)}` : ''}`;
+        out.textContent = `${answer.status}: ${answer.orderId}${answer.avgPrice ? ` @ ${px(m.symbol, answer.avgPrice)}` : ''}`;
       } else {
         out.className = 'msg err';
-        out.textContent = `rejected: ${answer.code} — ${answer.error}`;
+        out.textContent = `rejected: ${answer.code} — ${readableDecimals(answer.error)}`;
       }
     } catch (err) {
       out.className = 'msg err';
-      out.textContent = err instanceof GatewayError ? `${err.status} ${err.code ?? ''}: ${err.body.error}` : String(err);
+      out.textContent = readableDecimals(err instanceof GatewayError ? `${err.status} ${err.code ?? ''}: ${err.body.error}` : String(err));
     }
   })();
 });
@@ -361,7 +368,7 @@ $('orders').addEventListener('click', (ev) => {
       const { answer, path } = await orderPath.cancel(id);
       showPath(path);
       out.className = answer.ok ? 'msg ok' : 'msg err';
-      out.textContent = answer.ok ? `cancelled ${answer.orderId}` : `cancel rejected: ${answer.code} — ${answer.error}`;
+      out.textContent = answer.ok ? `cancelled ${answer.orderId}` : `cancel rejected: ${answer.code} — ${readableDecimals(answer.error)}`;
     } catch (err) {
       showError(err);
     }
@@ -380,10 +387,10 @@ $('tpsl-form').addEventListener('submit', (ev) => {
         { allowImmediateTrigger: $<HTMLInputElement>('tpsl-force').checked },
       );
       out.className = answer.ok ? 'msg ok' : 'msg err';
-      out.textContent = answer.ok ? `armed: ${answer.triggers.map((t) => `${t.kind} ${t.status}`).join(', ')}` : `rejected: ${answer.code} — ${answer.error}`;
+      out.textContent = answer.ok ? `armed: ${answer.triggers.map((t) => `${t.kind} ${t.status}`).join(', ')}` : `rejected: ${answer.code} — ${readableDecimals(answer.error)}`;
     } catch (err) {
       out.className = 'msg err';
-      out.textContent = err instanceof GatewayError ? `${err.status} ${err.code ?? ''}: ${err.body.error}` : String(err);
+      out.textContent = readableDecimals(err instanceof GatewayError ? `${err.status} ${err.code ?? ''}: ${err.body.error}` : String(err));
     }
   })();
 });
@@ -430,7 +437,7 @@ try {
   $('party').title = party;
   await refreshPartyState();
   // A party made in this browser starts with nothing: fund it once from the faucet.
-  if (Number($('balance').textContent) === 0) {
+  if ((await client.getAccount(party)).collateral === '0.0000000000') {
     const grant = await client.faucet(party).catch((err: unknown) => (showError(err), null));
     if (grant && 'newBalance' in grant) renderBalance(grant.newBalance);
   }

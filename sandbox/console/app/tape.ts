@@ -3,7 +3,7 @@
 // live. Trades are keyed by seq (one per match), so the two sources and a repeated snapshot merge
 // without doubles, whichever answers first.
 import { toTrade, type Trade, type TradeFrame } from '@gateway/client';
-import { escapeHtml, trim } from './format.js';
+import { escapeHtml, px, sz } from './format.js';
 
 const KEEP = 100;
 const SHOWN = 30;
@@ -53,7 +53,7 @@ export class TradeTape {
   private draw(): void {
     this.table.innerHTML = this.newest()
       .slice(0, SHOWN)
-      .map((t) => `<tr data-testid="trade" data-seq="${t.seq}"><td class="${t.side === 'buy' ? 'buy' : 'sell'}">${trim(t.price)}</td><td>${trim(t.size)}</td><td class="dim">${escapeHtml(t.createdAt.slice(11, 19))}</td></tr>`)
+      .map((t) => `<tr data-testid="trade" data-seq="${t.seq}"><td class="${t.side === 'buy' ? 'buy' : 'sell'}">${px(t.market, t.price)}</td><td>${sz(t.market, t.size)}</td><td class="dim">${escapeHtml(t.createdAt.slice(11, 19))}</td></tr>`)
       .join('');
   }
 }

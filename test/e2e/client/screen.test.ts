@@ -1,8 +1,9 @@
 // The client pieces a trading screen is built from, on the whole stack (reference engine →
 // reference indexer → PostgreSQL → gateway, the trading stack of the console's tests): one trade
-// shape live and in REST.
+// shape live and in REST; one connection carrying a book, market data and a party's channels.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GatewayClient, StreamClient, toTrade, type Trade } from '../../../packages/client/src/index.js';
+import { WebSocket } from 'ws';
+import { GatewayClient, LiveConnection, OrderBookFeed, StreamClient, toTrade, type DeltaOrderBook, type Frame, type Trade, type WebSocketCtor } from '../../../packages/client/src/index.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { SEED_MARKET, startTradingStack, type TradingStack } from '../../support/trading-stack.js';
 
@@ -49,6 +50,56 @@ describe('a trading screen on the client (whole stack)', () => {
       expect(Object.keys(first).sort()).toEqual(['createdAt', 'market', 'matchId', 'price', 'seq', 'side', 'size']);
     } finally {
       stream.stop();
+    }
+  });
+
+  it('one connection carries a book (view changes, refresh), trades and a party, each watch getting only its frames', { timeout: 30_000 }, async () => {
+    let sockets = 0;
+    const Counting = function (this: unknown, url: string) {
+      sockets++;
+      return new WebSocket(url);
+    } as unknown as WebSocketCtor;
+    const { client: maker, signer } = stack.maker;
+    const live = new LiveConnection({ client: maker, WebSocket: Counting });
+    let book: DeltaOrderBook | null = null;
+    let snapshots = 0;
+    const feed = new OrderBookFeed({ client: maker, market: SEED_MARKET, connection: live, view: { depth: 5 }, onBook: (b) => (book = b) });
+    const bookFrames: Frame[] = [];
+    const tradeFrames: Frame[] = [];
+    const partyFrames: Frame[] = [];
+    const spy = live.watch({ kinds: ['orderbook.delta'], markets: [SEED_MARKET] }, { onMessage: (m) => m.source === 'live' && (bookFrames.push(m.frame), m.frame.kind === 'orderbook.snapshot' && snapshots++) });
+    feed.start();
+    const trades = live.watch({ kinds: ['trade'], markets: [SEED_MARKET] }, { onMessage: (m) => m.source === 'live' && tradeFrames.push(m.frame) });
+    const party = live.watch({ kinds: ['order.update', 'account.update'], party: [signer.party] }, { onMessage: (m) => m.source === 'live' && partyFrames.push(m.frame) });
+    try {
+      await until(() => (book && book.bids.length > 0 && book.asks.length > 0 ? book : undefined), 'the book');
+      await until(() => tradeFrames[0], 'a trade');
+      await until(() => partyFrames.find((f) => f.kind === 'order.update'), "the maker's open orders");
+      await until(() => partyFrames.find((f) => f.kind === 'account.update'), "the maker's account");
+      expect(new Set(tradeFrames.map((f) => f.kind))).toEqual(new Set(['trade']));
+      expect(new Set(bookFrames.map((f) => f.kind)).has('trade')).toBe(false);
+      expect(partyFrames.every((f) => f.kind === 'order.update' || f.kind === 'account.update')).toBe(true);
+
+      // Another view: the same socket, a snapshot of the new view.
+      feed.setView({ depth: 1 });
+      await until(() => (book && book.bids.length === 1 && book.asks.length === 1 ? true : undefined), 'the depth-1 book');
+      // A refresh (what a resync does): the book kinds dropped and asked again, a new snapshot.
+      const before = snapshots;
+      await live.refreshBooks();
+      await until(() => (snapshots > before ? true : undefined), 'a fresh snapshot');
+      expect(book!.bids).toHaveLength(1);
+
+      // A closed watch's frames stop; what no watch needs leaves the connection's filters.
+      trades.close();
+      party.close();
+      await live.settled();
+      expect(live.filters).toEqual({ kinds: ['orderbook.delta'], markets: [SEED_MARKET], intervals: null, party: [], book: '1|none' });
+      expect(sockets).toBe(1);
+      expect(live.sockets).toBe(1);
+    } finally {
+      spy.close();
+      feed.stop();
+      live.stop();
     }
   });
 });

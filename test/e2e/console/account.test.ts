@@ -43,9 +43,9 @@ describe.skipIf(!run)('web console account in Chromium', () => {
     await page.waitForFunction(() => (globalThis as unknown as { __console?: { ready: boolean } }).__console?.ready === true, null, { timeout: 30_000 });
     await expect.poll(() => text('#status'), { timeout: 15_000 }).toBe('live');
     // Funded by the faucet: everything is collateral, nothing in use.
-    await expect.poll(() => text('[data-testid=equity]'), { timeout: 10_000 }).toBe('100000');
-    expect(await text('#balance')).toBe('100000');
-    expect(await text('[data-testid=free-collateral]')).toBe('100000');
+    await expect.poll(() => text('[data-testid=equity]'), { timeout: 10_000 }).toBe('100000.00');
+    expect(await text('#balance')).toBe('100000.00');
+    expect(await text('[data-testid=free-collateral]')).toBe('100000.00');
     expect(await text('[data-testid=margin-use]')).toBe('0.00 %');
     expect(await text('[data-testid=leverage]')).toBe('0.0000×');
 
@@ -54,7 +54,7 @@ describe.skipIf(!run)('web console account in Chromium', () => {
     await page.selectOption('#order-type', 'limit');
     await page.fill('#order-price', '60000');
     await page.fill('#order-size', '0.5');
-    expect(await text('[data-testid=order-margin]')).toContain('margin 1500 of 100000 free (max 20×)');
+    expect(await text('[data-testid=order-margin]')).toContain('margin 1500.00 of 100000.00 free (max 20×)');
     expect(await page.getAttribute('[data-testid=order-margin]', 'data-fits')).toBe('true');
     await page.fill('#order-size', '100');
     expect(await page.getAttribute('[data-testid=order-margin]', 'data-fits')).toBe('false');
@@ -70,8 +70,8 @@ describe.skipIf(!run)('web console account in Chromium', () => {
     await expect.poll(() => page.locator('[data-testid=position-upnl]').count(), { timeout: 15_000 }).toBe(1);
     const placed = await stack.maker.client.placeOrder({ market: 'BTC-PERP', side: 'sell', type: 'limit', size: '0.01', price: '59900' });
     expect(placed.ok).toBe(true);
-    await expect.poll(() => text('[data-testid=upnl]'), { timeout: 15_000 }).toBe('-0.4');
-    expect(await text('[data-testid=position-upnl]')).toBe('-0.4');
+    await expect.poll(() => text('[data-testid=upnl]'), { timeout: 15_000 }).toBe('-0.40');
+    expect(await text('[data-testid=position-upnl]')).toBe('-0.40');
     expect(await text('[data-testid=margin-use]')).not.toBe('0.00 %');
     expect(Number(await text('[data-testid=leverage]').then((t) => t!.replace('×', '')))).toBeGreaterThan(0);
 
