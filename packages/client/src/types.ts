@@ -52,6 +52,9 @@ export type {
   UserBatchVerification,
   ManifestVerification,
   UserBatchProof,
+  PnlHistory,
+  PnlPoint,
+  TradeHistoryItem,
 } from './generated/wire.js';
 export type { BalanceBody as Balance, EventEnvelope as EngineEvent } from './generated/wire.js';
 export type WithdrawalStatus = Withdrawal['status'];

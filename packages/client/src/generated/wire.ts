@@ -751,6 +751,59 @@ export interface Order {
   updatedAt: string;
 }
 
+export interface PnlHistory {
+  party: string;
+  interval: "1m" | "5m" | "15m" | "1h" | "4h" | "1d";
+  /** The newest engine event the mirror held (every figure is as of it) */
+  asOfSeq: number;
+  /** One per bucket from `from` to `to`, oldest first; the last holds the present when `to` is the head */
+  points: {
+    /** Bucket start (engine time, UTC-aligned) */
+    ts: string;
+    /** The engine's cash collateral at the bucket's end */
+    collateral: string;
+    /** Σ (mark − entry) × size of the positions open at the bucket's end, each marked at its market's last match up to then */
+    unrealizedPnl: string;
+    /** collateral + unrealizedPnl */
+    equity: string;
+    /** Realized PnL of the fill legs in the bucket (fees not included) */
+    realizedPnl: string;
+    /** Fees of the fill legs in the bucket */
+    fees: string;
+    /** Decimal as a string with exactly 10 decimal places */
+    cumulativeRealizedPnl: string;
+    /** Decimal as a string with exactly 10 decimal places */
+    cumulativeFees: string;
+    /** Σ deposits − Σ approved withdrawals up to the bucket’s end */
+    netDeposits: string;
+    /** Total PnL up to the bucket’s end: cumulativeRealizedPnl − cumulativeFees + unrealizedPnl (= equity − netDeposits) */
+    pnl: string;
+  }[];
+}
+
+export interface PnlPoint {
+  /** Bucket start (engine time, UTC-aligned) */
+  ts: string;
+  /** The engine's cash collateral at the bucket's end */
+  collateral: string;
+  /** Σ (mark − entry) × size of the positions open at the bucket's end, each marked at its market's last match up to then */
+  unrealizedPnl: string;
+  /** collateral + unrealizedPnl */
+  equity: string;
+  /** Realized PnL of the fill legs in the bucket (fees not included) */
+  realizedPnl: string;
+  /** Fees of the fill legs in the bucket */
+  fees: string;
+  /** Decimal as a string with exactly 10 decimal places */
+  cumulativeRealizedPnl: string;
+  /** Decimal as a string with exactly 10 decimal places */
+  cumulativeFees: string;
+  /** Σ deposits − Σ approved withdrawals up to the bucket’s end */
+  netDeposits: string;
+  /** Total PnL up to the bucket’s end: cumulativeRealizedPnl − cumulativeFees + unrealizedPnl (= equity − netDeposits) */
+  pnl: string;
+}
+
 export interface Position {
   positionId: string;
   /** Party id `<hint>::<ed25519 public key hex>` */
@@ -796,6 +849,33 @@ export interface Trade {
   /** Match size (a taker flipping through zero is still one trade) */
   size: string;
   /** Engine time of the match */
+  createdAt: string;
+}
+
+export interface TradeHistoryItem {
+  /** Engine event sequence number */
+  seq: number;
+  leg: number;
+  matchId: string;
+  orderId: string;
+  /** Exact engine market symbol, e.g. BTC-PERP */
+  market: string;
+  side: "buy" | "sell";
+  role: "taker" | "maker";
+  /** Decimal as a string with exactly 10 decimal places */
+  size: string;
+  /** Decimal as a string with exactly 10 decimal places */
+  price: string;
+  /** Decimal as a string with exactly 10 decimal places */
+  fee: string;
+  /** This leg's realized PnL (the change of its epoch's realized PnL; 0 for an opening leg) */
+  realizedPnl: string;
+  /** The party's realized PnL over all markets up to and including this leg */
+  cumulativeRealizedPnl: string;
+  /** The party's fees up to and including this leg */
+  cumulativeFees: string;
+  positionId: string;
+  /** ISO 8601 UTC with milliseconds */
   createdAt: string;
 }
 
