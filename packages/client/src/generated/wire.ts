@@ -673,7 +673,7 @@ export interface ManifestVerification {
   committedAt: string | null;
 }
 
-/** A market, its trading rules (engine contract grid rules) and 24 h statistics */
+/** A market, its trading rules (engine contract grid rules), 24 h statistics and open interest */
 export interface Market {
   /** Exact engine market symbol, e.g. BTC-PERP */
   symbol: string;
@@ -716,6 +716,8 @@ export interface Market {
     /** Newest seq of the mirror when the figures were computed */
     asOfSeq: number | null;
   };
+  /** Open interest in base units: Σ size of the open long position epochs (= Σ |size| of the short ones), from the mirror, refreshed as the 24 h statistics are */
+  openInterest: string;
 }
 
 export interface Order {
