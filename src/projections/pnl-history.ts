@@ -6,7 +6,16 @@
 // match up to that moment — the account view's rule (docs/account.md), so the bucket holding the
 // mirror's head equals GET /v1/users/:party/account.
 import { formatDecimal, mulDecimal, parseDecimal } from '../decimal.js';
-import type { PnlSource } from '../db/queries/pnl.js';
+
+/** What the history is computed from (src/db/queries/pnl.ts reads it; declared here, a layer apart). */
+export interface PnlInput {
+  /** First and last bucket starts, aligned on the interval. */
+  fromMs: number;
+  toMs: number;
+  legs: ReadonlyArray<{ seq: number; leg: number; market: string; tsMs: number; fee: string; realizedPnl: string; newBalance: string; positionId: string; positionSize: string; entryPrice: string }>;
+  cash: ReadonlyArray<{ seq: number; tsMs: number; amount: string; newBalance: string | null }>;
+  marks: ReadonlyArray<{ market: string; bucketMs: number | null; price: string }>;
+}
 
 export interface PnlPoint {
   /** Bucket start (engine time, UTC-aligned), ISO. */
@@ -36,7 +45,7 @@ interface Step {
   apply(): void;
 }
 
-export function pnlHistory(source: PnlSource, intervalMs: number): PnlPoint[] {
+export function pnlHistory(source: PnlInput, intervalMs: number): PnlPoint[] {
   const window = { fromMs: source.fromMs, toMs: source.toMs };
   let balance = 0n;
   let balanceSeq = -1;
@@ -91,8 +100,9 @@ export function pnlHistory(source: PnlSource, intervalMs: number): PnlPoint[] {
     else bucketMarks.set(m.bucketMs, [...(bucketMarks.get(m.bucketMs) ?? []), { market: m.market, price: parseDecimal(m.price) }]);
   }
 
-  const first = Math.floor(window.fromMs / intervalMs) * intervalMs;
-  const last = Math.floor(window.toMs / intervalMs) * intervalMs;
+  // The source's window is already aligned on the interval's buckets (src/db/queries/pnl.ts).
+  const first = window.fromMs;
+  const last = window.toMs;
   const points: PnlPoint[] = [];
   let i = 0;
   // Everything before the window counts in the cumulative figures only.

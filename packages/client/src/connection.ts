@@ -59,6 +59,8 @@ export interface LiveConnectionOptions {
 interface Entry {
   interest: Interest;
   handlers: WatchHandlers;
+  /** A book watch whose first snapshot has been asked for (by the subscribe that added it, or a refresh). */
+  bookAsked?: boolean;
 }
 
 interface Wanted {
@@ -138,14 +140,15 @@ export class LiveConnection {
    * snapshot before its next delta. Over one socket, without a reconnect.
    */
   refreshBooks(): Promise<void> {
-    return this.enqueue(async () => {
-      const stream = this.stream;
-      if (!stream || !this.applied?.kinds?.has('orderbook.delta')) return;
-      const want = this.wanted();
-      this.take(await stream.unsubscribe({ kinds: ['orderbook.delta', 'orderbook.snapshot'] }));
-      if (!want.kinds.has('orderbook.delta')) return;
-      this.take(await stream.subscribe({ kinds: ['orderbook.delta'], ...(want.book ? { book: want.book } : {}) }));
-    });
+    return this.enqueue(() => this.askBooksAgain(this.wanted()));
+  }
+
+  private async askBooksAgain(want: Wanted): Promise<void> {
+    const stream = this.stream;
+    if (!stream || !this.applied?.kinds?.has('orderbook.delta')) return;
+    this.take(await stream.unsubscribe({ kinds: ['orderbook.delta', 'orderbook.snapshot'] }));
+    if (!want.kinds.has('orderbook.delta')) return;
+    this.take(await stream.subscribe({ kinds: ['orderbook.delta'], ...(want.book ? { book: want.book } : {}) }));
   }
 
   /** Closes the socket; watches stay registered and are asked again by the next watch or start(). */
@@ -202,6 +205,8 @@ export class LiveConnection {
     }
     const want = this.wanted();
     if (want.kinds.size === 0) return; // nothing watched: the connection keeps what it has, or never opens
+    const newBooks = [...this.entries].filter((e) => !e.bookAsked && e.interest.kinds.includes('orderbook.delta'));
+    for (const e of newBooks) e.bookAsked = true;
     if (!this.stream) return this.open(want);
     const applied = this.applied!;
     const add = {
@@ -223,6 +228,10 @@ export class LiveConnection {
         }),
       );
     }
+    // A book watch for a market whose deltas the connection already receives (another book before it,
+    // or every market for a party's watch) gets no snapshot from that subscribe: ask the books again.
+    const covered = (e: Entry) => add.kinds.includes('orderbook.delta') || (e.interest.markets ?? []).every((m) => add.markets.includes(m));
+    if (newBooks.some((e) => !covered(e))) await this.askBooksAgain(want);
     const now = this.applied!;
     const remove = {
       kinds: now.kinds ? diff(now.kinds, want.kinds) : [],

@@ -139,7 +139,7 @@ export const DOMAIN_FRAME_KINDS = ['position.update', 'balance.update', 'account
 /** Every kind the `kinds` filter accepts. */
 export type FrameKind = (typeof DOMAIN_FRAME_KINDS)[number] | EngineEventKind;
 
-export const CANDLE_INTERVALS = ['1m', '5m', '15m', '1h', '4h', '1d'] as const;
+export const CANDLE_INTERVALS = ['1m', '5m', '15m', '30m', '1h', '4h', '1d', '1w'] as const;
 export type Interval = (typeof CANDLE_INTERVALS)[number];
 
 /** The markets of the reference engine, known at compile time. */

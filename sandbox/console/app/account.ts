@@ -45,11 +45,6 @@ export function renderAccount(account: Account): void {
   $('acct-upnl').dataset.asOfSeq = String(account.asOfSeq);
 }
 
-/** Mark and unrealized PnL per position id, for the positions table. */
-export function positionMarks(): Map<string, { markPrice: string; unrealizedPnl: string; initialMargin: string }> {
-  return new Map((current?.positions ?? []).map((p) => [p.positionId, p]));
-}
-
 /** The order ticket's readout: the order's margin, whether it fits, and the leverage after it. */
 export function renderTicket(m: Market | undefined, order: { side: 'buy' | 'sell'; size: string; price: string | null; reduceOnly?: boolean }): void {
   const out = $('order-margin');
@@ -82,7 +77,7 @@ export function renderTriggers(triggers: Trigger[]): void {
 export function renderClosedEpochs(epochs: Position[]): void {
   const rows = epochs.map(
     (p) =>
-      `<tr data-testid="closed-epoch"><td title="${escapeHtml(p.positionId)}">${escapeHtml(p.positionId.slice(0, 10))}</td><td>${escapeHtml(p.market)}</td><td>${px(p.market, p.entryPrice)}</td><td class="${p.realizedPnl.startsWith('-') ? 'sell' : 'buy'}">${money(p.realizedPnl)}</td><td class="dim">${escapeHtml((p.closedAt ?? '').slice(11, 19))}</td></tr>`,
+      `<tr data-testid="closed-epoch"><td title="${escapeHtml(p.positionId)}">…${escapeHtml(p.positionId.slice(-8))}</td><td>${escapeHtml(p.market)}</td><td>${px(p.market, p.entryPrice)}</td><td class="${p.realizedPnl.startsWith('-') ? 'sell' : 'buy'}">${money(p.realizedPnl)}</td><td class="dim">${escapeHtml((p.closedAt ?? '').slice(11, 19))}</td></tr>`,
   );
   $('closed-epochs').innerHTML = `<tr><th>Epoch</th><th>Market</th><th>Entry</th><th>Realised</th><th>Closed</th></tr>${rows.join('')}`;
 }

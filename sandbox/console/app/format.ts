@@ -21,8 +21,8 @@ export function sz(market: string | null | undefined, value: string | null | und
   return m ? formatSize(m, value) : formatDecimal(value);
 }
 
-/** Collateral, PnL, fees: cents. */
-export const money = (value: string | null | undefined): string => formatMoney(value);
+/** Collateral, PnL, fees: cents (`signed`: a + before a gain). */
+export const money = (value: string | null | undefined, signed = false): string => formatMoney(value, { sign: signed });
 
 /** A decimal of percent ("1.2345") as "+1.23%". */
 export const pct = (value: string | null | undefined): string => formatPercent(value);

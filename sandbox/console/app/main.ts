@@ -16,7 +16,6 @@ import {
   keepPartySession,
   LiveConnection,
   memoryStore,
-  PositionsStore,
   UserFillsStore,
   UserOrdersStore,
   type Frame,
@@ -29,6 +28,7 @@ import {
   type Trigger,
   type CandleInterval,
   CANDLE_INTERVALS,
+  formatDecimal,
   formatMoney,
   readableDecimals,
 } from '@gateway/client';
@@ -39,11 +39,14 @@ function asInterval(value: string | null): CandleInterval {
 import { CandleChart } from './chart.js';
 import { escapeHtml, money, pct, px, setMarkets, shortParty, sz } from './format.js';
 import { checkOrder, describeRules } from './rules.js';
-import { positionMarks, renderAccount, renderClosedEpochs, renderTicket, renderTriggers } from './account.js';
+import { currentAccount, renderAccount, renderClosedEpochs, renderTicket, renderTriggers } from './account.js';
+import { renderPositions as renderPositionTable } from './positions.js';
+import { orderFrom, baseSize, type TicketFields } from './ticket.js';
+import { PnlPanel } from './pnl.js';
 import { VerificationPanel } from './verification.js';
 import { BookPanel, type BookProbe } from './book.js';
 import { TradeTape } from './tape.js';
-import { renderFills, renderOpenOrders, renderOrderHistory } from './my-orders.js';
+import { renderFills, renderOpenOrders, renderOrderHistory, type SentOrder } from './my-orders.js';
 import { socketFirstOrderPath, type OrderPath, type PathName } from './order-path.js';
 
 /** Timings read by the benchmark and the browser test (ms since navigation start). */
@@ -86,7 +89,6 @@ let markets: Market[] = [];
 let selected = params.get('market') ?? '';
 let interval: CandleInterval = asInterval(params.get('interval'));
 let party = '';
-let positions: PositionsStore;
 const orders = new UserOrdersStore();
 const fills = new UserFillsStore();
 let marketWatch: Watch | null = null;
@@ -104,8 +106,14 @@ const live = new LiveConnection({
 });
 (window as unknown as { __live: LiveConnection }).__live = live;
 const chart = new CandleChart($('chart'));
-const tape = new TradeTape($<HTMLTableElement>('trades'));
-const bookPanel = new BookPanel(client, live, $<HTMLTableElement>('book'), $<HTMLSelectElement>('book-group'), $<HTMLSelectElement>('book-depth'), {
+const tape = new TradeTape($('trades'));
+const bookPanel = new BookPanel(client, live, $('book'), $<HTMLSelectElement>('book-group'), $<HTMLSelectElement>('book-depth'), {
+  // A click on a level: a limit order at that price (the exact decimal, trailing zeros dropped).
+  onPrice: (price) => {
+    $<HTMLSelectElement>('order-type').value = 'limit';
+    $<HTMLInputElement>('order-price').value = formatDecimal(price, 10);
+    updateTicket();
+  },
   onPainted: () => {
     metrics.firstFrameMs ??= performance.now();
     painted('bookRenderMs');
@@ -128,24 +136,28 @@ function renderMarkets(): void {
   const rows = markets.map((m) => {
     const s = m.stats24h;
     const cls = s.change === null ? '' : s.change.startsWith('-') ? 'sell' : 'buy';
-    return `<tr class="market${m.symbol === selected ? ' sel' : ''}" data-symbol="${escapeHtml(m.symbol)}" data-testid="market"><td>${escapeHtml(m.symbol)}</td><td>${px(m.symbol, s.last)}</td><td class="${cls}">${pct(s.changePct)}</td><td class="dim">${formatMoney(s.quoteVolume, { decimals: 0, thousands: ',' })}</td></tr>`;
+    return `<tr class="market${m.symbol === selected ? ' sel' : ''}" data-symbol="${escapeHtml(m.symbol)}" data-testid="market" title="24 h volume ${formatMoney(s.quoteVolume, { decimals: 0, thousands: ',' })} USD · open interest ${sz(m.symbol, m.openInterest)}"><td>${escapeHtml(m.symbol)}</td><td>${px(m.symbol, s.last ?? m.lastTrade?.price)}</td><td class="${cls}">${pct(s.changePct)}</td></tr>`;
   });
-  $('markets').innerHTML = `<tr><th>Market</th><th>Last</th><th>24h</th><th>Vol</th></tr>${rows.join('')}`;
+  $('markets').innerHTML = `<tr><th>Market</th><th>Last</th><th>24h</th></tr>${rows.join('')}`;
+  // The header: the selected market's last price, 24 h change and open interest.
+  const m = market();
+  $('sel-market').textContent = m?.symbol ?? '…';
+  $('sel-last').textContent = px(m?.symbol, m?.stats24h.last ?? m?.lastTrade?.price);
+  $('sel-change').textContent = pct(m?.stats24h.changePct);
+  $('sel-change').className = m?.stats24h.change?.startsWith('-') ? 'sell' : 'buy';
+  $('sel-oi').textContent = m ? sz(m.symbol, m.openInterest) : '–';
 }
+
+/** Orders this page sent, by clientOrderId (a rejection shows what was sent, not "unknown"). */
+const sent = new Map<string, SentOrder>();
 
 function renderOrders(): void {
   renderOpenOrders($('orders'), orders.open());
-  renderOrderHistory($('order-history'), orders.recent());
+  renderOrderHistory($('order-history'), orders.recent(), sent);
 }
 
 function renderPositions(): void {
-  const marks = positionMarks();
-  const rows = positions.open().map((p) => {
-    const m = marks.get(p.positionId);
-    const upnl = m ? `<td class="${m.unrealizedPnl.startsWith('-') ? 'sell' : 'buy'}" data-testid="position-upnl">${money(m.unrealizedPnl)}</td>` : '<td>–</td>';
-    return `<tr data-testid="position" data-position-id="${escapeHtml(p.positionId)}"><td title="${escapeHtml(p.positionId)}">${escapeHtml(p.positionId.slice(0, 10))}</td><td>${escapeHtml(p.market)}</td><td class="${p.size.startsWith('-') ? 'sell' : 'buy'}" data-testid="position-size">${sz(p.market, p.size)}</td><td>${px(p.market, p.entryPrice)}</td><td>${px(p.market, m?.markPrice)}</td>${upnl}<td>${money(p.realizedPnl)}</td></tr>`;
-  });
-  $('positions').innerHTML = `<tr><th>Position</th><th>Market</th><th>Size</th><th>Entry</th><th>Mark</th><th>uPnL</th><th>Realised</th></tr>${rows.join('')}`;
+  renderPositionTable($('positions'), currentAccount());
 }
 
 function renderBalance(balance: string): void {
@@ -178,6 +190,7 @@ function onAccount(account: Account): void {
 }
 
 let triggers: Trigger[] = [];
+let pnlPanel: PnlPanel | null = null;
 let historyTimers: Array<ReturnType<typeof setTimeout>> = [];
 /**
  * Triggers and closed epochs, read again when the stream says they changed. They are REST lists of
@@ -191,6 +204,7 @@ function refreshHistorySoon(): void {
 }
 async function refreshHistory(): Promise<void> {
   try {
+    void pnlPanel?.refresh().catch(showError);
     const [t, closed] = await Promise.all([client.listUserTriggers(party, { limit: 50 }), client.listUserPositions(party, { status: 'closed', limit: 20 })]);
     triggers = t.items;
     renderTriggers(triggers);
@@ -200,17 +214,38 @@ async function refreshHistory(): Promise<void> {
   }
 }
 
-function updateTicket(): void {
-  const side = $<HTMLSelectElement>('order-side').value as 'buy' | 'sell';
-  const type = $<HTMLSelectElement>('order-type').value as 'limit' | 'market';
-  renderTicket(market(), { side, size: input('order-size'), price: type === 'limit' ? input('order-price') : bestPrice(side) });
+function ticketFields(): TicketFields {
+  return {
+    side: $<HTMLSelectElement>('order-side').value as 'buy' | 'sell',
+    type: $<HTMLSelectElement>('order-type').value as 'limit' | 'market',
+    tif: $<HTMLSelectElement>('order-tif').value as 'gtc' | 'ioc' | 'alo',
+    reduceOnly: $<HTMLInputElement>('order-reduce').checked,
+    size: input('order-size'),
+    unit: $<HTMLSelectElement>('order-size-unit').value as 'base' | 'quote',
+    price: input('order-price'),
+    tp: input('order-tp'),
+    sl: input('order-sl'),
+  };
 }
 
+function updateTicket(): void {
+  const f = ticketFields();
+  // A market order has no price of its own (it takes the book) and never rests.
+  const priceInput = $<HTMLInputElement>('order-price');
+  priceInput.disabled = f.type === 'market';
+  priceInput.placeholder = f.type === 'market' ? 'market' : 'click a book level';
+  $<HTMLSelectElement>('order-tif').disabled = f.type === 'market';
+  const button = $('order-submit');
+  button.className = f.side;
+  button.textContent = `${f.side === 'buy' ? 'Buy / long' : 'Sell / short'} ${selected}`;
+  const m = market();
+  const price = f.type === 'limit' ? f.price : bestPrice(f.side);
+  const size = m ? baseSize(m, f, price) : null;
+  renderTicket(m, { side: f.side, size: size ?? '', price, reduceOnly: f.reduceOnly });
+}
+
+/** The party's account (positions included: the table is drawn from it) and its histories. */
 async function refreshPartyState(): Promise<void> {
-  positions = new PositionsStore(party);
-  const pos = await client.listUserPositions(party, { status: 'open', limit: 100 });
-  positions.loadSnapshot(pos.items);
-  renderPositions();
   await Promise.all([loadBalance(), refreshHistory()]);
 }
 
@@ -256,10 +291,12 @@ function onPartyMessage(message: StreamMessage): void {
   } else if (frame.kind === 'order.update') {
     if (orders.apply(frame)) renderOrders();
   } else if (frame.kind === 'fill') {
-    if (fills.apply(frame)) renderFills($('fills'), fills.list());
+    if (fills.apply(frame)) {
+      renderFills($('fills'), fills.list());
+      if (!frame.snapshot) refreshHistorySoon();
+    }
   } else if (frame.kind === 'position.update') {
-    positions.applyFrame(frame);
-    renderPositions();
+    // The table follows account.update (one mark with the header); an epoch that closed changes the histories.
     if (/^-?0\.0+$/.test(frame.payload.size)) refreshHistorySoon(); // an epoch closed
   } else if (frame.kind === 'balance.update' || frame.kind === 'inbound.deposit') {
     // The collateral comes with account.update (the last fill's balance alone misses deposits and withdrawals).
@@ -272,6 +309,14 @@ function onPartyMessage(message: StreamMessage): void {
 function selectMarket(sameMarket = false): void {
   marketWatch?.close();
   if (!sameMarket) bookPanel.show(selected);
+  // The URL follows the market and the interval (a reload or a shared link opens the same screen).
+  const url = new URL(location.href);
+  url.searchParams.set('market', selected);
+  url.searchParams.set('interval', interval);
+  history.replaceState(null, '', url);
+  document.title = `${selected} · Gateway console`;
+  renderIntervals();
+  updateTicket();
   tape.reset(selected);
   renderMarkets();
   const m = market();
@@ -326,37 +371,50 @@ $('order-form').addEventListener('submit', (ev) => {
     const out = $('order-result');
     const m = market();
     if (!m) return;
-    const side = $<HTMLSelectElement>('order-side').value as 'buy' | 'sell';
-    const type = $<HTMLSelectElement>('order-type').value as 'limit' | 'market';
-    const size = input('order-size');
-    const price = input('order-price');
-    const problem = checkOrder(m, { type, size, price, reference: bestPrice(side) });
-    if (problem) {
+    const f = ticketFields();
+    const reference = bestPrice(f.side);
+    const clientOrderId = `console-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+    const order = orderFrom(m, f, reference, clientOrderId);
+    const problem = typeof order === 'string' ? order : checkOrder(m, { type: f.type, size: order.size, price: f.price, reference });
+    if (problem || typeof order === 'string') {
       out.className = 'msg err';
-      out.textContent = problem;
+      out.textContent = problem ?? String(order);
       return;
     }
-    const tp = input('order-tp');
-    const sl = input('order-sl');
+    sent.set(clientOrderId, { side: order.side, size: order.size, price: order.type === 'limit' ? order.price : null });
     out.className = 'msg';
     out.textContent = 'sending…';
-    try {
-      const legs = { ...(tp ? { tp: { triggerPrice: tp } } : {}), ...(sl ? { sl: { triggerPrice: sl } } : {}) };
-      const order: OrderRequest = type === 'limit' ? { market: m.symbol, side, type, size, price, ...legs } : { market: m.symbol, side, type, size, ...legs };
-      const { answer, path } = await orderPath.place(order, { allowImmediateTrigger: $<HTMLInputElement>('order-force').checked });
-      showPath(path);
-      if (answer.ok) {
-        out.className = 'msg ok';
-        out.textContent = `${answer.status}: ${answer.orderId}${answer.avgPrice ? ` @ ${px(m.symbol, answer.avgPrice)}` : ''}`;
-      } else {
-        out.className = 'msg err';
-        out.textContent = `rejected: ${answer.code} — ${readableDecimals(answer.error)}`;
-      }
-    } catch (err) {
-      out.className = 'msg err';
-      out.textContent = readableDecimals(err instanceof GatewayError ? `${err.status} ${err.code ?? ''}: ${err.body.error}` : String(err));
-    }
+    await send(order, $<HTMLInputElement>('order-force').checked);
   })();
+});
+
+/** Sends an order (the ticket's, or a position's close) and shows the answer. */
+async function send(order: OrderRequest, allowImmediateTrigger: boolean): Promise<void> {
+  const out = $('order-result');
+  try {
+    const { answer, path } = await orderPath.place(order, { allowImmediateTrigger });
+    showPath(path);
+    if (answer.ok) {
+      out.className = 'msg ok';
+      out.textContent = `${answer.status}: ${answer.orderId}${answer.avgPrice ? ` @ ${px(order.market, answer.avgPrice)}` : ''}`;
+    } else {
+      out.className = 'msg err';
+      out.textContent = `rejected: ${answer.code} — ${readableDecimals(answer.error)}`;
+    }
+  } catch (err) {
+    out.className = 'msg err';
+    out.textContent = readableDecimals(err instanceof GatewayError ? `${err.status} ${err.code ?? ''}: ${err.body.error}` : String(err));
+  }
+}
+
+// Close: a reduce-only market order for the whole position, the other way.
+$('positions').addEventListener('click', (ev) => {
+  const button = (ev.target as HTMLElement).closest<HTMLElement>('button[data-close]');
+  const symbol = button?.dataset.close;
+  const size = button?.dataset.size;
+  if (!symbol || !size) return;
+  const long = !size.startsWith('-');
+  void send({ market: symbol, side: long ? 'sell' : 'buy', type: 'market', size: formatDecimal(long ? size : size.slice(1), 10), reduceOnly: true }, true);
 });
 
 $('orders').addEventListener('click', (ev) => {
@@ -395,7 +453,7 @@ $('tpsl-form').addEventListener('submit', (ev) => {
   })();
 });
 
-for (const id of ['order-side', 'order-type', 'order-size', 'order-price']) $(id).addEventListener('input', updateTicket);
+for (const id of ['order-side', 'order-type', 'order-size', 'order-price', 'order-tif', 'order-reduce', 'order-size-unit']) $(id).addEventListener('input', updateTicket);
 
 $('faucet').addEventListener('click', () => {
   void client.faucet(party).then(
@@ -414,6 +472,17 @@ $('markets').addEventListener('click', (ev) => {
 $<HTMLSelectElement>('interval').value = interval;
 $('interval').addEventListener('change', () => {
   interval = asInterval($<HTMLSelectElement>('interval').value);
+  selectMarket(true);
+});
+/** The chart's intervals as buttons (every interval the gateway's candles have). */
+function renderIntervals(): void {
+  $('interval-buttons').innerHTML = CANDLE_INTERVALS.map((i) => `<button type="button" data-interval="${i}"${i === interval ? ' class="sel"' : ''}>${i}</button>`).join('');
+}
+$('interval-buttons').addEventListener('click', (ev) => {
+  const next = (ev.target as HTMLElement).dataset.interval;
+  if (!next || next === interval) return;
+  interval = asInterval(next);
+  $<HTMLSelectElement>('interval').value = interval;
   selectMarket(true);
 });
 
@@ -444,6 +513,10 @@ try {
   renderOrders();
   renderFills($('fills'), fills.list());
   startPartyStream();
+  // The trader's history: PnL over time and trade history, read again a moment after each fill.
+  pnlPanel = new PnlPanel(client, party, $('pnl-chart'), $('pnl-summary'), $('trade-history'), $<HTMLSelectElement>('pnl-interval'));
+  (window as unknown as { __pnl: PnlPanel }).__pnl = pnlPanel;
+  void pnlPanel.refresh().catch(showError);
   // The party's fills and history, checked against the chain in this browser (docs/verification.md).
   void new VerificationPanel(client, party, $('verify-panel')).run();
   setInterval(() => void refreshMarkets(true).catch(showError), 15_000);

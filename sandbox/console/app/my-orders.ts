@@ -36,7 +36,18 @@ export function describeReason(o: OrderUpdate): string {
   }
 }
 
-export function renderOrderHistory(table: HTMLElement, orders: readonly OrderUpdate[]): void {
+/** What this page sent, by clientOrderId: a rejection the engine answers without side or size is shown with them. */
+export interface SentOrder {
+  side: 'buy' | 'sell';
+  size: string;
+  price: string | null;
+}
+
+export function renderOrderHistory(table: HTMLElement, ended: readonly OrderUpdate[], sent: ReadonlyMap<string, SentOrder> = new Map()): void {
+  const orders = ended.map((o) => {
+    const mine = o.clientOrderId ? sent.get(o.clientOrderId) : undefined;
+    return mine && (o.side === 'unknown' || o.size === null) ? { ...o, side: mine.side, size: mine.size, price: o.price ?? mine.price } : o;
+  });
   const rows = orders.slice(0, 30).map(
     (o) =>
       `<tr data-testid="ended-order" data-order-id="${escapeHtml(o.orderId ?? '')}"><td>${short(o.orderId)}</td><td>${escapeHtml(o.market ?? '–')}</td>${side(o.side)}<td>${px(o.market, o.price)}</td><td>${sz(o.market, o.size)}</td><td data-testid="order-filled">${sz(o.market, o.filledSize)}</td><td>${px(o.market, o.avgPrice)}</td><td data-testid="order-status" class="status-${escapeHtml(o.status)}">${escapeHtml(o.status)}</td><td data-testid="order-reason" data-reason="${escapeHtml(o.reason ?? '')}">${escapeHtml(describeReason(o))}</td></tr>`,

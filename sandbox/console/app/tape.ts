@@ -12,7 +12,7 @@ export class TradeTape {
   private market = '';
   private bySeq = new Map<number, Trade>();
 
-  constructor(private readonly table: HTMLTableElement) {}
+  constructor(private readonly table: HTMLElement) {}
 
   /** Empties the tape for another market. */
   reset(market: string): void {

@@ -56,10 +56,11 @@ export const PNL_MAX_LEGS = 200_000;
  * `toMs` defaults to the mirror's head (engine time of its newest event), `fromMs` to the party's
  * first event, at most `maxPoints` buckets before `toMs`. Buckets are aligned on `intervalMs`.
  */
-export async function loadPnlSource(tx: Queryable, party: string, asked: { fromMs?: number | undefined; toMs?: number | undefined; intervalMs: number; maxPoints: number }): Promise<PnlSource> {
+export async function loadPnlSource(tx: Queryable, party: string, asked: { fromMs?: number | undefined; toMs?: number | undefined; intervalMs: number; originMs?: number; maxPoints: number }): Promise<PnlSource> {
   const [head] = await tx<{ seq: number | null; ts: Date | null }[]>`SELECT seq, ts FROM events ORDER BY seq DESC LIMIT 1`;
   const headMs = head?.ts ? new Date(head.ts).getTime() : null;
-  const align = (ms: number) => Math.floor(ms / asked.intervalMs) * asked.intervalMs;
+  const origin = asked.originMs ?? 0;
+  const align = (ms: number) => Math.floor((ms - origin) / asked.intervalMs) * asked.intervalMs + origin;
   const toMs = align(asked.toMs ?? headMs ?? Date.now());
   const to = new Date(toMs + asked.intervalMs).toISOString();
   const legs = await tx<Array<Omit<PnlLegRow, 'tsMs'> & { ts: Date }>>`
@@ -88,7 +89,7 @@ export async function loadPnlSource(tx: Queryable, party: string, asked: { fromM
       WHERE f.market = ${market} AND e.ts < ${from} ORDER BY f.seq DESC LIMIT 1`;
     if (before) marks.push({ market, bucketMs: null, price: before.price });
     const inWindow = await tx<{ bucket: string; price: string }[]>`
-      SELECT (floor(extract(epoch FROM e.ts) * 1000 / ${window.intervalMs}) * ${window.intervalMs})::int8::text AS bucket,
+      SELECT (floor((extract(epoch FROM e.ts) * 1000 - ${origin}) / ${window.intervalMs}) * ${window.intervalMs} + ${origin})::int8::text AS bucket,
         (array_agg(f.price::text ORDER BY f.seq DESC))[1] AS price
       FROM fills f JOIN events e ON e.seq = f.seq
       WHERE f.market = ${market} AND e.ts >= ${from} AND e.ts < ${to}

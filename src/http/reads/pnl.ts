@@ -11,7 +11,7 @@ import { loadPnlSource, PNL_MAX_LEGS, type PnlSource } from '../../db/queries/pn
 import { listTradeHistory } from '../../db/queries/trade-history.js';
 import { EMPTY_PAGE } from '../../db/queries/page.js';
 import { pnlHistory } from '../../projections/pnl-history.js';
-import { INTERVAL_MS } from '../../projections/candles.js';
+import { INTERVAL_MS, INTERVAL_ORIGIN_MS } from '../../projections/candles.js';
 import { CANDLE_INTERVALS, type CandleInterval } from '../../contracts/frame.js';
 import { Before, DEFAULT_LIMIT, Market, NewestFirst, OptLimit, StringEnum } from './shapes.js';
 
@@ -100,7 +100,7 @@ export const pnlRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (from !== undefined && to !== undefined && Math.floor(to / intervalMs) - Math.floor(from / intervalMs) + 1 > PNL_MAX_POINTS) {
         throw new ApiError('bad_request', `at most ${PNL_MAX_POINTS} buckets per request: narrow from/to or take a longer interval`);
       }
-      const source = await db.readSnapshot(EMPTY, (tx) => loadPnlSource(tx, party, { fromMs: from, toMs: to, intervalMs, maxPoints: PNL_MAX_POINTS }));
+      const source = await db.readSnapshot(EMPTY, (tx) => loadPnlSource(tx, party, { fromMs: from, toMs: to, intervalMs, originMs: INTERVAL_ORIGIN_MS[interval], maxPoints: PNL_MAX_POINTS }));
       if (source.legs.length > PNL_MAX_LEGS) throw new ApiError('bad_request', `this party has more than ${PNL_MAX_LEGS} fill legs: its PnL history is not served`);
       if ((source.toMs - source.fromMs) / intervalMs + 1 > PNL_MAX_POINTS) {
         throw new ApiError('bad_request', `at most ${PNL_MAX_POINTS} buckets per request: narrow from/to or take a longer interval`);

@@ -63,7 +63,7 @@ describe.skipIf(!run)('web console account in Chromium', () => {
     // A market buy fills at the maker's ask (60 100); then the maker trades with itself at 59 900:
     // the mark moves and the unrealized PnL follows, live.
     await page.selectOption('#order-type', 'market');
-    await page.fill('#order-price', '');
+    expect(await page.isDisabled('#order-price')).toBe(true); // a market order has no price
     await page.fill('#order-size', '0.002');
     await page.click('#order-submit');
     await expect.poll(() => text('#order-result'), { timeout: 10_000 }).toMatch(/^filled: /);
@@ -92,11 +92,11 @@ describe.skipIf(!run)('web console account in Chromium', () => {
     await expect.poll(() => page.locator('[data-testid=trigger-warning]').count(), { timeout: 10_000 }).toBe(1);
     await page.screenshot({ path: resolve(ARTIFACTS, 'console-account-armed.png'), fullPage: true });
 
-    // Closing the position: the epoch shows closed, its triggers cancelled, nothing in use.
-    await page.selectOption('#order-side', 'sell');
-    await page.selectOption('#order-type', 'market');
-    await page.fill('#order-size', '0.002');
-    await page.click('#order-submit');
+    // The position row: ROE on the margin held (uPnL −0.40 on a margin of 6.00), then its Close
+    // button (a reduce-only market order for the whole size): the epoch shows closed, its triggers
+    // cancelled, nothing in use.
+    expect(await text('[data-testid=position-roe]')).toMatch(/^-\d+\.\d\d%$/);
+    await page.click('[data-testid=position] button[data-close]');
     await expect.poll(() => page.locator('[data-testid=closed-epoch]').count(), { timeout: 15_000 }).toBe(1);
     await expect.poll(() => page.locator('[data-testid=trigger][data-status=cancelled]').count(), { timeout: 10_000 }).toBe(2);
     await expect.poll(() => text('[data-testid=margin-use]'), { timeout: 10_000 }).toBe('0.00 %');

@@ -38,7 +38,7 @@ describe.skipIf(!run)('web console market data in Chromium', () => {
   /** The book as drawn: [side, price, size, orders] per row, asks (highest first) then bids. */
   const bookRows = () =>
     page.$$eval('#book tr[data-testid^=book-]', (rows) =>
-      rows.map((r) => [r.getAttribute('data-testid')!.slice(5), ...[...r.querySelectorAll('td')].map((td) => td.textContent ?? '')]),
+      rows.map((r) => [r.getAttribute('data-testid')!.slice(5), ...['[data-col=price]', '[data-col=size]', '[data-testid=book-count]'].map((c) => r.querySelector(c)?.textContent ?? '')]),
     );
   const place = (fields: Parameters<typeof placeFromTicket>[1]) => placeFromTicket(page, fields);
 

@@ -17,7 +17,7 @@ describe('position.update, balance.update and trade from fills', () => {
       'position.update',
       'balance.update',
       'trade',
-      ...Array(6).fill('candle.update'),
+      ...Array(8).fill('candle.update'),
     ]);
     expect(frames[0]).toEqual(event);
     expect(frames[1]).toEqual({

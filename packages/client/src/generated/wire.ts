@@ -95,7 +95,7 @@ export interface AckMessage {
     /** true when the URL's markets were ignored by rule 1 (never for markets named by messages) */
     marketsIgnored: boolean;
     /** null: every interval */
-    intervals: Array<"1m" | "5m" | "15m" | "1h" | "4h" | "1d"> | null;
+    intervals: Array<"1m" | "5m" | "15m" | "30m" | "1h" | "4h" | "1d" | "1w"> | null;
     parties: string[];
     /** The book view of orderbook.delta; null: the spec's polled snapshots */
     book: {
@@ -154,7 +154,7 @@ export interface CandleCloseFrame {
   /** Exact engine market symbol, e.g. BTC-PERP */
   market: string;
   /** Candle interval, UTC-aligned */
-  interval: "1m" | "5m" | "15m" | "1h" | "4h" | "1d";
+  interval: "1m" | "5m" | "15m" | "30m" | "1h" | "4h" | "1d" | "1w";
   payload: {
     /** Bucket start */
     openTs: string;
@@ -185,7 +185,7 @@ export interface CandleUpdateFrame {
   /** Exact engine market symbol, e.g. BTC-PERP */
   market: string;
   /** Candle interval, UTC-aligned */
-  interval: "1m" | "5m" | "15m" | "1h" | "4h" | "1d";
+  interval: "1m" | "5m" | "15m" | "30m" | "1h" | "4h" | "1d" | "1w";
   /** Present (true) only on snapshot frames: the state on subscribe, sent before live frames; seq is the seq the state is current as of */
   snapshot?: true;
   payload: {
@@ -459,7 +459,7 @@ export interface SubscribedMessage {
     markets: string[] | null;
     /** true when none of the asked markets is known to the engine (rule 1) */
     marketsIgnored: boolean;
-    intervals: Array<"1m" | "5m" | "15m" | "1h" | "4h" | "1d"> | null;
+    intervals: Array<"1m" | "5m" | "15m" | "30m" | "1h" | "4h" | "1d" | "1w"> | null;
     parties: string[];
     since: number | null;
     /** Identity of the engine history being streamed; pass it back as `epoch` with `since` when resuming */
@@ -587,7 +587,7 @@ export interface Batch {
 export interface Candle {
   /** Exact engine market symbol, e.g. BTC-PERP */
   market: string;
-  interval: "1m" | "5m" | "15m" | "1h" | "4h" | "1d";
+  interval: "1m" | "5m" | "15m" | "30m" | "1h" | "4h" | "1d" | "1w";
   /** Bucket start (UTC-aligned) */
   openTs: string;
   /** Bucket end (exclusive) */
@@ -755,7 +755,7 @@ export interface Order {
 
 export interface PnlHistory {
   party: string;
-  interval: "1m" | "5m" | "15m" | "1h" | "4h" | "1d";
+  interval: "1m" | "5m" | "15m" | "30m" | "1h" | "4h" | "1d" | "1w";
   /** The newest engine event the mirror held (every figure is as of it) */
   asOfSeq: number;
   /** One per bucket from `from` to `to`, oldest first; the last holds the present when `to` is the head */
