@@ -73,6 +73,7 @@ describe('documentation examples', () => {
           paths: {
             '@gateway/client': [join(ROOT, 'packages/client/src/index.ts')],
             '@gateway/client/node': [join(ROOT, 'packages/client/src/node.ts')],
+            '@gateway/client/react': [join(ROOT, 'packages/client/src/react.ts')],
             ws: [join(ROOT, 'node_modules/@types/ws/index.d.ts')],
           },
         },
