@@ -35,6 +35,8 @@ export interface Config {
   orderbookSharedReads: boolean;
   wsOrderbookPollMs: number;
   wsOrderbookDepth: number;
+  /** How long a book kept from events waits for the mirror to reach the stream before showing the engine's levels meanwhile. */
+  bookMirrorWaitMs: number;
   wsMaxConnections: number;
   /** The slow-consumer bound of one /v1/stream connection (unsent bytes). */
   wsClientBufferBytes: number;
@@ -285,6 +287,7 @@ export function loadConfig(env: Env = process.env): Config {
     orderbookSharedReads: bool(env, 'ORDERBOOK_SHARED_READS', true),
     wsOrderbookPollMs: int(env, 'WS_ORDERBOOK_POLL_MS', 500, 50, 3_600_000),
     wsOrderbookDepth: int(env, 'WS_ORDERBOOK_DEPTH', 20, 1, 100),
+    bookMirrorWaitMs: int(env, 'BOOK_MIRROR_WAIT_MS', 10_000, 0, 3_600_000),
     wsMaxConnections: int(env, 'WS_MAX_CONNECTIONS', 20_000, 1, 1_000_000),
     wsClientBufferBytes: int(env, 'WS_CLIENT_BUFFER_BYTES', 1_048_576, 1024, 1_073_741_824),
     wsPingMs: int(env, 'WS_PING_MS', 30_000, 100, 3_600_000),
@@ -359,6 +362,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'ORDERBOOK_SHARED_READS', meaning: 'Identical `GET /v1/orderbook` requests arriving while one is in flight share the next engine call (never one that started before they arrived); `false` forwards each read alone. See docs/trading.md.' },
   { name: 'WS_ORDERBOOK_POLL_MS', meaning: 'Order book polling period for `orderbook.snapshot` frames.' },
   { name: 'WS_ORDERBOOK_DEPTH', meaning: 'Levels per polled book (1..100).' },
+  { name: 'BOOK_MIRROR_WAIT_MS', meaning: "How long the order book kept from events (`orderbook.delta`) waits for the indexer's mirror to reach the stream's position when it seeds a market order by order; past it the market shows the engine's price levels meanwhile (they may drift on a cancel of an order resting before) and the mirror is read again until it can seed (docs/stream.md \"Order book from events\")." },
   { name: 'WS_MAX_CONNECTIONS', meaning: 'WebSocket connections accepted at once; more are refused at upgrade.' },
   { name: 'WS_CLIENT_BUFFER_BYTES', meaning: 'Unsent bytes a client may accumulate before it is closed with code 4008.' },
   { name: 'WS_PING_MS', meaning: "Ping period; a peer that does not answer the gateway's ping (with its payload) before the next one is dropped." },

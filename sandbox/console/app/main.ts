@@ -44,6 +44,7 @@ import { renderPositions as renderPositionTable } from './positions.js';
 import { orderFrom, baseSize, type TicketFields } from './ticket.js';
 import { PnlPanel } from './pnl.js';
 import { VerificationPanel } from './verification.js';
+import { AccountVerificationPanel } from './account-verification.js';
 import { BookPanel, type BookProbe } from './book.js';
 import { TradeTape } from './tape.js';
 import { renderFills, renderOpenOrders, renderOrderHistory, type SentOrder } from './my-orders.js';
@@ -519,6 +520,8 @@ try {
   void pnlPanel.refresh().catch(showError);
   // The party's fills and history, checked against the chain in this browser (docs/verification.md).
   void new VerificationPanel(client, party, $('verify-panel')).run();
+  // Its collateral and positions, recomputed from the committed events beside what the screen shows (on demand).
+  new AccountVerificationPanel(client, party, $('account-verify-panel'));
   setInterval(() => void refreshMarkets(true).catch(showError), 15_000);
   metrics.ready = true;
 } catch (err) {
