@@ -27,8 +27,8 @@ export const money = (value: string | null | undefined, signed = false): string 
 /** A decimal of percent ("1.2345") as "+1.23%". */
 export const pct = (value: string | null | undefined): string => formatPercent(value);
 
-/** Any other decimal, trimmed (at most 4 places). */
-export const trim = (value: string | null | undefined): string => formatDecimal(value);
+/** Any other decimal, exact, trailing zeros dropped (the account check's figures must show every digit). */
+export const trim = (value: string | null | undefined): string => formatDecimal(value, 10);
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
