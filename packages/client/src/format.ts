@@ -3,7 +3,7 @@
 // (spread, cumulative size, notional, PnL) and shows them rounded to what the market's rules make
 // meaningful. Everything here is BigInt at 10 places, as the gateway computes: no float ever
 // touches a figure, so a spread of 60002.2 − 60000 shows "2.2", never "2.199999999999818".
-import { fromUnits, toUnits } from './account.js';
+import { divRound, fromUnits, toUnits } from './account.js';
 
 /** The rules a price or size is shown by (a `Market` of GET /v1/markets fits). */
 export interface DisplayRules {
@@ -24,11 +24,11 @@ export const addDecimal = (a: Dec, b: Dec): Dec => fromUnits(toUnits(a) + toUnit
 /** a − b, exact. */
 export const subDecimal = (a: Dec, b: Dec): Dec => fromUnits(toUnits(a) - toUnits(b));
 /** a × b, rounded half away from zero to 10 places (the engine's rounding). */
-export const mulDecimal = (a: Dec, b: Dec): Dec => fromUnits(roundDiv(toUnits(a) * toUnits(b), 10_000_000_000n));
+export const mulDecimal = (a: Dec, b: Dec): Dec => fromUnits(divRound(toUnits(a) * toUnits(b), 10_000_000_000n));
 /** a ÷ b, rounded half away from zero to 10 places; null when b is zero. */
 export const divDecimal = (a: Dec, b: Dec): Dec | null => {
   const d = toUnits(b);
-  return d === 0n ? null : fromUnits(roundDiv(toUnits(a) * 10_000_000_000n, d));
+  return d === 0n ? null : fromUnits(divRound(toUnits(a) * 10_000_000_000n, d));
 };
 /** −1, 0 or 1 as a is below, equal to or above b. */
 export const compareDecimal = (a: Dec, b: Dec): -1 | 0 | 1 => {
@@ -44,13 +44,6 @@ export const sumDecimals = (values: Iterable<Dec>): Dec => {
 };
 export const isNegativeDecimal = (a: Dec): boolean => toUnits(a) < 0n;
 
-function roundDiv(n: bigint, d: bigint): bigint {
-  const negative = n < 0n !== d < 0n;
-  const a = n < 0n ? -n : n;
-  const b = d < 0n ? -d : d;
-  const q = (a + b / 2n) / b;
-  return negative ? -q : q;
-}
 
 // ---- rounding and rendering ----
 
@@ -58,7 +51,7 @@ function roundDiv(n: bigint, d: bigint): bigint {
 export function roundDecimal(value: Dec, places: number): Dec {
   const p = Math.max(0, Math.min(10, Math.trunc(places)));
   const step = 10n ** BigInt(10 - p);
-  const units = roundDiv(toUnits(value), step) * step;
+  const units = divRound(toUnits(value), step) * step;
   const text = fromUnits(units);
   return p === 0 ? text.slice(0, text.indexOf('.')) : text.slice(0, text.indexOf('.') + 1 + p);
 }

@@ -1,15 +1,12 @@
 // What a user of the client sees from the compiler, checked with strict tsc against the client's
 // source: the `ws` package's class is a WebSocketCtor (the docs' Node recipe), and a market literal
 // that names no known market fails with a message saying so (not "not assignable to type 'never'").
-import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { strictTsc } from '../../support/strict-tsc.js';
 
-const run = promisify(execFile);
-const ROOT = resolve(import.meta.dirname, '../../..');
 const OUT = join(tmpdir(), `compile-seams-${process.pid}`);
 afterAll(() => rmSync(OUT, { recursive: true, force: true }));
 
@@ -18,31 +15,7 @@ async function compile(name: string, source: string): Promise<string> {
   const dir = join(OUT, name);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'main.ts'), source);
-  writeFileSync(
-    join(dir, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        strict: true,
-        exactOptionalPropertyTypes: true,
-        noUncheckedIndexedAccess: true,
-        target: 'es2022',
-        module: 'esnext',
-        moduleResolution: 'bundler',
-        lib: ['es2023', 'dom'],
-        types: ['node'],
-        typeRoots: [join(ROOT, 'node_modules', '@types')],
-        noEmit: true,
-        skipLibCheck: true,
-        paths: { '@gateway/client': [join(ROOT, 'packages/client/src/index.ts')], ws: [join(ROOT, 'node_modules/@types/ws/index.d.ts')] },
-      },
-      files: ['main.ts'],
-    }),
-  );
-  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  return run(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')], { cwd: dir }).then(
-    () => '',
-    (err: { stdout?: string }) => err.stdout ?? String(err),
-  );
+  return strictTsc(dir, ['main.ts']);
 }
 
 describe('the client as the compiler shows it', () => {
