@@ -5,10 +5,19 @@
 import { StrictMode, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { GatewayClient, formatMoney, formatPrice, formatSize, localParty, type Market } from '@gateway/client';
-import { GatewayProvider, useAccount, useCandles, useFills, useOrderBook, useOrders, useStreamState, useTrades } from '@gateway/client/react';
+import { GatewayProvider, useGateway, useAccount, useCandles, useFills, useOrderBook, useOrders, useStreamState, useTrades } from '@gateway/client/react';
 
 const gateway = new URLSearchParams(location.search).get('gateway') ?? 'http://127.0.0.1:4000';
 const client = new GatewayClient({ baseUrl: gateway });
+// The party is made once per page, outside React: StrictMode runs effects twice, and the client holds
+// one session (a second party's session would sign the first party's reads).
+const me = (async () => {
+  const signer = await localParty('react');
+  const session = await client.createSession(signer);
+  if (!session.ok) throw new Error(`session: ${session.code}`);
+  await client.faucet(signer.party).catch(() => null);
+  return signer.party;
+})();
 
 function Book({ market }: { market: Market }) {
   const book = useOrderBook(market.symbol, { depth: 5 });
@@ -74,17 +83,13 @@ function Me({ party }: { party: string | null }) {
 
 function App() {
   const state = useStreamState();
+  // For probes (the browser test reads the connection's filters).
+  (window as unknown as { __gateway?: unknown }).__gateway = useGateway();
   const [markets, setMarkets] = useState<Market[]>([]);
   const [party, setParty] = useState<string | null>(null);
   useEffect(() => {
     void client.listMarkets().then((m) => setMarkets(m.items));
-    void (async () => {
-      const me = await localParty('react');
-      const session = await client.createSession(me);
-      if (!session.ok) return;
-      await client.faucet(me.party).catch(() => null);
-      setParty(me.party);
-    })();
+    void me.then(setParty, () => setParty(null));
   }, []);
   const market = markets[0];
   return (

@@ -32,7 +32,15 @@ describe.skipIf(!run)('the Vite + React example in Chromium', () => {
 
   beforeAll(async () => {
     out = mkdtempSync(join(tmpdir(), 'react-example-'));
-    await build({ configFile: join(EXAMPLE, 'vite.config.ts'), build: { outDir: out, emptyOutDir: true }, logLevel: 'error' });
+    // A production build, as `vite build` makes it (vitest runs with NODE_ENV=test, which Vite and
+    // the React plugin would take for a development build).
+    const env = process.env.NODE_ENV;
+    process.env.NODE_ENV = 'production';
+    try {
+      await build({ configFile: join(EXAMPLE, 'vite.config.ts'), build: { outDir: out, emptyOutDir: true }, logLevel: 'error' });
+    } finally {
+      process.env.NODE_ENV = env;
+    }
     server = createServer((req, res) => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
       const file = join(out, path === '/' ? 'index.html' : path);
@@ -45,8 +53,8 @@ describe.skipIf(!run)('the Vite + React example in Chromium', () => {
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/?gateway=${encodeURIComponent(stack.gateway.url)}`;
     browser = await launchBrowser();
     page = await browser.context.newPage();
-    page.on('pageerror', (e) => errors.push(String(e)));
-    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    page.on('pageerror', (e) => (errors.push(String(e)), process.env.DEBUG_EXAMPLE && console.log('PAGEERR', String(e))));
+    page.on('console', (m) => (m.type() === 'error' && errors.push(m.text()), process.env.DEBUG_EXAMPLE && console.log('PAGE', m.type(), m.text())));
   }, 180_000);
   afterAll(async () => {
     await browser?.close();
@@ -67,7 +75,16 @@ describe.skipIf(!run)('the Vite + React example in Chromium', () => {
     await page.goto(url);
     await expect.poll(() => page.textContent('[data-testid=state]'), { timeout: 20_000 }).toBe('live');
     // The seed's book (two levels a side) and its one trade.
-    await expect.poll(() => page.locator('[data-testid=book-bid]').count(), { timeout: 15_000 }).toBe(2);
+    await expect
+      .poll(() => page.locator('[data-testid=book-bid]').count(), { timeout: 15_000 })
+      .toBe(2)
+      .catch(async (err: unknown) => {
+        const probe = await page.evaluate(() => {
+          const g = (window as unknown as { __gateway: { live: { filters: unknown; sockets: number; streamState: string } } }).__gateway;
+          return { filters: g.live.filters, sockets: g.live.sockets, state: g.live.streamState, seq: document.querySelector('[data-testid=book-seq]')?.textContent };
+        });
+        throw new Error(`${String(err)}: ${JSON.stringify(probe)}`);
+      });
     expect(await page.locator('[data-testid=book-ask]').count()).toBe(2);
     expect(await page.textContent('[data-testid=book-ask] >> nth=1')).toContain('60100');
     await expect.poll(() => page.locator('[data-testid=trade]').count(), { timeout: 10_000 }).toBe(1);
