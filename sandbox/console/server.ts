@@ -12,6 +12,9 @@ import { build } from 'esbuild';
 const here = dirname(fileURLToPath(import.meta.url));
 const clientEntry = resolve(here, '../../packages/client/src/index.ts');
 
+const FAVICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#161c23"/><path d="M3 11l3-4 3 2 4-5" stroke="#26a69a" stroke-width="2" fill="none"/></svg>';
+
 export interface ConsoleServer {
   url: string;
   /** Bundle size in bytes (minified). */
@@ -44,6 +47,8 @@ export async function startConsole(options: { gatewayUrl: string; port?: number;
     if (path === '/' || path === '/index.html') return send('text/html; charset=utf-8', html);
     if (path === '/app.js') return send('text/javascript; charset=utf-8', bundle);
     if (path === '/config.json') return send('application/json', config);
+    // The page's icon (a browser asks for one on every load; a 404 there is a console error).
+    if (path === '/favicon.svg' || path === '/favicon.ico') return send('image/svg+xml', FAVICON);
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
   });
   const host = options.host ?? '127.0.0.1';

@@ -3,7 +3,7 @@
 // connections whose filters match. Every layer that handles one imports it from here.
 import { ENGINE_EVENT_KINDS } from './engine-event.js';
 
-export const CANDLE_INTERVALS = ['1m', '5m', '15m', '1h', '4h', '1d'] as const;
+export const CANDLE_INTERVALS = ['1m', '5m', '15m', '30m', '1h', '4h', '1d', '1w'] as const;
 export type CandleInterval = (typeof CANDLE_INTERVALS)[number];
 
 /** The gateway's own frame kinds (made by the projections and the order book poller). */

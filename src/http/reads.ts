@@ -12,6 +12,7 @@ import { positionRoutes } from './reads/positions.js';
 import { triggerRoutes } from './reads/triggers.js';
 import { balanceRoutes } from './reads/balance.js';
 import { accountRoutes } from './reads/account.js';
+import { pnlRoutes } from './reads/pnl.js';
 import { verificationRoutes } from './reads/verifications.js';
 import { eventRoutes } from './reads/events.js';
 import { marketRoutes } from './reads/markets.js';
@@ -31,6 +32,7 @@ const FAMILIES: Array<{ routes?: FastifyPluginAsyncTypebox; partyRoutes?: Fastif
   { partyRoutes: triggerRoutes },
   { partyRoutes: balanceRoutes },
   { partyRoutes: accountRoutes },
+  { partyRoutes: pnlRoutes },
   { routes: verificationRoutes },
   { routes: eventRoutes },
   { routes: marketRoutes },

@@ -14,6 +14,7 @@ import { TradingSlot } from './trading/socket-calls.js';
 import { addressGroup, clientIp, trustFunction } from '../client-address.js';
 import { errors } from './schemas.js';
 import { buildAsyncApi } from '../stream/asyncapi.js';
+import { renderAsyncApiHtml } from '../stream/asyncapi-html.js';
 
 export const streamRoutes: FastifyPluginAsyncTypebox<{ trading?: TradingSlot }> = async (app, { trading = new TradingSlot() }) => {
   const runtime = app.live;
@@ -121,4 +122,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox<{ trading?: TradingSlot }> 
 
   const asyncapi = buildAsyncApi();
   app.get('/docs/asyncapi.json', { schema: { hide: true } }, async () => asyncapi);
+  // The same document for people: one static page, linked from /docs.
+  const asyncapiHtml = renderAsyncApiHtml(asyncapi);
+  app.get('/docs/stream', { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(asyncapiHtml));
 };

@@ -14,6 +14,7 @@ import type { Database } from '../db/database.js';
 import type { EngineClient } from '../engine/client.js';
 import { listMarketRows } from '../db/queries/markets.js';
 import { lastTrades, type LastTradeRow } from '../db/queries/trades.js';
+import { openInterestRows, type OpenInterestRow } from '../db/queries/open-interest.js';
 import { RollingStats, roundQuote, WINDOW_MS, type WindowStats } from './rolling-stats.js';
 import { formatDecimal, isDecimal, normalizeDecimal, SCALE, ZERO } from '../decimal.js';
 import { TtlCache } from './ttl-cache.js';
@@ -58,6 +59,8 @@ export interface Market extends MarketRules {
   maxPriceDecimals: number;
   lastTrade: LastTrade | null;
   stats24h: Stats24h;
+  /** Σ size of the open long epochs (= Σ |size| of the short ones), base units. */
+  openInterest: string;
 }
 
 /** The engine's grid (docs/engine.md "Orders and matching"): prices have at most 5 significant figures and 6 − szDecimals decimals. */
@@ -112,7 +115,7 @@ export function statsOf(symbol: string, window: WindowStats): Stats24h {
   };
 }
 
-export function withRules(rules: MarketRules, stats: Stats24h, lastTrade: LastTrade | null = null): Market {
+export function withRules(rules: MarketRules, stats: Stats24h, lastTrade: LastTrade | null = null, openInterest: string = ZERO): Market {
   return {
     symbol: rules.symbol,
     status: rules.status,
@@ -124,6 +127,7 @@ export function withRules(rules: MarketRules, stats: Stats24h, lastTrade: LastTr
     maxPriceDecimals: Math.max(0, 6 - rules.szDecimals),
     lastTrade,
     stats24h: stats,
+    openInterest,
   };
 }
 
@@ -142,12 +146,19 @@ export class MarketCatalog {
     this.rules = new TtlCache(() => this.loadRules(), MARKET_LIST_TTL_MS, now);
     const rolling = new RollingStats();
     this.stats = new TtlCache(() => db.read(NO_STATS, (sql) => rolling.refresh(sql, this.now())), STATS_TTL_MS, now);
+    this.openInterest = new TtlCache(
+      async () => new Map((await db.read([] as OpenInterestRow[], (sql) => openInterestRows(sql))).map((r) => [r.market, normalizeDecimal(r.openInterest)])),
+      STATS_TTL_MS,
+      now,
+    );
   }
+  /** Open interest per market, cached as the statistics are. */
+  private readonly openInterest: TtlCache<Map<string, string>>;
 
   async list(): Promise<Market[]> {
-    const [rules, stats] = await Promise.all([this.rules.get(), this.stats.get()]);
+    const [rules, stats, oi] = await Promise.all([this.rules.get(), this.stats.get(), this.openInterest.get()]);
     const last = await this.lastTrades(rules.map((r) => r.symbol));
-    return rules.map((r) => withRules(r, statsOf(r.symbol, stats), last.get(r.symbol) ?? null));
+    return rules.map((r) => withRules(r, statsOf(r.symbol, stats), last.get(r.symbol) ?? null, oi.get(r.symbol)));
   }
 
   /** The market, or null when neither the engine nor the mirror lists it. */
@@ -155,7 +166,7 @@ export class MarketCatalog {
     const rules = (await this.rules.get()).find((r) => r.symbol === symbol);
     if (!rules) return null;
     const last = await this.lastTrades([symbol]);
-    return withRules(rules, statsOf(symbol, await this.stats.get()), last.get(symbol) ?? null);
+    return withRules(rules, statsOf(symbol, await this.stats.get()), last.get(symbol) ?? null, (await this.openInterest.get()).get(symbol));
   }
 
   /** Cached as the statistics are (STATS_TTL_MS): one indexed read per market. */

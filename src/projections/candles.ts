@@ -1,7 +1,8 @@
 // OHLCV candles per market and interval (docs/stream.md "Frames").
 //
 // Time is engine time only: the `ts` of the event being reduced. Buckets are UTC-aligned
-// (floor(ts / length) * length; the Unix epoch is a UTC midnight, so 4h and 1d align to UTC too).
+// (floor(ts / length) * length; the Unix epoch is a UTC midnight, so 4h and 1d align to UTC too; weeks
+// start on Mondays 00:00 UTC: INTERVAL_ORIGIN_MS).
 // A bucket closes, with exactly one candle.close, when the ts of ANY later event reaches its end,
 // so bars close on time without trades (engine.tick_start). A closed bucket is gone from the state,
 // so it can never close twice; a late fill whose ts is before its market's open bucket (an engine
@@ -18,10 +19,26 @@ export const INTERVAL_MS: Record<CandleInterval, number> = {
   '1m': 60_000,
   '5m': 300_000,
   '15m': 900_000,
+  '30m': 1_800_000,
   '1h': 3_600_000,
   '4h': 14_400_000,
   '1d': 86_400_000,
+  '1w': 604_800_000,
 };
+
+/**
+ * Where an interval's buckets start counting (ms since the epoch): the epoch for all but the week,
+ * whose buckets start on Mondays 00:00 UTC as exchanges' weekly bars do (1970-01-01 was a Thursday;
+ * 1970-01-05 is the first Monday).
+ */
+export const INTERVAL_ORIGIN_MS: Record<CandleInterval, number> = { '1m': 0, '5m': 0, '15m': 0, '30m': 0, '1h': 0, '4h': 0, '1d': 0, '1w': 345_600_000 };
+
+/** The start of the bucket of `interval` holding `ms`. */
+export function bucketStart(ms: number, interval: CandleInterval): number {
+  const len = INTERVAL_MS[interval];
+  const origin = INTERVAL_ORIGIN_MS[interval];
+  return Math.floor((ms - origin) / len) * len + origin;
+}
 
 export interface Bucket {
   openMs: number;
@@ -111,7 +128,7 @@ export function addTrade(state: CandlesState, trade: CandleTrade): Array<[Candle
     let b = byInterval.get(interval);
     if (!b) {
       const len = INTERVAL_MS[interval];
-      const openMs = Math.floor(trade.tsMs / len) * len;
+      const openMs = bucketStart(trade.tsMs, interval);
       b = {
         openMs,
         closeMs: openMs + len,

@@ -42,7 +42,7 @@ export function asFill(event: EngineEvent): FillPayload | null {
 function check(event: EngineEvent): FillPayload | null {
   if (!isStr(event.market)) return null;
   const p = event.payload as Record<string, unknown>;
-  if (!isDec(p.price) || !isDec(p.size) || !isSide(p.takerSide) || !isStr(p.takerOrderId) || !isStr(p.makerOrderId)) return null;
+  if (!isStr(p.matchId) || !isDec(p.price) || !isDec(p.size) || !isSide(p.takerSide) || !isStr(p.takerOrderId) || !isStr(p.makerOrderId)) return null;
   if (!Array.isArray(p.legs) || !p.legs.every(isLeg)) return null;
   return p as unknown as FillPayload;
 }

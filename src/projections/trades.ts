@@ -16,6 +16,8 @@ export function projectTrade(event: EngineEvent): Frame[] {
       ts: event.ts,
       market: event.market!,
       payload: {
+        // The REST trade's id too: a trade has one shape live and in REST (the client's toTrade).
+        matchId: fill.matchId,
         side: fill.takerSide,
         size: normalizeDecimal(fill.size),
         price: normalizeDecimal(fill.price),

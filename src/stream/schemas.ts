@@ -90,6 +90,7 @@ export const TradeFrame = Type.Object(
     snapshot: SnapshotMark,
     payload: Type.Object(
       {
+        matchId: Type.String({ description: "The match's id, as GET /v1/trades gives it" }),
         side: { ...Side, description: 'Taker side' },
         size: { ...Decimal, description: 'Match size (a flip is one trade)' },
         price: Decimal,

@@ -48,6 +48,7 @@ export async function placeFromTicket(page: Page, fields: { side: 'buy' | 'sell'
   await page.selectOption('#order-side', fields.side);
   await page.selectOption('#order-type', fields.type);
   await page.fill('#order-size', fields.size);
-  await page.fill('#order-price', fields.price ?? '');
+  // A market order has no price (the field is disabled).
+  if (fields.type === 'limit') await page.fill('#order-price', fields.price ?? '');
   await page.click('#order-submit');
 }

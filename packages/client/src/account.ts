@@ -27,7 +27,8 @@ export function fromUnits(units: bigint): string {
   return `${negative ? '-' : ''}${abs / SCALE}.${(abs % SCALE).toString().padStart(10, '0')}`;
 }
 
-function divRound(n: bigint, d: bigint): bigint {
+/** n ÷ d rounded half away from zero (the engine's rounding). */
+export function divRound(n: bigint, d: bigint): bigint {
   const negative = n < 0n !== d < 0n;
   const a = n < 0n ? -n : n;
   const b = d < 0n ? -d : d;

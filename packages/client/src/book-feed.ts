@@ -7,8 +7,15 @@
 // one: a resumed connection would first replay the deltas sent while it was away, which the reset
 // keeper cannot apply (it holds no book until the next snapshot), and each would ask for yet
 // another resync. A new connection sends the view's snapshot before any live frame.
+//
+// With `connection` (a LiveConnection) the feed is a watch on that one socket instead: another view
+// is another watch (the subscribe carries the view and brings its snapshot), and a resync drops and
+// asks again for the book kinds on the same socket (LiveConnection.refreshBooks). Until the first
+// snapshot of a (re)subscription the keeper holds no book, and deltas still in flight from before
+// are ignored rather than taken for a broken chain.
 import { DeltaOrderBook } from './order-book.js';
 import { StreamClient, type StreamOptions, type StreamState } from './stream.js';
+import type { LiveConnection, Watch } from './connection.js';
 import type { GatewayClient } from './client.js';
 import type { GatewayError } from './errors.js';
 
@@ -32,10 +39,15 @@ export interface OrderBookFeedOptions {
   onResync?: (reason: 'gap' | 'checksum') => void;
   WebSocket?: StreamOptions['WebSocket'];
   heartbeatS?: number;
+  /** The one connection of the screen to ride (docs/client.md "One connection"); without it the feed opens its own socket. */
+  connection?: LiveConnection;
 }
 
 export class OrderBookFeed {
   private stream: StreamClient | null = null;
+  private watch: Watch | null = null;
+  /** On a shared connection: no snapshot applied yet since the last (re)subscription. */
+  private awaitingSnapshot = false;
   private keeper: DeltaOrderBook;
   private currentView: BookView;
   /** How many times the book was thrown away and subscribed again. */
@@ -54,26 +66,29 @@ export class OrderBookFeed {
   }
 
   start(): void {
-    if (this.stream) return;
+    if (this.stream || this.watch) return;
     this.subscribe();
   }
 
   stop(): void {
     this.stream?.stop();
     this.stream = null;
+    this.watch?.close();
+    this.watch = null;
   }
 
   /** Another depth or grouping: the view is another subscription, so the book starts again from its snapshot. */
   setView(view: BookView): void {
     this.currentView = { ...view };
-    if (!this.stream) return;
+    if (!this.stream && !this.watch) return;
     this.stop();
     this.subscribe();
   }
 
   private subscribe(): void {
-    const { client, market, onState, onError, onRefused, WebSocket, heartbeatS } = this.options;
+    const { client, market, onState, onError, onRefused, WebSocket, heartbeatS, connection } = this.options;
     this.keeper = new DeltaOrderBook(market);
+    if (connection) return this.watchOn(connection);
     const keeper = this.keeper;
     const stream: StreamClient = new StreamClient({
       client,
@@ -96,6 +111,38 @@ export class OrderBookFeed {
     });
     this.stream = stream;
     stream.start();
+  }
+
+  private watchOn(connection: LiveConnection): void {
+    const keeper = this.keeper;
+    this.awaitingSnapshot = true;
+    const watch: Watch = connection.watch(
+      { kinds: ['orderbook.delta'], markets: [this.options.market], book: this.currentView },
+      {
+        onMessage: (m) => {
+          if (this.watch !== watch || m.source !== 'live') return;
+          const frame = m.frame;
+          if (frame.kind !== 'orderbook.delta' && frame.kind !== 'orderbook.snapshot') return;
+          if (this.awaitingSnapshot && frame.kind !== 'orderbook.snapshot') return;
+          const before = keeper.bookSeq;
+          const result = keeper.apply(frame);
+          if (result === 'applied') {
+            if (frame.kind === 'orderbook.snapshot') this.awaitingSnapshot = false;
+            this.options.onBook(keeper);
+          } else if (result === 'resync' && !this.awaitingSnapshot) {
+            this.resyncs++;
+            this.options.onResync?.(frame.kind === 'orderbook.delta' && before !== (frame.payload as { prevBookSeq?: number }).prevBookSeq ? 'gap' : 'checksum');
+            this.awaitingSnapshot = true;
+            void connection.refreshBooks();
+          }
+        },
+        ...(this.options.onError ? { onError: this.options.onError } : {}),
+        onReset: () => {
+          this.awaitingSnapshot = true;
+        },
+      },
+    );
+    this.watch = watch;
   }
 
   private resync(reason: 'gap' | 'checksum'): void {

@@ -39,6 +39,8 @@ import type {
   TpslSet,
   Trigger,
   Trade,
+  PnlHistory,
+  TradeHistoryItem,
   TriggerStatus,
   UserBatch,
   UserBatchProof,
@@ -339,6 +341,14 @@ export class GatewayClient {
   /** Collateral (every deposit, withdrawal and fill), positions at the mark, margin, equity, free collateral, leverage (docs/account.md). */
   getAccount(party: string): Promise<Account> {
     return this.party(party, '/account');
+  }
+  /** Profit and loss over time: equity, realized and unrealized PnL, fees, cumulative (docs/rest.md "PnL history"); `from`/`to` in ms. */
+  getUserPnl(party: string, query: { interval?: CandleInterval; from?: number; to?: number } = {}): Promise<PnlHistory> {
+    return this.party(party, '/pnl', query);
+  }
+  /** Fill legs newest first, each with its realized PnL and the cumulative realized PnL and fees up to it (docs/rest.md "Trade history"). */
+  listUserTradeHistory(party: string, query: Page & { market?: string; before?: number } = {}): Promise<List<TradeHistoryItem>> {
+    return this.party(party, '/trade-history', query);
   }
   /** Testnet top-up. 429 (cooldown, `retryAfterS`) and 403 (ceiling) are raised as GatewayErrors. */
   faucet(party: string): Promise<FaucetGrant | Rejection> {

@@ -139,7 +139,7 @@ export const DOMAIN_FRAME_KINDS = ['position.update', 'balance.update', 'account
 /** Every kind the `kinds` filter accepts. */
 export type FrameKind = (typeof DOMAIN_FRAME_KINDS)[number] | EngineEventKind;
 
-export const CANDLE_INTERVALS = ['1m', '5m', '15m', '1h', '4h', '1d'] as const;
+export const CANDLE_INTERVALS = ['1m', '5m', '15m', '30m', '1h', '4h', '1d', '1w'] as const;
 export type Interval = (typeof CANDLE_INTERVALS)[number];
 
 /** The markets of the reference engine, known at compile time. */
@@ -151,7 +151,15 @@ export type KnownMarket = (typeof KNOWN_MARKETS)[number];
  * type `string` (read at run time, e.g. from GET /v1/markets) passes — the escape hatch, also
  * reachable as `market('NEW-PERP')` for a literal unknown at compile time.
  */
-export type MarketOf<M extends string> = string extends M ? M : M extends KnownMarket ? M : KnownMarket;
+export type MarketOf<M extends string> = string extends M ? M : M extends KnownMarket ? M : UnknownMarket<M>;
+
+type Join<T extends readonly string[]> = T extends readonly [infer H extends string, ...infer R extends string[]] ? (R extends [] ? H : `${H}, ${Join<R>}`) : '';
+
+/**
+ * What a literal that names no known market must be: the compiler's error then reads
+ * `Type '"btc-perp"' is not assignable to type '"unknown market btc-perp: …"'` instead of `never`.
+ */
+export type UnknownMarket<M extends string> = `unknown market ${M}: use ${Join<typeof KNOWN_MARKETS>}, or market('${M}') for a symbol not known at compile time`;
 
 /** The escape hatch: a market symbol not known at compile time. */
 export function market(symbol: string): string {

@@ -58,6 +58,7 @@ export {
   type Interval,
   type KnownMarket,
   type MarketOf,
+  type UnknownMarket,
 } from './engine-events.js';
 export { DecimalInputError } from './decimal-input.js';
 export { createToastThrottle, type ToastThrottle } from './toast.js';
@@ -83,3 +84,24 @@ export { DeltaOrderBook, bookChecksum, type BookLevel, type BookApplyResult } fr
 export { BookFrameGate } from './book-gate.js';
 export { OrderBookFeed, type OrderBookFeedOptions, type BookView } from './book-feed.js';
 export { UserOrdersStore, UserFillsStore, isTerminal, type OrderUpdate, type UserFill } from './user-channels.js';
+export { toTrade } from './trades.js';
+export { LiveConnection, type LiveConnectionOptions, type Interest, type Watch, type WatchHandlers } from './connection.js';
+export {
+  formatPrice,
+  formatSize,
+  formatMoney,
+  formatPercent,
+  formatDecimal,
+  readableDecimals,
+  priceDecimals,
+  roundDecimal,
+  addDecimal,
+  subDecimal,
+  mulDecimal,
+  divDecimal,
+  compareDecimal,
+  sumDecimals,
+  isNegativeDecimal,
+  type DisplayRules,
+  type PriceFormat,
+} from './format.js';

@@ -12,7 +12,7 @@
 // again; 429/5xx/network errors are retried with backoff. A half-open socket (no frame, not even
 // `stream.heartbeat`, for two heartbeat periods) is dropped and replaced.
 import { BookFrameGate } from './book-gate.js';
-import type { FrameKind, Interval, KnownMarket } from './engine-events.js';
+import type { FrameKind, Interval, KnownMarket, UnknownMarket } from './engine-events.js';
 import { errorBody, GatewayError } from './errors.js';
 import { backoffDelay } from './retry.js';
 import type { GatewayClient } from './client.js';
@@ -21,16 +21,24 @@ import type { TriggerCheck, TriggerWouldFire } from './account.js';
 import type { AckMessage, AnswerMessage, ErrorMessage } from './generated/wire.js';
 import type { Answer, ControlMessage, EngineEvent, Frame, GapMessage, OrderAccepted, OrderCancelled, OrderRequest, ResetMessage } from './types.js';
 
+/**
+ * A handler the socket calls. Declared as a method (bivariant), so a socket whose handlers take a
+ * richer event fits: the `ws` package's `onmessage: (event: WebSocket.MessageEvent) => void` is not
+ * assignable to a plain `(ev: { data: unknown }) => void` property under strictFunctionTypes.
+ */
+type SocketHandler<E> = { bivarianceHack(ev: E): void }['bivarianceHack'];
+
 /** The part of the WebSocket API the client uses (browser WebSocket and the `ws` package both fit). */
 export interface WebSocketLike {
-  onopen: ((ev: unknown) => void) | null;
+  onopen: SocketHandler<unknown> | null;
   /** Sends a text message (subscribe, unsubscribe, orders). */
   send(data: string): void;
-  onmessage: ((ev: { data: unknown }) => void) | null;
-  onclose: ((ev: { code: number; reason: string }) => void) | null;
-  onerror: ((ev: unknown) => void) | null;
+  onmessage: SocketHandler<{ data: unknown }> | null;
+  onclose: SocketHandler<{ code: number; reason: string }> | null;
+  onerror: SocketHandler<unknown> | null;
   close(code?: number, reason?: string): void;
 }
+/** A WebSocket class: the browser's `WebSocket`, or the `ws` package's `WebSocket` class in Node 20. */
 export type WebSocketCtor = new (url: string) => WebSocketLike;
 
 export type StreamMessage =
@@ -46,7 +54,7 @@ export type StreamMessage =
  * be a known market or at least spelt as the engine spells them (upper case), so `'btc-perp'` does
  * not compile (the gateway would ignore a filter that names no market it lists: rule 1).
  */
-export type MarketFilter<M extends string> = string extends M ? M : M extends KnownMarket ? M : M extends Uppercase<M> ? M : KnownMarket;
+export type MarketFilter<M extends string> = string extends M ? M : M extends KnownMarket ? M : M extends Uppercase<M> ? M : UnknownMarket<M>;
 /** A list of markets that names at least one (an empty list is no filter at all, so it does not compile). */
 export type MarketList<M extends string> = readonly [MarketFilter<M>, ...MarketFilter<M>[]];
 

@@ -52,6 +52,9 @@ export type {
   UserBatchVerification,
   ManifestVerification,
   UserBatchProof,
+  PnlHistory,
+  PnlPoint,
+  TradeHistoryItem,
 } from './generated/wire.js';
 export type { BalanceBody as Balance, EventEnvelope as EngineEvent } from './generated/wire.js';
 export type WithdrawalStatus = Withdrawal['status'];
@@ -82,7 +85,7 @@ export type Answer<T> = (T & { ok: true }) | Rejection;
 
 interface OrderFields<M extends string> {
   /** A known market literal, or any `string` value (see MarketOf). */
-  market: M & MarketOf<M>;
+  market: MarketOf<M>;
   side: Side;
   /** A decimal string ("0.001"); a number is refused before sending (it would lose precision). */
   size: Decimal;

@@ -2,8 +2,8 @@
 // OrderBookFeed (snapshot, then deltas checked by chain and CRC-32; a fresh subscription on a gap
 // or a mismatch), drawn with each level's order count. The grouping and depth selectors change the
 // subscription's view (docs/stream.md "Order book deltas"); nothing here polls.
-import { OrderBookFeed, type BookLevel, type DeltaOrderBook, type GatewayClient, type GatewayError } from '@gateway/client';
-import { escapeHtml, trim } from './format.js';
+import { OrderBookFeed, addDecimal, compareDecimal, divDecimal, formatDecimal, mulDecimal, roundDecimal, subDecimal, type BookLevel, type DeltaOrderBook, type GatewayClient, type GatewayError, type LiveConnection } from '@gateway/client';
+import { escapeHtml, px, sz } from './format.js';
 
 /** Grouping choices: tick multiples and significant figures (the gateway's `group`). */
 export const GROUPINGS: ReadonlyArray<{ value: string; label: string }> = [
@@ -25,6 +25,8 @@ export interface BookPanelHooks {
   onPainted(): void;
   onError(err: unknown): void;
   onRefused(err: GatewayError): void;
+  /** A level was clicked: its exact price (10-place decimal). */
+  onPrice?(price: string): void;
 }
 
 /** What the page exposes of the book for tests and the benchmark (`window.__console.book`). */
@@ -38,17 +40,31 @@ export interface BookProbe {
 
 export class BookPanel {
   private feed: OrderBookFeed | null = null;
+  private readonly asksBody: HTMLElement;
+  private readonly bidsBody: HTMLElement;
+  private readonly spreadCell: HTMLElement;
   private group = 'none';
   private depth = 10;
   readonly probe: BookProbe = { market: '', group: 'none', depth: 10, bookSeq: null, resyncs: 0 };
 
   constructor(
     private readonly client: GatewayClient,
-    private readonly table: HTMLTableElement,
+    /** The page's one stream connection: the book is a watch on it. */
+    private readonly connection: LiveConnection,
+    /** The book's container: asks above the spread, bids below (#book-asks-rows, #book-spread, #book-bids-rows). */
+    private readonly table: HTMLElement,
     private readonly groupSelect: HTMLSelectElement,
     private readonly depthSelect: HTMLSelectElement,
     private readonly hooks: BookPanelHooks,
   ) {
+    this.asksBody = table.querySelector<HTMLElement>('#book-asks-rows')!;
+    this.bidsBody = table.querySelector<HTMLElement>('#book-bids-rows')!;
+    this.spreadCell = table.querySelector<HTMLElement>('#book-spread')!;
+    // A click on a level hands its price to the ticket.
+    table.addEventListener('click', (ev) => {
+      const row = (ev.target as HTMLElement).closest<HTMLElement>('tr[data-price]');
+      if (row?.dataset.price) this.hooks.onPrice?.(row.dataset.price);
+    });
     groupSelect.innerHTML = GROUPINGS.map((g) => `<option value="${escapeHtml(g.value)}">${escapeHtml(g.label)}</option>`).join('');
     depthSelect.innerHTML = DEPTHS.map((d) => `<option value="${d}"${d === this.depth ? ' selected' : ''}>${d}</option>`).join('');
     groupSelect.addEventListener('change', () => this.setView(groupSelect.value, this.depth));
@@ -69,6 +85,7 @@ export class BookPanel {
     this.draw(null);
     this.feed = new OrderBookFeed({
       client: this.client,
+      connection: this.connection,
       market,
       view: this.view(),
       onBook: (book) => this.draw(book),
@@ -99,14 +116,31 @@ export class BookPanel {
     this.probe.bookSeq = book?.bookSeq ?? null;
     const bids = book?.bids.slice(0, this.depth) ?? [];
     const asks = book?.asks.slice(0, this.depth) ?? [];
-    const row = (side: 'bid' | 'ask') => (l: BookLevel) =>
-      `<tr data-testid="book-${side}" data-price="${escapeHtml(l[0])}"><td class="${side === 'bid' ? 'buy' : 'sell'}">${trim(l[0])}</td><td>${trim(l[1])}</td><td class="dim" data-testid="book-count">${l[2]}</td></tr>`;
-    const spread = bids[0] && asks[0] ? trim(String(Number(asks[0][0]) - Number(bids[0][0]))) : '—';
-    this.table.innerHTML =
-      `<tr><th>Price</th><th>Size</th><th title="orders at this level">Orders</th></tr>` +
-      asks.slice().reverse().map(row('ask')).join('') +
-      `<tr><td colspan="3" class="dim" style="text-align:center" data-testid="book-spread">spread ${spread}${book ? ` · book seq ${book.bookSeq ?? '–'}` : ''}</td></tr>` +
-      bids.map(row('bid')).join('');
+    const market = this.probe.market;
+    // One number of decimals for the whole column: the best ask's (else the best bid's).
+    const reference = asks[0]?.[0] ?? bids[0]?.[0] ?? null;
+    // Cumulative size from the spread outwards (exact), and the depth bar of each level against the deeper side's total.
+    const cumulative = (levels: BookLevel[]): string[] => {
+      let total = '0';
+      return levels.map((l) => (total = addDecimal(total, l[1])));
+    };
+    const bidTotals = cumulative(bids);
+    const askTotals = cumulative(asks);
+    const deepest = [bidTotals.at(-1), askTotals.at(-1)].filter((t): t is string => t !== undefined).reduce((a, b) => (compareDecimal(a, b) >= 0 ? a : b), '0');
+    const share = (total: string): number => {
+      const ratio = divDecimal(total, deepest);
+      return ratio === null ? 0 : Math.round(Number(roundDecimal(mulDecimal(ratio, '100'), 1)));
+    };
+    const row = (side: 'bid' | 'ask') => (l: BookLevel, i: number) => {
+      const total = side === 'bid' ? bidTotals[i]! : askTotals[i]!;
+      const bar = `background:linear-gradient(to left, var(--${side === 'bid' ? 'buy' : 'sell'}-bg) ${share(total)}%, transparent ${share(total)}%)`;
+      return `<tr class="level" data-testid="book-${side}" data-price="${escapeHtml(l[0])}" style="${bar}"><td class="${side === 'bid' ? 'buy' : 'sell'}" data-col="price">${px(market, l[0], reference)}</td><td data-col="size">${sz(market, l[1])}</td><td class="dim" data-col="total">${sz(market, total)}</td><td class="dim" data-testid="book-count">${l[2]}</td></tr>`;
+    };
+    this.asksBody.innerHTML = asks.map(row('ask')).reverse().join('');
+    this.bidsBody.innerHTML = bids.map(row('bid')).join('');
+    const spread = bids[0] && asks[0] ? subDecimal(asks[0][0], bids[0][0]) : null;
+    const spreadPct = spread !== null && bids[0] ? divDecimal(mulDecimal(spread, '100'), asks[0]![0]) : null;
+    this.spreadCell.textContent = `spread ${spread !== null ? px(market, spread, reference) : '–'}${spreadPct !== null ? ` (${formatDecimal(spreadPct, 3)}%)` : ''}${book ? ` · book seq ${book.bookSeq ?? '–'}` : ''}`;
     if (bids.length + asks.length > 0) this.hooks.onPainted();
   }
 }

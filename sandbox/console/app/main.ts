@@ -2,44 +2,52 @@
 // (`@gateway/client`) and the public API. Plain DOM, no framework (docs/adr/0017-web-console-plain-dom.md).
 //
 // Start-up: clock sync (GET /v1/time), markets with 24 h stats, a party kept in IndexedDB with its
-// session (made and funded by the faucet on the first visit), then three streams: the selected
-// market's book (`orderbook.delta`: snapshot then deltas, with the chosen depth and grouping), its
-// public frames (trades, candles), and the party's own (account, positions, and the user channels
-// `order.update` and `fill`). Each stream's state on subscribe arrives as snapshot frames, so a
-// quiet market still shows its book, last trades and current bar at once.
+// session (made and funded by the faucet on the first visit), then ONE stream connection (the client's
+// LiveConnection) carrying three watches: the selected market's book (`orderbook.delta`: snapshot
+// then deltas, with the chosen depth and grouping), its public frames (trades, candles), and the
+// party's own (account, positions, and the user channels `order.update` and `fill`). Switching
+// market, interval or grouping changes the watches, which the connection turns into subscribe /
+// unsubscribe messages on the same socket. Each watch's state on subscribe arrives as snapshot
+// frames, so a quiet market still shows its book, last trades and current bar at once.
 import {
   GatewayClient,
   GatewayError,
   indexedDbStore,
   keepPartySession,
+  LiveConnection,
   memoryStore,
-  PositionsStore,
-  StreamClient,
   UserFillsStore,
   UserOrdersStore,
   type Frame,
   type Market,
   type StreamMessage,
   type StreamState,
+  type Watch,
   type OrderRequest,
   type Account,
   type Trigger,
   type CandleInterval,
   CANDLE_INTERVALS,
+  formatDecimal,
+  formatMoney,
+  readableDecimals,
 } from '@gateway/client';
 
 function asInterval(value: string | null): CandleInterval {
   return (CANDLE_INTERVALS as readonly string[]).includes(value ?? '') ? (value as CandleInterval) : '1m';
 }
 import { CandleChart } from './chart.js';
-import { escapeHtml, pct, shortParty, trim } from './format.js';
+import { escapeHtml, money, pct, px, setMarkets, shortParty, sz } from './format.js';
 import { checkOrder, describeRules } from './rules.js';
-import { positionMarks, renderAccount, renderClosedEpochs, renderTicket, renderTriggers } from './account.js';
+import { currentAccount, renderAccount, renderClosedEpochs, renderTicket, renderTriggers } from './account.js';
+import { renderPositions as renderPositionTable } from './positions.js';
+import { orderFrom, baseSize, type TicketFields } from './ticket.js';
+import { PnlPanel } from './pnl.js';
 import { VerificationPanel } from './verification.js';
 import { AccountVerificationPanel } from './account-verification.js';
 import { BookPanel, type BookProbe } from './book.js';
 import { TradeTape } from './tape.js';
-import { renderFills, renderOpenOrders, renderOrderHistory } from './my-orders.js';
+import { renderFills, renderOpenOrders, renderOrderHistory, type SentOrder } from './my-orders.js';
 import { socketFirstOrderPath, type OrderPath, type PathName } from './order-path.js';
 
 /** Timings read by the benchmark and the browser test (ms since navigation start). */
@@ -69,7 +77,7 @@ function painted(key: 'bookRenderMs' | 'chartRenderMs'): void {
 }
 
 function showError(err: unknown): void {
-  const text = err instanceof GatewayError ? `${err.status || 'network'} ${err.code ?? ''}: ${err.body.error}` : err instanceof Error ? err.message : String(err);
+  const text = readableDecimals(err instanceof GatewayError ? `${err.status || 'network'} ${err.code ?? ''}: ${err.body.error}` : err instanceof Error ? err.message : String(err));
   $('error').textContent = text;
 }
 
@@ -82,14 +90,31 @@ let markets: Market[] = [];
 let selected = params.get('market') ?? '';
 let interval: CandleInterval = asInterval(params.get('interval'));
 let party = '';
-let positions: PositionsStore;
 const orders = new UserOrdersStore();
 const fills = new UserFillsStore();
-let marketStream: StreamClient | null = null;
-let partyStream: StreamClient | null = null;
+let marketWatch: Watch | null = null;
+// Orders and cancels go over the connection's socket while it is open, REST otherwise.
+let liveState: StreamState = 'stopped';
+const live = new LiveConnection({
+  client,
+  onState: (state) => {
+    liveState = state;
+    renderStatus(state);
+    renderStatus(state, 'party-status');
+  },
+  onRefused: showError,
+  onError: (err) => console.warn('stream', err),
+});
+(window as unknown as { __live: LiveConnection }).__live = live;
 const chart = new CandleChart($('chart'));
-const tape = new TradeTape($<HTMLTableElement>('trades'));
-const bookPanel = new BookPanel(client, $<HTMLTableElement>('book'), $<HTMLSelectElement>('book-group'), $<HTMLSelectElement>('book-depth'), {
+const tape = new TradeTape($('trades'));
+const bookPanel = new BookPanel(client, live, $('book'), $<HTMLSelectElement>('book-group'), $<HTMLSelectElement>('book-depth'), {
+  // A click on a level: a limit order at that price (the exact decimal, trailing zeros dropped).
+  onPrice: (price) => {
+    $<HTMLSelectElement>('order-type').value = 'limit';
+    $<HTMLInputElement>('order-price').value = formatDecimal(price, 10);
+    updateTicket();
+  },
   onPainted: () => {
     metrics.firstFrameMs ??= performance.now();
     painted('bookRenderMs');
@@ -98,9 +123,7 @@ const bookPanel = new BookPanel(client, $<HTMLTableElement>('book'), $<HTMLSelec
   onRefused: showError,
 });
 metrics.book = bookPanel.probe;
-// Orders and cancels go over the party's stream connection while it is open, REST otherwise.
-let partyState: StreamState = 'stopped';
-const orderPath: OrderPath = socketFirstOrderPath(client, () => partyStream, () => partyState === 'live' || partyState === 'backfilling');
+const orderPath: OrderPath = socketFirstOrderPath(client, () => live.client, () => liveState === 'live' || liveState === 'backfilling');
 const market = () => markets.find((m) => m.symbol === selected);
 
 // ---- rendering ----
@@ -113,34 +136,39 @@ function renderStatus(state: StreamState, id = 'status'): void {
 function renderMarkets(): void {
   const rows = markets.map((m) => {
     const s = m.stats24h;
-    const cls = s.change === null ? '' : Number(s.change) >= 0 ? 'buy' : 'sell';
-    return `<tr class="market${m.symbol === selected ? ' sel' : ''}" data-symbol="${escapeHtml(m.symbol)}" data-testid="market"><td>${escapeHtml(m.symbol)}</td><td>${trim(s.last)}</td><td class="${cls}">${pct(s.changePct)}</td><td class="dim">${Number(s.quoteVolume).toFixed(0)}</td></tr>`;
+    const cls = s.change === null ? '' : s.change.startsWith('-') ? 'sell' : 'buy';
+    return `<tr class="market${m.symbol === selected ? ' sel' : ''}" data-symbol="${escapeHtml(m.symbol)}" data-testid="market" title="24 h volume ${formatMoney(s.quoteVolume, { decimals: 0, thousands: ',' })} USD · open interest ${sz(m.symbol, m.openInterest)}"><td>${escapeHtml(m.symbol)}</td><td>${px(m.symbol, s.last ?? m.lastTrade?.price)}</td><td class="${cls}">${pct(s.changePct)}</td></tr>`;
   });
-  $('markets').innerHTML = `<tr><th>Market</th><th>Last</th><th>24h</th><th>Vol</th></tr>${rows.join('')}`;
+  $('markets').innerHTML = `<tr><th>Market</th><th>Last</th><th>24h</th></tr>${rows.join('')}`;
+  // The header: the selected market's last price, 24 h change and open interest.
+  const m = market();
+  $('sel-market').textContent = m?.symbol ?? '…';
+  $('sel-last').textContent = px(m?.symbol, m?.stats24h.last ?? m?.lastTrade?.price);
+  $('sel-change').textContent = pct(m?.stats24h.changePct);
+  $('sel-change').className = m?.stats24h.change?.startsWith('-') ? 'sell' : 'buy';
+  $('sel-oi').textContent = m ? sz(m.symbol, m.openInterest) : '–';
 }
+
+/** Orders this page sent, by clientOrderId (a rejection shows what was sent, not "unknown"). */
+const sent = new Map<string, SentOrder>();
 
 function renderOrders(): void {
   renderOpenOrders($('orders'), orders.open());
-  renderOrderHistory($('order-history'), orders.recent());
+  renderOrderHistory($('order-history'), orders.recent(), sent);
 }
 
 function renderPositions(): void {
-  const marks = positionMarks();
-  const rows = positions.open().map((p) => {
-    const m = marks.get(p.positionId);
-    const upnl = m ? `<td class="${m.unrealizedPnl.startsWith('-') ? 'sell' : 'buy'}" data-testid="position-upnl">${trim(m.unrealizedPnl)}</td>` : '<td>–</td>';
-    return `<tr data-testid="position" data-position-id="${escapeHtml(p.positionId)}"><td title="${escapeHtml(p.positionId)}">${escapeHtml(p.positionId.slice(0, 10))}</td><td>${escapeHtml(p.market)}</td><td class="${Number(p.size) >= 0 ? 'buy' : 'sell'}" data-testid="position-size">${trim(p.size)}</td><td>${trim(p.entryPrice)}</td><td>${trim(m?.markPrice)}</td>${upnl}<td>${trim(p.realizedPnl)}</td></tr>`;
-  });
-  $('positions').innerHTML = `<tr><th>Position</th><th>Market</th><th>Size</th><th>Entry</th><th>Mark</th><th>uPnL</th><th>Realised</th></tr>${rows.join('')}`;
+  renderPositionTable($('positions'), currentAccount());
 }
 
 function renderBalance(balance: string): void {
-  $('balance').textContent = trim(balance);
+  $('balance').textContent = money(balance);
 }
 
 // ---- data ----
 async function refreshMarkets(fresh = false): Promise<void> {
   markets = (await client.listMarkets({ fresh })).items;
+  setMarkets(markets);
   if (!market()) selected = markets[0]?.symbol ?? '';
   renderMarkets();
   const m = market();
@@ -163,6 +191,7 @@ function onAccount(account: Account): void {
 }
 
 let triggers: Trigger[] = [];
+let pnlPanel: PnlPanel | null = null;
 let historyTimers: Array<ReturnType<typeof setTimeout>> = [];
 /**
  * Triggers and closed epochs, read again when the stream says they changed. They are REST lists of
@@ -176,6 +205,7 @@ function refreshHistorySoon(): void {
 }
 async function refreshHistory(): Promise<void> {
   try {
+    void pnlPanel?.refresh().catch(showError);
     const [t, closed] = await Promise.all([client.listUserTriggers(party, { limit: 50 }), client.listUserPositions(party, { status: 'closed', limit: 20 })]);
     triggers = t.items;
     renderTriggers(triggers);
@@ -185,17 +215,38 @@ async function refreshHistory(): Promise<void> {
   }
 }
 
-function updateTicket(): void {
-  const side = $<HTMLSelectElement>('order-side').value as 'buy' | 'sell';
-  const type = $<HTMLSelectElement>('order-type').value as 'limit' | 'market';
-  renderTicket(market(), { side, size: input('order-size'), price: type === 'limit' ? input('order-price') : bestPrice(side) });
+function ticketFields(): TicketFields {
+  return {
+    side: $<HTMLSelectElement>('order-side').value as 'buy' | 'sell',
+    type: $<HTMLSelectElement>('order-type').value as 'limit' | 'market',
+    tif: $<HTMLSelectElement>('order-tif').value as 'gtc' | 'ioc' | 'alo',
+    reduceOnly: $<HTMLInputElement>('order-reduce').checked,
+    size: input('order-size'),
+    unit: $<HTMLSelectElement>('order-size-unit').value as 'base' | 'quote',
+    price: input('order-price'),
+    tp: input('order-tp'),
+    sl: input('order-sl'),
+  };
 }
 
+function updateTicket(): void {
+  const f = ticketFields();
+  // A market order has no price of its own (it takes the book) and never rests.
+  const priceInput = $<HTMLInputElement>('order-price');
+  priceInput.disabled = f.type === 'market';
+  priceInput.placeholder = f.type === 'market' ? 'market' : 'click a book level';
+  $<HTMLSelectElement>('order-tif').disabled = f.type === 'market';
+  const button = $('order-submit');
+  button.className = f.side;
+  button.textContent = `${f.side === 'buy' ? 'Buy / long' : 'Sell / short'} ${selected}`;
+  const m = market();
+  const price = f.type === 'limit' ? f.price : bestPrice(f.side);
+  const size = m ? baseSize(m, f, price) : null;
+  renderTicket(m, { side: f.side, size: size ?? '', price, reduceOnly: f.reduceOnly });
+}
+
+/** The party's account (positions included: the table is drawn from it) and its histories. */
 async function refreshPartyState(): Promise<void> {
-  positions = new PositionsStore(party);
-  const pos = await client.listUserPositions(party, { status: 'open', limit: 100 });
-  positions.loadSnapshot(pos.items);
-  renderPositions();
   await Promise.all([loadBalance(), refreshHistory()]);
 }
 
@@ -241,10 +292,12 @@ function onPartyMessage(message: StreamMessage): void {
   } else if (frame.kind === 'order.update') {
     if (orders.apply(frame)) renderOrders();
   } else if (frame.kind === 'fill') {
-    if (fills.apply(frame)) renderFills($('fills'), fills.list());
+    if (fills.apply(frame)) {
+      renderFills($('fills'), fills.list());
+      if (!frame.snapshot) refreshHistorySoon();
+    }
   } else if (frame.kind === 'position.update') {
-    positions.applyFrame(frame);
-    renderPositions();
+    // The table follows account.update (one mark with the header); an epoch that closed changes the histories.
     if (/^-?0\.0+$/.test(frame.payload.size)) refreshHistorySoon(); // an epoch closed
   } else if (frame.kind === 'balance.update' || frame.kind === 'inbound.deposit') {
     // The collateral comes with account.update (the last fill's balance alone misses deposits and withdrawals).
@@ -255,52 +308,51 @@ function onPartyMessage(message: StreamMessage): void {
 
 /** Another market: book, tape, chart and stream again; another interval (`sameMarket`): the chart and the market stream only. */
 function selectMarket(sameMarket = false): void {
-  marketStream?.stop();
+  marketWatch?.close();
   if (!sameMarket) bookPanel.show(selected);
+  // The URL follows the market and the interval (a reload or a shared link opens the same screen).
+  const url = new URL(location.href);
+  url.searchParams.set('market', selected);
+  url.searchParams.set('interval', interval);
+  history.replaceState(null, '', url);
+  document.title = `${selected} · Gateway console`;
+  renderIntervals();
+  updateTicket();
   tape.reset(selected);
   renderMarkets();
   const m = market();
   if (m) $('rules').textContent = describeRules(m);
   void Promise.all([loadChart(), loadTape()]).catch(showError);
-  marketStream = new StreamClient({
-    client,
-    kinds: ['trade', 'candle.update', 'candle.close'],
-    markets: [selected],
-    intervals: [interval],
-    onMessage: onMarketMessage,
-    onState: renderStatus,
-    onRefused: showError,
-    onError: (err) => console.warn('market stream', err),
-    onReset: () => {
-      tape.reset(selected);
-      void Promise.all([loadChart(), loadTape()]).catch(showError);
+  marketWatch = live.watch(
+    { kinds: ['trade', 'candle.update', 'candle.close'], markets: [selected], intervals: [interval] },
+    {
+      onMessage: onMarketMessage,
+      onError: showError,
+      onReset: () => {
+        tape.reset(selected);
+        void Promise.all([loadChart(), loadTape()]).catch(showError);
+      },
     },
-  });
-  marketStream.start();
+  );
 }
 
 function startPartyStream(): void {
-  partyStream = new StreamClient({
-    client,
-    party: [party],
-    // My orders and my fills come from the user channels (each with its state on subscribe).
-    kinds: ['account.update', 'position.update', 'balance.update', 'inbound.deposit', 'order.update', 'fill', 'engine.trigger_set', 'engine.trigger_fired', 'engine.trigger_cancelled'],
-    onMessage: onPartyMessage,
-    onState: (state) => {
-      partyState = state;
-      renderStatus(state, 'party-status');
+  // My orders and my fills come from the user channels (each with its state on subscribe); the
+  // party's positions may be in any market, so this watch names none.
+  live.watch(
+    { kinds: ['account.update', 'position.update', 'balance.update', 'inbound.deposit', 'order.update', 'fill', 'engine.trigger_set', 'engine.trigger_fired', 'engine.trigger_cancelled'], party: [party] },
+    {
+      onMessage: onPartyMessage,
+      onError: showError,
+      onReset: () => {
+        orders.clear();
+        fills.clear();
+        renderOrders();
+        renderFills($('fills'), fills.list());
+        void refreshPartyState().catch(showError);
+      },
     },
-    onRefused: showError,
-    onError: (err) => console.warn('party stream', err),
-    onReset: () => {
-      orders.clear();
-      fills.clear();
-      renderOrders();
-      renderFills($('fills'), fills.list());
-      void refreshPartyState().catch(showError);
-    },
-  });
-  partyStream.start();
+  );
 }
 
 function bestPrice(side: 'buy' | 'sell'): string | null {
@@ -320,37 +372,50 @@ $('order-form').addEventListener('submit', (ev) => {
     const out = $('order-result');
     const m = market();
     if (!m) return;
-    const side = $<HTMLSelectElement>('order-side').value as 'buy' | 'sell';
-    const type = $<HTMLSelectElement>('order-type').value as 'limit' | 'market';
-    const size = input('order-size');
-    const price = input('order-price');
-    const problem = checkOrder(m, { type, size, price, reference: bestPrice(side) });
-    if (problem) {
+    const f = ticketFields();
+    const reference = bestPrice(f.side);
+    const clientOrderId = `console-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+    const order = orderFrom(m, f, reference, clientOrderId);
+    const problem = typeof order === 'string' ? order : checkOrder(m, { type: f.type, size: order.size, price: f.price, reference });
+    if (problem || typeof order === 'string') {
       out.className = 'msg err';
-      out.textContent = problem;
+      out.textContent = problem ?? String(order);
       return;
     }
-    const tp = input('order-tp');
-    const sl = input('order-sl');
+    sent.set(clientOrderId, { side: order.side, size: order.size, price: order.type === 'limit' ? order.price : null });
     out.className = 'msg';
     out.textContent = 'sending…';
-    try {
-      const legs = { ...(tp ? { tp: { triggerPrice: tp } } : {}), ...(sl ? { sl: { triggerPrice: sl } } : {}) };
-      const order: OrderRequest = type === 'limit' ? { market: m.symbol, side, type, size, price, ...legs } : { market: m.symbol, side, type, size, ...legs };
-      const { answer, path } = await orderPath.place(order, { allowImmediateTrigger: $<HTMLInputElement>('order-force').checked });
-      showPath(path);
-      if (answer.ok) {
-        out.className = 'msg ok';
-        out.textContent = `${answer.status}: ${answer.orderId}${answer.avgPrice ? ` @ ${trim(answer.avgPrice)}` : ''}`;
-      } else {
-        out.className = 'msg err';
-        out.textContent = `rejected: ${answer.code} — ${answer.error}`;
-      }
-    } catch (err) {
-      out.className = 'msg err';
-      out.textContent = err instanceof GatewayError ? `${err.status} ${err.code ?? ''}: ${err.body.error}` : String(err);
-    }
+    await send(order, $<HTMLInputElement>('order-force').checked);
   })();
+});
+
+/** Sends an order (the ticket's, or a position's close) and shows the answer. */
+async function send(order: OrderRequest, allowImmediateTrigger: boolean): Promise<void> {
+  const out = $('order-result');
+  try {
+    const { answer, path } = await orderPath.place(order, { allowImmediateTrigger });
+    showPath(path);
+    if (answer.ok) {
+      out.className = 'msg ok';
+      out.textContent = `${answer.status}: ${answer.orderId}${answer.avgPrice ? ` @ ${px(order.market, answer.avgPrice)}` : ''}`;
+    } else {
+      out.className = 'msg err';
+      out.textContent = `rejected: ${answer.code} — ${readableDecimals(answer.error)}`;
+    }
+  } catch (err) {
+    out.className = 'msg err';
+    out.textContent = readableDecimals(err instanceof GatewayError ? `${err.status} ${err.code ?? ''}: ${err.body.error}` : String(err));
+  }
+}
+
+// Close: a reduce-only market order for the whole position, the other way.
+$('positions').addEventListener('click', (ev) => {
+  const button = (ev.target as HTMLElement).closest<HTMLElement>('button[data-close]');
+  const symbol = button?.dataset.close;
+  const size = button?.dataset.size;
+  if (!symbol || !size) return;
+  const long = !size.startsWith('-');
+  void send({ market: symbol, side: long ? 'sell' : 'buy', type: 'market', size: formatDecimal(long ? size : size.slice(1), 10), reduceOnly: true }, true);
 });
 
 $('orders').addEventListener('click', (ev) => {
@@ -362,7 +427,7 @@ $('orders').addEventListener('click', (ev) => {
       const { answer, path } = await orderPath.cancel(id);
       showPath(path);
       out.className = answer.ok ? 'msg ok' : 'msg err';
-      out.textContent = answer.ok ? `cancelled ${answer.orderId}` : `cancel rejected: ${answer.code} — ${answer.error}`;
+      out.textContent = answer.ok ? `cancelled ${answer.orderId}` : `cancel rejected: ${answer.code} — ${readableDecimals(answer.error)}`;
     } catch (err) {
       showError(err);
     }
@@ -381,15 +446,15 @@ $('tpsl-form').addEventListener('submit', (ev) => {
         { allowImmediateTrigger: $<HTMLInputElement>('tpsl-force').checked },
       );
       out.className = answer.ok ? 'msg ok' : 'msg err';
-      out.textContent = answer.ok ? `armed: ${answer.triggers.map((t) => `${t.kind} ${t.status}`).join(', ')}` : `rejected: ${answer.code} — ${answer.error}`;
+      out.textContent = answer.ok ? `armed: ${answer.triggers.map((t) => `${t.kind} ${t.status}`).join(', ')}` : `rejected: ${answer.code} — ${readableDecimals(answer.error)}`;
     } catch (err) {
       out.className = 'msg err';
-      out.textContent = err instanceof GatewayError ? `${err.status} ${err.code ?? ''}: ${err.body.error}` : String(err);
+      out.textContent = readableDecimals(err instanceof GatewayError ? `${err.status} ${err.code ?? ''}: ${err.body.error}` : String(err));
     }
   })();
 });
 
-for (const id of ['order-side', 'order-type', 'order-size', 'order-price']) $(id).addEventListener('input', updateTicket);
+for (const id of ['order-side', 'order-type', 'order-size', 'order-price', 'order-tif', 'order-reduce', 'order-size-unit']) $(id).addEventListener('input', updateTicket);
 
 $('faucet').addEventListener('click', () => {
   void client.faucet(party).then(
@@ -408,6 +473,17 @@ $('markets').addEventListener('click', (ev) => {
 $<HTMLSelectElement>('interval').value = interval;
 $('interval').addEventListener('change', () => {
   interval = asInterval($<HTMLSelectElement>('interval').value);
+  selectMarket(true);
+});
+/** The chart's intervals as buttons (every interval the gateway's candles have). */
+function renderIntervals(): void {
+  $('interval-buttons').innerHTML = CANDLE_INTERVALS.map((i) => `<button type="button" data-interval="${i}"${i === interval ? ' class="sel"' : ''}>${i}</button>`).join('');
+}
+$('interval-buttons').addEventListener('click', (ev) => {
+  const next = (ev.target as HTMLElement).dataset.interval;
+  if (!next || next === interval) return;
+  interval = asInterval(next);
+  $<HTMLSelectElement>('interval').value = interval;
   selectMarket(true);
 });
 
@@ -431,13 +507,17 @@ try {
   $('party').title = party;
   await refreshPartyState();
   // A party made in this browser starts with nothing: fund it once from the faucet.
-  if (Number($('balance').textContent) === 0) {
+  if ((await client.getAccount(party)).collateral === '0.0000000000') {
     const grant = await client.faucet(party).catch((err: unknown) => (showError(err), null));
     if (grant && 'newBalance' in grant) renderBalance(grant.newBalance);
   }
   renderOrders();
   renderFills($('fills'), fills.list());
   startPartyStream();
+  // The trader's history: PnL over time and trade history, read again a moment after each fill.
+  pnlPanel = new PnlPanel(client, party, $('pnl-chart'), $('pnl-summary'), $('trade-history'), $<HTMLSelectElement>('pnl-interval'));
+  (window as unknown as { __pnl: PnlPanel }).__pnl = pnlPanel;
+  void pnlPanel.refresh().catch(showError);
   // The party's fills and history, checked against the chain in this browser (docs/verification.md).
   void new VerificationPanel(client, party, $('verify-panel')).run();
   // Its collateral and positions, recomputed from the committed events beside what the screen shows (on demand).

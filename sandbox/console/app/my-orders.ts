@@ -3,7 +3,7 @@
 // and a cancel button; an order leaves the open table on a terminal state and shows in the history
 // with its reason (user, ioc, margin, reduce_only, rejected + the engine's code).
 import type { OrderUpdate, UserFill } from '@gateway/client';
-import { escapeHtml, trim } from './format.js';
+import { escapeHtml, money, px, sz } from './format.js';
 
 const side = (s: string) => `<td class="${s === 'buy' ? 'buy' : s === 'sell' ? 'sell' : 'dim'}">${escapeHtml(s)}</td>`;
 // Ids are opaque; their ends tell apart the orders of one engine run (the reference engine's start with a boot prefix).
@@ -12,7 +12,7 @@ const short = (id: string | null) => (id === null ? '–' : `<span title="${esca
 export function renderOpenOrders(table: HTMLElement, orders: readonly OrderUpdate[]): void {
   const rows = orders.map(
     (o) =>
-      `<tr data-testid="open-order" data-order-id="${escapeHtml(o.orderId ?? '')}"><td>${escapeHtml(o.market ?? '–')}</td>${side(o.side)}<td>${trim(o.price)}</td><td>${trim(o.size)}</td><td data-testid="order-filled">${trim(o.filledSize)}</td><td>${trim(o.avgPrice)}</td><td data-testid="order-status">${escapeHtml(o.status)}</td><td><button type="button" data-cancel="${escapeHtml(o.orderId ?? '')}">Cancel</button></td></tr>`,
+      `<tr data-testid="open-order" data-order-id="${escapeHtml(o.orderId ?? '')}"><td>${escapeHtml(o.market ?? '–')}</td>${side(o.side)}<td>${px(o.market, o.price)}</td><td>${sz(o.market, o.size)}</td><td data-testid="order-filled">${sz(o.market, o.filledSize)}</td><td>${px(o.market, o.avgPrice)}</td><td data-testid="order-status">${escapeHtml(o.status)}</td><td><button type="button" data-cancel="${escapeHtml(o.orderId ?? '')}">Cancel</button></td></tr>`,
   );
   table.innerHTML = `<tr><th>Market</th><th>Side</th><th>Price</th><th>Size</th><th>Filled</th><th>Avg</th><th>Status</th><th></th></tr>${rows.join('')}`;
 }
@@ -36,10 +36,21 @@ export function describeReason(o: OrderUpdate): string {
   }
 }
 
-export function renderOrderHistory(table: HTMLElement, orders: readonly OrderUpdate[]): void {
+/** What this page sent, by clientOrderId: a rejection the engine answers without side or size is shown with them. */
+export interface SentOrder {
+  side: 'buy' | 'sell';
+  size: string;
+  price: string | null;
+}
+
+export function renderOrderHistory(table: HTMLElement, ended: readonly OrderUpdate[], sent: ReadonlyMap<string, SentOrder> = new Map()): void {
+  const orders = ended.map((o) => {
+    const mine = o.clientOrderId ? sent.get(o.clientOrderId) : undefined;
+    return mine && (o.side === 'unknown' || o.size === null) ? { ...o, side: mine.side, size: mine.size, price: o.price ?? mine.price } : o;
+  });
   const rows = orders.slice(0, 30).map(
     (o) =>
-      `<tr data-testid="ended-order" data-order-id="${escapeHtml(o.orderId ?? '')}"><td>${short(o.orderId)}</td><td>${escapeHtml(o.market ?? '–')}</td>${side(o.side)}<td>${trim(o.price)}</td><td>${trim(o.size)}</td><td data-testid="order-filled">${trim(o.filledSize)}</td><td>${trim(o.avgPrice)}</td><td data-testid="order-status" class="status-${escapeHtml(o.status)}">${escapeHtml(o.status)}</td><td data-testid="order-reason" data-reason="${escapeHtml(o.reason ?? '')}">${escapeHtml(describeReason(o))}</td></tr>`,
+      `<tr data-testid="ended-order" data-order-id="${escapeHtml(o.orderId ?? '')}"><td>${short(o.orderId)}</td><td>${escapeHtml(o.market ?? '–')}</td>${side(o.side)}<td>${px(o.market, o.price)}</td><td>${sz(o.market, o.size)}</td><td data-testid="order-filled">${sz(o.market, o.filledSize)}</td><td>${px(o.market, o.avgPrice)}</td><td data-testid="order-status" class="status-${escapeHtml(o.status)}">${escapeHtml(o.status)}</td><td data-testid="order-reason" data-reason="${escapeHtml(o.reason ?? '')}">${escapeHtml(describeReason(o))}</td></tr>`,
   );
   table.innerHTML = `<tr><th>Order</th><th>Market</th><th>Side</th><th>Price</th><th>Size</th><th>Filled</th><th>Avg</th><th>Status</th><th>Reason</th></tr>${rows.join('')}`;
 }
@@ -47,7 +58,7 @@ export function renderOrderHistory(table: HTMLElement, orders: readonly OrderUpd
 export function renderFills(table: HTMLElement, fills: readonly UserFill[]): void {
   const rows = fills.slice(0, 30).map(
     (f) =>
-      `<tr data-testid="user-fill" data-order-id="${escapeHtml(f.orderId)}"><td class="dim">${escapeHtml(f.ts.slice(11, 19))}</td><td>${escapeHtml(f.market)}</td>${side(f.side)}<td>${trim(f.price)}</td><td data-testid="fill-size">${trim(f.size)}</td><td>${trim(f.fee)}</td><td>${escapeHtml(f.role)}</td><td>${short(f.orderId)}</td></tr>`,
+      `<tr data-testid="user-fill" data-order-id="${escapeHtml(f.orderId)}"><td class="dim">${escapeHtml(f.ts.slice(11, 19))}</td><td>${escapeHtml(f.market)}</td>${side(f.side)}<td>${px(f.market, f.price)}</td><td data-testid="fill-size">${sz(f.market, f.size)}</td><td>${money(f.fee)}</td><td>${escapeHtml(f.role)}</td><td>${short(f.orderId)}</td></tr>`,
   );
   table.innerHTML = `<tr><th>Time</th><th>Market</th><th>Side</th><th>Price</th><th>Size</th><th>Fee</th><th>Role</th><th>Order</th></tr>${rows.join('')}`;
 }

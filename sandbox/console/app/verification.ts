@@ -3,7 +3,7 @@
 // walks every user batch of the party with a progress bar and a summary. Nothing the gateway says
 // about a batch is taken: the verdicts are the client's own (verifyHistory, WebCrypto SHA-256).
 import type { BatchVerdict, Fill, GatewayClient, HistoryVerdict } from '@gateway/client';
-import { escapeHtml, trim } from './format.js';
+import { escapeHtml, px, sz } from './format.js';
 
 /** Read by the browser test and the benchmark. */
 export interface VerificationMetrics {
@@ -67,9 +67,9 @@ export class VerificationPanel {
       const v = this.verdict;
       const ms = Math.round(performance.now() - started);
       this.metrics.last = { status: v.status, batches: v.batches, events: v.events, verified: v.verified, pending: v.pending, failed: v.failed, ms };
-      summary.className = v.status === 'failed' ? 'bad' : 'good';
+      summary.className = v.status === 'failed' ? 'bad' : v.status === 'empty' ? 'dim' : 'good';
       summary.textContent =
-        v.batches === 0
+        v.status === 'empty'
           ? 'no user batch on chain yet'
           : `${v.verified} of ${v.batches} user batches verified (${v.events} events)` +
             (v.failed > 0 ? `, ${v.failed} MISMATCH` : '') +
@@ -104,7 +104,7 @@ export class VerificationPanel {
           : s.kind === 'mismatch'
             ? `<span class="bad" title="user batch ${s.userSeq} failed at ${escapeHtml(s.step)}">mismatch (${escapeHtml(s.step)})</span>`
             : '<span class="dim">pending</span>';
-      return `<tr data-testid="my-fill" data-seq="${f.seq}" data-state="${s.kind}"><td>${escapeHtml(f.market)}</td><td class="${f.side}">${escapeHtml(f.side)}</td><td>${trim(f.price)}</td><td>${trim(f.size)}</td><td>${state}</td></tr>`;
+      return `<tr data-testid="my-fill" data-seq="${f.seq}" data-state="${s.kind}"><td>${escapeHtml(f.market)}</td><td class="${f.side}">${escapeHtml(f.side)}</td><td>${px(f.market, f.price)}</td><td>${sz(f.market, f.size)}</td><td>${state}</td></tr>`;
     });
     this.root.querySelector('#my-fills')!.innerHTML = `<tr><th>Market</th><th>Side</th><th>Price</th><th>Size</th><th>State</th></tr>${rows.join('')}`;
   }

@@ -43,10 +43,10 @@ export async function newestMatchBefore(sql: Queryable, market: string, beforeMs
  * their sizes add up to its size, so sums and extremes over legs equal those over matches, open and
  * close are the price of the smallest and greatest seq, and a match is a distinct seq.
  */
-export async function barsBetween(sql: Queryable, market: string, lengthMs: number, startMs: number, endMs: number): Promise<BarRow[]> {
+export async function barsBetween(sql: Queryable, market: string, lengthMs: number, startMs: number, endMs: number, originMs = 0): Promise<BarRow[]> {
   const rows = await sql<Array<Omit<BarRow, 'bucketMs'> & { bucketAt: string }>>`
     WITH RECURSIVE ${seqSearch(sql, 's', iso(startMs))}, ${seqSearch(sql, 'e', iso(endMs))}
-    SELECT date_bin(${lengthMs} * interval '1 millisecond', created_at, timestamptz 'epoch') AS bucket_at,
+    SELECT date_bin(${lengthMs} * interval '1 millisecond', created_at, timestamptz 'epoch' + ${originMs} * interval '1 millisecond') AS bucket_at,
       ((min(ARRAY[seq::numeric, price]))[2])::text AS open,
       max(price)::text AS high,
       min(price)::text AS low,
@@ -65,6 +65,8 @@ export async function barsBetween(sql: Queryable, market: string, lengthMs: numb
 export interface CandleWindow {
   market: string;
   lengthMs: number;
+  /** Where buckets start counting (ms; the week's Monday origin, else 0). */
+  originMs?: number;
   /** Buckets opening at or after this (ms), optional. */
   fromMs?: number | undefined;
   /** Buckets opening before this (ms), optional. */
@@ -79,18 +81,19 @@ export interface CandlePage {
   more: boolean;
 }
 
-const ceilTo = (ms: number, len: number): number => Math.ceil(ms / len) * len;
-const floorTo = (ms: number, len: number): number => Math.floor(ms / len) * len;
+const ceilTo = (ms: number, len: number, origin = 0): number => Math.ceil((ms - origin) / len) * len + origin;
+const floorTo = (ms: number, len: number, origin = 0): number => Math.floor((ms - origin) / len) * len + origin;
 /** Slices per request at most; each finds at least one bucket and doubles in length. */
 const MAX_SLICES = 40;
 
 /** The `limit` newest non-empty buckets of the window, and whether older ones exist. */
 export async function candlePage(sql: Queryable, w: CandleWindow): Promise<CandlePage> {
   const len = w.lengthMs;
+  const origin = w.originMs ?? 0;
   // A bucket opening at or after `from` holds matches from ceil(from) on; one opening before `to`
   // holds matches before ceil(to).
-  const lower = w.fromMs !== undefined ? ceilTo(w.fromMs, len) : null;
-  let end: number | null = w.toMs !== undefined ? ceilTo(w.toMs, len) : null;
+  const lower = w.fromMs !== undefined ? ceilTo(w.fromMs, len, origin) : null;
+  let end: number | null = w.toMs !== undefined ? ceilTo(w.toMs, len, origin) : null;
   const want = w.limit + 1;
   const found: BarRow[] = [];
   let span = want * len;
@@ -98,9 +101,9 @@ export async function candlePage(sql: Queryable, w: CandleWindow): Promise<Candl
     if (end !== null && lower !== null && end <= lower) break;
     const newest = await newestMatchBefore(sql, w.market, end);
     if (newest === null || (lower !== null && newest < lower)) break;
-    const sliceEnd = floorTo(newest, len) + len;
+    const sliceEnd = floorTo(newest, len, origin) + len;
     const sliceStart = Math.max(lower ?? -Infinity, sliceEnd - span);
-    found.push(...(await barsBetween(sql, w.market, len, sliceStart, sliceEnd)));
+    found.push(...(await barsBetween(sql, w.market, len, sliceStart, sliceEnd, origin)));
     end = sliceStart;
     span *= 2;
   }

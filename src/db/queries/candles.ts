@@ -1,5 +1,5 @@
 // Rebuilding the open candle buckets at start (stream projections): the matches of the current
-// UTC day, read from the indexer's `fills` table.
+// UTC week (Monday 00:00 on: the 1w bucket, the longest), read from the indexer's `fills` table.
 //
 // One match is one seq (one engine.order_filled event); its taker legs add up to the match size
 // (a flip has two), so legs are summed per seq. The walk goes backwards along the primary key
@@ -27,12 +27,14 @@ export interface CandleSeed {
   maxSeq: number | null;
   /** ts of that event, in ms: engine time "now" for closing buckets. */
   nowMs: number | null;
-  /** Matches from the start of nowMs's UTC day up to maxSeq, oldest first. */
+  /** Matches from the start of nowMs's week (Monday 00:00 UTC: the longest open bucket, 1w) up to maxSeq, oldest first. */
   trades: SeedTrade[];
   truncated: boolean;
 }
 
-const DAY_MS = 86_400_000;
+/** The week's buckets start on Mondays 00:00 UTC (src/projections/candles.ts INTERVAL_ORIGIN_MS). */
+const WEEK_MS = 604_800_000;
+const WEEK_ORIGIN_MS = 345_600_000;
 const PAGE = 5_000;
 
 /** The newest event's seq and ts at or below `upTo` (pk, backwards, one row); null for an empty mirror. */
@@ -69,7 +71,8 @@ export async function loadCandleSeed(db: Pick<Database, 'run'>, maxRows = 500_00
   if (!top) return { maxSeq: null, nowMs: null, trades: [], truncated: false };
   const maxSeq = top.seq;
   const nowMs = new Date(top.ts).getTime();
-  const dayStart = Math.floor(nowMs / DAY_MS) * DAY_MS;
+  // Every interval's open bucket starts within the current week's (the longest), so the seed reads from there.
+  const dayStart = Math.floor((nowMs - WEEK_ORIGIN_MS) / WEEK_MS) * WEEK_MS + WEEK_ORIGIN_MS;
 
   const bySeq = new Map<number, SeedTrade>();
   let before = maxSeq + 1;

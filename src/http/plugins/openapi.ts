@@ -7,7 +7,7 @@ import fp from 'fastify-plugin';
 const DESCRIPTION = [
   'Single entry point for the front end of a perpetuals exchange: REST reads over the indexer database,',
   'a signed non-custodial proxy to the matching engine, and a live WebSocket stream at `/v1/stream`',
-  '(described as AsyncAPI at `/docs/asyncapi.json`).',
+  '(described as AsyncAPI: readable at [/docs/stream](/docs/stream), JSON at `/docs/asyncapi.json`).',
   '',
   'Conventions: decimals are strings with exactly 10 decimal places; times are ISO 8601 UTC with',
   'milliseconds; lists are `{"items": [...], "nextCursor": seq|null}` paginated by seq (`before` for',
@@ -25,7 +25,7 @@ const TAGS = [
   { name: 'verifications', description: 'Engine claims checked against the chain' },
   { name: 'events', description: 'Mirror events, for backfill after a stream reconnect' },
   { name: 'trading', description: 'Signed, non-custodial proxy to the matching engine' },
-  { name: 'stream', description: 'WebSocket upgrade at /v1/stream (frames described in /docs/asyncapi.json)' },
+  { name: 'stream', description: 'WebSocket upgrade at /v1/stream (frames described at /docs/stream and /docs/asyncapi.json)' },
 ];
 
 const SIGNED_HEADERS = {

@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../errors.js';
 import { Decimal, errors, Market, Timestamp } from '../schemas.js';
 import { candlePage, headTime, type BarRow } from '../../db/queries/candle-history.js';
-import { INTERVAL_MS } from '../../projections/candles.js';
+import { INTERVAL_MS, INTERVAL_ORIGIN_MS } from '../../projections/candles.js';
 import { CANDLE_INTERVALS, type CandleInterval } from '../../contracts/frame.js';
 import { normalizeDecimal } from '../../decimal.js';
 import { DEFAULT_LIMIT, OptLimit, StringEnum } from './shapes.js';
@@ -84,7 +84,7 @@ export const candleRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const lengthMs = INTERVAL_MS[interval];
       const { page, nowMs } = await pages.get(`${market} ${interval} ${from ?? ''} ${to ?? ''} ${limit}`, () =>
         db.read({ page: { bars: [] as BarRow[], more: false }, nowMs: null as number | null }, async (sql) => {
-          const [page, nowMs] = await Promise.all([candlePage(sql, { market, lengthMs, fromMs: from, toMs: to, limit }), headTime(sql)]);
+          const [page, nowMs] = await Promise.all([candlePage(sql, { market, lengthMs, originMs: INTERVAL_ORIGIN_MS[interval], fromMs: from, toMs: to, limit }), headTime(sql)]);
           return { page, nowMs };
         }),
       );

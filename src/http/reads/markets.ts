@@ -55,8 +55,12 @@ export const MarketBody = Type.Object(
       { description: 'The latest match whatever its age (stats24h.last is null once it is older than 24 h); null when the market never traded' },
     ),
     stats24h: Stats24h,
+    openInterest: {
+      ...Decimal,
+      description: 'Open interest in base units: Σ size of the open long position epochs (= Σ |size| of the short ones), from the mirror, refreshed as the 24 h statistics are',
+    },
   },
-  { description: 'A market, its trading rules (engine contract grid rules) and 24 h statistics' },
+  { description: 'A market, its trading rules (engine contract grid rules), 24 h statistics and open interest' },
 );
 
 const CACHE = `public, max-age=${STATS_TTL_MS / 1000}`;

@@ -46,6 +46,8 @@ describe('the packed @gateway/client', () => {
     expect(files).toContain('LICENSE');
     expect(files).toContain('dist/index.js');
     expect(files).toContain('dist/node.d.ts');
+    expect(files).toContain('dist/react.js'); // the React entry (react is an optional peer)
+    expect(files).toContain('dist/react.d.ts');
     expect(readFileSync(join(CLIENT, 'LICENSE'), 'utf8')).toBe(readFileSync(join(ROOT, 'LICENSE'), 'utf8'));
     expect(JSON.parse(readFileSync(join(CLIENT, 'package.json'), 'utf8')).license).toBe('Apache-2.0');
   }, 60_000);

@@ -158,6 +158,11 @@ describe('verifyUserBatch', () => {
 });
 
 describe('verifyHistory', () => {
+  it('a party with no batch yet is "empty", never "verified" (nothing was checked)', async () => {
+    const nobody = `nobody::${'ab'.repeat(32)}`;
+    const verdict = await client.verifyHistory(nobody);
+    expect(verdict).toMatchObject({ status: 'empty', batches: 0, events: 0, verified: 0 });
+  });
   it("walks every user batch of a party with progress, and names the incident's batch", async () => {
     const party = seeded.mismatch!.party;
     const progress: number[] = [];

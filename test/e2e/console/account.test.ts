@@ -43,9 +43,9 @@ describe.skipIf(!run)('web console account in Chromium', () => {
     await page.waitForFunction(() => (globalThis as unknown as { __console?: { ready: boolean } }).__console?.ready === true, null, { timeout: 30_000 });
     await expect.poll(() => text('#status'), { timeout: 15_000 }).toBe('live');
     // Funded by the faucet: everything is collateral, nothing in use.
-    await expect.poll(() => text('[data-testid=equity]'), { timeout: 10_000 }).toBe('100000');
-    expect(await text('#balance')).toBe('100000');
-    expect(await text('[data-testid=free-collateral]')).toBe('100000');
+    await expect.poll(() => text('[data-testid=equity]'), { timeout: 10_000 }).toBe('100000.00');
+    expect(await text('#balance')).toBe('100000.00');
+    expect(await text('[data-testid=free-collateral]')).toBe('100000.00');
     expect(await text('[data-testid=margin-use]')).toBe('0.00 %');
     expect(await text('[data-testid=leverage]')).toBe('0.0000×');
 
@@ -54,7 +54,7 @@ describe.skipIf(!run)('web console account in Chromium', () => {
     await page.selectOption('#order-type', 'limit');
     await page.fill('#order-price', '60000');
     await page.fill('#order-size', '0.5');
-    expect(await text('[data-testid=order-margin]')).toContain('margin 1500 of 100000 free (max 20×)');
+    expect(await text('[data-testid=order-margin]')).toContain('margin 1500.00 of 100000.00 free (max 20×)');
     expect(await page.getAttribute('[data-testid=order-margin]', 'data-fits')).toBe('true');
     await page.fill('#order-size', '100');
     expect(await page.getAttribute('[data-testid=order-margin]', 'data-fits')).toBe('false');
@@ -63,15 +63,15 @@ describe.skipIf(!run)('web console account in Chromium', () => {
     // A market buy fills at the maker's ask (60 100); then the maker trades with itself at 59 900:
     // the mark moves and the unrealized PnL follows, live.
     await page.selectOption('#order-type', 'market');
-    await page.fill('#order-price', '');
+    expect(await page.isDisabled('#order-price')).toBe(true); // a market order has no price
     await page.fill('#order-size', '0.002');
     await page.click('#order-submit');
     await expect.poll(() => text('#order-result'), { timeout: 10_000 }).toMatch(/^filled: /);
     await expect.poll(() => page.locator('[data-testid=position-upnl]').count(), { timeout: 15_000 }).toBe(1);
     const placed = await stack.maker.client.placeOrder({ market: 'BTC-PERP', side: 'sell', type: 'limit', size: '0.01', price: '59900' });
     expect(placed.ok).toBe(true);
-    await expect.poll(() => text('[data-testid=upnl]'), { timeout: 15_000 }).toBe('-0.4');
-    expect(await text('[data-testid=position-upnl]')).toBe('-0.4');
+    await expect.poll(() => text('[data-testid=upnl]'), { timeout: 15_000 }).toBe('-0.40');
+    expect(await text('[data-testid=position-upnl]')).toBe('-0.40');
     expect(await text('[data-testid=margin-use]')).not.toBe('0.00 %');
     expect(Number(await text('[data-testid=leverage]').then((t) => t!.replace('×', '')))).toBeGreaterThan(0);
 
@@ -92,11 +92,11 @@ describe.skipIf(!run)('web console account in Chromium', () => {
     await expect.poll(() => page.locator('[data-testid=trigger-warning]').count(), { timeout: 10_000 }).toBe(1);
     await page.screenshot({ path: resolve(ARTIFACTS, 'console-account-armed.png'), fullPage: true });
 
-    // Closing the position: the epoch shows closed, its triggers cancelled, nothing in use.
-    await page.selectOption('#order-side', 'sell');
-    await page.selectOption('#order-type', 'market');
-    await page.fill('#order-size', '0.002');
-    await page.click('#order-submit');
+    // The position row: ROE on the margin held (uPnL −0.40 on a margin of 6.00), then its Close
+    // button (a reduce-only market order for the whole size): the epoch shows closed, its triggers
+    // cancelled, nothing in use.
+    expect(await text('[data-testid=position-roe]')).toMatch(/^-\d+\.\d\d%$/);
+    await page.click('[data-testid=position] button[data-close]');
     await expect.poll(() => page.locator('[data-testid=closed-epoch]').count(), { timeout: 15_000 }).toBe(1);
     await expect.poll(() => page.locator('[data-testid=trigger][data-status=cancelled]').count(), { timeout: 10_000 }).toBe(2);
     await expect.poll(() => text('[data-testid=margin-use]'), { timeout: 10_000 }).toBe('0.00 %');

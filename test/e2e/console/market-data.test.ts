@@ -38,7 +38,7 @@ describe.skipIf(!run)('web console market data in Chromium', () => {
   /** The book as drawn: [side, price, size, orders] per row, asks (highest first) then bids. */
   const bookRows = () =>
     page.$$eval('#book tr[data-testid^=book-]', (rows) =>
-      rows.map((r) => [r.getAttribute('data-testid')!.slice(5), ...[...r.querySelectorAll('td')].map((td) => td.textContent ?? '')]),
+      rows.map((r) => [r.getAttribute('data-testid')!.slice(5), ...['[data-col=price]', '[data-col=size]', '[data-testid=book-count]'].map((c) => r.querySelector(c)?.textContent ?? '')]),
     );
   const place = (fields: Parameters<typeof placeFromTicket>[1]) => placeFromTicket(page, fields);
 
@@ -53,12 +53,15 @@ describe.skipIf(!run)('web console market data in Chromium', () => {
   });
 
   async function scenario(): Promise<void> {
-    // The party's stream sockets pass through Playwright's WebSocket routing: proxied to the gateway,
-    // or, while `refuseParty` is set, closed before they open.
+    // The page's one stream socket (book, market data and the party's channels: docs/client.md "One
+    // connection") passes through Playwright's WebSocket routing: proxied to the gateway, or, while
+    // `refuseParty` is set, closed before it opens.
     let refuseParty = false;
     const partySockets: WebSocketRoute[] = [];
+    let opened = 0;
+    page.on('websocket', () => opened++);
     await page.routeWebSocket(
-      (url) => url.pathname === '/v1/stream' && url.searchParams.has('party'),
+      (url) => url.pathname === '/v1/stream',
       async (ws) => {
         if (refuseParty) return ws.close({ code: 1011, reason: 'refused by the test' });
         ws.connectToServer();
@@ -81,6 +84,8 @@ describe.skipIf(!run)('web console market data in Chromium', () => {
       ['bid', '59900', '0.5', '1'],
       ['bid', '59800', '0.5', '1'],
     ]);
+    // The spread, exact: 60100 − 59900.
+    expect(await page.textContent('[data-testid=book-spread]')).toMatch(/^spread 200 /);
     const first = (await probe()).book!;
     expect(first).toMatchObject({ market: SEED_MARKET, group: 'none', depth: 10, resyncs: 0 });
     expect(first.bookSeq).toBeGreaterThan(seedTrade);
@@ -119,6 +124,9 @@ describe.skipIf(!run)('web console market data in Chromium', () => {
     await expect.poll(async () => (await bookRows()).length, { timeout: 10_000 }).toBe(5);
     expect((await probe()).book).toMatchObject({ group: 'none', depth: 5 });
 
+    // Book, tape, chart, my orders and every view change so far: one socket.
+    expect(opened).toBe(1);
+
     // A partial fill (the maker sells 0.001 into my bid): my order shows the filled size, my fills
     // the leg (maker, 60000), the tape the new trade; the bid shrinks.
     const hit = await stack.maker.client.placeOrder({ market: SEED_MARKET, side: 'sell', type: 'market', size: '0.001' });
@@ -148,7 +156,10 @@ describe.skipIf(!run)('web console market data in Chromium', () => {
     await place({ side: 'buy', type: 'market', size: '2' });
     await expect.poll(() => page.locator('[data-testid=ended-order] [data-reason=ioc]').count(), { timeout: 10_000 }).toBe(1);
 
-    // The party's socket closed (dropped, then refused): the ticket falls back to REST, and the
+    // Nothing was resubscribed: every delta continued the chain with a matching checksum.
+    expect((await probe()).book!.resyncs).toBe(0);
+
+    // The page's socket closed (dropped, then refused): the ticket falls back to REST, and the
     // order still reaches my orders once the socket is back (its snapshot on subscribe).
     refuseParty = true;
     for (const ws of partySockets.splice(0)) await ws.close({ code: 1011, reason: 'dropped by the test' });
@@ -160,8 +171,7 @@ describe.skipIf(!run)('web console market data in Chromium', () => {
     refuseParty = false;
     await expect.poll(() => page.textContent('#party-status'), { timeout: 20_000 }).toBe('live');
     await expect.poll(() => page.locator(`[data-testid=open-order][data-order-id="${viaRest}"]`).count(), { timeout: 10_000 }).toBe(1);
-
-    // Nothing was resubscribed: every delta continued the chain with a matching checksum.
-    expect((await probe()).book!.resyncs).toBe(0);
+    // The book came back on the same new socket, with the order sent over REST.
+    await expect.poll(bookRows, { timeout: 10_000 }).toContainEqual(['ask', '65000', '0.001', '1']);
   }
 });

@@ -72,8 +72,8 @@ describe('stream against the reference engine', () => {
 
     await pub.waitFor((m) => m.filter((x) => x.kind === 'trade').length >= 2);
     expect(pub.frames().filter((f) => f.kind === 'trade').map((f) => f.payload)).toEqual([
-      { side: 'buy', size: '0.0100000000', price: '60000.0000000000', takerOrderId: expect.any(String), makerOrderId: expect.any(String) },
-      { side: 'sell', size: '0.0300000000', price: '61000.0000000000', takerOrderId: expect.any(String), makerOrderId: expect.any(String) },
+      { matchId: expect.any(String), side: 'buy', size: '0.0100000000', price: '60000.0000000000', takerOrderId: expect.any(String), makerOrderId: expect.any(String) },
+      { matchId: expect.any(String), side: 'sell', size: '0.0300000000', price: '61000.0000000000', takerOrderId: expect.any(String), makerOrderId: expect.any(String) },
     ]);
 
     // Engine time crosses the minute: the next tick closes the 1m bar exactly once.

@@ -43,6 +43,16 @@ beforeAll(async () => {
   // ETH: only a match older than 24 h. Times grow with seqs, as the engine stamps them (the window's
   // first seq is found by a binary search that relies on it).
   await insertLeg(9, 0, 'taker', 'ETH-PERP', '1', '3000', now - 30 * h);
+  // Open interest: BTC longs 1.5 + 0.25 (against a short of 1.75); a closed long and an open short
+  // alone (ETH) do not count.
+  const position = (id: string, party: string, market: string, size: string, status: 'open' | 'closed') => db.sql`
+    INSERT INTO positions (position_id, party, market, size, entry_price, status, opened_seq, updated_seq, opened_at, updated_at)
+    VALUES (${id}, ${party}, ${market}, ${size}, 100, ${status}, 1, 1, now(), now())`;
+  await position('oi1', 'pa', 'BTC-PERP', '1.5', 'open');
+  await position('oi2', 'pb', 'BTC-PERP', '0.25', 'open');
+  await position('oi3', 'pc', 'BTC-PERP', '-1.75', 'open');
+  await position('oi4', 'pd', 'BTC-PERP', '9', 'closed');
+  await position('oi5', 'pe', 'ETH-PERP', '-2', 'open');
   await db.sql`INSERT INTO events (seq, kind, ts, payload) VALUES (15, 'engine.tick_start', ${new Date(now).toISOString()}, '{}'::jsonb)`;
   await db.sql`INSERT INTO markets (symbol, sz_decimals, min_notional, max_leverage, status)
     VALUES ('BTC-PERP', 4, 10, 20, 'active'), ('ETH-PERP', 3, 10, 20, 'active')`;
@@ -88,16 +98,19 @@ describe('GET /v1/markets', () => {
           // 1 + 3 (the flip's legs, once) + 0.5; 100 + 360 + 47.75
           baseVolume: '4.5000000000', quoteVolume: '507.7500000000', trades: 3, asOfSeq: 15,
         },
+        openInterest: '1.7500000000',
       },
       {
         symbol: 'ETH-PERP', status: 'active', szDecimals: 3, minNotional: '10.0000000000', maxLeverage: 20,
         sizeStep: '0.0010000000', priceSigFigs: 5, maxPriceDecimals: 3, stats24h: NO_TRADES,
         // Its only match is older than the window: no 24 h figures, but its last price and time.
         lastTrade: { price: '3000.0000000000', seq: 9, at: expect.any(String) },
+        openInterest: '0.0000000000',
       },
       {
         symbol: 'NEW-PERP', status: 'halted', szDecimals: 7, minNotional: '5.5000000000', maxLeverage: 3,
         sizeStep: '0.0000001000', priceSigFigs: 5, maxPriceDecimals: 0, lastTrade: null, stats24h: NO_TRADES,
+        openInterest: '0.0000000000',
       },
     ]);
   });

@@ -104,7 +104,7 @@ describe('OpenAPI description', () => {
     const params = Object.fromEntries(op.parameters.map((p: { name: string }) => [p.name, p]));
     expect(Object.keys(params).sort()).toEqual(['from', 'interval', 'limit', 'market', 'to']);
     expect([params.market.required, params.interval.required, params.from.required, params.to.required]).toEqual([true, true, false, false]);
-    expect(params.interval.schema.enum).toEqual(['1m', '5m', '15m', '1h', '4h', '1d']);
+    expect(params.interval.schema.enum).toEqual(['1m', '5m', '15m', '30m', '1h', '4h', '1d', '1w']);
     expect(params.from.schema).toMatchObject({ type: 'integer', minimum: 0 });
     const body = op.responses['200'].content['application/json'].schema;
     expect(Object.keys(body.properties.items.items.properties).sort()).toEqual(

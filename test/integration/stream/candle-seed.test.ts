@@ -19,9 +19,9 @@ describe('candles rebuilt from the database at start', () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase();
-    // Yesterday's match (outside the day: not read), then three matches of the current day;
+    // A match of the week before (outside the current week: not read), then three matches of the current day;
     // seq 12 is a flip: two taker legs (1 + 2) of one match of size 3.
-    await insertFill(db, 10, 0, 'taker', '5', '90', '2026-11-20T23:59:00.000Z');
+    await insertFill(db, 10, 0, 'taker', '5', '90', '2026-11-15T23:59:00.000Z');
     await insertFill(db, 11, 0, 'taker', '1', '100', '2026-11-21T10:00:05.000Z');
     await insertFill(db, 11, 1, 'maker', '1', '100', '2026-11-21T10:00:05.000Z');
     await insertFill(db, 12, 0, 'taker', '1', '104', '2026-11-21T10:00:30.000Z');
@@ -31,7 +31,7 @@ describe('candles rebuilt from the database at start', () => {
   });
   afterAll(async () => db.drop());
 
-  it('reads only the current day, one trade per match with taker legs summed', async () => {
+  it('reads only the current week (from Monday 00:00 UTC), one trade per match with taker legs summed', async () => {
     // Through the gateway's own Database (camelCase columns, int8 → number), as the runtime reads it.
     const gwDb = new Database({ databaseUrl: db.url, dbPoolMax: 1, dbConnectTimeoutS: 3, dbStatementTimeoutMs: 5000 }, { warn() {}, error() {} });
     const seed = await loadCandleSeed(gwDb).finally(() => gwDb.close());

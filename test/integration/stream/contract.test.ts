@@ -72,6 +72,20 @@ describe('control messages are opt-in (docs/stream.md envelope: kind is one of s
     expect(doc.channels.stream.bindings.ws.query.properties.control).toMatchObject({ enum: ['true', 'false'] });
     expect(doc.components.messages.streamSubscribed.summary).toContain('opt-in');
   });
+
+  it('the AsyncAPI document is readable at /docs/stream: every message with its fields, linked from /docs', async () => {
+    const doc = (await (await fetch(`${s.gw.url}/docs/asyncapi.json`)).json()) as any;
+    const page = await fetch(`${s.gw.url}/docs/stream`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await page.text();
+    for (const m of Object.values(doc.components.messages) as Array<{ name: string }>) expect(html).toContain(`<h3>${m.name}</h3>`);
+    expect(html).toContain('<code>matchId</code>'); // a payload field of the trade frame
+    expect(html).toContain('<code>depth</code>'); // a query parameter of the connection
+    expect(html).not.toContain('<script');
+    const openapi = (await (await fetch(`${s.gw.url}/docs/json`)).json()) as any;
+    expect(openapi.info.description).toContain('(/docs/stream)');
+  });
 });
 
 describe('rule 1 for connections opened before the market list is known', () => {

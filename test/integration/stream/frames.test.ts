@@ -42,7 +42,7 @@ describe('stream frames from engine events', () => {
       seq: n,
       ts: '2026-11-21T10:00:05.000Z',
       market: 'BTC-PERP',
-      payload: { side: 'sell', size: '3.0000000000', price: '105.0000000000', takerOrderId: 'taker-order', makerOrderId: 'maker-order' },
+      payload: { matchId: `m${n}`, side: 'sell', size: '3.0000000000', price: '105.0000000000', takerOrderId: 'taker-order', makerOrderId: 'maker-order' },
     });
     expect(c.schemaErrors).toEqual([]);
     c.ws.close();

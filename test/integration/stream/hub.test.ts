@@ -52,19 +52,19 @@ describe('stream filters (AUTH_DISABLED=true)', () => {
     // No party: public frames only (no position/balance/user-scoped passthrough).
     expect(kinds(clients.all)).toEqual([
       '1:engine.order_filled@BTC-PERP', '1:trade@BTC-PERP',
-      '1:candle.update@BTC-PERP/1m', '1:candle.update@BTC-PERP/5m', '1:candle.update@BTC-PERP/15m',
-      '1:candle.update@BTC-PERP/1h', '1:candle.update@BTC-PERP/4h', '1:candle.update@BTC-PERP/1d',
+      '1:candle.update@BTC-PERP/1m', '1:candle.update@BTC-PERP/5m', '1:candle.update@BTC-PERP/15m', '1:candle.update@BTC-PERP/30m',
+      '1:candle.update@BTC-PERP/1h', '1:candle.update@BTC-PERP/4h', '1:candle.update@BTC-PERP/1d', '1:candle.update@BTC-PERP/1w',
       '2:engine.order_filled@ETH-PERP', '2:trade@ETH-PERP',
-      '2:candle.update@ETH-PERP/1m', '2:candle.update@ETH-PERP/5m', '2:candle.update@ETH-PERP/15m',
-      '2:candle.update@ETH-PERP/1h', '2:candle.update@ETH-PERP/4h', '2:candle.update@ETH-PERP/1d',
+      '2:candle.update@ETH-PERP/1m', '2:candle.update@ETH-PERP/5m', '2:candle.update@ETH-PERP/15m', '2:candle.update@ETH-PERP/30m',
+      '2:candle.update@ETH-PERP/1h', '2:candle.update@ETH-PERP/4h', '2:candle.update@ETH-PERP/1d', '2:candle.update@ETH-PERP/1w',
       '4:engine.tick_start',
     ]);
     expect(kinds(clients.trades)).toEqual(['1:trade@BTC-PERP', '2:trade@ETH-PERP']);
     // markets narrows frames that have a market; market-less frames still come.
     expect(kinds(clients.eth)).toEqual([
       '2:engine.order_filled@ETH-PERP', '2:trade@ETH-PERP',
-      '2:candle.update@ETH-PERP/1m', '2:candle.update@ETH-PERP/5m', '2:candle.update@ETH-PERP/15m',
-      '2:candle.update@ETH-PERP/1h', '2:candle.update@ETH-PERP/4h', '2:candle.update@ETH-PERP/1d',
+      '2:candle.update@ETH-PERP/1m', '2:candle.update@ETH-PERP/5m', '2:candle.update@ETH-PERP/15m', '2:candle.update@ETH-PERP/30m',
+      '2:candle.update@ETH-PERP/1h', '2:candle.update@ETH-PERP/4h', '2:candle.update@ETH-PERP/1d', '2:candle.update@ETH-PERP/1w',
       '4:engine.tick_start',
     ]);
     // Rule 1: no listed market is an engine market → ignored, every market comes, no error.

@@ -39,7 +39,7 @@ describe('slow consumers are closed between events', () => {
         expect(frames.length).toBeGreaterThan(0);
         const last = frames.at(-1)!.seq;
         const lastEvent = frames.filter((f) => f.seq === last).map((f) => (f.interval ? `${f.kind}/${f.interval}` : f.kind));
-        expect(lastEvent).toEqual(['trade', 'candle.update/1m', 'candle.update/5m', 'candle.update/15m', 'candle.update/1h', 'candle.update/4h', 'candle.update/1d']);
+        expect(lastEvent).toEqual(['trade', 'candle.update/1m', 'candle.update/5m', 'candle.update/15m', 'candle.update/30m', 'candle.update/1h', 'candle.update/4h', 'candle.update/1d', 'candle.update/1w']);
         expect(c.schemaErrors).toEqual([]);
       }
     } finally {

@@ -35,9 +35,9 @@ describe('snapshot frames (memory state)', () => {
     s.engine.push(simpleMatch(3, ts(3), '101', '1'));
     for (const c of [all, optOut]) await c.waitFor((m) => m.some((x) => x.seq === 3 && !x.snapshot && x.kind !== 'orderbook.snapshot'));
     await narrow.waitFor((m) => m.length >= 2);
-    const candles = (market: string, seq: number) => ['1m', '5m', '15m', '1h', '4h', '1d'].map((i) => `candle.update@${market}/${i}:${seq}:snap`);
+    const candles = (market: string, seq: number) => ['1m', '5m', '15m', '30m', '1h', '4h', '1d', '1w'].map((i) => `candle.update@${market}/${i}:${seq}:snap`);
     const allTags = all.messages.map(tag);
-    expect(allTags.slice(0, 16)).toEqual([
+    expect(allTags.slice(0, 20)).toEqual([
       'orderbook.snapshot@BTC-PERP:2:snap',
       'orderbook.snapshot@ETH-PERP:3:snap',
       ...candles('BTC-PERP', 1),
@@ -46,7 +46,7 @@ describe('snapshot frames (memory state)', () => {
       'trade@BTC-PERP:1:snap',
       'trade@ETH-PERP:2:snap',
     ]);
-    expect(allTags[16]).toBe('engine.order_filled@BTC-PERP:3'); // then live
+    expect(allTags[20]).toBe('engine.order_filled@BTC-PERP:3'); // then live
     expect(all.messages[2]!.payload).toMatchObject({ open: '100.0000000000', close: '100.0000000000', volume: '2.0000000000', trades: 1 });
     expect(narrow.messages.map(tag)).toEqual(['orderbook.snapshot@ETH-PERP:3:snap', 'candle.update@ETH-PERP/1h:2:snap']);
     expect(optOut.messages.some((m) => m.snapshot)).toBe(false);

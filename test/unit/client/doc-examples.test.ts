@@ -2,14 +2,12 @@
 // against the client's source, as a user would paste it. Each ```ts block is one module; names an
 // example uses but the guide defines elsewhere (the `client` of the first example, the app's own
 // `show…` callbacks) are declared for it, with their types, only when the block does not define them.
-import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { strictTsc } from '../../support/strict-tsc.js';
 
-const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../../..');
 const SOURCES = ['docs/client.md', 'packages/client/README.md'];
 const OUT = join(tmpdir(), `doc-examples-${process.pid}`);
@@ -55,35 +53,7 @@ describe('documentation examples', () => {
         files.push(file);
       });
     }
-    writeFileSync(
-      join(OUT, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          strict: true,
-          noUncheckedIndexedAccess: true,
-          exactOptionalPropertyTypes: true,
-          target: 'es2022',
-          module: 'esnext',
-          moduleResolution: 'bundler',
-          lib: ['es2023', 'dom'],
-          types: ['node'],
-          typeRoots: [join(ROOT, 'node_modules', '@types')],
-          noEmit: true,
-          skipLibCheck: true,
-          paths: {
-            '@gateway/client': [join(ROOT, 'packages/client/src/index.ts')],
-            '@gateway/client/node': [join(ROOT, 'packages/client/src/node.ts')],
-            ws: [join(ROOT, 'node_modules/@types/ws/index.d.ts')],
-          },
-        },
-        files,
-      }),
-    );
-    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    const result = await run(process.execPath, [tsc, '-p', join(OUT, 'tsconfig.json')], { cwd: OUT }).then(
-      () => '',
-      (err: { stdout?: string }) => err.stdout ?? String(err),
-    );
+    const result = await strictTsc(OUT, files);
     expect(result).toBe('');
     rmSync(OUT, { recursive: true, force: true });
   }, 120_000);

@@ -6,6 +6,7 @@ const btc = {
   symbol: 'BTC-PERP', status: 'active', szDecimals: 4, minNotional: '10.0000000000', maxLeverage: 20,
   sizeStep: '0.0001000000', priceSigFigs: 5, maxPriceDecimals: 2, lastTrade: null,
   stats24h: { open: null, high: null, low: null, last: null, change: null, changePct: null, baseVolume: '0.0000000000', quoteVolume: '0.0000000000', trades: 0, asOfSeq: null },
+  openInterest: '0.0000000000',
 };
 
 describe('console order checks', () => {

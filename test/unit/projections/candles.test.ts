@@ -41,7 +41,7 @@ describe('candles', () => {
       },
     ]);
     const updates = frames.filter((f) => f.kind === 'candle.update');
-    expect(updates).toHaveLength(18);
+    expect(updates).toHaveLength(24);
     expect(updates.filter((f) => f.interval === '1d').map((f) => f.payload.trades)).toEqual([1, 2, 3]);
     expect(updates.find((f) => f.interval === '4h')!.payload).toMatchObject({ openTs: '2026-11-21T08:00:00.000Z', closeTs: '2026-11-21T12:00:00.000Z' });
   });
@@ -58,13 +58,17 @@ describe('candles', () => {
       [2, '1m', '2026-11-21T23:59:00.000Z'],
       [2, '5m', '2026-11-21T23:55:00.000Z'],
       [2, '15m', '2026-11-21T23:45:00.000Z'],
+      [2, '30m', '2026-11-21T23:30:00.000Z'],
       [2, '1h', '2026-11-21T23:00:00.000Z'],
       [2, '4h', '2026-11-21T20:00:00.000Z'],
       [2, '1d', '2026-11-21T00:00:00.000Z'],
+      // The week (Monday 2026-11-16 00:00 UTC) runs on: it closes on Monday the 23rd.
     ]);
     // The match after the boundary opens fresh buckets whose open is its own price.
     const after = frames.filter((f) => f.kind === 'candle.update' && f.seq === 4);
-    expect(after.every((f) => f.payload.open === '101.0000000000' && f.payload.trades === 1)).toBe(true);
+    expect(after.filter((f) => f.interval !== '1w').every((f) => f.payload.open === '101.0000000000' && f.payload.trades === 1)).toBe(true);
+    // …the week's bucket is still the one of both matches, opened at the first one's price.
+    expect(after.find((f) => f.interval === '1w')!.payload).toMatchObject({ openTs: '2026-11-16T00:00:00.000Z', open: '100.0000000000', trades: 2 });
   });
 
   it('keeps markets apart', () => {

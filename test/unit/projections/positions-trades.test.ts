@@ -17,7 +17,7 @@ describe('position.update, balance.update and trade from fills', () => {
       'position.update',
       'balance.update',
       'trade',
-      ...Array(6).fill('candle.update'),
+      ...Array(8).fill('candle.update'),
     ]);
     expect(frames[0]).toEqual(event);
     expect(frames[1]).toEqual({
@@ -35,7 +35,7 @@ describe('position.update, balance.update and trade from fills', () => {
       seq: 7,
       ts: TS,
       market: 'BTC-PERP',
-      payload: { side: 'buy', size: '2.0000000000', price: '100.5000000000', takerOrderId: 'taker-order', makerOrderId: 'maker-order' },
+      payload: { matchId: 'm7', side: 'buy', size: '2.0000000000', price: '100.5000000000', takerOrderId: 'taker-order', makerOrderId: 'maker-order' },
     });
   });
 
@@ -62,7 +62,7 @@ describe('position.update, balance.update and trade from fills', () => {
     // The flip's two taker legs are one match: one trade with the match size.
     const trades = frames.filter((f) => f.kind === 'trade');
     expect(trades).toHaveLength(1);
-    expect(trades[0]!.payload).toEqual({ side: 'sell', size: '3.0000000000', price: '105.0000000000', takerOrderId: 'taker-order', makerOrderId: 'maker-order' });
+    expect(trades[0]!.payload).toEqual({ matchId: expect.stringMatching(/^m\d+$/), side: 'sell', size: '3.0000000000', price: '105.0000000000', takerOrderId: 'taker-order', makerOrderId: 'maker-order' });
     // …and one trade in the candles.
     const oneMinute = frames.find((f) => f.kind === 'candle.update' && f.interval === '1m')!;
     expect(oneMinute.payload).toMatchObject({ trades: 1, volume: '3.0000000000' });

@@ -12,7 +12,7 @@ const trade = (seq: number, market: string, origin = 'live'): Frame => ({
   seq,
   ts: new Date(1_700_000_000_000 + seq).toISOString(),
   market,
-  payload: { side: 'buy', size: '1.0000000000', price: `${seq}.0000000000`, takerOrderId: `t${seq}`, makerOrderId: `m${seq}-${origin}` },
+  payload: { matchId: `m${seq}`, side: 'buy', size: '1.0000000000', price: `${seq}.0000000000`, takerOrderId: `t${seq}`, makerOrderId: `m${seq}-${origin}` },
 });
 const every = parseSubscription(new URLSearchParams('kinds=trade'), null);
 const seqsOf = (tape: RecentTrades, market: string) => tape.snapshot(every).filter((f) => f.market === market).map((f) => f.seq);

@@ -70,7 +70,7 @@ describe('unsubscribe', () => {
     expect(f.kinds).not.toContain('trade');
     expect(f.kinds).toContain('candle.close');
     expect(f.kinds).not.toContain('orderbook.delta'); // opt-in kinds are not made part of "every kind"
-    expect(f.intervals).toEqual(['5m', '15m', '1h', '4h', '1d']);
+    expect(f.intervals).toEqual(['5m', '15m', '30m', '1h', '4h', '1d', '1w']);
   });
 
   it('refuses to narrow "every market" by removing one', () => {

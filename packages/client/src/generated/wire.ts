@@ -95,7 +95,7 @@ export interface AckMessage {
     /** true when the URL's markets were ignored by rule 1 (never for markets named by messages) */
     marketsIgnored: boolean;
     /** null: every interval */
-    intervals: Array<"1m" | "5m" | "15m" | "1h" | "4h" | "1d"> | null;
+    intervals: Array<"1m" | "5m" | "15m" | "30m" | "1h" | "4h" | "1d" | "1w"> | null;
     parties: string[];
     /** The book view of orderbook.delta; null: the spec's polled snapshots */
     book: {
@@ -154,7 +154,7 @@ export interface CandleCloseFrame {
   /** Exact engine market symbol, e.g. BTC-PERP */
   market: string;
   /** Candle interval, UTC-aligned */
-  interval: "1m" | "5m" | "15m" | "1h" | "4h" | "1d";
+  interval: "1m" | "5m" | "15m" | "30m" | "1h" | "4h" | "1d" | "1w";
   payload: {
     /** Bucket start */
     openTs: string;
@@ -185,7 +185,7 @@ export interface CandleUpdateFrame {
   /** Exact engine market symbol, e.g. BTC-PERP */
   market: string;
   /** Candle interval, UTC-aligned */
-  interval: "1m" | "5m" | "15m" | "1h" | "4h" | "1d";
+  interval: "1m" | "5m" | "15m" | "30m" | "1h" | "4h" | "1d" | "1w";
   /** Present (true) only on snapshot frames: the state on subscribe, sent before live frames; seq is the seq the state is current as of */
   snapshot?: true;
   payload: {
@@ -459,7 +459,7 @@ export interface SubscribedMessage {
     markets: string[] | null;
     /** true when none of the asked markets is known to the engine (rule 1) */
     marketsIgnored: boolean;
-    intervals: Array<"1m" | "5m" | "15m" | "1h" | "4h" | "1d"> | null;
+    intervals: Array<"1m" | "5m" | "15m" | "30m" | "1h" | "4h" | "1d" | "1w"> | null;
     parties: string[];
     since: number | null;
     /** Identity of the engine history being streamed; pass it back as `epoch` with `since` when resuming */
@@ -481,6 +481,8 @@ export interface TradeFrame {
   /** Present (true) only on snapshot frames: the state on subscribe, sent before live frames; seq is the seq the state is current as of */
   snapshot?: true;
   payload: {
+    /** The match's id, as GET /v1/trades gives it */
+    matchId: string;
     /** Taker side */
     side: "buy" | "sell";
     /** Match size (a flip is one trade) */
@@ -585,7 +587,7 @@ export interface Batch {
 export interface Candle {
   /** Exact engine market symbol, e.g. BTC-PERP */
   market: string;
-  interval: "1m" | "5m" | "15m" | "1h" | "4h" | "1d";
+  interval: "1m" | "5m" | "15m" | "30m" | "1h" | "4h" | "1d" | "1w";
   /** Bucket start (UTC-aligned) */
   openTs: string;
   /** Bucket end (exclusive) */
@@ -671,7 +673,7 @@ export interface ManifestVerification {
   committedAt: string | null;
 }
 
-/** A market, its trading rules (engine contract grid rules) and 24 h statistics */
+/** A market, its trading rules (engine contract grid rules), 24 h statistics and open interest */
 export interface Market {
   /** Exact engine market symbol, e.g. BTC-PERP */
   symbol: string;
@@ -714,6 +716,8 @@ export interface Market {
     /** Newest seq of the mirror when the figures were computed */
     asOfSeq: number | null;
   };
+  /** Open interest in base units: Σ size of the open long position epochs (= Σ |size| of the short ones), from the mirror, refreshed as the 24 h statistics are */
+  openInterest: string;
 }
 
 export interface Order {
@@ -747,6 +751,59 @@ export interface Order {
   createdAt: string;
   /** ISO 8601 UTC with milliseconds */
   updatedAt: string;
+}
+
+export interface PnlHistory {
+  party: string;
+  interval: "1m" | "5m" | "15m" | "30m" | "1h" | "4h" | "1d" | "1w";
+  /** The newest engine event the mirror held (every figure is as of it) */
+  asOfSeq: number;
+  /** One per bucket from `from` to `to`, oldest first; the last holds the present when `to` is the head */
+  points: {
+    /** Bucket start (engine time, UTC-aligned) */
+    ts: string;
+    /** The engine's cash collateral at the bucket's end */
+    collateral: string;
+    /** Σ (mark − entry) × size of the positions open at the bucket's end, each marked at its market's last match up to then */
+    unrealizedPnl: string;
+    /** collateral + unrealizedPnl */
+    equity: string;
+    /** Realized PnL of the fill legs in the bucket (fees not included) */
+    realizedPnl: string;
+    /** Fees of the fill legs in the bucket */
+    fees: string;
+    /** Decimal as a string with exactly 10 decimal places */
+    cumulativeRealizedPnl: string;
+    /** Decimal as a string with exactly 10 decimal places */
+    cumulativeFees: string;
+    /** Σ deposits − Σ approved withdrawals up to the bucket’s end */
+    netDeposits: string;
+    /** Total PnL up to the bucket’s end: cumulativeRealizedPnl − cumulativeFees + unrealizedPnl (= equity − netDeposits) */
+    pnl: string;
+  }[];
+}
+
+export interface PnlPoint {
+  /** Bucket start (engine time, UTC-aligned) */
+  ts: string;
+  /** The engine's cash collateral at the bucket's end */
+  collateral: string;
+  /** Σ (mark − entry) × size of the positions open at the bucket's end, each marked at its market's last match up to then */
+  unrealizedPnl: string;
+  /** collateral + unrealizedPnl */
+  equity: string;
+  /** Realized PnL of the fill legs in the bucket (fees not included) */
+  realizedPnl: string;
+  /** Fees of the fill legs in the bucket */
+  fees: string;
+  /** Decimal as a string with exactly 10 decimal places */
+  cumulativeRealizedPnl: string;
+  /** Decimal as a string with exactly 10 decimal places */
+  cumulativeFees: string;
+  /** Σ deposits − Σ approved withdrawals up to the bucket’s end */
+  netDeposits: string;
+  /** Total PnL up to the bucket’s end: cumulativeRealizedPnl − cumulativeFees + unrealizedPnl (= equity − netDeposits) */
+  pnl: string;
 }
 
 export interface Position {
@@ -794,6 +851,33 @@ export interface Trade {
   /** Match size (a taker flipping through zero is still one trade) */
   size: string;
   /** Engine time of the match */
+  createdAt: string;
+}
+
+export interface TradeHistoryItem {
+  /** Engine event sequence number */
+  seq: number;
+  leg: number;
+  matchId: string;
+  orderId: string;
+  /** Exact engine market symbol, e.g. BTC-PERP */
+  market: string;
+  side: "buy" | "sell";
+  role: "taker" | "maker";
+  /** Decimal as a string with exactly 10 decimal places */
+  size: string;
+  /** Decimal as a string with exactly 10 decimal places */
+  price: string;
+  /** Decimal as a string with exactly 10 decimal places */
+  fee: string;
+  /** This leg's realized PnL (the change of its epoch's realized PnL; 0 for an opening leg) */
+  realizedPnl: string;
+  /** The party's realized PnL over all markets up to and including this leg */
+  cumulativeRealizedPnl: string;
+  /** The party's fees up to and including this leg */
+  cumulativeFees: string;
+  positionId: string;
+  /** ISO 8601 UTC with milliseconds */
   createdAt: string;
 }
 

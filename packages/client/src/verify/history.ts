@@ -29,8 +29,12 @@ export interface ChainBreak {
 
 export interface HistoryVerdict {
   party: string;
-  /** `verified`: every batch verified and the chain unbroken; `pending`: the same, with batches not on chain yet; `failed` otherwise. */
-  status: 'verified' | 'pending' | 'failed';
+  /**
+   * `verified`: every batch verified and the chain unbroken; `pending`: the same, with batches not
+   * on chain yet; `failed` otherwise; `empty`: the party has no batch yet, so nothing was checked
+   * (not a proof of anything: a history is verified only once a batch of it is).
+   */
+  status: 'verified' | 'pending' | 'failed' | 'empty';
   batches: number;
   events: number;
   verified: number;
@@ -103,6 +107,6 @@ export async function verifyHistory(source: HistorySource, party: string, option
       events++;
     }
   }
-  const status = progress.failed > 0 || chainBreaks.length > 0 ? 'failed' : progress.pending > 0 ? 'pending' : 'verified';
+  const status = total === 0 ? 'empty' : progress.failed > 0 || chainBreaks.length > 0 ? 'failed' : progress.pending > 0 ? 'pending' : 'verified';
   return { party, status, batches: total, events, verified: progress.verified, pending: progress.pending, failed: progress.failed, verdicts, chainBreaks, eventBatches };
 }
