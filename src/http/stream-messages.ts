@@ -3,6 +3,7 @@
 //
 //   subscribe / unsubscribe   → `stream.ack` {filters as applied}, then the snapshot frames of what was added
 //   order.place / order.cancel → `stream.answer` {status, body}: the engine's 2xx answer, as REST relays it
+//   order.batch / order.replace → `stream.answer` {status: 200, body}: every item's outcome, as REST answers it
 //   anything refused          → `stream.error` {code, error, status, …}: the code REST would answer
 //
 // Every answer carries the message's `id` and `op`. Domain errors become socket errors in one
@@ -109,10 +110,16 @@ export function streamMessageHandlers(ctx: MessageContext, ip: string): ClientMe
     count(message.op, 'ack');
   };
 
-  const order = async (client: StreamClient, message: ClientMessage & { op: 'order.place' | 'order.cancel' }): Promise<void> => {
+  const order = async (client: StreamClient, message: ClientMessage & { op: 'order.place' | 'order.cancel' | 'order.batch' | 'order.replace' }): Promise<void> => {
     const calls = ctx.trading.calls;
     if (!calls) throw new ApiError('not_found', 'this gateway has no trading routes');
     const callCtx = { ip, requestId: randomUUID() };
+    if (message.op === 'order.batch' || message.op === 'order.replace') {
+      // The REST answer's body (every item's outcome); a refusal of the whole call throws (stream.error).
+      const body = message.op === 'order.batch' ? await calls.batch(message, callCtx) : await calls.replace(message, callCtx);
+      send(client, answer('stream.answer', hub.head(), message.id, message.op, { status: 200, body }));
+      return;
+    }
     const passed: PassedAnswer =
       message.op === 'order.place' ? await calls.placeOrder(message.body, message.signature, callCtx) : await calls.cancelOrder(message.orderId, message.signature, callCtx);
     let body: unknown;

@@ -18,7 +18,7 @@ import {
 } from './schemas.js';
 import { OrderbookDeltaFrame } from './book-schemas.js';
 import { FillFrame, OrderUpdateFrame } from './user-schemas.js';
-import { AckMessage, AnswerMessage, CancelOrderOp, ErrorMessage, PlaceOrderOp, SubscribeOp, UnsubscribeOp } from './message-schemas.js';
+import { AckMessage, AnswerMessage, BatchOp, CancelOrderOp, ErrorMessage, PlaceOrderOp, ReplaceOp, SubscribeOp, UnsubscribeOp } from './message-schemas.js';
 
 /** A plain JSON copy (TypeBox may carry non-JSON markers). */
 const json = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema));
@@ -83,7 +83,8 @@ const MESSAGES = {
   streamAnswer: {
     schema: AnswerMessage,
     name: 'stream.answer',
-    summary: 'Answer to order.place / order.cancel: the engine\'s answer as REST relays it (status + body, `reason` when an order ended at once).',
+    summary:
+      'Answer to order.place / order.cancel: the engine\'s answer as REST relays it (status + body, `reason` when an order ended at once); to order.batch / order.replace: the REST answer (every item\'s outcome).',
   },
   streamError: {
     schema: ErrorMessage,
@@ -98,6 +99,8 @@ const CLIENT_MESSAGES = {
   unsubscribe: { schema: UnsubscribeOp, name: 'unsubscribe', summary: 'Removes kinds, markets, intervals, parties; answered by stream.ack or stream.error.' },
   orderPlace: { schema: PlaceOrderOp, name: 'order.place', summary: 'A signed POST /v1/orders; answered by stream.answer or stream.error.' },
   orderCancel: { schema: CancelOrderOp, name: 'order.cancel', summary: 'A signed DELETE /v1/orders/:orderId; answered by stream.answer or stream.error.' },
+  orderBatch: { schema: BatchOp, name: 'order.batch', summary: 'Up to 50 signed place / cancel calls, each signed as alone (POST /v1/orders/batch); answered by stream.answer {results, weight} or stream.error.' },
+  orderReplace: { schema: ReplaceOp, name: 'order.replace', summary: 'A signed cancel, then a signed place once the engine confirmed the cancel (POST /v1/orders/replace); answered by stream.answer {cancel, place, replaced}.' },
 } as const;
 
 export function buildAsyncApi(): Record<string, unknown> {
@@ -155,7 +158,8 @@ export function buildAsyncApi(): Record<string, unknown> {
         '`unsubscribe` change the connection\'s filters and are answered by `stream.ack` (the filters as applied; after a',
         'subscribe, the snapshot frames of what was added, then its live frames); `order.place` / `order.cancel` carry a',
         'signed REST call (the body and the `user`, `sessionId`, `sig` values of its signing headers), verified and forwarded',
-        'exactly as REST does (one replay memory, one rate limit), answered by `stream.answer` (the engine\'s answer). Any',
+        'exactly as REST does (one replay memory, one rate limit), answered by `stream.answer` (the engine\'s answer);',
+        '`order.batch` / `order.replace` carry the body of POST /v1/orders/batch and /v1/orders/replace (each item signed as alone). Any',
         'refusal is a `stream.error` with the REST code, its status and the message\'s id. A list in a message names at most',
         '100 values; a message over WS_CLIENT_MESSAGE_MAX_BYTES is answered `payload_too_large`, one over four times that',
         'closes the connection (1009); more than WS_CLIENT_MESSAGES_PER_S (bursts WS_CLIENT_MESSAGE_BURST) closes it (1008).',

@@ -5,6 +5,8 @@
 //   unsubscribe  remove kinds / markets / intervals / parties
 //   order.place  a signed POST /v1/orders: the body the session key signed, and the signature
 //   order.cancel a signed DELETE /v1/orders/:orderId
+//   order.batch   up to 50 signed place / cancel calls (POST /v1/orders/batch)
+//   order.replace a signed cancel, then a signed place once the cancel is confirmed (POST /v1/orders/replace)
 //
 // This module only reads a message into one of these shapes, or throws MalformedMessageError
 // (400 `bad_request` at the edge) naming what is wrong. What a subscribe does to the connection's
@@ -14,8 +16,9 @@ import { MARKET_PATTERN, PARTY_PATTERN } from '../contracts/wire.js';
 import { Compile } from 'typebox/compile';
 import { InvalidSubscriptionError } from './errors.js';
 import { OP_SCHEMAS, SIGNING_VALUE_PATTERN } from './message-schemas.js';
+import type { BatchBody, ReplaceBody } from '../contracts/desk.js';
 
-export const CLIENT_OPS = ['subscribe', 'unsubscribe', 'order.place', 'order.cancel'] as const;
+export const CLIENT_OPS = ['subscribe', 'unsubscribe', 'order.place', 'order.cancel', 'order.batch', 'order.replace'] as const;
 export type ClientOp = (typeof CLIENT_OPS)[number];
 
 /** The client's id of a message: a string of 1..64 printable ASCII characters, or a safe integer. */
@@ -77,7 +80,19 @@ export interface CancelOrderMessage {
   signature: MessageSignature;
 }
 
-export type ClientMessage = SubscribeMessage | UnsubscribeMessage | PlaceOrderMessage | CancelOrderMessage;
+/** `order.batch`: the REST batch body, checked against its schema (contracts/desk.ts). */
+export interface BatchMessage extends BatchBody {
+  op: 'order.batch';
+  id: MessageId;
+}
+
+/** `order.replace`: the REST cancel-replace body. */
+export interface ReplaceMessage extends ReplaceBody {
+  op: 'order.replace';
+  id: MessageId;
+}
+
+export type ClientMessage = SubscribeMessage | UnsubscribeMessage | PlaceOrderMessage | CancelOrderMessage | BatchMessage | ReplaceMessage;
 
 /** Most values one list of a message may carry (as the URL's lists). */
 export const MAX_MESSAGE_LIST = 100;
@@ -97,6 +112,8 @@ const CHECKS = {
   unsubscribe: Compile(OP_SCHEMAS.unsubscribe),
   'order.place': Compile(OP_SCHEMAS['order.place']),
   'order.cancel': Compile(OP_SCHEMAS['order.cancel']),
+  'order.batch': Compile(OP_SCHEMAS['order.batch']),
+  'order.replace': Compile(OP_SCHEMAS['order.replace']),
 };
 
 const FIELDS: Record<ClientOp, readonly string[]> = {
@@ -104,6 +121,8 @@ const FIELDS: Record<ClientOp, readonly string[]> = {
   unsubscribe: ['op', 'id', 'kinds', 'markets', 'intervals', 'party'],
   'order.place': ['op', 'id', 'body', 'user', 'sessionId', 'sig'],
   'order.cancel': ['op', 'id', 'orderId', 'user', 'sessionId', 'sig'],
+  'order.batch': ['op', 'id', 'user', 'sessionId', 'mode', 'stopOnFailure', 'items'],
+  'order.replace': ['op', 'id', 'user', 'sessionId', 'cancel', 'place'],
 };
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -235,5 +254,10 @@ function readClientMessage(value: unknown): ClientMessage {
       if (typeof orderId !== 'string' || orderId.length < 1 || orderId.length > 64) throw new MalformedMessageError('"orderId" must be a string of 1..64 characters');
       return { op, id, orderId, signature: signature(value) };
     }
+    // The whole shape is the schema's (checked by parseClientMessage right after): no field to read one by one.
+    case 'order.batch':
+      return value as unknown as BatchMessage;
+    case 'order.replace':
+      return value as unknown as ReplaceMessage;
   }
 }

@@ -5,6 +5,7 @@
 import { Type, type TSchema } from 'typebox';
 import { CANDLE_INTERVALS, FRAME_KINDS } from '../contracts/frame.js';
 import { Market, Party, Seq, Timestamp } from '../contracts/wire.js';
+import { BatchFields, MAX_BATCH_ITEMS, ReplaceFields } from '../contracts/desk.js';
 
 const strict = { additionalProperties: false } as const;
 const MAX_LIST = 100;
@@ -83,12 +84,27 @@ export const CancelOrderOp = Type.Object(
   { ...strict, description: 'A signed DELETE /v1/orders/:orderId; answered by stream.answer or stream.error.' },
 );
 
+export const BatchOp = Type.Object(
+  { op: Type.Literal('order.batch'), id: MessageIdField, ...BatchFields },
+  {
+    ...strict,
+    description: `Up to ${MAX_BATCH_ITEMS} signed place / cancel calls (POST /v1/orders/batch); answered by stream.answer with {results, weight} (every item's outcome, in order) or stream.error when the batch itself is refused.`,
+  },
+);
+
+export const ReplaceOp = Type.Object(
+  { op: Type.Literal('order.replace'), id: MessageIdField, ...ReplaceFields },
+  { ...strict, description: 'A signed cancel and a signed place (POST /v1/orders/replace); the place is sent only once the engine confirmed the cancel. Answered by stream.answer with {cancel, place, replaced}.' },
+);
+
 /** Every op, by name: the parser checks a message against the schema of its op. */
 export const OP_SCHEMAS = {
   subscribe: SubscribeOp,
   unsubscribe: UnsubscribeOp,
   'order.place': PlaceOrderOp,
   'order.cancel': CancelOrderOp,
+  'order.batch': BatchOp,
+  'order.replace': ReplaceOp,
 } as const;
 
 // ---- what the gateway answers ----
@@ -132,16 +148,20 @@ export const AnswerMessage = Type.Object(
     seq: AnswerSeq,
     ts: Timestamp,
     id: MessageIdField,
-    op: Type.Union([Type.Literal('order.place'), Type.Literal('order.cancel')]),
+    op: Type.Union([Type.Literal('order.place'), Type.Literal('order.cancel'), Type.Literal('order.batch'), Type.Literal('order.replace')]),
     payload: Type.Object(
       {
         status: Type.Integer({ minimum: 200, maximum: 299, description: 'The HTTP status REST would answer' }),
-        body: Type.Object({}, { additionalProperties: true, description: 'The engine\'s answer as REST relays it (ok:true or ok:false with its code; `reason` when an order ended at once)' }),
+        body: Type.Object({}, {
+          additionalProperties: true,
+          description:
+            'order.place / order.cancel: the engine\'s answer as REST relays it (ok:true or ok:false with its code; `reason` when an order ended at once); order.batch: {results, weight}; order.replace: {cancel, place, replaced} (the REST answers)',
+        }),
       },
       strict,
     ),
   },
-  { ...strict, description: 'Answer to order.place / order.cancel: the engine\'s answer, as REST would have relayed it.' },
+  { ...strict, description: 'Answer to order.place / order.cancel / order.batch / order.replace: what REST would have answered (status + body).' },
 );
 
 export const ErrorMessage = Type.Object(

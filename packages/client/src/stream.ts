@@ -293,7 +293,9 @@ export class StreamClient<const M extends string = string> {
     let message: Record<string, unknown>;
     if (method === 'POST' && target === '/v1/orders') message = { op: 'order.place', body: body ?? '' };
     else if (method === 'DELETE' && /^\/v1\/orders\/[^/?#]+$/.test(target)) message = { op: 'order.cancel', orderId: decodeURIComponent(target.slice('/v1/orders/'.length)) };
-    else throw new Error(`${method} ${target} is not a call the stream carries (order place and cancel only)`);
+    // The desk's calls (desk.ts): their REST body is the message, each item signed within it.
+    else if (method === 'POST' && (target === '/v1/orders/batch' || target === '/v1/orders/replace')) message = { op: target.endsWith('batch') ? 'order.batch' : 'order.replace', ...(JSON.parse(body ?? '{}') as object) };
+    else throw new Error(`${method} ${target} is not a call the stream carries (order place, cancel, batch and replace only)`);
     if (headers['x-user'] !== undefined) message.user = headers['x-user'];
     if (headers['x-session-id'] !== undefined) message.sessionId = headers['x-session-id'];
     if (headers['x-session-sig'] !== undefined) message.sig = headers['x-session-sig'];

@@ -32,6 +32,11 @@ export interface CallInput {
   body: Buffer | undefined;
   signature: SignedHeaders | null;
   requestId: string;
+  /**
+   * The signature was verified and the party budget charged by the caller (a batch charges its
+   * items once, by weight: batch.ts): the route does not verify or charge again.
+   */
+  precharged?: boolean;
 }
 
 /**
@@ -78,7 +83,7 @@ export function routeCall(options: RouteOptions): RouteCall {
       // The REST adapter and the socket read the signature with signedHeaders, which refuses a missing one (401).
       if (!s) throw new Error(`${options.route}: a signed route was called without a signature`);
       headers = { 'x-user': s.user, 'x-session-id': s.sessionId, 'x-session-sig': s.sig, 'x-request-id': call.requestId };
-      await options.chargeParty?.(s, call.method, call.target, body ?? Buffer.alloc(0));
+      if (!call.precharged) await options.chargeParty?.(s, call.method, call.target, body ?? Buffer.alloc(0));
     } else {
       headers = { 'x-request-id': call.requestId };
     }

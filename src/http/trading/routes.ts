@@ -21,6 +21,8 @@ import { readGetBody } from './get-body.js';
 import { orderIdPath } from './targets.js';
 import { socketTrading, type TradingSlot } from './socket-calls.js';
 import { proxyMetrics } from './metrics.js';
+import type { DeskParts } from './batch.js';
+import { deskRoutes } from './desk-routes.js';
 import {
   CancelAnswer,
   CancelParams,
@@ -79,7 +81,16 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
   const cancelOrderCall = routeCall(cancelOrderOptions);
   const placeOrder = forwarder(placeOrderOptions);
   const cancelOrder = forwarder(cancelOrderOptions);
-  if (slot) slot.calls = socketTrading({ placeOrder: placeOrderCall, cancelOrder: cancelOrderCall, budgets });
+  // The desk (batches, cancel-replace): the same verified-forwards, their budget charged by weight.
+  const desk: DeskParts = {
+    place: placeOrderCall,
+    cancel: cancelOrderCall,
+    verify: (signature, method, target, body, offThread) => verifiedPartyForBudget(sessions, replays, { method, target, body, headers: signature, offThread }),
+    budgets,
+    log: (err) => app.log.warn({ err }, 'batch item failed'),
+  };
+  await app.register(deskRoutes, { parts: desk });
+  if (slot) slot.calls = socketTrading({ placeOrder: placeOrderCall, cancelOrder: cancelOrderCall, budgets, desk });
   const setTpsl = forwarder({ engine, metrics, route: 'POST /v1/tpsl', signed: true, chargeParty });
   const orderbook = forwarder({
     engine,

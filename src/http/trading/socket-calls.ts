@@ -17,6 +17,9 @@ import type { RouteCall } from './forward.js';
 import type { TradingBudgets } from './rate-limit.js';
 import type { PassedAnswer } from './relay.js';
 import { orderIdPath } from './targets.js';
+import { runBatch, type BatchRequest, type BatchResult, type DeskParts } from './batch.js';
+import type { ReplaceBody } from '../../contracts/desk.js';
+import { runReplace, type ReplaceResult } from './replace.js';
 import type { MessageSignature } from '../../stream/client-messages.js';
 
 export interface SocketCallContext {
@@ -29,6 +32,10 @@ export interface SocketCallContext {
 export interface SocketTrading {
   placeOrder(body: string, signature: MessageSignature, ctx: SocketCallContext): Promise<PassedAnswer>;
   cancelOrder(orderId: string, signature: MessageSignature, ctx: SocketCallContext): Promise<PassedAnswer>;
+  /** `order.batch`: the REST batch's core (batch.ts), the address budget charged the whole weight here. */
+  batch(request: BatchRequest, ctx: SocketCallContext): Promise<BatchResult>;
+  /** `order.replace`: the REST cancel-replace's core (replace.ts). */
+  replace(request: ReplaceBody, ctx: SocketCallContext): Promise<ReplaceResult>;
 }
 
 /**
@@ -48,8 +55,10 @@ function readSignature(s: MessageSignature): SignedHeaders {
   return signedHeaders({ headers });
 }
 
-export function socketTrading(parts: { placeOrder: RouteCall; cancelOrder: RouteCall; budgets: TradingBudgets }): SocketTrading {
+export function socketTrading(parts: { placeOrder: RouteCall; cancelOrder: RouteCall; budgets: TradingBudgets; desk: DeskParts }): SocketTrading {
   return {
+    batch: (request, ctx) => runBatch(parts.desk, { ...ctx, addressCharged: 0 }, request),
+    replace: (request, ctx) => runReplace(parts.desk, { ...ctx, addressCharged: 0 }, request),
     async placeOrder(body, signature, ctx) {
       await parts.budgets.address(ctx.ip);
       // In the order REST judges them: the body is parsed before the handler reads the headers.
