@@ -12,8 +12,8 @@ import type { FastifyBaseLogger } from 'fastify';
 
 export const COMMAND_TIMEOUT_MS = 500;
 
-export type RedisUse = 'replay' | 'rate_limit' | 'faucet';
-export type FailureOutcome = 'fail_open' | 'fail_closed';
+export type RedisUse = 'replay' | 'rate_limit' | 'faucet' | 'claim' | 'switch';
+export type FailureOutcome = 'fail_open' | 'fail_closed' | 'release_failed';
 
 export interface RedisStatus {
   configured: true;

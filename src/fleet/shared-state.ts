@@ -8,11 +8,15 @@ import type { ReplayGuard } from '../contracts/replay-guard.js';
 import { RedisHandle, type RedisStatus } from './redis.js';
 import { RedisReplayGuard } from './redis-replay-guard.js';
 import { RedisFaucetLock, type FaucetLock } from './faucet-lock.js';
+import { RedisClaims } from './claims.js';
+import type { Claims } from '../contracts/claims.js';
 
 export interface SharedState {
   redis: RedisHandle;
   replays: ReplayGuard;
   faucetLock: FaucetLock;
+  /** Client order ids taken, switches armed: first replica wins (claims.ts). */
+  claims: Claims;
   status(): Promise<RedisStatus>;
   close(): Promise<void>;
 }
@@ -24,6 +28,7 @@ export function createSharedState(config: Config, registry: Registry, logger: Fa
     redis,
     replays: new RedisReplayGuard(redis),
     faucetLock: new RedisFaucetLock(redis),
+    claims: new RedisClaims(redis),
     status: () => redis.status(),
     close: () => redis.close(),
   };

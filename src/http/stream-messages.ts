@@ -159,6 +159,19 @@ export function streamMessageHandlers(ctx: MessageContext, ip: string): ClientMe
         );
         return;
       }
+      if (message.op === 'order.status') {
+        const calls = ctx.trading.calls;
+        if (!calls) return refuse(client, new ApiError('not_found', 'this gateway has no trading routes'), message.id, message.op);
+        // The party's orders are its own: only a connection holding the party (proven) may ask.
+        if (!client.sub.parties.has(message.party)) {
+          return refuse(client, new ApiError('forbidden', 'order.status needs the party on this connection (subscribe to it with its proof first)'), message.id, message.op);
+        }
+        calls
+          .clientOrder(message.party, message.clientOrderId)
+          .then((body) => send(client, answer('stream.answer', hub.head(), message.id, message.op, { status: 200, body: body as Record<string, unknown> })))
+          .catch((err: unknown) => refuse(client, err, message.id, message.op));
+        return;
+      }
       if (pendingOrders >= MAX_PENDING_ORDERS) {
         return refuse(client, new ApiError('rate_limited', `at most ${MAX_PENDING_ORDERS} orders of one connection may await the engine at once`, { retryAfterS: 1 }), message.id, message.op);
       }

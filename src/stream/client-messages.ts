@@ -6,6 +6,7 @@
 //   order.place  a signed POST /v1/orders: the body the session key signed, and the signature
 //   order.cancel a signed DELETE /v1/orders/:orderId
 //   order.batch   up to 50 signed place / cancel calls (POST /v1/orders/batch)
+//   order.status  an order of a party the connection holds, by its clientOrderId
 //   order.replace a signed cancel, then a signed place once the cancel is confirmed (POST /v1/orders/replace)
 //
 // This module only reads a message into one of these shapes, or throws MalformedMessageError
@@ -18,7 +19,7 @@ import { InvalidSubscriptionError } from './errors.js';
 import { OP_SCHEMAS, SIGNING_VALUE_PATTERN } from './message-schemas.js';
 import type { BatchBody, ReplaceBody } from '../contracts/desk.js';
 
-export const CLIENT_OPS = ['subscribe', 'unsubscribe', 'order.place', 'order.cancel', 'order.batch', 'order.replace'] as const;
+export const CLIENT_OPS = ['subscribe', 'unsubscribe', 'order.place', 'order.cancel', 'order.batch', 'order.replace', 'order.status'] as const;
 export type ClientOp = (typeof CLIENT_OPS)[number];
 
 /** The client's id of a message: a string of 1..64 printable ASCII characters, or a safe integer. */
@@ -92,7 +93,15 @@ export interface ReplaceMessage extends ReplaceBody {
   id: MessageId;
 }
 
-export type ClientMessage = SubscribeMessage | UnsubscribeMessage | PlaceOrderMessage | CancelOrderMessage | BatchMessage | ReplaceMessage;
+/** `order.status`: an order of a party the connection holds, by its client order id. */
+export interface OrderStatusMessage {
+  op: 'order.status';
+  id: MessageId;
+  party: string;
+  clientOrderId: string;
+}
+
+export type ClientMessage = SubscribeMessage | UnsubscribeMessage | PlaceOrderMessage | CancelOrderMessage | BatchMessage | ReplaceMessage | OrderStatusMessage;
 
 /** Most values one list of a message may carry (as the URL's lists). */
 export const MAX_MESSAGE_LIST = 100;
@@ -114,6 +123,7 @@ const CHECKS = {
   'order.cancel': Compile(OP_SCHEMAS['order.cancel']),
   'order.batch': Compile(OP_SCHEMAS['order.batch']),
   'order.replace': Compile(OP_SCHEMAS['order.replace']),
+  'order.status': Compile(OP_SCHEMAS['order.status']),
 };
 
 const FIELDS: Record<ClientOp, readonly string[]> = {
@@ -123,6 +133,7 @@ const FIELDS: Record<ClientOp, readonly string[]> = {
   'order.cancel': ['op', 'id', 'orderId', 'user', 'sessionId', 'sig'],
   'order.batch': ['op', 'id', 'user', 'sessionId', 'mode', 'stopOnFailure', 'items'],
   'order.replace': ['op', 'id', 'user', 'sessionId', 'cancel', 'place'],
+  'order.status': ['op', 'id', 'party', 'clientOrderId'],
 };
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -259,5 +270,7 @@ function readClientMessage(value: unknown): ClientMessage {
       return value as unknown as BatchMessage;
     case 'order.replace':
       return value as unknown as ReplaceMessage;
+    case 'order.status':
+      return value as unknown as OrderStatusMessage;
   }
 }

@@ -97,6 +97,20 @@ export const ReplaceOp = Type.Object(
   { ...strict, description: 'A signed cancel and a signed place (POST /v1/orders/replace); the place is sent only once the engine confirmed the cancel. Answered by stream.answer with {cancel, place, replaced}.' },
 );
 
+export const OrderStatusOp = Type.Object(
+  {
+    op: Type.Literal('order.status'),
+    id: MessageIdField,
+    party: Party,
+    clientOrderId: Type.String({ minLength: 1, maxLength: 64, description: 'The clientOrderId the order was placed with' }),
+  },
+  {
+    ...strict,
+    description:
+      'The party\'s order by its clientOrderId (GET /v1/users/:party/orders/by-client-id/:clientOrderId); the connection must hold the party (proven by the URL or a subscribe). Answered by stream.answer {status: 200, body: {source, order}} or stream.error (403, 404).',
+  },
+);
+
 /** Every op, by name: the parser checks a message against the schema of its op. */
 export const OP_SCHEMAS = {
   subscribe: SubscribeOp,
@@ -105,6 +119,7 @@ export const OP_SCHEMAS = {
   'order.cancel': CancelOrderOp,
   'order.batch': BatchOp,
   'order.replace': ReplaceOp,
+  'order.status': OrderStatusOp,
 } as const;
 
 // ---- what the gateway answers ----
@@ -148,14 +163,14 @@ export const AnswerMessage = Type.Object(
     seq: AnswerSeq,
     ts: Timestamp,
     id: MessageIdField,
-    op: Type.Union([Type.Literal('order.place'), Type.Literal('order.cancel'), Type.Literal('order.batch'), Type.Literal('order.replace')]),
+    op: Type.Union([Type.Literal('order.place'), Type.Literal('order.cancel'), Type.Literal('order.batch'), Type.Literal('order.replace'), Type.Literal('order.status')]),
     payload: Type.Object(
       {
         status: Type.Integer({ minimum: 200, maximum: 299, description: 'The HTTP status REST would answer' }),
         body: Type.Object({}, {
           additionalProperties: true,
           description:
-            'order.place / order.cancel: the engine\'s answer as REST relays it (ok:true or ok:false with its code; `reason` when an order ended at once); order.batch: {results, weight}; order.replace: {cancel, place, replaced} (the REST answers)',
+            'order.place / order.cancel: the engine\'s answer as REST relays it (ok:true or ok:false with its code; `reason` when an order ended at once); order.batch: {results, weight}; order.replace: {cancel, place, replaced}; order.status: {source, order} (the REST answers)',
         }),
       },
       strict,

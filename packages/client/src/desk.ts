@@ -5,6 +5,7 @@
 // these are functions over a GatewayClient, not methods of it.
 import type { GatewayClient } from './client.js';
 import { requireDecimalStrings } from './decimal-input.js';
+import { GatewayError } from './errors.js';
 import { requestMessage, type Session } from './signing.js';
 import type { Answer, OrderAccepted, OrderCancelled, OrderRequest, Rejection } from './types.js';
 import type { Sender } from './transport.js';
@@ -141,4 +142,33 @@ export async function replaceOrder<const M extends string>(client: GatewayClient
   const place = await signPlace(session, order);
   const body = { user: session.party, sessionId: session.sessionId, cancel: { orderId, sig: cancel.sig }, place: { body: place.body, sig: place.sig } };
   return client.transport.call({ method: 'POST', path: '/v1/orders/replace', body, retries: 0, ...(options.sender ? { sender: options.sender } : {}) });
+}
+
+/** An order found by its client order id (GET /v1/users/:party/orders/by-client-id/:id). */
+export interface ClientOrder {
+  /** live: as the engine's events last told it; mirror: the database mirror (may lag). */
+  source: 'live' | 'mirror';
+  order: {
+    clientOrderId: string;
+    orderId: string | null;
+    status: 'open' | 'partially_filled' | 'filled' | 'cancelled' | 'rejected';
+    market?: string | null;
+    filledSize?: string;
+    [field: string]: unknown;
+  };
+}
+
+/**
+ * The session party's order placed with `clientOrderId`, or null when the gateway knows none (after
+ * a timeout: null means it never reached the engine's events or the mirror; placing it again is
+ * refused with `duplicate_client_order_id` while a gateway still holds it in flight).
+ */
+export async function orderByClientId(client: GatewayClient, clientOrderId: string): Promise<ClientOrder | null> {
+  const session = sessionOf(client, 'orderByClientId');
+  try {
+    return await client.transport.call<ClientOrder>({ method: 'GET', path: `/v1/users/${encodeURIComponent(session.party)}/orders/by-client-id/${encodeURIComponent(clientOrderId)}`, signed: true });
+  } catch (err) {
+    if (err instanceof GatewayError && err.status === 404) return null;
+    throw err;
+  }
 }

@@ -85,6 +85,7 @@ export async function chargeDesk(parts: DeskParts, ctx: DeskContext, prepared: P
   let next = 0;
   while (party === null && next < prepared.length) party = await check(prepared[next++]!, false);
   if (party) for (let i = 0; i < weight; i++) await parts.budgets.party(party);
+  for (const p of prepared) if ('call' in p) p.call.party = party;
   const remaining = prepared.slice(next);
   return {
     rest: async () => {

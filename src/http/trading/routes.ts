@@ -23,6 +23,9 @@ import { socketTrading, type TradingSlot } from './socket-calls.js';
 import { proxyMetrics } from './metrics.js';
 import type { DeskParts } from './batch.js';
 import { deskRoutes } from './desk-routes.js';
+import { MemoryClaims } from '../../fleet/claims.js';
+import { clientOrderAdmission } from './client-order-ids.js';
+import { findClientOrder } from './client-order-routes.js';
 import {
   CancelAnswer,
   CancelParams,
@@ -61,9 +64,10 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
   const metrics = proxyMetrics(app.metrics);
   const learning = new SessionLearning(sessions);
   // A signed call spends its party's budget only once the gateway has verified the signature.
-  const chargeParty = async (headers: SignedHeaders, method: string, target: string, body: Buffer): Promise<void> => {
+  const chargeParty = async (headers: SignedHeaders, method: string, target: string, body: Buffer): Promise<string | null> => {
     const party = await verifiedPartyForBudget(sessions, replays, { method, target, body, headers });
     if (party) await budgets.party(party);
+    return party;
   };
   // One forwarder per route, built once: metric labels and route options are not rebuilt per call.
   const sessionAuth = forwarder({
@@ -75,7 +79,10 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
   });
   // Place and cancel: one verified-forward each, called by the REST routes below and by the
   // socket's order messages (socket-calls.ts), so both are the same check, memory and budget.
-  const placeOrderOptions = { engine, metrics, route: 'POST /v1/orders', signed: true, chargeParty, amend: (res: EngineResponse) => explainEndedAtOnce(app.live, res) };
+  // One order per client order id and party, across replicas when they share Redis (client-order-ids.ts).
+  const claims = app.fleet?.claims ?? new MemoryClaims();
+  const admit = clientOrderAdmission(app.live, claims);
+  const placeOrderOptions = { engine, metrics, route: 'POST /v1/orders', signed: true, chargeParty, admit, amend: (res: EngineResponse) => explainEndedAtOnce(app.live, res) };
   const cancelOrderOptions = { engine, metrics, route: 'DELETE /v1/orders/:orderId', signed: true, chargeParty };
   const placeOrderCall = routeCall(placeOrderOptions);
   const cancelOrderCall = routeCall(cancelOrderOptions);
@@ -90,7 +97,8 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
     log: (err) => app.log.warn({ err }, 'batch item failed'),
   };
   await app.register(deskRoutes, { parts: desk });
-  if (slot) slot.calls = socketTrading({ placeOrder: placeOrderCall, cancelOrder: cancelOrderCall, budgets, desk });
+  const clientOrder = (party: string, clientOrderId: string) => findClientOrder(app.live, app.db, party, clientOrderId);
+  if (slot) slot.calls = socketTrading({ placeOrder: placeOrderCall, cancelOrder: cancelOrderCall, budgets, desk, clientOrder });
   const setTpsl = forwarder({ engine, metrics, route: 'POST /v1/tpsl', signed: true, chargeParty });
   const orderbook = forwarder({
     engine,

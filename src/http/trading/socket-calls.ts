@@ -36,6 +36,8 @@ export interface SocketTrading {
   batch(request: BatchRequest, ctx: SocketCallContext): Promise<BatchResult>;
   /** `order.replace`: the REST cancel-replace's core (replace.ts). */
   replace(request: ReplaceBody, ctx: SocketCallContext): Promise<ReplaceResult>;
+  /** `order.status`: the REST route's lookup (client-order-routes.ts); the caller checked the connection holds the party. */
+  clientOrder(party: string, clientOrderId: string): Promise<unknown>;
 }
 
 /**
@@ -55,8 +57,15 @@ function readSignature(s: MessageSignature): SignedHeaders {
   return signedHeaders({ headers });
 }
 
-export function socketTrading(parts: { placeOrder: RouteCall; cancelOrder: RouteCall; budgets: TradingBudgets; desk: DeskParts }): SocketTrading {
+export function socketTrading(parts: {
+  placeOrder: RouteCall;
+  cancelOrder: RouteCall;
+  budgets: TradingBudgets;
+  desk: DeskParts;
+  clientOrder: (party: string, clientOrderId: string) => Promise<unknown>;
+}): SocketTrading {
   return {
+    clientOrder: parts.clientOrder,
     batch: (request, ctx) => runBatch(parts.desk, { ...ctx, addressCharged: 0 }, request),
     replace: (request, ctx) => runReplace(parts.desk, { ...ctx, addressCharged: 0 }, request),
     async placeOrder(body, signature, ctx) {
