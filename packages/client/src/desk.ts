@@ -172,3 +172,61 @@ export async function orderByClientId(client: GatewayClient, clientOrderId: stri
     throw err;
   }
 }
+
+/** An open order as the client knows it: from the user channel (UserOrdersStore.open()) or the engine (getUserMe().openOrders). */
+export interface OpenOrderRef {
+  orderId: string | null;
+  market: string | null;
+  status?: string;
+}
+
+export interface CancelAllOptions extends DeskVia {
+  /** Only this market's orders (default: every market). */
+  market?: string;
+  /**
+   * The open orders to cancel, as the client knows them (the user channel's store, kept live by
+   * `order.update`). Without it they are read from the engine (`getUserMe`, signed), which is exact
+   * but costs a call.
+   */
+  orders?: Iterable<OpenOrderRef>;
+}
+
+export interface CancelAllResult {
+  /** The orders a cancel was signed and sent for, in the order of `results`. */
+  orderIds: string[];
+  /** One outcome per order (batches of 50, concatenated). */
+  results: CancelOutcome[];
+  /** Sum of the batches' weights. */
+  weight: number;
+}
+
+/**
+ * Cancels the party's open orders (of one market, or all): the client signs one cancel per order
+ * and sends them as batches of up to 50 (docs/trading.md "Batches"). The gateway holds no key, so
+ * it can only carry the cancels this client signs; an order placed after the list was read is not
+ * in it (read the outcome, and call again if orders keep arriving).
+ */
+export async function cancelAll(client: GatewayClient, options: CancelAllOptions = {}): Promise<CancelAllResult> {
+  let orders: Iterable<OpenOrderRef>;
+  if (options.orders) {
+    orders = options.orders;
+  } else {
+    const me = await client.getUserMe();
+    if (!me.ok) throw new GatewayError(200, '/v1/user/me', { error: me.error, code: me.code });
+    orders = me.openOrders;
+  }
+  const ids: string[] = [];
+  for (const o of orders) {
+    if (o.orderId === null) continue;
+    if (options.market !== undefined && o.market !== options.market) continue;
+    if (o.status !== undefined && o.status !== 'open' && o.status !== 'partially_filled') continue;
+    if (!ids.includes(o.orderId)) ids.push(o.orderId);
+  }
+  const result: CancelAllResult = { orderIds: ids, results: [], weight: 0 };
+  for (let i = 0; i < ids.length; i += MAX_BATCH_ITEMS) {
+    const batch = await cancelOrders(client, ids.slice(i, i + MAX_BATCH_ITEMS), options.sender ? { sender: options.sender } : {});
+    result.results.push(...batch.results);
+    result.weight += batch.weight;
+  }
+  return result;
+}

@@ -69,4 +69,4 @@ export { DeltaOrderBook, bookChecksum, type BookLevel, type BookApplyResult } fr
 export { BookFrameGate } from './book-gate.js';
 export { OrderBookFeed, type OrderBookFeedOptions, type BookView } from './book-feed.js';
 export { UserOrdersStore, UserFillsStore, isTerminal, type OrderUpdate, type UserFill } from './user-channels.js';
-export { MAX_BATCH_ITEMS, signPlace, signCancel, sendBatch, placeOrders, cancelOrders, replaceOrder, orderByClientId, itemSucceeded, itemFailure, type SignedPlace, type SignedCancel, type SignedItem, type BatchOptions, type ItemOutcome, type ItemRefusal, type PlaceOutcome, type CancelOutcome, type BatchResult, type ReplaceResult, type DeskVia, type ClientOrder } from './desk.js';
+export { MAX_BATCH_ITEMS, signPlace, signCancel, sendBatch, placeOrders, cancelOrders, replaceOrder, orderByClientId, cancelAll, itemSucceeded, itemFailure, type SignedPlace, type SignedCancel, type SignedItem, type BatchOptions, type ItemOutcome, type ItemRefusal, type PlaceOutcome, type CancelOutcome, type BatchResult, type ReplaceResult, type DeskVia, type ClientOrder, type OpenOrderRef, type CancelAllOptions, type CancelAllResult } from './desk.js';
