@@ -159,6 +159,24 @@ export function streamMessageHandlers(ctx: MessageContext, ip: string): ClientMe
         );
         return;
       }
+      if (message.op === 'switch.arm' || message.op === 'switch.heartbeat' || message.op === 'switch.disarm') {
+        const calls = ctx.trading.calls;
+        if (!calls) return refuse(client, new ApiError('not_found', 'this gateway has no trading routes'), message.id, message.op);
+        if (!client.sub.parties.has(message.party)) {
+          return refuse(client, new ApiError('forbidden', `${message.op} needs the party on this connection (subscribe to it with its proof first)`), message.id, message.op);
+        }
+        const name = message.name ?? 'default';
+        const run =
+          message.op === 'switch.arm'
+            ? calls.switchArm({ party: message.party, sessionId: message.sessionId!, name, timeoutMs: message.timeoutMs!, cancels: message.cancels! }, { ip, requestId: randomUUID() })
+            : message.op === 'switch.heartbeat'
+              ? calls.switchHeartbeat(message.party, name)
+              : calls.switchDisarm(message.party, name);
+        run
+          .then((body) => send(client, answer('stream.answer', hub.head(), message.id, message.op, { status: 200, body: body as Record<string, unknown> })))
+          .catch((err: unknown) => refuse(client, err, message.id, message.op));
+        return;
+      }
       if (message.op === 'order.status') {
         const calls = ctx.trading.calls;
         if (!calls) return refuse(client, new ApiError('not_found', 'this gateway has no trading routes'), message.id, message.op);

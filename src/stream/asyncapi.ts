@@ -18,7 +18,7 @@ import {
 } from './schemas.js';
 import { OrderbookDeltaFrame } from './book-schemas.js';
 import { FillFrame, OrderUpdateFrame } from './user-schemas.js';
-import { AckMessage, AnswerMessage, BatchOp, CancelOrderOp, ErrorMessage, OrderStatusOp, PlaceOrderOp, ReplaceOp, SubscribeOp, UnsubscribeOp } from './message-schemas.js';
+import { AckMessage, AnswerMessage, BatchOp, CancelOrderOp, ErrorMessage, OrderStatusOp, PlaceOrderOp, ReplaceOp, SwitchArmOp, SwitchDisarmOp, SwitchHeartbeatOp, SubscribeOp, UnsubscribeOp } from './message-schemas.js';
 
 /** A plain JSON copy (TypeBox may carry non-JSON markers). */
 const json = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema));
@@ -101,6 +101,9 @@ const CLIENT_MESSAGES = {
   orderCancel: { schema: CancelOrderOp, name: 'order.cancel', summary: 'A signed DELETE /v1/orders/:orderId; answered by stream.answer or stream.error.' },
   orderBatch: { schema: BatchOp, name: 'order.batch', summary: 'Up to 50 signed place / cancel calls, each signed as alone (POST /v1/orders/batch); answered by stream.answer {results, weight} or stream.error.' },
   orderStatus: { schema: OrderStatusOp, name: 'order.status', summary: 'An order of a party this connection holds, by its clientOrderId; answered by stream.answer {source, order} or stream.error (403, 404).' },
+  switchArm: { schema: SwitchArmOp, name: 'switch.arm', summary: 'Arms the dead man\'s switch with signed cancels (docs/trading.md "Dead man\'s switch"); also a heartbeat.' },
+  switchHeartbeat: { schema: SwitchHeartbeatOp, name: 'switch.heartbeat', summary: 'Pushes the armed switch\'s deadline to now + its timeout.' },
+  switchDisarm: { schema: SwitchDisarmOp, name: 'switch.disarm', summary: 'Disarms the switch.' },
   orderReplace: { schema: ReplaceOp, name: 'order.replace', summary: 'A signed cancel, then a signed place once the engine confirmed the cancel (POST /v1/orders/replace); answered by stream.answer {cancel, place, replaced}.' },
 } as const;
 

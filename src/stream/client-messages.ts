@@ -7,6 +7,7 @@
 //   order.cancel a signed DELETE /v1/orders/:orderId
 //   order.batch   up to 50 signed place / cancel calls (POST /v1/orders/batch)
 //   order.status  an order of a party the connection holds, by its clientOrderId
+//   switch.arm / switch.heartbeat / switch.disarm  the dead man's switch of a party the connection holds
 //   order.replace a signed cancel, then a signed place once the cancel is confirmed (POST /v1/orders/replace)
 //
 // This module only reads a message into one of these shapes, or throws MalformedMessageError
@@ -19,7 +20,7 @@ import { InvalidSubscriptionError } from './errors.js';
 import { OP_SCHEMAS, SIGNING_VALUE_PATTERN } from './message-schemas.js';
 import type { BatchBody, ReplaceBody } from '../contracts/desk.js';
 
-export const CLIENT_OPS = ['subscribe', 'unsubscribe', 'order.place', 'order.cancel', 'order.batch', 'order.replace', 'order.status'] as const;
+export const CLIENT_OPS = ['subscribe', 'unsubscribe', 'order.place', 'order.cancel', 'order.batch', 'order.replace', 'order.status', 'switch.arm', 'switch.heartbeat', 'switch.disarm'] as const;
 export type ClientOp = (typeof CLIENT_OPS)[number];
 
 /** The client's id of a message: a string of 1..64 printable ASCII characters, or a safe integer. */
@@ -101,7 +102,19 @@ export interface OrderStatusMessage {
   clientOrderId: string;
 }
 
-export type ClientMessage = SubscribeMessage | UnsubscribeMessage | PlaceOrderMessage | CancelOrderMessage | BatchMessage | ReplaceMessage | OrderStatusMessage;
+/** The dead man's switch ops (message-schemas.ts SwitchArmOp …): read as their schema checked them. */
+export type SwitchMessage = SwitchMessageOf<'switch.arm'> | SwitchMessageOf<'switch.heartbeat'> | SwitchMessageOf<'switch.disarm'>;
+interface SwitchMessageOf<Op extends string> {
+  op: Op;
+  id: MessageId;
+  party: string;
+  name?: string;
+  sessionId?: string;
+  timeoutMs?: number;
+  cancels?: { orderId: string; sig: string }[];
+}
+
+export type ClientMessage = SubscribeMessage | UnsubscribeMessage | PlaceOrderMessage | CancelOrderMessage | BatchMessage | ReplaceMessage | OrderStatusMessage | SwitchMessage;
 
 /** Most values one list of a message may carry (as the URL's lists). */
 export const MAX_MESSAGE_LIST = 100;
@@ -124,6 +137,9 @@ const CHECKS = {
   'order.batch': Compile(OP_SCHEMAS['order.batch']),
   'order.replace': Compile(OP_SCHEMAS['order.replace']),
   'order.status': Compile(OP_SCHEMAS['order.status']),
+  'switch.arm': Compile(OP_SCHEMAS['switch.arm']),
+  'switch.heartbeat': Compile(OP_SCHEMAS['switch.heartbeat']),
+  'switch.disarm': Compile(OP_SCHEMAS['switch.disarm']),
 };
 
 const FIELDS: Record<ClientOp, readonly string[]> = {
@@ -134,6 +150,9 @@ const FIELDS: Record<ClientOp, readonly string[]> = {
   'order.batch': ['op', 'id', 'user', 'sessionId', 'mode', 'stopOnFailure', 'items'],
   'order.replace': ['op', 'id', 'user', 'sessionId', 'cancel', 'place'],
   'order.status': ['op', 'id', 'party', 'clientOrderId'],
+  'switch.arm': ['op', 'id', 'party', 'sessionId', 'name', 'timeoutMs', 'cancels'],
+  'switch.heartbeat': ['op', 'id', 'party', 'name'],
+  'switch.disarm': ['op', 'id', 'party', 'name'],
 };
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -272,5 +291,9 @@ function readClientMessage(value: unknown): ClientMessage {
       return value as unknown as ReplaceMessage;
     case 'order.status':
       return value as unknown as OrderStatusMessage;
+    case 'switch.arm':
+    case 'switch.heartbeat':
+    case 'switch.disarm':
+      return value as unknown as SwitchMessage;
   }
 }

@@ -111,6 +111,45 @@ export const OrderStatusOp = Type.Object(
   },
 );
 
+const SwitchParty = { ...Party, description: 'The party of the switch; the connection must hold it (proven by the URL or a subscribe)' };
+const SwitchName = Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x20-\\x7E]+$', description: 'Which switch of the party (default "default")' }));
+
+export const SwitchArmOp = Type.Object(
+  {
+    op: Type.Literal('switch.arm'),
+    id: MessageIdField,
+    party: SwitchParty,
+    sessionId: Type.String({ minLength: 1, maxLength: 1024, pattern: SIGNING_VALUE_PATTERN, description: 'The session whose key signed the cancels' }),
+    name: SwitchName,
+    timeoutMs: Type.Integer({ minimum: 1_000, maximum: 30_000, description: 'Fires this long after the last arm or heartbeat' }),
+    cancels: Type.Array(
+      Type.Object(
+        {
+          orderId: Type.String({ minLength: 1, maxLength: 64 }),
+          sig: Type.String({ minLength: 1, maxLength: 1024, pattern: SIGNING_VALUE_PATTERN, description: 'X-Session-Sig of DELETE /v1/orders/<encodeURIComponent(orderId)>, timestamped ahead (up to +30 s)' }),
+        },
+        strict,
+      ),
+      { maxItems: 200, description: 'Signed cancels of the open orders to cancel when it fires (replaces those held)' },
+    ),
+  },
+  {
+    ...strict,
+    description:
+      'Arms (or re-arms, which is also a heartbeat) the dead man\'s switch: answered by stream.answer {name, cancels, timeoutMs, fireAt, validUntil} or stream.error (docs/trading.md "Dead man\'s switch").',
+  },
+);
+
+export const SwitchHeartbeatOp = Type.Object(
+  { op: Type.Literal('switch.heartbeat'), id: MessageIdField, party: SwitchParty, name: SwitchName },
+  { ...strict, description: 'Pushes the armed switch\'s deadline to now + its timeout; stream.answer as switch.arm, or stream.error 404 when none is armed (it fired).' },
+);
+
+export const SwitchDisarmOp = Type.Object(
+  { op: Type.Literal('switch.disarm'), id: MessageIdField, party: SwitchParty, name: SwitchName },
+  { ...strict, description: 'Disarms the switch; stream.answer {name, disarmed}.' },
+);
+
 /** Every op, by name: the parser checks a message against the schema of its op. */
 export const OP_SCHEMAS = {
   subscribe: SubscribeOp,
@@ -120,6 +159,9 @@ export const OP_SCHEMAS = {
   'order.batch': BatchOp,
   'order.replace': ReplaceOp,
   'order.status': OrderStatusOp,
+  'switch.arm': SwitchArmOp,
+  'switch.heartbeat': SwitchHeartbeatOp,
+  'switch.disarm': SwitchDisarmOp,
 } as const;
 
 // ---- what the gateway answers ----
@@ -163,14 +205,14 @@ export const AnswerMessage = Type.Object(
     seq: AnswerSeq,
     ts: Timestamp,
     id: MessageIdField,
-    op: Type.Union([Type.Literal('order.place'), Type.Literal('order.cancel'), Type.Literal('order.batch'), Type.Literal('order.replace'), Type.Literal('order.status')]),
+    op: Type.Union([Type.Literal('order.place'), Type.Literal('order.cancel'), Type.Literal('order.batch'), Type.Literal('order.replace'), Type.Literal('order.status'), Type.Literal('switch.arm'), Type.Literal('switch.heartbeat'), Type.Literal('switch.disarm')]),
     payload: Type.Object(
       {
         status: Type.Integer({ minimum: 200, maximum: 299, description: 'The HTTP status REST would answer' }),
         body: Type.Object({}, {
           additionalProperties: true,
           description:
-            'order.place / order.cancel: the engine\'s answer as REST relays it (ok:true or ok:false with its code; `reason` when an order ended at once); order.batch: {results, weight}; order.replace: {cancel, place, replaced}; order.status: {source, order} (the REST answers)',
+            'order.place / order.cancel: the engine\'s answer as REST relays it (ok:true or ok:false with its code; `reason` when an order ended at once); order.batch: {results, weight}; order.replace: {cancel, place, replaced}; order.status: {source, order} (the REST answers); switch.*: the switch as armed',
         }),
       },
       strict,

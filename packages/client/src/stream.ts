@@ -308,6 +308,20 @@ export class StreamClient<const M extends string = string> {
     throw new Error(`unexpected answer ${reply.kind} to an order`);
   }
 
+  /**
+   * Sends one op message (e.g. the dead man's switch's `switch.arm`, dead-mans-switch.ts) and
+   * resolves with its `stream.answer` payload's body; a `stream.error` rejects with a GatewayError.
+   */
+  async ask(op: string, fields: Record<string, unknown>): Promise<unknown> {
+    const reply = await this.request(async () => ({ op, ...fields }));
+    if (reply.kind === 'stream.answer') return reply.payload.body;
+    if (reply.kind === 'stream.error') {
+      const { status, ...error } = reply.payload;
+      throw new GatewayError(status, op, error as { error: string; code: string });
+    }
+    throw new GatewayError(0, op, { error: `unexpected answer ${reply.kind}`, code: 'bad_response' });
+  }
+
   private async changeFilters(build: () => Promise<Record<string, unknown>>, path: string): Promise<AppliedFilters> {
     let reply: Reply;
     try {

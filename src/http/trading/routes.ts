@@ -26,6 +26,9 @@ import { deskRoutes } from './desk-routes.js';
 import { MemoryClaims } from '../../fleet/claims.js';
 import { clientOrderAdmission } from './client-order-ids.js';
 import { findClientOrder } from './client-order-routes.js';
+import { DeadMansSwitch } from './dead-mans-switch.js';
+import { MemorySwitchStore } from '../../fleet/switch-store.js';
+import { Counter } from 'prom-client';
 import {
   CancelAnswer,
   CancelParams,
@@ -98,7 +101,25 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
   };
   await app.register(deskRoutes, { parts: desk });
   const clientOrder = (party: string, clientOrderId: string) => findClientOrder(app.live, app.db, party, clientOrderId);
-  if (slot) slot.calls = socketTrading({ placeOrder: placeOrderCall, cancelOrder: cancelOrderCall, budgets, desk, clientOrder });
+  // The dead man's switch: every replica looks for due switches in the shared store (dead-mans-switch.ts).
+  const fired = new Counter({
+    name: 'bff_switch_cancels_total',
+    help: 'Cancels sent by fired dead man\'s switches, by outcome (cancelled: the engine answered ok:true; refused: anything else, e.g. order_not_open)',
+    labelNames: ['outcome'],
+    registers: [app.metrics.registry],
+  });
+  const deadMansSwitch = new DeadMansSwitch({
+    store: app.fleet?.switches ?? new MemorySwitchStore(),
+    sessions,
+    cancel: cancelOrderCall,
+    log: app.log,
+    onFired: (f) => {
+      for (const r of f.results) fired.inc({ outcome: r.code === null ? 'cancelled' : 'refused' });
+    },
+  });
+  app.addHook('onReady', async () => deadMansSwitch.start());
+  app.addHook('onClose', async () => deadMansSwitch.stop());
+  if (slot) slot.calls = socketTrading({ placeOrder: placeOrderCall, cancelOrder: cancelOrderCall, budgets, desk, clientOrder, deadMansSwitch });
   const setTpsl = forwarder({ engine, metrics, route: 'POST /v1/tpsl', signed: true, chargeParty });
   const orderbook = forwarder({
     engine,

@@ -114,11 +114,11 @@ export interface AnswerMessage {
   ts: string;
   /** The client's id of the message (1..64 printable ASCII characters, or an integer), echoed in its answer */
   id: string | number;
-  op: "order.place" | "order.cancel" | "order.batch" | "order.replace" | "order.status";
+  op: "order.place" | "order.cancel" | "order.batch" | "order.replace" | "order.status" | "switch.arm" | "switch.heartbeat" | "switch.disarm";
   payload: {
     /** The HTTP status REST would answer */
     status: number;
-    /** order.place / order.cancel: the engine's answer as REST relays it (ok:true or ok:false with its code; `reason` when an order ended at once); order.batch: {results, weight}; order.replace: {cancel, place, replaced}; order.status: {source, order} (the REST answers) */
+    /** order.place / order.cancel: the engine's answer as REST relays it (ok:true or ok:false with its code; `reason` when an order ended at once); order.batch: {results, weight}; order.replace: {cancel, place, replaced}; order.status: {source, order} (the REST answers); switch.*: the switch as armed */
     body: {
       [key: string]: unknown;
     };
@@ -218,7 +218,7 @@ export interface ErrorMessage {
   /** The id of the message answered (null when the message had no readable id) */
   id: string | number | null;
   /** The op of the message answered (null when it named none that exists) */
-  op: "subscribe" | "unsubscribe" | "order.place" | "order.cancel" | "order.batch" | "order.replace" | "order.status" | null;
+  op: "subscribe" | "unsubscribe" | "order.place" | "order.cancel" | "order.batch" | "order.replace" | "order.status" | "switch.arm" | "switch.heartbeat" | "switch.disarm" | null;
   /** Plus the fields REST adds (retryAfterS, serverTime, engineStatus, markets, …) */
   payload: {
     /** What was wrong, for people */
