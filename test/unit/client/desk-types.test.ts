@@ -4,6 +4,8 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   cancelAll,
   cancelOrders,
+  deadMansSwitch,
+  StreamClient,
   GatewayClient,
   orderByClientId,
   placeOrders,
@@ -18,6 +20,7 @@ import {
 } from '../../../packages/client/src/index.js';
 
 const client = new GatewayClient({ baseUrl: 'http://127.0.0.1:9', retry: { retries: 0 } });
+const stream = new StreamClient({ client, onMessage: () => {} });
 
 describe('desk types', () => {
   it('stopOnFailure only with ordered batches', () => {
@@ -45,6 +48,10 @@ describe('desk types', () => {
       void sendBatch(client, [{ op: 'cancel', orderId: 'o-1' }]);
       // @ts-expect-error cancelAll takes a market, not a list
       void cancelAll(client, { market: ['BTC-PERP'] });
+      // @ts-expect-error a switch needs the orders it covers
+      void deadMansSwitch({ client, stream, timeoutMs: 5_000 });
+      // @ts-expect-error timeoutMs is a number of ms
+      void deadMansSwitch({ client, stream, timeoutMs: '5s', orders: () => [] });
     };
     expect(typeof call).toBe('function');
     expectTypeOf(placeOrders<'BTC-PERP'>).returns.resolves.toEqualTypeOf<BatchResult<PlaceOutcome>>();
