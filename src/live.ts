@@ -138,6 +138,7 @@ export class LiveRuntime implements LiveView {
       metrics: this.streamMetrics,
       logger: deps.logger,
       inbound: inboundLimits(config),
+      deflate: config.wsDeflate ? { thresholdBytes: config.wsDeflateThresholdBytes } : null,
       watch: (before: Subscription | null, after: Subscription | null) => this.each('subscriptionChanged', (f) => f.subscriptionChanged?.(before, after)),
     };
     this.hub = new StreamHub({

@@ -202,6 +202,18 @@ export function buildAsyncApi(): Record<string, unknown> {
                 heartbeat: { type: 'integer', minimum: 1, maximum: 300, description: 'Seconds between stream.heartbeat frames' },
                 snapshot: { type: 'string', enum: ['true', 'false'], description: 'false: no snapshot frames on subscribe; default true' },
                 depth: { type: 'integer', minimum: 1, maximum: 1000, description: 'With kinds=orderbook.delta: levels per side of the book view; default 20' },
+                compress: {
+                  type: 'string',
+                  enum: ['deflate', 'none'],
+                  description:
+                    'deflate: permessage-deflate for this connection, when the client offers it too (browsers do); frames under WS_DEFLATE_THRESHOLD_BYTES go uncompressed; default none',
+                },
+                throttle: {
+                  type: 'integer',
+                  enum: [0, 100, 500],
+                  description:
+                    'With kinds=orderbook.delta: at most one delta per 100 or 500 ms, conflating the changes between (bookSeq/prevBookSeq and checksum chain exact); default 0, every change',
+                },
                 group: {
                   type: 'string',
                   pattern: '^(none|sig:[2-5]|tick:[0-9]{1,12}(\\.[0-9]{1,10})?)$',

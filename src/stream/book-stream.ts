@@ -82,5 +82,6 @@ export class BookStream {
 
   stop(): void {
     this.keeper.stop();
+    this.views.stop();
   }
 }

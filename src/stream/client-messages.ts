@@ -50,6 +50,8 @@ export interface SubscribeMessage {
   /** Book view of `orderbook.delta` (as the URL's `depth` and `group`); null fields: not given. */
   depth: string | null;
   group: string | null;
+  /** Conflation period of the deltas (ms, as text like the URL's); null: not given. */
+  throttle: string | null;
   /** false: no snapshot frames for what was added; null: the connection's own `snapshot` setting. */
   snapshot: boolean | null;
 }
@@ -143,7 +145,7 @@ const CHECKS = {
 };
 
 const FIELDS: Record<ClientOp, readonly string[]> = {
-  subscribe: ['op', 'id', 'kinds', 'markets', 'intervals', 'party', 'user', 'sessionId', 'sig', 'depth', 'group', 'snapshot'],
+  subscribe: ['op', 'id', 'kinds', 'markets', 'intervals', 'party', 'user', 'sessionId', 'sig', 'depth', 'group', 'throttle', 'snapshot'],
   unsubscribe: ['op', 'id', 'kinds', 'markets', 'intervals', 'party'],
   'order.place': ['op', 'id', 'body', 'user', 'sessionId', 'sig'],
   'order.cancel': ['op', 'id', 'orderId', 'user', 'sessionId', 'sig'],
@@ -269,6 +271,7 @@ function readClientMessage(value: unknown): ClientMessage {
         proof: given === 3 ? { user: s.user!, sessionId: s.sessionId!, sig: s.sig! } : null,
         depth: depth === undefined ? null : String(depth),
         group: optionalString(value, 'group', 64) ?? null,
+        throttle: typeof value.throttle === 'number' && Number.isSafeInteger(value.throttle) ? String(value.throttle) : null,
         snapshot: snapshot === undefined ? null : snapshot,
       };
     }

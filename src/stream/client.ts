@@ -54,11 +54,19 @@ export class StreamClient {
   /** Seq of the last live frame written by `send` (control messages have none). */
   private lastSeq: number | undefined;
 
+  /**
+   * permessage-deflate was negotiated: every frame goes through ws's sender, which compresses it
+   * (the pre-built, uncompressed wire frame is for the others).
+   */
+  readonly deflate: boolean;
+
   constructor(
     readonly ws: WebSocket,
     readonly sub: Subscription,
     private readonly bufferLimit: number,
-  ) {}
+  ) {
+    this.deflate = typeof ws.extensions === 'string' && ws.extensions.includes('permessage-deflate');
+  }
 
   /**
    * 'sent', 'skipped' (not open), or 'slow' (over the bound: the caller closes it). `wire` is the
@@ -73,7 +81,7 @@ export class StreamClient {
     // `since=<last seq>` would never get them. The close comes at the next event.
     if (this.ws.bufferedAmount + data.length > this.bufferLimit && (seq === undefined || seq !== this.lastSeq)) return 'slow';
     const socket = this.socket;
-    if (wire && socket?.writable) socket.write(wire);
+    if (wire && !this.deflate && socket?.writable) socket.write(wire);
     else this.ws.send(data, { binary: false });
     if (seq !== undefined) this.lastSeq = seq;
     return 'sent';
@@ -86,7 +94,7 @@ export class StreamClient {
   write(data: Buffer, wire?: Buffer): boolean {
     if (this.closing || this.ws.readyState !== WebSocket.OPEN) return false;
     const socket = this.socket;
-    if (wire && socket?.writable) socket.write(wire);
+    if (wire && !this.deflate && socket?.writable) socket.write(wire);
     else this.ws.send(data, { binary: false });
     return true;
   }

@@ -43,6 +43,9 @@ export const SubscribeOp = Type.Object(
     sig: ProofSig('"GET\\n/v1/stream\\n<tsMs>\\n" (single use)'),
     depth: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'With orderbook.delta: levels per side of the book view' })),
     group: Type.Optional(Type.String({ maxLength: 64, description: 'With orderbook.delta: none, sig:2..sig:5 or tick:<decimal>' })),
+    throttle: Type.Optional(
+      Type.Union([Type.Literal(0), Type.Literal(100), Type.Literal(500)], { description: 'With orderbook.delta: at most one conflated delta per 100 or 500 ms (0: every change)' }),
+    ),
     snapshot: Type.Optional(Type.Boolean({ description: 'false: no snapshot frames for what was added; default: the connection\'s `snapshot`' })),
   },
   { ...strict, description: 'Adds to the connection\'s filters; answered by stream.ack (then the snapshot frames of what was added) or stream.error.' },
@@ -185,7 +188,7 @@ export const AckMessage = Type.Object(
         marketsIgnored: Type.Boolean({ description: 'true when the URL\'s markets were ignored by rule 1 (never for markets named by messages)' }),
         intervals: Type.Union([Type.Array(IntervalLiteral), Type.Null()], { description: 'null: every interval' }),
         parties: Type.Array(Party),
-        book: Type.Union([Type.Object({ depth: Type.Integer({ minimum: 1 }), group: Type.String() }, strict), Type.Null()], {
+        book: Type.Union([Type.Object({ depth: Type.Integer({ minimum: 1 }), group: Type.String(), throttle: Type.Optional(Type.Union([Type.Literal(100), Type.Literal(500)], { description: 'ms between conflated deltas (absent: every change)' })) }, strict), Type.Null()], {
           description: 'The book view of orderbook.delta; null: the spec\'s polled snapshots',
         }),
       },

@@ -57,7 +57,7 @@ export interface StreamSubscription<M extends string = string> {
   intervals?: Interval[];
   party?: string[];
   /** With `orderbook.delta`: the connection's book view (levels per side 1..1000; grouping `sig:2`…`sig:5`, `tick:<decimal>` or `none`). */
-  book?: { depth?: number; group?: string };
+  book?: { depth?: number; group?: string; throttle?: 0 | 100 | 500 };
   /** false: no snapshot frames for what was added (default: the stream's `snapshot` option). */
   snapshot?: boolean;
 }
@@ -99,7 +99,9 @@ export interface StreamOptions<M extends string = string> {
    * With `orderbook.delta` in `kinds`: the book view (levels per side 1..1000, default 20; grouping
    * `sig:2`…`sig:5` or `tick:<decimal>`); keep it with DeltaOrderBook (docs/client.md "Order books").
    */
-  book?: { depth?: number; group?: string };
+  book?: { depth?: number; group?: string; throttle?: 0 | 100 | 500 };
+  /** `'deflate'`: ask for permessage-deflate on this connection (docs/stream.md "Compression"). */
+  compress?: 'deflate';
   /** Ask for the state on subscribe (snapshot frames); default true. */
   snapshot?: boolean;
   /** Heartbeat period asked of the gateway, in s (1..300, default 15; 0: none, no half-open check). */
@@ -133,7 +135,7 @@ interface Filters {
   party?: readonly string[] | undefined;
   markets?: readonly string[] | undefined;
   intervals?: readonly Interval[] | undefined;
-  book?: { depth?: number; group?: string } | undefined;
+  book?: { depth?: number; group?: string; throttle?: 0 | 100 | 500 } | undefined;
 }
 
 type Reply = AckMessage | AnswerMessage | ErrorMessage;
@@ -242,6 +244,7 @@ export class StreamClient<const M extends string = string> {
       if (change.intervals) message.intervals = change.intervals;
       if (change.book?.depth !== undefined) message.depth = change.book.depth;
       if (change.book?.group !== undefined) message.group = change.book.group;
+      if (change.book?.throttle !== undefined) message.throttle = change.book.throttle;
       if (change.snapshot !== undefined) message.snapshot = change.snapshot;
       if (change.party?.length) {
         message.party = change.party;
@@ -422,6 +425,9 @@ export class StreamClient<const M extends string = string> {
     if (intervals?.length) params.set('intervals', intervals.join(','));
     if (book?.depth !== undefined) params.set('depth', String(book.depth));
     if (book?.group !== undefined) params.set('group', book.group);
+    if (book?.throttle) params.set('throttle', String(book.throttle));
+    // Opt-in per connection; negotiated only when the WebSocket implementation offers it too (browsers do).
+    if (this.options.compress) params.set('compress', 'deflate');
     params.set('control', 'true');
     if (this.last !== null) {
       // One below the last seq: frames of that seq that never arrived are replayed too; the ones

@@ -101,6 +101,8 @@ export interface AckMessage {
     book: {
       depth: number;
       group: string;
+      /** ms between conflated deltas (absent: every change) */
+      throttle?: 100 | 500;
     } | null;
   };
 }
