@@ -38,6 +38,7 @@ import { positionMarks, renderAccount, renderClosedEpochs, renderTicket, renderT
 import { VerificationPanel } from './verification.js';
 import { AccountVerificationPanel } from './account-verification.js';
 import { BookPanel, type BookProbe } from './book.js';
+import { mountDeskActions } from './desk-actions.js';
 import { TradeTape } from './tape.js';
 import { renderFills, renderOpenOrders, renderOrderHistory } from './my-orders.js';
 import { socketFirstOrderPath, type OrderPath, type PathName } from './order-path.js';
@@ -352,6 +353,8 @@ $('order-form').addEventListener('submit', (ev) => {
     }
   })();
 });
+
+mountDeskActions({ client, orders, table: $('orders'), out: $('order-result'), openStream: () => (partyStream && (partyState === 'live' || partyState === 'backfilling') ? partyStream : null) });
 
 $('orders').addEventListener('click', (ev) => {
   const id = (ev.target as HTMLElement).dataset.cancel;
