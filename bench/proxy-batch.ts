@@ -11,11 +11,11 @@
  * Writes the block between the batch-bench markers of docs/performance.md.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool, request } from 'undici';
+import { writeDocsBlock } from './docs-block.js';
 import { freePort, procCpuMs, stop, waitHealthy } from './processes.js';
 import { GatewayClient, localParty, requestMessage, type Session } from '../packages/client/src/index.js';
 
@@ -147,11 +147,8 @@ async function main(): Promise<void> {
 }
 
 function writeDocs(r: any): void {
-  if (process.env.BENCH_NO_DOCS === '1') return;
-  const file = join(ROOT, 'docs/performance.md');
   const verdict = r.batchOverFloor <= 1.2 ? `**met** (${r.batchOverFloor}× the floor, target ≤ 1.2×)` : `**not met** (${r.batchOverFloor}× the floor, target ≤ 1.2×)`;
-  const block = [
-    '<!-- batch-bench:start -->',
+  writeDocsBlock('batch-bench', [
     '## A batch of 50 orders (`npm run bench:proxy`, bench/proxy-batch.ts)',
     '',
     `Measured ${new Date().toISOString().slice(0, 10)} on ${r.machine.nproc} × ${r.machine.model}, Node ${r.machine.node}; 1-minute load average ${r.loadAverage1m.before} before, ${r.loadAverage1m.after} after (the machine was shared with other work). The engine and the gateway run as separate processes, the client in the bench process. ${r.rounds} rounds, each placing ${r.orders} pre-signed limit orders three ways, interleaved (floor, batch, serial, then the reverse); medians of the time from the first byte sent to the last answer read.`,
@@ -163,14 +160,7 @@ function writeDocs(r: any): void {
     `| 50 single \`POST /v1/orders\` through the gateway, one after another on one connection | ${r.medianMs.serial} ms | ${r.gatewayCpuMsPer50.serial} ms |`,
     '',
     `Batch / floor: ${verdict}. Serial / batch: ${r.serialOverBatch}×.`,
-    '<!-- batch-bench:end -->',
-  ].join('\n');
-  let text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  const start = text.indexOf('<!-- batch-bench:start -->');
-  const end = text.indexOf('<!-- batch-bench:end -->');
-  if (start >= 0 && end > start) text = text.slice(0, start) + block + text.slice(end + '<!-- batch-bench:end -->'.length);
-  else text = `${text.replace(/\n*$/, '\n\n')}${block}\n`;
-  writeFileSync(file, text);
+  ]);
 }
 
 await main();

@@ -13,12 +13,12 @@
  * Writes the block between the bandwidth-bench markers of docs/performance.md.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Socket } from 'node:net';
 import WebSocket from 'ws';
+import { writeDocsBlock } from './docs-block.js';
 import { freePort, procCpuMs, stop, waitHealthy } from './processes.js';
 import { GatewayClient, localParty } from '../packages/client/src/index.js';
 
@@ -150,15 +150,12 @@ async function main(): Promise<void> {
 }
 
 function writeDocs(r: any): void {
-  if (process.env.BENCH_NO_DOCS === '1') return;
-  const file = join(ROOT, 'docs/performance.md');
   const plain = r.results[0];
   const rows = r.results.map(
     (x: any) =>
       `| ${x.way} | ${x.deflateNegotiated ? 'yes' : 'no'} | ${x.bytesPerSecPerClient} B/s (${Math.round((x.bytesPerSecPerClient / plain.bytesPerSecPerClient) * 100)} %) | ${x.messagesPerSecPerClient} | ${x.gatewayCpuMsPerSec} ms/s |`,
   );
-  const block = [
-    '<!-- bandwidth-bench:start -->',
+  writeDocsBlock('bandwidth-bench', [
     '## Stream bandwidth: plain, deflated, throttled (`npm run bench:stream`, bench/stream-bandwidth.ts)',
     '',
     `Measured ${new Date().toISOString().slice(0, 10)} on ${r.machine.nproc} × ${r.machine.model}, Node ${r.machine.node}; 1-minute load average ${r.loadAverage1m} at the end (the machine was shared with other work: the CPU column is noisy, compare it within a run only). Engine and gateway as separate processes; a maker places and cancels ~${r.ordersPerSec} orders/s straight on the engine around a walking mid (ETH-PERP). ${r.clients} clients per way, each \`kinds=orderbook.delta&markets=ETH-PERP&depth=50\` plus the way's parameters. Bytes: every way connected at once, over the same ${r.seconds} s of the same book (after their snapshots), as each client's TCP socket read them (WebSocket framing included). CPU: one way at a time for ${r.seconds} s, the gateway's CPU (/proc, user + system) above its CPU with no client under the same load, for all ${r.clients} clients of the way.`,
@@ -166,14 +163,7 @@ function writeDocs(r: any): void {
     '| Way | Deflate negotiated | Bytes/s per client (vs plain) | Messages/s per client | Gateway CPU for the clients |',
     '|---|---|---|---|---|',
     ...rows,
-    '<!-- bandwidth-bench:end -->',
-  ].join('\n');
-  let text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  const start = text.indexOf('<!-- bandwidth-bench:start -->');
-  const end = text.indexOf('<!-- bandwidth-bench:end -->');
-  if (start >= 0 && end > start) text = text.slice(0, start) + block + text.slice(end + '<!-- bandwidth-bench:end -->'.length);
-  else text = `${text.replace(/\n*$/, '\n\n')}${block}\n`;
-  writeFileSync(file, text);
+  ]);
 }
 
 await main();

@@ -5,11 +5,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
-import { faucet, http } from '../../sandbox/engine/helpers.js';
+import { http } from '../../sandbox/engine/helpers.js';
+import { deskTrader } from '../../support/desk.js';
 import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/fleet.js';
 import { connect, wsUrl, type Msg } from '../../integration/stream/helpers.js';
-import { DeltaOrderBook, GatewayClient, localParty, placeOrders, type OrderRequest } from '../../../packages/client/src/index.js';
+import { DeltaOrderBook, type GatewayClient, placeOrders, type OrderRequest } from '../../../packages/client/src/index.js';
 
 const MARKET = 'ETH-PERP';
 
@@ -21,10 +22,7 @@ describe('throttled book views and deflate', () => {
   beforeAll(async () => {
     engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
     gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', WS_ORDERBOOK_POLL_MS: '60000' }, { markets: true });
-    const signer = await localParty('maker');
-    maker = new GatewayClient({ baseUrl: gw.url, retry: { retries: 0 } });
-    await maker.createSession(signer);
-    await faucet(engine.url, engine.adminToken, signer.party, '100000000');
+    maker = await deskTrader(gw.url, engine, 'maker', '100000000');
   });
   afterAll(async () => {
     await gw?.close();

@@ -5,12 +5,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
-import { faucet, http } from '../../sandbox/engine/helpers.js';
+import { http } from '../../sandbox/engine/helpers.js';
+import { deskTrader } from '../../support/desk.js';
 import { startGateway, startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { connect } from '../../integration/stream/helpers.js';
 import {
   GatewayClient,
-  localParty,
   placeOrders,
   cancelOrders,
   replaceOrder,
@@ -25,14 +25,7 @@ import WebSocket from 'ws';
 const MARKET = 'BTC-PERP';
 const bid = (price: string, extra: Partial<OrderRequest> = {}): OrderRequest => ({ market: MARKET, side: 'buy', type: 'limit', size: '0.01', price, ...extra }) as OrderRequest;
 
-async function trader(gw: TestGateway, engine: RunningEngine, hint: string): Promise<GatewayClient> {
-  const signer = await localParty(hint);
-  const client = new GatewayClient({ baseUrl: gw.url, retry: { retries: 0 } });
-  const s = await client.createSession(signer);
-  if (!s.ok) throw new Error(s.code);
-  await faucet(engine.url, engine.adminToken, signer.party, '1000000');
-  return client;
-}
+const trader = (gw: TestGateway, engine: RunningEngine, hint: string) => deskTrader(gw.url, engine, hint);
 
 async function bookBids(engine: RunningEngine): Promise<string[][]> {
   return (await http(engine.url, 'GET', `/v1/orderbook?depth=100&market=${MARKET}`)).body.bids;

@@ -4,10 +4,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
-import { faucet, http } from '../../sandbox/engine/helpers.js';
+import { deskTrader, engineOpenOrders } from '../../support/desk.js';
 import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/fleet.js';
-import { cancelAll, GatewayClient, localParty, placeOrders, StreamClient, UserOrdersStore, type OrderRequest, type WebSocketCtor } from '../../../packages/client/src/index.js';
+import { cancelAll, type GatewayClient, placeOrders, StreamClient, UserOrdersStore, type OrderRequest, type WebSocketCtor } from '../../../packages/client/src/index.js';
 
 const bid = (market: string, price: string): OrderRequest => ({ market, side: 'buy', type: 'limit', size: market === 'BTC-PERP' ? '0.01' : '0.1', price }) as OrderRequest;
 
@@ -15,19 +15,12 @@ describe('cancel-all', () => {
   let engine: RunningEngine;
   let gw: TestGateway;
   let alice: GatewayClient;
-  const openOf = async (market?: string) => {
-    const party = alice.session!.party;
-    const orders = (await http(engine.url, 'GET', `/v1/admin/users/${encodeURIComponent(party)}/orders?market=all`, { headers: { authorization: `Bearer ${engine.adminToken}` } })).body.orders as { market: string }[];
-    return orders.filter((o) => market === undefined || o.market === market).length;
-  };
+  const openOf = async (market?: string) => (await engineOpenOrders(engine, alice.session!.party)).filter((o) => market === undefined || o.market === market).length;
 
   beforeAll(async () => {
     engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
     gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
-    const signer = await localParty('alice');
-    alice = new GatewayClient({ baseUrl: gw.url, retry: { retries: 0 } });
-    await alice.createSession(signer);
-    await faucet(engine.url, engine.adminToken, signer.party, '10000000');
+    alice = await deskTrader(gw.url, engine, 'alice', '10000000');
   });
   afterAll(async () => {
     await gw?.close();

@@ -5,26 +5,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
-import { faucet, http } from '../../sandbox/engine/helpers.js';
+import { deskTrader, engineOpenOrders } from '../../support/desk.js';
 import { startGateway, startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { fleetServices, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
-import { GatewayClient, GatewayError, localParty, orderByClientId, placeOrders, StreamClient, type OrderRequest, type WebSocketCtor } from '../../../packages/client/src/index.js';
+import { GatewayClient, GatewayError, orderByClientId, placeOrders, StreamClient, type OrderRequest, type WebSocketCtor } from '../../../packages/client/src/index.js';
 import type { LiveRuntime } from '../../../src/live.js';
 
 const MARKET = 'BTC-PERP';
 const bid = (price: string, clientOrderId: string): OrderRequest => ({ market: MARKET, side: 'buy', type: 'limit', size: '0.01', price, clientOrderId });
 
-async function trader(url: string, engine: RunningEngine, hint: string): Promise<GatewayClient> {
-  const signer = await localParty(hint);
-  const client = new GatewayClient({ baseUrl: url, retry: { retries: 0 } });
-  const s = await client.createSession(signer);
-  if (!s.ok) throw new Error(s.code);
-  await faucet(engine.url, engine.adminToken, signer.party, '1000000');
-  return client;
-}
-
-const ordersOf = async (engine: RunningEngine, party: string): Promise<{ clientOrderId: string | null; status: string }[]> =>
-  (await http(engine.url, 'GET', `/v1/admin/users/${encodeURIComponent(party)}/orders?market=all`, { headers: { authorization: `Bearer ${engine.adminToken}` } })).body.orders;
+const trader = deskTrader;
+const ordersOf = engineOpenOrders;
 
 describe('client order ids (one gateway)', () => {
   let engine: RunningEngine;

@@ -6,14 +6,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
-import { faucet, http } from '../../sandbox/engine/helpers.js';
+import { deskTrader, engineOpenOrders } from '../../support/desk.js';
 import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { closedPort, fleetServices, REDIS_URL, startReplica, stopReplicas, uniqueName, waitFor, type Replica } from '../../support/fleet.js';
 import {
   deadMansSwitch,
-  GatewayClient,
   GatewayError,
-  localParty,
   placeOrders,
   requestMessage,
   StreamClient,
@@ -24,18 +22,12 @@ import {
 
 const bid = (price: string): OrderRequest => ({ market: 'BTC-PERP', side: 'buy', type: 'limit', size: '0.01', price });
 
-async function openCount(engine: RunningEngine, party: string): Promise<number> {
-  const r = await http(engine.url, 'GET', `/v1/admin/users/${encodeURIComponent(party)}/orders?market=all`, { headers: { authorization: `Bearer ${engine.adminToken}` } });
-  return (r.body.orders as unknown[]).length;
-}
+const openCount = async (engine: RunningEngine, party: string): Promise<number> => (await engineOpenOrders(engine, party)).length;
 
 /** A trader on `url` with a session, collateral, a stream holding its party and its user channel's store. */
 async function trader(url: string, engine: RunningEngine, hint: string) {
-  const signer = await localParty(hint);
-  const client = new GatewayClient({ baseUrl: url, retry: { retries: 0 } });
-  const s = await client.createSession(signer);
-  if (!s.ok) throw new Error(s.code);
-  await faucet(engine.url, engine.adminToken, signer.party, '1000000');
+  const client = await deskTrader(url, engine, hint);
+  const signer = { party: client.session!.party };
   const store = new UserOrdersStore();
   const stream = new StreamClient({
     client,
