@@ -22,6 +22,7 @@ import { SessionLearning } from './auth/session-learning.js';
 import { LiveCommitments } from './commitments/live-commitments.js';
 import { AccountBook } from './stream/account-book.js';
 import { UserFeed } from './stream/user-feed.js';
+import { ClientOrders } from './stream/client-orders.js';
 import { RecentTrades, tradesFromDatabase } from './stream/recent-trades.js';
 import { BookStream } from './stream/book-stream.js';
 import { parseBook } from './engine/orderbook-poller.js';
@@ -82,6 +83,7 @@ export function liveFeatures(deps: LiveFeatureDeps): ComposeLiveFeatures {
       logger,
     });
 
+    const clientOrders = new ClientOrders();
     const features: LiveFeature<Subscription>[] = [
       new SessionLearning(deps.sessions),
       {
@@ -101,6 +103,7 @@ export function liveFeatures(deps: LiveFeatureDeps): ComposeLiveFeatures {
         stop: () => accounts.stop(),
       },
       user,
+      clientOrders,
       {
         name: 'trade-tape',
         // The tape up to where the stream starts, read beside the live path (recent-trades.ts): nothing waits for it.
@@ -132,6 +135,7 @@ export function liveFeatures(deps: LiveFeatureDeps): ComposeLiveFeatures {
         books,
         commitmentStatus: () => commitments.status(),
         orderOutcome: (orderId, waitMs) => user.outcome(orderId, waitMs),
+        clientOrder: (party, clientOrderId) => clientOrders.get(party, clientOrderId),
       },
     };
   };

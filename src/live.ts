@@ -40,6 +40,7 @@ import { eventStore } from './stream/event-store.js';
 import type { StreamFanout } from './stream/fanout.js';
 import { StreamHub } from './stream/hub.js';
 import type { LiveFeatureQueries, LiveStatus, LiveView } from './stream/live-view.js';
+import type { ClientOrderState } from './stream/client-orders.js';
 import type { CommitmentStatus } from './contracts/commitment-status.js';
 import type { AccountBook } from './stream/account-book.js';
 import { StreamMetrics } from './stream/metrics.js';
@@ -137,6 +138,7 @@ export class LiveRuntime implements LiveView {
       metrics: this.streamMetrics,
       logger: deps.logger,
       inbound: inboundLimits(config),
+      deflate: config.wsDeflate ? { thresholdBytes: config.wsDeflateThresholdBytes } : null,
       watch: (before: Subscription | null, after: Subscription | null) => this.each('subscriptionChanged', (f) => f.subscriptionChanged?.(before, after)),
     };
     this.hub = new StreamHub({
@@ -437,6 +439,10 @@ export class LiveRuntime implements LiveView {
   orderOutcome(orderId: string, waitMs: number): Promise<string | null> {
     if (!this.enabled || !this.started) return Promise.resolve(null);
     return this.queries.orderOutcome(orderId, waitMs);
+  }
+
+  clientOrder(party: string, clientOrderId: string): ClientOrderState | null {
+    return this.queries.clientOrder?.(party, clientOrderId) ?? null;
   }
 
   /** Stops the engine side. Clients are closed (1001) by the stream plugin when the app closes. */

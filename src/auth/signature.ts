@@ -48,6 +48,20 @@ export function verifySignature(key: KeyObject, payload: Buffer, signature: Buff
   }
 }
 
+/**
+ * The same check on libuv's thread pool: for callers that verify many signatures at once (a batch's
+ * items) while this thread has other work (forwarding them), so the checks run beside it.
+ */
+export function verifySignatureOffThread(key: KeyObject, payload: Buffer, signature: Buffer): Promise<boolean> {
+  return new Promise((resolve) => {
+    try {
+      verify(null, payload, key, signature, (err, ok) => resolve(!err && ok));
+    } catch {
+      resolve(false);
+    }
+  });
+}
+
 /** The party id embeds its own public key: `<hint>::<key hex>`. */
 export function partyPublicKeyHex(party: string): string | null {
   const i = party.lastIndexOf('::');

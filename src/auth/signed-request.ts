@@ -5,7 +5,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ReplayGuard } from '../contracts/replay-guard.js';
 import { AuthError } from './errors.js';
 import type { SessionKeys } from './session-keys.js';
-import { parseSessionSig, signedPayload, SIGNATURE_WINDOW_MS, verifySignature } from './signature.js';
+import { parseSessionSig, signedPayload, SIGNATURE_WINDOW_MS, verifySignature, verifySignatureOffThread } from './signature.js';
 
 export interface SignedHeaders {
   user: string;
@@ -78,6 +78,8 @@ export interface SignedRequest {
   body: Buffer | string;
   headers: SignedHeaders;
   now?: number;
+  /** Check the ed25519 signature on the thread pool (signature.ts verifySignatureOffThread). */
+  offThread?: boolean;
   /**
    * Called before the session is looked up in the database (it is not held in memory): the
    * caller's budget of such lookups (a throw refuses the request; docs/security.md).
@@ -108,7 +110,9 @@ export async function verifySignedRequest(sessions: SessionKeys, replays: Replay
   if (!session) return refuse('unknown session');
   if (session.expiresAtMs <= now) return refuse('session expired');
   if (session.party !== user) return refuse('session does not belong to X-User');
-  if (!verifySignature(session.key, signedPayload(input.method, input.target, parsed.tsMs, input.body), parsed.signature)) return refuse('invalid signature');
+  const payload = signedPayload(input.method, input.target, parsed.tsMs, input.body);
+  const valid = input.offThread ? await verifySignatureOffThread(session.key, payload, parsed.signature) : verifySignature(session.key, payload, parsed.signature);
+  if (!valid) return refuse('invalid signature');
   const first = await replays.firstUse(replayKey(sessionId, parsed.tsMs, parsed.signature), replayTtlMs(parsed.tsMs, now));
   if (!first) return refuse('signature already used (replay)');
   return { ok: true, party: user };

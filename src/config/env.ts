@@ -47,6 +47,10 @@ export interface Config {
   wsClientMessageMaxBytes: number;
   wsClientMessagesPerS: number;
   wsClientMessageBurst: number;
+  /** permessage-deflate for connections that ask (`compress=deflate`); false: never negotiated. */
+  wsDeflate: boolean;
+  /** Frames smaller than this are sent uncompressed on a deflate connection. */
+  wsDeflateThresholdBytes: number;
   wsHistorySize: number;
   /** A complete account kept for REST reads alone is evicted this long after its last read (docs/account.md). */
   accountIdleMs: number;
@@ -341,9 +345,11 @@ export function loadConfig(env: Env = process.env): Config {
     wsMaxConnections: int(env, 'WS_MAX_CONNECTIONS', 20_000, 1, 1_000_000),
     wsClientBufferBytes: int(env, 'WS_CLIENT_BUFFER_BYTES', 1_048_576, 1024, 1_073_741_824),
     wsPingMs: int(env, 'WS_PING_MS', 30_000, 100, 3_600_000),
-    wsClientMessageMaxBytes: int(env, 'WS_CLIENT_MESSAGE_MAX_BYTES', 16_384, 128, 1_048_576),
+    wsClientMessageMaxBytes: int(env, 'WS_CLIENT_MESSAGE_MAX_BYTES', 65_536, 128, 1_048_576),
     wsClientMessagesPerS: int(env, 'WS_CLIENT_MESSAGES_PER_S', 20, 1, 100_000),
     wsClientMessageBurst: int(env, 'WS_CLIENT_MESSAGE_BURST', 40, 1, 1_000_000),
+    wsDeflate: bool(env, 'WS_DEFLATE', true),
+    wsDeflateThresholdBytes: int(env, 'WS_DEFLATE_THRESHOLD_BYTES', 128, 0, 1_048_576),
     wsHistorySize: int(env, 'WS_HISTORY_SIZE', 10_000, 0, 10_000_000),
     accountIdleMs: int(env, 'ACCOUNT_IDLE_MS', 600_000, 100, 86_400_000),
     accountReadPartiesMax: int(env, 'ACCOUNT_READ_PARTIES_MAX', 10_000, 1, 10_000_000),
@@ -425,7 +431,9 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'WS_MAX_CONNECTIONS', meaning: 'WebSocket connections accepted at once; more are refused at upgrade (503 `too_many_connections`). The file limit may lower it: see `FD_HEADROOM`.' },
   { name: 'WS_CLIENT_BUFFER_BYTES', meaning: 'Unsent bytes a client may accumulate before it is closed with code 4008.' },
   { name: 'WS_PING_MS', meaning: "Ping period; a peer that does not answer the gateway's ping (with its payload) before the next one is dropped. The connections are pinged in ten slices spread over the period (each once per period), not all at once." },
-  { name: 'WS_CLIENT_MESSAGE_MAX_BYTES', meaning: 'Largest message a stream client may send; a larger one is answered `payload_too_large` unread, one over four times this closes the connection with 1009.' },
+  { name: 'WS_DEFLATE', meaning: 'Negotiate permessage-deflate with stream connections that ask for it (`compress=deflate` in the URL, docs/stream.md "Compression"); false: never.' },
+  { name: 'WS_DEFLATE_THRESHOLD_BYTES', meaning: 'On a deflate connection, frames smaller than this are sent uncompressed (compressing them costs more CPU than it saves bytes).' },
+  { name: 'WS_CLIENT_MESSAGE_MAX_BYTES', meaning: 'Largest message a stream client may send (64 KiB: a full 50-item `order.batch` fits); a larger one is answered `payload_too_large` unread, one over four times this closes the connection with 1009.' },
   { name: 'WS_CLIENT_MESSAGES_PER_S', meaning: 'Messages a second a stream client may send, sustained (token bucket); past it (and its burst) the client is closed with 1008.' },
   { name: 'WS_CLIENT_MESSAGE_BURST', meaning: 'Messages a stream client may send at once above that rate.' },
   { name: 'WS_HISTORY_SIZE', meaning: 'Frames kept in memory for `/v1/stream?since=<seq>` replay.' },

@@ -28,8 +28,8 @@ export class NotReplicatedError extends Error {
   }
 }
 
-export type RedisUse = 'replay' | 'rate_limit' | 'faucet' | 'work_budget';
-export type FailureOutcome = 'fail_open' | 'fail_closed';
+export type RedisUse = 'replay' | 'rate_limit' | 'faucet' | 'work_budget' | 'claim' | 'switch';
+export type FailureOutcome = 'fail_open' | 'fail_closed' | 'release_failed';
 
 export interface RedisStatus {
   configured: true;

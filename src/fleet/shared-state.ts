@@ -8,11 +8,19 @@ import type { ReplayGuard } from '../contracts/replay-guard.js';
 import { RedisHandle, type RedisStatus, type RedisTarget } from './redis.js';
 import { RedisReplayGuard } from './redis-replay-guard.js';
 import { RedisFaucetLock, type FaucetLock } from './faucet-lock.js';
+import { RedisClaims } from './claims.js';
+import type { Claims } from '../contracts/claims.js';
+import type { SwitchStore } from '../contracts/switch-store.js';
+import { RedisSwitchStore } from './switch-store.js';
 
 export interface SharedState {
   redis: RedisHandle;
   replays: ReplayGuard;
   faucetLock: FaucetLock;
+  /** Client order ids taken, switches armed: first replica wins (claims.ts). */
+  claims: Claims;
+  /** Armed dead man's switches, fired by whichever replica sees one due (switch-store.ts). */
+  switches: SwitchStore;
   status(): Promise<RedisStatus>;
   close(): Promise<void>;
 }
@@ -29,6 +37,8 @@ export function createSharedState(config: Config, registry: Registry, logger: Fa
     redis,
     replays: new RedisReplayGuard(redis),
     faucetLock: new RedisFaucetLock(redis),
+    claims: new RedisClaims(redis),
+    switches: new RedisSwitchStore(redis),
     status: () => redis.status(),
     close: () => redis.close(),
   };

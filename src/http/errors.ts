@@ -29,6 +29,7 @@ export type ErrorCode =
   | 'shared_state_unavailable'
   | 'unknown_market'
   | 'too_many_subscriptions'
+  | 'duplicate_client_order_id'
   | 'internal_error';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
@@ -51,6 +52,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   shared_state_unavailable: 503,
   unknown_market: 400,
   too_many_subscriptions: 400,
+  duplicate_client_order_id: 409,
   internal_error: 500,
 };
 

@@ -3,6 +3,7 @@
 //
 //   subscribe / unsubscribe   → `stream.ack` {filters as applied}, then the snapshot frames of what was added
 //   order.place / order.cancel → `stream.answer` {status, body}: the engine's 2xx answer, as REST relays it
+//   order.batch / order.replace → `stream.answer` {status: 200, body}: every item's outcome, as REST answers it
 //   anything refused          → `stream.error` {code, error, status, …}: the code REST would answer
 //
 // Every answer carries the message's `id` and `op`. Domain errors become socket errors in one
@@ -142,11 +143,17 @@ class ConnectionMessages implements ClientMessageHandlers {
     this.count(message.op, 'ack');
   }
 
-  private async order(client: StreamClient, message: ClientMessage & { op: 'order.place' | 'order.cancel' }): Promise<void> {
+  private async order(client: StreamClient, message: ClientMessage & { op: 'order.place' | 'order.cancel' | 'order.batch' | 'order.replace' }): Promise<void> {
     const { ctx } = this;
     const calls = ctx.trading.calls;
     if (!calls) throw new ApiError('not_found', 'this gateway has no trading routes');
     const callCtx = { ip: this.ip, requestId: randomUUID() };
+    if (message.op === 'order.batch' || message.op === 'order.replace') {
+      // The REST answer's body (every item's outcome); a refusal of the whole call throws (stream.error).
+      const body = message.op === 'order.batch' ? await calls.batch(message, callCtx) : await calls.replace(message, callCtx);
+      this.send(client, answer('stream.answer', ctx.hub.head(), message.id, message.op, { status: 200, body }));
+      return;
+    }
     const passed: PassedAnswer =
       message.op === 'order.place' ? await calls.placeOrder(message.body, message.signature, callCtx) : await calls.cancelOrder(message.orderId, message.signature, callCtx);
     let body: unknown;
@@ -183,6 +190,37 @@ class ConnectionMessages implements ClientMessageHandlers {
           .catch((err: unknown) => this.refuse(client, err, message.id, message.op))
           .finally(() => this.pendingChanges--),
       );
+      return;
+    }
+    if (message.op === 'switch.arm' || message.op === 'switch.heartbeat' || message.op === 'switch.disarm') {
+      const calls = this.ctx.trading.calls;
+      if (!calls) return this.refuse(client, new ApiError('not_found', 'this gateway has no trading routes'), message.id, message.op);
+      if (!client.sub.parties.has(message.party)) {
+        return this.refuse(client, new ApiError('forbidden', `${message.op} needs the party on this connection (subscribe to it with its proof first)`), message.id, message.op);
+      }
+      const name = message.name ?? 'default';
+      const run =
+        message.op === 'switch.arm'
+          ? calls.switchArm({ party: message.party, sessionId: message.sessionId!, name, timeoutMs: message.timeoutMs!, cancels: message.cancels! }, { ip: this.ip, requestId: randomUUID() })
+          : message.op === 'switch.heartbeat'
+            ? calls.switchHeartbeat(message.party, name)
+            : calls.switchDisarm(message.party, name);
+      run
+        .then((body) => this.send(client, answer('stream.answer', this.ctx.hub.head(), message.id, message.op, { status: 200, body: body as Record<string, unknown> })))
+        .catch((err: unknown) => this.refuse(client, err, message.id, message.op));
+      return;
+    }
+    if (message.op === 'order.status') {
+      const calls = this.ctx.trading.calls;
+      if (!calls) return this.refuse(client, new ApiError('not_found', 'this gateway has no trading routes'), message.id, message.op);
+      // The party's orders are its own: only a connection holding the party (proven) may ask.
+      if (!client.sub.parties.has(message.party)) {
+        return this.refuse(client, new ApiError('forbidden', 'order.status needs the party on this connection (subscribe to it with its proof first)'), message.id, message.op);
+      }
+      calls
+        .clientOrder(message.party, message.clientOrderId)
+        .then((body) => this.send(client, answer('stream.answer', this.ctx.hub.head(), message.id, message.op, { status: 200, body: body as Record<string, unknown> })))
+        .catch((err: unknown) => this.refuse(client, err, message.id, message.op));
       return;
     }
     if (this.pendingOrders >= MAX_PENDING_ORDERS) {

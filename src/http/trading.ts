@@ -8,6 +8,7 @@ import { redisRateLimitOptions } from '../fleet/rate-limit-store.js';
 import { chargeProvenParty, registerRateLimit } from './trading/rate-limit.js';
 import { partyScope } from './party-scope.js';
 import { tradingProxyRoutes } from './trading/routes.js';
+import { clientOrderRoutes } from './trading/client-order-routes.js';
 import type { TradingSlot } from './trading/socket-calls.js';
 
 export const tradingRoutes: FastifyPluginAsyncTypebox<{ slot?: TradingSlot }> = async (app, { slot }) => {
@@ -15,5 +16,5 @@ export const tradingRoutes: FastifyPluginAsyncTypebox<{ slot?: TradingSlot }> = 
   // The slot receives the socket form of place/cancel (the stream's order messages).
   await app.register(tradingProxyRoutes, slot ? { budgets, slot } : { budgets });
   // The faucet is a party route: guarded by the party scope, then charged to the proven party.
-  await app.register(partyScope, { routes: [faucetRoutes], afterGuards: chargeProvenParty(budgets.party) });
+  await app.register(partyScope, { routes: [faucetRoutes, clientOrderRoutes], afterGuards: chargeProvenParty(budgets.party) });
 };

@@ -18,7 +18,7 @@ import {
 } from './schemas.js';
 import { OrderbookDeltaFrame } from './book-schemas.js';
 import { FillFrame, OrderUpdateFrame } from './user-schemas.js';
-import { AckMessage, AnswerMessage, CancelOrderOp, ErrorMessage, PlaceOrderOp, SubscribeOp, UnsubscribeOp } from './message-schemas.js';
+import { AckMessage, AnswerMessage, BatchOp, CancelOrderOp, ErrorMessage, OrderStatusOp, PlaceOrderOp, ReplaceOp, SwitchArmOp, SwitchDisarmOp, SwitchHeartbeatOp, SubscribeOp, UnsubscribeOp } from './message-schemas.js';
 
 /** A plain JSON copy (TypeBox may carry non-JSON markers). */
 const json = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema));
@@ -85,7 +85,8 @@ const MESSAGES = {
   streamAnswer: {
     schema: AnswerMessage,
     name: 'stream.answer',
-    summary: 'Answer to order.place / order.cancel: the engine\'s answer as REST relays it (status + body, `reason` when an order ended at once).',
+    summary:
+      'Answer to order.place / order.cancel: the engine\'s answer as REST relays it (status + body, `reason` when an order ended at once); to order.batch / order.replace: the REST answer (every item\'s outcome).',
   },
   streamError: {
     schema: ErrorMessage,
@@ -100,6 +101,12 @@ const CLIENT_MESSAGES = {
   unsubscribe: { schema: UnsubscribeOp, name: 'unsubscribe', summary: 'Removes kinds, markets, intervals, parties; answered by stream.ack or stream.error.' },
   orderPlace: { schema: PlaceOrderOp, name: 'order.place', summary: 'A signed POST /v1/orders; answered by stream.answer or stream.error.' },
   orderCancel: { schema: CancelOrderOp, name: 'order.cancel', summary: 'A signed DELETE /v1/orders/:orderId; answered by stream.answer or stream.error.' },
+  orderBatch: { schema: BatchOp, name: 'order.batch', summary: 'Up to 50 signed place / cancel calls, each signed as alone (POST /v1/orders/batch); answered by stream.answer {results, weight} or stream.error.' },
+  orderStatus: { schema: OrderStatusOp, name: 'order.status', summary: 'An order of a party this connection holds, by its clientOrderId; answered by stream.answer {source, order} or stream.error (403, 404).' },
+  switchArm: { schema: SwitchArmOp, name: 'switch.arm', summary: 'Arms the dead man\'s switch with signed cancels (docs/trading.md "Dead man\'s switch"); also a heartbeat.' },
+  switchHeartbeat: { schema: SwitchHeartbeatOp, name: 'switch.heartbeat', summary: 'Pushes the armed switch\'s deadline to now + its timeout.' },
+  switchDisarm: { schema: SwitchDisarmOp, name: 'switch.disarm', summary: 'Disarms the switch.' },
+  orderReplace: { schema: ReplaceOp, name: 'order.replace', summary: 'A signed cancel, then a signed place once the engine confirmed the cancel (POST /v1/orders/replace); answered by stream.answer {cancel, place, replaced}.' },
 } as const;
 
 export function buildAsyncApi(): Record<string, unknown> {
@@ -157,7 +164,8 @@ export function buildAsyncApi(): Record<string, unknown> {
         '`unsubscribe` change the connection\'s filters and are answered by `stream.ack` (the filters as applied; after a',
         'subscribe, the snapshot frames of what was added, then its live frames); `order.place` / `order.cancel` carry a',
         'signed REST call (the body and the `user`, `sessionId`, `sig` values of its signing headers), verified and forwarded',
-        'exactly as REST does (one replay memory, one rate limit), answered by `stream.answer` (the engine\'s answer). Any',
+        'exactly as REST does (one replay memory, one rate limit), answered by `stream.answer` (the engine\'s answer);',
+        '`order.batch` / `order.replace` carry the body of POST /v1/orders/batch and /v1/orders/replace (each item signed as alone). Any',
         'refusal is a `stream.error` with the REST code, its status and the message\'s id. A list in a message names at most',
         '100 values; a message over WS_CLIENT_MESSAGE_MAX_BYTES is answered `payload_too_large`, one over four times that',
         'closes the connection (1009); more than WS_CLIENT_MESSAGES_PER_S (bursts WS_CLIENT_MESSAGE_BURST) closes it (1008).',
@@ -196,6 +204,18 @@ export function buildAsyncApi(): Record<string, unknown> {
                 heartbeat: { type: 'integer', minimum: 1, maximum: 300, description: 'Seconds between stream.heartbeat frames' },
                 snapshot: { type: 'string', enum: ['true', 'false'], description: 'false: no snapshot frames on subscribe; default true' },
                 depth: { type: 'integer', minimum: 1, maximum: 1000, description: 'With kinds=orderbook.delta: levels per side of the book view; default 20' },
+                compress: {
+                  type: 'string',
+                  enum: ['deflate', 'none'],
+                  description:
+                    'deflate: permessage-deflate for this connection, when the client offers it too (browsers do); frames under WS_DEFLATE_THRESHOLD_BYTES go uncompressed; default none',
+                },
+                throttle: {
+                  type: 'integer',
+                  enum: [0, 100, 500],
+                  description:
+                    'With kinds=orderbook.delta: at most one delta per 100 or 500 ms, conflating the changes between (bookSeq/prevBookSeq and checksum chain exact); default 0, every change',
+                },
                 group: {
                   type: 'string',
                   pattern: '^(none|sig:[2-5]|tick:[0-9]{1,12}(\\.[0-9]{1,10})?)$',

@@ -89,5 +89,6 @@ export class BookStream {
 
   stop(): void {
     this.keeper.stop();
+    this.views.stop();
   }
 }

@@ -6,9 +6,9 @@
 // and `depth`/`group` are refused (they would silently do nothing).
 import { InvalidSubscriptionError } from './errors.js';
 import { parseGrouping } from '../projections/book-view.js';
-import type { BookViewSpec } from './book-views.js';
+import { BOOK_THROTTLES, type BookViewSpec } from './book-views.js';
 
-export const BOOK_QUERY_PARAMETERS = ['depth', 'group'] as const;
+export const BOOK_QUERY_PARAMETERS = ['depth', 'group', 'throttle'] as const;
 /** Levels per side a view may ask for: a whole book of a busy market fits. */
 export const MAX_VIEW_DEPTH = 1000;
 export const DEFAULT_VIEW_DEPTH = 20;
@@ -20,8 +20,8 @@ function single(query: URLSearchParams, name: string): string | null {
   return raw[0]!;
 }
 
-/** Validates a depth/group pair (also used by the subscribe message). */
-export function bookViewSpec(depthText: string | null, groupText: string | null): BookViewSpec {
+/** Validates a depth/group/throttle (also used by the subscribe message). */
+export function bookViewSpec(depthText: string | null, groupText: string | null, throttleText: string | null = null): BookViewSpec {
   let depth = DEFAULT_VIEW_DEPTH;
   if (depthText !== null) {
     if (!/^\d{1,4}$/.test(depthText) || Number(depthText) < 1 || Number(depthText) > MAX_VIEW_DEPTH) {
@@ -33,18 +33,24 @@ export function bookViewSpec(depthText: string | null, groupText: string | null)
   if (!grouping) {
     throw new InvalidSubscriptionError('"group" must be sig:<2..5> (significant figures), tick:<positive decimal> (price multiple) or none');
   }
-  return { depth, grouping };
+  if (throttleText === null || throttleText === '0') return { depth, grouping };
+  const throttleMs = Number(throttleText);
+  if (!(BOOK_THROTTLES as readonly number[]).includes(throttleMs) || String(throttleMs) !== throttleText) {
+    throw new InvalidSubscriptionError(`"throttle" must be ${BOOK_THROTTLES.join(' or ')} (ms between conflated deltas) or 0`);
+  }
+  return { depth, grouping, throttleMs };
 }
 
 /** The book view asked for, or null for a connection that takes the spec's polled snapshots. */
 export function parseBookView(query: URLSearchParams, kinds: readonly string[] | null): BookViewSpec | null {
   const depthText = single(query, 'depth');
   const groupText = single(query, 'group');
+  const throttleText = single(query, 'throttle');
   if (!kinds?.includes('orderbook.delta')) {
-    if (depthText !== null || groupText !== null) {
-      throw new InvalidSubscriptionError('"depth" and "group" shape the order book deltas: add orderbook.delta to "kinds"');
+    if (depthText !== null || groupText !== null || throttleText !== null) {
+      throw new InvalidSubscriptionError('"depth", "group" and "throttle" shape the order book deltas: add orderbook.delta to "kinds"');
     }
     return null;
   }
-  return bookViewSpec(depthText, groupText);
+  return bookViewSpec(depthText, groupText, throttleText);
 }

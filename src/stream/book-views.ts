@@ -11,6 +11,13 @@
 // a delta also carries `prevBookSeq`, the bookSeq of the view's previous frame. A client applies a
 // delta only when its prevBookSeq is the bookSeq it holds, and resubscribes otherwise or when its
 // checksum differs.
+//
+// A throttled view (`throttle` 100 or 500 ms) conflates: it sends at most one delta per period,
+// the difference between the levels it last sent and the book now, with prevBookSeq the bookSeq it
+// last sent and bookSeq and checksum those of the book now. So its chain is as exact as an
+// unthrottled view's (each delta applies to exactly the state the previous frame left), with fewer
+// and smaller frames when the book moves faster than the period. It lives only here, in the view
+// layer: the books and their seeding are untouched.
 import { checksum, diffSide, groupingKey, viewLevels, type Grouping, type ViewLevels } from '../projections/book-view.js';
 import type { EngineEvent } from '../contracts/engine-event.js';
 import type { Frame } from '../contracts/frame.js';
@@ -19,7 +26,12 @@ import type { BookKeeper } from './book-keeper.js';
 export interface BookViewSpec {
   depth: number;
   grouping: Grouping;
+  /** Conflation period of the deltas, ms (0: a delta per delivered batch of events). */
+  throttleMs?: number;
 }
+
+/** The throttle periods a view may ask for (ms). */
+export const BOOK_THROTTLES = [100, 500] as const;
 
 interface View {
   key: string;
@@ -31,6 +43,9 @@ interface View {
   bookSeq: number;
   /** false until the market's book is seeded: nothing is sent for it before. */
   ready: boolean;
+  /** Throttled views: when the last delta was sent (ms), and the last event that changed the book since. */
+  sentAt?: number;
+  pending?: EngineEvent | null;
 }
 
 /** The view a book frame was made for (its key, and the depth|grouping part of it). */
@@ -55,7 +70,7 @@ const specKeys = new WeakMap<BookViewSpec, string>();
  */
 export function viewSpecKey(spec: BookViewSpec): string {
   let suffix = specKeys.get(spec);
-  if (suffix === undefined) specKeys.set(spec, (suffix = `|${spec.depth}|${groupingKey(spec.grouping)}`));
+  if (suffix === undefined) specKeys.set(spec, (suffix = `|${spec.depth}|${groupingKey(spec.grouping)}${spec.throttleMs ? `|t${spec.throttleMs}` : ''}`));
   return suffix;
 }
 
@@ -68,12 +83,24 @@ export interface BookViewsOptions {
   /** Publishes a frame through the hub; returns the number of connections it reached. */
   publish(frame: Frame): number;
   now?: () => Date;
+  /** The clock of the throttle (ms). */
+  clock?: () => number;
 }
+
+/** How often throttled views are looked at (ms): a tenth of the shortest period's lateness at most. */
+const THROTTLE_TICK_MS = 20;
 
 export class BookViews {
   private readonly views = new Map<string, Map<string, View>>();
+  /** Throttled views with a change not yet sent. */
+  private readonly throttled = new Set<View>();
+  private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: BookViewsOptions) {}
+
+  private clock(): number {
+    return this.options.clock?.() ?? Date.now();
+  }
 
   /** Snapshot frames of the views of one connection (creating the views it needs), for admitted markets. */
   snapshotFrames(markets: Iterable<string>, spec: BookViewSpec): Frame[] {
@@ -132,33 +159,66 @@ export class BookViews {
     if (!byKey || !book) return;
     for (const view of [...byKey.values()]) {
       if (!view.ready) continue;
-      const next = viewLevels(book, view.spec.depth, view.spec.grouping);
-      const bids = diffSide(view.levels.bids, next.bids);
-      const asks = diffSide(view.levels.asks, next.asks);
-      if (bids.length === 0 && asks.length === 0) continue;
-      const prevBookSeq = view.bookSeq;
-      view.levels = next;
-      view.bookSeq = book.seq;
-      const frame: Frame = {
-        kind: 'orderbook.delta',
-        seq: event.seq,
-        ts: event.ts,
-        market,
-        payload: {
-          depth: view.spec.depth,
-          grouping: groupingKey(view.spec.grouping),
-          bookSeq: view.bookSeq,
-          prevBookSeq,
-          bids,
-          asks,
-          checksum: checksum(next),
-        },
-      };
-      viewOfFrame.set(frame, view);
-      // A view nobody receives any more (its connections closed) is dropped.
-      if (this.options.publish(frame) === 0) byKey.delete(view.key);
+      if (view.spec.throttleMs) {
+        view.pending = event;
+        this.throttled.add(view);
+        this.timer ??= setInterval(() => this.sendThrottled(), THROTTLE_TICK_MS);
+        this.timer.unref?.();
+        continue;
+      }
+      this.sendDelta(byKey, view, book, event);
     }
     if (byKey.size === 0) this.views.delete(market);
+  }
+
+  /** Sends the throttled views whose period has passed since their last delta. */
+  sendThrottled(): void {
+    const now = this.clock();
+    for (const view of [...this.throttled]) {
+      if (now - (view.sentAt ?? 0) < view.spec.throttleMs!) continue;
+      this.throttled.delete(view);
+      const event = view.pending;
+      view.pending = null;
+      const byKey = this.views.get(view.market);
+      const book = this.options.keeper().book(view.market);
+      if (!event || !byKey || byKey.get(view.key) !== view || !book || !view.ready) continue;
+      view.sentAt = now;
+      this.sendDelta(byKey, view, book, event);
+      if (byKey.size === 0) this.views.delete(view.market);
+    }
+    if (this.throttled.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
+  }
+
+  /** The delta from the levels the view last sent to the book now; nothing when they are equal. */
+  private sendDelta(byKey: Map<string, View>, view: View, book: NonNullable<ReturnType<BookKeeper['book']>>, event: EngineEvent): void {
+    const next = viewLevels(book, view.spec.depth, view.spec.grouping);
+    const bids = diffSide(view.levels.bids, next.bids);
+    const asks = diffSide(view.levels.asks, next.asks);
+    if (bids.length === 0 && asks.length === 0) return;
+    const prevBookSeq = view.bookSeq;
+    view.levels = next;
+    view.bookSeq = book.seq;
+    const frame: Frame = {
+      kind: 'orderbook.delta',
+      seq: event.seq,
+      ts: event.ts,
+      market: view.market,
+      payload: {
+        depth: view.spec.depth,
+        grouping: groupingKey(view.spec.grouping),
+        bookSeq: view.bookSeq,
+        prevBookSeq,
+        bids,
+        asks,
+        checksum: checksum(next),
+      },
+    };
+    viewOfFrame.set(frame, view);
+    // A view nobody receives any more (its connections closed) is dropped.
+    if (this.options.publish(frame) === 0) byKey.delete(view.key);
   }
 
   /** The book of `market` was rebuilt (seeded or repaired): every view of it is sent whole. */
@@ -171,6 +231,8 @@ export class BookViews {
       view.levels = viewLevels(book, view.spec.depth, view.spec.grouping);
       view.bookSeq = book.seq;
       view.ready = true;
+      view.pending = null;
+      this.throttled.delete(view);
       if (this.options.publish(this.snapshotFrame(view)) === 0) byKey.delete(view.key);
     }
     if (byKey.size === 0) this.views.delete(market);
@@ -180,6 +242,13 @@ export class BookViews {
   reset(): void {
     this.views.clear();
     this.dirty.clear();
+    this.throttled.clear();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.throttled.clear();
   }
 
   private snapshotFrame(view: View): Frame {

@@ -5,6 +5,10 @@
 //   unsubscribe  remove kinds / markets / intervals / parties
 //   order.place  a signed POST /v1/orders: the body the session key signed, and the signature
 //   order.cancel a signed DELETE /v1/orders/:orderId
+//   order.batch   up to 50 signed place / cancel calls (POST /v1/orders/batch)
+//   order.status  an order of a party the connection holds, by its clientOrderId
+//   switch.arm / switch.heartbeat / switch.disarm  the dead man's switch of a party the connection holds
+//   order.replace a signed cancel, then a signed place once the cancel is confirmed (POST /v1/orders/replace)
 //
 // This module only reads a message into one of these shapes, or throws MalformedMessageError
 // (400 `bad_request` at the edge) naming what is wrong. What a subscribe does to the connection's
@@ -14,8 +18,9 @@ import { MARKET_PATTERN, PARTY_PATTERN } from '../contracts/wire.js';
 import { Compile } from 'typebox/compile';
 import { InvalidSubscriptionError } from './errors.js';
 import { OP_SCHEMAS, SIGNING_VALUE_PATTERN } from './message-schemas.js';
+import type { BatchBody, ReplaceBody } from '../contracts/desk.js';
 
-export const CLIENT_OPS = ['subscribe', 'unsubscribe', 'order.place', 'order.cancel'] as const;
+export const CLIENT_OPS = ['subscribe', 'unsubscribe', 'order.place', 'order.cancel', 'order.batch', 'order.replace', 'order.status', 'switch.arm', 'switch.heartbeat', 'switch.disarm'] as const;
 export type ClientOp = (typeof CLIENT_OPS)[number];
 
 /** The client's id of a message: a string of 1..64 printable ASCII characters, or a safe integer. */
@@ -45,6 +50,8 @@ export interface SubscribeMessage {
   /** Book view of `orderbook.delta` (as the URL's `depth` and `group`); null fields: not given. */
   depth: string | null;
   group: string | null;
+  /** Conflation period of the deltas (ms, as text like the URL's); null: not given. */
+  throttle: string | null;
   /** false: no snapshot frames for what was added; null: the connection's own `snapshot` setting. */
   snapshot: boolean | null;
 }
@@ -77,7 +84,39 @@ export interface CancelOrderMessage {
   signature: MessageSignature;
 }
 
-export type ClientMessage = SubscribeMessage | UnsubscribeMessage | PlaceOrderMessage | CancelOrderMessage;
+/** `order.batch`: the REST batch body, checked against its schema (contracts/desk.ts). */
+export interface BatchMessage extends BatchBody {
+  op: 'order.batch';
+  id: MessageId;
+}
+
+/** `order.replace`: the REST cancel-replace body. */
+export interface ReplaceMessage extends ReplaceBody {
+  op: 'order.replace';
+  id: MessageId;
+}
+
+/** `order.status`: an order of a party the connection holds, by its client order id. */
+export interface OrderStatusMessage {
+  op: 'order.status';
+  id: MessageId;
+  party: string;
+  clientOrderId: string;
+}
+
+/** The dead man's switch ops (message-schemas.ts SwitchArmOp …): read as their schema checked them. */
+export type SwitchMessage = SwitchMessageOf<'switch.arm'> | SwitchMessageOf<'switch.heartbeat'> | SwitchMessageOf<'switch.disarm'>;
+interface SwitchMessageOf<Op extends string> {
+  op: Op;
+  id: MessageId;
+  party: string;
+  name?: string;
+  sessionId?: string;
+  timeoutMs?: number;
+  cancels?: { orderId: string; sig: string }[];
+}
+
+export type ClientMessage = SubscribeMessage | UnsubscribeMessage | PlaceOrderMessage | CancelOrderMessage | BatchMessage | ReplaceMessage | OrderStatusMessage | SwitchMessage;
 
 /** Most values one list of a message may carry (as the URL's lists). */
 export const MAX_MESSAGE_LIST = 100;
@@ -97,13 +136,25 @@ const CHECKS = {
   unsubscribe: Compile(OP_SCHEMAS.unsubscribe),
   'order.place': Compile(OP_SCHEMAS['order.place']),
   'order.cancel': Compile(OP_SCHEMAS['order.cancel']),
+  'order.batch': Compile(OP_SCHEMAS['order.batch']),
+  'order.replace': Compile(OP_SCHEMAS['order.replace']),
+  'order.status': Compile(OP_SCHEMAS['order.status']),
+  'switch.arm': Compile(OP_SCHEMAS['switch.arm']),
+  'switch.heartbeat': Compile(OP_SCHEMAS['switch.heartbeat']),
+  'switch.disarm': Compile(OP_SCHEMAS['switch.disarm']),
 };
 
 const FIELDS: Record<ClientOp, readonly string[]> = {
-  subscribe: ['op', 'id', 'kinds', 'markets', 'intervals', 'party', 'user', 'sessionId', 'sig', 'depth', 'group', 'snapshot'],
+  subscribe: ['op', 'id', 'kinds', 'markets', 'intervals', 'party', 'user', 'sessionId', 'sig', 'depth', 'group', 'throttle', 'snapshot'],
   unsubscribe: ['op', 'id', 'kinds', 'markets', 'intervals', 'party'],
   'order.place': ['op', 'id', 'body', 'user', 'sessionId', 'sig'],
   'order.cancel': ['op', 'id', 'orderId', 'user', 'sessionId', 'sig'],
+  'order.batch': ['op', 'id', 'user', 'sessionId', 'mode', 'stopOnFailure', 'items'],
+  'order.replace': ['op', 'id', 'user', 'sessionId', 'cancel', 'place'],
+  'order.status': ['op', 'id', 'party', 'clientOrderId'],
+  'switch.arm': ['op', 'id', 'party', 'sessionId', 'name', 'timeoutMs', 'cancels'],
+  'switch.heartbeat': ['op', 'id', 'party', 'name'],
+  'switch.disarm': ['op', 'id', 'party', 'name'],
 };
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -220,6 +271,7 @@ function readClientMessage(value: unknown): ClientMessage {
         proof: given === 3 ? { user: s.user!, sessionId: s.sessionId!, sig: s.sig! } : null,
         depth: depth === undefined ? null : String(depth),
         group: optionalString(value, 'group', 64) ?? null,
+        throttle: typeof value.throttle === 'number' && Number.isSafeInteger(value.throttle) ? String(value.throttle) : null,
         snapshot: snapshot === undefined ? null : snapshot,
       };
     }
@@ -235,5 +287,16 @@ function readClientMessage(value: unknown): ClientMessage {
       if (typeof orderId !== 'string' || orderId.length < 1 || orderId.length > 64) throw new MalformedMessageError('"orderId" must be a string of 1..64 characters');
       return { op, id, orderId, signature: signature(value) };
     }
+    // The whole shape is the schema's (checked by parseClientMessage right after): no field to read one by one.
+    case 'order.batch':
+      return value as unknown as BatchMessage;
+    case 'order.replace':
+      return value as unknown as ReplaceMessage;
+    case 'order.status':
+      return value as unknown as OrderStatusMessage;
+    case 'switch.arm':
+    case 'switch.heartbeat':
+    case 'switch.disarm':
+      return value as unknown as SwitchMessage;
   }
 }

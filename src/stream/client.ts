@@ -106,11 +106,19 @@ export class StreamClient implements InboundSink {
   /** Seq of the last live frame written by `send` (control messages have none). */
   private lastSeq: number | undefined;
 
+  /**
+   * permessage-deflate was negotiated: every frame goes through ws's sender, which compresses it
+   * (the pre-built, uncompressed wire frame is for the others).
+   */
+  readonly deflate: boolean;
+
   constructor(
     readonly ws: WebSocket,
     readonly sub: Subscription,
     private readonly bufferLimit: number,
-  ) {}
+  ) {
+    this.deflate = typeof ws.extensions === 'string' && ws.extensions.includes('permessage-deflate');
+  }
 
   /** Registers with `owner`: its socket's pongs, close and errors are handled from now on. */
   listen(owner: ClientOwner): void {
@@ -147,7 +155,7 @@ export class StreamClient implements InboundSink {
     // `since=<last seq>` would never get them. The close comes at the next event.
     if (this.ws.bufferedAmount + data.length > this.bufferLimit && (seq === undefined || seq !== this.lastSeq)) return 'slow';
     const socket = this.socket;
-    if (wire && socket?.writable) socket.write(wire);
+    if (wire && !this.deflate && socket?.writable) socket.write(wire);
     else this.ws.send(data, { binary: false });
     if (seq !== undefined) this.lastSeq = seq;
     return 'sent';
@@ -160,7 +168,7 @@ export class StreamClient implements InboundSink {
   write(data: Buffer, wire?: Buffer): boolean {
     if (this.closing || this.ws.readyState !== WebSocket.OPEN) return false;
     const socket = this.socket;
-    if (wire && socket?.writable) socket.write(wire);
+    if (wire && !this.deflate && socket?.writable) socket.write(wire);
     else this.ws.send(data, { binary: false });
     return true;
   }

@@ -28,6 +28,18 @@ export interface HubMetrics {
   framesDropped: { inc(labels: { kind: string }): void };
   /** Clients closed 1008 for sending past the message rate. */
   floodCloses?: { inc(): void };
+  /** Open connections with permessage-deflate negotiated. */
+  deflateConnections?: { inc(): void; dec(): void };
+}
+
+/**
+ * permessage-deflate for the connections that ask for it (`compress=deflate`), bounded per
+ * connection: no context kept between messages (each frame compressed alone, so nothing grows with
+ * the connection's age), a 1 KiB window and memLevel 4: about 12 KiB of zlib state to compress and
+ * 1 KiB + inflate's state to read a client's messages.
+ */
+export interface DeflateSettings {
+  thresholdBytes: number;
 }
 
 export interface HubLogger {
@@ -46,6 +58,8 @@ export interface HubOptions {
   state?: StreamStateSource;
   /** What a client may send (src/stream/inbound-limit.ts); default DEFAULT_INBOUND_LIMITS. */
   inbound?: InboundLimits;
+  /** permessage-deflate for connections that ask (null/absent: never negotiated). */
+  deflate?: DeflateSettings | null;
   /**
    * Told of every registered connection's filters as they change: `before` null when it opens,
    * `after` null when it closes (the account book counts the parties connections need). Called
@@ -73,6 +87,7 @@ export class StreamHub implements StreamFanout, ClientOwner {
 
   /** Completes handshakes (noServer: the HTTP server's 'upgrade' event hands the sockets over). */
   private wss: WebSocketServer | null = null;
+  private wssDeflate: WebSocketServer | null = null;
   private readonly state: StreamStateSource;
   private readonly opener: ConnectionOpener;
   private lastSeq: number | null = null;
@@ -94,9 +109,15 @@ export class StreamHub implements StreamFanout, ClientOwner {
 
   accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription, handlers?: ClientMessageHandlers): void {
     const inbound = this.options.inbound ?? DEFAULT_INBOUND_LIMITS;
-    this.wss ??= new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: hardMaxBytes(inbound) });
-    this.wss.handleUpgrade(req, socket, head, (ws) => {
+    const deflate = sub.compress && this.options.deflate ? this.options.deflate : null;
+    const wss = deflate ? (this.wssDeflate ??= this.deflateServer(deflate, hardMaxBytes(inbound))) : (this.wss ??= new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: hardMaxBytes(inbound) }));
+    wss.handleUpgrade(req, socket, head, (ws) => {
       const client = this.add(ws, sub);
+      if (ws.extensions.includes('permessage-deflate')) {
+        const gauge = this.options.metrics.deflateConnections;
+        gauge?.inc();
+        ws.once('close', () => gauge?.dec());
+      }
       // Every client message passes the size and rate bound first; without handlers (a hub used
       // alone) what passes is dropped.
       client.handlers = handlers ?? null;
@@ -107,6 +128,23 @@ export class StreamHub implements StreamFanout, ClientOwner {
   /** A client sent past its message rate (it is being closed with 1008). */
   flooded(): void {
     this.options.metrics.floodCloses?.inc();
+  }
+
+  private deflateServer(settings: DeflateSettings, maxPayload: number): WebSocketServer {
+    return new WebSocketServer({
+      noServer: true,
+      clientTracking: false,
+      maxPayload,
+      perMessageDeflate: {
+        threshold: settings.thresholdBytes,
+        serverNoContextTakeover: true,
+        clientNoContextTakeover: true,
+        serverMaxWindowBits: 10,
+        zlibDeflateOptions: { memLevel: 4, level: 6 },
+        // Compression runs on the thread pool: at most this many at once for the whole process.
+        concurrencyLimit: 4,
+      },
+    });
   }
 
   head(): number | null {

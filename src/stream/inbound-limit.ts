@@ -20,7 +20,7 @@ export interface InboundLimits {
 }
 
 /** The defaults of the settings (docs/configuration.md). */
-export const DEFAULT_INBOUND_LIMITS: InboundLimits = { maxBytes: 16_384, ratePerS: 20, burst: 40 };
+export const DEFAULT_INBOUND_LIMITS: InboundLimits = { maxBytes: 65_536, ratePerS: 20, burst: 40 };
 
 export function inboundLimits(config: Pick<Config, 'wsClientMessageMaxBytes' | 'wsClientMessagesPerS' | 'wsClientMessageBurst'>): InboundLimits {
   return { maxBytes: config.wsClientMessageMaxBytes, ratePerS: config.wsClientMessagesPerS, burst: config.wsClientMessageBurst };

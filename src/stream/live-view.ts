@@ -6,6 +6,7 @@ import type { StreamMetrics } from './metrics.js';
 import type { CommitmentStatus } from '../contracts/commitment-status.js';
 import type { AccountBook } from './account-book.js';
 import type { BookStream } from './book-stream.js';
+import type { ClientOrderState } from './client-orders.js';
 
 /** What the live stream runtime reports to /readyz and /metrics. */
 export interface LiveStatus {
@@ -43,6 +44,8 @@ export interface LiveView {
   orderOutcome(orderId: string, waitMs: number): Promise<string | null>;
   /** The commitment check (docs/verification.md); null when the live runtime is disabled. */
   commitmentStatus(): CommitmentStatus | null;
+  /** The order a party placed with a client order id, as the engine events last told it; null when not known here. */
+  clientOrder(party: string, clientOrderId: string): ClientOrderState | null;
 }
 
 /**
@@ -55,4 +58,6 @@ export interface LiveFeatureQueries {
   readonly books?: BookStream;
   orderOutcome(orderId: string, waitMs: number): Promise<string | null>;
   commitmentStatus(): CommitmentStatus | null;
+  /** The order a party placed with a client order id, as the user channels last told it (client-orders.ts). */
+  clientOrder?(party: string, clientOrderId: string): ClientOrderState | null;
 }

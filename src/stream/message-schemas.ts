@@ -5,6 +5,7 @@
 import { Type, type TSchema } from 'typebox';
 import { CANDLE_INTERVALS, FRAME_KINDS } from '../contracts/frame.js';
 import { Market, Party, Seq, Timestamp } from '../contracts/wire.js';
+import { BatchFields, MAX_BATCH_ITEMS, ReplaceFields } from '../contracts/desk.js';
 
 const strict = { additionalProperties: false } as const;
 const MAX_LIST = 100;
@@ -42,6 +43,9 @@ export const SubscribeOp = Type.Object(
     sig: ProofSig('"GET\\n/v1/stream\\n<tsMs>\\n" (single use)'),
     depth: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'With orderbook.delta: levels per side of the book view' })),
     group: Type.Optional(Type.String({ maxLength: 64, description: 'With orderbook.delta: none, sig:2..sig:5 or tick:<decimal>' })),
+    throttle: Type.Optional(
+      Type.Union([Type.Literal(0), Type.Literal(100), Type.Literal(500)], { description: 'With orderbook.delta: at most one conflated delta per 100 or 500 ms (0: every change)' }),
+    ),
     snapshot: Type.Optional(Type.Boolean({ description: 'false: no snapshot frames for what was added; default: the connection\'s `snapshot`' })),
   },
   { ...strict, description: 'Adds to the connection\'s filters; answered by stream.ack (then the snapshot frames of what was added) or stream.error.' },
@@ -86,12 +90,84 @@ export const CancelOrderOp = Type.Object(
   { ...strict, description: 'A signed DELETE /v1/orders/:orderId; answered by stream.answer or stream.error.' },
 );
 
+export const BatchOp = Type.Object(
+  { op: Type.Literal('order.batch'), id: MessageIdField, ...BatchFields },
+  {
+    ...strict,
+    description: `Up to ${MAX_BATCH_ITEMS} signed place / cancel calls (POST /v1/orders/batch); answered by stream.answer with {results, weight} (every item's outcome, in order) or stream.error when the batch itself is refused.`,
+  },
+);
+
+export const ReplaceOp = Type.Object(
+  { op: Type.Literal('order.replace'), id: MessageIdField, ...ReplaceFields },
+  { ...strict, description: 'A signed cancel and a signed place (POST /v1/orders/replace); the place is sent only once the engine confirmed the cancel. Answered by stream.answer with {cancel, place, replaced}.' },
+);
+
+export const OrderStatusOp = Type.Object(
+  {
+    op: Type.Literal('order.status'),
+    id: MessageIdField,
+    party: Party,
+    clientOrderId: Type.String({ minLength: 1, maxLength: 64, description: 'The clientOrderId the order was placed with' }),
+  },
+  {
+    ...strict,
+    description:
+      'The party\'s order by its clientOrderId (GET /v1/users/:party/orders/by-client-id/:clientOrderId); the connection must hold the party (proven by the URL or a subscribe). Answered by stream.answer {status: 200, body: {source, order}} or stream.error (403, 404).',
+  },
+);
+
+const SwitchParty = { ...Party, description: 'The party of the switch; the connection must hold it (proven by the URL or a subscribe)' };
+const SwitchName = Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x20-\\x7E]+$', description: 'Which switch of the party (default "default")' }));
+
+export const SwitchArmOp = Type.Object(
+  {
+    op: Type.Literal('switch.arm'),
+    id: MessageIdField,
+    party: SwitchParty,
+    sessionId: Type.String({ minLength: 1, maxLength: 1024, pattern: SIGNING_VALUE_PATTERN, description: 'The session whose key signed the cancels' }),
+    name: SwitchName,
+    timeoutMs: Type.Integer({ minimum: 1_000, maximum: 30_000, description: 'Fires this long after the last arm or heartbeat' }),
+    cancels: Type.Array(
+      Type.Object(
+        {
+          orderId: Type.String({ minLength: 1, maxLength: 64 }),
+          sig: Type.String({ minLength: 1, maxLength: 1024, pattern: SIGNING_VALUE_PATTERN, description: 'X-Session-Sig of DELETE /v1/orders/<encodeURIComponent(orderId)>, timestamped ahead (up to +30 s)' }),
+        },
+        strict,
+      ),
+      { maxItems: 200, description: 'Signed cancels of the open orders to cancel when it fires (replaces those held)' },
+    ),
+  },
+  {
+    ...strict,
+    description:
+      'Arms (or re-arms, which is also a heartbeat) the dead man\'s switch: answered by stream.answer {name, cancels, timeoutMs, fireAt, validUntil} or stream.error (docs/trading.md "Dead man\'s switch").',
+  },
+);
+
+export const SwitchHeartbeatOp = Type.Object(
+  { op: Type.Literal('switch.heartbeat'), id: MessageIdField, party: SwitchParty, name: SwitchName },
+  { ...strict, description: 'Pushes the armed switch\'s deadline to now + its timeout; stream.answer as switch.arm, or stream.error 404 when none is armed (it fired).' },
+);
+
+export const SwitchDisarmOp = Type.Object(
+  { op: Type.Literal('switch.disarm'), id: MessageIdField, party: SwitchParty, name: SwitchName },
+  { ...strict, description: 'Disarms the switch; stream.answer {name, disarmed}.' },
+);
+
 /** Every op, by name: the parser checks a message against the schema of its op. */
 export const OP_SCHEMAS = {
   subscribe: SubscribeOp,
   unsubscribe: UnsubscribeOp,
   'order.place': PlaceOrderOp,
   'order.cancel': CancelOrderOp,
+  'order.batch': BatchOp,
+  'order.replace': ReplaceOp,
+  'order.status': OrderStatusOp,
+  'switch.arm': SwitchArmOp,
+  'switch.heartbeat': SwitchHeartbeatOp,
+  'switch.disarm': SwitchDisarmOp,
 } as const;
 
 // ---- what the gateway answers ----
@@ -115,7 +191,7 @@ export const AckMessage = Type.Object(
         marketsIgnored: Type.Boolean({ description: 'true when the URL\'s markets were ignored by rule 1 (never for markets named by messages)' }),
         intervals: Type.Union([Type.Array(IntervalLiteral), Type.Null()], { description: 'null: every interval' }),
         parties: Type.Array(Party),
-        book: Type.Union([Type.Object({ depth: Type.Integer({ minimum: 1 }), group: Type.String() }, strict), Type.Null()], {
+        book: Type.Union([Type.Object({ depth: Type.Integer({ minimum: 1 }), group: Type.String(), throttle: Type.Optional(Type.Union([Type.Literal(100), Type.Literal(500)], { description: 'ms between conflated deltas (absent: every change)' })) }, strict), Type.Null()], {
           description: 'The book view of orderbook.delta; null: the spec\'s polled snapshots',
         }),
       },
@@ -135,16 +211,20 @@ export const AnswerMessage = Type.Object(
     seq: AnswerSeq,
     ts: Timestamp,
     id: MessageIdField,
-    op: Type.Union([Type.Literal('order.place'), Type.Literal('order.cancel')]),
+    op: Type.Union([Type.Literal('order.place'), Type.Literal('order.cancel'), Type.Literal('order.batch'), Type.Literal('order.replace'), Type.Literal('order.status'), Type.Literal('switch.arm'), Type.Literal('switch.heartbeat'), Type.Literal('switch.disarm')]),
     payload: Type.Object(
       {
         status: Type.Integer({ minimum: 200, maximum: 299, description: 'The HTTP status REST would answer' }),
-        body: Type.Object({}, { additionalProperties: true, description: 'The engine\'s answer as REST relays it (ok:true or ok:false with its code; `reason` when an order ended at once)' }),
+        body: Type.Object({}, {
+          additionalProperties: true,
+          description:
+            'order.place / order.cancel: the engine\'s answer as REST relays it (ok:true or ok:false with its code; `reason` when an order ended at once); order.batch: {results, weight}; order.replace: {cancel, place, replaced}; order.status: {source, order} (the REST answers); switch.*: the switch as armed',
+        }),
       },
       strict,
     ),
   },
-  { ...strict, description: 'Answer to order.place / order.cancel: the engine\'s answer, as REST would have relayed it.' },
+  { ...strict, description: 'Answer to order.place / order.cancel / order.batch / order.replace: what REST would have answered (status + body).' },
 );
 
 export const ErrorMessage = Type.Object(

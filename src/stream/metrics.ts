@@ -19,6 +19,7 @@ export class StreamMetrics {
   readonly slowCloses: Counter;
   readonly rejected: Counter<'status'>;
   readonly floodCloses: Counter;
+  readonly deflateConnections: Gauge;
   /** Client messages answered, by op (`invalid` when none could be read) and answer kind. */
   readonly clientMessages: Counter<'op' | 'answer'>;
   readonly sseReconnects: Counter;
@@ -43,6 +44,7 @@ export class StreamMetrics {
       registers,
     });
     this.slowCloses = new Counter({ name: 'bff_ws_slow_client_closes_total', help: 'Clients closed with 4008 (buffer over WS_CLIENT_BUFFER_BYTES)', registers });
+    this.deflateConnections = new Gauge({ name: 'bff_ws_deflate_connections', help: 'Open stream connections with permessage-deflate negotiated (compress=deflate)', registers });
     this.floodCloses = new Counter({ name: 'bff_ws_flood_closes_total', help: 'Clients closed with 1008 for sending more messages than WS_CLIENT_MESSAGES_PER_S allows', registers });
     this.clientMessages = new Counter({
       name: 'bff_ws_client_messages_total',

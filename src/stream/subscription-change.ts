@@ -59,12 +59,12 @@ export function applySubscribe(sub: Subscription, message: SubscribeMessage, kno
   next.parties = union(sub.parties, lists.party, 'parties') ?? NO_PARTIES;
 
   const wantsDelta = kinds?.has('orderbook.delta') ?? false;
-  if (!wantsDelta && (message.depth !== null || message.group !== null)) {
+  if (!wantsDelta && (message.depth !== null || message.group !== null || message.throttle !== null)) {
     throw new InvalidSubscriptionError('"depth" and "group" shape the order book deltas: subscribe to orderbook.delta');
   }
   if (wantsDelta) {
     // A new view when one is asked for, or when the connection had none; otherwise its view stays.
-    if (message.depth !== null || message.group !== null || sub.book === null) next.book = bookViewSpec(message.depth, message.group);
+    if (message.depth !== null || message.group !== null || message.throttle !== null || sub.book === null) next.book = bookViewSpec(message.depth, message.group, message.throttle);
     kinds!.add('orderbook.snapshot'); // deltas mean nothing without their view's snapshots
   }
   next.kinds = kinds;
@@ -110,6 +110,6 @@ export function appliedFilters(sub: Subscription): Record<string, unknown> {
     marketsIgnored: sub.marketsIgnored,
     intervals: sub.intervals ? [...sub.intervals] : null,
     parties: [...sub.parties],
-    book: sub.book ? { depth: sub.book.depth, group: groupingKey(sub.book.grouping) } : null,
+    book: sub.book ? { depth: sub.book.depth, group: groupingKey(sub.book.grouping), ...(sub.book.throttleMs ? { throttle: sub.book.throttleMs } : {}) } : null,
   };
 }

@@ -36,6 +36,8 @@ export interface Subscription {
   epoch: string | null;
   /** Seconds between stream.heartbeat frames (1..300); null: none. */
   heartbeatS: number | null;
+  /** `compress=deflate`: permessage-deflate asked for (negotiated when the client offers it too). */
+  compress?: boolean;
   /** false: no snapshot frames on subscribe. */
   snapshot: boolean;
   proof: { user: string; sessionId: string; sig: string } | null;
@@ -64,6 +66,7 @@ export const STREAM_QUERY_PARAMETERS: readonly string[] = [
   'epoch',
   'heartbeat',
   'snapshot',
+  'compress',
   ...BOOK_QUERY_PARAMETERS,
 ];
 const KNOWN_PARAMETERS: ReadonlySet<string> = new Set(STREAM_QUERY_PARAMETERS);
@@ -169,6 +172,11 @@ export function parseSubscription(query: URLSearchParams, knownMarkets: Readonly
     heartbeatS = Number(heartbeatText);
   }
 
+  const compressText = singleParam(query, 'compress');
+  if (compressText !== null && compressText !== 'deflate' && compressText !== 'none') {
+    throw new InvalidSubscriptionError('query parameter "compress" must be deflate or none');
+  }
+
   const snapshotText = singleParam(query, 'snapshot');
   if (snapshotText !== null && snapshotText !== 'true' && snapshotText !== 'false') {
     throw new InvalidSubscriptionError('query parameter "snapshot" must be true or false');
@@ -198,6 +206,7 @@ export function parseSubscription(query: URLSearchParams, knownMarkets: Readonly
     control: since !== null || controlText === 'true',
     epoch,
     heartbeatS,
+    compress: compressText === 'deflate',
     snapshot: snapshotText !== 'false',
     proof: given === 3 ? { user: user!, sessionId: sessionId!, sig: sig! } : null,
   };

@@ -105,3 +105,5 @@ export {
   type DisplayRules,
   type PriceFormat,
 } from './format.js';
+export { MAX_BATCH_ITEMS, signPlace, signCancel, sendBatch, placeOrders, cancelOrders, replaceOrder, orderByClientId, cancelAll, itemSucceeded, itemFailure, type SignedPlace, type SignedCancel, type SignedItem, type BatchOptions, type ItemOutcome, type ItemRefusal, type PlaceOutcome, type CancelOutcome, type BatchResult, type ReplaceResult, type DeskVia, type ClientOrder, type OpenOrderRef, type CancelAllOptions, type CancelAllResult } from './desk.js';
+export { deadMansSwitch, type DeadMansSwitchOptions, type DeadMansSwitchHandle, type ArmedSwitch } from './dead-mans-switch.js';

@@ -65,7 +65,7 @@ export interface StreamSubscription<M extends string = string> {
   intervals?: Interval[];
   party?: string[];
   /** With `orderbook.delta`: the connection's book view (levels per side 1..1000; grouping `sig:2`…`sig:5`, `tick:<decimal>` or `none`). */
-  book?: { depth?: number; group?: string };
+  book?: { depth?: number; group?: string; throttle?: 0 | 100 | 500 };
   /** false: no snapshot frames for what was added (default: the stream's `snapshot` option). */
   snapshot?: boolean;
 }
@@ -107,7 +107,9 @@ export interface StreamOptions<M extends string = string> {
    * With `orderbook.delta` in `kinds`: the book view (levels per side 1..1000, default 20; grouping
    * `sig:2`…`sig:5` or `tick:<decimal>`); keep it with DeltaOrderBook (docs/client.md "Order books").
    */
-  book?: { depth?: number; group?: string };
+  book?: { depth?: number; group?: string; throttle?: 0 | 100 | 500 };
+  /** `'deflate'`: ask for permessage-deflate on this connection (docs/stream.md "Compression"). */
+  compress?: 'deflate';
   /** Ask for the state on subscribe (snapshot frames); default true. */
   snapshot?: boolean;
   /** Heartbeat period asked of the gateway, in s (1..300, default 15; 0: none, no half-open check). */
@@ -141,7 +143,7 @@ interface Filters {
   party?: readonly string[] | undefined;
   markets?: readonly string[] | undefined;
   intervals?: readonly Interval[] | undefined;
-  book?: { depth?: number; group?: string } | undefined;
+  book?: { depth?: number; group?: string; throttle?: 0 | 100 | 500 } | undefined;
 }
 
 type Reply = AckMessage | AnswerMessage | ErrorMessage;
@@ -250,6 +252,7 @@ export class StreamClient<const M extends string = string> {
       if (change.intervals) message.intervals = change.intervals;
       if (change.book?.depth !== undefined) message.depth = change.book.depth;
       if (change.book?.group !== undefined) message.group = change.book.group;
+      if (change.book?.throttle !== undefined) message.throttle = change.book.throttle;
       if (change.snapshot !== undefined) message.snapshot = change.snapshot;
       if (change.party?.length) {
         message.party = change.party;
@@ -301,7 +304,9 @@ export class StreamClient<const M extends string = string> {
     let message: Record<string, unknown>;
     if (method === 'POST' && target === '/v1/orders') message = { op: 'order.place', body: body ?? '' };
     else if (method === 'DELETE' && /^\/v1\/orders\/[^/?#]+$/.test(target)) message = { op: 'order.cancel', orderId: decodeURIComponent(target.slice('/v1/orders/'.length)) };
-    else throw new Error(`${method} ${target} is not a call the stream carries (order place and cancel only)`);
+    // The desk's calls (desk.ts): their REST body is the message, each item signed within it.
+    else if (method === 'POST' && (target === '/v1/orders/batch' || target === '/v1/orders/replace')) message = { op: target.endsWith('batch') ? 'order.batch' : 'order.replace', ...(JSON.parse(body ?? '{}') as object) };
+    else throw new Error(`${method} ${target} is not a call the stream carries (order place, cancel, batch and replace only)`);
     if (headers['x-user'] !== undefined) message.user = headers['x-user'];
     if (headers['x-session-id'] !== undefined) message.sessionId = headers['x-session-id'];
     if (headers['x-session-sig'] !== undefined) message.sig = headers['x-session-sig'];
@@ -312,6 +317,20 @@ export class StreamClient<const M extends string = string> {
       return { status, text: JSON.stringify(error) };
     }
     throw new Error(`unexpected answer ${reply.kind} to an order`);
+  }
+
+  /**
+   * Sends one op message (e.g. the dead man's switch's `switch.arm`, dead-mans-switch.ts) and
+   * resolves with its `stream.answer` payload's body; a `stream.error` rejects with a GatewayError.
+   */
+  async ask(op: string, fields: Record<string, unknown>): Promise<unknown> {
+    const reply = await this.request(async () => ({ op, ...fields }));
+    if (reply.kind === 'stream.answer') return reply.payload.body;
+    if (reply.kind === 'stream.error') {
+      const { status, ...error } = reply.payload;
+      throw new GatewayError(status, op, error as { error: string; code: string });
+    }
+    throw new GatewayError(0, op, { error: `unexpected answer ${reply.kind}`, code: 'bad_response' });
   }
 
   private async changeFilters(build: () => Promise<Record<string, unknown>>, path: string): Promise<AppliedFilters> {
@@ -414,6 +433,9 @@ export class StreamClient<const M extends string = string> {
     if (intervals?.length) params.set('intervals', intervals.join(','));
     if (book?.depth !== undefined) params.set('depth', String(book.depth));
     if (book?.group !== undefined) params.set('group', book.group);
+    if (book?.throttle) params.set('throttle', String(book.throttle));
+    // Opt-in per connection; negotiated only when the WebSocket implementation offers it too (browsers do).
+    if (this.options.compress) params.set('compress', 'deflate');
     params.set('control', 'true');
     if (this.last !== null) {
       // One below the last seq: frames of that seq that never arrived are replayed too; the ones

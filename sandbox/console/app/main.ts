@@ -46,6 +46,7 @@ import { PnlPanel } from './pnl.js';
 import { VerificationPanel } from './verification.js';
 import { AccountVerificationPanel } from './account-verification.js';
 import { BookPanel, type BookProbe } from './book.js';
+import { mountDeskActions } from './desk-actions.js';
 import { TradeTape } from './tape.js';
 import { renderFills, renderOpenOrders, renderOrderHistory, type SentOrder } from './my-orders.js';
 import { socketFirstOrderPath, type OrderPath, type PathName } from './order-path.js';
@@ -417,6 +418,8 @@ $('positions').addEventListener('click', (ev) => {
   const long = !size.startsWith('-');
   void send({ market: symbol, side: long ? 'sell' : 'buy', type: 'market', size: formatDecimal(long ? size : size.slice(1), 10), reduceOnly: true }, true);
 });
+
+mountDeskActions({ client, orders, table: $('orders'), out: $('order-result'), openStream: () => (live.client && (liveState === 'live' || liveState === 'backfilling') ? live.client : null) });
 
 $('orders').addEventListener('click', (ev) => {
   const id = (ev.target as HTMLElement).dataset.cancel;

@@ -87,3 +87,12 @@ export async function existingOrderIds(sql: Queryable, ids: readonly string[]): 
   const rows = await sql<{ orderId: string }[]>`SELECT order_id FROM orders WHERE order_id IN ${sql(ids as string[])}`;
   return new Set(rows.map((r) => r.orderId));
 }
+
+/** The party's newest order carrying this client order id (the mirror, for ids the live path no longer holds). */
+export async function orderByClientId(sql: Queryable, party: string, clientOrderId: string): Promise<OrderRow | null> {
+  const rows = await sql<OrderRow[]>`
+    SELECT ${sql(ORDER_COLUMNS)} FROM orders
+    WHERE party = ${party} AND client_order_id = ${clientOrderId}
+    ORDER BY created_seq DESC LIMIT 1`;
+  return rows[0] ?? null;
+}

@@ -12,7 +12,7 @@ export const corsPolicy = fp(
       origin: origins.includes('*') ? '*' : origins,
       methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
       allowedHeaders: ALLOWED_HEADERS,
-      exposedHeaders: ['retry-after', 'x-request-id'],
+      exposedHeaders: ['retry-after', 'x-request-id', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'],
       maxAge: 600,
       // A plain OPTIONS that is not a CORS preflight falls through to the routes (404 in our shape).
       strictPreflight: false,

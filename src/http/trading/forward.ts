@@ -33,6 +33,23 @@ export interface CallInput {
   body: Buffer | undefined;
   signature: SignedHeaders | null;
   requestId: string;
+  /**
+   * The signature was verified and the party budget charged by the caller (a batch charges its
+   * items once, by weight: batch.ts): the route does not verify or charge again.
+   */
+  precharged?: boolean;
+  /** With `precharged`: the party the caller proved (null: none could be). */
+  party?: string | null;
+}
+
+/**
+ * What a route checks once the party is known and before the engine is called (the client order
+ * id of a place: client-order-ids.ts). Throws to refuse; the returned settle hears the outcome.
+ */
+export type Admit = (party: string | null, call: CallInput) => Promise<Admitted | null>;
+export interface Admitted {
+  /** The engine's answer as judged (null with the error when the call threw). */
+  settle(answer: PassedAnswer | null, error?: unknown): void;
 }
 
 /**
@@ -61,8 +78,9 @@ export interface RouteOptions {
    * call would otherwise wait for that call's timeout and then for its own call's.
    */
   deadlineMs?: number;
-  /** Signed routes: spends the party's rate-limit budget when the gateway can verify the signature (signed with `method`). */
-  chargeParty?: (signature: SignedHeaders, method: string, target: string, body: Buffer) => Promise<void>;
+  /** Signed routes: spends the party's rate-limit budget when the gateway can verify the signature (signed with `method`); the party, or null. */
+  chargeParty?: (signature: SignedHeaders, method: string, target: string, body: Buffer) => Promise<string | null>;
+  admit?: Admit;
   /** The method sent to the engine (and signed by the client) when it is not the request's: POST /v1/user/me → GET. */
   engineMethod?: 'GET';
   /** The body's shape check (body-shape.ts): a throw refuses the call before anything else is done. */
@@ -75,6 +93,7 @@ export function routeCall(options: RouteOptions): RouteCall {
   const timer = options.metrics.route(options.route);
   return async (call) => {
     let headers: Record<string, string>;
+    let party: string | null = null;
     const body = call.body;
     options.shape?.(body);
     if (signed) {
@@ -82,23 +101,31 @@ export function routeCall(options: RouteOptions): RouteCall {
       // The REST adapter and the socket read the signature with signedHeaders, which refuses a missing one (401).
       if (!s) throw new Error(`${options.route}: a signed route was called without a signature`);
       headers = { 'x-user': s.user, 'x-session-id': s.sessionId, 'x-session-sig': s.sig, 'x-request-id': call.requestId };
-      await options.chargeParty?.(s, call.method, call.target, body ?? Buffer.alloc(0));
+      party = call.precharged ? (call.party ?? null) : ((await options.chargeParty?.(s, call.method, call.target, body ?? Buffer.alloc(0))) ?? null);
     } else {
       headers = { 'x-request-id': call.requestId };
     }
     const hasBody = body !== undefined && body.length > 0;
     if (hasBody) headers['content-type'] = 'application/json';
+    const admitted = options.admit ? await options.admit(party, call) : null;
     const start = performance.now();
     let outcome = 'transport_error';
     try {
       const res = await engine.request({ method: call.method as Dispatcher.HttpMethod, path: call.target, headers, body: hasBody ? body : null });
       outcome = String(res.status);
       onAnswer?.(call, res);
+      let answer: PassedAnswer;
       if (options.amend && res.status >= 200 && res.status < 300) {
         const amended = await options.amend(res);
-        if (amended) return judgeEngineAnswer({ ...res, body: amended });
+        answer = judgeEngineAnswer(amended ? { ...res, body: amended } : res);
+      } else {
+        answer = judgeEngineAnswer(res);
       }
-      return judgeEngineAnswer(res);
+      admitted?.settle(answer);
+      return answer;
+    } catch (err) {
+      admitted?.settle(null, err);
+      throw err;
     } finally {
       timer.observe(outcome, (performance.now() - start) / 1000);
     }

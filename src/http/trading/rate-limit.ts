@@ -40,12 +40,20 @@ export function rateLimitOptions(config: Config, store: RateLimitStore = {}): Ra
     // No keyGenerator: the plugin's default keys on `request.ip`, with IPv6 addresses grouped by
     // their /64 (one host usually holds a whole /64, so rotating inside it gains nothing).
     ipv6Subnet: 64,
-    // The plugin sets Retry-After (and the x-ratelimit-* headers) itself.
+    // The plugin sets Retry-After and the RateLimit-Limit / -Remaining / -Reset headers (the IETF
+    // draft's names) on every answer of the trading scope, refusals included.
+    enableDraftSpec: true,
     errorResponseBuilder: (_request, context) => limitedError(context.max, config.rateLimitWindowMs, context.ttl, 'per client address'),
     // Without REDIS_URL the store is in process memory (the limit is per replica); with it, one
     // Redis counter per key for the whole fleet, failing open.
     ...store,
   };
+}
+
+/** What one charge of a budget left: requests remaining in the window, and seconds until it resets. */
+export interface BudgetLeft {
+  remaining: number;
+  resetS: number;
 }
 
 /** Charges verified parties: throws 429 `rate_limited` (with retryAfterS → Retry-After) past RATE_LIMIT_MAX. */
@@ -56,8 +64,8 @@ export type PartyBudget = (party: string) => Promise<void>;
  * calls, src/http/stream-messages.ts): the same counters, keys and limits as the routes'.
  */
 export interface TradingBudgets {
-  /** Spends one request of the client address's budget (the routes' global onRequest rule does this for REST). */
-  address(ip: string): Promise<void>;
+  /** Spends one request of the client address's budget (the routes' global onRequest rule does this for REST); what is left. */
+  address(ip: string): Promise<BudgetLeft>;
   party: PartyBudget;
 }
 
@@ -93,6 +101,9 @@ export async function registerRateLimit(
     async address(ip) {
       const limit = await addressLimit(asRequest({ ip, routeOptions: { config: {} } }));
       if (!limit.isAllowed && limit.isExceeded) throw limitedError(config.rateLimitIpMax, config.rateLimitWindowMs, limit.ttl, 'per client address');
+      // isAllowed: an allow-listed key, never counted.
+      if (limit.isAllowed) return { remaining: config.rateLimitIpMax, resetS: 0 };
+      return { remaining: limit.remaining, resetS: Math.max(0, Math.ceil(limit.ttl / 1000)) };
     },
   };
 }

@@ -21,6 +21,14 @@ import { readGetBody } from './get-body.js';
 import { orderIdPath } from './targets.js';
 import { socketTrading, type TradingSlot } from './socket-calls.js';
 import { proxyMetrics } from './metrics.js';
+import type { DeskParts } from './batch.js';
+import { deskRoutes } from './desk-routes.js';
+import { MemoryClaims } from '../../fleet/claims.js';
+import { clientOrderAdmission } from './client-order-ids.js';
+import { findClientOrder } from './client-order-routes.js';
+import { DeadMansSwitch } from './dead-mans-switch.js';
+import { MemorySwitchStore } from '../../fleet/switch-store.js';
+import { Counter } from 'prom-client';
 import {
   CancelAnswer,
   CancelParams,
@@ -68,9 +76,10 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
   const metrics = proxyMetrics(app.metrics);
   const learning = new SessionLearning(sessions);
   // A signed call spends its party's budget only once the gateway has verified the signature.
-  const chargeParty = async (headers: SignedHeaders, method: string, target: string, body: Buffer): Promise<void> => {
+  const chargeParty = async (headers: SignedHeaders, method: string, target: string, body: Buffer): Promise<string | null> => {
     const party = await verifiedPartyForBudget(sessions, replays, { method, target, body, headers });
     if (party) await budgets.party(party);
+    return party;
   };
   // One forwarder per route, built once: metric labels and route options are not rebuilt per call.
   const sessionAuth = forwarder({
@@ -83,12 +92,16 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
   });
   // Place and cancel: one verified-forward each, called by the REST routes below and by the
   // socket's order messages (socket-calls.ts), so both are the same check, memory and budget.
+  // One order per client order id and party, across replicas when they share Redis (client-order-ids.ts).
+  const claims = app.fleet?.claims ?? new MemoryClaims();
+  const admit = clientOrderAdmission(app.live, claims);
   const placeOrderOptions = {
     engine,
     metrics,
     route: 'POST /v1/orders',
     signed: true,
     chargeParty,
+    admit,
     shape: bodyShape('POST /v1/orders', OrderBody),
     amend: (res: EngineResponse) => explainEndedAtOnce(app.live, res),
   };
@@ -97,7 +110,35 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
   const cancelOrderCall = routeCall(cancelOrderOptions);
   const placeOrder = forwarder(placeOrderOptions);
   const cancelOrder = forwarder(cancelOrderOptions);
-  if (slot) slot.calls = socketTrading({ placeOrder: placeOrderCall, cancelOrder: cancelOrderCall, budgets });
+  // The desk (batches, cancel-replace): the same verified-forwards, their budget charged by weight.
+  const desk: DeskParts = {
+    place: placeOrderCall,
+    cancel: cancelOrderCall,
+    verify: (signature, method, target, body, offThread) => verifiedPartyForBudget(sessions, replays, { method, target, body, headers: signature, offThread }),
+    budgets,
+    log: (err) => app.log.warn({ err }, 'batch item failed'),
+  };
+  await app.register(deskRoutes, { parts: desk });
+  const clientOrder = (party: string, clientOrderId: string) => findClientOrder(app.live, app.db, party, clientOrderId);
+  // The dead man's switch: every replica looks for due switches in the shared store (dead-mans-switch.ts).
+  const fired = new Counter({
+    name: 'bff_switch_cancels_total',
+    help: 'Cancels sent by fired dead man\'s switches, by outcome (cancelled: the engine answered ok:true; refused: anything else, e.g. order_not_open)',
+    labelNames: ['outcome'],
+    registers: [app.metrics.registry],
+  });
+  const deadMansSwitch = new DeadMansSwitch({
+    store: app.fleet?.switches ?? new MemorySwitchStore(),
+    sessions,
+    cancel: cancelOrderCall,
+    log: app.log,
+    onFired: (f) => {
+      for (const r of f.results) fired.inc({ outcome: r.code === null ? 'cancelled' : 'refused' });
+    },
+  });
+  app.addHook('onReady', async () => deadMansSwitch.start());
+  app.addHook('onClose', async () => deadMansSwitch.stop());
+  if (slot) slot.calls = socketTrading({ placeOrder: placeOrderCall, cancelOrder: cancelOrderCall, budgets, desk, clientOrder, deadMansSwitch });
   const setTpsl = forwarder({ engine, metrics, route: 'POST /v1/tpsl', signed: true, chargeParty, shape: bodyShape('POST /v1/tpsl', TpslBody) });
   const orderbook = forwarder({
     engine,

@@ -17,6 +17,10 @@ import type { RouteCall } from './forward.js';
 import type { TradingBudgets } from './rate-limit.js';
 import type { PassedAnswer } from './relay.js';
 import { orderIdPath } from './targets.js';
+import { batchWeight, runBatch, type BatchRequest, type BatchResult, type DeskParts } from './batch.js';
+import type { ArmRequest, DeadMansSwitch } from './dead-mans-switch.js';
+import type { ReplaceBody } from '../../contracts/desk.js';
+import { runReplace, type ReplaceResult } from './replace.js';
 import type { MessageSignature } from '../../stream/client-messages.js';
 
 export interface SocketCallContext {
@@ -29,6 +33,16 @@ export interface SocketCallContext {
 export interface SocketTrading {
   placeOrder(body: string, signature: MessageSignature, ctx: SocketCallContext): Promise<PassedAnswer>;
   cancelOrder(orderId: string, signature: MessageSignature, ctx: SocketCallContext): Promise<PassedAnswer>;
+  /** `order.batch`: the REST batch's core (batch.ts), the address budget charged the whole weight here. */
+  batch(request: BatchRequest, ctx: SocketCallContext): Promise<BatchResult>;
+  /** `order.replace`: the REST cancel-replace's core (replace.ts). */
+  replace(request: ReplaceBody, ctx: SocketCallContext): Promise<ReplaceResult>;
+  /** `order.status`: the REST route's lookup (client-order-routes.ts); the caller checked the connection holds the party. */
+  clientOrder(party: string, clientOrderId: string): Promise<unknown>;
+  /** The dead man's switch (dead-mans-switch.ts); the caller checked the connection holds the party. */
+  switchArm(request: ArmRequest, ctx: SocketCallContext): Promise<unknown>;
+  switchHeartbeat(party: string, name: string): Promise<unknown>;
+  switchDisarm(party: string, name: string): Promise<unknown>;
 }
 
 /**
@@ -48,8 +62,26 @@ function readSignature(s: MessageSignature): SignedHeaders {
   return signedHeaders({ headers });
 }
 
-export function socketTrading(parts: { placeOrder: RouteCall; cancelOrder: RouteCall; budgets: TradingBudgets }): SocketTrading {
+export function socketTrading(parts: {
+  placeOrder: RouteCall;
+  cancelOrder: RouteCall;
+  budgets: TradingBudgets;
+  desk: DeskParts;
+  clientOrder: (party: string, clientOrderId: string) => Promise<unknown>;
+  deadMansSwitch: DeadMansSwitch;
+}): SocketTrading {
+  const dms = parts.deadMansSwitch;
   return {
+    clientOrder: parts.clientOrder,
+    async switchArm(request, ctx) {
+      // Its cancels' checks cost what a batch's do: charged as a batch of that many items.
+      for (let i = 0; i < batchWeight(request.cancels.length); i++) await parts.budgets.address(ctx.ip);
+      return dms.arm(request);
+    },
+    switchHeartbeat: (party, name) => dms.heartbeat(party, name),
+    switchDisarm: (party, name) => dms.disarm(party, name),
+    batch: (request, ctx) => runBatch(parts.desk, { ...ctx, addressCharged: 0 }, request),
+    replace: (request, ctx) => runReplace(parts.desk, { ...ctx, addressCharged: 0 }, request),
     async placeOrder(body, signature, ctx) {
       await parts.budgets.address(ctx.ip);
       // In the order REST judges them: the body is parsed before the handler reads the headers.

@@ -117,7 +117,7 @@ describe('talking to the socket (reference engine)', () => {
     }
     // Too large: answered (not read), the id as far as it can be read.
     const before = c.messages.length;
-    c.ws.send(JSON.stringify({ id: 'big', op: 'subscribe', kinds: [], pad: 'x'.repeat(20_000) }));
+    c.ws.send(JSON.stringify({ id: 'big', op: 'subscribe', kinds: [], pad: 'x'.repeat(70_000) })); // over the 64 KiB default
     await c.waitFor((ms) => ms.slice(before).some((m) => m.kind === 'stream.error'));
     expect(c.messages.slice(before).find((m) => m.kind === 'stream.error')).toMatchObject({ id: 'big', payload: { code: 'payload_too_large', status: 413 } });
     expect(c.schemaErrors).toEqual([]);

@@ -11,9 +11,9 @@ describe('stream query parameters', () => {
     expect(() => parse('kinds=trade&Kinds=trade')).toThrow(/unknown query parameter "Kinds"/);
   });
 
-  it('knows exactly the agreed list, including epoch, heartbeat, snapshot and the book view (depth, group)', () => {
+  it('knows exactly the agreed list, including epoch, heartbeat, snapshot, compress and the book view (depth, group, throttle)', () => {
     expect([...STREAM_QUERY_PARAMETERS].sort()).toEqual(
-      ['kinds', 'markets', 'intervals', 'party', 'since', 'control', 'user', 'sessionId', 'sig', 'epoch', 'heartbeat', 'snapshot', 'depth', 'group'].sort(),
+      ['kinds', 'markets', 'intervals', 'party', 'since', 'control', 'user', 'sessionId', 'sig', 'epoch', 'heartbeat', 'snapshot', 'compress', 'depth', 'group', 'throttle'].sort(),
     );
     expect(() => parse('markets=BTC-PERP&since=1&epoch=e1&heartbeat=10&snapshot=false')).not.toThrow();
   });

@@ -101,11 +101,13 @@ export interface AckMessage {
     book: {
       depth: number;
       group: string;
+      /** ms between conflated deltas (absent: every change) */
+      throttle?: 100 | 500;
     } | null;
   };
 }
 
-/** Answer to order.place / order.cancel: the engine's answer, as REST would have relayed it. */
+/** Answer to order.place / order.cancel / order.batch / order.replace: what REST would have answered (status + body). */
 export interface AnswerMessage {
   kind: "stream.answer";
   /** The head when the answer was made (0 before any event) */
@@ -114,11 +116,11 @@ export interface AnswerMessage {
   ts: string;
   /** The client's id of the message (1..64 printable ASCII characters, or an integer), echoed in its answer */
   id: string | number;
-  op: "order.place" | "order.cancel";
+  op: "order.place" | "order.cancel" | "order.batch" | "order.replace" | "order.status" | "switch.arm" | "switch.heartbeat" | "switch.disarm";
   payload: {
     /** The HTTP status REST would answer */
     status: number;
-    /** The engine's answer as REST relays it (ok:true or ok:false with its code; `reason` when an order ended at once) */
+    /** order.place / order.cancel: the engine's answer as REST relays it (ok:true or ok:false with its code; `reason` when an order ended at once); order.batch: {results, weight}; order.replace: {cancel, place, replaced}; order.status: {source, order} (the REST answers); switch.*: the switch as armed */
     body: {
       [key: string]: unknown;
     };
@@ -218,7 +220,7 @@ export interface ErrorMessage {
   /** The id of the message answered (null when the message had no readable id) */
   id: string | number | null;
   /** The op of the message answered (null when it named none that exists) */
-  op: "subscribe" | "unsubscribe" | "order.place" | "order.cancel" | null;
+  op: "subscribe" | "unsubscribe" | "order.place" | "order.cancel" | "order.batch" | "order.replace" | "order.status" | "switch.arm" | "switch.heartbeat" | "switch.disarm" | null;
   /** Plus the fields REST adds (retryAfterS, serverTime, engineStatus, markets, budget, field, …) */
   payload: {
     /** What was wrong, for people */

@@ -1,0 +1,168 @@
+// Batches of signed calls (docs/trading.md "Batches"): up to 50 signed place / cancel calls of one
+// party and session in one REST call or one socket message. Each item is the very call it would be
+// alone: signed over the same bytes (the engine verifies them), judged by the same verified-forward
+// (`routeCall`), its signature spent in the same replay memory. What the batch adds:
+//
+//   - one charge of the rate-limit budgets, by the weight table below, made before any item is
+//     sent (a batch over the budget sends nothing);
+//   - concurrency: every item at once (default), or one after the other (`ordered`), optionally
+//     stopping at the first failure (`stopOnFailure`: the rest are `skipped`, never sent);
+//   - an answer listing every item's outcome in order: an item that fails, in the gateway or the
+//     engine, is an outcome like any other and never hides the others'.
+import { parseJson } from '../../engine/client.js';
+import type { SignedHeaders } from '../../auth/signed-request.js';
+import { ApiError, fromDomainError } from '../errors.js';
+import type { CallInput, RouteCall } from './forward.js';
+import type { PassedAnswer } from './relay.js';
+import type { BudgetLeft, TradingBudgets } from './rate-limit.js';
+import { orderIdPath } from './targets.js';
+import type { BatchItem, ItemOutcome } from '../../contracts/desk.js';
+
+/**
+ * The weight of a batch of n items, in requests of the budgets (RATE_LIMIT_IP_MAX, RATE_LIMIT_MAX):
+ * one per started ten items (1–10 → 1, 11–20 → 2, … 41–50 → 5). A full batch costs a tenth of its
+ * calls sent alone, which is what makes it worth using; a cancel-replace weighs 1.
+ */
+export function batchWeight(items: number): number {
+  return Math.max(1, Math.ceil(items / 10));
+}
+
+/** What the desk calls need of the trading routes: the item calls and the budgets. */
+export interface DeskParts {
+  /** POST /v1/orders and DELETE /v1/orders/:orderId, their party budget charged by the caller (`precharged`). */
+  place: RouteCall;
+  cancel: RouteCall;
+  /** The gateway's own check of a signature (spends it in the replay memory): the party, or null when it cannot tell. */
+  verify: (signature: SignedHeaders, method: string, target: string, body: Buffer, offThread: boolean) => Promise<string | null>;
+  budgets: TradingBudgets;
+  log: (err: unknown) => void;
+}
+
+/** How the desk call arrived: REST has already spent one request of the address budget (its onRequest rule). */
+export interface DeskContext {
+  ip: string;
+  requestId: string;
+  /** Requests of the address budget already spent for this call (1 for REST, 0 for the socket). */
+  addressCharged: number;
+  /** Set by the charge when it spent more of the address budget than `addressCharged`: what is left (for REST's RateLimit-* headers). */
+  addressLeft?: BudgetLeft;
+}
+
+/** An item read into the call it stands for (a refusal of the item alone when it cannot be). */
+export type PreparedItem = { op: BatchItem['op']; call: CallInput } | { op: BatchItem['op']; refusal: ApiError };
+
+export function prepareItem(item: BatchItem, user: string, sessionId: string, requestId: string): PreparedItem {
+  const signature: SignedHeaders = { user, sessionId, sig: item.sig };
+  try {
+    if (item.op === 'place') {
+      // As REST judges a body: JSON (the app's parser), else 400.
+      const body = Buffer.from(item.body, 'utf8');
+      if (parseJson(body) === undefined) throw new ApiError('bad_request', 'item body is not valid JSON');
+      return { op: item.op, call: { method: 'POST', target: '/v1/orders', body, signature, requestId, precharged: true } };
+    }
+    return { op: item.op, call: { method: 'DELETE', target: orderIdPath(item.orderId), body: undefined, signature, requestId, precharged: true } };
+  } catch (err) {
+    return { op: item.op, refusal: fromDomainError(err) ?? new ApiError('internal_error', 'the item could not be read') };
+  }
+}
+
+/**
+ * Charges both budgets the weight once, for the party the items' signatures prove, and spends
+ * every item's signature in the replay memory, as a single call's is spent. Throws 429 before
+ * anything is sent. Items are verified in order until one proves the party (they share one user
+ * and session, so one proves it for all; when none can be verified nobody's party budget is spent
+ * and the engine judges each item, as it judges an unverifiable single call). The others' checks
+ * are returned as `rest`, for the caller to run once the items are on their way: they only fill the
+ * replay memory, and the engine's own verification decides their fate either way, so they need not
+ * hold up the engine: they run on the thread pool while this thread forwards the items (a full
+ * batch's 49 ed25519 checks are a few milliseconds of CPU).
+ */
+export async function chargeDesk(parts: DeskParts, ctx: DeskContext, prepared: PreparedItem[], weight: number): Promise<{ rest: () => Promise<void> }> {
+  for (let i = ctx.addressCharged; i < weight; i++) ctx.addressLeft = await parts.budgets.address(ctx.ip);
+  const check = (p: PreparedItem, offThread: boolean): Promise<string | null> =>
+    'call' in p ? parts.verify(p.call.signature!, p.call.method, p.call.target, p.call.body ?? Buffer.alloc(0), offThread) : Promise.resolve(null);
+  let party: string | null = null;
+  let next = 0;
+  while (party === null && next < prepared.length) party = await check(prepared[next++]!, false);
+  if (party) for (let i = 0; i < weight; i++) await parts.budgets.party(party);
+  for (const p of prepared) if ('call' in p) p.call.party = party;
+  const remaining = prepared.slice(next);
+  return {
+    rest: async () => {
+      await Promise.all(remaining.map((p) => check(p, true).catch(() => null)));
+    },
+  };
+}
+
+function parsedBody(passed: PassedAnswer): Record<string, unknown> {
+  const json = parseJson(passed.body);
+  if (typeof json === 'object' && json !== null && !Array.isArray(json)) return json as Record<string, unknown>;
+  throw new ApiError('engine_unavailable', 'the engine answered with a body that is not a JSON object', { engineStatus: passed.status });
+}
+
+/** One prepared item sent through its route's verified-forward; its outcome, whatever happens. */
+export async function sendItem(parts: DeskParts, item: PreparedItem): Promise<ItemOutcome> {
+  if ('refusal' in item) return refused(item.op, item.refusal);
+  try {
+    const passed = await (item.op === 'place' ? parts.place : parts.cancel)(item.call);
+    const body = parsedBody(passed);
+    if (passed.retryAfter !== undefined) body.retryAfter ??= passed.retryAfter;
+    return { op: item.op, outcome: passed.status >= 200 && passed.status < 300 ? 'answered' : 'refused', status: passed.status, body };
+  } catch (err) {
+    const known = fromDomainError(err);
+    if (!known) parts.log(err);
+    return refused(item.op, known ?? new ApiError('internal_error', 'the item could not be sent'));
+  }
+}
+
+function refused(op: BatchItem['op'], err: ApiError): ItemOutcome {
+  return { op, outcome: 'refused', status: err.status, body: err.body() };
+}
+
+export const skipped = (op: BatchItem['op']): ItemOutcome => ({ op, outcome: 'skipped', status: null, body: null });
+
+/** An item that did what it was sent for: the engine answered 2xx with ok:true. */
+export function succeeded(o: ItemOutcome): boolean {
+  return o.outcome === 'answered' && o.body !== null && (o.body as { ok?: unknown }).ok === true;
+}
+
+export interface BatchRequest {
+  user: string;
+  sessionId: string;
+  mode?: 'concurrent' | 'ordered';
+  stopOnFailure?: boolean;
+  items: BatchItem[];
+}
+
+export interface BatchResult {
+  results: ItemOutcome[];
+  weight: number;
+}
+
+/** Runs a batch: charge, then the items concurrently or in order; every item's outcome, in order. */
+export async function runBatch(parts: DeskParts, ctx: DeskContext, request: BatchRequest): Promise<BatchResult> {
+  if (request.stopOnFailure && request.mode !== 'ordered') {
+    throw new ApiError('bad_request', 'stopOnFailure needs mode "ordered" (concurrent items are all sent at once)');
+  }
+  const prepared = request.items.map((item, i) => prepareItem(item, request.user, request.sessionId, `${ctx.requestId}.${i}`));
+  const weight = batchWeight(prepared.length);
+  const { rest } = await chargeDesk(parts, ctx, prepared, weight);
+  if (request.mode !== 'ordered') {
+    const sent = Promise.all(prepared.map((p) => sendItem(parts, p)));
+    await rest();
+    return { results: await sent, weight };
+  }
+  await rest();
+  const results: ItemOutcome[] = [];
+  let stopped = false;
+  for (const p of prepared) {
+    if (stopped) {
+      results.push(skipped(p.op));
+      continue;
+    }
+    const outcome = await sendItem(parts, p);
+    results.push(outcome);
+    if (request.stopOnFailure && !succeeded(outcome)) stopped = true;
+  }
+  return { results, weight };
+}

@@ -1,0 +1,27 @@
+// Cancel-replace (docs/trading.md "Cancel-replace"): a signed cancel and a signed place in one
+// call. The place is sent only once the engine has confirmed the cancel (`ok:true`), so the old and
+// the new order are never live together. When the cancel is not confirmed (the order was already
+// filled or cancelled: the engine's `order_not_open` / `unknown_order`; a refusal; a timeout, after
+// which the old order's fate is unknown) the place is not sent: its outcome is `skipped`.
+import { chargeDesk, prepareItem, sendItem, skipped, succeeded, type DeskContext, type DeskParts } from './batch.js';
+import type { ItemOutcome, ReplaceBody } from '../../contracts/desk.js';
+
+export interface ReplaceResult {
+  cancel: ItemOutcome;
+  place: ItemOutcome;
+  replaced: boolean;
+}
+
+/** Weight of a cancel-replace in both budgets: one request (docs/trading.md "Batch weights"). */
+export const REPLACE_WEIGHT = 1;
+
+export async function runReplace(parts: DeskParts, ctx: DeskContext, request: ReplaceBody): Promise<ReplaceResult> {
+  const cancel = prepareItem({ op: 'cancel', ...request.cancel }, request.user, request.sessionId, `${ctx.requestId}.cancel`);
+  const place = prepareItem({ op: 'place', ...request.place }, request.user, request.sessionId, `${ctx.requestId}.place`);
+  // Both signatures are verified and spent before either is sent, as a batch's.
+  await (await chargeDesk(parts, ctx, [cancel, place], REPLACE_WEIGHT)).rest();
+  const cancelled = await sendItem(parts, cancel);
+  if (!succeeded(cancelled)) return { cancel: cancelled, place: skipped('place'), replaced: false };
+  const placed = await sendItem(parts, place);
+  return { cancel: cancelled, place: placed, replaced: succeeded(placed) };
+}

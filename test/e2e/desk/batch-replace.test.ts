@@ -1,0 +1,215 @@
+// Batches and cancel-replace (docs/trading.md "Batches", "Cancel-replace") through the published
+// client and over the socket, against the reference engine over real HTTP: every item signed as it
+// would be alone and judged by the engine, every outcome in order, failures never hiding the
+// others, stopOnFailure sending nothing after a failure, a replace never leaving both orders live.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import { http } from '../../sandbox/engine/helpers.js';
+import { deskTrader } from '../../support/desk.js';
+import { startGateway, startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import { connect } from '../../integration/stream/helpers.js';
+import {
+  GatewayClient,
+  placeOrders,
+  cancelOrders,
+  replaceOrder,
+  sendBatch,
+  signCancel,
+  signPlace,
+  StreamClient,
+  type OrderRequest,
+} from '../../../packages/client/src/index.js';
+import WebSocket from 'ws';
+
+const MARKET = 'BTC-PERP';
+const bid = (price: string, extra: Partial<OrderRequest> = {}): OrderRequest => ({ market: MARKET, side: 'buy', type: 'limit', size: '0.01', price, ...extra }) as OrderRequest;
+
+const trader = (gw: TestGateway, engine: RunningEngine, hint: string) => deskTrader(gw.url, engine, hint);
+
+async function bookBids(engine: RunningEngine): Promise<string[][]> {
+  return (await http(engine.url, 'GET', `/v1/orderbook?depth=100&market=${MARKET}`)).body.bids;
+}
+
+describe('batches and cancel-replace (reference engine)', () => {
+  let engine: RunningEngine;
+  let gw: TestGateway;
+  let alice: GatewayClient;
+  let bob: GatewayClient;
+
+  beforeAll(async () => {
+    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
+    alice = await trader(gw, engine, 'alice');
+    bob = await trader(gw, engine, 'bob');
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await engine?.close();
+  });
+
+  it('places 50 orders in one call: every outcome in order, each the engine\'s own answer', async () => {
+    const orders = Array.from({ length: 50 }, (_, i) => bid(String(50_000 + i), { clientOrderId: `b50-${i}` }));
+    const before = (await bookBids(engine)).length;
+    const answer = await placeOrders(alice, orders);
+    expect(answer.weight).toBe(5);
+    expect(answer.results).toHaveLength(50);
+    for (const r of answer.results) expect(r).toMatchObject({ op: 'place', outcome: 'answered', status: 200, body: { ok: true, status: 'open' } });
+    expect((await bookBids(engine)).length).toBe(before + 50);
+    const ids = answer.results.map((r) => (r.body as { orderId: string }).orderId);
+    expect(new Set(ids).size).toBe(50);
+    const cancelled = await cancelOrders(alice, ids);
+    expect(cancelled.results.map((r) => r.outcome === 'answered' && r.body.ok && r.body.orderId)).toEqual(ids);
+    expect((await bookBids(engine)).length).toBe(before);
+  });
+
+  it('a failing item never hides the others: bad JSON, an engine rejection, a forged signature, a success', async () => {
+    const session = alice.session!;
+    const good = await signPlace(session, bid('41000'));
+    const rejected = await signPlace(session, bid('41000.123456')); // invalid_price: the engine's HTTP 200 ok:false
+    const unknown = await signCancel(session, 'no-such-order');
+    const forged = { ...(await signPlace(session, bid('41001'))), body: JSON.stringify(bid('1')) }; // signed over other bytes
+    const badJson = { op: 'place' as const, body: '{not json', sig: good.sig };
+    const answer = await sendBatch(alice, [badJson, rejected, good, unknown, forged]);
+    const r = answer.results;
+    expect(r[0]).toMatchObject({ op: 'place', outcome: 'refused', status: 400, body: { code: 'bad_request' } });
+    expect(r[1]).toMatchObject({ op: 'place', outcome: 'answered', status: 200, body: { ok: false, code: 'invalid_price' } });
+    expect(r[2]).toMatchObject({ op: 'place', outcome: 'answered', status: 200, body: { ok: true, status: 'open' } });
+    expect(r[3]).toMatchObject({ op: 'cancel', outcome: 'answered', body: { ok: false } });
+    expect(r[4]).toMatchObject({ op: 'place', outcome: 'refused', status: 401, body: { code: 'unauthorized' } });
+    expect(await bookBids(engine)).toContainEqual(['41000.0000000000', '0.0100000000']);
+    expect(await bookBids(engine)).not.toContainEqual(['1.0000000000', '0.0100000000']);
+  });
+
+  it('ordered with stopOnFailure: items after the first failure are skipped and never reach the engine', async () => {
+    const session = alice.session!;
+    const first = await signPlace(session, bid('42000'));
+    const failing = await signCancel(session, 'no-such-order');
+    const third = await signPlace(session, bid('42001'));
+    const answer = await sendBatch(alice, [first, failing, third], { mode: 'ordered', stopOnFailure: true });
+    expect(answer.results.map((r) => r.outcome)).toEqual(['answered', 'answered', 'skipped']);
+    expect(answer.results[2]).toEqual({ op: 'place', outcome: 'skipped', status: null, body: null });
+    const bids = await bookBids(engine);
+    expect(bids).toContainEqual(['42000.0000000000', '0.0100000000']);
+    expect(bids).not.toContainEqual(['42001.0000000000', '0.0100000000']);
+  });
+
+  it('ordered without stopOnFailure sends every item one after the other', async () => {
+    const session = alice.session!;
+    const items = [await signPlace(session, bid('43000')), await signCancel(session, 'nope'), await signPlace(session, bid('43001'))];
+    const answer = await sendBatch(alice, items, { mode: 'ordered' });
+    expect(answer.results.map((r) => r.outcome === 'answered' && r.body.ok)).toEqual([true, false, true]);
+  });
+
+  it('refuses a malformed batch with 400 and a code, sending nothing', async () => {
+    const session = alice.session!;
+    const item = await signPlace(session, bid('44000'));
+    const post = (body: unknown) =>
+      request(`${gw.url}/v1/orders/batch`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }).then(async (r) => ({ status: r.statusCode, body: (await r.body.json()) as { code: string } }));
+    const base = { user: session.party, sessionId: session.sessionId };
+    const requests = engine.engine.log.maxSeq;
+    expect(await post({ ...base, items: [] })).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+    expect(await post({ ...base, items: Array.from({ length: 51 }, () => item) })).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+    expect(await post({ ...base, items: [item], stopOnFailure: true })).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+    expect(await post({ ...base, items: [{ op: 'modify', sig: item.sig }] })).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+    expect(await post({ items: [item] })).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+    expect(await post({ ...base, items: [item], extra: 1 })).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+    expect(engine.engine.log.maxSeq).toBe(requests);
+  });
+
+  it('a signature is spent once, across batches and single calls', async () => {
+    const item = await signPlace(alice.session!, bid('45000'));
+    const first = await sendBatch(alice, [item]);
+    expect(first.results[0]).toMatchObject({ outcome: 'answered', body: { ok: true } });
+    const again = await sendBatch(alice, [item]);
+    expect(again.results[0]).toMatchObject({ outcome: 'refused', status: 401, body: { code: 'unauthorized' } });
+    const single = await request(`${gw.url}/v1/orders`, {
+      method: 'POST',
+      body: item.body,
+      headers: { 'content-type': 'application/json', 'x-user': alice.session!.party, 'x-session-id': alice.session!.sessionId, 'x-session-sig': item.sig },
+    });
+    expect(single.statusCode).toBe(401);
+    await single.body.dump();
+  });
+
+  it('carries RateLimit-* headers on every trading answer, a batch spending its weight', async () => {
+    const one = await request(`${gw.url}/v1/orders/x`, { method: 'DELETE' });
+    await one.body.dump();
+    expect(one.statusCode).toBe(401);
+    expect(one.headers['ratelimit-limit']).toBe('100000');
+    const before = Number(one.headers['ratelimit-remaining']);
+    const session = alice.session!;
+    const items = [];
+    for (let i = 0; i < 25; i++) items.push(await signCancel(session, `none-${i}`));
+    const batch = await request(`${gw.url}/v1/orders/batch`, {
+      method: 'POST',
+      body: JSON.stringify({ user: session.party, sessionId: session.sessionId, items }),
+      headers: { 'content-type': 'application/json' },
+    });
+    const body = (await batch.body.json()) as { weight: number };
+    expect(body.weight).toBe(3);
+    expect(Number(batch.headers['ratelimit-remaining'])).toBe(before - 3);
+    expect(batch.headers['ratelimit-reset']).toBeDefined();
+  });
+
+  it('cancel-replace: the new order only once the old one is cancelled; already filled → the place is skipped', async () => {
+    const placed = await alice.placeOrder(bid('46000'));
+    if (!placed.ok || !('orderId' in placed)) throw new Error('place');
+    const replaced = await replaceOrder(alice, placed.orderId, bid('46100'));
+    expect(replaced.replaced).toBe(true);
+    expect(replaced.cancel).toMatchObject({ op: 'cancel', outcome: 'answered', body: { ok: true, orderId: placed.orderId, status: 'cancelled' } });
+    expect(replaced.place).toMatchObject({ op: 'place', outcome: 'answered', body: { ok: true, status: 'open' } });
+    const bids = await bookBids(engine);
+    expect(bids).toContainEqual(['46100.0000000000', '0.0100000000']);
+    expect(bids).not.toContainEqual(['46000.0000000000', '0.0100000000']);
+
+    // Already filled: bob sells into it first; the cancel answers ok:false and nothing new is placed.
+    const resting = await alice.placeOrder(bid('70000'));
+    if (!resting.ok || !('orderId' in resting)) throw new Error('place');
+    const sold = await bob.placeOrder({ market: MARKET, side: 'sell', type: 'limit', size: '0.01', price: '70000', tif: 'ioc' });
+    expect(sold).toMatchObject({ ok: true, status: 'filled' });
+    const late = await replaceOrder(alice, resting.orderId, bid('47000'));
+    expect(late.replaced).toBe(false);
+    expect(late.cancel).toMatchObject({ outcome: 'answered', body: { ok: false, code: 'order_not_open' } });
+    expect(late.place).toEqual({ op: 'place', outcome: 'skipped', status: null, body: null });
+    expect(await bookBids(engine)).not.toContainEqual(['47000.0000000000', '0.0100000000']);
+  });
+
+  it('over the socket: order.batch and order.replace answer what REST answers', async () => {
+    const stream = new StreamClient({ client: alice, kinds: ['trade'], WebSocket: WebSocket as never, onMessage: () => {} });
+    try {
+      stream.start();
+      const batch = await placeOrders(alice, [bid('48000'), bid('48000.123456')], { sender: stream.sender });
+      expect(batch.results.map((r) => r.outcome === 'answered' && r.body.ok)).toEqual([true, false]);
+      const id = (batch.results[0]!.body as { orderId: string }).orderId;
+      const replaced = await replaceOrder(alice, id, bid('48100'), { sender: stream.sender });
+      expect(replaced.replaced).toBe(true);
+      // A refused batch is a stream.error with the REST code.
+      const raw = await connect(gw.url);
+      raw.ws.send(JSON.stringify({ op: 'order.batch', id: 7, user: alice.session!.party, sessionId: alice.session!.sessionId, items: [] }));
+      await raw.waitFor((ms) => ms.some((m) => m.kind === 'stream.error'));
+      expect(raw.messages.find((m) => m.kind === 'stream.error')).toMatchObject({ id: 7, op: 'order.batch', payload: { code: 'bad_request', status: 400 } });
+      raw.ws.close();
+    } finally {
+      stream.stop();
+    }
+  });
+});
+
+describe('a batch over the party budget sends nothing', () => {
+  it('weight 2 with one request left: 429 before any item reaches the engine', async () => {
+    const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    const gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, RATE_LIMIT_MAX: '6', RATE_LIMIT_IP_MAX: '1000' }, { listen: true, overrides: { live: null } });
+    try {
+      const c = await trader(gw, engine, 'carol');
+      const first = await placeOrders(c, Array.from({ length: 50 }, (_, i) => bid(String(30_000 + i)))); // weight 5 of 6
+      expect(first.results.every((r) => r.outcome === 'answered')).toBe(true);
+      const seq = engine.engine.log.maxSeq;
+      await expect(placeOrders(c, Array.from({ length: 11 }, (_, i) => bid(String(31_000 + i))))).rejects.toMatchObject({ status: 429, body: { code: 'rate_limited' } });
+      expect(engine.engine.log.maxSeq).toBe(seq);
+    } finally {
+      await gw.close();
+      await engine.close();
+    }
+  });
+});

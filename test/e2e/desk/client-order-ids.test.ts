@@ -1,0 +1,138 @@
+// Client order ids (docs/trading.md "Client order ids") against the reference engine: an order's
+// status by its clientOrderId over REST and the socket; a second order of the party with a known id
+// refused with duplicate_client_order_id and the first order's status, before the engine sees it,
+// also inside a batch and across two gateways sharing one Redis; a rejected order frees its id.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import { deskTrader, engineOpenOrders } from '../../support/desk.js';
+import { startGateway, startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import { fleetServices, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
+import { GatewayClient, GatewayError, orderByClientId, placeOrders, StreamClient, type OrderRequest, type WebSocketCtor } from '../../../packages/client/src/index.js';
+import type { LiveRuntime } from '../../../src/live.js';
+
+const MARKET = 'BTC-PERP';
+const bid = (price: string, clientOrderId: string): OrderRequest => ({ market: MARKET, side: 'buy', type: 'limit', size: '0.01', price, clientOrderId });
+
+const trader = deskTrader;
+const ordersOf = engineOpenOrders;
+
+describe('client order ids (one gateway)', () => {
+  let engine: RunningEngine;
+  let gw: TestGateway;
+  let alice: GatewayClient;
+
+  beforeAll(async () => {
+    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
+    alice = await trader(gw.url, engine, 'alice');
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await engine?.close();
+  });
+
+  it('a retry with the same clientOrderId is refused with the first order\'s status; the engine gets one', async () => {
+    const first = await alice.placeOrder(bid('50000', 'retry-1'));
+    expect(first).toMatchObject({ ok: true, status: 'open' });
+    const again = await alice.placeOrder(bid('50000', 'retry-1')).catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(GatewayError);
+    expect((again as GatewayError).status).toBe(409);
+    expect((again as GatewayError).body).toMatchObject({ code: 'duplicate_client_order_id', order: { clientOrderId: 'retry-1' } });
+    const party = alice.session!.party;
+    expect((await ordersOf(engine, party)).filter((o) => o.clientOrderId === 'retry-1')).toHaveLength(1);
+    // Once the events are in, the refusal names the order and its status, and so does the status route.
+    await waitFor(async () => (await orderByClientId(alice, 'retry-1'))?.source === 'live', 5_000, 'order known live');
+    const status = await orderByClientId(alice, 'retry-1');
+    expect(status).toMatchObject({ source: 'live', order: { clientOrderId: 'retry-1', orderId: (first as { orderId: string }).orderId, status: 'open', market: MARKET } });
+    const third = (await alice.placeOrder(bid('50001', 'retry-1')).catch((e: unknown) => e)) as GatewayError;
+    expect(third.body).toMatchObject({ code: 'duplicate_client_order_id', order: { orderId: (first as { orderId: string }).orderId, status: 'open' } });
+    // Cancelled: the status follows; the id stays taken.
+    await alice.cancelOrder((first as { orderId: string }).orderId);
+    await waitFor(async () => (await orderByClientId(alice, 'retry-1'))?.order.status === 'cancelled', 5_000, 'cancelled');
+    expect(((await alice.placeOrder(bid('50002', 'retry-1')).catch((e: unknown) => e)) as GatewayError).status).toBe(409);
+  });
+
+  it('unknown ids are null (404); a rejected order frees its id', async () => {
+    expect(await orderByClientId(alice, 'never-used')).toBeNull();
+    const rejected = await alice.placeOrder(bid('50000.123456', 'rej-1'));
+    expect(rejected).toMatchObject({ ok: false, code: 'invalid_price' });
+    const retried = await alice.placeOrder(bid('50000', 'rej-1'));
+    expect(retried).toMatchObject({ ok: true, status: 'open' });
+  });
+
+  it('two items of one batch with the same id: one reaches the engine, the other is refused 409', async () => {
+    const answer = await placeOrders(alice, [bid('49000', 'twin'), bid('49001', 'twin')]);
+    const outcomes = answer.results.map((r) => [r.outcome, r.status]);
+    expect(outcomes).toContainEqual(['answered', 200]);
+    expect(outcomes).toContainEqual(['refused', 409]);
+    const refused = answer.results.find((r) => r.outcome === 'refused')!;
+    expect(refused.body).toMatchObject({ code: 'duplicate_client_order_id' });
+    expect((await ordersOf(engine, alice.session!.party)).filter((o) => o.clientOrderId === 'twin')).toHaveLength(1);
+  });
+
+  it('over the socket: order.status for a party the connection holds; forbidden otherwise', async () => {
+    await alice.placeOrder(bid('48000', 'sock-1'));
+    const party = alice.session!.party;
+    const stream = new StreamClient({ client: alice, kinds: ['order.update'], party: [party], WebSocket: WebSocket as unknown as WebSocketCtor, onMessage: () => {} });
+    const stranger = new StreamClient({ client: new GatewayClient({ baseUrl: gw.url }), kinds: ['trade'], WebSocket: WebSocket as unknown as WebSocketCtor, onMessage: () => {} });
+    try {
+      stream.start();
+      stranger.start();
+      await waitFor(async () => (await orderByClientId(alice, 'sock-1'))?.source === 'live', 5_000, 'known');
+      const ask = (s: StreamClient, id: string) =>
+        (s as unknown as { request(b: () => Promise<Record<string, unknown>>): Promise<{ kind: string; payload: Record<string, unknown> }> }).request(async () => ({ op: 'order.status', party, clientOrderId: id }));
+      expect(await ask(stream, 'sock-1')).toMatchObject({ kind: 'stream.answer', payload: { status: 200, body: { source: 'live', order: { clientOrderId: 'sock-1', status: 'open' } } } });
+      expect(await ask(stream, 'nope')).toMatchObject({ kind: 'stream.error', payload: { code: 'not_found', status: 404 } });
+      expect(await ask(stranger, 'sock-1')).toMatchObject({ kind: 'stream.error', payload: { code: 'forbidden', status: 403 } });
+    } finally {
+      stream.stop();
+      stranger.stop();
+    }
+  });
+
+  it('after the live path forgets (a new gateway), the status comes from what the live path learns or 404', async () => {
+    // A gateway without a live runtime knows only its claims: the status route answers 404 (no
+    // database here), and the duplicate check still refuses while the claim is held.
+    const bare = await startGateway({ ENGINE_BASE_URL: engine.url, RATE_LIMIT_MAX: '100000' }, { listen: true, overrides: { live: null } });
+    try {
+      const bob = await trader(bare.url, engine, 'bob');
+      expect(await bob.placeOrder(bid('47000', 'bare-1'))).toMatchObject({ ok: true });
+      expect(((await bob.placeOrder(bid('47000', 'bare-1')).catch((e: unknown) => e)) as GatewayError).body).toMatchObject({
+        code: 'duplicate_client_order_id',
+        order: { clientOrderId: 'bare-1', status: 'pending' },
+      });
+      expect(await orderByClientId(bob, 'bare-1')).toBeNull();
+    } finally {
+      await bare.close();
+    }
+  });
+});
+
+describe('client order ids across replicas (two gateways, one Redis)', async () => {
+  const ok = await fleetServices({ redis: true });
+  it.skipIf(!ok)('the same id sent to both at once: exactly one order reaches the engine', async () => {
+    const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    const env = { REDIS_URL, REDIS_PREFIX: `${uniqueName('coid')}:`, RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' };
+    const a = await startLiveGateway(engine, env);
+    const b = await startLiveGateway(engine, env);
+    try {
+      const onA = await trader(a.url, engine, 'carol');
+      const onB = new GatewayClient({ baseUrl: b.url, retry: { retries: 0 } });
+      onB.session = onA.session;
+      for (let i = 0; i < 5; i++) {
+        const id = `race-${i}`;
+        const [x, y] = await Promise.all([onA.placeOrder(bid(String(40_000 + i), id)).catch((e: unknown) => e), onB.placeOrder(bid(String(40_000 + i), id)).catch((e: unknown) => e)]);
+        const statuses = [x, y].map((r) => (r instanceof GatewayError ? r.status : (r as { ok: boolean }).ok));
+        expect(statuses.sort()).toEqual([409, true].sort());
+        expect((await ordersOf(engine, onA.session!.party)).filter((o) => o.clientOrderId === id)).toHaveLength(1);
+      }
+      // Each replica follows the events: both know the order by its id.
+      await waitFor(() => (a.live as LiveRuntime).clientOrder(onA.session!.party, 'race-0') !== null && (b.live as LiveRuntime).clientOrder(onA.session!.party, 'race-0') !== null, 5_000, 'both know');
+    } finally {
+      await a.close();
+      await b.close();
+      await engine.close();
+    }
+  });
+});
