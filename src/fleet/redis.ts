@@ -35,6 +35,8 @@ export interface RedisStatus {
   configured: true;
   reachable: boolean;
   error?: string;
+  /** With REDIS_WAIT_REPLICAS > 0: the replicas asked for and those connected to the primary now. */
+  replicas?: { wanted: number; connected: number };
 }
 
 export class RedisHandle {
@@ -148,12 +150,18 @@ export class RedisHandle {
     this.state.answered();
   }
 
-  /** For /readyz: a PING within the command timeout. */
+  /**
+   * For /readyz: a PING within the command timeout and, when replicas must acknowledge, how many the
+   * primary has: fewer than REDIS_WAIT_REPLICAS refuses every signed call though Redis answers.
+   */
   async status(): Promise<RedisStatus> {
     try {
       await this.client.ping();
       this.succeeded();
-      return { configured: true, reachable: true };
+      if (this.waitReplicas === 0) return { configured: true, reachable: true };
+      const info = await this.client.info('replication');
+      const connected = Number(/^connected_slaves:(\d+)/m.exec(info)?.[1] ?? 0);
+      return { configured: true, reachable: true, replicas: { wanted: this.waitReplicas, connected } };
     } catch (err) {
       this.noteError(err as Error);
       return { configured: true, reachable: false, error: this.lastError ?? 'unreachable' };
