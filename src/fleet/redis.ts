@@ -157,9 +157,15 @@ export class RedisHandle {
   async status(): Promise<RedisStatus> {
     try {
       await this.client.ping();
+      // A Sentinel answers PING but refuses every key command (REDIS_URL set to a sentinel's
+      // address): unusable, though it answers.
+      const info = await this.client.info();
+      if (/^redis_mode:sentinel/m.test(info)) {
+        this.noteError(new Error('REDIS_URL names a Redis Sentinel, not a Redis server: set REDIS_SENTINELS (and REDIS_SENTINEL_NAME) to use Sentinel'));
+        return { configured: true, reachable: false, error: this.lastError ?? 'sentinel' };
+      }
       this.succeeded();
       if (this.waitReplicas === 0) return { configured: true, reachable: true };
-      const info = await this.client.info('replication');
       const connected = Number(/^connected_slaves:(\d+)/m.exec(info)?.[1] ?? 0);
       return { configured: true, reachable: true, replicas: { wanted: this.waitReplicas, connected } };
     } catch (err) {

@@ -1,9 +1,12 @@
 // REDIS_WAIT_REPLICAS asks for more replicas than the Redis primary has (a single Redis, or both
 // Sentinel replicas gone): Redis answers, but every signed call and faucet claim is refused 503 for
 // want of an acknowledgement. /readyz, the full report, must say so (it said "ready" with every
-// signed call refused); the replica probe does not follow it (a shared dependency).
+// signed call refused); the replica probe does not follow it (a shared dependency). Also REDIS_URL
+// pointed at a Sentinel (it answers PING, refuses SET).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyPair, makeParty, signHex } from '../../sandbox/engine/helpers.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
@@ -50,5 +53,39 @@ describe.skipIf(!available)('REDIS_WAIT_REPLICAS above the replicas Redis has', 
     expect(body.reasons.join('; ')).toMatch(/redis replicas: 0 of the 1 REDIS_WAIT_REPLICAS connected/);
     expect(body.redis).toMatchObject({ configured: true, reachable: true, replicas: { wanted: 1, connected: 0 } });
     expect((await fetch(`${gw.url}/readyz/replica`)).status).toBe(200);
+  });
+});
+
+describe.skipIf(!available)('REDIS_URL naming a Redis Sentinel instead of a Redis server', () => {
+  let engine: FakeEngine;
+  let gw: TestGateway;
+  let sentinel: ChildProcess;
+  let dir = '';
+
+  beforeAll(async () => {
+    const port = await closedPort();
+    // A sentinel answers PING but no SET: every signed call would be refused while /readyz said ready.
+    // Sentinel insists on a config file it can rewrite.
+    dir = mkdtempSync(join(tmpdir(), 'sentinel-'));
+    writeFileSync(join(dir, 'sentinel.conf'), `port ${port}\nbind 127.0.0.1\ndir ${dir}\n`);
+    sentinel = spawn(REDIS_SERVER, [join(dir, 'sentinel.conf'), '--sentinel'], { stdio: 'ignore' });
+    await waitFor(() => tcpReachable(`redis://127.0.0.1:${port}`), 10_000, 'redis-server --sentinel');
+    engine = await startFakeEngine();
+    gw = await startGateway({ ENGINE_BASE_URL: engine.url, REDIS_URL: `redis://127.0.0.1:${port}` }, { listen: true, overrides: { live: null } });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await engine?.close();
+    sentinel?.kill('SIGKILL');
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('/readyz is degraded and names the mistake', async () => {
+    const ready = await fetch(`${gw.url}/readyz`);
+    const body = (await ready.json()) as { reasons: string[]; redis: { reachable: boolean; error?: string } };
+    expect(ready.status).toBe(503);
+    expect(body.redis.reachable).toBe(false);
+    expect(body.redis.error).toMatch(/Sentinel.*REDIS_SENTINELS/);
+    expect(body.reasons.join('; ')).toMatch(/redis unreachable/);
   });
 });
