@@ -111,7 +111,7 @@ export class LiveRuntime implements LiveView {
     // One write per client for the whole batch; each feature's batch hook wraps the delivery (the
     // first feature's outermost), e.g. the book deltas are made once, at the batch's end.
     batch: (deliver) => this.hub.batched(() => this.inBatches(0, deliver)),
-    skipped: (seq) => this.hub.markCoveredAfter(seq),
+    skipped: (seq, from) => (from === undefined ? this.hub.markCoveredAfter(seq) : this.hub.announceGap(from, seq)),
     replaced: (head) => this.onHistoryReplaced(head),
   };
 

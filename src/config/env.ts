@@ -81,6 +81,8 @@ export interface Config {
   httpMaxConnectionsPerIp: number;
   /** Concurrent /v1/stream connections per client (request.ip, IPv6 by /64; 0: no cap). */
   wsMaxConnectionsPerIp: number;
+  sessionLookupsPerIp: number;
+  snapshotReadsPerIp: number;
   /** Fastify `trustProxy`: false, a hop count, or the proxies' addresses/CIDRs (docs/configuration.md). */
   trustProxy: false | number | string[];
   /** Shared state across replicas (rate limits, replay memory, faucet lock); null: per process. */
@@ -353,6 +355,8 @@ export function loadConfig(env: Env = process.env): Config {
     httpIdleTimeoutMs: int(env, 'HTTP_IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000),
     httpMaxConnectionsPerIp: int(env, 'HTTP_MAX_CONNECTIONS_PER_IP', 512, 0, 1_000_000),
     wsMaxConnectionsPerIp: int(env, 'WS_MAX_CONNECTIONS_PER_IP', 100, 0, 1_000_000),
+    sessionLookupsPerIp: int(env, 'SESSION_LOOKUPS_PER_IP', 120, 1, 10_000_000),
+    snapshotReadsPerIp: int(env, 'SNAPSHOT_READS_PER_IP', 1_200, 1, 10_000_000),
     trustProxy: trustProxy(env, 'TRUST_PROXY'),
     redisUrl: schemeUrl(env, 'REDIS_URL', ['redis', 'rediss']),
     redisPrefix: token(env, 'REDIS_PREFIX', 'gw:', /^[A-Za-z0-9:_.-]{1,64}$/),
@@ -394,7 +398,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'DATABASE_URL', meaning: "The indexer's PostgreSQL (`postgres://…`). Unset: lists are empty, single objects answer as for an empty database, `/readyz` is degraded." },
   { name: 'DB_POOL_MAX', meaning: 'Connections in the read pool.' },
   { name: 'LIST_SHARED_READS', meaning: 'Identical list reads (same route and parameters) arriving while one is in flight share the next database read and its JSON body, never one that started before they arrived; `false` reads each alone. See docs/rest.md.' },
-  { name: 'LIST_ROW_CACHE_BYTES', meaning: 'Bytes of fill, event and deposit rows kept as written JSON, by row version (key and `xmin`): a page whose rows are all kept costs the database an index read of its keys only. Least recently used first out; `0` reads every row each time. See docs/rest.md.' },
+  { name: 'LIST_ROW_CACHE_BYTES', meaning: 'Bytes of fill, event and deposit rows kept as written JSON, by row version (key and `xmin`): a page whose rows are all kept costs the database an index read of its keys only. Least recently used first out; `0` reads every row each time. Bound to the database server it was read from (its start time, read by every such statement): a restored, failed-over or replaced database empties it before any read is served (`bff_list_row_cache_database_changes_total`). See docs/rest.md.' },
   { name: 'DB_CONNECT_TIMEOUT_S', meaning: 'A read against an unreachable database answers 503 `database_unavailable` within this bound. Every query of the gateway (reads, session-key lookups, the event store, faucet facts, the candle rebuild) also has one overall deadline: `DB_CONNECT_TIMEOUT_S` + 3 × `DB_STATEMENT_TIMEOUT_MS` + 1 s.' },
   { name: 'DB_STATEMENT_TIMEOUT_MS', meaning: 'Server-side statement timeout of every query.' },
   { name: 'ENGINE_BASE_URL', meaning: 'The matching engine (http or https URL).' },
@@ -415,7 +419,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'ACCOUNT_IDLE_MS', meaning: "The live account book keeps a party's complete account while a stream connection asks `account.update` for it, and for this long after its last `GET /v1/users/:party/account` (or its last such connection's close); then it is evicted and its next read is seeded again from the database (docs/account.md).", defaultNote: '(10 minutes)' },
   { name: 'ACCOUNT_READ_PARTIES_MAX', meaning: 'Most complete accounts kept for reads alone (parties no stream connection needs); past it the least recently read is evicted at once. Memory and per-event work grow with the accounts kept.' },
   { name: 'SSE_IDLE_MS', meaning: 'An engine SSE connection silent this long (no event, no heartbeat) is reconnected.' },
-  { name: 'SSE_MAX_EVENT_BYTES', meaning: "Longest unfinished line or event (characters) the engine SSE bridge, and the relay's, holds; an engine sending more has its connection dropped (`bff_sse_oversized_total`, an error logged) and the bridge reconnects from its last seq." },
+  { name: 'SSE_MAX_EVENT_BYTES', meaning: "Longest unfinished line or event (characters) the engine SSE bridge, and the relay's, holds; an engine sending more has its connection dropped (`bff_sse_oversized_total`, an error logged). When the engine's head says that was an event (one signed order with a huge body makes one), the bridge takes it from the indexer's `events` table if it already holds it, else skips it (control connections get `stream.gap`, /readyz stays ready) and resumes after it at once; the relay never publishes an event above it. Otherwise it reconnects from its last seq." },
   { name: 'AUTH_DISABLED', meaning: '`true`: the authenticate and own-party guards are no-ops, and any `party` may be streamed.' },
   { name: 'FAUCET_ENABLED', meaning: 'Enables `POST /v1/users/:party/faucet`.' },
   { name: 'FAUCET_AMOUNT', meaning: 'Amount of one faucet top-up.' },
@@ -433,6 +437,16 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'HTTP_IDLE_TIMEOUT_MS', meaning: 'A socket on which nothing moves for this long is closed (Fastify `connectionTimeout`). Must exceed `ENGINE_TIMEOUT_MS`. Streams are exempt once upgraded (they have pings).' },
   { name: 'HTTP_MAX_CONNECTIONS_PER_IP', meaning: "Concurrent TCP connections per peer address (IPv6 by its /64), streams included; over it 429 `too_many_connections` and the socket is closed. `0` disables it: do so behind a reverse proxy, where every connection comes from the proxy, and cap per client there (the nginx template's `limit_conn`; `npm run fleet` sets `0`)." },
   { name: 'WS_MAX_CONNECTIONS_PER_IP', meaning: 'Concurrent `/v1/stream` connections per client: `request.ip` (the forwarded client behind a `TRUST_PROXY`, as the rate limits), IPv6 counted by its /64; over it the upgrade is refused with 429 `too_many_connections`. `0`: no per-client cap.' },
+  {
+    name: 'SESSION_LOOKUPS_PER_IP',
+    meaning:
+      'Party proofs of one client address (IPv6 by /64) per `RATE_LIMIT_WINDOW_MS` whose session the gateway does not hold and must look up in the database (stream upgrades and subscribe messages); past it such a proof is refused 429 / `stream.error` `budget_exhausted` (`budget: "session_lookups"`). Proofs of sessions already known cost nothing and are not counted. Shared by the fleet with `REDIS_URL`.',
+  },
+  {
+    name: 'SNAPSHOT_READS_PER_IP',
+    meaning:
+      'Reads of user channel snapshots per client address and `RATE_LIMIT_WINDOW_MS`: one per party and per channel (`order.update`: the engine\'s live orders; `fill`: the last 50 fills from the database) of a connection opened or subscribing with a snapshot; past it the upgrade is refused 429 or the subscribe answered `stream.error` `budget_exhausted` (`budget: "snapshot_reads"`). Shared by the fleet with `REDIS_URL`.',
+  },
   { name: 'TRUST_PROXY', meaning: "Who may set `X-Forwarded-For`, so that `request.ip` (the anonymous rate-limit key) is the real client behind a load balancer. A comma list of the proxies' addresses or CIDRs (`127.0.0.1, 10.0.0.0/8`): the client is the rightmost forwarded address not in the list; a spoofed address prepended by the client is never used. Or a hop count (`1` behind one nginx): safe only when nothing but the proxy can reach the replica (a direct caller could forge the header), so prefer addresses. Unset: the socket's address (every caller behind a proxy would share one bucket).", defaultText: 'unset (trust nothing)' },
   { name: 'REDIS_URL', meaning: '`redis://host:port/db`: rate limits, the signature replay memory and the faucet cooldown lock are shared by every replica (docs/fleet.md). Unset: each is kept in process memory, as for one gateway.' },
   { name: 'REDIS_PREFIX', meaning: 'Prefix of every key the gateway writes in Redis (one prefix per deployment sharing a Redis).' },

@@ -28,7 +28,7 @@ export class NotReplicatedError extends Error {
   }
 }
 
-export type RedisUse = 'replay' | 'rate_limit' | 'faucet';
+export type RedisUse = 'replay' | 'rate_limit' | 'faucet' | 'work_budget';
 export type FailureOutcome = 'fail_open' | 'fail_closed';
 
 export interface RedisStatus {
@@ -86,7 +86,7 @@ export class RedisHandle {
     this.up = new Gauge({ name: 'bff_redis_up', help: '1 when the last Redis exchange succeeded (REDIS_URL set), else 0', registers: [registry] });
     this.failures = new Counter({
       name: 'bff_redis_failures_total',
-      help: 'Requests decided without Redis, by use (replay, rate_limit, faucet) and outcome (fail_open: let through, fail_closed: refused 503)',
+      help: 'Requests decided without Redis, by use (replay, rate_limit, faucet, work_budget) and outcome (fail_open: let through, fail_closed: refused 503)',
       labelNames: ['use', 'outcome'],
       registers: [registry],
     });

@@ -1,75 +1,92 @@
-// A PostgreSQL server of a test's own, on a free loopback port, that the test may stop and start
-// again (the machine's shared PostgreSQL on 5432 is never touched). Debian's server binaries; as
-// root (CI), initdb and the server run as the `postgres` user, which PostgreSQL requires.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+// A PostgreSQL server of a test's own, on a free loopback port, from the machine's binaries
+// (/usr/lib/postgresql/*/bin): for tests that stop, restore or replace the database, which the
+// shared server (127.0.0.1:5432) must never undergo. initdb refuses to run as root: as root the
+// server runs as the `postgres` user (runuser). Missing binaries: the caller skips, loudly.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, chownSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { closedPort, tcpReachable, waitFor } from './fleet.js';
-import { reachable } from './global-setup.js';
+import { promisify } from 'node:util';
+import { closedPort } from './fleet.js';
 
-const BIN = ['/usr/local/bin', '/usr/lib/postgresql/15/bin'].find((d) => existsSync(join(d, 'postgres')) && existsSync(join(d, 'initdb'))) ?? null;
-export const ownPostgresAvailable = BIN !== null && (process.getuid?.() !== 0 || existsSync('/usr/sbin/runuser'));
+const run = promisify(execFile);
+
+/** The newest installed PostgreSQL's bin directory, or null. */
+export function postgresBin(): string | null {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return null;
+  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+  return versions.length > 0 ? join(root, versions[0]!, 'bin') : null;
+}
+
+/** Whether a test can have a PostgreSQL of its own here (the binaries, and runuser when root). */
+export const ownPostgresAvailable = postgresBin() !== null && (process.getuid?.() !== 0 || existsSync('/usr/sbin/runuser'));
 if (!ownPostgresAvailable && process.env.CI) throw new Error('the PostgreSQL server binaries (initdb, postgres, pg_ctl) are missing in CI');
-if (!ownPostgresAvailable) console.warn('\n*** SKIPPED: the PostgreSQL fault tests need the PostgreSQL server binaries (initdb, postgres) ***\n');
 
 export interface OwnPostgres {
-  url: string;
   port: number;
-  /** `pg_ctl stop -m fast`: sessions are ended, as an operator stopping the server. */
-  stop(): Promise<void>;
+  url: string;
+  /** The data directory the server runs on. */
+  data: string;
+  /** Runs a PostgreSQL binary (initdb, pg_ctl, pg_basebackup…) as the server's user. */
+  tool(name: string, args: string[]): Promise<string>;
   start(): Promise<void>;
-  /** Stops it for good and removes its data. */
+  stop(): Promise<void>;
+  /** Replaces the data directory with a copy of `from` (a base backup), the server stopped. */
+  replaceData(from: string): Promise<void>;
+  /** A fresh directory owned by the server's user. */
+  dir(name: string): string;
+  close(): Promise<void>;
+  /** The same as close(): stops it for good and removes its data. */
   destroy(): Promise<void>;
 }
 
-function asPostgres(cmd: string, args: string[]): [string, string[]] {
-  return process.getuid?.() === 0 ? ['/usr/sbin/runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
-}
-
 export async function startOwnPostgres(): Promise<OwnPostgres> {
-  if (!BIN) throw new Error('PostgreSQL server binaries are missing');
-  const dir = mkdtempSync(join(tmpdir(), 'gateway-pg-'));
-  if (process.getuid?.() === 0) {
-    const pg = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
-    const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
-    chownSync(dir, Number(pg.stdout.trim()), Number(gid.stdout.trim()));
-  }
-  const data = join(dir, 'data');
-  const user = process.getuid?.() === 0 ? 'postgres' : userInfo().username;
-  const [initCmd, initArgs] = asPostgres(join(BIN, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
-  const init = spawnSync(initCmd, initArgs, { encoding: 'utf8' });
-  if (init.status !== 0) throw new Error(`initdb failed (as ${user}): ${init.stderr}`);
-  const port = await closedPort();
-  let proc: ChildProcess | null = null;
-  let exited: Promise<void> = Promise.resolve();
-
-  async function start(): Promise<void> {
-    const [cmd, args] = asPostgres(join(BIN!, 'postgres'), ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=50']);
-    proc = spawn(cmd, args, { stdio: 'ignore' });
-    const p = proc;
-    exited = new Promise<void>((r) => p.once('exit', () => r()));
-    await waitFor(() => tcpReachable(`postgres://127.0.0.1:${port}`), 20_000, 'own PostgreSQL');
-    // Listening is not accepting ("the database system is starting up"): until a query answers.
-    await waitFor(() => reachable(`postgres://postgres@127.0.0.1:${port}/postgres`), 20_000, 'own PostgreSQL accepting queries');
-  }
-  async function stop(): Promise<void> {
-    if (!proc || proc.exitCode !== null) return;
-    const [cmd, args] = asPostgres(join(BIN!, 'pg_ctl'), ['stop', '-D', data, '-m', 'fast', '-w']);
-    const r = spawnSync(cmd, args, { encoding: 'utf8' });
-    if (r.status !== 0) proc.kill('SIGKILL');
-    await exited;
-    proc = null;
-  }
-  await start();
-  return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    port,
-    stop,
-    start,
-    async destroy() {
-      await stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
+  const bin = postgresBin();
+  if (!bin) throw new Error('no PostgreSQL binaries under /usr/lib/postgresql');
+  const root = mkdtempSync(join(tmpdir(), 'own-pg-'));
+  const asRoot = process.getuid?.() === 0;
+  const owner = asRoot ? statSync('/var/lib/postgresql', { throwIfNoEntry: false }) : null;
+  const own = (path: string) => {
+    if (asRoot && owner) chownSync(path, owner.uid, owner.gid);
   };
+  own(root);
+  const tool = async (name: string, args: string[]): Promise<string> => {
+    const [cmd, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, name), ...args]] : [join(bin, name), args];
+    const { stdout } = await run(cmd, argv, { cwd: root, timeout: 120_000 });
+    return stdout;
+  };
+  const dir = (name: string) => {
+    const path = join(root, name);
+    rmSync(path, { recursive: true, force: true });
+    return path;
+  };
+  const port = await closedPort();
+  const data = join(root, 'data');
+  const options = `-p ${port} -c listen_addresses=127.0.0.1 -k ${root} -c wal_level=replica -c max_wal_senders=4 -c fsync=off`;
+  await tool('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-instructions']);
+  const pg: OwnPostgres = {
+    port,
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    data,
+    tool,
+    dir,
+    async start() {
+      await tool('pg_ctl', ['-D', data, '-l', join(root, 'log'), '-o', options, '-w', 'start']);
+    },
+    async stop() {
+      await tool('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+    },
+    async replaceData(from) {
+      rmSync(data, { recursive: true, force: true });
+      await run(asRoot ? 'runuser' : 'cp', asRoot ? ['-u', 'postgres', '--', 'cp', '-a', from, data] : ['-a', from, data]);
+    },
+    async close() {
+      await pg.stop().catch(() => undefined);
+      rmSync(root, { recursive: true, force: true });
+    },
+    destroy: () => pg.close(),
+  };
+  await pg.start();
+  return pg;
 }
