@@ -44,6 +44,11 @@ export class RedisHandle {
   private readonly up: Gauge;
   private readonly failures: Counter<'use' | 'outcome'>;
   private lastError: string | null = null;
+  /**
+   * Why the connection itself fails (a sentinel's "No such master with that name", a refused
+   * connection), kept apart from a command's error: while not connected, a command only times out.
+   */
+  private connectionError: string | null = null;
   private lastWarnAt = new Map<RedisUse, number>();
   /** One warning when Redis goes, one when it comes back (src/dependency-state.ts). */
   private readonly state: DependencyState;
@@ -93,11 +98,15 @@ export class RedisHandle {
     this.state = new DependencyState('redis', logger);
     this.client.on('ready', () => {
       this.lastError = null;
+      this.connectionError = null;
       this.up.set(1);
       if (this.state.down) this.state.answered();
       else this.logger.info('redis: connected');
     });
-    this.client.on('error', (err: Error) => this.noteError(err));
+    this.client.on('error', (err: Error) => {
+      this.connectionError = err.message || err.name;
+      this.noteError(err);
+    });
     this.client.on('end', () => this.up.set(0));
     this.up.set(0);
   }
@@ -169,7 +178,8 @@ export class RedisHandle {
       const connected = Number(/^connected_slaves:(\d+)/m.exec(info)?.[1] ?? 0);
       return { configured: true, reachable: true, replicas: { wanted: this.waitReplicas, connected } };
     } catch (err) {
-      this.noteError(err as Error);
+      const cause = this.client.status !== 'ready' && this.connectionError !== null ? new Error(this.connectionError) : (err as Error);
+      this.noteError(cause);
       return { configured: true, reachable: false, error: this.lastError ?? 'unreachable' };
     }
   }

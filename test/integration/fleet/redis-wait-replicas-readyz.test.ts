@@ -61,9 +61,10 @@ describe.skipIf(!available)('REDIS_URL naming a Redis Sentinel instead of a Redi
   let gw: TestGateway;
   let sentinel: ChildProcess;
   let dir = '';
+  let port = 0;
 
   beforeAll(async () => {
-    const port = await closedPort();
+    port = await closedPort();
     // A sentinel answers PING but no SET: every signed call would be refused while /readyz said ready.
     // Sentinel insists on a config file it can rewrite.
     dir = mkdtempSync(join(tmpdir(), 'sentinel-'));
@@ -87,5 +88,17 @@ describe.skipIf(!available)('REDIS_URL naming a Redis Sentinel instead of a Redi
     expect(body.redis.reachable).toBe(false);
     expect(body.redis.error).toMatch(/Sentinel.*REDIS_SENTINELS/);
     expect(body.reasons.join('; ')).toMatch(/redis unreachable/);
+  });
+
+  it('REDIS_SENTINELS with a name the sentinels do not monitor: /readyz names the cause, not a timeout', async () => {
+    const named = await startGateway({ ENGINE_BASE_URL: engine.url, REDIS_SENTINELS: `127.0.0.1:${port}`, REDIS_SENTINEL_NAME: 'not-monitored' }, { listen: true, overrides: { live: null } });
+    try {
+      await new Promise((r) => setTimeout(r, 500));
+      const body = (await (await fetch(`${named.url}/readyz`)).json()) as { redis: { reachable: boolean; error?: string } };
+      expect(body.redis.reachable).toBe(false);
+      expect(body.redis.error).toMatch(/No such master with that name/);
+    } finally {
+      await named.close();
+    }
   });
 });
