@@ -37,7 +37,15 @@ export function nginxBinary(): string | null {
 }
 
 /** nginx's own errors sent to the JSON pages of the template (repeated in every level with an error_page of its own). */
-const ERROR_PAGES = ['    error_page 429 = @too_many_connections;', ...['413', '500', '502', '503', '504'].map((c) => `    error_page ${c} = @e${c};`)].join('\n');
+// A refusal while nginx reads the request line or headers (400, 414, 494: too large) has no URI yet,
+// and a named location needs one: those go to internal URI pages (location ^~ /.lb-error/).
+const ERROR_PAGES = [
+  '    error_page 429 = @too_many_connections;',
+  ...['404', '405', '408', '413', '500', '501', '502', '503', '504'].map((c) => `    error_page ${c} = @e${c};`),
+  '    error_page 400 /.lb-error/400;',
+  '    error_page 414 /.lb-error/414;',
+  '    error_page 494 =431 /.lb-error/494;',
+].join('\n');
 
 export function renderNginxConfig(o: NginxOptions & { prefix: string }): string {
   const servers = o.upstreams.map((u) => `    server ${u} max_fails=1 fail_timeout=2s;`).join('\n');

@@ -35,6 +35,8 @@ export interface RedisStatus {
   configured: true;
   reachable: boolean;
   error?: string;
+  /** With REDIS_WAIT_REPLICAS > 0: the replicas asked for and those connected to the primary now. */
+  replicas?: { wanted: number; connected: number };
 }
 
 export class RedisHandle {
@@ -42,6 +44,11 @@ export class RedisHandle {
   private readonly up: Gauge;
   private readonly failures: Counter<'use' | 'outcome'>;
   private lastError: string | null = null;
+  /**
+   * Why the connection itself fails (a sentinel's "No such master with that name", a refused
+   * connection), kept apart from a command's error: while not connected, a command only times out.
+   */
+  private connectionError: string | null = null;
   private lastWarnAt = new Map<RedisUse, number>();
   /** One warning when Redis goes, one when it comes back (src/dependency-state.ts). */
   private readonly state: DependencyState;
@@ -91,11 +98,15 @@ export class RedisHandle {
     this.state = new DependencyState('redis', logger);
     this.client.on('ready', () => {
       this.lastError = null;
+      this.connectionError = null;
       this.up.set(1);
       if (this.state.down) this.state.answered();
       else this.logger.info('redis: connected');
     });
-    this.client.on('error', (err: Error) => this.noteError(err));
+    this.client.on('error', (err: Error) => {
+      this.connectionError = err.message || err.name;
+      this.noteError(err);
+    });
     this.client.on('end', () => this.up.set(0));
     this.up.set(0);
   }
@@ -148,14 +159,27 @@ export class RedisHandle {
     this.state.answered();
   }
 
-  /** For /readyz: a PING within the command timeout. */
+  /**
+   * For /readyz: a PING within the command timeout and, when replicas must acknowledge, how many the
+   * primary has: fewer than REDIS_WAIT_REPLICAS refuses every signed call though Redis answers.
+   */
   async status(): Promise<RedisStatus> {
     try {
       await this.client.ping();
+      // A Sentinel answers PING but refuses every key command (REDIS_URL set to a sentinel's
+      // address): unusable, though it answers.
+      const info = await this.client.info();
+      if (/^redis_mode:sentinel/m.test(info)) {
+        this.noteError(new Error('REDIS_URL names a Redis Sentinel, not a Redis server: set REDIS_SENTINELS (and REDIS_SENTINEL_NAME) to use Sentinel'));
+        return { configured: true, reachable: false, error: this.lastError ?? 'sentinel' };
+      }
       this.succeeded();
-      return { configured: true, reachable: true };
+      if (this.waitReplicas === 0) return { configured: true, reachable: true };
+      const connected = Number(/^connected_slaves:(\d+)/m.exec(info)?.[1] ?? 0);
+      return { configured: true, reachable: true, replicas: { wanted: this.waitReplicas, connected } };
     } catch (err) {
-      this.noteError(err as Error);
+      const cause = this.client.status !== 'ready' && this.connectionError !== null ? new Error(this.connectionError) : (err as Error);
+      this.noteError(cause);
       return { configured: true, reachable: false, error: this.lastError ?? 'unreachable' };
     }
   }

@@ -72,6 +72,12 @@ const ReadyBody = Type.Object(
           configured: Type.Boolean(),
           reachable: Type.Boolean(),
           error: Type.Optional(Type.String()),
+          replicas: Type.Optional(
+            Type.Object(
+              { wanted: Type.Integer(), connected: Type.Integer() },
+              { description: 'With REDIS_WAIT_REPLICAS > 0: the replicas that must acknowledge, and those connected to the primary; fewer connected: degraded (every signed call refused 503)' },
+            ),
+          ),
         },
         { description: 'With REDIS_URL only. Unreachable: signed requests and the faucet answer 503 shared_state_unavailable, rate limits let requests through (docs/fleet.md)' },
       ),
@@ -91,6 +97,9 @@ async function readiness({ db, engine, live, fleet, config }: Pick<FastifyInstan
     fleet ? fleet.status() : Promise.resolve(null),
   ]);
   if (redis && !redis.reachable) reasons.push('redis unreachable: signed requests and the faucet refused (503), rate limits open');
+  else if (redis?.replicas && redis.replicas.connected < redis.replicas.wanted) {
+    reasons.push(`redis replicas: ${redis.replicas.connected} of the ${redis.replicas.wanted} REDIS_WAIT_REPLICAS connected: signed requests and the faucet refused (503)`);
+  }
   if (!db.configured) reasons.push('DATABASE_URL is not set');
   else if (!ping.ok) reasons.push('database unreachable');
 

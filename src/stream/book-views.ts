@@ -137,7 +137,8 @@ export class BookViews {
 
   /**
    * The book of `market` changed with `event`. Deltas are made at `flush`: once per delivered batch
-   * of events (one engine request's events arrive together), so a taker sweeping five levels is one
+   * of events (one engine request's events arrive together, and under load several requests' do:
+   * the states between them are then never sent), so a taker sweeping five levels is one
    * delta, a client never sees a state inside one engine request, and a busy stream sends fewer,
    * larger frames instead of falling behind.
    */

@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { generateKeyPair, makeParty, signHex } from '../../sandbox/engine/helpers.js';
@@ -266,5 +266,31 @@ describe.skipIf(!available)('nginx: sent once, and its own errors in JSON', () =
     } finally {
       await stopped.stop();
     }
+  });
+
+  it("a header the replica takes passes nginx; what nginx refuses itself (headers, URL, method) is JSON too", async () => {
+    // 9 KB of headers: under the replica's 16 KiB, over nginx's default 8 KB buffers (a 400 HTML page).
+    const taken = await call(nginx.url, 'GET', '/v1/markets', { 'x-trace-context': 'a'.repeat(9_000) });
+    expect(taken.status).toBe(200);
+    // Past the replica's cap: the replica's JSON 431 (or nginx's own, in the same shape).
+    const headers = await call(nginx.url, 'GET', '/v1/markets', { 'x-a': 'a'.repeat(15_000), 'x-b': 'b'.repeat(15_000), 'x-c': 'c'.repeat(15_000), 'x-d': 'd'.repeat(15_000), 'x-e': 'e'.repeat(15_000) });
+    expect(headers).toMatchObject({ status: 431, json: { code: 'headers_too_large' } });
+    const oneHeader = await call(nginx.url, 'GET', '/v1/markets', { 'x-a': 'a'.repeat(20_000) });
+    expect(oneHeader).toMatchObject({ status: 431, json: { code: 'headers_too_large' } });
+    const uri = await call(nginx.url, 'GET', `/v1/markets?x=${'a'.repeat(20_000)}`);
+    expect(uri).toMatchObject({ status: 414, json: { code: 'uri_too_long' } });
+    // TRACE is refused by nginx itself (fetch cannot send it: raw HTTP).
+    const trace = await new Promise<{ status: number; type: string; text: string }>((resolve, reject) => {
+      const req = httpRequest(nginx.url + '/v1/markets', { method: 'TRACE' }, (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), text }));
+      });
+      req.once('error', reject).end();
+    });
+    expect(trace.status).toBe(405);
+    expect(trace.type).toContain('application/json');
+    expect(JSON.parse(trace.text)).toMatchObject({ code: 'method_not_allowed' });
+    // Its internal error pages are not pages of their own.
+    expect(await call(nginx.url, 'GET', '/.lb-error/400')).toMatchObject({ status: 404, json: { code: 'not_found' } });
   });
 });
