@@ -29,6 +29,7 @@ export type ErrorCode =
   | 'shared_state_unavailable'
   | 'unknown_market'
   | 'too_many_subscriptions'
+  | 'not_yet_indexed'
   | 'internal_error';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
@@ -51,6 +52,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   shared_state_unavailable: 503,
   unknown_market: 400,
   too_many_subscriptions: 400,
+  not_yet_indexed: 409,
   internal_error: 500,
 };
 
