@@ -52,6 +52,7 @@ export type {
   UserBatchVerification,
   ManifestVerification,
   UserBatchProof,
+  AccountAsOf,
 } from './generated/wire.js';
 export type { BalanceBody as Balance, EventEnvelope as EngineEvent } from './generated/wire.js';
 export type WithdrawalStatus = Withdrawal['status'];
