@@ -30,6 +30,7 @@ export type ErrorCode =
   | 'unknown_market'
   | 'too_many_subscriptions'
   | 'duplicate_client_order_id'
+  | 'not_yet_indexed'
   | 'internal_error';
 
 export const STATUS_OF: Record<ErrorCode, number> = {
@@ -53,6 +54,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   unknown_market: 400,
   too_many_subscriptions: 400,
   duplicate_client_order_id: 409,
+  not_yet_indexed: 409,
   internal_error: 500,
 };
 

@@ -2,9 +2,9 @@
 import { Type, type TSchema } from 'typebox';
 
 // The wire's scalar types are the stream's too, so they live below both (src/contracts/wire.ts).
-import { Decimal, Market, MARKET_PATTERN, MAX_SEQ, NullableDecimal, NullableSeq, NullableTimestamp, Party, PARTY_PATTERN, Seq, Timestamp } from '../contracts/wire.js';
+import { Decimal, DECIMAL_PATTERN, Market, MARKET_PATTERN, MAX_SEQ, NullableDecimal, NullableSeq, NullableTimestamp, Party, PARTY_PATTERN, Seq, Timestamp } from '../contracts/wire.js';
 
-export { Decimal, Market, MARKET_PATTERN, MAX_SEQ, NullableDecimal, NullableSeq, NullableTimestamp, Party, PARTY_PATTERN, Seq, Timestamp };
+export { Decimal, DECIMAL_PATTERN, Market, MARKET_PATTERN, MAX_SEQ, NullableDecimal, NullableSeq, NullableTimestamp, Party, PARTY_PATTERN, Seq, Timestamp };
 
 export const Limit = Type.Integer({
   minimum: 1,
@@ -55,6 +55,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: 'Unauthorized (code `unauthorized`); a signature timestamp outside the ±30 s window adds `serverTime` (ms)',
   403: 'Forbidden (code `forbidden`)',
   404: 'Not found (code `not_found`)',
+  409: 'Not yet indexed (code `not_yet_indexed`, with `head`: the newest seq the mirror holds): the seq asked for is beyond the mirror; retry once it has caught up',
   413: 'Payload too large (code `payload_too_large`): the body is over 1 MiB',
   415: 'Unsupported media type (code `unsupported_media_type`): a body needs Content-Type application/json and must be JSON',
   429: 'Rate limited (code `rate_limited`, with Retry-After and `retryAfterS`); `budget_exhausted` (with `budget`) when a party proof needs a session lookup past SESSION_LOOKUPS_PER_IP (docs/security.md)',

@@ -11,6 +11,7 @@ import { fetchSender, Transport, type Sender, type SessionRenewer } from './tran
 import { requireDecimalStrings } from './decimal-input.js';
 import { attachedWouldFire, tpslWouldFire, type Account, type TriggerCheck, type TriggerWouldFire } from './account.js';
 import type {
+  AccountAsOf,
   Answer,
   Balance,
   Batch,
@@ -349,6 +350,14 @@ export class GatewayClient {
   /** Fill legs newest first, each with its realized PnL and the cumulative realized PnL and fees up to it (docs/rest.md "Trade history"). */
   listUserTradeHistory(party: string, query: Page & { market?: string; before?: number } = {}): Promise<List<TradeHistoryItem>> {
     return this.party(party, '/trade-history', query);
+  }
+  /**
+   * Collateral and open positions as the mirror recorded them at seq <= `seq` (no margin, mark or
+   * order): what verifyAccount compares with a commitment. A seq beyond the mirror is a 409
+   * GatewayError, code `not_yet_indexed`, with `head`.
+   */
+  getAccountAsOf(party: string, seq: number): Promise<AccountAsOf> {
+    return this.party(party, '/account/as-of', { seq });
   }
   /** Testnet top-up. 429 (cooldown, `retryAfterS`) and 403 (ceiling) are raised as GatewayErrors. */
   faucet(party: string): Promise<FaucetGrant | Rejection> {

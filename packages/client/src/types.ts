@@ -55,6 +55,7 @@ export type {
   PnlHistory,
   PnlPoint,
   TradeHistoryItem,
+  AccountAsOf,
 } from './generated/wire.js';
 export type { BalanceBody as Balance, EventEnvelope as EngineEvent } from './generated/wire.js';
 export type WithdrawalStatus = Withdrawal['status'];

@@ -118,7 +118,12 @@ export class AccountVerificationPanel {
   private render(): void {
     const v = this.verdict;
     if (!v) return;
-    const cell = (c: CheckedValue) => `<td>${money(c.shown)}</td><td>${money(c.recomputed)}</td><td class="${CLASS[c.status]}" data-state="${c.status}">${LABEL[c.status]}</td>`;
+    // A number the screen shows from after the last commitment is pending; when the gateway's
+    // record at that commitment was verified, the row says so (ADR 0153).
+    const cell = (c: CheckedValue) =>
+      c.latest && c.status === 'verified'
+        ? `<td>${money(c.latest.shown)}</td><td>${money(c.recomputed)}</td><td class="${CLASS.pending}" data-state="pending">${LABEL.pending}, verified at your last commitment (seq ${v.committedSeq}): ${money(c.shown)}</td>`
+        : `<td>${money(c.shown)}</td><td>${money(c.recomputed)}</td><td class="${CLASS[c.status]}" data-state="${c.status}">${LABEL[c.status]}</td>`;
     const rows = [`<tr data-testid="account-check" data-field="collateral"><td>Collateral</td>${cell(v.collateral)}</tr>`];
     for (const p of v.positions) {
       for (const [field, label] of [['size', 'size'], ['entryPrice', 'entry price'], ['realizedPnl', 'realized PnL']] as const) {

@@ -1,7 +1,7 @@
 // Response record and query schemas shared by the read plugins. Field names are the camelCase
 // versions of the indexer's columns; decimals are 10-place strings, seqs integers, times ISO.
 import { Type, type TSchema } from 'typebox';
-import { Before, Decimal, List, Market, NullableDecimal, NullableSeq, NullableTimestamp, Party, Seq, Since, Timestamp, Limit } from '../schemas.js';
+import { Before, Decimal, DECIMAL_PATTERN, List, Market, MAX_SEQ, NullableDecimal, NullableSeq, NullableTimestamp, Party, Seq, Since, Timestamp, Limit } from '../schemas.js';
 
 /** A string restricted to a value set, as `{type: string, enum}` (clear 400 messages). */
 export function StringEnum<const T extends readonly string[]>(values: T, description?: string) {
@@ -159,6 +159,29 @@ export const Trigger = Type.Object({
 });
 
 export const BalanceBody = Type.Object({ party: Party, balance: Decimal, asOfSeq: NullableSeq });
+
+/** GET /v1/users/:party/account/as-of (docs/account.md "As of a seq"): what the mirror recorded at or before a seq. */
+export const AccountAsOf = Type.Object(
+  {
+    party: Party,
+    asOfSeq: Type.Integer({ minimum: 0, maximum: MAX_SEQ, description: 'The seq asked for: every number is as the events up to it left it' }),
+    head: Type.Integer({ minimum: 0, maximum: MAX_SEQ, description: 'The newest seq the mirror held when it answered' }),
+    collateral: Type.String({ pattern: DECIMAL_PATTERN, description: 'Cash collateral after the newest deposit, approved withdrawal or fill leg of the party at or before asOfSeq ("0.0000000000" without one)' }),
+    collateralAsOfSeq: Type.Union([Seq, Type.Null()], { description: 'Seq of that event; null when none' }),
+    positions: Type.Array(
+      Type.Object({
+        positionId: Type.String({ description: 'Epoch identity of the position' }),
+        market: Market,
+        size: Type.String({ pattern: DECIMAL_PATTERN, description: 'Signed size after the last fill leg of the party in this market at or before asOfSeq (never zero: a closed epoch is not listed)' }),
+        entryPrice: Decimal,
+        realizedPnl: Type.String({ pattern: DECIMAL_PATTERN, description: 'Realized PnL of the epoch so far' }),
+        asOfSeq: Type.Integer({ minimum: 0, maximum: MAX_SEQ, description: 'Seq of that fill leg' }),
+      }),
+      { description: 'Each epoch open at asOfSeq, by market' },
+    ),
+  },
+  { description: "The party's collateral and open positions as its fill legs, deposits and approved withdrawals up to a seq left them" },
+);
 
 const VerificationStatus = StringEnum(['match', 'mismatch', 'pending'] as const);
 

@@ -123,7 +123,7 @@ describe('verifyAccount over an honest history', () => {
     }
   });
 
-  it('reports what is not committed yet as pending, not as different', async () => {
+  it('reports what is not committed yet as pending, not as different; the committed state is verified as of its seq', async () => {
     trade(s, A, B, 'buy', '0.0100', '60000');
     const head = s.engine.engine.log.maxSeq;
     await s.indexer.waitFor(head, 30_000);
@@ -131,10 +131,49 @@ describe('verifyAccount over an honest history', () => {
     const v = await s.client.verifyAccount(A);
     expect(v.problems).toEqual([]);
     expect(v.status).toBe('pending');
-    expect(v.collateral.status).toBe('pending');
-    expect(v.pending).toContainEqual({ what: 'collateral', seq: expect.any(Number), message: expect.stringMatching(/not committed yet/) });
+    // The gateway's record as of the last commitment equals the replay; the newer trade is named.
+    expect(v.viewAsOfSeq).toBe(v.committedSeq);
+    expect(v.collateral.status).toBe('verified');
+    expect(v.collateral.latest).toEqual({ shown: formatDec(s.engine.engine.accounts.balance(A)), seq: head });
+    expect(v.pending).toContainEqual({ what: 'collateral', seq: head, message: expect.stringMatching(/not committed yet; your collateral at your last commitment \(seq \d+\) is verified/) });
     expect(v.pending).toContainEqual(expect.objectContaining({ what: 'position', market: 'BTC-PERP' }));
+    for (const p of v.positions) for (const f of [p.size, p.entryPrice, p.realizedPnl]) expect(f.status).toBe('verified');
   });
+
+  it('a party that trades without a pause while verification runs is verified up to its last commitment', async () => {
+    const e = s.engine.engine;
+    // A market maker's day: a trade every millisecond, a commitment every 40 trades, never a pause.
+    let trading = true;
+    let n = 0;
+    const loop = (async () => {
+      for (; trading; n++) {
+        trade(s, A, B, n % 2 === 0 ? 'buy' : 'sell', '0.0010', String(59_950 + (n % 100)));
+        if (n % 40 === 39) e.commit();
+        await new Promise((r) => setTimeout(r, 1));
+      }
+    })();
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const before = e.log.maxSeq;
+      const v = await s.client.verifyAccount(A);
+      const after = e.log.maxSeq;
+      expect(v.problems).toEqual([]);
+      expect(after).toBeGreaterThan(before); // it kept trading while the check ran
+      expect(v.committedSeq).toBeGreaterThan(0);
+      expect(v.viewAsOfSeq).toBe(v.committedSeq);
+      // Collateral and every position verified at the commitment; the newer part pending, named.
+      expect(v.collateral.status).toBe('verified');
+      expect(v.collateral.latest!.seq).toBeGreaterThan(v.committedSeq);
+      expect(v.positions.length).toBeGreaterThan(0);
+      for (const p of v.positions) for (const f of [p.size, p.entryPrice, p.realizedPnl]) expect(f.status).toBe('verified');
+      expect(v.pending).toContainEqual(expect.objectContaining({ what: 'collateral', message: expect.stringMatching(/is verified$/) }));
+      expect(v.status).toBe('pending');
+    } finally {
+      trading = false;
+      await loop;
+    }
+    expect(n).toBeGreaterThan(40);
+  }, 60_000);
 });
 
 describe('verifyAccount catches each fault and names it', () => {
@@ -202,6 +241,9 @@ describe('verifyAccount catches each fault and names it', () => {
       expect(v.first!.message).toBe("your collateral should be 999994.0000000000 from the committed events, the gateway shows 999995.0000000000");
       expect(v.problems).toContainEqual(expect.objectContaining({ kind: 'view', source: 'positions', field: 'entryPrice', market: 'BTC-PERP', expected: '60000.0000000000', actual: '60001.0000000000' }));
       expect(v.positions[0]!.entryPrice.status).toBe('different');
+      // The record as of the last commitment is the mirror's fill rows: their balance is off too.
+      expect(v.viewAsOfSeq).toBe(v.committedSeq);
+      expect(v.problems).toContainEqual(expect.objectContaining({ kind: 'view', source: 'account-as-of', field: 'collateral', expected: '999994.0000000000', actual: '999995.0000000000' }));
       // The live gateway's positions list is the mirror's too.
       const live = await s.client.verifyAccount(C);
       expect(live.problems).toContainEqual(expect.objectContaining({ kind: 'view', source: 'positions', field: 'entryPrice' }));

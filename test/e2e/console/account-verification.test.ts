@@ -75,6 +75,9 @@ describe.skipIf(!run)('console: Verify my account', () => {
         await buy(page, '0.004'); // not committed yet
         expect(await verifyAccount(page)).toMatchObject({ status: 'pending', first: null });
         expect((await states(page)).collateral).toBe('pending');
+        // The newer number is pending; the one at the last commitment is verified, and the row says so.
+        const pendingRow = await page.$$eval('[data-field=collateral] td', (tds) => tds.map((t) => t.textContent ?? ''));
+        expect(pendingRow[3]).toMatch(/^pending, verified at your last commitment \(seq \d+\): /);
         expect(await page.textContent('#account-verify-summary')).toMatch(/^Nothing differs so far; some of it is not committed yet/);
       } finally {
         await shot(page, 'console-account-pending.png');

@@ -30,6 +30,7 @@ import { eventsHead, takerLegsBefore } from '../../../src/db/queries/candles.js'
 import { loadBookSeed } from '../../../src/db/queries/book-seed.js';
 import { sessionById } from '../../../src/db/queries/sessions.js';
 import { faucetFactsOf } from '../../../src/db/queries/faucet.js';
+import { loadAccountAsOf } from '../../../src/db/queries/account-as-of.js';
 import { INTERVAL_MS } from '../../../src/projections/candles.js';
 import { CANDLE_INTERVALS } from '../../../src/contracts/frame.js';
 import { DEFAULTS } from '../../../sandbox/seed/index.js';
@@ -158,6 +159,7 @@ describe(`every read over ${FILLS} fills`, () => {
       ['session lookup', () => sessionById(sql, 'no-such-session')],
       ['event store', () => eventsAfter(sql, middle, 1_000)],
       ['faucet facts', () => faucetFactsOf(sql, party)],
+      ['account as of a seq', () => loadAccountAsOf(sql, party, middle)],
       // What the list routes send: the same pages with each row packed into one column (src/db/json/packed-row.ts).
       ['fills, packed', () => listFillsJson(sql, { limit: 100 })],
       ['fills of user by market, packed, limit inside an event', () => listFillsJson(sql, { party, market: 'BTC-PERP', limit: 1 })],

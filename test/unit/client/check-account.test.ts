@@ -7,7 +7,7 @@ import { EngineCore } from '../../../sandbox/engine/core.js';
 import { formatDec } from '../../../sandbox/engine/decimal.js';
 import { checkAccount, type AccountInputs } from '../../../packages/client/src/verify/verify-account.js';
 import { holdersOf } from '../../../packages/client/src/verify/scheme.js';
-import type { Account, Deposit, UserBatchProof, Withdrawal } from '../../../packages/client/src/generated/wire.js';
+import type { Account, AccountAsOf, Deposit, UserBatchProof, Withdrawal } from '../../../packages/client/src/generated/wire.js';
 import type { HistoryVerdict } from '../../../packages/client/src/verify/history.js';
 
 const A = `a::${'a'.repeat(64)}`;
@@ -89,5 +89,68 @@ describe('checkAccount', () => {
     const k = inputs();
     k.openPositions = [];
     expect(checkAccount(k).first).toMatchObject({ kind: 'view', source: 'positions', field: 'position', market: 'ETH-PERP', message: "your ETH-PERP position (1.0000000000 size) is missing from the gateway's positions list" });
+  });
+
+  /** The gateway's record as of the last committed event, equal to the replay (made from the view the fixture built). */
+  function recordOf(i: AccountInputs): AccountAsOf {
+    const last = i.proofs.get(1)!.events.at(-1)!.seq;
+    const p = i.openPositions[0]!;
+    return {
+      party: A, asOfSeq: last, head: last, collateral: i.account.collateral, collateralAsOfSeq: i.account.collateralAsOfSeq,
+      positions: [{ positionId: p.positionId, market: p.market, size: p.size, entryPrice: p.entryPrice, realizedPnl: p.realizedPnl, asOfSeq: p.updatedSeq }],
+    };
+  }
+  /** The party kept trading after its commitment: every number of the current view is newer (and different). */
+  function movedOn(i: AccountInputs): void {
+    i.account = {
+      ...i.account, asOfSeq: 10_000, collateral: '5.0000000000', collateralAsOfSeq: 10_000,
+      positions: i.account.positions.map((p) => ({ ...p, size: '3.0000000000', asOfSeq: 10_000 })),
+    };
+    i.openPositions = i.openPositions.map((p) => ({ ...p, size: '3.0000000000', updatedSeq: 10_000 }));
+  }
+
+  it('with the record as of the commitment, a party whose view moved on is verified there and the newer numbers are named', () => {
+    const i = inputs();
+    i.accountAsOf = recordOf(i);
+    movedOn(i);
+    const v = checkAccount(i);
+    expect(v.problems).toEqual([]);
+    expect(v.viewAsOfSeq).toBe(v.committedSeq);
+    expect(v.collateral).toEqual({ status: 'verified', recomputed: i.accountAsOf.collateral, shown: i.accountAsOf.collateral, latest: { shown: '5.0000000000', seq: 10_000 } });
+    expect(v.positions[0]).toMatchObject({ size: { status: 'verified', shown: '1.0000000000', latest: { shown: '3.0000000000', seq: 10_000 } }, entryPrice: { status: 'verified' } });
+    expect(v.pending.map((p) => p.what)).toEqual(['collateral', 'position']);
+    expect(v.pending[0]!.message).toMatch(/not committed yet; your collateral at your last commitment \(seq \d+\) is verified$/);
+    expect(v.status).toBe('pending');
+    // Without the record, the same view leaves everything pending (what ADR 0147 did).
+    const j = inputs();
+    movedOn(j);
+    expect(checkAccount(j)).toMatchObject({ viewAsOfSeq: null, collateral: { status: 'pending' }, positions: [{ size: { status: 'pending' } }] });
+  });
+
+  it('a record as of the commitment that differs is named, whatever the current view shows', () => {
+    const i = inputs();
+    i.accountAsOf = { ...recordOf(i), collateral: '1.0000000000' };
+    movedOn(i);
+    const v = checkAccount(i);
+    expect(v).toMatchObject({ status: 'failed', collateral: { status: 'different', shown: '1.0000000000' } });
+    expect(v.first).toMatchObject({ kind: 'view', source: 'account-as-of', field: 'collateral', actual: '1.0000000000', message: expect.stringMatching(/^your collateral at your last commitment \(seq \d+\) should be \S+ from the committed events, the gateway's record of it shows 1\.0000000000$/) });
+    const j = inputs();
+    const r = recordOf(j);
+    j.accountAsOf = { ...r, positions: [{ ...r.positions[0]!, entryPrice: '2000.0000000001' }] };
+    expect(checkAccount(j).first).toMatchObject({ kind: 'view', source: 'account-as-of', field: 'entryPrice', market: 'ETH-PERP', expected: '2000.0000000000', actual: '2000.0000000001' });
+    const k = inputs();
+    k.accountAsOf = { ...recordOf(k), positions: [] };
+    expect(checkAccount(k).first).toMatchObject({ kind: 'view', source: 'account-as-of', field: 'position', market: 'ETH-PERP', message: expect.stringMatching(/is missing from the gateway's record at your last commitment/) });
+    const l = inputs();
+    const rl = recordOf(l);
+    l.accountAsOf = { ...rl, positions: [{ ...rl.positions[0]!, positionId: 'p-other' }] };
+    expect(checkAccount(l).first).toMatchObject({ kind: 'view', source: 'account-as-of', field: 'position', expected: rl.positions[0]!.positionId, actual: 'p-other' });
+  });
+
+  it('a record as of another seq than the last committed event is not used', () => {
+    const i = inputs();
+    i.accountAsOf = { ...recordOf(i), asOfSeq: 1, collateral: '1.0000000000' };
+    const v = checkAccount(i);
+    expect(v).toMatchObject({ status: 'verified', viewAsOfSeq: null });
   });
 });

@@ -563,6 +563,35 @@ export interface Account {
   marginUsage: string | null;
 }
 
+/** The party's collateral and open positions as its fill legs, deposits and approved withdrawals up to a seq left them */
+export interface AccountAsOf {
+  /** Party id `<hint>::<ed25519 public key hex>` */
+  party: string;
+  /** The seq asked for: every number is as the events up to it left it */
+  asOfSeq: number;
+  /** The newest seq the mirror held when it answered */
+  head: number;
+  /** Cash collateral after the newest deposit, approved withdrawal or fill leg of the party at or before asOfSeq ("0.0000000000" without one) */
+  collateral: string;
+  /** Seq of that event; null when none */
+  collateralAsOfSeq: number | null;
+  /** Each epoch open at asOfSeq, by market */
+  positions: {
+    /** Epoch identity of the position */
+    positionId: string;
+    /** Exact engine market symbol, e.g. BTC-PERP */
+    market: string;
+    /** Signed size after the last fill leg of the party in this market at or before asOfSeq (never zero: a closed epoch is not listed) */
+    size: string;
+    /** Decimal as a string with exactly 10 decimal places */
+    entryPrice: string;
+    /** Realized PnL of the epoch so far */
+    realizedPnl: string;
+    /** Seq of that fill leg */
+    asOfSeq: number;
+  }[];
+}
+
 export interface BalanceBody {
   /** Party id `<hint>::<ed25519 public key hex>` */
   party: string;

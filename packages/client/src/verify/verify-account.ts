@@ -4,8 +4,12 @@
 // in order, by the published rules (ledger.ts, docs/engine.md "Arithmetic"); every claimed state
 // after an event is checked; every deposit the chain recorded must be credited once and every
 // approved withdrawal debited once; and the final state must equal the gateway's account view and
-// its open positions. What the chain has not committed yet is `pending`, never `different`.
-import type { Account, Deposit, Position, UserBatchProof, Withdrawal } from '../generated/wire.js';
+// its open positions. The numbers are compared as of the last committed event, read from the
+// gateway's record as of that seq (`getAccountAsOf`, ADR 0153), so a party that never stops trading
+// is verified up to its last commitment; the current view's newer numbers are named `pending`.
+// What the chain has not committed yet is `pending`, never `different`.
+import type { Account, AccountAsOf, Deposit, Position, UserBatchProof, Withdrawal } from '../generated/wire.js';
+import { GatewayError } from '../errors.js';
 import type { List } from '../types.js';
 import { verifyHistory, type HistoryOptions, type HistorySource, type HistoryVerdict } from './history.js';
 import { formatWire, Ledger, parseWire, type Discrepancy, type LedgerEvent } from './ledger.js';
@@ -14,6 +18,8 @@ export interface AccountSource extends HistorySource {
   listUserDeposits(party: string, query: { before?: number; limit?: number }): Promise<List<Deposit>>;
   listUserWithdrawals(party: string, query: { before?: number; limit?: number; status?: 'approved' }): Promise<List<Withdrawal>>;
   getAccount(party: string): Promise<Account>;
+  /** Collateral and open positions as the gateway's mirror recorded them at seq <= `seq`. */
+  getAccountAsOf(party: string, seq: number): Promise<AccountAsOf>;
   listUserPositions(party: string, query: { before?: number; limit?: number; status?: 'open' }): Promise<List<Position>>;
 }
 
@@ -24,8 +30,10 @@ export interface CheckedValue {
   status: CheckStatus;
   /** Recomputed from the committed events (null: no such position there). */
   recomputed: string | null;
-  /** Shown by the gateway (null: not shown). */
+  /** Shown by the gateway (null: not shown): as of the last committed event when that read was made (`viewAsOfSeq`), else its current view. */
   shown: string | null;
+  /** The gateway's current number when it is newer than the last commitment (pending until the next one). */
+  latest?: { shown: string | null; seq: number | null };
 }
 
 export interface CheckedPosition {
@@ -42,7 +50,16 @@ export type AccountProblem =
   | ({ kind: 'event'; eventKind: string } & Omit<Discrepancy, 'kind'>)
   | { kind: 'deposit'; depositId: string; seq: number; message: string }
   | { kind: 'withdrawal'; withdrawalId: string; seq: number; message: string }
-  | { kind: 'view'; source: 'account' | 'positions'; field: 'collateral' | 'size' | 'entryPrice' | 'realizedPnl' | 'position'; market?: string; expected: string | null; actual: string | null; message: string };
+  | {
+      kind: 'view';
+      /** `account`: the current account view; `positions`: the positions list; `account-as-of`: the record as of the last committed event. */
+      source: 'account' | 'positions' | 'account-as-of';
+      field: 'collateral' | 'size' | 'entryPrice' | 'realizedPnl' | 'position';
+      market?: string;
+      expected: string | null;
+      actual: string | null;
+      message: string;
+    };
 
 /** Something the chain has not committed yet: the check of it waits for the next commitment. */
 export type PendingItem =
@@ -59,6 +76,13 @@ export interface AccountVerdict {
   history: HistoryVerdict;
   /** The seq of the newest event replayed: the state below is as of it (0: none). */
   committedSeq: number;
+  /**
+   * The seq the gateway's record was read and compared as of (= committedSeq); null when it was not
+   * read (nothing committed, or the gateway could not answer it: `viewAsOfNote` says why), and then
+   * a number of the current view newer than committedSeq is `pending` as a whole.
+   */
+  viewAsOfSeq: number | null;
+  viewAsOfNote?: string;
   /** Events replayed and fill legs recomputed; events whose claims differ from the rules. */
   events: number;
   legs: number;
@@ -109,7 +133,31 @@ export async function verifyAccount(source: AccountSource, party: string, option
     all((before) => source.listUserDeposits(party, { limit: 1000, ...(before !== undefined ? { before } : {}) })),
     all((before) => source.listUserWithdrawals(party, { status: 'approved', limit: 1000, ...(before !== undefined ? { before } : {}) })),
   ]);
-  return checkAccount({ party, history, proofs, account, openPositions, deposits, withdrawals, keep: options.keep ?? 20 });
+  // The gateway's record as of the last committed event: what the replay's state must equal even
+  // when the party has traded since (its current view is then ahead).
+  const committedSeq = lastCommittedSeq(history, proofs);
+  let accountAsOf: AccountAsOf | null = null;
+  let asOfNote: string | undefined;
+  if (committedSeq > 0) {
+    try {
+      accountAsOf = await source.getAccountAsOf(party, committedSeq);
+    } catch (err) {
+      // 409: the mirror is behind the commitment; 404: a gateway without the route. Both leave the current view.
+      if (!(err instanceof GatewayError) || (err.status !== 409 && err.status !== 404)) throw err;
+      asOfNote = `the gateway could not show your account as of seq ${committedSeq} (${err.body.code}): its current view was compared instead`;
+    }
+  }
+  return checkAccount({ party, history, proofs, account, accountAsOf, ...(asOfNote ? { asOfNote } : {}), openPositions, deposits, withdrawals, keep: options.keep ?? 20 });
+}
+
+/** The seq of the last event of the verified batches from userSeq 1 (the replay's end; 0: none). */
+export function lastCommittedSeq(history: HistoryVerdict, proofs: ReadonlyMap<number, UserBatchProof>): number {
+  let seq = 0;
+  for (const verdict of history.verdicts) {
+    if (verdict.status !== 'verified') break;
+    seq = proofs.get(verdict.userSeq)?.events.at(-1)?.seq ?? seq;
+  }
+  return seq;
 }
 
 export interface AccountInputs {
@@ -118,6 +166,10 @@ export interface AccountInputs {
   /** The proofs verifyHistory checked, by userSeq. */
   proofs: ReadonlyMap<number, UserBatchProof>;
   account: Account;
+  /** The gateway's record as of the last committed event (compared when its asOfSeq is that seq). */
+  accountAsOf?: AccountAsOf | null;
+  /** Why it is missing, when it is. */
+  asOfNote?: string;
   openPositions: readonly Position[];
   deposits: readonly Deposit[];
   withdrawals: readonly Withdrawal[];
@@ -172,54 +224,89 @@ export function checkAccount(input: AccountInputs): AccountVerdict {
   if (deposits.pending > 0) pending.push({ what: 'deposits', count: deposits.pending, message: `${deposits.pending} deposit(s) not committed yet` });
   if (withdrawals.pending > 0) pending.push({ what: 'withdrawals', count: withdrawals.pending, message: `${withdrawals.pending} approved withdrawal(s) not committed yet` });
 
-  // 3. The final state against the gateway's view. A number the view has from an event newer than
-  // the committed history is pending; one as of the committed history must be equal.
+  // 3. The final state against the gateway's record as of the last committed event (every number
+  // must be equal), and against its current view and positions list: a number of those from an
+  // event newer than the committed history is pending, one as of it must be equal.
+  const asOf = input.accountAsOf && input.accountAsOf.asOfSeq === committedSeq && committedSeq > 0 ? input.accountAsOf : null;
   const newer = (seq: number | null | undefined): boolean => (seq ?? 0) > committedSeq || account.asOfSeq < committedSeq;
+  const wire = (shown: string | null): string | null => (shown === null ? null : (() => { const v = parseWire(shown); return v === null ? shown : formatWire(v); })());
   const compare = (recomputed: bigint | null, shown: string | null, viewSeq: number | null | undefined): CheckedValue => {
     const r = recomputed === null ? null : formatWire(recomputed);
-    const s = shown === null ? null : (() => { const v = parseWire(shown); return v === null ? shown : formatWire(v); })();
+    const s = wire(shown);
     const status: CheckStatus = newer(viewSeq) ? 'pending' : r === s ? 'verified' : 'different';
     return { status, recomputed: r, shown: s };
   };
-  const collateral = compare(ledger.balance, account.collateralAsOfSeq === null ? formatWire(0n) : account.collateral, account.collateralAsOfSeq);
-  if (collateral.status === 'different') {
-    problem({ kind: 'view', source: 'account', field: 'collateral', expected: collateral.recomputed, actual: collateral.shown, message: `your collateral should be ${collateral.recomputed} from the committed events, the gateway shows ${collateral.shown}` });
-  } else if (collateral.status === 'pending') pending.push({ what: 'collateral', seq: account.collateralAsOfSeq, message: `your newest balance change (seq ${String(account.collateralAsOfSeq)}) is not committed yet` });
+  const exact = (recomputed: bigint | null, shown: string | null): CheckedValue => {
+    const r = recomputed === null ? null : formatWire(recomputed);
+    const s = wire(shown);
+    return { status: r === s ? 'verified' : 'different', recomputed: r, shown: s };
+  };
+  /** With the record as of the commitment, it decides; the current view adds `different` or names what is newer. */
+  const combine = (at: CheckedValue | null, current: CheckedValue, currentSeq: number | null | undefined): CheckedValue => {
+    if (!at) return current;
+    const status: CheckStatus = at.status === 'different' || current.status === 'different' ? 'different' : 'verified';
+    return { ...at, status, ...(current.status === 'pending' ? { latest: { shown: current.shown, seq: currentSeq ?? null } } : {}) };
+  };
+  const atCommit = asOf ? ` (seq ${committedSeq})` : '';
+
+  const current = compare(ledger.balance, account.collateralAsOfSeq === null ? formatWire(0n) : account.collateral, account.collateralAsOfSeq);
+  const collateralAt = asOf ? exact(ledger.balance, asOf.collateralAsOfSeq === null ? formatWire(0n) : asOf.collateral) : null;
+  if (current.status === 'different') {
+    problem({ kind: 'view', source: 'account', field: 'collateral', expected: current.recomputed, actual: current.shown, message: `your collateral should be ${current.recomputed} from the committed events, the gateway shows ${current.shown}` });
+  }
+  if (collateralAt?.status === 'different') {
+    problem({ kind: 'view', source: 'account-as-of', field: 'collateral', expected: collateralAt.recomputed, actual: collateralAt.shown, message: `your collateral at your last commitment${atCommit} should be ${collateralAt.recomputed} from the committed events, the gateway's record of it shows ${collateralAt.shown}` });
+  }
+  const collateral = combine(collateralAt, current, account.collateralAsOfSeq);
+  if (current.status === 'pending') {
+    pending.push({ what: 'collateral', seq: account.collateralAsOfSeq, message: `your newest balance change (seq ${String(account.collateralAsOfSeq)}) is not committed yet${asOf && collateral.status === 'verified' ? `; your collateral at your last commitment${atCommit} is verified` : ''}` });
+  }
 
   const positions: CheckedPosition[] = [];
-  const markets = new Set([...ledger.positions.keys(), ...account.positions.map((p) => p.market), ...input.openPositions.map((p) => p.market)]);
+  const markets = new Set([...ledger.positions.keys(), ...account.positions.map((p) => p.market), ...input.openPositions.map((p) => p.market), ...(asOf?.positions ?? []).map((p) => p.market)]);
+  const label = (field: 'size' | 'entryPrice' | 'realizedPnl'): string => (field === 'size' ? 'size' : field === 'entryPrice' ? 'entry price' : 'realized PnL');
   for (const market of [...markets].sort()) {
     const mine = ledger.positions.get(market) ?? null;
     const shown = account.positions.find((p) => p.market === market) ?? null;
     const row = input.openPositions.find((p) => p.market === market) ?? null;
+    const recorded = asOf?.positions.find((p) => p.market === market) ?? null;
     // A position the view lacks was closed by a fill, which also moved the collateral: its seq says whether that is committed.
     const viewSeq = shown?.asOfSeq ?? account.collateralAsOfSeq;
     const rowSeq = row?.updatedSeq ?? account.collateralAsOfSeq;
     const check = (field: 'size' | 'entryPrice' | 'realizedPnl'): CheckedValue => {
       const a = compare(mine ? mine[field] : null, shown ? shown[field] : null, viewSeq);
       const b = compare(mine ? mine[field] : null, row ? row[field] : null, rowSeq);
-      for (const [c, source, what] of [[a, 'account', 'account view'], [b, 'positions', 'positions list']] as const) {
-        if (c.status !== 'different') continue;
-        const label = field === 'size' ? 'size' : field === 'entryPrice' ? 'entry price' : 'realized PnL';
+      const c = asOf ? exact(mine ? mine[field] : null, recorded ? recorded[field] : null) : null;
+      const sources = [[a, 'account', "gateway's account view", shown], [b, 'positions', "gateway's positions list", row], [c, 'account-as-of', `gateway's record at your last commitment${atCommit}`, recorded]] as const;
+      for (const [v, source, what, has] of sources) {
+        if (v?.status !== 'different') continue;
         problem({
           kind: 'view',
           source,
-          field: mine && (source === 'account' ? shown : row) ? field : 'position',
+          field: mine && has ? field : 'position',
           market,
-          expected: c.recomputed,
-          actual: c.shown,
+          expected: v.recomputed,
+          actual: v.shown,
           message:
-            c.recomputed === null
-              ? `the gateway's ${what} shows a ${market} position the committed events do not have`
-              : c.shown === null
-                ? `your ${market} position (${c.recomputed} ${label}) is missing from the gateway's ${what}`
-                : `your ${market} ${label} should be ${c.recomputed} from the committed events, the gateway's ${what} shows ${c.shown}`,
+            v.recomputed === null
+              ? `the ${what} shows a ${market} position the committed events do not have`
+              : v.shown === null
+                ? `your ${market} position (${v.recomputed} ${label(field)}) is missing from the ${what}`
+                : `your ${market} ${label(field)} should be ${v.recomputed} from the committed events, the ${what} shows ${v.shown}`,
         });
       }
-      return { status: worse(a.status, b.status), recomputed: a.recomputed, shown: a.shown ?? b.shown };
+      const currentBoth: CheckedValue = { status: worse(a.status, b.status), recomputed: a.recomputed, shown: a.shown ?? b.shown };
+      return combine(c, currentBoth, shown?.asOfSeq ?? row?.updatedSeq ?? account.collateralAsOfSeq);
     };
-    positions.push({ market, positionId: mine?.positionId ?? shown?.positionId ?? row?.positionId ?? '', size: check('size'), entryPrice: check('entryPrice'), realizedPnl: check('realizedPnl') });
-    if (positions.at(-1)!.size.status === 'pending') pending.push({ what: 'position', market, message: `your ${market} position changed after the last commitment` });
+    const checked: CheckedPosition = { market, positionId: mine?.positionId ?? recorded?.positionId ?? shown?.positionId ?? row?.positionId ?? '', size: check('size'), entryPrice: check('entryPrice'), realizedPnl: check('realizedPnl') };
+    if (mine && recorded && recorded.positionId !== mine.positionId) {
+      checked.size = { ...checked.size, status: 'different' };
+      problem({ kind: 'view', source: 'account-as-of', field: 'position', market, expected: mine.positionId, actual: recorded.positionId, message: `your ${market} position at your last commitment${atCommit} is epoch ${mine.positionId} from the committed events, the gateway's record of it shows epoch ${recorded.positionId}` });
+    }
+    positions.push(checked);
+    if (checked.size.status === 'pending' || checked.size.latest) {
+      pending.push({ what: 'position', market, message: `your ${market} position changed after the last commitment${asOf && checked.size.status === 'verified' ? `; as of it${atCommit} it is verified` : ''}` });
+    }
   }
 
   const failed = history.status === 'failed' || problems.length > 0;
@@ -229,6 +316,8 @@ export function checkAccount(input: AccountInputs): AccountVerdict {
     status: failed ? 'failed' : waiting ? 'pending' : 'verified',
     history,
     committedSeq,
+    viewAsOfSeq: asOf ? committedSeq : null,
+    ...(input.asOfNote ? { viewAsOfNote: input.asOfNote } : {}),
     events: ledger.events,
     legs: ledger.legs,
     differingEvents: ledger.differing,
