@@ -39,6 +39,7 @@ import { eventStore } from './stream/event-store.js';
 import type { StreamFanout } from './stream/fanout.js';
 import { StreamHub } from './stream/hub.js';
 import type { LiveStatus, LiveView } from './stream/live-view.js';
+import { LagNotice } from './stream/lag-notice.js';
 import { StreamMetrics } from './stream/metrics.js';
 import { LiveState, partyStore } from './stream/snapshot.js';
 import { BookStream } from './stream/book-stream.js';
@@ -85,6 +86,8 @@ export class LiveRuntime implements LiveView {
   /** The catch-up is done (always, without NATS_URL). */
   private caughtUpDone = true;
   private catchUpCheck: NodeJS.Timeout | null = null;
+  /** With NATS_URL: stream.lagging to control connections while this replica is behind the engine. */
+  private lagNotice: LagNotice | null = null;
   poller: OrderbookPoller | null = null;
   private state: ProjectionState = initialProjectionState();
   private started = false;
@@ -278,6 +281,8 @@ export class LiveRuntime implements LiveView {
         if (jetstream.caughtUp) this.markCaughtUp();
       }, 25);
       this.catchUpCheck.unref();
+      this.lagNotice = new LagNotice({ lag: () => jetstream.lagStatus(), head: () => jetstream.position, announce: (m) => this.hub.announceControl(m) });
+      this.lagNotice.start();
     } else {
       this.source = new SseBridge({
         url: this.streamUrl(),
@@ -345,6 +350,8 @@ export class LiveRuntime implements LiveView {
       fillFrom: eventStore(db),
       logger,
       metrics: this.sourceMetrics(),
+      engineHead: async () => (await this.deps.engine.health(1_500)).maxSeq ?? null,
+      behindMaxS: config.streamBehindMaxS,
     });
   }
 
@@ -421,6 +428,7 @@ export class LiveRuntime implements LiveView {
   /** Stops the engine side. Clients are closed (1001) by the stream plugin when the app closes. */
   async stop(): Promise<void> {
     this.markCaughtUp(); // nothing more will come: connections still waiting are released (and closed with the app)
+    this.lagNotice?.stop();
     this.books.stop();
     this.accounts.stop();
     await Promise.all([this.source?.stop(), this.poller?.stop()]);
@@ -443,6 +451,7 @@ export class LiveRuntime implements LiveView {
       ...(gap ? { gap } : {}),
       // Named only for JetStream, so the single-gateway /readyz keeps its shape.
       ...(this.deps.config.natsUrl ? { source: 'jetstream' as const } : {}),
+      ...(enabled && this.jetstream ? { lag: this.jetstream.lagStatus() } : {}),
     };
   }
 }

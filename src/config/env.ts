@@ -90,6 +90,10 @@ export interface Config {
   /** JetStream retention (relay creates/updates the stream): max age and max bytes. */
   natsMaxAgeS: number;
   natsMaxBytes: number;
+  /** Relay: how many NATS servers hold a copy of the stream it creates (JetStream `num_replicas`). */
+  natsStreamReplicas: number;
+  /** A JetStream replica further behind the engine's head than this many seconds is degraded (/readyz, clients told). */
+  streamBehindMaxS: number;
   /** OpenTelemetry traces on (the standard OTEL_* variables name an exporter or an endpoint); off by default. */
   tracing: boolean;
 }
@@ -216,6 +220,20 @@ function schemeUrl(env: Env, name: string, schemes: string[]): string | null {
   return value;
 }
 
+/**
+ * A comma-separated list of server URLs (a cluster's seeds), each of the given schemes; returned as
+ * the same list without blanks around the commas. The client learns the rest of the cluster from
+ * whichever seed answers, so one dead seed never stops a start.
+ */
+function seedUrls(env: Env, name: string, schemes: string[]): string | null {
+  const value = raw(env, name);
+  if (value === undefined) return null;
+  const parts = value.split(',').map((p) => p.trim());
+  if (parts.some((p) => p === '')) throw new ConfigError(name, `must be a comma-separated list of ${schemes.join(' or ')} URLs, got an empty entry in "${redact(value)}"`);
+  for (const part of parts) schemeUrl({ [name]: part }, name, schemes);
+  return parts.join(',');
+}
+
 function token(env: Env, name: string, fallback: string, pattern: RegExp): string {
   const value = raw(env, name) ?? fallback;
   if (!pattern.test(value)) throw new ConfigError(name, `must match ${pattern}, got "${value}"`);
@@ -317,11 +335,13 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env, 'TRUST_PROXY'),
     redisUrl: schemeUrl(env, 'REDIS_URL', ['redis', 'rediss']),
     redisPrefix: token(env, 'REDIS_PREFIX', 'gw:', /^[A-Za-z0-9:_.-]{1,64}$/),
-    natsUrl: schemeUrl(env, 'NATS_URL', ['nats', 'tls']),
+    natsUrl: seedUrls(env, 'NATS_URL', ['nats', 'tls']),
     natsStream: token(env, 'NATS_STREAM', 'ENGINE_EVENTS', /^[A-Za-z0-9_-]{1,64}$/),
     natsSubject: token(env, 'NATS_SUBJECT', 'engine.events', /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/),
     natsMaxAgeS: int(env, 'NATS_MAX_AGE_S', 172_800, 60, 31_536_000),
     natsMaxBytes: int(env, 'NATS_MAX_BYTES', 1_073_741_824, 1_048_576, 1_099_511_627_776),
+    natsStreamReplicas: int(env, 'NATS_STREAM_REPLICAS', 1, 1, 5),
+    streamBehindMaxS: int(env, 'STREAM_BEHIND_MAX_S', 5, 1, 3_600),
     tracing: tracingOn(env),
   };
 }
@@ -390,9 +410,11 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'TRUST_PROXY', meaning: "Who may set `X-Forwarded-For`, so that `request.ip` (the anonymous rate-limit key) is the real client behind a load balancer. A comma list of the proxies' addresses or CIDRs (`127.0.0.1, 10.0.0.0/8`): the client is the rightmost forwarded address not in the list; a spoofed address prepended by the client is never used. Or a hop count (`1` behind one nginx): safe only when nothing but the proxy can reach the replica (a direct caller could forge the header), so prefer addresses. Unset: the socket's address (every caller behind a proxy would share one bucket).", defaultText: 'unset (trust nothing)' },
   { name: 'REDIS_URL', meaning: '`redis://host:port/db`: rate limits, the signature replay memory and the faucet cooldown lock are shared by every replica (docs/fleet.md). Unset: each is kept in process memory, as for one gateway.' },
   { name: 'REDIS_PREFIX', meaning: 'Prefix of every key the gateway writes in Redis (one prefix per deployment sharing a Redis).' },
-  { name: 'NATS_URL', meaning: '`nats://host:port`: the gateway takes engine events from the JetStream stream the relay fills instead of opening its own engine SSE connection (docs/fleet.md). Unset: its own SSE connection, as before.' },
+  { name: 'NATS_URL', meaning: '`nats://host:port`, or a comma-separated list of a cluster\'s seeds (`nats://n1:4222,nats://n2:4222,nats://n3:4222`; any one answering is enough, the others are learned from it): the gateway takes engine events from the JetStream stream the relay fills instead of opening its own engine SSE connection (docs/fleet.md). Unset: its own SSE connection, as before.' },
   { name: 'NATS_STREAM', meaning: 'The JetStream stream name.' },
   { name: 'NATS_SUBJECT', meaning: 'The subject the relay publishes engine events on.' },
   { name: 'NATS_MAX_AGE_S', meaning: "Relay: the stream keeps events this long (at least one day, so a new replica can rebuild the day's candles and fill its replay history).", defaultNote: '(2 days)' },
   { name: 'NATS_MAX_BYTES', meaning: 'Relay: and at most this many bytes (oldest dropped first).', defaultNote: '(1 GiB)' },
+  { name: 'NATS_STREAM_REPLICAS', meaning: 'Relay: how many NATS servers keep a copy of the stream it creates (1..5; JetStream `num_replicas`). `3` on a 3-node cluster in production (docs/operations.md), `1` for a single server. A stream that already exists keeps its count; a different one is logged as a warning and shown in `bff_relay_stream_replicas`.' },
+  { name: 'STREAM_BEHIND_MAX_S', meaning: "With `NATS_URL`: a replica whose newest event is older than the engine's head by more than this many seconds is *behind*: `/readyz` degraded, `stream.lagging` to control connections, a warning in the log (docs/fleet.md \"Behind the engine\")." },
 ];

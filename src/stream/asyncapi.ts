@@ -8,6 +8,7 @@ import {
   CLOSE_CODES,
   GapMessage,
   HeartbeatMessage,
+  LaggingMessage,
   OrderbookSnapshotFrame,
   PassthroughFrame,
   PositionUpdateFrame,
@@ -74,6 +75,11 @@ const MESSAGES = {
     schema: HeartbeatMessage,
     name: 'stream.heartbeat',
     summary: 'Every `heartbeat` seconds, only to connections that asked for it: the head seq; lets a browser notice a half-open socket.',
+  },
+  streamLagging: {
+    schema: LaggingMessage,
+    name: 'stream.lagging',
+    summary: 'Control (control=true or since), fleet replicas only: this replica is behind the engine (every 2 s while it is; `lagging: false` once caught up). The frames follow; nothing is lost.',
   },
   streamAck: {
     schema: AckMessage,
