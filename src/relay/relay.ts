@@ -98,8 +98,10 @@ export class EngineRelay {
   async start(): Promise<void> {
     const nc = await connectNats(this.options.url, this.options.name ?? 'engine-relay');
     try {
-      this.jsm = await nc.jetstreamManager();
-      this.js = nc.jetstream();
+      // 2 s per call (the client's default is 5): a publish lost with a dead leader is retried
+      // from the stream sooner, and an election (a few seconds) is waited out by retrying.
+      this.jsm = await nc.jetstreamManager({ timeout: 2_000 });
+      this.js = nc.jetstream({ timeout: 2_000 });
       const ensured = await ensureStream(this.jsm, this.options);
       this.reportReplicas(ensured.replicas);
       this.nc = nc;
