@@ -261,7 +261,7 @@ export class JetStreamSource implements EngineEventSource {
    */
   private async subscribe(): Promise<{ consumer: Consumer; name: string } | null> {
     const nc = await this.connection();
-    const jsm = await nc.jetstreamManager({ timeout: API_TIMEOUT_MS });
+    const jsm = await nc.jetstreamManager({ timeout: API_TIMEOUT_MS, checkAPI: false }); // no account-info round trip: the stream info below says as much
     this.jsm = jsm;
     const bounds = await streamBounds(jsm, this.options.stream);
     if (!bounds) {
@@ -386,7 +386,7 @@ export class JetStreamSource implements EngineEventSource {
     const nc = this.nc;
     if (!nc || nc.isClosed() || !this.connectedNow) return null;
     const tail = await timeout(
-      nc.jetstreamManager().then((jsm) => streamTail(jsm, this.options.stream)),
+      nc.jetstreamManager({ timeout: 1_500, checkAPI: false }).then((jsm) => streamTail(jsm, this.options.stream)),
       1_500,
     );
     return tail?.lastEngineSeq ?? null;

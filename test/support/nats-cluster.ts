@@ -110,6 +110,14 @@ export class NatsCluster {
     }
   }
 
+  /** Waits until the stream has a leader and every follower is current (a restarted node has caught up). */
+  async streamHealthy(stream: string, followers: number, timeoutMs = 30_000): Promise<void> {
+    await waitFor(async () => {
+      const c = await this.streamCluster(stream);
+      return c !== null && c.replicas.length === followers && c.replicas.every((r) => r.current);
+    }, timeoutMs, `stream ${stream} led with ${followers} current followers`);
+  }
+
   node(name: string): NatsNode {
     const n = this.nodes.find((x) => x.name === name);
     if (!n) throw new Error(`no node ${name}`);
