@@ -9,7 +9,8 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { EngineRelay } from '../../src/relay/relay.js';
 import { Redis } from 'ioredis';
-import { connect as natsConnect } from 'nats';
+import { connect as natsConnect, type NatsConnection } from 'nats';
+import { streamBounds } from '../../src/fleet/jetstream.js';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -117,6 +118,15 @@ export async function startTestRelay(o: {
   });
   await relay.start();
   return relay;
+}
+
+/** The engine seqs (message ids) the stream holds, in stream order. */
+export async function streamEngineSeqs(nc: NatsConnection, stream: string): Promise<number[]> {
+  const jsm = await nc.jetstreamManager();
+  const b = await streamBounds(jsm, stream);
+  const out: number[] = [];
+  for (let s = b?.firstStreamSeq ?? 1; b && s <= b.lastStreamSeq; s++) out.push(Number((await jsm.streams.getMessage(stream, { seq: s })).header!.get('Nats-Msg-Id')));
+  return out;
 }
 
 /** A gateway replica in its own process (`src/main.ts`), as a fleet runs it. */

@@ -14,6 +14,46 @@ import { closedPort, tcpReachable, waitFor } from './fleet.js';
 export const NATS_SERVER = '/usr/sbin/nats-server';
 export const natsServerAvailable = (): boolean => existsSync(NATS_SERVER);
 
+/**
+ * One throwaway nats-server with JetStream on a free loopback port and its own store directory,
+ * stopped (SIGTERM) and started again on the same port and store by the test.
+ */
+export class SingleNats {
+  private proc: ChildProcess | null = null;
+  private readonly dir = mkdtempSync(join(tmpdir(), 'nats-single-'));
+  private constructor(readonly port: number) {}
+
+  get url(): string {
+    return `nats://127.0.0.1:${this.port}`;
+  }
+
+  static async start(): Promise<SingleNats> {
+    const n = new SingleNats(await closedPort());
+    await n.start();
+    return n;
+  }
+
+  async start(): Promise<void> {
+    this.proc = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], { stdio: 'ignore' });
+    await waitFor(() => tcpReachable(this.url), 10_000, 'nats-server');
+  }
+
+  async stop(): Promise<void> {
+    const p = this.proc;
+    if (!p) return;
+    const exited = new Promise((r) => p.once('exit', r));
+    p.kill('SIGTERM');
+    await exited;
+    this.proc = null;
+  }
+
+  /** Stops the server if running and removes its store. */
+  async remove(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
 export interface NatsNode {
   name: string;
   port: number;
@@ -40,8 +80,8 @@ export class NatsCluster {
       c.nodes.push({ name: `n${i}`, port, clusterPort, url: `nats://127.0.0.1:${port}`, proc: null });
     }
     await Promise.all(c.nodes.map((n) => c.startNode(n)));
-    // JetStream answers once the meta group has a leader.
-    await waitFor(async () => (await c.jsReady()) === true, 30_000, 'JetStream cluster ready');
+    // Ready once the meta group has a leader that knows every server: a stream on all of them can be placed.
+    await waitFor(async () => (await c.jsReady(size)) === true, 30_000, 'JetStream cluster ready');
     return c;
   }
 
@@ -87,10 +127,11 @@ export class NatsCluster {
     return this.admin;
   }
 
-  private async jsReady(): Promise<boolean> {
+  private async jsReady(size: number): Promise<boolean> {
     try {
       const jsm = await (await this.adminConnection()).jetstreamManager({ timeout: 1_000 });
-      await jsm.getAccountInfo();
+      await jsm.streams.add({ name: 'PLACEMENT_PROBE', subjects: ['placement.probe'], num_replicas: size });
+      await jsm.streams.delete('PLACEMENT_PROBE');
       return true;
     } catch {
       return false;
@@ -116,6 +157,18 @@ export class NatsCluster {
       const c = await this.streamCluster(stream);
       return c !== null && c.replicas.length === followers && c.replicas.every((r) => r.current);
     }, timeoutMs, `stream ${stream} led with ${followers} current followers`);
+  }
+
+  /** Asks the stream's leader to step down until `name` leads it (each step-down is an election). */
+  async makeLeader(stream: string, name: string, followers: number): Promise<void> {
+    for (let i = 0; i < 20; i++) {
+      const c = (await waitFor(() => this.streamCluster(stream), 20_000, 'stream leader'))!;
+      if (c.leader === name) return;
+      await (await this.adminConnection()).request(`$JS.API.STREAM.LEADER.STEPDOWN.${stream}`, undefined, { timeout: 2_000 }).catch(() => undefined);
+      await waitFor(async () => ((await this.streamCluster(stream))?.leader ?? c.leader) !== c.leader, 20_000, 'a new stream leader');
+      await this.streamHealthy(stream, followers);
+    }
+    throw new Error(`${name} never became the leader of ${stream}`);
   }
 
   node(name: string): NatsNode {

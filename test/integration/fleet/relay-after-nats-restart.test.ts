@@ -5,64 +5,36 @@
 // last msg id" for ever and published nothing again (the loop the issue saw after leader changes).
 // The relay conditions on the stream's last sequence, which survives: it goes on. The window is
 // shortened to 1 s here so that the test does not wait two minutes.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, nanos, type NatsConnection } from 'nats';
-import { closedPort, startTestRelay, tcpReachable, waitFor } from '../../support/fleet.js';
+import { startTestRelay, streamEngineSeqs, waitFor } from '../../support/fleet.js';
+import { natsServerAvailable, SingleNats } from '../../support/nats-cluster.js';
 import { startScriptedEngine, type ScriptedEngine } from '../../support/scripted-sse.js';
 import type { EngineRelay } from '../../../src/relay/relay.js';
-import { streamBounds } from '../../../src/fleet/jetstream.js';
 import { ticks } from '../stream/helpers.js';
 
-const NATS_SERVER = '/usr/sbin/nats-server';
-const available = existsSync(NATS_SERVER);
+const available = natsServerAvailable();
 if (!available && process.env.CI) throw new Error('this test needs /usr/sbin/nats-server');
 
 describe.skipIf(!available)('the relay after a NATS restart', () => {
   let engine: ScriptedEngine;
   let relay: EngineRelay;
-  let nats: ChildProcess | null = null;
+  let nats: SingleNats;
   let nc: NatsConnection;
-  let port: number;
-  const dir = mkdtempSync(join(tmpdir(), 'relay-restart-'));
   const stream = 'RESTART';
-
-  async function startNats(): Promise<void> {
-    nats = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir], { stdio: 'ignore' });
-    await waitFor(() => tcpReachable(`nats://127.0.0.1:${port}`), 10_000, 'nats-server');
-  }
-  async function stopNats(): Promise<void> {
-    const p = nats!;
-    const exited = new Promise((r) => p.once('exit', r));
-    p.kill('SIGTERM');
-    await exited;
-    nats = null;
-  }
-  const engineSeqs = async (): Promise<number[]> => {
-    const jsm = await nc.jetstreamManager();
-    const b = await streamBounds(jsm, stream);
-    const out: number[] = [];
-    for (let s = b?.firstStreamSeq ?? 1; b && s <= b.lastStreamSeq; s++) out.push(Number((await jsm.streams.getMessage(stream, { seq: s })).header!.get('Nats-Msg-Id')));
-    return out;
-  };
+  const engineSeqs = () => streamEngineSeqs(nc, stream);
 
   beforeAll(async () => {
-    port = await closedPort();
-    await startNats();
+    nats = await SingleNats.start();
     engine = await startScriptedEngine();
-    const url = `nats://127.0.0.1:${port}`;
-    relay = await startTestRelay({ stream, subject: 'restart.events', engine, natsUrl: url, maxBytes: 16 * 1024 * 1024 });
-    nc = await connect({ servers: url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+    relay = await startTestRelay({ stream, subject: 'restart.events', engine, natsUrl: nats.url, maxBytes: 16 * 1024 * 1024 });
+    nc = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
   });
   afterAll(async () => {
     await relay?.stop();
     await nc?.close();
     await engine?.close();
-    if (nats) await stopNats();
-    rmSync(dir, { recursive: true, force: true });
+    await nats?.remove();
   });
 
   it('publishes again after the restart: the stream holds 1..40 once each', async () => {
@@ -73,8 +45,8 @@ describe.skipIf(!available)('the relay after a NATS restart', () => {
     await jsm.streams.update(stream, { ...config, duplicate_window: nanos(1_000) });
     await new Promise((r) => setTimeout(r, 1_500)); // the last message is now older than the window
 
-    await stopNats();
-    await startNats();
+    await nats.stop();
+    await nats.start();
     engine.push(...ticks(21, 40));
     await waitFor(async () => (await engineSeqs().catch(() => [])).length >= 40, 15_000, 'seq 40 in the stream');
     expect(await engineSeqs()).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));

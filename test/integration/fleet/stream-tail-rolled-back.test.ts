@@ -8,13 +8,12 @@
 // client gets 1..40 once each and no stream.reset.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect as natsConnect, headers, type NatsConnection } from 'nats';
-import { fleetServices, NATS_URL, startTestRelay, uniqueName, waitFor } from '../../support/fleet.js';
+import { fleetServices, NATS_URL, startTestRelay, streamEngineSeqs, uniqueName, waitFor } from '../../support/fleet.js';
 import { startScriptedEngine, type ScriptedEngine } from '../../support/scripted-sse.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { LiveRuntime } from '../../../src/live.js';
 import type { JetStreamSource } from '../../../src/fleet/jetstream-source.js';
 import type { EngineRelay } from '../../../src/relay/relay.js';
-import { streamBounds } from '../../../src/fleet/jetstream.js';
 import { connect, seqs, ticks } from '../stream/helpers.js';
 
 const available = await fleetServices({ nats: true });
@@ -27,13 +26,7 @@ describe.skipIf(!available)('the stream loses its tail', () => {
   const stream = uniqueName('tail').toUpperCase();
   const subject = `${stream.toLowerCase()}.events`;
 
-  const engineSeqs = async (): Promise<number[]> => {
-    const jsm = await nc.jetstreamManager();
-    const b = await streamBounds(jsm, stream);
-    const out: number[] = [];
-    for (let s = b?.firstStreamSeq ?? 1; b && s <= b.lastStreamSeq; s++) out.push(Number((await jsm.streams.getMessage(stream, { seq: s })).header!.get('Nats-Msg-Id')));
-    return out;
-  };
+  const engineSeqs = () => streamEngineSeqs(nc, stream);
 
   beforeAll(async () => {
     engine = await startScriptedEngine();
