@@ -6,9 +6,10 @@
 //   2  auth/  markets/  stream/  fleet/  commitments/
 //   3  http/
 //   4  live.ts  relay/       the composition root, in the order its parts build on each other:
-//   5  deps.ts                 the live runtime and the relay, the dependencies, the app, the
-//   6  app.ts                  process
-//   7  main.ts
+//   5  live-features.ts        the live runtime and the relay, the live features listed once, the
+//   6  deps.ts                 dependencies, the app, the process
+//   7  app.ts
+//   8  main.ts
 //
 // A module may import its own unit (folder or root file) and any unit of a LOWER layer; never a
 // unit of its own layer (no two of those folders import each other) nor of a higher one. A file
@@ -26,6 +27,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['auth', 'markets', 'stream', 'fleet', 'commitments'],
   ['http'],
   ['live.ts', 'relay'],
+  ['live-features.ts'],
   ['deps.ts'],
   ['app.ts'],
   ['main.ts'],

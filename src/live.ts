@@ -24,7 +24,8 @@ import type { EngineClient } from './engine/client.js';
 import type { Metrics } from './metrics.js';
 import { OrderbookPoller } from './engine/orderbook-poller.js';
 import { readFirstEngineEvent } from './engine/first-event.js';
-import type { EngineEventListener, EngineEventSink, EngineEventSource } from './contracts/engine-event-source.js';
+import type { EngineEventSink, EngineEventSource } from './contracts/engine-event-source.js';
+import type { FeatureSnapshot, LiveFeature } from './contracts/live-feature.js';
 import { SseBridge } from './engine/sse-bridge.js';
 import { inboundLimits } from './stream/inbound-limit.js';
 import { JetStreamSource } from './fleet/jetstream-source.js';
@@ -38,23 +39,29 @@ import { EpochTracker } from './stream/epoch-tracker.js';
 import { eventStore } from './stream/event-store.js';
 import type { StreamFanout } from './stream/fanout.js';
 import { StreamHub } from './stream/hub.js';
-import type { LiveStatus, LiveView } from './stream/live-view.js';
+import type { LiveFeatureQueries, LiveStatus, LiveView } from './stream/live-view.js';
 import { LagNotice } from './stream/lag-notice.js';
+import type { CommitmentStatus } from './contracts/commitment-status.js';
+import type { AccountBook } from './stream/account-book.js';
 import { StreamMetrics } from './stream/metrics.js';
 import { LiveState, partyStore } from './stream/snapshot.js';
-import { BookStream } from './stream/book-stream.js';
-import { UserOrders } from './projections/user-orders.js';
-import { UserChannels } from './stream/user-snapshot.js';
-import { RecentTrades, tradesFromDatabase } from './stream/recent-trades.js';
-import { OrderOutcomes } from './stream/order-outcomes.js';
-import { fetchLiveOrders } from './http/reads/live-orders.js';
-import { listFills } from './db/queries/fills.js';
-import { EMPTY_PAGE } from './db/queries/page.js';
-import { parseBook } from './engine/orderbook-poller.js';
-import { LiveCommitments } from './commitments/live-commitments.js';
-import type { CommitmentStatus } from './commitments/monitor.js';
-import { AccountBook, withAccounts } from './stream/account-book.js';
 import type { Subscription } from './stream/subscription.js';
+
+/** What the runtime gives the features it is composed with. */
+export interface LiveContext {
+  /** Publishes a frame on the hub (and to every feature's `frame`); the number of recipients. */
+  publish(frame: Frame): number;
+  /** The seq of the last event delivered (the source's position), null while live-only and empty. */
+  head(): number | null;
+}
+
+/** The features, in the order events reach them, and what the HTTP edge may ask of them. */
+export interface LiveComposition {
+  readonly features: readonly LiveFeature<Subscription>[];
+  readonly queries: LiveFeatureQueries;
+}
+
+export type ComposeLiveFeatures = (context: LiveContext) => LiveComposition;
 
 /** How long the engine may take to replay its first event for the epoch. */
 const FIRST_EVENT_MS = 5_000;
@@ -65,8 +72,8 @@ export interface LiveDeps {
   db: Database;
   engine: EngineClient;
   metrics: Metrics;
-  /** Followers of the engine's history beside the projections (the session keys: auth/session-learning.ts). */
-  listeners: readonly EngineEventListener[];
+  /** The live features, listed once (src/live-features.ts): every follower of the history beside the projections. */
+  features: ComposeLiveFeatures;
 }
 
 export class LiveRuntime implements LiveView {
@@ -93,24 +100,20 @@ export class LiveRuntime implements LiveView {
   private started = false;
   private readonly epochs: EpochTracker;
   readonly liveState: LiveState;
-  /** Order books kept from the events: orderbook.delta and the delta connections' snapshots. */
-  readonly books: BookStream;
-  /** order.update and fill frames (user channels) and their state on subscribe. */
-  private readonly userOrders = new UserOrders();
-  readonly userChannels: UserChannels;
-  /** The last trades per market, sent on subscribe to `trade`. */
-  private readonly recentTrades = new RecentTrades();
-  /** Cancel reasons by order id, for the place-order answer. */
-  private readonly outcomes = new OrderOutcomes();
-  /** The engine's commitments recomputed from the events (docs/verification.md). */
-  readonly commitments: LiveCommitments;
-  /** The accounts (docs/account.md): fed by every event, completed from the database on demand. */
-  readonly accounts: AccountBook;
+  /** The accounts (docs/account.md), when a feature keeps them. */
+  get accounts(): AccountBook | undefined {
+    return this.queries.accounts;
+  }
+
+  /** The features, in the order events reach them (src/live-features.ts), and what the edge asks of them. */
+  private readonly features: readonly LiveFeature<Subscription>[];
+  readonly queries: LiveFeatureQueries;
   /** The one path engine events take into the stream, whatever their source. */
   readonly sink: EngineEventSink = {
     event: (e) => this.onEvent(e),
-    // The book deltas of a batch are made once, at its end, inside the hub's batch (one write per client).
-    batch: (deliver) => this.hub.batched(() => this.books.batch(deliver)),
+    // One write per client for the whole batch; each feature's batch hook wraps the delivery (the
+    // first feature's outermost), e.g. the book deltas are made once, at the batch's end.
+    batch: (deliver) => this.hub.batched(() => this.inBatches(0, deliver)),
     skipped: (seq) => this.hub.markCoveredAfter(seq),
     replaced: (head) => this.onHistoryReplaced(head),
   };
@@ -123,15 +126,7 @@ export class LiveRuntime implements LiveView {
       store: partyStore(deps.db),
       logger: deps.logger,
     });
-    this.accounts = new AccountBook({
-      db: deps.db,
-      logger: deps.logger,
-      idleMs: config.accountIdleMs,
-      maxReadParties: config.accountReadPartiesMax,
-      registry: deps.metrics.registry,
-    });
     this.streamMetrics = StreamMetrics.for(deps.metrics.registry);
-    this.commitments = new LiveCommitments(deps.metrics.registry, deps.logger);
     this.epochs = new EpochTracker({ sources: (options) => this.epochSources(options), logger: deps.logger });
     // Made here, not in start(): clients may connect before the runtime starts (main.ts listens first).
     if (config.natsUrl) {
@@ -145,8 +140,7 @@ export class LiveRuntime implements LiveView {
       metrics: this.streamMetrics,
       logger: deps.logger,
       inbound: inboundLimits(config),
-      // The account book holds the parties connections ask account.update for (docs/account.md).
-      watch: (before: Subscription | null, after: Subscription | null) => this.accounts.subscriptionChanged(before, after),
+      watch: (before: Subscription | null, after: Subscription | null) => this.each('subscriptionChanged', (f) => f.subscriptionChanged?.(before, after)),
     };
     this.hub = new StreamHub({
       ...hubOptions,
@@ -156,37 +150,12 @@ export class LiveRuntime implements LiveView {
         ready: () => this.epochs.current !== null && this.caughtUpDone,
         whenReady: () => this.readyToServe(),
         head: () => this.source?.position ?? null,
-        snapshot: (sub) => {
-          const parts = withAccounts(this.liveState.build(sub), this.accounts.snapshot(sub));
-          const user = this.userChannels.snapshot(sub);
-          const later = parts.later && user ? Promise.all([parts.later, user]).then(([a, b]) => [...a, ...b]) : (parts.later ?? user);
-          return { frames: [...parts.frames, ...this.recentTrades.snapshot(sub), ...this.books.snapshot(sub)], later };
-        },
+        snapshot: (sub) => this.snapshot(sub),
       },
     });
-    this.userChannels = new UserChannels({
-      orders: this.userOrders,
-      liveOrders: async (party) => {
-        const r = await fetchLiveOrders(deps.engine, party, undefined, 2_000);
-        return r.ok ? r.orders : null;
-      },
-      lastFills: async (party, n) => {
-        if (!deps.db.configured) return null;
-        try {
-          return (await deps.db.read(EMPTY_PAGE, (sql) => listFills(sql, { party, limit: n }))).items;
-        } catch {
-          return null;
-        }
-      },
-      head: () => this.source?.position ?? null,
-      logger: deps.logger,
-    });
-    this.books = new BookStream({
-      readBook: async (market, depth) => parseBook(await deps.engine.getJson<unknown>(`/v1/orderbook?depth=${depth}&market=${encodeURIComponent(market)}`)),
-      publish: (f) => this.hub.publish(f),
-      registry: deps.metrics.registry,
-      logger: deps.logger,
-    });
+    const composed = deps.features({ publish: (f) => this.publish(f), head: () => this.source?.position ?? null });
+    this.features = composed.features;
+    this.queries = composed.queries;
   }
 
   private markCaughtUp(): void {
@@ -271,7 +240,7 @@ export class LiveRuntime implements LiveView {
     if (startAfter === null && prefillFrom !== null) startAfter = prefillFrom;
     if (startAfter !== null) this.hub.markCoveredAfter(startAfter);
     this.liveState.coveredAfter = startAfter;
-    await this.commitments.seed(db, startAfter);
+    await this.startFeatures(startAfter);
     this.epochs.set(await this.epochs.derive({ store: true }));
 
     if (jetstream) {
@@ -301,13 +270,6 @@ export class LiveRuntime implements LiveView {
       });
     }
     this.source.start();
-    this.accounts.start();
-    // The trade tape up to where the stream starts, read beside the live path (recent-trades.ts).
-    if (startAfter !== null && db.configured) {
-      this.recentTrades.seed(() => tradesFromDatabase(db, startAfter)).catch((err: unknown) => {
-        logger.warn({ err: (err as Error).message }, 'stream: trade tape not seeded from the database');
-      });
-    }
 
     this.poller = new OrderbookPoller({
       engine,
@@ -315,13 +277,13 @@ export class LiveRuntime implements LiveView {
       pollMs: config.wsOrderbookPollMs,
       onFrame: (f) => {
         this.liveState.observe(f);
-        this.hub.publish(f);
+        this.publish(f);
       },
-      onBook: (book, depth) => this.books.polled(book, depth),
+      onBook: (book, depth) => this.each('polled', (f) => f.polled?.(book, depth)),
       // Rule 1 is judged again for the connections already open whenever the market list loads or changes.
       onMarkets: (known) => {
         this.hub.setKnownMarkets(known);
-        this.books.markets(known);
+        this.each('markets', (f) => f.markets?.(known));
       },
       logger,
     });
@@ -355,66 +317,125 @@ export class LiveRuntime implements LiveView {
     });
   }
 
-  /** Each engine event, in seq order, once (the sink's guarantees): the listeners, then the projections. */
+  /**
+   * Each engine event, in seq order, once (the sink's guarantees): the stream's own projections
+   * (epoch, candles, passthrough, positions, balances, trades), then every feature in list order,
+   * each one's frames published before the next feature is called.
+   */
   private onEvent(event: EngineEvent): void {
-    for (const listener of this.deps.listeners) {
-      try {
-        listener.event(event);
-      } catch (err) {
-        this.deps.logger.error({ err, seq: event.seq, kind: event.kind }, 'engine event listener failed');
-      }
-    }
     // A replica goes live with the first event after the head its stream had at start, before that
     // event's frames are published (catch-up frames before it are never live for anyone).
     if (!this.caughtUpDone && this.jetstream?.isLive(event.seq)) this.markCaughtUp();
     if (this.liveState.coveredAfter === null) this.liveState.coveredAfter = event.seq - 1;
     this.epochs.observe(event, () => this.hub.epochChanged());
-    this.commitments.observe(event);
     const { state, frames } = project(this.state, event);
     this.state = state;
-    for (const f of frames) this.observe(f);
-    frames.push(...this.accounts.onEvent(event));
-    this.hub.publishAll(frames);
-    const user = this.userOrders.apply(event);
-    for (const f of user) {
-      this.userChannels.observe(f);
-      this.outcomes.observe(f);
+    for (const f of frames) if (f.kind === 'position.update' || f.kind === 'balance.update') this.liveState.observe(f);
+    this.publishAll(frames);
+    for (const feature of this.features) {
+      if (!feature.event) continue;
+      let out: readonly Frame[] | void;
+      try {
+        out = feature.event(event);
+      } catch (err) {
+        this.deps.logger.error({ err, seq: event.seq, kind: event.kind, feature: feature.name }, 'live feature failed on an event');
+        continue;
+      }
+      if (out && out.length > 0) this.publishAll(out);
     }
-    this.hub.publishAll(user);
-    this.books.event(event);
     // ... and at the latest once the head's own event is published (no later event can come first).
     if (!this.caughtUpDone && this.jetstream?.caughtUp) this.markCaughtUp();
   }
 
-  private observe(f: Frame): void {
-    if (f.kind === 'position.update' || f.kind === 'balance.update') this.liveState.observe(f);
-    else if (f.kind === 'trade') this.recentTrades.observe(f);
+  /** Publishes on the hub, then tells every feature (the contract's `frame`). */
+  private publish(frame: Frame): number {
+    const n = this.hub.publish(frame);
+    this.tellFrame(frame);
+    return n;
+  }
+
+  private publishAll(frames: readonly Frame[]): void {
+    if (frames.length === 0) return;
+    this.hub.publishAll(frames as Frame[]);
+    for (const f of frames) this.tellFrame(f);
+  }
+
+  private tellFrame(frame: Frame): void {
+    for (const feature of this.features) {
+      if (!feature.frame) continue;
+      try {
+        feature.frame(frame);
+      } catch (err) {
+        this.deps.logger.error({ err, seq: frame.seq, kind: frame.kind, feature: feature.name }, 'live feature failed on a frame');
+      }
+    }
+  }
+
+  /** Calls `hook` for every feature in list order; a throw is logged with the feature's name and the others still run. */
+  private each(what: string, hook: (feature: LiveFeature<Subscription>) => void): void {
+    for (const feature of this.features) {
+      try {
+        hook(feature);
+      } catch (err) {
+        this.deps.logger.error({ err, feature: feature.name }, `live feature failed: ${what}`);
+      }
+    }
+  }
+
+  /** The features' batch hooks nested around one delivery, the first feature's outermost. */
+  private inBatches(from: number, deliver: () => void): void {
+    for (let i = from; i < this.features.length; i++) {
+      const feature = this.features[i]!;
+      if (feature.batch) return feature.batch(() => this.inBatches(i + 1, deliver));
+    }
+    deliver();
+  }
+
+  /** Every feature's start, concurrently, before the source delivers; a failure is logged, the start goes on. */
+  private async startFeatures(startAfter: number | null): Promise<void> {
+    await Promise.all(
+      this.features.map(async (feature) => {
+        try {
+          await feature.start?.(startAfter);
+        } catch (err) {
+          this.deps.logger.error({ err, feature: feature.name }, 'live feature failed to start');
+        }
+      }),
+    );
+  }
+
+  /** A connection's snapshot: the stream's own state, then each feature's part in list order (later parts in the same order). */
+  private snapshot(sub: Subscription): { frames: Frame[]; later: Promise<Frame[]> | null } {
+    const own = this.liveState.build(sub);
+    const frames = [...own.frames];
+    const later: Array<Promise<readonly Frame[]>> = own.later ? [own.later] : [];
+    for (const feature of this.features) {
+      let part: FeatureSnapshot | null | undefined;
+      try {
+        part = feature.snapshot?.(sub);
+      } catch (err) {
+        this.deps.logger.error({ err, feature: feature.name }, 'live feature failed: snapshot');
+        continue;
+      }
+      if (!part) continue;
+      frames.push(...part.frames);
+      if (part.later) later.push(part.later.catch(() => []));
+    }
+    return { frames, later: later.length === 0 ? null : Promise.all(later).then((parts) => parts.flat()) };
   }
 
   /**
    * The engine's history was replaced; the source resumes after `head` of the new one once this
-   * resolves. Nothing of the old history survives: projections, snapshot state, books, replay,
-   * and the listeners are told.
+   * resolves. Nothing of the old history survives: projections, snapshot state, replay, and every
+   * feature is told (in list order).
    */
   private async onHistoryReplaced(head: number): Promise<void> {
     const previous = this.epochs.current;
     const epoch = await this.epochs.derive({ store: false });
     this.state = initialProjectionState();
-    this.commitments.reset();
     this.liveState.reset(head);
-    this.accounts.reset();
     this.poller?.forget();
-    this.books.reset();
-    this.userOrders.clear();
-    this.userChannels.reset();
-    this.recentTrades.reset();
-    for (const listener of this.deps.listeners) {
-      try {
-        listener.replaced?.(head);
-      } catch (err) {
-        this.deps.logger.error({ err }, 'engine event listener failed to reset');
-      }
-    }
+    this.each('replaced', (f) => f.replaced?.(head));
     this.epochs.set(epoch);
     this.hub.announceReset(previous, head);
     this.deps.logger.warn({ epoch, previousEpoch: previous, head }, 'stream: engine history replaced; clients told to reset');
@@ -422,21 +443,27 @@ export class LiveRuntime implements LiveView {
 
   orderOutcome(orderId: string, waitMs: number): Promise<string | null> {
     if (!this.enabled || !this.started) return Promise.resolve(null);
-    return this.outcomes.reason(orderId, waitMs);
+    return this.queries.orderOutcome(orderId, waitMs);
   }
 
   /** Stops the engine side. Clients are closed (1001) by the stream plugin when the app closes. */
   async stop(): Promise<void> {
     this.markCaughtUp(); // nothing more will come: connections still waiting are released (and closed with the app)
     this.lagNotice?.stop();
-    this.books.stop();
-    this.accounts.stop();
     await Promise.all([this.source?.stop(), this.poller?.stop()]);
-    await this.commitments.close();
+    await Promise.all(
+      this.features.map(async (feature) => {
+        try {
+          await feature.stop?.();
+        } catch (err) {
+          this.deps.logger.error({ err, feature: feature.name }, 'live feature failed to stop');
+        }
+      }),
+    );
   }
 
   commitmentStatus(): CommitmentStatus | null {
-    return this.enabled ? this.commitments.status() : null;
+    return this.enabled ? this.queries.commitmentStatus() : null;
   }
 
   /** A runtime that was never started reports itself disabled (nothing to be ready for). */

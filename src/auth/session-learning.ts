@@ -3,13 +3,15 @@
 // session authorization the gateway proxied. Both say the same facts (party, session id, public
 // key, expiry); each is learnt here, in one place.
 import type { EngineEvent } from '../contracts/engine-event.js';
-import type { EngineEventListener } from '../contracts/engine-event-source.js';
+import type { LiveFeature } from '../contracts/live-feature.js';
 import type { SessionKeys } from './session-keys.js';
 
-export class SessionLearning implements EngineEventListener {
+export class SessionLearning implements LiveFeature {
+  readonly name = 'session-keys';
+
   constructor(private readonly sessions: SessionKeys) {}
 
-  /** A `session.authorized` event (the live runtime's sink tells every event). */
+  /** A `session.authorized` event (a live feature: the runtime tells it every event, first of all). */
   event(event: EngineEvent): void {
     if (event.kind !== 'session.authorized' || !event.party) return;
     const p = event.payload as { sessionId?: unknown; sessionPublicKey?: unknown; expiresAt?: unknown };

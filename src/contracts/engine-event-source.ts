@@ -69,16 +69,4 @@ export interface EngineEventSource {
   readonly gap: string | undefined;
 }
 
-/**
- * A follower of the engine's history beside the stream's projections (the session keys today;
- * anything that keeps state from engine events plugs in the same way). The live runtime's sink
- * tells every listener each event it receives, in the sink's order and under its guarantees,
- * before the event is projected; and each replacement of the history, before anything of the new
- * one. A throw is logged by the runtime and the event still counts as delivered (to the others,
- * and to the projections).
- */
-export interface EngineEventListener {
-  event(event: EngineEvent): void;
-  /** The history was replaced; the next event is after `head` of the new one. State kept from the old history should be dropped. */
-  replaced?(head: number): void;
-}
+// The followers of the history beside the stream's projections are LiveFeatures (live-feature.ts).

@@ -12,6 +12,14 @@
 import type { EngineEvent } from './engine-event.js';
 import type { Frame } from './frame.js';
 
+/** The engine's book of one market as a poll read it, at the engine's seq of the read. */
+export interface PolledBook {
+  readonly market: string;
+  readonly seq: number;
+  readonly bids: ReadonlyArray<readonly [string, string]>;
+  readonly asks: ReadonlyArray<readonly [string, string]>;
+}
+
 /** What a feature adds to a new connection's (or a subscribe's) snapshot. */
 export interface FeatureSnapshot {
   /** Frames written at once, in the feature's list order after the earlier features' frames. */
@@ -41,8 +49,12 @@ export interface FeatureSnapshot {
 export interface LiveFeature<Sub = unknown> {
   /** A short name for logs and metrics ("books", "user-channels", …). */
   readonly name: string;
-  /** Once, when the runtime starts (after the epoch is known, before the source delivers). */
-  start?(): void;
+  /**
+   * Once, when the runtime starts, before the source delivers anything: the stream starts after
+   * `startAfter` (the mirror's newest seq), or live from the engine's head when null. Awaited
+   * (all features concurrently); a rejection is logged and the start goes on.
+   */
+  start?(startAfter: number | null): void | Promise<void>;
   /** The next event of the history; returns the frames to publish for it, if any. */
   event?(event: EngineEvent): readonly Frame[] | void;
   /** Every frame published on the live path, after the hub was given it. */
@@ -57,6 +69,8 @@ export interface LiveFeature<Sub = unknown> {
   subscriptionChanged?(before: Sub | null, after: Sub | null): void;
   /** The engine's market list loaded or changed. */
   markets?(known: ReadonlySet<string>): void;
+  /** A poll of the engine's own book of one market (every poll, changed or not), read at `depth`. */
+  polled?(book: PolledBook, depth: number): void;
   /** Shutdown: release timers, workers and connections. */
   stop?(): void | Promise<void>;
 }

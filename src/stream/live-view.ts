@@ -5,6 +5,7 @@ import type { StreamFanout } from './fanout.js';
 import type { StreamMetrics } from './metrics.js';
 import type { CommitmentStatus } from '../contracts/commitment-status.js';
 import type { AccountBook } from './account-book.js';
+import type { BookStream } from './book-stream.js';
 
 /** What the live stream runtime reports to /readyz and /metrics. */
 export interface LiveStatus {
@@ -49,5 +50,17 @@ export interface LiveView {
    */
   orderOutcome(orderId: string, waitMs: number): Promise<string | null>;
   /** The commitment check (docs/verification.md); null when the live runtime is disabled. */
+  commitmentStatus(): CommitmentStatus | null;
+}
+
+/**
+ * What the edge (and tests) may ask of the live features, answered by the composition that lists
+ * them (src/live-features.ts): the runtime forwards these and knows no feature behind them.
+ */
+export interface LiveFeatureQueries {
+  readonly accounts?: AccountBook;
+  /** The order books kept from the events (tests compare them with the engine's). */
+  readonly books?: BookStream;
+  orderOutcome(orderId: string, waitMs: number): Promise<string | null>;
   commitmentStatus(): CommitmentStatus | null;
 }

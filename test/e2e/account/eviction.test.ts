@@ -122,13 +122,13 @@ describe('account book eviction against the reference engine', () => {
     const second = await a.placeOrder({ market: MARKET, side: 'buy', type: 'limit', size: '0.01', price: '58000' });
     expect(second.body.status).toBe('open');
     const first = await synced(a);
-    expect(live.accounts.isComplete(a.id)).toBe(true);
+    expect(live.queries.accounts!.isComplete(a.id)).toBe(true);
     await asFresh(a, first);
 
     // B is read: the cap (one party for reads alone) evicts A.
     await synced(b);
-    expect(live.accounts.isComplete(a.id)).toBe(false);
-    expect(live.accounts.isComplete(b.id)).toBe(true);
+    expect(live.queries.accounts!.isComplete(a.id)).toBe(false);
+    expect(live.queries.accounts!.isComplete(b.id)).toBe(true);
     expect(await gauge('complete')).toBe(1);
     expect(await gw.deps.metrics.registry.getSingleMetricAsString('bff_account_evictions_total')).toMatch(/bff_account_evictions_total [1-9]/);
 
@@ -142,14 +142,14 @@ describe('account book eviction against the reference engine', () => {
     expect((await b.placeOrder({ market: MARKET, side: 'buy', type: 'limit', size: '0.004', price: '59500' })).body.status).toBe('filled');
 
     const again = await synced(a);
-    expect(live.accounts.isComplete(a.id)).toBe(true);
-    expect(live.accounts.isComplete(b.id)).toBe(false); // A's read evicted B in turn
+    expect(live.queries.accounts!.isComplete(a.id)).toBe(true);
+    expect(live.queries.accounts!.isComplete(b.id)).toBe(false); // A's read evicted B in turn
     expect(again.positions).toMatchObject([{ market: MARKET, size: '0.0350000000', markPrice: '59500.0000000000' }]);
     expect(again.orders.map((o) => o.remaining)).toEqual(['0.0350000000', '0.0100000000']);
     await asFresh(a, again);
 
     // Idle: evicted by the sweep without any other read.
-    await waitFor(() => !live.accounts.isComplete(a.id), IDLE_MS * 10, 'idle eviction');
+    await waitFor(() => !live.queries.accounts!.isComplete(a.id), IDLE_MS * 10, 'idle eviction');
     expect(await gauge('complete')).toBe(0);
     await asFresh(a, await synced(a));
   });
@@ -180,9 +180,9 @@ describe('account book eviction against the reference engine', () => {
           }
           // Read the other party first, then this one: the cap of one evicts each in turn.
           for (const p of [parties[1 - cmd.who]!, c]) {
-            if (!live.accounts.isComplete(p.id)) reseeded++;
+            if (!live.queries.accounts!.isComplete(p.id)) reseeded++;
             const account = await synced(p);
-            expect(live.accounts.isComplete(parties[0]!.id) && live.accounts.isComplete(parties[1]!.id)).toBe(false);
+            expect(live.queries.accounts!.isComplete(parties[0]!.id) && live.queries.accounts!.isComplete(parties[1]!.id)).toBe(false);
             await asFresh(p, account);
           }
         }
@@ -203,7 +203,7 @@ describe('account book eviction against the reference engine', () => {
       await synced(b);
       await synced(other);
       await new Promise((resolve) => setTimeout(resolve, IDLE_MS * 2));
-      expect(live.accounts.isComplete(a.id)).toBe(true);
+      expect(live.queries.accounts!.isComplete(a.id)).toBe(true);
       // Its changes keep coming as frames (only a complete party has them).
       expect((await faucet(engine.url, engine.adminToken, a.id, '1.25')).body.ok).toBe(true);
       await ws.waitFor((ms) => ms.some((m) => m.kind === 'account.update' && m.payload.collateral === '5001.2500000000'));
@@ -213,7 +213,7 @@ describe('account book eviction against the reference engine', () => {
       expect(un.kind).toBe('stream.ack');
       expect(await gauge('held')).toBe(0);
       await synced(b);
-      expect(live.accounts.isComplete(a.id)).toBe(false);
+      expect(live.queries.accounts!.isComplete(a.id)).toBe(false);
 
       // Events while evicted, then a subscribe message holds it again: its snapshot is the seeded account.
       expect((await other.placeOrder({ market: 'SOL-PERP', side: 'sell', type: 'limit', size: '1', price: '150' })).body.ok).toBe(true);
@@ -229,7 +229,7 @@ describe('account book eviction against the reference engine', () => {
       expect({ ...snap.payload, asOfSeq: 0 }).toEqual({ ...read, asOfSeq: 0 });
       await asFresh(a, read);
       await synced(b);
-      expect(live.accounts.isComplete(a.id)).toBe(true);
+      expect(live.queries.accounts!.isComplete(a.id)).toBe(true);
     } finally {
       ws.ws.close();
       await ws.closed;
@@ -238,7 +238,7 @@ describe('account book eviction against the reference engine', () => {
     await waitFor(() => live.hub.size === 0, 5_000, 'released on close');
     expect(await gauge('held')).toBe(0);
     await synced(b);
-    expect(live.accounts.isComplete(a.id)).toBe(false);
+    expect(live.queries.accounts!.isComplete(a.id)).toBe(false);
     expect(ws.schemaErrors).toEqual([]);
   });
 });

@@ -129,7 +129,7 @@ describe('order book deltas (reference engine + simulator)', () => {
     const live = gw.deps.live as LiveRuntime;
     const client = await connect(gw.url, 'kinds=orderbook.delta&markets=ETH-PERP&depth=50');
     await client.waitFor((m) => m.some((x) => x.kind === 'orderbook.snapshot'));
-    const book = live.books.keeper.book('ETH-PERP')!;
+    const book = live.queries.books!.keeper.book('ETH-PERP')!;
     const target = await engineBook('ETH-PERP');
     expect(book.seq).toBe(target.seq);
     // Corrupt the gateway's book at the same seq (as a lost event would): a phantom best bid.

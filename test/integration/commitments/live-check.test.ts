@@ -62,7 +62,7 @@ describe('live commitment check', () => {
     engine.push(...tampered);
     await stack.live.start();
     await waitFor(() => {
-      const st = stack!.live.commitments.status();
+      const st = stack!.live.commitmentStatus()!;
       return st.match + st.mismatch + st.skipped === count('engine.user_batch_committed') + count('outbound.batch_committed');
     }, 10_000, 'every claim checked');
 
@@ -105,9 +105,9 @@ describe('a gateway started mid-batch', () => {
     engine.push(...history.slice(cut));
     const claims = history.slice(cut).filter((e) => e.kind === 'engine.user_batch_committed' || e.kind === 'outbound.batch_committed').length;
     await waitFor(() => {
-      const s = stack!.live.commitments.status();
+      const s = stack!.live.commitmentStatus()!;
       return s.match + s.mismatch + s.skipped === claims;
     }, 10_000, 'claims after the cut checked');
-    expect(stack.live.commitments.status()).toMatchObject({ match: claims, mismatch: 0, skipped: 0 });
+    expect(stack!.live.commitmentStatus()!).toMatchObject({ match: claims, mismatch: 0, skipped: 0 });
   }, 30_000);
 });

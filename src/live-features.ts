@@ -1,0 +1,137 @@
+// The live path's features, listed once (docs/architecture.md "The live path"). Every follower of
+// the engine's history beside the stream's own projections is a LiveFeature
+// (src/contracts/live-feature.ts) in FEATURE ORDER below; the runtime (src/live.ts) calls them in
+// that order for each event, snapshot, replacement, start and stop, and knows none of them. A new
+// feature is a module of its own and one entry here.
+//
+// Order matters where a feature relies on another having seen the same event, and it is the order
+// of a connection's snapshot: the session keys first (a proof signed by a key the same chunk
+// authorised verifies), then the commitment check, the accounts, the user channels, the trade
+// tape and last the order books (their deltas are made once per batch, after every other frame).
+//
+// What the HTTP edge asks of the features (an account, an order's end, the commitment status) is
+// answered through `queries` (LiveFeatureQueries), so the edge never reaches a feature either.
+import type { Config } from './config/env.js';
+import type { Database } from './db/database.js';
+import type { EngineClient } from './engine/client.js';
+import type { Metrics } from './metrics.js';
+import type { FeatureSnapshot, LiveFeature } from './contracts/live-feature.js';
+import type { Frame } from './contracts/frame.js';
+import type { SessionKeys } from './auth/session-keys.js';
+import { SessionLearning } from './auth/session-learning.js';
+import { LiveCommitments } from './commitments/live-commitments.js';
+import { AccountBook } from './stream/account-book.js';
+import { UserFeed } from './stream/user-feed.js';
+import { RecentTrades, tradesFromDatabase } from './stream/recent-trades.js';
+import { BookStream } from './stream/book-stream.js';
+import { parseBook } from './engine/orderbook-poller.js';
+import { fetchLiveOrders } from './http/reads/live-orders.js';
+import { listFills } from './db/queries/fills.js';
+import { EMPTY_PAGE } from './db/queries/page.js';
+import type { Subscription } from './stream/subscription.js';
+import type { ComposeLiveFeatures } from './live.js';
+import type { FastifyBaseLogger } from 'fastify';
+
+export interface LiveFeatureDeps {
+  config: Config;
+  logger: FastifyBaseLogger;
+  db: Database;
+  engine: EngineClient;
+  metrics: Metrics;
+  sessions: SessionKeys;
+}
+
+/** The gateway's live features. */
+export function liveFeatures(deps: LiveFeatureDeps): ComposeLiveFeatures {
+  return (context) => {
+    const { config, logger, db, engine, metrics } = deps;
+    const commitments = new LiveCommitments(metrics.registry, logger);
+    const accounts = new AccountBook({
+      db,
+      logger,
+      idleMs: config.accountIdleMs,
+      maxReadParties: config.accountReadPartiesMax,
+      registry: metrics.registry,
+    });
+    const user = new UserFeed({
+      liveOrders: async (party) => {
+        const r = await fetchLiveOrders(engine, party, undefined, 2_000);
+        return r.ok ? r.orders : null;
+      },
+      lastFills: async (party, n) => {
+        if (!db.configured) return null;
+        try {
+          return (await db.read(EMPTY_PAGE, (sql) => listFills(sql, { party, limit: n }))).items;
+        } catch {
+          return null;
+        }
+      },
+      head: context.head,
+      logger,
+    });
+    const trades = new RecentTrades();
+    const books = new BookStream({
+      readBook: async (market, depth) => parseBook(await engine.getJson<unknown>(`/v1/orderbook?depth=${depth}&market=${encodeURIComponent(market)}`)),
+      publish: context.publish,
+      registry: metrics.registry,
+      logger,
+    });
+
+    const features: LiveFeature<Subscription>[] = [
+      new SessionLearning(deps.sessions),
+      {
+        name: 'commitments',
+        start: (startAfter) => commitments.seed(db, startAfter),
+        event: (e) => commitments.observe(e),
+        replaced: () => commitments.reset(),
+        stop: () => commitments.close(),
+      },
+      {
+        name: 'accounts',
+        start: () => accounts.start(),
+        event: (e) => accounts.onEvent(e),
+        snapshot: (sub) => later(accounts.snapshot(sub)),
+        subscriptionChanged: (before, after) => accounts.subscriptionChanged(before, after),
+        replaced: () => accounts.reset(),
+        stop: () => accounts.stop(),
+      },
+      user,
+      {
+        name: 'trade-tape',
+        // The tape up to where the stream starts, read beside the live path (recent-trades.ts): nothing waits for it.
+        start: (startAfter) => {
+          if (startAfter === null || !db.configured) return;
+          trades.seed(() => tradesFromDatabase(db, startAfter)).catch((err: unknown) => {
+            logger.warn({ err: (err as Error).message }, 'stream: trade tape not seeded from the database');
+          });
+        },
+        frame: (f) => trades.observe(f),
+        snapshot: (sub) => ({ frames: trades.snapshot(sub) }),
+        replaced: () => trades.reset(),
+      },
+      {
+        name: 'books',
+        event: (e) => books.event(e),
+        batch: (deliver) => books.batch(deliver),
+        snapshot: (sub) => ({ frames: books.snapshot(sub) }),
+        markets: (known) => books.markets(known),
+        polled: (book, depth) => books.polled(book, depth),
+        replaced: () => books.reset(),
+        stop: () => books.stop(),
+      },
+    ];
+    return {
+      features,
+      queries: {
+        accounts,
+        books,
+        commitmentStatus: () => commitments.status(),
+        orderOutcome: (orderId, waitMs) => user.outcome(orderId, waitMs),
+      },
+    };
+  };
+}
+
+function later(frames: Promise<Frame[]> | null): FeatureSnapshot {
+  return { frames: [], later: frames };
+}
