@@ -22,11 +22,11 @@
 // below the position at the stream seq where it already was (same stream-seq offset) is a
 // redelivery after such a recreation or after a tail was republished: skipped, never taken for a
 // replaced history.
-import { AckPolicy, DeliverPolicy, nanos, type Consumer, type ConsumerMessages, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
+import { AckPolicy, DeliverPolicy, nanos, type Consumer, type ConsumerMessages, type JetStreamManager, type NatsConnection } from 'nats';
 import type { FastifyBaseLogger } from 'fastify';
 import { parseEngineEvent, type EngineEvent } from '../contracts/engine-event.js';
 import type { EngineEventSink, EngineEventSource } from '../contracts/engine-event-source.js';
-import { connectNats, streamBounds, streamSeqFor, streamTail, type StreamBounds } from './jetstream.js';
+import { connectNats, isNotFound, streamBounds, streamSeqFor, streamTail, type StreamBounds } from './jetstream.js';
 import { EngineLag } from './engine-lag.js';
 import { OrderedDelivery, WakeableSleep, type SourceMetrics } from '../engine/ordered-delivery.js';
 import { traced } from '../tracing/index.js';
@@ -68,6 +68,8 @@ const WATCH_MS = 1_000;
 const API_TIMEOUT_MS = 2_000;
 /** A consumer of this replica's left unused this long is removed by the server (one made before a crash or a recreation). */
 const CONSUMER_IDLE_MS = 30_000;
+/** How long the stream is read message by message when no consumer can be made, before trying one again. */
+const DIRECT_READ_MS = 5_000;
 
 export class JetStreamSource implements EngineEventSource {
   private readonly delivery: OrderedDelivery;
@@ -213,18 +215,26 @@ export class JetStreamSource implements EngineEventSource {
 
   private async loop(): Promise<void> {
     let attempt = 0;
+    let failures = 0;
+    let lastFailureLog = 0;
     while (!this.stopped) {
       try {
         await this.consumeOnce();
         attempt = 0;
       } catch (err) {
-        if (!this.stopped) this.options.logger.warn({ err: (err as Error).message }, 'JetStream source: consume failed');
+        // One line per 10 s of failures (with how many), not one per retry during an outage.
+        failures++;
+        if (!this.stopped && Date.now() - lastFailureLog >= 10_000) {
+          this.options.logger.warn({ err: (err as Error).message, failures, server: this.nc?.info?.server_name }, 'JetStream source: consume failed');
+          lastFailureLog = Date.now();
+          failures = 0;
+        }
       }
       this.connectedNow = false;
       this.messages = null;
       if (this.stopped) break;
       this.options.metrics.reconnects.inc();
-      await this.pause.sleep(Math.min(2_000, 100 * 2 ** Math.min(attempt++, 5)));
+      await this.pause.sleep(Math.min(500, 100 * 2 ** Math.min(attempt++, 3)));
     }
   }
 
@@ -241,7 +251,7 @@ export class JetStreamSource implements EngineEventSource {
         this.messages = batch;
         for await (const m of batch) {
           if (this.stopped) break;
-          await this.handle(m);
+          await this.handle({ seq: m.seq, text: m.string() });
         }
         this.messages = null;
       }
@@ -280,19 +290,51 @@ export class JetStreamSource implements EngineEventSource {
       });
     }
     const startSeq = (await streamSeqFor(jsm, this.options.stream, this.last! + 1, bounds)) ?? bounds.lastStreamSeq + 1;
-    const info = await jsm.consumers.add(this.options.stream, {
-      ack_policy: AckPolicy.None,
-      deliver_policy: DeliverPolicy.StartSequence,
-      opt_start_seq: startSeq,
-      filter_subject: this.options.subject,
-      mem_storage: true,
-      num_replicas: 1,
-      inactive_threshold: nanos(CONSUMER_IDLE_MS),
-    });
+    let info;
+    try {
+      info = await jsm.consumers.add(this.options.stream, {
+        ack_policy: AckPolicy.None,
+        deliver_policy: DeliverPolicy.StartSequence,
+        opt_start_seq: startSeq,
+        filter_subject: this.options.subject,
+        mem_storage: true,
+        num_replicas: 1,
+        inactive_threshold: nanos(CONSUMER_IDLE_MS),
+      });
+    } catch (err) {
+      // Making a consumer needs the cluster's meta leader, reading a message only the stream's
+      // leader: after a server death the stream is often readable again seconds before consumers
+      // can be made. Meanwhile the stream is read message by message; then a consumer is tried again.
+      this.options.logger.info({ err: (err as Error).message, streamSeq: startSeq }, 'JetStream source: no consumer yet; reading the stream directly');
+      await this.readDirectly(jsm, startSeq);
+      throw err;
+    }
     const consumer = await nc.jetstream({ timeout: API_TIMEOUT_MS }).consumers.get(this.options.stream, info.name);
     this.connectedNow = true;
     this.options.logger.info({ after: this.last, streamSeq: startSeq, consumer: info.name, server: nc.info?.server_name }, 'JetStream source: consuming');
     return { consumer, name: info.name };
+  }
+
+  /**
+   * Reads the stream from `streamSeq` by message gets (64 at a time) for up to DIRECT_READ_MS,
+   * delivering through the same path as a consumer's messages. Ends early on an error.
+   */
+  private async readDirectly(jsm: JetStreamManager, streamSeq: number): Promise<void> {
+    const until = Date.now() + DIRECT_READ_MS;
+    let seq = streamSeq;
+    while (!this.stopped && !this.renew && Date.now() < until) {
+      const last = (await jsm.streams.info(this.options.stream)).state.last_seq;
+      if (seq > last) {
+        await this.pause.sleep(100);
+        continue;
+      }
+      const seqs = Array.from({ length: Math.min(64, last - seq + 1) }, (_, i) => seq + i);
+      const stored = await Promise.all(seqs.map((n) => jsm.streams.getMessage(this.options.stream, { seq: n }).catch((err: unknown) => (isNotFound(err) ? null : Promise.reject(err)))));
+      for (const m of stored) {
+        if (m && m.subject === this.options.subject) await this.handle({ seq: m.seq, text: new TextDecoder().decode(m.data) });
+      }
+      seq += seqs.length;
+    }
   }
 
   private serially(fn: () => Promise<void>): Promise<void> {
@@ -302,12 +344,12 @@ export class JetStreamSource implements EngineEventSource {
   }
 
   /** One message of the consumer, after whatever delivery is running (serial). */
-  private handle(m: JsMsg): Promise<void> {
+  private handle(m: { seq: number; text: string }): Promise<void> {
     return this.serially(() => this.handleNow(m));
   }
 
-  private async handleNow(m: JsMsg): Promise<void> {
-    const event = parseEngineEvent(m.string());
+  private async handleNow(m: { seq: number; text: string }): Promise<void> {
+    const event = parseEngineEvent(m.text);
     if (!event) {
       this.options.logger.warn({ streamSeq: m.seq }, 'JetStream source: malformed event ignored');
       return;

@@ -99,6 +99,8 @@ export async function startTestRelay(o: {
   maxBytes?: number;
   replicas?: number;
   engineHead?: () => Promise<number | null>;
+  /** Where its metrics go (a fresh registry otherwise). */
+  registry?: Registry;
 }): Promise<EngineRelay> {
   const relay = new EngineRelay({
     url: o.natsUrl ?? NATS_URL,
@@ -114,7 +116,7 @@ export async function startTestRelay(o: {
     emptyStreamStartAfter: async () => 0,
     fillFrom: null,
     logger: pino({ level: process.env.FLEET_TEST_LOG ?? 'silent', base: { role: 'test-relay' } }),
-    registry: new Registry(),
+    registry: o.registry ?? new Registry(),
   });
   await relay.start();
   return relay;

@@ -159,18 +159,6 @@ export class NatsCluster {
     }, timeoutMs, `stream ${stream} led with ${followers} current followers`);
   }
 
-  /** Asks the stream's leader to step down until `name` leads it (each step-down is an election). */
-  async makeLeader(stream: string, name: string, followers: number): Promise<void> {
-    for (let i = 0; i < 20; i++) {
-      const c = (await waitFor(() => this.streamCluster(stream), 20_000, 'stream leader'))!;
-      if (c.leader === name) return;
-      await (await this.adminConnection()).request(`$JS.API.STREAM.LEADER.STEPDOWN.${stream}`, undefined, { timeout: 2_000 }).catch(() => undefined);
-      await waitFor(async () => ((await this.streamCluster(stream))?.leader ?? c.leader) !== c.leader, 20_000, 'a new stream leader');
-      await this.streamHealthy(stream, followers);
-    }
-    throw new Error(`${name} never became the leader of ${stream}`);
-  }
-
   node(name: string): NatsNode {
     const n = this.nodes.find((x) => x.name === name);
     if (!n) throw new Error(`no node ${name}`);
