@@ -92,6 +92,8 @@ export class JetStreamSource implements EngineEventSource {
   /** Where the position was last seen to move, and when. */
   private progress = { seq: null as number | null, at: Date.now() };
   private lastRecovery = 0;
+  /** Recoveries since the position last moved. */
+  private recoveries = 0;
   private reportedBehind = false;
   /** Stream seq minus engine seq of the stream's messages (constant within one history), null until known. */
   private offset: number | null = null;
@@ -392,7 +394,10 @@ export class JetStreamSource implements EngineEventSource {
       const head = await this.observeHead();
       if (head !== null) this.lag.observe(head);
       const now = Date.now();
-      if (this.last !== this.progress.seq) this.progress = { seq: this.last, at: now };
+      if (this.last !== this.progress.seq) {
+        this.progress = { seq: this.last, at: now };
+        this.recoveries = 0;
+      }
       const lag = this.lagStatus(now);
       // The event-age gauge must not freeze while the replica is behind: it is at least the lag.
       if ((lag.events ?? 0) > 0 || lag.behind) this.options.metrics.lagSeconds.set(Math.max(lag.seconds, this.eventAge(now)));
@@ -441,6 +446,14 @@ export class JetStreamSource implements EngineEventSource {
       'JetStream source: stalled behind the engine; making a new consumer from the position',
     );
     this.options.metrics.reconnects.inc();
+    // Still stalled at the second attempt in a row: the server this connection is on may be the
+    // problem without having closed the socket (paused, half-partitioned; pings take seconds to
+    // tell): move to another server of the cluster too.
+    if (++this.recoveries >= 2 && this.nc && !this.nc.isClosed()) {
+      this.recoveries = 0;
+      this.options.logger.warn({ server: this.nc.info?.server_name }, 'JetStream source: still stalled; moving to another NATS server');
+      void this.nc.reconnect().catch(() => undefined);
+    }
     this.renew = true;
     this.messages?.stop();
     this.pause.wake();
