@@ -36,6 +36,9 @@ export function nginxBinary(): string | null {
   return null;
 }
 
+/** nginx's own errors sent to the JSON pages of the template (repeated in every level with an error_page of its own). */
+const ERROR_PAGES = ['    error_page 429 = @too_many_connections;', ...['413', '500', '502', '503', '504'].map((c) => `    error_page ${c} = @e${c};`)].join('\n');
+
 export function renderNginxConfig(o: NginxOptions & { prefix: string }): string {
   const servers = o.upstreams.map((u) => `    server ${u} max_fails=1 fail_timeout=2s;`).join('\n');
   // Started by root (CI, containers), nginx would switch its workers to `nobody`, who cannot write
@@ -49,7 +52,8 @@ export function renderNginxConfig(o: NginxOptions & { prefix: string }): string 
     .replaceAll('{{WORKER_CONNECTIONS}}', String(o.workerConnections ?? 16_384))
     .replaceAll('{{PREFIX}}', o.prefix)
     .replaceAll('{{LISTEN}}', o.listen)
-    .replaceAll('{{UPSTREAM_SERVERS}}', servers);
+    .replaceAll('{{UPSTREAM_SERVERS}}', servers)
+    .replaceAll('{{ERROR_PAGES}}', ERROR_PAGES);
 }
 
 export interface RunningNginx {

@@ -1,7 +1,7 @@
 // Checks the gateway's layering from its real imports (every `import`/`export … from`, type-only
 // included, and dynamic `import()`), as the TypeScript compiler reads them:
 //
-//   0  config/  contracts/  client-address.ts  decimal.ts  deadline.ts  metrics.ts  tracing/
+//   0  config/  contracts/  client-address.ts  decimal.ts  deadline.ts  dependency-state.ts  metrics.ts  tracing/
 //   1  db/  engine/  projections/
 //   2  auth/  markets/  stream/  fleet/  commitments/
 //   3  http/
@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 export const LAYERS: ReadonlyArray<readonly string[]> = [
-  ['config', 'contracts', 'client-address.ts', 'decimal.ts', 'deadline.ts', 'metrics.ts', 'tracing'],
+  ['config', 'contracts', 'client-address.ts', 'decimal.ts', 'deadline.ts', 'dependency-state.ts', 'metrics.ts', 'tracing'],
   ['db', 'engine', 'projections'],
   ['auth', 'markets', 'stream', 'fleet', 'commitments'],
   ['http'],

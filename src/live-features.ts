@@ -25,6 +25,7 @@ import { UserFeed } from './stream/user-feed.js';
 import { RecentTrades, tradesFromDatabase } from './stream/recent-trades.js';
 import { BookStream } from './stream/book-stream.js';
 import { parseBook } from './engine/orderbook-poller.js';
+import { loadBookSeed } from './db/queries/book-seed.js';
 import { fetchLiveOrders } from './http/reads/live-orders.js';
 import { listFills } from './db/queries/fills.js';
 import { EMPTY_PAGE } from './db/queries/page.js';
@@ -72,6 +73,10 @@ export function liveFeatures(deps: LiveFeatureDeps): ComposeLiveFeatures {
     const trades = new RecentTrades();
     const books = new BookStream({
       readBook: async (market, depth) => parseBook(await engine.getJson<unknown>(`/v1/orderbook?depth=${depth}&market=${encodeURIComponent(market)}`)),
+      // Seeded order by order from the mirror (docs/stream.md "Order book from events", ADR 0110).
+      readOrders: db.configured ? (market, anchor) => db.readSnapshot(null, (tx) => loadBookSeed(tx, market, anchor)) : null,
+      position: context.head,
+      mirrorWaitMs: config.bookMirrorWaitMs,
       publish: context.publish,
       registry: metrics.registry,
       logger,
@@ -116,7 +121,7 @@ export function liveFeatures(deps: LiveFeatureDeps): ComposeLiveFeatures {
         snapshot: (sub) => ({ frames: books.snapshot(sub) }),
         markets: (known) => books.markets(known),
         polled: (book, depth) => books.polled(book, depth),
-        replaced: () => books.reset(),
+        replaced: (head) => books.reset(head),
         stop: () => books.stop(),
       },
     ];

@@ -114,7 +114,7 @@ export class LiveRuntime implements LiveView {
     // One write per client for the whole batch; each feature's batch hook wraps the delivery (the
     // first feature's outermost), e.g. the book deltas are made once, at the batch's end.
     batch: (deliver) => this.hub.batched(() => this.inBatches(0, deliver)),
-    skipped: (seq) => this.hub.markCoveredAfter(seq),
+    skipped: (seq, from) => (from === undefined ? this.hub.markCoveredAfter(seq) : this.hub.announceGap(from, seq)),
     replaced: (head) => this.onHistoryReplaced(head),
   };
 
@@ -471,14 +471,18 @@ export class LiveRuntime implements LiveView {
     const enabled = this.enabled && this.started;
     const source = this.source;
     const gap = source?.gap;
+    const lag = enabled && this.jetstream ? this.jetstream.lagStatus() : undefined;
     return {
       enabled,
       connected: source?.connected ?? false,
       maxSeq: source?.position ?? null,
+      caughtUp: enabled && this.caughtUpDone,
       ...(gap ? { gap } : {}),
       // Named only for JetStream, so the single-gateway /readyz keeps its shape.
       ...(this.deps.config.natsUrl ? { source: 'jetstream' as const } : {}),
-      ...(enabled && this.jetstream ? { lag: this.jetstream.lagStatus() } : {}),
+      ...(lag ? { lag } : {}),
+      // Behind past STREAM_BEHIND_MAX_S and not moving: what the replica probe judges (ADR 0126).
+      ...(lag?.behind && lag.stalled ? { stalled: `${lag.events ?? 'unknown'} events behind the engine's head for ${Math.round(lag.seconds)} s, not moving` } : {}),
     };
   }
 }

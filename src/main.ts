@@ -46,6 +46,15 @@ async function shutdown(signal: string): Promise<void> {
 process.on('SIGINT', () => void shutdown('SIGINT'));
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
+// The spec lets a gateway run without the admin token (clients connect and receive nothing); said
+// once at start, so a deployment that forgot it is not silent (/readyz says it too).
+if (config.engineAdminToken === null) {
+  app.log.warn(
+    { setting: 'ENGINE_ADMIN_TOKEN' },
+    `ENGINE_ADMIN_TOKEN is not set: no engine events, stream clients connect and receive nothing${config.nodeEnv === 'production' ? '; /readyz and /readyz/replica answer 503' : ''}`,
+  );
+}
+
 const runtime = checkRuntime();
 if (runtime.ok) app.log.info({ node: runtime.version }, 'runtime');
 else app.log.warn({ node: runtime.version }, runtime.message);
@@ -56,6 +65,10 @@ try {
   app.log.fatal({ err }, 'could not listen');
   process.exit(1);
 }
+
+// Redis connects lazily; reaching it now makes bff_redis_up true from the start rather than after
+// the first request that needs it (a replica without signed traffic yet is not "Redis down").
+void deps.fleet?.status();
 
 // The SSE bridge and order book poller start once the gateway listens (no-op without ENGINE_ADMIN_TOKEN).
 await deps.live?.start();

@@ -39,6 +39,16 @@ export interface LegOutcome {
 export const TAKER_FEE_RATE = 5_000_000n; // 0.0005 at scale 10^10
 export const MAKER_FEE_RATE = 0n;
 
+/**
+ * Deliberate accounting faults, for the tests that show a verifier catches them (never for a real
+ * run): `fee` charges the taker 0.0006 × notional; `deposit` commits chain deposits without
+ * crediting them; `entry` puts a grown position's entry price one price tick above the rule's;
+ * `flip-pnl` flips the sign of the PnL realized by the closing leg of a flip through zero.
+ */
+export type AccountingFault = 'fee' | 'deposit' | 'entry' | 'flip-pnl';
+export const ACCOUNTING_FAULTS: readonly AccountingFault[] = ['fee', 'deposit', 'entry', 'flip-pnl'];
+const FAULTY_TAKER_FEE_RATE = 6_000_000n; // 0.0006
+
 export function positionToWire(p: PositionState): WirePosition {
   return {
     positionId: p.positionId,
@@ -60,7 +70,11 @@ export class Accounts {
   /** party → margin reserved by resting orders. */
   private readonly reserved = new Map<string, bigint>();
 
-  constructor(private readonly leverageOf: (market: string) => number) {}
+  constructor(
+    private readonly leverageOf: (market: string) => number,
+    /** A deliberate fault (tests of verifiers only); none by default. */
+    readonly fault: AccountingFault | null = null,
+  ) {}
 
   balance(party: string): bigint {
     return this.balances.get(party) ?? 0n;
@@ -120,7 +134,8 @@ export class Accounts {
     at: string;
     newPositionId: () => string;
   }): LegOutcome[] {
-    const { party, market, side, size, price, feeRate, at } = args;
+    const { party, market, side, size, price, at } = args;
+    const feeRate = this.fault === 'fee' && args.feeRate === TAKER_FEE_RATE ? FAULTY_TAKER_FEE_RATE : args.feeRate;
     const delta = side === 'buy' ? size : -size;
     const cur = this.position(party, market.symbol);
     const legs: LegOutcome[] = [];
@@ -135,6 +150,7 @@ export class Accounts {
     if (sameDirection) {
       const oldAbs = abs(cur.size);
       cur.entryPrice = divRound(oldAbs * cur.entryPrice + size * price, oldAbs + size);
+      if (this.fault === 'entry') cur.entryPrice += SCALE / 10n ** BigInt(market.maxPriceDecimals);
       cur.size += delta;
       const fee = feeFor(size);
       legs.push({ size, fee, position: cur, newBalance: this.credit(party, -fee), closedEpoch: false, openedEpoch: false });
@@ -143,7 +159,8 @@ export class Accounts {
     // Reducing, closing or flipping.
     const closeQty = abs(cur.size) < size ? abs(cur.size) : size;
     const direction = cur.size > 0n ? 1n : -1n;
-    const pnl = divRound((price - cur.entryPrice) * closeQty * direction, SCALE);
+    const rulePnl = divRound((price - cur.entryPrice) * closeQty * direction, SCALE);
+    const pnl = this.fault === 'flip-pnl' && closeQty < size ? -rulePnl : rulePnl;
     cur.realizedPnl += pnl;
     cur.size += direction > 0n ? -closeQty : closeQty;
     const fee1 = feeFor(closeQty);

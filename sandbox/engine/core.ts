@@ -3,7 +3,7 @@
  * commitments, and exposes one method per API operation. Single-threaded; every method runs to
  * completion, so events of one request are contiguous in seq.
  */
-import { Accounts, positionToWire } from './accounts.js';
+import { Accounts, positionToWire, type AccountingFault } from './accounts.js';
 import { Committer } from './commitments.js';
 import { formatDec, parseDec } from './decimal.js';
 import { EventLog, isoTime, type AppendInput } from './event-log.js';
@@ -29,6 +29,8 @@ export interface EngineCoreOptions {
   rejectCodeStyle?: 'name' | 'hex';
   /** Clock in Unix ms (tests may inject one). */
   now?: () => number;
+  /** A deliberate accounting fault, for tests of verifiers only (`ENGINE_CORRUPT`; accounts.ts). */
+  fault?: AccountingFault | null;
 }
 
 type Fail = { ok: false; code: string; error: string };
@@ -72,7 +74,7 @@ export class EngineCore {
     this.log.subscribe((e, json) => this.committer.observe(e, json));
     this.markets = new MarketRegistry(opts.markets);
     for (const m of this.markets.list) this.books.set(m.symbol, new OrderBook<OrderState>(m.symbol));
-    this.accounts = new Accounts((sym) => this.markets.get(sym)!.maxLeverage);
+    this.accounts = new Accounts((sym) => this.markets.get(sym)!.maxLeverage, opts.fault ?? null);
     this.sessions = new SessionStore(this.clock);
     this.matcher = new Matcher({
       markets: this.markets,
@@ -255,7 +257,8 @@ export class EngineCore {
       if (typeof rest.txId !== 'string' || rest.txId.length > 128) throw new BadRequest('txId must be a string');
       txId = rest.txId;
     }
-    const newBalance = formatDec(this.accounts.credit(party, amount));
+    // The `deposit` fault commits a chain deposit without crediting it (tests of verifiers only).
+    const newBalance = formatDec(this.accounts.fault === 'deposit' && source === 'chain' ? this.accounts.balance(party) : this.accounts.credit(party, amount));
     const depositId = this.ids.next('d');
     this.emit({ kind: 'inbound.deposit', party, payload: { amount: formatDec(amount), depositId, newBalance, source, txId } });
     return { ok: true, depositId, newBalance };

@@ -1,4 +1,5 @@
 /** `tsx sandbox/engine/main.ts`: run the reference engine as its own process, configured by env. */
+import { ACCOUNTING_FAULTS, type AccountingFault } from './accounts.js';
 import { startEngine, type StartEngineOptions, type VerifierPlace } from './server.js';
 
 function intEnv(name: string, fallback: number, min = 0): number {
@@ -25,6 +26,13 @@ function cryptoEnv(name: string): 'sodium' | 'node' {
   throw new Error(`${name} must be sodium or node, got ${JSON.stringify(v)}`);
 }
 
+function faultEnv(name: string): AccountingFault | null {
+  const v = process.env[name];
+  if (v === undefined || v === '') return null;
+  if ((ACCOUNTING_FAULTS as readonly string[]).includes(v)) return v as AccountingFault;
+  throw new Error(`${name} must be one of ${ACCOUNTING_FAULTS.join(', ')}, got ${JSON.stringify(v)}`);
+}
+
 export function optionsFromEnv(): StartEngineOptions {
   return {
     port: intEnv('ENGINE_PORT', 8080),
@@ -37,6 +45,8 @@ export function optionsFromEnv(): StartEngineOptions {
     commitMs: intEnv('ENGINE_COMMIT_MS', 5000),
     rejectCodeStyle: boolEnv('ENGINE_HEX_CODES') ? 'hex' : 'name',
     rateLimitPerSec: intEnv('ENGINE_RATE_LIMIT', 0),
+    // Tests of verifiers only: a deliberate accounting fault (docs/engine.md).
+    fault: faultEnv('ENGINE_CORRUPT'),
     // Unset: libsodium on 2 worker threads (libuv thread pool if sodium-native cannot load).
     ...(process.env.ENGINE_VERIFIER ? { verifier: placeEnv('ENGINE_VERIFIER') } : {}),
     // A number: that many worker threads (0 = main thread).

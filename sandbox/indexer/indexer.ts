@@ -26,6 +26,8 @@ export interface IndexerOptions {
   corruptUserBatch?: number;
   /** Corrupt the chain root of this batch_num's manifest; 0/undefined = never. */
   corruptBatch?: number;
+  /** Tests of verifiers only: show this party's account altered in the mirror (projection.ts). */
+  corruptAccountOf?: string;
   /** How long to wait for more events before writing a batch (default 5 ms). */
   batchWindowMs?: number;
   /** Most events per transaction (default 5000). */
@@ -70,6 +72,7 @@ export async function startIndexer(options: IndexerOptions): Promise<RunningInde
     vaultOperator: options.vaultOperator ?? 'operator-1',
     corruptUserBatch: options.corruptUserBatch ?? 0,
     corruptBatch: options.corruptBatch ?? 0,
+    corruptAccountOf: options.corruptAccountOf,
   };
   const sql = connect(options.databaseUrl);
   try {

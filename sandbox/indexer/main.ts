@@ -1,7 +1,8 @@
 // `tsx sandbox/indexer/main.ts`: the reference indexer as its own process, configured by env:
 //   DATABASE_URL (required), ENGINE_BASE_URL (default http://127.0.0.1:8080), ENGINE_ADMIN_TOKEN
 //   (default dev-admin-token), VAULT_OPERATOR (operator-1), INDEXER_CORRUPT_USER_BATCH /
-//   INDEXER_CORRUPT_BATCH (0 = off), INDEXER_ON_ENGINE_RESET (wait | wipe), LOG_LEVEL.
+//   INDEXER_CORRUPT_BATCH (0 = off), INDEXER_CORRUPT_ACCOUNT
+//   (a party: its account shown altered in the mirror; tests of verifiers only), INDEXER_ON_ENGINE_RESET (wait | wipe), LOG_LEVEL.
 import pino from 'pino';
 import { startIndexer, type RunningIndexer } from './indexer.js';
 
@@ -26,6 +27,8 @@ const options = {
   vaultOperator: process.env.VAULT_OPERATOR || 'operator-1',
   corruptUserBatch: intEnv('INDEXER_CORRUPT_USER_BATCH'),
   corruptBatch: intEnv('INDEXER_CORRUPT_BATCH'),
+  // Tests of verifiers only: this party's fills and positions shown altered in the mirror.
+  ...(process.env.INDEXER_CORRUPT_ACCOUNT ? { corruptAccountOf: process.env.INDEXER_CORRUPT_ACCOUNT } : {}),
   onEngineReset: onReset,
   logger,
 } as const;

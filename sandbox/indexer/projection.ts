@@ -27,6 +27,12 @@ export interface ProjectionSettings {
   corruptUserBatch: number;
   /** batch_num whose chain manifest root is corrupted; 0 = none. */
   corruptBatch: number;
+  /**
+   * Tests of verifiers only: the party whose account the mirror shows altered (each of its fill
+   * rows' new_balance and position rows' entry_price one unit higher; the events stay as the
+   * engine sent them); absent = none.
+   */
+  corruptAccountOf?: string | undefined;
 }
 
 /** Rows a batch reads or changes. Keyed maps hold the final state of every touched row. */
@@ -149,6 +155,8 @@ function int(v: unknown, what: string): number {
   return v;
 }
 
+const ONE = 10n ** 10n;
+
 function dec(v: unknown, what: string): string {
   try {
     return formatDec(parseDec(v));
@@ -191,7 +199,7 @@ function project(state: ProjectionState, changes: Changes, e: EngineEvent, setti
     case 'engine.order_placed':
       return orderPlaced(state, changes, e, obj(p.order, 'order'));
     case 'engine.order_filled':
-      return orderFilled(state, changes, e, p);
+      return orderFilled(state, changes, e, p, settings);
     case 'engine.order_cancelled': {
       const o = state.orders.get(str(p.orderId, 'orderId'));
       if (!o) return; // placed before this mirror began: nothing to update
@@ -310,7 +318,7 @@ function touchTrigger(changes: Changes, t: TriggerRow, e: EngineEvent): void {
   changes.triggers.add(t.trigger_id);
 }
 
-function orderFilled(state: ProjectionState, changes: Changes, e: EngineEvent, p: Record<string, unknown>): void {
+function orderFilled(state: ProjectionState, changes: Changes, e: EngineEvent, p: Record<string, unknown>, settings: ProjectionSettings): void {
   if (!Array.isArray(p.legs)) throw new Malformed('legs must be an array');
   const market = str(e.market, 'market');
   const matchId = str(p.matchId, 'matchId');
@@ -334,8 +342,13 @@ function orderFilled(state: ProjectionState, changes: Changes, e: EngineEvent, p
       position_id: str(leg.positionId, 'leg.positionId'),
       created_at: e.ts,
     };
+    let entryPrice = dec(leg.entryPrice, 'leg.entryPrice');
+    if (fill.party === settings.corruptAccountOf) {
+      fill.new_balance = formatDec(parseDec(fill.new_balance) + ONE);
+      entryPrice = formatDec(parseDec(entryPrice) + ONE);
+    }
     changes.fills.push(fill);
-    legToPosition(state, changes, e, fill, dec(leg.positionSize, 'leg.positionSize'), dec(leg.entryPrice, 'leg.entryPrice'));
+    legToPosition(state, changes, e, fill, dec(leg.positionSize, 'leg.positionSize'), entryPrice);
     legToOrder(state, changes, e, fill);
   });
 }

@@ -23,6 +23,7 @@ import { sample, slope, type Sample } from './resources.js';
 import { faultSchedule, type Fault } from './schedule.js';
 import { reconnectStorm, type StormResult } from './storm.js';
 import { StreamClient, type ClientSpec } from './stream-client.js';
+import { BookClient } from './book-client.js';
 import { failed, verifySegment, type SegmentVerdict } from './verify.js';
 import { TRADE_ID } from './frames.js';
 import { machine, renderMarkdown, writeDocsBlock } from './report.js';
@@ -153,6 +154,9 @@ async function main(): Promise<number> {
   ];
   const clients = specs.map((s) => new StreamClient(wsUrl, s));
   for (const c of clients) c.start();
+  // A front end drawing every market's book from deltas: the gateway keeps the books from events.
+  const bookClient = new BookClient(`${wsUrl}/v1/stream`);
+  bookClient.start();
   const probeClient = clients[0]!;
   type Waiter = { history: EngineHistory; above: number; resolve: () => void };
   let waiters: Waiter[] = [];
@@ -357,6 +361,9 @@ async function main(): Promise<number> {
   await sleep(5000);
   for (const c of clients) c.markOpenAtEnd();
   for (const c of clients) c.stop();
+  bookClient.stop();
+  // The books kept from events never differed from the engine's (each repair is a defect).
+  const book = await bookFigures(gatewayUrl, bookClient);
   await rest.stop();
   clearInterval(sampler);
   follower.stop();
@@ -418,6 +425,8 @@ async function main(): Promise<number> {
     }
     for (const [k, v] of Object.entries(o.recovery)) if (v === null) failures.push(`${o.kind} at ${o.startedAtS.toFixed(0)} s: ${k} did not recover within 60 s`);
   }
+  if (book.divergences !== 0) failures.push(`order book: bff_book_divergences_total is ${book.divergences}, not 0 (the book kept from events differed from the engine's and was repaired)`);
+  if (book.seeds.orders === 0) failures.push('order book: no book was seeded order by order from the mirror (bff_book_seeds_total{source="orders"} is 0)');
   if (rest.bad.length > 0) failures.push(`REST: ${rest.bad.length} answers outside 2xx/4xx/503/504 (first: ${JSON.stringify(rest.bad.slice(0, 3))})`);
   if (rest.slow.length > 0) failures.push(`REST: ${rest.slow.length} answers slower than ${HANG_MS} ms (first: ${JSON.stringify(rest.slow.slice(0, 3))})`);
 
@@ -464,6 +473,7 @@ async function main(): Promise<number> {
     clients: perClient,
     rest: { requests: rest.requests, statuses: Object.fromEntries(rest.statuses), p50Ms: pct(50), p99Ms: pct(99), maxMs: sorted.at(-1) ?? 0, bad: rest.bad.length, resetsAcrossPause: rest.resetsAcrossPause, overDeadline: rest.slow.length, slowest: rest.slowest.map((f) => ({ ...f, atS: (f.at - t0) / 1000 })) },
     faults: outcomes,
+    book,
     resources: { ...resources, judged, series: samples.map((s) => [Math.round((s.t - t0) / 1000), Math.round(s.rss / 1024), s.heap === null ? null : Math.round(s.heap / 1024), s.fds]) },
     failures,
   };
@@ -480,6 +490,7 @@ async function main(): Promise<number> {
     say(`client ${p.client.padEnd(13)} connects ${p.connects}, segments ${p.segments}, compared ${p.compared}/${p.expected} expected, missing ${p.missing}, dup ${p.duplicated}, foreign ${p.foreign}, order ${p.outOfOrder}, domain ${p.domainProblems}; announced ${JSON.stringify(p.announced)}; closes ${JSON.stringify(p.closes)}`);
     for (const e of p.examples) say(`    ${e}`);
   }
+  say(`order book: ${book.divergences ?? 'n/a'} divergences repaired, seeds ${JSON.stringify(book.seeds)}; the delta client: ${JSON.stringify(book.client)}`);
   say(`REST: ${result.rest.requests} requests ${JSON.stringify(result.rest.statuses)}, p50 ${result.rest.p50Ms} ms, p99 ${result.rest.p99Ms} ms, max ${result.rest.maxMs} ms (hang limit ${HANG_MS} ms)`);
   say(`gateway RSS ${resources.rssMiB.first.toFixed(0)} → ${resources.rssMiB.last.toFixed(0)} MiB (max ${resources.rssMiB.max.toFixed(0)}), slope ${f3(resources.rssMiB.slopeMiBPerMin)} MiB/min (quiet ${f3(resources.rssMiB.quietSlopeMiBPerMin)}); heap ${resources.heapMiB.first.toFixed(0)} → ${resources.heapMiB.last.toFixed(0)} MiB, slope ${f3(resources.heapMiB.slopeMiBPerMin)} MiB/min (quiet ${f3(resources.heapMiB.quietSlopeMiBPerMin)}); fds ${resources.fds.first} → ${resources.fds.last} (max ${resources.fds.max}), slope ${f3(resources.fds.slopePerMin)}/min (quiet ${f3(resources.fds.quietSlopePerMin)})${judged ? '' : ' (not judged: run shorter than 5 min)'}`);
   for (const o of outcomes) say(`fault ${o.kind.padEnd(15)} at ${o.startedAtS.toFixed(0).padStart(4)} s for ${o.forS} s: ${JSON.stringify(o.recovery)}`);
@@ -490,6 +501,18 @@ async function main(): Promise<number> {
   }
   for (const f of failures) say(`FAIL ${f}`);
   return 1;
+}
+
+/** The gateway's book counters (its process lives the whole run: a pause stops it, never restarts it) and the delta client's counts. */
+async function bookFigures(gatewayUrl: string, client: BookClient): Promise<{ divergences: number | null; seeds: { orders: number; levels: number }; client: BookClient['counts'] }> {
+  const text = await request(`${gatewayUrl}/metrics`, { headersTimeout: 10_000, bodyTimeout: 10_000 }).then((r) => r.body.text(), () => null);
+  const sum = (name: string, filter = ''): number =>
+    (text ?? '').split('\n').filter((l) => l.startsWith(`${name}{`) && l.includes(filter)).reduce((a, l) => a + Number(l.split(' ').at(-1)), 0);
+  return {
+    divergences: text === null ? null : sum('bff_book_divergences_total'),
+    seeds: { orders: sum('bff_book_seeds_total', 'source="orders"'), levels: sum('bff_book_seeds_total', 'source="levels"') },
+    client: { ...client.counts },
+  };
 }
 
 let exiting = false;

@@ -50,6 +50,11 @@ export function renderMarkdown(r: Result, when: string, machineLine: string): st
   const rest = r.rest;
   lines.push(`REST readers: ${rest.requests} requests, answers ${Object.entries(rest.statuses).map(([k, v]) => `${k}: ${v}`).join(', ')}; p50 ${rest.p50Ms} ms, p99 ${rest.p99Ms} ms, max ${rest.maxMs} ms (time the gateway was stopped by the soak not counted); ${rest.bad} undocumented answers, ${rest.resetsAcrossPause ?? 0} connection resets of requests sent into a gateway pause (counted apart), ${rest.overDeadline} over the ${rest.hangMs ?? r.hangMs} ms limit (deadline ${r.deadlineMs} ms + 2 s).`);
   lines.push('');
+  if (r.book) {
+    const b = r.book;
+    lines.push(`Order book kept from events (a client drawing every market's book from \`orderbook.delta\`, depth 100): **${b.divergences ?? 'n/a'} repairs** (\`bff_book_divergences_total\`, must be 0); books seeded order by order from the mirror ${b.seeds.orders}, from the engine's levels ${b.seeds.levels}; the client: ${b.client.connects} connections, ${b.client.snapshots} snapshots, ${b.client.deltas} deltas, ${b.client.gaps} gaps, ${b.client.checksumMismatches} checksum mismatches.`);
+    lines.push('');
+  }
   const res = r.resources;
   lines.push(`Gateway resources (${res.samples} samples every 2 s, ${res.quietSamples} of them quiet; slopes by least squares after the first fifth of the run${res.judged ? '' : '; not judged, run under 5 min'}):`);
   lines.push('');

@@ -44,14 +44,19 @@ export class SessionKeys {
     return this.byId.get(sessionId);
   }
 
-  /** The session, from memory or the database; null when unknown. Database failures propagate as domain errors. */
-  async get(sessionId: string): Promise<SessionKey | null> {
+  /**
+   * The session, from memory or the database; null when unknown. Database failures propagate as
+   * domain errors. `beforeLookup` is awaited right before a database read (not for a session held,
+   * nor one recently looked up in vain): the caller's budget, whose throw refuses the lookup.
+   */
+  async get(sessionId: string, beforeLookup?: () => Promise<void>): Promise<SessionKey | null> {
     const known = this.byId.get(sessionId);
     if (known) return known;
     const db = this.db;
     if (!db?.configured) return null;
     const missedAt = this.misses.get(sessionId);
     if (missedAt !== undefined && Date.now() - missedAt < this.missTtlMs) return null;
+    await beforeLookup?.();
     // Behind the one database deadline: a peer that is not PostgreSQL cannot hold the auth path.
     const row = await db.run((sql) => sessionById(sql, sessionId));
     if (!row || !this.add(row.sessionId, row.party, row.publicKey, row.expiresAt)) {

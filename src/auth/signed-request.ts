@@ -78,6 +78,11 @@ export interface SignedRequest {
   body: Buffer | string;
   headers: SignedHeaders;
   now?: number;
+  /**
+   * Called before the session is looked up in the database (it is not held in memory): the
+   * caller's budget of such lookups (a throw refuses the request; docs/security.md).
+   */
+  beforeLookup?: () => Promise<void>;
 }
 
 const refuse = (message: string, details?: Record<string, unknown>): SignatureVerdict => ({
@@ -99,7 +104,7 @@ export async function verifySignedRequest(sessions: SessionKeys, replays: Replay
   const now = input.now ?? Date.now();
   // serverTime lets the client correct its clock and sign again.
   if (Math.abs(now - parsed.tsMs) > SIGNATURE_WINDOW_MS) return refuse('signature timestamp is outside the ±30 s window (check the client clock)', { serverTime: now });
-  const session = await sessions.get(sessionId);
+  const session = await sessions.get(sessionId, input.beforeLookup);
   if (!session) return refuse('unknown session');
   if (session.expiresAtMs <= now) return refuse('session expired');
   if (session.party !== user) return refuse('session does not belong to X-User');

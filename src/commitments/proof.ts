@@ -24,7 +24,9 @@ export interface UserBatchProof {
   party: string;
   userSeq: number;
   status: ProofStatus;
-  reason?: 'events' | 'manifest';
+  reason?: 'events' | 'manifest' | 'record';
+  /** With reason `record`: what in the chain's record the contract does not allow. */
+  problem?: string;
   events: EventEnvelope[];
   chain: ChainRecord | null;
   path: PathStep[];
@@ -38,6 +40,23 @@ function foldPath(userRoot: string, path: readonly PathStep[]): string {
     acc = step.side === 'left' ? nodeHash(sibling, acc) : nodeHash(acc, sibling);
   }
   return acc.toString('hex');
+}
+
+const HASH = /^[0-9a-f]{64}$/;
+
+/**
+ * What in the chain's record the contract does not allow (roots are 64 lower-case hex characters,
+ * counts are non-negative integers), or null when it is well formed. Such a record proves nothing:
+ * the proof is a `mismatch` with reason `record`, never an error of the route.
+ */
+export function recordProblem(row: RecordedUserBatch, members: ReadonlyArray<{ party: string; root: string }> = []): string | null {
+  if (!HASH.test(row.root)) return 'the user root is not 64 lower-case hex characters';
+  if (!HASH.test(row.prevRoot)) return 'the previous user root is not 64 lower-case hex characters';
+  if (!Number.isSafeInteger(row.eventCount) || row.eventCount < 0) return 'the event count is not a non-negative integer';
+  if (row.manifestRoot !== null && !HASH.test(row.manifestRoot)) return 'the manifest root is not 64 lower-case hex characters';
+  const bad = members.find((m) => !HASH.test(m.root));
+  if (bad) return `the user root of ${bad.party} under the same manifest is not 64 lower-case hex characters`;
+  return null;
 }
 
 /** The chain's record of a batch with its manifest and claim (one round trip): what a proof starts from. */
@@ -86,6 +105,8 @@ export async function buildProof(sql: Sql, party: string, userSeq: number, recor
     const index = ordered.findIndex((m) => m.party === party);
     if (index >= 0) path = manifestPath(ordered.map((m) => m.root), index);
   }
+  const problem = row ? recordProblem(row, members) : null;
+  if (problem !== null) return { party, userSeq, events, chain, path: [], status: 'mismatch', reason: 'record', problem };
   const base = { party, userSeq, events, chain, path };
   if (!chain || manifestNum === null || chain.manifestRoot === null) return { ...base, status: 'pending' };
   if (claimSeq === null || events.length !== chain.eventCount || userBatchRoot(events) !== chain.userRoot) return { ...base, status: 'mismatch', reason: 'events' };

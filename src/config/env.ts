@@ -15,6 +15,8 @@ export class ConfigError extends Error {
 }
 
 export interface Config {
+  /** NODE_ENV, one of the three known values (a typo such as `prod` stops the start). */
+  nodeEnv: NodeEnv;
   port: number;
   host: string;
   logLevel: string;
@@ -35,6 +37,8 @@ export interface Config {
   orderbookSharedReads: boolean;
   wsOrderbookPollMs: number;
   wsOrderbookDepth: number;
+  /** How long a book kept from events waits for the mirror to reach the stream before showing the engine's levels meanwhile. */
+  bookMirrorWaitMs: number;
   wsMaxConnections: number;
   /** The slow-consumer bound of one /v1/stream connection (unsent bytes). */
   wsClientBufferBytes: number;
@@ -77,12 +81,23 @@ export interface Config {
   httpMaxConnectionsPerIp: number;
   /** Concurrent /v1/stream connections per client (request.ip, IPv6 by /64; 0: no cap). */
   wsMaxConnectionsPerIp: number;
+  sessionLookupsPerIp: number;
+  snapshotReadsPerIp: number;
   /** Fastify `trustProxy`: false, a hop count, or the proxies' addresses/CIDRs (docs/configuration.md). */
   trustProxy: false | number | string[];
   /** Shared state across replicas (rate limits, replay memory, faucet lock); null: per process. */
   redisUrl: string | null;
   /** Key prefix of everything the gateway keeps in Redis. */
   redisPrefix: string;
+  /** Redis Sentinel: the sentinels to ask for the primary (null: REDIS_URL names the one Redis). */
+  redisSentinels: Array<{ host: string; port: number }> | null;
+  /** The primary's name the sentinels monitor. */
+  redisSentinelName: string;
+  /** Password of the Redis data nodes behind Sentinel, and of the sentinels themselves (null: none). */
+  redisPassword: string | null;
+  redisSentinelPassword: string | null;
+  /** Replicas that must acknowledge a replay-memory or faucet key before it counts (Redis WAIT); 0: no wait. */
+  redisWaitReplicas: number;
   /** One engine stream for the fleet through JetStream; null: this process reads the engine's SSE. */
   natsUrl: string | null;
   natsStream: string;
@@ -99,6 +114,9 @@ export interface Config {
 }
 
 type Env = Record<string, string | undefined>;
+
+export const NODE_ENVS = ['development', 'production', 'test'] as const;
+export type NodeEnv = (typeof NODE_ENVS)[number];
 
 function raw(env: Env, name: string): string | undefined {
   const value = env[name];
@@ -234,6 +252,20 @@ function seedUrls(env: Env, name: string, schemes: string[]): string | null {
   return parts.join(',');
 }
 
+/** REDIS_SENTINELS: `host:port,host:port,…` (IPv6 in brackets: `[::1]:26379`). */
+function hostPorts(env: Env, name: string): Array<{ host: string; port: number }> | null {
+  const value = raw(env, name);
+  if (value === undefined) return null;
+  const entries = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (entries.length === 0) throw new ConfigError(name, `must be a comma-separated list of host:port, got "${value}"`);
+  return entries.map((e) => {
+    const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(e);
+    const port = m ? Number(m[2]) : 0;
+    if (!m || port < 1 || port > 65535) throw new ConfigError(name, `must be a comma-separated list of host:port, got "${e}"`);
+    return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+  });
+}
+
 function token(env: Env, name: string, fallback: string, pattern: RegExp): string {
   const value = raw(env, name) ?? fallback;
   if (!pattern.test(value)) throw new ConfigError(name, `must match ${pattern}, got "${value}"`);
@@ -272,7 +304,9 @@ function tracingOn(env: Env): boolean {
 }
 
 export function loadConfig(env: Env = process.env): Config {
-  const production = raw(env, 'NODE_ENV') === 'production';
+  // A misspelt NODE_ENV (`prod`) would silently give the development defaults (CORS `*`, loopback).
+  const nodeEnv = oneOf(env, 'NODE_ENV', 'development', NODE_ENVS);
+  const production = nodeEnv === 'production';
   const rateLimitMax = int(env, 'RATE_LIMIT_MAX', 600, 1, 10_000_000);
   const headersTimeout = int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000);
   const requestTimeout = int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000);
@@ -286,7 +320,13 @@ export function loadConfig(env: Env = process.env): Config {
   if (idleTimeout <= engineTimeout) {
     throw new ConfigError('HTTP_IDLE_TIMEOUT_MS', `must exceed ENGINE_TIMEOUT_MS (${engineTimeout}), got "${idleTimeout}"`);
   }
+  const redisSentinels = hostPorts(env, 'REDIS_SENTINELS');
+  // One Redis or the sentinels that name it, not both: which one would the gateway write to?
+  if (redisSentinels && raw(env, 'REDIS_URL') !== undefined) {
+    throw new ConfigError('REDIS_SENTINELS', 'and REDIS_URL are exclusive: set REDIS_SENTINELS (and REDIS_SENTINEL_NAME) for Sentinel, REDIS_URL for one Redis');
+  }
   return {
+    nodeEnv,
     port: int(env, 'PORT', 4000, 0, 65535),
     host: raw(env, 'HOST') ?? (production ? '0.0.0.0' : '127.0.0.1'),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
@@ -303,6 +343,7 @@ export function loadConfig(env: Env = process.env): Config {
     orderbookSharedReads: bool(env, 'ORDERBOOK_SHARED_READS', true),
     wsOrderbookPollMs: int(env, 'WS_ORDERBOOK_POLL_MS', 500, 50, 3_600_000),
     wsOrderbookDepth: int(env, 'WS_ORDERBOOK_DEPTH', 20, 1, 100),
+    bookMirrorWaitMs: int(env, 'BOOK_MIRROR_WAIT_MS', 10_000, 0, 3_600_000),
     wsMaxConnections: int(env, 'WS_MAX_CONNECTIONS', 20_000, 1, 1_000_000),
     wsClientBufferBytes: int(env, 'WS_CLIENT_BUFFER_BYTES', 1_048_576, 1024, 1_073_741_824),
     wsPingMs: int(env, 'WS_PING_MS', 30_000, 100, 3_600_000),
@@ -332,9 +373,16 @@ export function loadConfig(env: Env = process.env): Config {
     httpIdleTimeoutMs: int(env, 'HTTP_IDLE_TIMEOUT_MS', 60_000, 100, 3_600_000),
     httpMaxConnectionsPerIp: int(env, 'HTTP_MAX_CONNECTIONS_PER_IP', 512, 0, 1_000_000),
     wsMaxConnectionsPerIp: int(env, 'WS_MAX_CONNECTIONS_PER_IP', 100, 0, 1_000_000),
+    sessionLookupsPerIp: int(env, 'SESSION_LOOKUPS_PER_IP', 120, 1, 10_000_000),
+    snapshotReadsPerIp: int(env, 'SNAPSHOT_READS_PER_IP', 1_200, 1, 10_000_000),
     trustProxy: trustProxy(env, 'TRUST_PROXY'),
     redisUrl: schemeUrl(env, 'REDIS_URL', ['redis', 'rediss']),
     redisPrefix: token(env, 'REDIS_PREFIX', 'gw:', /^[A-Za-z0-9:_.-]{1,64}$/),
+    redisSentinels,
+    redisSentinelName: token(env, 'REDIS_SENTINEL_NAME', 'gateway', /^[A-Za-z0-9_.-]{1,64}$/),
+    redisPassword: raw(env, 'REDIS_PASSWORD') ?? null,
+    redisSentinelPassword: raw(env, 'REDIS_SENTINEL_PASSWORD') ?? null,
+    redisWaitReplicas: int(env, 'REDIS_WAIT_REPLICAS', redisSentinels ? 1 : 0, 0, 10),
     natsUrl: seedUrls(env, 'NATS_URL', ['nats', 'tls']),
     natsStream: token(env, 'NATS_STREAM', 'ENGINE_EVENTS', /^[A-Za-z0-9_-]{1,64}$/),
     natsSubject: token(env, 'NATS_SUBJECT', 'engine.events', /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/),
@@ -363,22 +411,24 @@ export interface Setting {
  * this list and the defaults loadConfig gives (scripts/settings-table.ts).
  */
 export const SETTINGS: readonly Setting[] = [
+  { name: 'NODE_ENV', meaning: '`development`, `production` or `test`; anything else stops the start. `production` changes the defaults of `HOST` and `CORS_ORIGINS`, and makes `/readyz` degraded without `ENGINE_ADMIN_TOKEN`.', defaultText: 'unset (`development`)' },
   { name: 'PORT', meaning: 'HTTP and WebSocket port (0..65535).' },
   { name: 'HOST', meaning: 'Interface to bind.', defaultNote: '(`0.0.0.0` when `NODE_ENV=production`)' },
   { name: 'LOG_LEVEL', meaning: 'pino level: fatal, error, warn, info, debug, trace, silent.' },
   { name: 'DATABASE_URL', meaning: "The indexer's PostgreSQL (`postgres://…`). Unset: lists are empty, single objects answer as for an empty database, `/readyz` is degraded." },
   { name: 'DB_POOL_MAX', meaning: 'Connections in the read pool.' },
   { name: 'LIST_SHARED_READS', meaning: 'Identical list reads (same route and parameters) arriving while one is in flight share the next database read and its JSON body, never one that started before they arrived; `false` reads each alone. See docs/rest.md.' },
-  { name: 'LIST_ROW_CACHE_BYTES', meaning: 'Bytes of fill, event and deposit rows kept as written JSON, by row version (key and `xmin`): a page whose rows are all kept costs the database an index read of its keys only. Least recently used first out; `0` reads every row each time. See docs/rest.md.' },
+  { name: 'LIST_ROW_CACHE_BYTES', meaning: 'Bytes of fill, event and deposit rows kept as written JSON, by row version (key and `xmin`): a page whose rows are all kept costs the database an index read of its keys only. Least recently used first out; `0` reads every row each time. Bound to the database server it was read from (its start time, read by every such statement): a restored, failed-over or replaced database empties it before any read is served (`bff_list_row_cache_database_changes_total`). See docs/rest.md.' },
   { name: 'DB_CONNECT_TIMEOUT_S', meaning: 'A read against an unreachable database answers 503 `database_unavailable` within this bound. Every query of the gateway (reads, session-key lookups, the event store, faucet facts, the candle rebuild) also has one overall deadline: `DB_CONNECT_TIMEOUT_S` + 3 × `DB_STATEMENT_TIMEOUT_MS` + 1 s.' },
   { name: 'DB_STATEMENT_TIMEOUT_MS', meaning: 'Server-side statement timeout of every query.' },
   { name: 'ENGINE_BASE_URL', meaning: 'The matching engine (http or https URL).' },
-  { name: 'ENGINE_ADMIN_TOKEN', meaning: "Bearer token of the engine's admin API. Unset: no SSE bridge, no order book polling, no live open-orders read; WebSocket clients connect and receive nothing." },
+  { name: 'ENGINE_ADMIN_TOKEN', meaning: "Bearer token of the engine's admin API. Unset: no SSE bridge, no order book polling, no live open-orders read; WebSocket clients connect and receive nothing, the start logs a warning naming it, `/readyz` reports `stream.enabled: false` and, with `NODE_ENV=production`, is degraded (503), as is the replica probe `/readyz/replica`." },
   { name: 'ENGINE_TIMEOUT_MS', meaning: 'Deadline of a whole engine call (waiting for a pooled connection, headers and body); past it a proxied call answers 504 `engine_timeout` and the engine connection is closed.' },
   { name: 'ENGINE_CONNECTIONS', meaning: 'Keep-alive connections in the engine pool.' },
   { name: 'ORDERBOOK_SHARED_READS', meaning: 'Identical `GET /v1/orderbook` requests arriving while one is in flight share the next engine call (never one that started before they arrived); `false` forwards each read alone. See docs/trading.md.' },
   { name: 'WS_ORDERBOOK_POLL_MS', meaning: 'Order book polling period for `orderbook.snapshot` frames.' },
   { name: 'WS_ORDERBOOK_DEPTH', meaning: 'Levels per polled book (1..100).' },
+  { name: 'BOOK_MIRROR_WAIT_MS', meaning: "How long the order book kept from events (`orderbook.delta`) waits for the indexer's mirror to reach the stream's position when it seeds a market order by order; past it the market shows the engine's price levels meanwhile (they may drift on a cancel of an order resting before) and the mirror is read again until it can seed (docs/stream.md \"Order book from events\")." },
   { name: 'WS_MAX_CONNECTIONS', meaning: 'WebSocket connections accepted at once; more are refused at upgrade.' },
   { name: 'WS_CLIENT_BUFFER_BYTES', meaning: 'Unsent bytes a client may accumulate before it is closed with code 4008.' },
   { name: 'WS_PING_MS', meaning: "Ping period; a peer that does not answer the gateway's ping (with its payload) before the next one is dropped." },
@@ -389,7 +439,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'ACCOUNT_IDLE_MS', meaning: "The live account book keeps a party's complete account while a stream connection asks `account.update` for it, and for this long after its last `GET /v1/users/:party/account` (or its last such connection's close); then it is evicted and its next read is seeded again from the database (docs/account.md).", defaultNote: '(10 minutes)' },
   { name: 'ACCOUNT_READ_PARTIES_MAX', meaning: 'Most complete accounts kept for reads alone (parties no stream connection needs); past it the least recently read is evicted at once. Memory and per-event work grow with the accounts kept.' },
   { name: 'SSE_IDLE_MS', meaning: 'An engine SSE connection silent this long (no event, no heartbeat) is reconnected.' },
-  { name: 'SSE_MAX_EVENT_BYTES', meaning: "Longest unfinished line or event (characters) the engine SSE bridge, and the relay's, holds; an engine sending more has its connection dropped (`bff_sse_oversized_total`, an error logged) and the bridge reconnects from its last seq." },
+  { name: 'SSE_MAX_EVENT_BYTES', meaning: "Longest unfinished line or event (characters) the engine SSE bridge, and the relay's, holds; an engine sending more has its connection dropped (`bff_sse_oversized_total`, an error logged). When the engine's head says that was an event (one signed order with a huge body makes one), the bridge takes it from the indexer's `events` table if it already holds it, else skips it (control connections get `stream.gap`, /readyz stays ready) and resumes after it at once; the relay never publishes an event above it. Otherwise it reconnects from its last seq." },
   { name: 'AUTH_DISABLED', meaning: '`true`: the authenticate and own-party guards are no-ops, and any `party` may be streamed.' },
   { name: 'FAUCET_ENABLED', meaning: 'Enables `POST /v1/users/:party/faucet`.' },
   { name: 'FAUCET_AMOUNT', meaning: 'Amount of one faucet top-up.' },
@@ -407,9 +457,24 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'HTTP_IDLE_TIMEOUT_MS', meaning: 'A socket on which nothing moves for this long is closed (Fastify `connectionTimeout`). Must exceed `ENGINE_TIMEOUT_MS`. Streams are exempt once upgraded (they have pings).' },
   { name: 'HTTP_MAX_CONNECTIONS_PER_IP', meaning: "Concurrent TCP connections per peer address (IPv6 by its /64), streams included; over it 429 `too_many_connections` and the socket is closed. `0` disables it: do so behind a reverse proxy, where every connection comes from the proxy, and cap per client there (the nginx template's `limit_conn`; `npm run fleet` sets `0`)." },
   { name: 'WS_MAX_CONNECTIONS_PER_IP', meaning: 'Concurrent `/v1/stream` connections per client: `request.ip` (the forwarded client behind a `TRUST_PROXY`, as the rate limits), IPv6 counted by its /64; over it the upgrade is refused with 429 `too_many_connections`. `0`: no per-client cap.' },
+  {
+    name: 'SESSION_LOOKUPS_PER_IP',
+    meaning:
+      'Party proofs of one client address (IPv6 by /64) per `RATE_LIMIT_WINDOW_MS` whose session the gateway does not hold and must look up in the database (stream upgrades and subscribe messages); past it such a proof is refused 429 / `stream.error` `budget_exhausted` (`budget: "session_lookups"`). Proofs of sessions already known cost nothing and are not counted. Shared by the fleet with `REDIS_URL`.',
+  },
+  {
+    name: 'SNAPSHOT_READS_PER_IP',
+    meaning:
+      'Reads of user channel snapshots per client address and `RATE_LIMIT_WINDOW_MS`: one per party and per channel (`order.update`: the engine\'s live orders; `fill`: the last 50 fills from the database) of a connection opened or subscribing with a snapshot; past it the upgrade is refused 429 or the subscribe answered `stream.error` `budget_exhausted` (`budget: "snapshot_reads"`). Shared by the fleet with `REDIS_URL`.',
+  },
   { name: 'TRUST_PROXY', meaning: "Who may set `X-Forwarded-For`, so that `request.ip` (the anonymous rate-limit key) is the real client behind a load balancer. A comma list of the proxies' addresses or CIDRs (`127.0.0.1, 10.0.0.0/8`): the client is the rightmost forwarded address not in the list; a spoofed address prepended by the client is never used. Or a hop count (`1` behind one nginx): safe only when nothing but the proxy can reach the replica (a direct caller could forge the header), so prefer addresses. Unset: the socket's address (every caller behind a proxy would share one bucket).", defaultText: 'unset (trust nothing)' },
   { name: 'REDIS_URL', meaning: '`redis://host:port/db`: rate limits, the signature replay memory and the faucet cooldown lock are shared by every replica (docs/fleet.md). Unset: each is kept in process memory, as for one gateway.' },
   { name: 'REDIS_PREFIX', meaning: 'Prefix of every key the gateway writes in Redis (one prefix per deployment sharing a Redis).' },
+  { name: 'REDIS_SENTINELS', meaning: "Redis Sentinel instead of `REDIS_URL` (exclusive): `host:port,host:port,…` of the sentinels; the gateway asks them for the primary named `REDIS_SENTINEL_NAME` and follows a failover by itself (docs/operations.md \"Redis Sentinel\").", defaultText: 'unset (`REDIS_URL`, or no Redis)' },
+  { name: 'REDIS_SENTINEL_NAME', meaning: 'The primary\'s name as the sentinels monitor it (`sentinel monitor <name> …`).' },
+  { name: 'REDIS_PASSWORD', meaning: 'With `REDIS_SENTINELS`: the password of the Redis primary and replicas (with `REDIS_URL` it is part of the URL).', defaultText: 'unset (none)' },
+  { name: 'REDIS_SENTINEL_PASSWORD', meaning: 'With `REDIS_SENTINELS`: the password of the sentinels themselves.', defaultText: 'unset (none)' },
+  { name: 'REDIS_WAIT_REPLICAS', meaning: 'Replicas that must acknowledge a signature remembered in the replay memory (and a faucet claim) within 250 ms (Redis `WAIT`) before the request is accepted; otherwise it is refused with 503 `shared_state_unavailable`. So a failover never promotes a replica that lacks a signature already accepted: it cannot be accepted twice (docs/adr/0125).', defaultNote: '(`1` with `REDIS_SENTINELS`, else `0`)' },
   { name: 'NATS_URL', meaning: '`nats://host:port`, or a comma-separated list of a cluster\'s seeds (`nats://n1:4222,nats://n2:4222,nats://n3:4222`; any one answering is enough, the others are learned from it): the gateway takes engine events from the JetStream stream the relay fills instead of opening its own engine SSE connection (docs/fleet.md). Unset: its own SSE connection, as before.' },
   { name: 'NATS_STREAM', meaning: 'The JetStream stream name.' },
   { name: 'NATS_SUBJECT', meaning: 'The subject the relay publishes engine events on.' },

@@ -37,10 +37,11 @@ export interface EngineEventSink {
   batch(deliver: () => void): void;
   /**
    * The source moved past an unfillable gap: events up to and including `seq` that were not
-   * delivered never will be. The next `event`, if any, has a greater seq. Replay clients asking
-   * across the gap are told `stream.gap`.
+   * delivered never will be. The next `event`, if any, has a greater seq. `from`, when given, is
+   * the first seq skipped (the gap is from..seq). Replay clients asking across the gap are told
+   * `stream.gap`, and so are the control connections open when it happens.
    */
-  skipped(seq: number): void;
+  skipped(seq: number, from?: number): void;
   /**
    * The engine's history was replaced (the engine restarted with another history): what was
    * delivered before belongs to the old one. The source resumes after `head` of the new history

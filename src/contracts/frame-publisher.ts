@@ -32,6 +32,8 @@ export interface FramePublisher {
   batched(fn: () => void): void;
   /** The replay history is complete after `seq` (the source's start point, or the end of a skipped gap). */
   markCoveredAfter(seq: number): void;
+  /** The source skipped `from..to`: the history is complete after `to`, and control connections are told `stream.gap`. */
+  announceGap(from: number, to: number): void;
   /**
    * The engine's history was replaced (the new epoch is already current): the replay history
    * restarts after `head`, and every connection is told (stream.reset, or close 4011).

@@ -24,6 +24,7 @@ import { traced, tracingOn } from '../tracing/index.js';
 import { watchedSocket } from './answer-watchdog.js';
 import { DatabaseUnavailableError, isDataError, SchemaBehindError, type DataError } from './errors.js';
 import { RowCache } from './json/row-cache.js';
+import { DependencyState } from '../dependency-state.js';
 
 export type Sql = postgres.Sql;
 export type Queryable = postgres.Sql | postgres.TransactionSql;
@@ -76,6 +77,9 @@ function isUnavailable(code: string | undefined): boolean {
   );
 }
 
+/** While the database is down, how often it is pinged to notice (and log) its return. */
+const RECHECK_MS = 3_000;
+
 /** Slack added to connect timeout + statement timeout for the overall deadline of one read. */
 export const DEADLINE_MARGIN_MS = 1_000;
 /** Connections of the snapshot pool (readSnapshot: the account seed). */
@@ -115,6 +119,10 @@ export class Database {
   readonly deadlineMs: number;
   /** List rows kept as written JSON by version (json/row-cache.ts); none unless `listRowCacheBytes` is set. */
   readonly rows: RowCache;
+  /** One warning when the database goes, one when it comes back (src/dependency-state.ts). */
+  private readonly state: DependencyState;
+  /** While the database is down: a ping every few seconds, so its return is logged without traffic. */
+  private recheck: NodeJS.Timeout | null = null;
 
   constructor(
     config: Pick<Config, 'databaseUrl' | 'dbPoolMax' | 'dbConnectTimeoutS' | 'dbStatementTimeoutMs'> & Partial<Pick<Config, 'listRowCacheBytes'>>,
@@ -126,6 +134,7 @@ export class Database {
     // key, the schema check), each bounded by the server's statement timeout.
     this.deadlineMs = config.dbConnectTimeoutS * 1000 + 3 * config.dbStatementTimeoutMs + DEADLINE_MARGIN_MS;
     this.rows = new RowCache(config.listRowCacheBytes ?? 0);
+    this.state = new DependencyState('database', log);
     const options = (max: number, transport: object) => ({
           max,
           connect_timeout: config.dbConnectTimeoutS,
@@ -213,6 +222,9 @@ export class Database {
           if (!schema.current) throw schemaBehind(schema.missing);
         }
         return fn(sql);
+      }).then((answer) => {
+        this.answered();
+        return answer;
       });
     } catch (err) {
       throw this.translate(err);
@@ -265,6 +277,7 @@ export class Database {
     }
     if (isUnavailable(code)) {
       this.log.warn({ code, msg: (err as Error).message }, 'database unavailable');
+      this.unreachable(code ?? 'error');
       return new DatabaseUnavailableError();
     }
     this.log.error({ err }, 'database query failed');
@@ -306,14 +319,33 @@ export class Database {
     try {
       const query = sql`SELECT 1`;
       await this.withDeadline(() => query, undefined, () => void query.cancel());
+      this.answered();
       return { ok: true, latencyMs: Math.round(performance.now() - started) };
     } catch (err) {
       const code = (err as { code?: string }).code;
+      this.unreachable(code ?? 'error');
       return { ok: false, latencyMs: Math.round(performance.now() - started), error: `unreachable (${code ?? 'error'})` };
     }
   }
 
+  /** The first failure of an outage is logged, and pings begin so its end is logged too (no traffic needed). */
+  private unreachable(reason: string): void {
+    this.state.failed(reason);
+    if (this.recheck || !this.sql) return;
+    this.recheck = setInterval(() => void this.ping(), RECHECK_MS);
+    this.recheck.unref();
+  }
+
+  private answered(): void {
+    if (!this.state.down) return;
+    this.state.answered();
+    if (this.recheck) clearInterval(this.recheck);
+    this.recheck = null;
+  }
+
   async close(): Promise<void> {
+    if (this.recheck) clearInterval(this.recheck);
+    this.recheck = null;
     await Promise.all([this.sql?.end({ timeout: 2 }), this.snapshotSql?.end({ timeout: 2 })]);
   }
 }

@@ -118,14 +118,19 @@ export class OrderedDelivery {
     }
   }
 
-  /** Records an unfillable gap and moves past it (`to` null: an open end, nothing to move past). */
-  report(from: number, to: number | null): void {
-    const text = to === null ? `events after ${from - 1} unavailable` : `events ${from}..${to} unavailable (${this.options.retention} and database)`;
-    this.announce(text);
+  /**
+   * Records an unfillable gap and moves past it (`to` null: an open end, nothing to move past).
+   * `why` replaces the usual reason and keeps it out of `gap` (/readyz): a skip that is the
+   * stream's normal answer to an event it refuses (one longer than SSE_MAX_EVENT_BYTES) must not
+   * take the gateway out of rotation, or one signed order would take every replica out.
+   */
+  report(from: number, to: number | null, why?: string): void {
+    const text = why ?? (to === null ? `events after ${from - 1} unavailable` : `events ${from}..${to} unavailable (${this.options.retention} and database)`);
+    if (why === undefined) this.announce(text);
     this.options.logger.error({ from, to }, `${this.options.label}: ${text}; clients should backfill from /v1/events`);
     if (to !== null) {
       this.last = to;
-      this.options.sink.skipped(to);
+      this.options.sink.skipped(to, from);
     }
   }
 }

@@ -30,8 +30,15 @@
 //
 // Bounded: the parser holds at most `maxEventBytes` characters of an unfinished line or event. An
 // engine that sends more (a line that never ends: bytes keep arriving, so the silence watchdog
-// never fires) has its connection dropped, counted (`bff_sse_oversized_total`) and logged, and the
-// bridge reconnects from its last seq with its backoff; memory stays bounded whatever it sends.
+// never fires) has its connection dropped, counted (`bff_sse_oversized_total`) and logged; memory
+// stays bounded whatever it sends. The engine would send the same event again on every connection
+// (it copies an order's body, unknown fields included, into `inbound.order`: one signed order can
+// make an event of any size), so resuming from the same seq would loop for good. The event after
+// the last delivered one (when the engine's head says it exists) is passed instead: taken from the indexer's `events` table when it already
+// holds it (one look: what follows must not wait for the indexer), else reported as a gap
+// (`skipped`: control connections are told `stream.gap` and fill it from REST; not a readiness
+// problem) and the bridge resumes after it at once, without a backoff. An oversized event met while the resume point's event is being compared (the
+// resume point was itself taken from the store) only ends that comparison.
 import { request } from 'undici';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { FastifyBaseLogger } from 'fastify';
@@ -91,6 +98,8 @@ export class SseBridge implements EngineEventSource {
   private mismatch: { seq: number } | null = null;
   /** The engine no longer holds the event before the resume point (410 one early): the next connection resumes without the check. */
   private skipVerify = false;
+  /** The last delivered seq when the engine sent an event longer than the bound: the next one is passed (store or gap). */
+  private oversizedAfter: number | null = null;
 
   constructor(private readonly options: SseBridgeOptions) {
     this.delivery = new OrderedDelivery({
@@ -142,6 +151,7 @@ export class SseBridge implements EngineEventSource {
       if (this.mismatch) await this.onMismatch();
       if (this.pendingGap) await this.resolveGap();
       this.options.metrics.reconnects.inc();
+      if (this.oversizedAfter !== null && (await this.passOversized())) continue; // moved past it: resume at once
       if (healthy) this.attempt = 0;
       await this.pause.sleep(this.backoff(this.attempt++));
     }
@@ -295,7 +305,12 @@ export class SseBridge implements EngineEventSource {
           if (err.type !== 'max-buffer-size-exceeded') return;
           oversized = true;
           this.options.metrics.oversized?.inc();
-          this.options.logger.error({ maxEventBytes, lastSeq: this.last }, 'engine SSE: a line or event longer than SSE_MAX_EVENT_BYTES: connection dropped, reconnecting');
+          if (this.verify) {
+            // The resume point's event itself (delivered from the store): not compared, nothing skipped.
+            this.verify = null;
+            this.skipVerify = true;
+          } else this.oversizedAfter = this.last;
+          this.options.logger.error({ maxEventBytes, lastSeq: this.last }, 'engine SSE: a line or event longer than SSE_MAX_EVENT_BYTES: connection dropped');
           ac.abort();
         },
         onEvent: (m) => {
@@ -358,6 +373,32 @@ export class SseBridge implements EngineEventSource {
     if (this.gapRetries <= GAP_RETRIES) return;
     await this.delivery.fillFromStore(gap.to);
     if (this.last === null || this.last < gap.to) this.delivery.report(this.last === null ? gap.from : this.last + 1, gap.to);
+  }
+
+  /**
+   * The event after `oversizedAfter` was longer than the bound: from the store if it holds it
+   * (when it already holds it), else reported and skipped. true when the bridge moved past it.
+   */
+  private async passOversized(): Promise<boolean> {
+    const after = this.oversizedAfter;
+    this.oversizedAfter = null;
+    // Live only and nothing delivered: the next connection starts at the engine's head, past it.
+    if (after === null || this.last !== after) return false;
+    const seq = after + 1;
+    // Only an event of the history is passed: an engine whose head is below it sent something else
+    // (a line that never ends); the connection is simply made again.
+    const head = await this.options.engineHead?.().catch(() => null);
+    if (this.stopped || (head !== undefined && head !== null && head < seq)) return false;
+    // One look, no wait: the events after it must not wait for the indexer to catch up.
+    await this.delivery.fillFromStore(seq);
+    if (this.stopped) return false;
+    if (this.last! < seq) this.delivery.report(seq, seq, `event ${seq} is longer than SSE_MAX_EVENT_BYTES and not in the database yet`);
+    else {
+      this.options.logger.warn({ seq }, 'engine SSE: an event longer than SSE_MAX_EVENT_BYTES was taken from the database');
+      this.skipVerify = true; // comparing it would meet the same bound again
+    }
+    this.attempt = 0;
+    return true;
   }
 
   private async fillBeforeRetention(oldestSeq: number | null): Promise<void> {

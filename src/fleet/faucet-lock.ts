@@ -25,8 +25,14 @@ export class RedisFaucetLock implements FaucetLock {
     const key = `${this.redis.prefix}faucet:${party}`;
     const token = randomUUID();
     try {
+      this.redis.ensureConnected();
       const ok = await this.redis.client.set(key, token, 'PX', cooldownMs, 'NX');
       if (ok === 'OK') {
+        // The claim must survive a failover, or a second grant could follow it (docs/adr/0125).
+        await this.redis.replicated().catch(async (err: unknown) => {
+          await this.redis.client.eval(RELEASE, 1, key, token).catch(() => undefined);
+          throw err;
+        });
         this.redis.succeeded();
         return {
           granted: true,

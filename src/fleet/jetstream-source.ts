@@ -30,6 +30,7 @@ import { connectNats, isNotFound, streamBounds, streamSeqFor, streamTail, type S
 import { EngineLag } from './engine-lag.js';
 import { OrderedDelivery, WakeableSleep, type SourceMetrics } from '../engine/ordered-delivery.js';
 import { traced } from '../tracing/index.js';
+import { DependencyState } from '../dependency-state.js';
 
 export interface JetStreamSourceOptions {
   url: string;
@@ -82,6 +83,8 @@ export class JetStreamSource implements EngineEventSource {
   private stopped = false;
   private running: Promise<void> | null = null;
   private connectedNow = false;
+  /** One warning when NATS goes, one when it comes back (src/dependency-state.ts). */
+  private readonly nats: DependencyState;
   /** The stream's head when consumption began: not ready (`connected`) until it is reached. */
   private catchUpTo: number | null = null;
   /** Nothing was published when consumption began: there is no history to catch up with. */
@@ -101,6 +104,7 @@ export class JetStreamSource implements EngineEventSource {
   private serial: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: JetStreamSourceOptions) {
+    this.nats = new DependencyState('nats', options.logger);
     this.delivery = new OrderedDelivery({
       ...options,
       label: 'JetStream source',
@@ -204,12 +208,21 @@ export class JetStreamSource implements EngineEventSource {
 
   private async connection(): Promise<NatsConnection> {
     if (this.nc && !this.nc.isClosed()) return this.nc;
-    const nc = await connectNats(this.options.url, `gateway-${process.pid}`);
+    let nc: NatsConnection;
+    try {
+      nc = await connectNats(this.options.url, `gateway-${process.pid}`);
+    } catch (err) {
+      this.nats.failed((err as Error).message);
+      throw err;
+    }
+    this.nats.answered();
     this.nc = nc;
     void (async () => {
       for await (const s of nc.status()) {
         if (s.type === 'disconnect') this.connectedNow = false;
         if (s.type === 'reconnect' && this.messages) this.connectedNow = true;
+        if (s.type === 'disconnect') this.nats.failed(`disconnected from ${String(s.data)}`);
+        if (s.type === 'reconnect') this.nats.answered();
       }
     })();
     return nc;

@@ -22,6 +22,14 @@ interface StoreParams {
 function counting(inner: Store, redis: RedisHandle): Store {
   return {
     incr(key, cb, timeWindow, max) {
+      // Redis down: decided at once (fail open), not after the next reconnection attempt.
+      try {
+        redis.ensureConnected();
+      } catch (err) {
+        redis.failed('rate_limit', 'fail_open', err);
+        cb(err as Error, null);
+        return;
+      }
       inner.incr(
         key,
         (err, result) => {

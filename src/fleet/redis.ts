@@ -6,13 +6,29 @@
 // fails, and each use decides what a failure means (replay memory and faucet: refuse with 503;
 // rate limits: let the request through). `bff_redis_up` and /readyz say whether Redis answers;
 // `bff_redis_failures_total{use,outcome}` counts the requests decided without it.
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { FastifyBaseLogger } from 'fastify';
+import { DependencyState } from '../dependency-state.js';
 
 export const COMMAND_TIMEOUT_MS = 500;
+/** How long a key waits for its replicas' acknowledgement (WAIT) before the request is refused. */
+export const WAIT_TIMEOUT_MS = 250;
 
-export type RedisUse = 'replay' | 'rate_limit' | 'faucet';
+/** Where Redis is: one server (REDIS_URL), or the primary the sentinels name (REDIS_SENTINELS). */
+export type RedisTarget =
+  | { url: string }
+  | { sentinels: Array<{ host: string; port: number }>; name: string; password: string | null; sentinelPassword: string | null };
+
+/** A key was written on the primary but not acknowledged by the replicas asked for in time. */
+export class NotReplicatedError extends Error {
+  constructor(wanted: number, got: number) {
+    super(`written on the Redis primary but acknowledged by ${got} of ${wanted} replica(s) within ${WAIT_TIMEOUT_MS} ms`);
+    this.name = 'NotReplicatedError';
+  }
+}
+
+export type RedisUse = 'replay' | 'rate_limit' | 'faucet' | 'work_budget';
 export type FailureOutcome = 'fail_open' | 'fail_closed';
 
 export interface RedisStatus {
@@ -27,14 +43,18 @@ export class RedisHandle {
   private readonly failures: Counter<'use' | 'outcome'>;
   private lastError: string | null = null;
   private lastWarnAt = new Map<RedisUse, number>();
+  /** One warning when Redis goes, one when it comes back (src/dependency-state.ts). */
+  private readonly state: DependencyState;
 
   constructor(
-    url: string,
+    target: RedisTarget | string,
     readonly prefix: string,
     registry: Registry,
     private readonly logger: FastifyBaseLogger,
+    /** Replicas that must acknowledge a key that must survive a failover (REDIS_WAIT_REPLICAS). */
+    private readonly waitReplicas = 0,
   ) {
-    this.client = new Redis(url, {
+    const options: RedisOptions = {
       lazyConnect: true,
       connectTimeout: 1_000,
       commandTimeout: COMMAND_TIMEOUT_MS,
@@ -43,18 +63,37 @@ export class RedisHandle {
       maxRetriesPerRequest: 0,
       // Reconnect forever, at most every 2 s.
       retryStrategy: (times) => Math.min(2_000, 50 * 2 ** Math.min(times, 6)),
-    });
+    };
+    const t = typeof target === 'string' ? { url: target } : target;
+    if ('url' in t) {
+      this.client = new Redis(t.url, options);
+    } else {
+      // ioredis asks the sentinels for the primary at each (re)connection and checks its role, so a
+      // failover is followed without a restart. The sentinels are retried as quickly as the primary.
+      this.client = new Redis({
+        ...options,
+        sentinels: t.sentinels,
+        name: t.name,
+        ...(t.password ? { password: t.password } : {}),
+        ...(t.sentinelPassword ? { sentinelPassword: t.sentinelPassword } : {}),
+        sentinelRetryStrategy: (times) => Math.min(1_000, 50 * 2 ** Math.min(times, 5)),
+        // A primary that reports itself demoted (+switch-master seen by the sentinels) is left at once.
+        failoverDetector: true,
+      });
+    }
     this.up = new Gauge({ name: 'bff_redis_up', help: '1 when the last Redis exchange succeeded (REDIS_URL set), else 0', registers: [registry] });
     this.failures = new Counter({
       name: 'bff_redis_failures_total',
-      help: 'Requests decided without Redis, by use (replay, rate_limit, faucet) and outcome (fail_open: let through, fail_closed: refused 503)',
+      help: 'Requests decided without Redis, by use (replay, rate_limit, faucet, work_budget) and outcome (fail_open: let through, fail_closed: refused 503)',
       labelNames: ['use', 'outcome'],
       registers: [registry],
     });
+    this.state = new DependencyState('redis', logger);
     this.client.on('ready', () => {
       this.lastError = null;
       this.up.set(1);
-      this.logger.info('redis: connected');
+      if (this.state.down) this.state.answered();
+      else this.logger.info('redis: connected');
     });
     this.client.on('error', (err: Error) => this.noteError(err));
     this.client.on('end', () => this.up.set(0));
@@ -62,26 +101,51 @@ export class RedisHandle {
   }
 
   private noteError(err: Error): void {
-    const first = this.lastError === null;
     this.lastError = err.message || err.name;
     this.up.set(0);
-    if (first) this.logger.warn({ err: this.lastError }, 'redis: unreachable');
+    this.state.failed(this.lastError);
   }
 
   /** A use decided a request without Redis: counted, and logged at most every 10 s per use. */
   failed(use: RedisUse, outcome: FailureOutcome, err: unknown): void {
     this.failures.inc({ use, outcome });
-    this.noteError(err instanceof Error ? err : new Error(String(err)));
+    const error = err instanceof Error ? err : new Error(String(err));
+    // Redis answered but its replicas did not acknowledge: Redis is up (bff_redis_up, the log's
+    // unreachable/reachable-again pair), the request is refused all the same.
+    if (!(error instanceof NotReplicatedError)) this.noteError(error);
     const now = Date.now();
     if (now - (this.lastWarnAt.get(use) ?? 0) >= 10_000) {
       this.lastWarnAt.set(use, now);
-      this.logger.warn({ use, outcome, err: this.lastError }, `redis unavailable: ${use} ${outcome === 'fail_open' ? 'lets requests through' : 'refuses requests (503)'}`);
+      this.logger.warn({ use, outcome, err: error.message || error.name }, `redis unavailable: ${use} ${outcome === 'fail_open' ? 'lets requests through' : 'refuses requests (503)'}`);
     }
+  }
+
+  /**
+   * Throws at once while the connection is down (reconnecting, closed), instead of leaving the
+   * command in ioredis's offline queue until the next reconnection attempt fails (up to 2 s): a
+   * request decided without Redis is decided now. The first connection (lazy) is let through.
+   */
+  ensureConnected(): void {
+    const s = this.client.status;
+    if (s === 'reconnecting' || s === 'close' || s === 'end') throw new Error(`Redis connection ${s}`);
+  }
+
+  /**
+   * After a write that must survive a failover (a remembered signature, a faucet claim): waits until
+   * REDIS_WAIT_REPLICAS replicas hold it (WAIT), so the replica Sentinel promotes when the primary
+   * dies has it too. Throws NotReplicatedError when they do not acknowledge within WAIT_TIMEOUT_MS
+   * (the caller fails closed); nothing to wait for when REDIS_WAIT_REPLICAS is 0.
+   */
+  async replicated(): Promise<void> {
+    if (this.waitReplicas === 0) return;
+    const acked = await this.client.wait(this.waitReplicas, WAIT_TIMEOUT_MS);
+    if (acked < this.waitReplicas) throw new NotReplicatedError(this.waitReplicas, acked);
   }
 
   succeeded(): void {
     if (this.lastError !== null && this.client.status === 'ready') this.lastError = null;
     this.up.set(1);
+    this.state.answered();
   }
 
   /** For /readyz: a PING within the command timeout. */

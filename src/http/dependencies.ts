@@ -10,6 +10,7 @@ import type { EngineClient } from '../engine/client.js';
 import type { LiveView } from '../stream/live-view.js';
 import type { Metrics } from '../metrics.js';
 import type { SharedState } from '../fleet/shared-state.js';
+import { workBudgets, type WorkBudgets } from './work-budgets.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -24,6 +25,8 @@ declare module 'fastify' {
     live: LiveView | null;
     /** State shared by the replicas of a fleet (REDIS_URL); null: per process. */
     fleet: SharedState | null;
+    /** Per-address budgets of the work a proof or a snapshot makes (work-budgets.ts): one set for REST and the stream. */
+    workBudgets: WorkBudgets;
   }
 }
 
@@ -49,6 +52,7 @@ export const dependencies = fp<{ deps: HttpDeps }>(
     app.decorate('replays', deps.replays);
     app.decorate('live', deps.live);
     app.decorate('fleet', deps.fleet);
+    app.decorate('workBudgets', workBudgets(deps.config, deps.fleet?.redis ?? null));
   },
   { name: 'dependencies', fastify: '5.x' },
 );

@@ -11,10 +11,12 @@ import { InvalidSubscriptionError, type SubscriptionFailure } from '../stream/er
 
 export type ErrorCode =
   | 'bad_request'
+  | 'invalid_body'
   | 'unauthorized'
   | 'forbidden'
   | 'not_found'
   | 'rate_limited'
+  | 'budget_exhausted'
   | 'engine_unavailable'
   | 'database_unavailable'
   | 'schema_behind'
@@ -31,10 +33,12 @@ export type ErrorCode =
 
 export const STATUS_OF: Record<ErrorCode, number> = {
   bad_request: 400,
+  invalid_body: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
   rate_limited: 429,
+  budget_exhausted: 429,
   engine_unavailable: 502,
   database_unavailable: 503,
   schema_behind: 503,

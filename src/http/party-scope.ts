@@ -10,6 +10,7 @@ import type { FastifyPluginAsync, FastifyRequest, preHandlerAsyncHookHandler } f
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AuthError } from '../auth/errors.js';
 import { provenParty, signedHeaders } from '../auth/signed-request.js';
+import { addressGroup } from '../client-address.js';
 
 export const PARTY_ROUTE_PREFIX = '/v1/users/:party';
 
@@ -42,6 +43,8 @@ export const partyScope: FastifyPluginAsync<PartyScopeOptions> = async (app, { r
         target: request.url,
         body: request.rawBody ?? '',
         headers: signedHeaders(request),
+        // A session this process does not hold is read from the database: charged to the address (work-budgets.ts).
+        beforeLookup: () => app.workBudgets.spend('session_lookups', addressGroup(request.ip)),
       });
     });
     app.addHook('preHandler', async (request: FastifyRequest) => {

@@ -51,13 +51,13 @@ export function List<T extends TSchema>(item: T, cursorNote = 'pass back as `bef
 }
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Bad request (code `bad_request`): the message names the parameter and what was wrong',
+  400: 'Bad request (code `bad_request`): the message names the parameter and what was wrong; on the trading routes, `invalid_body` (with `field`) for a body that is not the engine request\'s shape (docs/trading.md)',
   401: 'Unauthorized (code `unauthorized`); a signature timestamp outside the ±30 s window adds `serverTime` (ms)',
   403: 'Forbidden (code `forbidden`)',
   404: 'Not found (code `not_found`)',
   413: 'Payload too large (code `payload_too_large`): the body is over 1 MiB',
   415: 'Unsupported media type (code `unsupported_media_type`): a body needs Content-Type application/json and must be JSON',
-  429: 'Rate limited (code `rate_limited`, with Retry-After and `retryAfterS`)',
+  429: 'Rate limited (code `rate_limited`, with Retry-After and `retryAfterS`); `budget_exhausted` (with `budget`) when a party proof needs a session lookup past SESSION_LOOKUPS_PER_IP (docs/security.md)',
   502: 'Engine unavailable (code `engine_unavailable`)',
   503: 'Database unavailable or indexer schema behind (codes `database_unavailable`, `schema_behind`); `replay_memory_full` on a signed route when the replay memory is full',
   504: 'Engine timeout (code `engine_timeout`)',

@@ -26,6 +26,7 @@ import {
   type UnsubscribeMessage,
 } from '../stream/client-messages.js';
 import { appliedFilters, applySubscribe, applyUnsubscribe } from '../stream/subscription-change.js';
+import { snapshotReads } from '../stream/user-snapshot.js';
 import type { Subscription } from '../stream/subscription.js';
 import { ApiError, fromDomainError } from './errors.js';
 import { proveParties, type UpgradeContext } from './stream-upgrade.js';
@@ -75,8 +76,11 @@ function idAndOp(text: string): { id: MessageId | null; op: ClientOp | null } {
   }
 }
 
-/** The handlers of one connection, from the client address the upgrade saw. */
-export function streamMessageHandlers(ctx: MessageContext, ip: string): ClientMessageHandlers {
+/**
+ * The handlers of one connection, from the client address the upgrade saw: `ip` for the trading
+ * budgets (as REST), `address` (IPv6 by /64) for the work budgets (as the connection caps).
+ */
+export function streamMessageHandlers(ctx: MessageContext, ip: string, address: string = ip): ClientMessageHandlers {
   let changes: Promise<void> = Promise.resolve();
   let pendingOrders = 0;
   let pendingChanges = 0;
@@ -99,9 +103,13 @@ export function streamMessageHandlers(ctx: MessageContext, ip: string): ClientMe
     let snapshot = false;
     if (message.op === 'subscribe') {
       // Only the parties this message adds need its proof; those held were proven before.
-      await proveParties((message.lists.party ?? []).filter((p) => !client.sub.parties.has(p)), message.proof, ctx.deps);
+      await proveParties((message.lists.party ?? []).filter((p) => !client.sub.parties.has(p)), message.proof, ctx.deps, () =>
+        ctx.budgets.spend('session_lookups', address),
+      );
       next = applySubscribe(client.sub, message, ctx.knownMarkets());
       snapshot = message.snapshot ?? client.sub.snapshot;
+      // The snapshot reads every held party's user channels again: charged before, refused whole past the budget.
+      await ctx.budgets.spend('snapshot_reads', address, snapshotReads(next, snapshot));
     } else {
       next = applyUnsubscribe(client.sub, message, ctx.knownMarkets());
     }

@@ -16,6 +16,8 @@ import { parseSubscription, type Subscription } from '../stream/subscription.js'
 import { ApiError, fromDomainError } from './errors.js';
 import { allowedOrigin, writeRawError } from './raw-error.js';
 import { addressGroup, clientIp, trustFunction, type TrustFunction } from '../client-address.js';
+import { snapshotReads } from '../stream/user-snapshot.js';
+import type { WorkBudgets } from './work-budgets.js';
 
 export const STREAM_PATH = '/v1/stream';
 
@@ -26,6 +28,8 @@ export interface UpgradeContext {
   metrics: StreamMetrics;
   /** The handlers of an accepted connection's messages (stream-messages.ts), from its upgrade request. */
   messages?: (req: IncomingMessage) => ClientMessageHandlers;
+  /** Per-address budgets of the work a proof or a snapshot makes (work-budgets.ts). */
+  budgets: WorkBudgets;
 }
 
 /**
@@ -36,20 +40,22 @@ export async function proveParties(
   parties: Iterable<string>,
   proof: { user: string; sessionId: string; sig: string } | null,
   deps: Pick<UpgradeContext['deps'], 'config' | 'sessions' | 'replays'>,
+  /** Charged before the proof's session is read from the database (SESSION_LOOKUPS_PER_IP). */
+  beforeLookup?: () => Promise<void>,
 ): Promise<void> {
   const asked = [...parties];
   if (deps.config.authDisabled || asked.length === 0) return;
   if (!proof) {
     throw new ApiError('unauthorized', 'a "party" filter needs proof: user, sessionId, sig (<tsMs>.<hex> over "GET\\n/v1/stream\\n<tsMs>\\n")');
   }
-  const proven = await provenParty(deps.sessions, deps.replays, { method: 'GET', target: STREAM_PATH, body: '', headers: proof });
+  const proven = await provenParty(deps.sessions, deps.replays, { method: 'GET', target: STREAM_PATH, body: '', headers: proof, ...(beforeLookup ? { beforeLookup } : {}) });
   for (const p of asked) {
     if (p !== proven) throw new ApiError('forbidden', `party ${p} is not the party this connection proved (${proven})`);
   }
 }
 
-async function authorize(sub: Subscription, ctx: UpgradeContext): Promise<void> {
-  await proveParties(sub.parties, sub.proof, ctx.deps);
+async function authorize(sub: Subscription, ctx: UpgradeContext, address: string): Promise<void> {
+  await proveParties(sub.parties, sub.proof, ctx.deps, () => ctx.budgets.spend('session_lookups', address));
 }
 
 /** The admission checks of a stream connection, shared by the upgrade and the plain GET. */
@@ -90,16 +96,18 @@ export class StreamGate {
   }
 
   /**
-   * Every check before the handshake, in order: limits, query, party proof, limits again (the
-   * proof may read the database, and shutdown or other upgrades may have happened meanwhile).
-   * Throws the ApiError a refused upgrade answers.
+   * Every check before the handshake, in order: limits, query, party proof (its session lookup
+   * charged to the address), the snapshot's reads charged to the address (an upgrade only: the
+   * plain GET reads nothing), limits again (the proof may read the database, and shutdown or other
+   * upgrades may have happened meanwhile). Throws the ApiError a refused upgrade answers.
    */
-  async admit(url: URL, address: string): Promise<Subscription> {
+  async admit(url: URL, address: string, options: { upgrade?: boolean } = {}): Promise<Subscription> {
     const before = this.unavailable(address);
     if (before) throw before;
     const sub = parseSubscription(url.searchParams, this.ctx.knownMarkets());
     try {
-      await authorize(sub, this.ctx);
+      await authorize(sub, this.ctx, address);
+      if (options.upgrade) await this.ctx.budgets.spend('snapshot_reads', address, snapshotReads(sub, sub.snapshot));
     } catch (err) {
       const known = fromDomainError(err);
       if (known) throw known;
@@ -145,7 +153,7 @@ export function createUpgradeHandler(
     // Synchronous refusals (limits, query) are answered before any await.
     const early = gate.unavailable(address);
     if (early) return refuse(early);
-    gate.admit(url, address).then(
+    gate.admit(url, address, { upgrade: true }).then(
       (sub) => {
         if (socket.destroyed) return;
         // Checked again in this very step, synchronously with the accept: upgrades whose proofs

@@ -10,7 +10,7 @@ import { inboundLimits } from '../stream/inbound-limit.js';
 import { createUpgradeHandler, StreamGate, STREAM_PATH, type UpgradeContext } from './stream-upgrade.js';
 import { streamMessageHandlers } from './stream-messages.js';
 import { TradingSlot } from './trading/socket-calls.js';
-import { clientIp, trustFunction } from '../client-address.js';
+import { addressGroup, clientIp, trustFunction } from '../client-address.js';
 import { errors } from './schemas.js';
 import { buildAsyncApi } from '../stream/asyncapi.js';
 
@@ -32,11 +32,15 @@ export const streamRoutes: FastifyPluginAsyncTypebox<{ trading?: TradingSlot }> 
 
   const trust = trustFunction(app.config.trustProxy);
   const deps = { config: app.config, sessions: app.sessions, replays: app.replays, logger: app.log };
-  const context: UpgradeContext = { deps, hub, metrics, knownMarkets: () => runtime?.knownMarkets() ?? null };
+  const budgets = app.workBudgets;
+  const context: UpgradeContext = { deps, hub, metrics, knownMarkets: () => runtime?.knownMarkets() ?? null, budgets };
   const gate = new StreamGate(context);
   // What a connection sends (subscribe, unsubscribe, signed orders): read and answered per connection.
   const messageContext = { ...context, trading, maxBytes: inboundLimits(app.config).maxBytes };
-  context.messages = (req) => streamMessageHandlers(messageContext, clientIp(req, trust));
+  context.messages = (req) => {
+    const ip = clientIp(req, trust);
+    return streamMessageHandlers(messageContext, ip, addressGroup(ip));
+  };
   const onUpgrade = createUpgradeHandler(context, gate);
   app.server.on('upgrade', onUpgrade);
   // Before the server closes its connections: every client gets 1001 "going away".
@@ -82,7 +86,12 @@ export const streamRoutes: FastifyPluginAsyncTypebox<{ trading?: TradingSlot }> 
         response: {
           426: { ...Type.Ref('Error'), description: 'The upgrade would be accepted: connect with a WebSocket client (code `upgrade_required`)' },
           ...errors(400, 401, 403),
-          429: { ...Type.Ref('Error'), description: 'This client address holds WS_MAX_CONNECTIONS_PER_IP streams (code `too_many_connections`)' },
+          429: {
+            ...Type.Ref('Error'),
+            description:
+              'This client address holds WS_MAX_CONNECTIONS_PER_IP streams (code `too_many_connections`), or has used its budget of session lookups ' +
+              '(SESSION_LOOKUPS_PER_IP) or snapshot reads (SNAPSHOT_READS_PER_IP) for the window (code `budget_exhausted`, with `budget` and Retry-After)',
+          },
           503: {
             ...Type.Ref('Error'),
             description: 'The stream is full (code `too_many_connections`), shutting down (`shutting_down`), or the session could not be checked (`database_unavailable`)',

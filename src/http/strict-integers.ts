@@ -2,7 +2,7 @@
 // "Infinity" into Infinity (which then passes a `maximum` of 2^53-1), "\t" and "" -like blanks into
 // 0, and "0x10" into 16. A cursor or a limit must be plain decimal digits, so this preValidation
 // hook checks every integer query/path parameter of a route against its schema's bounds on the raw
-// string, before Ajv sees it, and answers 400 naming the parameter.
+// string, before Ajv sees it, and answers 400 naming the parameter. Leading zeros are refused too.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from './errors.js';
 
@@ -12,7 +12,8 @@ interface IntegerSchema {
   maximum?: number;
 }
 
-const DIGITS = /^\d{1,16}$/;
+// Canonical decimal only: `01` is not 1 (a cache key, a cursor or a log line would tell two names of one thing apart).
+const DIGITS = /^(?:0|[1-9]\d{0,15})$/;
 
 function checkValue(where: string, name: string, raw: unknown, schema: IntegerSchema): void {
   if (raw === undefined) return;

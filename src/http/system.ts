@@ -2,6 +2,7 @@
 import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { registerReplicaProbe } from './replica-readiness.js';
 
 const ReadyBody = Type.Object(
   {
@@ -27,7 +28,7 @@ const ReadyBody = Type.Object(
       error: Type.Optional(Type.String()),
     }),
     stream: Type.Object({
-      enabled: Type.Boolean({ description: 'false when ENGINE_ADMIN_TOKEN is unset' }),
+      enabled: Type.Boolean({ description: 'false when ENGINE_ADMIN_TOKEN is unset (then degraded in production) or before the live runtime started' }),
       connected: Type.Boolean({ description: 'The admin SSE bridge is connected (with NATS_URL: the JetStream consumer runs and has caught up)' }),
       source: Type.Optional(Type.Union([Type.Literal('sse'), Type.Literal('jetstream')], { description: 'Where engine events come from' })),
       gap: Type.Optional(Type.String({ description: 'A gap the bridge could not fill, if any' })),
@@ -91,7 +92,7 @@ const ReadyBody = Type.Object(
   { description: 'Readiness: 200 when ready, 503 when degraded, with the reasons' },
 );
 
-async function readiness({ db, engine, live, fleet }: Pick<FastifyInstance, 'db' | 'engine' | 'live' | 'fleet'>) {
+async function readiness({ db, engine, live, fleet, config }: Pick<FastifyInstance, 'db' | 'engine' | 'live' | 'fleet' | 'config'>) {
   const reasons: string[] = [];
   const [ping, health, redis] = await Promise.all([
     db.ping(),
@@ -121,6 +122,9 @@ async function readiness({ db, engine, live, fleet }: Pick<FastifyInstance, 'db'
   if (!health.reachable) reasons.push('engine unreachable');
 
   const streamStatus = live?.status() ?? { enabled: false, connected: false, maxSeq: null };
+  // The spec lets a gateway without the admin token run (clients receive nothing); in production
+  // that is a deployment mistake, so it is not "ready".
+  if (config.engineAdminToken === null && config.nodeEnv === 'production') reasons.push('ENGINE_ADMIN_TOKEN is not set: the stream is disabled');
   if (streamStatus.enabled && !streamStatus.connected) {
     reasons.push(streamStatus.source === 'jetstream' ? 'JetStream source down or catching up' : 'SSE bridge down');
   }
@@ -197,12 +201,17 @@ export const systemRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async () => ({ status: 'ok' as const }),
   );
 
+  registerReplicaProbe(app);
+
   app.get(
     '/readyz',
     {
       schema: {
         tags: ['system'],
         summary: 'Readiness: database, indexer schema, engine, SSE bridge, max engine seq',
+        description:
+          'The full report of every dependency: 503 as soon as one is missing. In a fleet, route traffic by ' +
+          '/readyz/replica instead, which judges the replica alone (a shared dependency down would make this 503 on every replica at once).',
         response: { 200: ReadyBody, 503: ReadyBody },
       },
     },

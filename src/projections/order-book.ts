@@ -10,11 +10,15 @@
 //   engine.order_cancelled  the order leaves the book (user, ioc, margin, reduce_only).
 // Orders a trigger places arrive as ordinary engine.order_placed events after engine.trigger_fired.
 //
-// Size the book holds without knowing its orders (a level seeded or repaired from the engine's
-// polled book, see `replaceLevels`) is "anonymous": fills against unknown makers consume it; it
-// counts as one order in the level's order count.
+// A book is seeded order by order (`seedOrders`: the mirror's resting orders at a known seq), so
+// that every later event applies: a cancel names an order the book knows, with its price and size.
+// Size the book holds without knowing its orders (a level taken from the engine's polled book, see
+// `replaceLevels`: a repair, or a seed without a database) is "anonymous": fills against unknown
+// makers consume it; it counts as one order in the level's order count; a cancel of an order
+// behind it cannot be applied (that is why such a book is re-seeded order by order).
 import { parseDecimal } from '../decimal.js';
 import type { EngineEvent } from '../contracts/engine-event.js';
+import type { BookSeedOrder } from '../contracts/book-seed.js';
 
 export type BookSide = 'buy' | 'sell';
 
@@ -106,8 +110,10 @@ export interface TouchedLevel {
 }
 
 export class MarketBook {
-  /** Seq of the last event that changed the levels (0: none yet). */
+  /** Seq of the last event that changed the levels (0: none yet, or not known yet after `seedOrders`). */
   seq = 0;
+  /** Seq of the last event this book reflects (changed or not): later events apply, earlier ones are in it already. */
+  through = 0;
   readonly bids = new SideLevels(true);
   readonly asks = new SideLevels(false);
   private readonly resting = new Map<string, RestingOrder>();
@@ -131,6 +137,7 @@ export class MarketBook {
    */
   apply(event: EngineEvent): TouchedLevel[] {
     const touched: TouchedLevel[] = [];
+    if (event.seq > this.through) this.through = event.seq;
     try {
       switch (event.kind) {
         case 'engine.order_placed':
@@ -239,6 +246,30 @@ export class MarketBook {
   }
 
   /**
+   * Seeds an empty book with the resting orders of the engine after event `asOfSeq`, oldest first
+   * (docs/stream.md "Order book from events"). Each joins as a placement does: an order that still
+   * crosses what rests before it was being matched at `asOfSeq` and waits, as a pending taker, for
+   * the fills that follow. The book's `seq` stays 0 (unknown) until an event changes it or the
+   * caller learns it (BookKeeper).
+   */
+  seedOrders(orders: readonly BookSeedOrder[], asOfSeq: number): void {
+    this.clear();
+    for (const o of orders) {
+      const remaining = parseDecimal(o.remaining);
+      if (remaining <= 0n || this.pending.has(o.orderId)) continue;
+      this.pending.set(o.orderId, { side: o.side, price: parseDecimal(o.price), remaining });
+      this.restPending([]);
+    }
+    this.through = asOfSeq;
+  }
+
+  /** The levels of both sides as text (price:size:count per level), for comparing two books. */
+  levelsKey(): string {
+    const side = (l: SideLevels): string => [...l.view()].map((v) => `${v.price}:${v.size}:${v.count}`).join(',');
+    return `${side(this.bids)}|${side(this.asks)}`;
+  }
+
+  /**
    * Makes the best `bids.length`/`asks.length` levels exactly the given ones (the engine's polled
    * book, the reconciliation source) and sets the seq. Known orders at prices that vanish are
    * forgotten; a level whose size differs keeps its known orders that fit and makes the rest
@@ -249,6 +280,7 @@ export class MarketBook {
     this.replaceSide('sell', asks, depth);
     this.pending.clear();
     this.seq = seq;
+    if (seq > this.through) this.through = seq;
   }
 
   private replaceSide(side: BookSide, given: ReadonlyArray<readonly [bigint, bigint]>, depth: number): void {
@@ -293,5 +325,6 @@ export class MarketBook {
     this.resting.clear();
     this.pending.clear();
     this.seq = 0;
+    this.through = 0;
   }
 }

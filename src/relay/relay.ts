@@ -17,12 +17,18 @@
 // - after any NATS failure the relay stops its SSE reader and starts again after the stream's last
 //   engine seq (the resume point is always the stream, never the relay's memory).
 //
+// An event longer than SSE_MAX_EVENT_BYTES never stalls it: the bridge takes it from the database
+// or skips it (src/engine/sse-bridge.ts), and the relay publishes only events within the bound
+// (a longer one, from the database, is left out of the stream: JetStream would refuse a message
+// over its max_payload, and a replica would meet it on every restart). Left out, it is a hole in
+// the stream's engine seqs, which a replica fills from the database or reports, as any gap.
+//
 // Engine history replaced (the bridge tells its sink `replaced`: the engine restarted below the resume point): the
 // relay purges the stream, so it holds one history; replicas see an engine seq going back and reset.
 import type { FastifyBaseLogger } from 'fastify';
 import { type JetStreamClient, type JetStreamManager, type NatsConnection } from 'nats';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { SseBridge } from '../engine/sse-bridge.js';
+import { DEFAULT_MAX_EVENT_BYTES, SseBridge } from '../engine/sse-bridge.js';
 import type { EngineEvent } from '../contracts/engine-event.js';
 import { connectNats, ensureStream, streamTail, type StreamSettings } from '../fleet/jetstream.js';
 
@@ -69,7 +75,7 @@ export class EngineRelay {
     const registers = [options.registry];
     this.published = new Counter({
       name: 'bff_relay_events_total',
-      help: 'Engine events handled by the relay: published, or already in the stream (another relay stored them)',
+      help: 'Engine events handled by the relay: published, already in the stream (another relay stored them), or too_large (longer than SSE_MAX_EVENT_BYTES, left out)',
       labelNames: ['outcome'],
       registers,
     });
@@ -84,6 +90,16 @@ export class EngineRelay {
       name: 'bff_relay_stream_replicas',
       help: 'The running stream\'s replica count (num_replicas), as the cluster reports it; compare with NATS_STREAM_REPLICAS',
       registers,
+    });
+    // Read at each scrape: what /readyz answers, so an alert can tell "scraped" from "relaying".
+    const ready = (): number => (this.connected ? 1 : 0);
+    new Gauge({
+      name: 'bff_relay_ready',
+      help: '1 when this relay is ready (NATS and the engine SSE both connected, as its /readyz), else 0',
+      registers,
+      collect() {
+        this.set(ready());
+      },
     });
   }
 
@@ -151,6 +167,7 @@ export class EngineRelay {
       startAfter,
       sink: {
         event: (e) => {
+          if (this.tooLarge(e)) return;
           this.queue.push(e);
           void this.pump();
         },
@@ -169,6 +186,16 @@ export class EngineRelay {
     });
     this.bridge = bridge;
     bridge.start();
+  }
+
+  /** An event above the bound (from the database): counted, logged, left out of the stream. */
+  private tooLarge(e: EngineEvent): boolean {
+    const limit = this.options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
+    const size = Buffer.byteLength(e.raw ?? JSON.stringify(e));
+    if (size <= limit) return false;
+    this.published.inc({ outcome: 'too_large' });
+    this.options.logger.error({ seq: e.seq, size, limit }, 'relay: event longer than SSE_MAX_EVENT_BYTES left out of the stream (replicas fill it from the database)');
+    return true;
   }
 
   private async purge(): Promise<void> {

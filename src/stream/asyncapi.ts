@@ -64,7 +64,9 @@ const MESSAGES = {
   streamGap: {
     schema: GapMessage,
     name: 'stream.gap',
-    summary: 'Control, replay clients (since) only: `since` is older than the replay history; backfill from /v1/events.',
+    summary:
+      'Control: to a replay client (since) when `since` is older than the replay history; to every control connection when the source skipped events live ' +
+      '(neither the engine nor the database had them, or one was longer than SSE_MAX_EVENT_BYTES). Backfill (requestedSince, oldestAvailableSeq] from /v1/events.',
   },
   streamReset: {
     schema: ResetMessage,

@@ -4,12 +4,16 @@
 import type { Registry } from 'prom-client';
 import type { EngineEvent } from '../contracts/engine-event.js';
 import type { Frame } from '../contracts/frame.js';
-import { BookKeeper, type EngineBook } from './book-keeper.js';
+import { BookKeeper, type BookKeeperOptions, type EngineBook } from './book-keeper.js';
 import { BookViews } from './book-views.js';
 import type { Subscription } from './subscription.js';
 
 export interface BookStreamOptions {
   readBook(market: string, depth: number): Promise<EngineBook | null>;
+  /** The seed order by order (BookKeeperOptions.readOrders); absent without a database. */
+  readOrders?: BookKeeperOptions['readOrders'];
+  position?: BookKeeperOptions['position'];
+  mirrorWaitMs?: number;
   publish(frame: Frame): number;
   registry: Registry;
   logger: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
@@ -23,6 +27,9 @@ export class BookStream {
     this.views = new BookViews({ keeper: () => this.keeper, publish: options.publish });
     this.keeper = new BookKeeper({
       readBook: options.readBook,
+      readOrders: options.readOrders ?? null,
+      ...(options.position ? { position: options.position } : {}),
+      ...(options.mirrorWaitMs !== undefined ? { mirrorWaitMs: options.mirrorWaitMs } : {}),
       changed: (market, event) => this.views.changed(market, event),
       rebuilt: (market) => this.views.rebuilt(market),
       registry: options.registry,
@@ -74,10 +81,10 @@ export class BookStream {
     return this.views.snapshotFrames(markets, sub.book);
   }
 
-  /** The engine's history was replaced: books are read again, views made again. */
-  reset(): void {
+  /** The engine's history was replaced (the stream resumes after `head`): books are read again, views made again. */
+  reset(head: number | null = null): void {
     this.views.reset();
-    this.keeper.reset();
+    this.keeper.reset(head);
   }
 
   stop(): void {

@@ -130,6 +130,19 @@ export class StreamHub implements StreamFanout {
   }
 
   /**
+   * The source skipped `from..to` (events it could read neither from the engine nor from the
+   * database, or longer than SSE_MAX_EVENT_BYTES): the replay history is complete after `to`, and
+   * every connection that takes control messages is sent `stream.gap` (backfill from REST) before
+   * the frames that follow; the others see the seqs jump.
+   */
+  announceGap(from: number, to: number): void {
+    this.history.markCoveredAfter(to);
+    if (!this.options.enabled) return;
+    const message = control('stream.gap', to, { requestedSince: from - 1, oldestAvailableSeq: to + 1, backfill: `/v1/events?since=${from - 1}` });
+    for (const client of [...this.index.clients()]) if (client.sub.control) this.sendControl(client, message);
+  }
+
+  /**
    * The engine's history was replaced (the runtime has already reset its state and derived the new
    * epoch): the replay history restarts after `head`; every connection that takes control messages
    * is sent `stream.reset` (reason history_replaced) after whatever it was sent before, and every

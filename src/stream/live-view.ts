@@ -16,6 +16,16 @@ export interface LiveStatus {
   /** Where engine events come from; named only with JetStream (NATS_URL). */
   source?: 'sse' | 'jetstream';
   /**
+   * The start-up catch-up is done: with JetStream, the stream's head as it was at start has been
+   * projected (until then the replay history is incomplete); with SSE, as soon as the runtime started.
+   */
+  caughtUp?: boolean;
+  /**
+   * Set while the replica is behind the engine's head and not moving (the stall check against the
+   * engine's head): why, in words. The replica probe (/readyz/replica) is 503 while it is set.
+   */
+  stalled?: string;
+  /**
    * With JetStream: this replica measured against the engine's head (docs/fleet.md "Behind the
    * engine"), for /readyz, the metrics and whatever judges the replica.
    */

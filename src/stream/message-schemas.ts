@@ -63,7 +63,10 @@ export const PlaceOrderOp = Type.Object(
   {
     op: Type.Literal('order.place'),
     id: MessageIdField,
-    body: Type.String({ description: 'The order JSON exactly as signed (what POST /v1/orders would carry as its body)' }),
+    body: Type.String({
+      description:
+        'The order JSON exactly as signed (what POST /v1/orders would carry as its body); one that is not the engine order request\'s shape is refused `invalid_body` (400) as REST refuses it (docs/trading.md)',
+    }),
     user: ProofUser,
     sessionId: ProofSession,
     sig: ProofSig('"POST\\n/v1/orders\\n<tsMs>\\n<body>"'),
@@ -156,11 +159,11 @@ export const ErrorMessage = Type.Object(
         error: Type.String({ description: 'What was wrong, for people' }),
         code: Type.String({
           description:
-            'The code REST answers for the same refusal (bad_request, unauthorized, forbidden, rate_limited, payload_too_large, engine_unavailable, engine_timeout, …), or unknown_market / too_many_subscriptions',
+            'The code REST answers for the same refusal (bad_request, invalid_body, unauthorized, forbidden, rate_limited, budget_exhausted, payload_too_large, engine_unavailable, engine_timeout, …), or unknown_market / too_many_subscriptions',
         }),
         status: Type.Integer({ minimum: 400, maximum: 599, description: 'The HTTP status REST would answer' }),
       },
-      { additionalProperties: true, description: 'Plus the fields REST adds (retryAfterS, serverTime, engineStatus, markets, …)' },
+      { additionalProperties: true, description: 'Plus the fields REST adds (retryAfterS, serverTime, engineStatus, markets, budget, field, …)' },
     ),
   },
   { ...strict, description: 'A message refused: malformed, unknown op, bad filter, unknown market, bad proof, too large, too many, or an order refused by the gateway or the engine.' },

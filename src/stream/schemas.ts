@@ -207,13 +207,18 @@ export const GapMessage = Type.Object(
     payload: Type.Object(
       {
         requestedSince: Seq,
-        oldestAvailableSeq: Type.Union([Seq, Type.Null()], { description: 'Oldest seq the replay holds; null when it holds nothing' }),
+        oldestAvailableSeq: Type.Union([Seq, Type.Null()], { description: 'Oldest seq the stream delivers from here on (the replay, or the seq after a live gap); null when the replay holds nothing' }),
         backfill: Type.String({ description: 'REST path that returns the missing events' }),
       },
       strict,
     ),
   },
-  { ...strict, description: 'Control message (replay clients only): sent after stream.subscribed when `since` is older than the replay history: backfill from REST.' },
+  {
+    ...strict,
+    description:
+      'Control message: sent after stream.subscribed when `since` is older than the replay history, and to every control connection when the ' +
+      'source skipped events live (unfillable, or longer than SSE_MAX_EVENT_BYTES): backfill from REST.',
+  },
 );
 
 export const ResetMessage = Type.Object(

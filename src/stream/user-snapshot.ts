@@ -9,13 +9,26 @@
 // All marked `"snapshot": true` by the hub. They may be newer than live frames held behind them
 // (the engine is ahead of the stream): apply an order.update only when its asOfSeq is above the
 // one you hold.
+//
+// Identical concurrent reads are shared (engine/shared-read.ts): the connections that ask the same
+// party's orders or fills while a read is in flight share the next read, one that starts after they
+// asked, so a burst of subscribes costs the engine and the database one read per party at a time.
+// What they cost is charged to the sender's address before (snapshotReads, src/http/work-budgets.ts).
 import type { Frame } from '../contracts/frame.js';
 import { orderFrame, type TrackedOrder, type UserOrders } from '../projections/user-orders.js';
 import type { FillRow } from '../db/queries/fills.js';
 import { normalizeDecimal, parseDecimal } from '../decimal.js';
 import { matches, type Subscription } from './subscription.js';
+import { SharedRead } from '../engine/shared-read.js';
 
 export const LAST_FILLS = 50;
+
+/** The reads a user channel snapshot of `sub` makes: one per party and per channel taken (0 without a snapshot). */
+export function snapshotReads(sub: Pick<Subscription, 'parties' | 'kinds'>, snapshot: boolean): number {
+  if (!snapshot) return 0;
+  const channels = (sub.kinds?.has('order.update') ? 1 : 0) + (sub.kinds?.has('fill') ? 1 : 0);
+  return channels * sub.parties.size;
+}
 
 /** An open order as the engine's admin read gives it (docs/engine.md "Orders"). */
 export interface OpenOrder {
@@ -47,8 +60,13 @@ export interface UserSnapshotSources {
 export class UserChannels {
   /** The last fill frames seen per party (the snapshot when the database cannot answer). */
   private readonly recent = new Map<string, Frame[]>();
+  private readonly liveOrders: SharedRead<OpenOrder[] | null>;
+  private readonly lastFills: SharedRead<FillRow[] | null>;
 
-  constructor(private readonly sources: UserSnapshotSources) {}
+  constructor(private readonly sources: UserSnapshotSources) {
+    this.liveOrders = new SharedRead((party) => sources.liveOrders(party));
+    this.lastFills = new SharedRead((party) => sources.lastFills(party, LAST_FILLS));
+  }
 
   observe(frame: Frame): void {
     if (frame.kind !== 'fill' || frame.userParty === undefined) return;
@@ -82,7 +100,7 @@ export class UserChannels {
   }
 
   private async openOrders(party: string): Promise<Frame[]> {
-    const live = await this.sources.liveOrders(party).catch(() => null);
+    const live = await this.liveOrders.read(party).catch(() => null);
     if (live === null) {
       const head = this.sources.head() ?? 0;
       const ts = new Date().toISOString();
@@ -111,7 +129,7 @@ export class UserChannels {
   }
 
   private async fills(party: string, seen: Frame[]): Promise<Frame[]> {
-    const rows = await this.sources.lastFills(party, LAST_FILLS).catch(() => null);
+    const rows = await this.lastFills.read(party).catch(() => null);
     if (rows === null) return seen;
     return rows
       .slice()

@@ -4,8 +4,10 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { fleetServices, REDIS_URL, waitFor } from '../support/fleet.js';
 
 const TSX = ['--import', 'tsx', 'src/main.ts'];
+const redisThere = await fleetServices({ redis: true });
 
 function run(env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
   return new Promise((resolve) => {
@@ -26,10 +28,20 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** Polls /healthz for up to 10 s. */
+async function healthy(port: number): Promise<boolean> {
+  for (let i = 0; i < 100; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) return true;
+  }
+  return false;
+}
+
 describe('src/main.ts', () => {
   it.each([
     ['WS_ORDERBOOK_POLL_MS', 'abc'],
     ['ENGINE_BASE_URL', 'notaurl'],
+    ['NODE_ENV', 'prod'],
   ])('exits non-zero with one line naming %s', async (name, value) => {
     const { code, stderr } = await run({ [name]: value });
     expect(code).toBe(1);
@@ -46,17 +58,53 @@ describe('src/main.ts', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     try {
-      let ok = false;
-      for (let i = 0; i < 100 && !ok; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
-      }
-      expect(ok).toBe(true);
+      expect(await healthy(port)).toBe(true);
       child.kill('SIGTERM');
       const [code] = (await once(child, 'exit')) as [number | null];
       expect(code).toBe(0);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  it('without ENGINE_ADMIN_TOKEN, in production: a warning naming it at start, /readyz and /readyz/replica 503 saying the stream is disabled', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, TSX, {
+      env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', NODE_ENV: 'production', LOG_LEVEL: 'warn', ENGINE_BASE_URL: 'http://127.0.0.1:9' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    try {
+      expect(await healthy(port)).toBe(true);
+      const warning = stdout.split('\n').filter((l) => l.includes('ENGINE_ADMIN_TOKEN')).map((l) => JSON.parse(l));
+      expect(warning).toHaveLength(1);
+      expect(warning[0]).toMatchObject({ level: 40, setting: 'ENGINE_ADMIN_TOKEN' });
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+      const body = (await ready.json()) as any;
+      expect(ready.status).toBe(503);
+      expect(body.stream.enabled).toBe(false);
+      expect(body.reasons).toContain('ENGINE_ADMIN_TOKEN is not set: the stream is disabled');
+      const replica = await fetch(`http://127.0.0.1:${port}/readyz/replica`);
+      expect(replica.status).toBe(503);
+      expect(await replica.json()).toMatchObject({ code: 'replica_not_ready', reasons: ['ENGINE_ADMIN_TOKEN is not set: the stream is disabled'], checks: { streamConfigured: false } });
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it.skipIf(!redisThere)('with Redis, reaches it at start: bff_redis_up is 1 before any request needs Redis', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, TSX, {
+      env: { PATH: process.env.PATH ?? '', PORT: String(port), LOG_LEVEL: 'warn', ENGINE_BASE_URL: 'http://127.0.0.1:9', REDIS_URL, REDIS_PREFIX: `t_main_${process.pid}:` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      expect(await healthy(port)).toBe(true);
+      // Only /metrics is asked: nothing else would have made the gateway talk to Redis.
+      await waitFor(async () => /^bff_redis_up 1$/m.test(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()), 5_000, 'bff_redis_up 1');
+    } finally {
+      child.kill('SIGKILL');
     }
   });
 });

@@ -11,6 +11,10 @@ import { EngineRelay } from '../../src/relay/relay.js';
 import { Redis } from 'ioredis';
 import { connect as natsConnect, type NatsConnection } from 'nats';
 import { streamBounds } from '../../src/fleet/jetstream.js';
+import WebSocket from 'ws';
+import { expect } from 'vitest';
+import type { TestGateway } from './gateway.js';
+import { startScriptedEngine, type ScriptedEngine } from './scripted-sse.js';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -158,4 +162,66 @@ export async function stopReplicas(replicas: readonly Replica[]): Promise<void> 
     r.proc.kill('SIGTERM');
     await r.exited;
   }
+}
+
+/** A stream client (`kinds=engine.tick_start`) at `base` (a gateway or nginx), collecting the seqs it is sent, open. */
+export async function tickClient(base: string): Promise<{ ws: WebSocket; seqs: number[] }> {
+  const ws = new WebSocket(`${base.replace('http', 'ws')}/v1/stream?kinds=engine.tick_start`);
+  const seqs: number[] = [];
+  ws.on('message', (data) => {
+    const m = JSON.parse(data.toString());
+    if (m.kind === 'engine.tick_start') seqs.push(m.seq);
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  return { ws, seqs };
+}
+
+/**
+ * In-process gateway replicas with their live runtime started and streaming, each knowing one
+ * session key (the fault tests sign with it before the stream could teach it).
+ */
+export async function startLiveReplicas(
+  count: number,
+  start: (i: number) => Promise<TestGateway>,
+  session: { id: string; party: string; publicKeyHex: string },
+): Promise<TestGateway[]> {
+  const gws: TestGateway[] = [];
+  for (let i = 0; i < count; i++) {
+    const gw = await start(i);
+    gws.push(gw);
+    gw.deps.sessions.add(session.id, session.party, session.publicKeyHex, Date.now() + 3_600_000);
+    await gw.deps.live!.start();
+  }
+  await waitFor(() => gws.every((g) => g.deps.live!.status().connected), 10_000, 'replicas streaming');
+  return gws;
+}
+
+/** Waits until every client got `last`, then holds each to every seq from `from` to `last`, once, in order; closes them. */
+export async function expectEveryTickOnce(clients: Array<{ ws: WebSocket; seqs: number[] }>, from: number, last: number): Promise<void> {
+  await waitFor(() => clients.every((c) => c.seqs.at(-1) === last), 10_000, 'clients caught up');
+  const want = Array.from({ length: last - from + 1 }, (_, i) => from + i);
+  for (const c of clients) {
+    expect(c.seqs.filter((s) => s >= from)).toEqual(want);
+    c.ws.close();
+  }
+}
+
+/**
+ * A scripted engine that takes orders: `POST /v1/orders` answers a resting order and records the
+ * signature it carried (`orderSigs`, in arrival order); BTC-PERP has a one-level book.
+ */
+export async function startOrderTakingEngine(): Promise<{ engine: ScriptedEngine; orderSigs: string[] }> {
+  const engine = await startScriptedEngine();
+  const orderSigs: string[] = [];
+  engine.books.set('BTC-PERP', { seq: 1, bids: [['99.0000000000', '1.0000000000']], asks: [] });
+  engine.handler = (req, res) => {
+    if (req.method !== 'POST' || req.url !== '/v1/orders') return false;
+    orderSigs.push(String(req.headers['x-session-sig']));
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, orderId: `o-${orderSigs.length}`, status: 'resting' }));
+    return true;
+  };
+  return { engine, orderSigs };
 }

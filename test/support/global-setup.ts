@@ -14,7 +14,8 @@ declare module 'vitest' {
   }
 }
 
-async function reachable(url: string): Promise<boolean> {
+/** A query answers (not merely a port listening: a starting server refuses queries). */
+export async function reachable(url: string): Promise<boolean> {
   const sql = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} });
   try {
     await sql`SELECT 1`;

@@ -2,6 +2,7 @@
 // engine → reference indexer → PostgreSQL → gateway (auth on, CORS *), plus the web console on
 // its own origin, and a seeded market (a trade for the chart and resting orders on both sides).
 import { startEngine, type RunningEngine } from '../../sandbox/engine/index.js';
+import type { AccountingFault } from '../../sandbox/engine/accounts.js';
 import { startIndexer, type RunningIndexer } from '../../sandbox/indexer/indexer.js';
 import { startConsole, type ConsoleServer } from '../../sandbox/console/server.js';
 import { GatewayClient, localParty, type PartySigner } from '../../packages/client/src/index.js';
@@ -20,10 +21,12 @@ export interface TradingStack {
 
 export const SEED_MARKET = 'BTC-PERP';
 
-export async function startTradingStack(databaseUrl: string, options: { corruptUserBatch?: number } = {}): Promise<TradingStack> {
-  const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+export async function startTradingStack(databaseUrl: string, options: { corruptUserBatch?: number; fault?: AccountingFault } = {}): Promise<TradingStack> {
+  const { fault, ...indexerOptions } = options;
+  // fault: the engine's ENGINE_CORRUPT (a deliberate accounting fault, committed faithfully).
+  const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0, fault: fault ?? null });
   // corruptUserBatch: the indexer's INDEXER_CORRUPT_USER_BATCH (the chain records a wrong root for that user batch).
-  const indexer = await startIndexer({ databaseUrl, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false, ...options });
+  const indexer = await startIndexer({ databaseUrl, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false, ...indexerOptions });
   const gateway = await startGateway(
     { DATABASE_URL: databaseUrl, ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, FAUCET_ENABLED: 'true', FAUCET_AMOUNT: '100000', RATE_LIMIT_MAX: '100000', CORS_ORIGINS: '*', WS_ORDERBOOK_POLL_MS: '100' },
     { listen: true },

@@ -3,6 +3,7 @@
 // AUTH_DISABLED=true accepts and any other answers with a 401 GatewayError).
 import { Clock } from './clock.js';
 import { verifyHistory, type HistoryOptions, type HistoryVerdict } from './verify/history.js';
+import { verifyAccount, type AccountOptions, type AccountVerdict } from './verify/verify-account.js';
 import { GatewayError } from './errors.js';
 import { defaultRetry, type RetryPolicy } from './retry.js';
 import { prepareSession, Session, type PartySigner } from './signing.js';
@@ -295,6 +296,15 @@ export class GatewayClient {
    */
   verifyHistory(party: string, options: HistoryOptions = {}): Promise<HistoryVerdict> {
     return verifyHistory({ listUserBatches: (p, q) => this.listUserBatches(p, q), getUserBatchProof: (p, s) => this.getUserBatchProof(p, s) }, party, options);
+  }
+
+  /**
+   * Verifies the party's balance and positions from what the chain committed (docs/verification.md
+   * "Your account"): verifyHistory, then every committed event replayed by the engine's published
+   * rules, deposits and withdrawals matched, and the result compared with the account view.
+   */
+  verifyAccount(party: string, options: AccountOptions = {}): Promise<AccountVerdict> {
+    return verifyAccount(this, party, options);
   }
 
   // ---- engine mirror ----

@@ -63,6 +63,20 @@ export { DecimalInputError } from './decimal-input.js';
 export { createToastThrottle, type ToastThrottle } from './toast.js';
 export { verifyUserBatch, userRootOf, foldPath, type BatchVerdict, type VerifyStep } from './verify/verify-batch.js';
 export { verifyHistory, type HistoryOptions, type HistoryProgress, type HistoryVerdict, type HistorySource, type ChainBreak } from './verify/history.js';
+export {
+  verifyAccount,
+  checkAccount,
+  type AccountVerdict,
+  type AccountOptions,
+  type AccountSource,
+  type AccountProblem,
+  type PendingItem,
+  type AccountInputs,
+  type CheckedValue,
+  type CheckedPosition,
+  type CheckStatus,
+} from './verify/verify-account.js';
+export { Ledger, feeOf, grownEntry, realizedOf, parseWire, formatWire, TAKER_FEE_RATE, type Discrepancy, type LedgerEvent, type LedgerField, type LedgerPosition } from './verify/ledger.js';
 export { canonicalJson, leafText, holdersOf, heldBy, ZERO_ROOT, type CommittedEvent, type PathStep } from './verify/scheme.js';
 export type * from './types.js';
 export { DeltaOrderBook, bookChecksum, type BookLevel, type BookApplyResult } from './order-book.js';

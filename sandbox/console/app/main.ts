@@ -36,6 +36,7 @@ import { escapeHtml, pct, shortParty, trim } from './format.js';
 import { checkOrder, describeRules } from './rules.js';
 import { positionMarks, renderAccount, renderClosedEpochs, renderTicket, renderTriggers } from './account.js';
 import { VerificationPanel } from './verification.js';
+import { AccountVerificationPanel } from './account-verification.js';
 import { BookPanel, type BookProbe } from './book.js';
 import { TradeTape } from './tape.js';
 import { renderFills, renderOpenOrders, renderOrderHistory } from './my-orders.js';
@@ -439,6 +440,8 @@ try {
   startPartyStream();
   // The party's fills and history, checked against the chain in this browser (docs/verification.md).
   void new VerificationPanel(client, party, $('verify-panel')).run();
+  // Its collateral and positions, recomputed from the committed events beside what the screen shows (on demand).
+  new AccountVerificationPanel(client, party, $('account-verify-panel'));
   setInterval(() => void refreshMarkets(true).catch(showError), 15_000);
   metrics.ready = true;
 } catch (err) {

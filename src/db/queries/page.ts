@@ -95,9 +95,22 @@ const packedOf = (sql: Queryable, shape: RowShape, key: string) => sql.unsafe(sh
 const packedKey = (r: RawRow) => intAt(r, 0);
 
 /**
+ * The database a statement ran on, as one value (ADR 0116): the server's start time. A version
+ * (key, xmin) means one content only within one server's life: a base backup restored in place keeps
+ * the system identifier and the timeline but hands out the same transaction ids again with other
+ * content, and a failover or another database at the same address is another server; each of them
+ * starts a server, so its start time differs. (The system identifier and timeline, read from the
+ * control file, cost ~0.1 ms a statement and miss the restore.) An uncorrelated subquery: evaluated
+ * once per statement, on the very connection that read the versions (a pool may hold connections
+ * to two servers at once). PGlite answers it too.
+ */
+export const DATABASE_IDENTITY = '(SELECT pg_postmaster_start_time()::text)';
+
+/**
  * How a family's rows are kept by version (row-cache.ts, docs/adr/0104-list-rows-kept-by-version.md):
- * what a page selects instead of its rows (the key, then `table:pk…:xmin` as the version), and how
- * the rows of missing versions are fetched (by the key: every row sharing it, matched by version).
+ * what a page selects instead of its rows (the key, then `table:pk…:xmin` as the version, then the
+ * database's identity), and how the rows of missing versions are fetched (by the key: every row
+ * sharing it, matched by version; with the identity again as the last column).
  */
 export interface RowVersions {
   readonly probeSelect: string;
@@ -111,8 +124,8 @@ export interface RowVersions {
 export function rowVersions(table: string, pk: readonly [string, ...string[]], shape: RowShape): RowVersions {
   const version = `concat('${table}', ${pk.map((c) => `':', "${c}"`).join(', ')}, ':', xmin)`;
   return {
-    probeSelect: `"${pk[0]}", ${version} AS v`,
-    fetchStatement: `SELECT ${version} AS v, ${shape.packedSelect(pk[0])} FROM ${table} WHERE "${pk[0]}" = ANY($1::bigint[])`,
+    probeSelect: `"${pk[0]}", ${version} AS v, ${DATABASE_IDENTITY} AS db`,
+    fetchStatement: `SELECT ${version} AS v, ${shape.packedSelect(pk[0])}, ${DATABASE_IDENTITY} AS db FROM ${table} WHERE "${pk[0]}" = ANY($1::bigint[])`,
   };
 }
 
@@ -131,6 +144,12 @@ export interface KeptRows {
 async function fromVersions(sql: Queryable, shape: RowShape, kept: KeptRows, page: Page<RawRow>): Promise<JsonBody | null> {
   const { cache } = kept;
   const items = page.items;
+  if (items.length === 0) return writeRowsPage([], page.nextCursor);
+  // Kept rows are of one database: another one (restored, failed over, replaced) empties the cache
+  // before anything is served; a page whose statements ran on two databases is read whole.
+  const db = items[0]![2]?.toString('latin1') ?? null;
+  if (db === null || !items.every((r) => r[2]?.toString('latin1') === db)) return null;
+  cache.bind(db);
   const rows: Buffer[] = new Array<Buffer>(items.length);
   let missing: Map<string, number> | null = null;
   for (let i = 0; i < items.length; i++) {
@@ -144,6 +163,7 @@ async function fromVersions(sql: Queryable, shape: RowShape, kept: KeptRows, pag
     for (const i of missing.values()) keys.add(intAt(items[i]!, 0));
     const fetched = (await sql.unsafe(kept.versions.fetchStatement, [`{${[...keys].join(',')}}`], { prepare: true }).raw()) as unknown as RawRow[];
     for (const r of fetched) {
+      if (r[3]?.toString('latin1') !== db) return null; // fetched from another database than the page's
       const version = r[0]!.toString('latin1');
       const i = missing.get(version);
       if (i === undefined) continue; // a row of the same key outside the page (another party's leg)

@@ -81,6 +81,11 @@ export const statusMetrics = fp(
     });
     // The kept list rows (db/json/row-cache.ts): counted by the cache itself, reported here.
     scrapedCounter('bff_list_row_cache_hits_total', 'List rows (fills, events, deposits) written from their kept JSON instead of fetched (LIST_ROW_CACHE_BYTES)', () => db.rows.stats().hits);
+    scrapedCounter(
+      'bff_list_row_cache_database_changes_total',
+      'Times the database under the kept list rows changed identity (restored, failed over, replaced): each emptied the row cache',
+      () => db.rows.stats().databaseChanges,
+    );
     scrapedCounter('bff_list_row_cache_misses_total', 'List rows (fills, events, deposits) whose version was not kept: fetched from the database, then kept', () => db.rows.stats().misses);
     new Gauge({
       name: 'bff_list_row_cache_bytes',

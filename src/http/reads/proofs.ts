@@ -13,6 +13,10 @@ function sendBytes(reply: FastifyReply, bytes: Buffer): FastifyReply {
 }
 
 const Hash = Type.String({ pattern: '^[0-9a-f]{64}$', description: '32-byte SHA-256 hash as 64 lower-case hex characters' });
+/** A root as the chain recorded it: written as read, so a malformed one is shown, not refused (the status says `mismatch`, reason `record`). */
+const RecordedHash = Type.String({
+  description: "32-byte SHA-256 hash as 64 lower-case hex characters, as the chain recorded it; anything else makes the status `mismatch` with reason `record`",
+});
 
 export const UserBatchProofBody = Type.Object(
   {
@@ -24,21 +28,24 @@ export const UserBatchProofBody = Type.Object(
         "root sits under the chain's manifest root; `mismatch` = one of the two fails (see `reason`); `pending` = not on chain yet",
     }),
     reason: Type.Optional(
-      Type.Union([Type.Literal('events'), Type.Literal('manifest')], {
-        description: "With `mismatch`: `events` = the events do not hash to the chain's user root; `manifest` = the user root is not under the manifest root",
+      Type.Union([Type.Literal('events'), Type.Literal('manifest'), Type.Literal('record')], {
+        description:
+          "With `mismatch`: `events` = the events do not hash to the chain's user root; `manifest` = the user root is not under the manifest root; " +
+          "`record` = the chain's record is not well formed (a root that is not 64 lower-case hex characters, a negative event count: see `problem`), so it proves nothing",
       }),
     ),
+    problem: Type.Optional(Type.String({ description: "With reason `record`: what in the chain's record the contract does not allow" })),
     events: Type.Array(EventEnvelope, { description: "The batch's event envelopes from the mirror, in seq order, exactly as streamed (the leaves of the user root)" }),
     chain: Type.Union(
       [
         Type.Object({
-          userRoot: Hash,
-          prevRoot: Hash,
+          userRoot: RecordedHash,
+          prevRoot: RecordedHash,
           eventCount: Type.Integer(),
           batchNum: Type.Union([Type.Integer(), Type.Null()], { description: 'The manifest that claimed it; null until one has' }),
           txId: Type.Union([Type.String(), Type.Null()]),
           committedAt: NullableTimestamp,
-          manifestRoot: Type.Union([Hash, Type.Null()], { description: "The chain's root of that manifest; null until recorded" }),
+          manifestRoot: Type.Union([RecordedHash, Type.Null()], { description: "The chain's root of that manifest; null until recorded" }),
         }),
         Type.Null(),
       ],

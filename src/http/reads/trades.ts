@@ -13,7 +13,10 @@ export const Trade = Type.Object(
     seq: { ...Seq, description: 'Seq of the engine.order_filled event (one per match)' },
     matchId: Type.String(),
     market: Market,
-    side: Type.Union([Type.Literal('buy'), Type.Literal('sell')], { description: 'Taker side' }),
+    // A plain string enum, not a union of literals: the serializer validates a union's branches, so a
+    // mirror row outside the contract (another spelling) would make the whole page a 500. It is
+    // written as recorded, as every list read writes its rows.
+    side: Type.Unsafe<'buy' | 'sell'>({ type: 'string', enum: ['buy', 'sell'], description: 'Taker side (written as the mirror recorded it)' }),
     price: Decimal,
     size: { ...Decimal, description: 'Match size (a taker flipping through zero is still one trade)' },
     createdAt: { ...Timestamp, description: 'Engine time of the match' },

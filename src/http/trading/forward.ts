@@ -16,6 +16,7 @@ import { within } from '../../deadline.js';
 import { SharedRead } from '../../engine/shared-read.js';
 import { judgeEngineAnswer, relayEngineAnswer, sendPassed, type PassedAnswer } from './relay.js';
 import type { ProxyMetrics } from './metrics.js';
+import type { BodyCheck } from './body-shape.js';
 
 /** Forwards one call; `path` defaults to `request.url`, `body` to `request.rawBody`. */
 export type Forwarder = (request: FastifyRequest, reply: FastifyReply, path?: string, body?: Buffer) => Promise<FastifyReply>;
@@ -64,6 +65,8 @@ export interface RouteOptions {
   chargeParty?: (signature: SignedHeaders, method: string, target: string, body: Buffer) => Promise<void>;
   /** The method sent to the engine (and signed by the client) when it is not the request's: POST /v1/user/me → GET. */
   engineMethod?: 'GET';
+  /** The body's shape check (body-shape.ts): a throw refuses the call before anything else is done. */
+  shape?: BodyCheck;
 }
 
 /** The verified-forward of one route, with its route-constant parts bound once. */
@@ -73,6 +76,7 @@ export function routeCall(options: RouteOptions): RouteCall {
   return async (call) => {
     let headers: Record<string, string>;
     const body = call.body;
+    options.shape?.(body);
     if (signed) {
       const s = call.signature;
       // The REST adapter and the socket read the signature with signedHeaders, which refuses a missing one (401).

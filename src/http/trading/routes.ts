@@ -34,7 +34,9 @@ import {
   TpslAnswer,
   TpslBody,
   UserMeAnswer,
+  UserMeBody,
 } from './schemas.js';
+import { bodyShape, TRADING_BODY_MAX_BYTES } from './body-shape.js';
 
 /**
  * The target forwarded to the engine is built from validated parameters only, never taken from the
@@ -49,10 +51,17 @@ function canonicalTarget(request: FastifyRequest, path: string): string {
   return path;
 }
 
-/** Body schemas are documentation: the engine owns the trading grammar (schemas.ts). */
+/**
+ * Fastify does not validate the bodies: its Ajv would coerce (a number into a string) and answer
+ * its own 400. The body schemas are checked by routeCall (body-shape.ts), for REST and the socket
+ * alike, on the raw bytes that are then forwarded unchanged.
+ */
 const documentOnly = () => () => true;
 const PROXY_ERRORS = errors(400, 401, 413, 415, 429, 502, 503, 504);
-const SIGNED_NOTE = 'Signed: headers `X-User`, `X-Session-Id`, `X-Session-Sig` (docs/engine.md "Signing"), forwarded unchanged with the raw body.';
+const SIGNED_NOTE =
+  'Signed: headers `X-User`, `X-Session-Id`, `X-Session-Sig` (docs/engine.md "Signing"), forwarded unchanged with the raw body. ' +
+  `A body that is not this request's shape (a field not listed, a number for a decimal string, a value outside an enum, a string over its length, more than ${TRADING_BODY_MAX_BYTES} bytes) ` +
+  'is refused 400 `invalid_body` (with `field`) before anything is forwarded (docs/trading.md).';
 
 export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBudgets; slot?: TradingSlot }> = async (app, { budgets, slot }) => {
   const { engine, sessions, config, replays } = app;
@@ -69,18 +78,27 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
     metrics,
     route: 'POST /v1/session-auth',
     signed: false,
+    shape: bodyShape('POST /v1/session-auth', SessionAuthBody),
     onAnswer: (call, res) => learnSession(learning, call.body === undefined ? undefined : parseJson(call.body), res),
   });
   // Place and cancel: one verified-forward each, called by the REST routes below and by the
   // socket's order messages (socket-calls.ts), so both are the same check, memory and budget.
-  const placeOrderOptions = { engine, metrics, route: 'POST /v1/orders', signed: true, chargeParty, amend: (res: EngineResponse) => explainEndedAtOnce(app.live, res) };
+  const placeOrderOptions = {
+    engine,
+    metrics,
+    route: 'POST /v1/orders',
+    signed: true,
+    chargeParty,
+    shape: bodyShape('POST /v1/orders', OrderBody),
+    amend: (res: EngineResponse) => explainEndedAtOnce(app.live, res),
+  };
   const cancelOrderOptions = { engine, metrics, route: 'DELETE /v1/orders/:orderId', signed: true, chargeParty };
   const placeOrderCall = routeCall(placeOrderOptions);
   const cancelOrderCall = routeCall(cancelOrderOptions);
   const placeOrder = forwarder(placeOrderOptions);
   const cancelOrder = forwarder(cancelOrderOptions);
   if (slot) slot.calls = socketTrading({ placeOrder: placeOrderCall, cancelOrder: cancelOrderCall, budgets });
-  const setTpsl = forwarder({ engine, metrics, route: 'POST /v1/tpsl', signed: true, chargeParty });
+  const setTpsl = forwarder({ engine, metrics, route: 'POST /v1/tpsl', signed: true, chargeParty, shape: bodyShape('POST /v1/tpsl', TpslBody) });
   const orderbook = forwarder({
     engine,
     metrics,
@@ -89,8 +107,9 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
     shareReads: config.orderbookSharedReads,
     deadlineMs: config.engineTimeoutMs,
   });
-  const userMe = forwarder({ engine, metrics, route: 'GET /v1/user/me', signed: true, chargeParty });
-  const userMeByPost = forwarder({ engine, metrics, route: 'POST /v1/user/me', signed: true, chargeParty, engineMethod: 'GET' });
+  const userMeShape = bodyShape('GET /v1/user/me', UserMeBody);
+  const userMe = forwarder({ engine, metrics, route: 'GET /v1/user/me', signed: true, chargeParty, shape: userMeShape });
+  const userMeByPost = forwarder({ engine, metrics, route: 'POST /v1/user/me', signed: true, chargeParty, engineMethod: 'GET', shape: userMeShape });
 
   app.post('/v1/session-auth', {
     validatorCompiler: documentOnly,
@@ -99,7 +118,9 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
       summary: 'Create a trading session',
       operationId: 'createSession',
       security: [],
-      description: 'The party key signs `session-auth\\n<party>\\n<sessionPublicKey>\\n<expiresAt>`; the engine answers the session id.',
+      description:
+        'The party key signs `session-auth\\n<party>\\n<sessionPublicKey>\\n<expiresAt>`; the engine answers the session id. ' +
+        `A body with another field, a wrong type, a string over its length or over ${TRADING_BODY_MAX_BYTES} bytes is 400 \`invalid_body\` (docs/trading.md).`,
       body: SessionAuthBody,
       response: { 200: SessionAuthAnswer, ...PROXY_ERRORS },
     },
@@ -202,7 +223,7 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
       operationId: 'getUserMeByPost',
       description: `${SIGNED_NOTE} The same call as GET /v1/user/me, signed exactly as that GET (\`GET\\n/v1/user/me\\n<ts>\\n<body>\`), sent as a POST because browser fetch forbids a GET body; the gateway forwards it to the engine as that GET.`,
       security: SIGNED,
-      body: { type: 'object', required: ['party'], properties: { party: { type: 'string' } } },
+      body: UserMeBody,
       response: { 200: UserMeAnswer, ...PROXY_ERRORS },
     },
     handler: async (request, reply) => {

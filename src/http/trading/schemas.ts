@@ -1,12 +1,25 @@
-// OpenAPI shapes of the trading proxy (docs/engine.md). They document the wire; the engine, not
-// the gateway, enforces the trading grammar (grids, sides, tif…), so bodies are not validated here
-// (see docs/trading.md: a second copy of the grammar would drift and turn the engine's typed
-// HTTP 200 `ok:false` rejections into gateway 400s).
+// Shapes of the trading proxy (docs/engine.md). The request bodies are enforced, by shape only
+// (body-shape.ts): the fields the engine contract lists and no other, each of its type (a string
+// where the contract has a decimal string, never a number), enums, documented lengths, a documented
+// size. The trading grammar itself (decimal format, grids, minimum notional, margin) stays the
+// engine's: a second copy would drift and turn its typed HTTP 200 `ok:false` rejections into
+// gateway 400s (docs/trading.md). The answers are documentation.
 import { Type, type TSchema } from 'typebox';
 import { Market, Party } from '../schemas.js';
 
-/** Decimal input: 0–10 decimals, plain notation (the engine rejects anything else). */
-const DecimalIn = Type.String({ pattern: '^-?\\d+(\\.\\d{1,10})?$', description: 'Decimal string with 0 to 10 decimals, e.g. "0.5" or "65000"' });
+/** The longest decimal string a body may carry (20 integer digits, a point, 10 decimals, a sign, and room). */
+export const DECIMAL_MAX_LENGTH = 40;
+/**
+ * Decimal input: a string of at most DECIMAL_MAX_LENGTH characters. Its format (0 to 10 decimals,
+ * plain notation) is the engine's to judge: a malformed one is its ok:false invalid_size/invalid_price.
+ */
+const DecimalIn = Type.String({
+  maxLength: DECIMAL_MAX_LENGTH,
+  description: `Decimal string with 0 to 10 decimals, plain notation, e.g. "0.5" or "65000" (at most ${DECIMAL_MAX_LENGTH} characters; a JSON number is refused 400 invalid_body, a malformed string is the engine's ok:false invalid_size / invalid_price)`,
+});
+const strict = { additionalProperties: false } as const;
+/** An optional field the engine also takes as null (absent). */
+const OrNull = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const Decimal10 = Type.String({ pattern: '^-?\\d+\\.\\d{10}$', description: 'Decimal string with exactly 10 decimals, e.g. "65000.0000000000"' });
 const Side = Type.Union([Type.Literal('buy'), Type.Literal('sell')]);
 const Id = Type.String({ minLength: 1, maxLength: 64 });
@@ -27,38 +40,46 @@ function okOrRejected(success: TSchema, description: string): TSchema {
   return Type.Union([success, Rejection], { description: `${description}. HTTP 200 carries either the success body or an \`ok:false\` rejection.` });
 }
 
-const LegIn = Type.Object({ triggerPrice: DecimalIn, limitPrice: Type.Optional(DecimalIn) });
+const LegIn = Type.Object({ triggerPrice: DecimalIn, limitPrice: Type.Optional(OrNull(DecimalIn)) }, strict);
 const TpslLeg = Type.Union([
-  Type.Object({ triggerPrice: DecimalIn, limitPrice: Type.Optional(DecimalIn), size: Type.Optional(DecimalIn) }),
+  Type.Object({ triggerPrice: DecimalIn, limitPrice: Type.Optional(OrNull(DecimalIn)), size: Type.Optional(OrNull(DecimalIn)) }, strict),
   Type.Null(),
 ]);
 
-export const SessionAuthBody = Type.Object({
-  party: Party,
-  sessionPublicKey: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'Ephemeral ed25519 session public key (hex)' }),
-  expiresAt: Type.Integer({ description: 'Unix ms; at most 24 h ahead' }),
-  signature: Type.String({
-    pattern: '^[0-9a-f]{128}$',
-    description: 'Party key signature over `session-auth\\n<party>\\n<sessionPublicKey>\\n<expiresAt>`',
-  }),
-});
+// Session keys and signatures are checked for length, not for hex: a wrong signature is the
+// engine's ok:false invalid_signature, which a client must keep telling apart from a malformed call.
+export const SessionAuthBody = Type.Object(
+  {
+    party: Type.String({ maxLength: 114, description: 'Party id `<hint>::<ed25519 public key hex>`' }),
+    sessionPublicKey: Type.String({ maxLength: 64, description: 'Ephemeral ed25519 session public key (64 lower-case hex characters)' }),
+    expiresAt: Type.Integer({ description: 'Unix ms; at most 24 h ahead' }),
+    signature: Type.String({
+      maxLength: 128,
+      description: 'Party key signature over `session-auth\\n<party>\\n<sessionPublicKey>\\n<expiresAt>` (128 lower-case hex characters)',
+    }),
+  },
+  strict,
+);
 export const SessionAuthAnswer = okOrRejected(
   Type.Object({ ok: Type.Literal(true), sessionId: Id, expiresAt: Type.Integer() }),
   'Session created',
 );
 
-export const OrderBody = Type.Object({
-  market: Market,
-  side: Side,
-  type: Type.Union([Type.Literal('limit'), Type.Literal('market')]),
-  size: DecimalIn,
-  price: Type.Optional(DecimalIn),
-  tif: Type.Optional(Type.Union([Type.Literal('gtc'), Type.Literal('ioc'), Type.Literal('alo')])),
-  reduceOnly: Type.Optional(Type.Boolean()),
-  clientOrderId: Type.Optional(Id),
-  tp: Type.Optional(LegIn),
-  sl: Type.Optional(LegIn),
-});
+export const OrderBody = Type.Object(
+  {
+    market: Market,
+    side: Side,
+    type: Type.Union([Type.Literal('limit'), Type.Literal('market')]),
+    size: DecimalIn,
+    price: Type.Optional(OrNull(DecimalIn)),
+    tif: Type.Optional(Type.Union([Type.Literal('gtc'), Type.Literal('ioc'), Type.Literal('alo')])),
+    reduceOnly: Type.Optional(Type.Boolean()),
+    clientOrderId: Type.Optional(OrNull(Type.String({ maxLength: 64 }))),
+    tp: Type.Optional(OrNull(LegIn)),
+    sl: Type.Optional(OrNull(LegIn)),
+  },
+  { ...strict, description: 'The engine order request (docs/engine.md): these fields and no other' },
+);
 export const OrderAnswer = okOrRejected(
   Type.Object({
     ok: Type.Literal(true),
@@ -81,7 +102,9 @@ export const CancelAnswer = okOrRejected(
   'Order cancelled',
 );
 
-export const TpslBody = Type.Object({ market: Market, tp: Type.Optional(TpslLeg), sl: Type.Optional(TpslLeg) });
+export const TpslBody = Type.Object({ market: Market, tp: Type.Optional(TpslLeg), sl: Type.Optional(TpslLeg) }, strict);
+/** The signed body of GET /v1/user/me (and of its POST twin). */
+export const UserMeBody = Type.Object({ party: Type.String({ maxLength: 114, description: 'The party id, = X-User' }) }, strict);
 export const TpslAnswer = okOrRejected(
   Type.Object({
     ok: Type.Literal(true),

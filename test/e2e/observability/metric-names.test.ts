@@ -17,6 +17,10 @@ import { connect, type TestClient } from '../../integration/stream/helpers.js';
 import { Metrics } from '../../../src/metrics.js';
 import type { LiveRuntime } from '../../../src/live.js';
 import { metricNames } from '../../support/promql.js';
+import { Registry } from 'prom-client';
+import pino from 'pino';
+import { RedisHandle } from '../../../src/fleet/redis.js';
+import { EngineRelay } from '../../../src/relay/relay.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const OBS = join(ROOT, 'deploy', 'observability');
@@ -77,6 +81,26 @@ beforeAll(async () => {
     exposed.add(name!);
     if (type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) exposed.add(name! + suffix);
   }
+  // What only a fleet exposes: a replica's Redis metrics (REDIS_URL) and a relay's (src/relay), as
+  // the real classes declare them (both connect lazily: nothing is reached here).
+  const fleetRegistry = new Registry();
+  const redis = new RedisHandle('redis://127.0.0.1:1', 'x:', fleetRegistry, pino({ level: 'silent' }));
+  new EngineRelay({
+    url: 'nats://127.0.0.1:1',
+    stream: 'X',
+    subject: 'x',
+    maxAgeS: 60,
+    maxBytes: 1_048_576,
+    engineStreamUrl: 'http://127.0.0.1:1/',
+    token: 't',
+    idleMs: 1_000,
+    emptyStreamStartAfter: async () => null,
+    fillFrom: null,
+    logger: pino({ level: 'silent' }),
+    registry: fleetRegistry,
+  });
+  for (const m of await fleetRegistry.getMetricsAsJSON()) exposed.add(m.name);
+  await redis.close();
   // The histograms the board reads have series (traffic reached them), not only declarations.
   for (const histogram of ['bff_http_request_duration_seconds_bucket', 'bff_engine_proxy_duration_seconds_bucket']) expect(text).toMatch(new RegExp(`^${histogram}\\{`, 'm'));
 }, 60_000);

@@ -3,7 +3,6 @@
 // every frame), ends equal to the engine's book; a grouped view stays consistent too; the spec's
 // polled snapshots still reach connections that did not ask for deltas; a divergence of the
 // gateway's book is repaired from the engine's poll, counted and sent as a fresh snapshot.
-import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
@@ -12,60 +11,10 @@ import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
 import { LiveRuntime } from '../../../src/live.js';
 import { parseDecimal } from '../../../src/decimal.js';
-import { connect, type Msg, type TestClient } from '../../integration/stream/helpers.js';
+import { connect, type TestClient } from '../../integration/stream/helpers.js';
+import { ClientBook, type Level } from '../../support/client-book.js';
 
-type L = [string, string, number];
-
-/** A client's book from snapshot + deltas, as a front end keeps it (docs/stream.md). */
-class ClientBook {
-  bids = new Map<string, L>();
-  asks = new Map<string, L>();
-  bookSeq: number | null = null;
-  errors: string[] = [];
-  snapshots = 0;
-  deltas = 0;
-
-  apply(m: Msg): void {
-    if (m.kind === 'orderbook.snapshot') {
-      this.bids = new Map(m.payload.bids.map((l: L) => [l[0], l]));
-      this.asks = new Map(m.payload.asks.map((l: L) => [l[0], l]));
-      this.bookSeq = m.payload.bookSeq;
-      this.snapshots++;
-    } else if (m.kind === 'orderbook.delta') {
-      if (m.payload.prevBookSeq !== this.bookSeq) this.errors.push(`gap: prev ${m.payload.prevBookSeq} held ${this.bookSeq}`);
-      for (const [side, levels] of [
-        [this.bids, m.payload.bids],
-        [this.asks, m.payload.asks],
-      ] as const) {
-        for (const l of levels as L[]) {
-          if (parseDecimal(l[1]) === 0n) side.delete(l[0]);
-          else side.set(l[0], l);
-        }
-      }
-      this.bookSeq = m.payload.bookSeq;
-      this.deltas++;
-    } else return;
-    const sum = crc32(checksumText(this.sorted('buy'), this.sorted('sell'))) >>> 0;
-    if (sum !== m.payload.checksum) this.errors.push(`checksum at bookSeq ${m.payload.bookSeq}`);
-  }
-
-  sorted(side: 'buy' | 'sell'): L[] {
-    const levels = [...(side === 'buy' ? this.bids : this.asks).values()];
-    return levels.sort((a, b) => {
-      const d = parseDecimal(a[0]) - parseDecimal(b[0]);
-      return (side === 'buy' ? -d : d) > 0n ? 1 : -1;
-    });
-  }
-}
-
-function checksumText(bids: L[], asks: L[]): string {
-  const parts: string[] = [];
-  for (let i = 0; i < 25; i++) {
-    if (bids[i]) parts.push(bids[i]![0], bids[i]![1]);
-    if (asks[i]) parts.push(asks[i]![0], asks[i]![1]);
-  }
-  return parts.join(':');
-}
+type L = Level;
 
 describe('order book deltas (reference engine + simulator)', () => {
   let engine: RunningEngine;

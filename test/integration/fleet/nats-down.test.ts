@@ -10,6 +10,7 @@ import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { LiveRuntime } from '../../../src/live.js';
 import type { EngineRelay } from '../../../src/relay/relay.js';
 import { connect, seqs, ticks } from '../stream/helpers.js';
+import pino from 'pino';
 
 const available = (await fleetServices({ nats: true })) && natsServerAvailable();
 
@@ -18,6 +19,9 @@ describe.skipIf(!available)('NATS down and back', () => {
   let relay: EngineRelay;
   let gw: TestGateway;
   let nats: SingleNats;
+  // The replica's log, as JSON lines (what an operator reads).
+  const logLines: Array<{ level: number; msg: string; dependency?: string }> = [];
+  const logger = pino({ level: 'warn' }, { write: (line: string) => void logLines.push(JSON.parse(line)) });
 
   beforeAll(async () => {
     nats = await SingleNats.start();
@@ -26,7 +30,7 @@ describe.skipIf(!available)('NATS down and back', () => {
     relay = await startTestRelay({ stream: 'DOWN', subject: 'down.events', engine, natsUrl: url, maxBytes: 16 * 1024 * 1024 });
     gw = await startGateway(
       { ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.token, AUTH_DISABLED: 'true', WS_ORDERBOOK_POLL_MS: '60000', NATS_URL: url, NATS_STREAM: 'DOWN', NATS_SUBJECT: 'down.events' },
-      { listen: true },
+      { listen: true, overrides: { logger } },
     );
     await (gw.deps.live as LiveRuntime).start();
   });
@@ -54,5 +58,10 @@ describe.skipIf(!available)('NATS down and back', () => {
     await c.waitFor(() => seqs(c).length >= 50, 20_000);
     expect(seqs(c)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
     await waitFor(async () => (await readyz()).stream.connected === true, 10_000, 'ready again');
+    // One warning when NATS went, one when it came back, at the default level.
+    expect(logLines.filter((l) => l.dependency === 'nats').map((l) => [l.level, l.msg])).toEqual([
+      [40, 'nats: unreachable'],
+      [40, 'nats: reachable again'],
+    ]);
   });
 });

@@ -9,6 +9,7 @@ import { generateKeyPair, makeParty, signHex } from '../../sandbox/engine/helper
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { closedPort, fleetServices, tcpReachable, waitFor } from '../../support/fleet.js';
 import { okJson, startFakeEngine, type FakeEngine } from '../trading/fake-engine.js';
+import pino from 'pino';
 
 const REDIS_SERVER = '/usr/bin/redis-server';
 const available = (await fleetServices({ redis: true })) && existsSync(REDIS_SERVER);
@@ -18,6 +19,9 @@ describe.skipIf(!available)('Redis down and back', () => {
   let gw: TestGateway;
   let redis: ChildProcess | null = null;
   let port: number;
+  // The replica's log, as JSON lines (what an operator reads).
+  const logLines: Array<{ level: number; msg: string; dependency?: string }> = [];
+  const logger = pino({ level: 'warn' }, { write: (line: string) => void logLines.push(JSON.parse(line)) });
 
   async function startRedis(): Promise<void> {
     redis = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
@@ -36,7 +40,7 @@ describe.skipIf(!available)('Redis down and back', () => {
     await startRedis();
     engine = await startFakeEngine();
     engine.respond = () => okJson({ market: 'BTC-PERP', seq: 1, depth: 20, bids: [], asks: [] });
-    gw = await startGateway({ ENGINE_BASE_URL: engine.url, RATE_LIMIT_IP_MAX: '3', REDIS_URL: `redis://127.0.0.1:${port}` }, { listen: true, overrides: { live: null } });
+    gw = await startGateway({ ENGINE_BASE_URL: engine.url, RATE_LIMIT_IP_MAX: '3', REDIS_URL: `redis://127.0.0.1:${port}` }, { listen: true, overrides: { live: null, logger } });
   });
   afterAll(async () => {
     await gw?.close();
@@ -65,6 +69,17 @@ describe.skipIf(!available)('Redis down and back', () => {
     const down = await signedGet();
     expect(down).toMatchObject({ status: 503, json: { code: 'shared_state_unavailable' } });
     expect([await book(), await book()]).toEqual([200, 200]); // fail open: the limit is not enforced
+    // Decided at once while Redis is away, not after its next reconnection attempt (up to 2 s).
+    const started = performance.now();
+    for (let i = 0; i < 10; i++) {
+      expect(await book()).toBe(200);
+      expect((await signedGet()).status).toBe(503);
+    }
+    const perPairMs = (performance.now() - started) / 10;
+    expect(perPairMs).toBeLessThan(100);
+    // The full report names Redis; the replica probe (what the balancer routes by) does not follow it.
+    expect((await fetch(`${gw.url}/readyz`)).status).toBe(503);
+    expect((await fetch(`${gw.url}/readyz/replica`)).status).toBe(200);
 
     await startRedis(); // empty: a new window
     await waitFor(async () => (await signedGet()).status !== 503, 10_000, 'Redis used again');
@@ -73,5 +88,11 @@ describe.skipIf(!available)('Redis down and back', () => {
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push(await book());
     expect(statuses).toEqual([200, 200, 200, 429]);
+    // One warning when it went, one when it came back, however many requests failed in between.
+    const redisLines = logLines.filter((l) => l.dependency === 'redis').map((l) => [l.level, l.msg]);
+    expect(redisLines).toEqual([
+      [40, 'redis: unreachable'],
+      [40, 'redis: reachable again'],
+    ]);
   });
 });

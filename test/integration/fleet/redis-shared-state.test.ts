@@ -150,6 +150,31 @@ describe.skipIf(!available)('Redis unreachable', () => {
     expect(engine.requests.filter((r) => r.url === '/v1/admin/faucet')).toHaveLength(0);
   });
 
+  it('every signed trading call fails closed too: 503 with its code, and the engine never sees it', async () => {
+    const u = newUser([gw], 'proxy-down');
+    const engineCalls = () => engine.requests.filter((r) => r.url !== '/v1/orderbook?depth=20&market=BTC-PERP').length;
+    const before = engineCalls();
+    const body = JSON.stringify({ market: 'BTC-PERP', side: 'buy', type: 'limit', price: '1', size: '1' });
+    const calls: Array<{ method: string; path: string; body?: string }> = [
+      { method: 'POST', path: '/v1/orders', body },
+      { method: 'DELETE', path: '/v1/orders/o-1' },
+      { method: 'POST', path: '/v1/tpsl', body: JSON.stringify({ market: 'BTC-PERP', tp: null, sl: null }) },
+    ];
+    for (const c of calls) {
+      lastTs = Math.max(lastTs + 1, Date.now());
+      const sig = `${lastTs}.${signHex(u.key.privateKey, `${c.method}\n${c.path}\n${lastTs}\n${c.body ?? ''}`)}`;
+      const headers: Record<string, string> = { 'x-user': u.party.id, 'x-session-id': u.sessionId, 'x-session-sig': sig };
+      if (c.body) headers['content-type'] = 'application/json';
+      const res = await httpFrom('127.0.0.5', gw.url + c.path, c.method, headers, c.body);
+      expect({ call: `${c.method} ${c.path}`, status: res.status, json: res.json }).toEqual({
+        call: `${c.method} ${c.path}`,
+        status: 503,
+        json: { error: 'the signature replay memory (Redis) is unavailable; retry shortly', code: 'shared_state_unavailable' },
+      });
+    }
+    expect(engineCalls()).toBe(before);
+  });
+
   it('the faucet lock fails closed too (auth disabled, so the replay memory is not asked)', async () => {
     const open = await startGateway(
       { ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: TOKEN, FAUCET_ENABLED: 'true', AUTH_DISABLED: 'true', REDIS_URL: `redis://127.0.0.1:${await closedPort()}` },

@@ -27,6 +27,7 @@ import { eventsAfter, listEvents } from '../../../src/db/queries/events.js';
 import { listMarketRows, minuteStats, statsHeads } from '../../../src/db/queries/markets.js';
 import { candlePage, headTime } from '../../../src/db/queries/candle-history.js';
 import { eventsHead, takerLegsBefore } from '../../../src/db/queries/candles.js';
+import { loadBookSeed } from '../../../src/db/queries/book-seed.js';
 import { sessionById } from '../../../src/db/queries/sessions.js';
 import { faucetFactsOf } from '../../../src/db/queries/faucet.js';
 import { INTERVAL_MS } from '../../../src/projections/candles.js';
@@ -153,6 +154,7 @@ describe(`every read over ${FILLS} fills`, () => {
       ['candles: engine time', () => headTime(sql)],
       ['candle rebuild: head', () => eventsHead(sql)],
       ['candle rebuild: a page of taker legs', () => takerLegsBefore(sql, middle, 5_000)],
+      ['order book seed (one market, order by order)', () => loadBookSeed(sql, 'BTC-PERP', middle)],
       ['session lookup', () => sessionById(sql, 'no-such-session')],
       ['event store', () => eventsAfter(sql, middle, 1_000)],
       ['faucet facts', () => faucetFactsOf(sql, party)],

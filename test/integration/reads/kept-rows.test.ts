@@ -57,7 +57,7 @@ describe('list rows kept by version', () => {
     expect(after.hits - before.hits).toBeGreaterThan(300);
     expect(after.misses - before.misses).toBe(0);
     expect(after.bytes).toBeGreaterThan(0);
-    expect(plain.app.db.rows.stats()).toEqual({ hits: 0, misses: 0, bytes: 0, rows: 0 });
+    expect(plain.app.db.rows.stats()).toEqual({ hits: 0, misses: 0, bytes: 0, rows: 0, databaseChanges: 0 });
     const metrics = (await kept.app.inject('/metrics')).body;
     expect(Number(/^bff_list_row_cache_hits_total (\d+)/m.exec(metrics)?.[1])).toBe(after.hits);
     expect(Number(/^bff_list_row_cache_bytes (\d+)/m.exec(metrics)?.[1])).toBe(after.bytes);

@@ -20,7 +20,7 @@ describe('OpenAPI security and error declarations', () => {
   it('keeps party routes signed with AUTH_DISABLED=true, and says security: [] on public system routes', () => {
     expect(doc.paths['/v1/users/{party}/fills'].get.security).toEqual(SIGNED);
     expect(doc.paths['/v1/users/{party}/faucet'].post.security).toEqual(SIGNED);
-    for (const path of ['/healthz', '/readyz', '/metrics']) expect(doc.paths[path].get.security, path).toEqual([]);
+    for (const path of ['/healthz', '/readyz', '/readyz/replica', '/metrics']) expect(doc.paths[path].get.security, path).toEqual([]);
     expect(doc.paths['/v1/stream'].get.security).toEqual([]);
   });
 

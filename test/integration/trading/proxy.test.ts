@@ -9,6 +9,8 @@ import { okJson, startFakeEngine, type FakeEngine } from './fake-engine.js';
 const PARTY = `alice::${'a'.repeat(64)}`;
 const SIG = `1763700000000.${'b'.repeat(128)}`;
 const SIGNED = { 'x-user': PARTY, 'x-session-id': 'sess-1', 'x-session-sig': SIG };
+/** An order request of the contract's shape (the gateway refuses any other before forwarding). */
+const ORDER = '{"market":"BTC-PERP","side":"buy","type":"limit","size":"0.0001","price":"1"}';
 
 async function call(base: string, method: string, path: string, opts: { headers?: Record<string, string> | string[]; body?: string } = {}) {
   const res = await request(base + path, { method: method as 'GET', headers: opts.headers ?? {}, body: opts.body ?? null });
@@ -88,7 +90,7 @@ describe('signed trading proxy against a fake engine', () => {
   it('passes HTTP 200 ok:false rejections through byte for byte, 0x0C included', async () => {
     const rejection = '{"ok":false,"code":"0x0C","error":"notional 5.0000000000 below minimum 10.0000000000"}';
     engine.respond = () => ({ status: 200, body: rejection, headers: { 'content-type': 'application/json' } });
-    const res = await call(gw.url, 'POST', '/v1/orders', { headers: { ...SIGNED, 'content-type': 'application/json' }, body: '{"size":"0.0001"}' });
+    const res = await call(gw.url, 'POST', '/v1/orders', { headers: { ...SIGNED, 'content-type': 'application/json' }, body: ORDER });
     expect(res.status).toBe(200);
     expect(res.text).toBe(rejection);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
@@ -101,7 +103,7 @@ describe('signed trading proxy against a fake engine', () => {
   ])('answers 401 without %s and never calls the engine', async (_name, header) => {
     const headers: Record<string, string> = { ...SIGNED, 'content-type': 'application/json' };
     delete headers[header];
-    const res = await call(gw.url, 'POST', '/v1/orders', { headers, body: '{}' });
+    const res = await call(gw.url, 'POST', '/v1/orders', { headers, body: ORDER });
     expect(res.status).toBe(401);
     expect(res.json).toEqual({ error: 'signed request required: headers X-User, X-Session-Id and X-Session-Sig', code: 'unauthorized' });
     expect(engine.requests).toHaveLength(0);
@@ -116,7 +118,7 @@ describe('signed trading proxy against a fake engine', () => {
 
   it('refuses a duplicated X-User (repeated header or a comma) with 400, never forwarded', async () => {
     const repeated = ['x-user', PARTY, 'x-user', PARTY, 'x-session-id', 'sess-1', 'x-session-sig', SIG, 'content-type', 'application/json'];
-    const a = await call(gw.url, 'POST', '/v1/orders', { headers: repeated, body: '{}' });
+    const a = await call(gw.url, 'POST', '/v1/orders', { headers: repeated, body: ORDER });
     expect(a.status).toBe(400);
     expect(a.json.code).toBe('bad_request');
     expect(a.json.error).toContain('X-User');
@@ -127,7 +129,7 @@ describe('signed trading proxy against a fake engine', () => {
 
   it('turns an HTML 502 from the engine into JSON 502 engine_unavailable carrying engineStatus and CORS headers', async () => {
     engine.respond = () => ({ status: 502, body: '<html><body><h1>502 Bad Gateway</h1></body></html>' });
-    const res = await call(gw.url, 'POST', '/v1/orders', { headers: { ...SIGNED, 'content-type': 'application/json', origin: 'https://app.example' }, body: '{}' });
+    const res = await call(gw.url, 'POST', '/v1/orders', { headers: { ...SIGNED, 'content-type': 'application/json', origin: 'https://app.example' }, body: ORDER });
     expect(res.status).toBe(502);
     expect(res.json).toEqual({ error: 'the engine answered HTTP 502 with a non-JSON body', code: 'engine_unavailable', engineStatus: 502 });
     expect(res.headers['access-control-allow-origin']).toBe('*');
@@ -170,12 +172,12 @@ describe('signed trading proxy against a fake engine', () => {
 
   it('keeps the engine Retry-After on a 429 and completes a 4xx body that lacks code', async () => {
     engine.respond = () => ({ status: 429, body: { ok: false, code: 'rate_limited', error: 'too many requests' }, headers: { 'retry-after': '2' } });
-    const a = await call(gw.url, 'POST', '/v1/orders', { headers: { ...SIGNED, 'content-type': 'application/json' }, body: '{}' });
+    const a = await call(gw.url, 'POST', '/v1/orders', { headers: { ...SIGNED, 'content-type': 'application/json' }, body: ORDER });
     expect(a.status).toBe(429);
     expect(a.headers['retry-after']).toBe('2');
     expect(a.json).toEqual({ ok: false, code: 'rate_limited', error: 'too many requests' });
     engine.respond = () => okJson({ error: 'unauthorized' }, 401);
-    const b = await call(gw.url, 'POST', '/v1/orders', { headers: { ...SIGNED, 'content-type': 'application/json' }, body: '{}' });
+    const b = await call(gw.url, 'POST', '/v1/orders', { headers: { ...SIGNED, 'content-type': 'application/json' }, body: ORDER });
     expect(b.status).toBe(401);
     expect(b.json).toEqual({ error: 'unauthorized', code: 'unauthorized', engineStatus: 401 });
   });
@@ -183,7 +185,7 @@ describe('signed trading proxy against a fake engine', () => {
   it('answers 504 engine_timeout when the engine does not answer within ENGINE_TIMEOUT_MS', async () => {
     engine.respond = () => ({ hang: true });
     const started = performance.now();
-    const res = await call(gw.url, 'POST', '/v1/orders', { headers: { ...SIGNED, 'content-type': 'application/json' }, body: '{}' });
+    const res = await call(gw.url, 'POST', '/v1/orders', { headers: { ...SIGNED, 'content-type': 'application/json' }, body: ORDER });
     const elapsed = performance.now() - started;
     expect(res.status).toBe(504);
     expect(res.json).toEqual({ error: 'the engine did not answer in time', code: 'engine_timeout' });
@@ -358,7 +360,7 @@ describe('signed trading proxy with the engine down', () => {
   it('answers 502 engine_unavailable when the engine refuses connections', async () => {
     const gw = await startGateway({ ENGINE_BASE_URL: 'http://127.0.0.1:9', ENGINE_TIMEOUT_MS: '500' }, { listen: true });
     try {
-      const res = await call(gw.url, 'POST', '/v1/orders', { headers: { ...SIGNED, 'content-type': 'application/json' }, body: '{}' });
+      const res = await call(gw.url, 'POST', '/v1/orders', { headers: { ...SIGNED, 'content-type': 'application/json' }, body: ORDER });
       expect(res.status).toBe(502);
       expect(res.json).toEqual({ error: 'the engine is unreachable', code: 'engine_unavailable' });
       const book = await call(gw.url, 'GET', '/v1/orderbook');

@@ -8,6 +8,8 @@ import { SessionKeys } from '../../../src/auth/session-keys.js';
 import { signedPayload } from '../../../src/auth/signature.js';
 import { ApiError, fromDomainError } from '../../../src/http/errors.js';
 import type { ReplayGuard } from '../../../src/contracts/replay-guard.js';
+import { verifiedPartyForBudget } from '../../../src/http/trading/rate-limit.js';
+import { ReplayMemoryFull } from '../../../src/auth/replay-guard.js';
 
 /** The one verifier as the guard uses it (a refusal thrown), its errors mapped as the HTTP edge maps them. */
 const checked = (sessions: SessionKeys, replays: ReplayGuard, input: SignedRequest): Promise<string> =>
@@ -125,6 +127,20 @@ describe('replay protection keys on what was verified', () => {
     // Once the remembered signatures have left the window, room is made again.
     now = NOW + 31_002;
     expect(await reason(verify(h(now)))).toBe('accepted');
+  });
+});
+
+describe('verifiedPartyForBudget (the trading proxy)', () => {
+  it('refuses a signed call whose signature cannot be remembered, instead of forwarding it unremembered', async () => {
+    const { sessions, headers } = setup();
+    const full = new MemoryReplayGuard(1, () => NOW);
+    expect(await verifiedPartyForBudget(sessions, full, { method: 'GET', target: '/t', body: '', headers: headers(NOW), now: NOW })).toBe(PARTY);
+    await expect(verifiedPartyForBudget(sessions, full, { method: 'GET', target: '/t', body: '', headers: headers(NOW + 1), now: NOW })).rejects.toBeInstanceOf(ReplayMemoryFull);
+  });
+
+  it('an unknown session is the engine\'s to judge (null: forwarded, counted under the address)', async () => {
+    const { replays, headers } = setup();
+    expect(await verifiedPartyForBudget(new SessionKeys(null), replays, { method: 'GET', target: '/t', body: '', headers: headers(NOW), now: NOW })).toBeNull();
   });
 });
 

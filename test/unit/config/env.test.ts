@@ -52,6 +52,28 @@ describe('loadConfig', () => {
     expect(c.corsOrigins).toEqual([]);
   });
 
+  it('NODE_ENV must be development, production or test: a typo is one clear error, not the development defaults', () => {
+    expect(loadConfig({}).nodeEnv).toBe('development');
+    for (const v of ['development', 'production', 'test'] as const) expect(loadConfig({ NODE_ENV: v }).nodeEnv).toBe(v);
+    expect(() => loadConfig({ NODE_ENV: 'prod' })).toThrow('invalid configuration: NODE_ENV must be one of development, production, test, got "prod"');
+    expect(() => loadConfig({ NODE_ENV: 'Production' })).toThrow(/NODE_ENV/);
+  });
+
+  it('REDIS_SENTINELS: host:port list, the primary name, WAIT for one replica by default; exclusive with REDIS_URL', () => {
+    const c = loadConfig({ REDIS_SENTINELS: '10.0.0.1:26379, redis-s2:26380,[::1]:26381', REDIS_SENTINEL_NAME: 'gw-main', REDIS_PASSWORD: 'p', REDIS_SENTINEL_PASSWORD: 's' });
+    expect(c.redisSentinels).toEqual([
+      { host: '10.0.0.1', port: 26379 },
+      { host: 'redis-s2', port: 26380 },
+      { host: '::1', port: 26381 },
+    ]);
+    expect([c.redisSentinelName, c.redisPassword, c.redisSentinelPassword, c.redisWaitReplicas, c.redisUrl]).toEqual(['gw-main', 'p', 's', 1, null]);
+    expect(loadConfig({ REDIS_URL: 'redis://r:6379' }).redisWaitReplicas).toBe(0);
+    expect(loadConfig({ REDIS_SENTINELS: 'a:1', REDIS_WAIT_REPLICAS: '0' }).redisWaitReplicas).toBe(0);
+    expect(() => loadConfig({ REDIS_SENTINELS: 'a:1', REDIS_URL: 'redis://r:6379' })).toThrow(/REDIS_SENTINELS and REDIS_URL are exclusive/);
+    expect(() => loadConfig({ REDIS_SENTINELS: 'a' })).toThrow('invalid configuration: REDIS_SENTINELS must be a comma-separated list of host:port, got "a"');
+    expect(() => loadConfig({ REDIS_SENTINELS: 'a:70000' })).toThrow(/REDIS_SENTINELS/);
+  });
+
   it('reads every variable it documents', () => {
     const c = loadConfig({
       PORT: '4100',

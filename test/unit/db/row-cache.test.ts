@@ -24,6 +24,17 @@ describe('RowCache', () => {
     expect(cache.get('events:0:1')).toBeUndefined();
   });
 
+  it('bound to another database, it empties itself before anything is served, and counts the change', () => {
+    const cache = new RowCache(1000);
+    cache.bind('2026-11-27 09:00:00+00');
+    cache.set('fills:1:0:5', row(10));
+    cache.bind('2026-11-27 09:00:00+00'); // the same server: kept
+    expect(cache.get('fills:1:0:5')).toBeDefined();
+    cache.bind('2026-11-27 10:00:00+00'); // restarted, restored, failed over: none of it is this one's
+    expect(cache.get('fills:1:0:5')).toBeUndefined();
+    expect(cache.stats()).toMatchObject({ rows: 0, bytes: 0, databaseChanges: 1 });
+  });
+
   it('with 0 bytes keeps nothing and is not enabled', () => {
     const cache = new RowCache(0);
     cache.set('fills:1:0:5', row(1));

@@ -51,10 +51,10 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     expect(() => new Deployment(noSelector).validate()).toThrow();
   });
 
-  it('the gateway: readiness on /readyz, liveness on /healthz, a Service and a PodDisruptionBudget that select its pods', () => {
+  it('the gateway: readiness on /readyz/replica, liveness on /healthz, a Service and a PodDisruptionBudget that select its pods', () => {
     const gw = find('Deployment', 'trading-gateway');
     const container = gw.spec.template.spec.containers[0];
-    expect(container.readinessProbe.httpGet.path).toBe('/readyz');
+    expect(container.readinessProbe.httpGet.path).toBe('/readyz/replica');
     expect(container.livenessProbe.httpGet.path).toBe('/healthz');
     expect(gw.spec.replicas).toBeGreaterThanOrEqual(2);
     const labels = gw.spec.template.metadata.labels;
@@ -73,11 +73,108 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     expect(find('PodDisruptionBudget', 'trading-gateway-relay').spec.selector.matchLabels).toEqual(relay.spec.template.metadata.labels);
   });
 
+  it('the gateway behind the ingress: the forwarded client trusted, the per-peer TCP cap off', () => {
+    const config = find('ConfigMap', 'trading-gateway').data!;
+    expect(config.TRUST_PROXY).toMatch(/\d+\.\d+\.\d+\.\d+\/\d+/);
+    expect(config.HTTP_MAX_CONNECTIONS_PER_IP).toBe('0');
+    expect(config.NODE_ENV).toBe('production');
+  });
+
+  it('the gateway drains before SIGTERM: a preStop delay longer than the readiness probe takes to notice, within the grace period', () => {
+    const pod = find('Deployment', 'trading-gateway').spec.template.spec;
+    const container = pod.containers[0];
+    const [node, flag, script] = container.lifecycle.preStop.exec.command as string[];
+    expect([node, flag]).toEqual(['node', '-e']);
+    const delayS = Number(/setTimeout\(\(\) => \{\}, (\d+)\)/.exec(script!)![1]) / 1000;
+    const probe = container.readinessProbe;
+    expect(delayS).toBeGreaterThan(probe.periodSeconds * probe.failureThreshold);
+    // The gateway's own shutdown takes at most 10 s (src/main.ts) after the delay.
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(delayS + 10);
+  });
+
+  it('the gateway spreads its replicas over nodes and sizes memory from the measured cost per client', () => {
+    const pod = find('Deployment', 'trading-gateway').spec.template.spec;
+    const labels = find('Deployment', 'trading-gateway').spec.template.metadata.labels;
+    const byHost = pod.topologySpreadConstraints.find((c: { topologyKey: string }) => c.topologyKey === 'kubernetes.io/hostname');
+    expect(byHost).toMatchObject({ maxSkew: 1, labelSelector: { matchLabels: labels } });
+    const clients = Number(find('ConfigMap', 'trading-gateway').data!.WS_MAX_CONNECTIONS);
+    const mib = (q: string) => Number(/^(\d+)Mi$/.exec(q)![1]) * 1_048_576;
+    const { requests, limits } = pod.containers[0].resources;
+    // Base ~250 MB and 17 KB per idle client, the worst measured.
+    expect(mib(requests.memory)).toBeGreaterThanOrEqual(250e6 + clients * 17_000);
+    expect(mib(limits.memory)).toBeGreaterThanOrEqual(862e6);
+  });
+
+  it('every pod meets the restricted Pod Security Standard, and mounts no service-account token', () => {
+    for (const d of manifests.filter((m) => m.kind === 'Deployment')) {
+      expect(restrictedViolations(d.spec.template.spec), d.metadata.name).toEqual([]);
+      expect(d.spec.template.spec.automountServiceAccountToken, d.metadata.name).toBe(false);
+    }
+  });
+
+  it('the restricted check catches each rule broken', () => {
+    const good = find('Deployment', 'trading-gateway').spec.template.spec;
+    const broken = (change: (pod: any) => void) => {
+      const pod = structuredClone(good);
+      change(pod);
+      return restrictedViolations(pod);
+    };
+    expect(broken((p) => delete p.securityContext.seccompProfile)).toEqual(['gateway: seccompProfile must be RuntimeDefault or Localhost']);
+    expect(broken((p) => (p.securityContext.seccompProfile.type = 'Unconfined'))).toEqual(['gateway: seccompProfile must be RuntimeDefault or Localhost']);
+    expect(broken((p) => (p.containers[0].securityContext.allowPrivilegeEscalation = true))).toEqual(['gateway: allowPrivilegeEscalation must be false']);
+    expect(broken((p) => delete p.securityContext.runAsNonRoot)).toEqual(['gateway: runAsNonRoot must be true']);
+    expect(broken((p) => (p.containers[0].securityContext.runAsUser = 0))).toEqual(['gateway: runAsUser must not be 0']);
+    expect(broken((p) => (p.containers[0].securityContext.capabilities = { drop: ['NET_RAW'] }))).toEqual(['gateway: capabilities must drop ALL']);
+    expect(broken((p) => (p.containers[0].securityContext.capabilities.add = ['SYS_ADMIN']))).toEqual(['gateway: capabilities may add NET_BIND_SERVICE only']);
+    expect(broken((p) => (p.containers[0].securityContext.privileged = true))).toEqual(['gateway: privileged must be false']);
+    expect(broken((p) => (p.hostNetwork = true))).toEqual(['pod: hostNetwork, hostPID and hostIPC must be off']);
+    expect(broken((p) => (p.volumes = [{ name: 'h', hostPath: { path: '/' } }]))).toEqual(['pod: volume h is a hostPath (restricted allows configMap, csi, downwardAPI, emptyDir, ephemeral, persistentVolumeClaim, projected, secret)']);
+    expect(broken((p) => (p.containers[0].ports[0].hostPort = 80))).toEqual(['gateway: hostPort must be unset']);
+    expect(broken((p) => (p.securityContext.sysctls = [{ name: 'kernel.shm_rmid_forced', value: '1' }, { name: 'net.core.somaxconn', value: '1024' }]))).toEqual(['pod: sysctl net.core.somaxconn is not a safe sysctl']);
+  });
+
   it('names no image that was never built: the image is a placeholder for the operator', () => {
     const images = manifests.filter((m) => m.kind === 'Deployment').flatMap((m) => m.spec.template.spec.containers.map((c: { image: string }) => c.image));
     expect(new Set(images)).toEqual(new Set(['IMAGE']));
   });
 });
+
+/**
+ * The restricted Pod Security Standard (kubernetes.io/docs/concepts/security/pod-security-standards,
+ * the baseline rules included), as its admission controller checks a pod spec: what it would refuse,
+ * one line each. Unset fields count as the defaults the standard assumes (a container may inherit
+ * runAsNonRoot, runAsUser and seccompProfile from the pod's securityContext).
+ */
+const RESTRICTED_VOLUMES = ['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim', 'projected', 'secret'];
+const SAFE_SYSCTLS = new Set(['kernel.shm_rmid_forced', 'net.ipv4.ip_local_port_range', 'net.ipv4.ip_unprivileged_port_start', 'net.ipv4.tcp_syncookies', 'net.ipv4.ping_group_range', 'net.ipv4.ip_local_reserved_ports', 'net.ipv4.tcp_keepalive_time', 'net.ipv4.tcp_fin_timeout', 'net.ipv4.tcp_keepalive_intvl', 'net.ipv4.tcp_keepalive_probes']);
+function restrictedViolations(pod: any): string[] {
+  const out: string[] = [];
+  const podSc = pod.securityContext ?? {};
+  if (pod.hostNetwork || pod.hostPID || pod.hostIPC) out.push('pod: hostNetwork, hostPID and hostIPC must be off');
+  for (const v of pod.volumes ?? []) {
+    const type = Object.keys(v).find((k) => k !== 'name')!;
+    if (!RESTRICTED_VOLUMES.includes(type)) out.push(`pod: volume ${v.name} is a ${type} (restricted allows ${RESTRICTED_VOLUMES.join(', ')})`);
+  }
+  for (const s of podSc.sysctls ?? []) if (!SAFE_SYSCTLS.has(s.name)) out.push(`pod: sysctl ${s.name} is not a safe sysctl`);
+  if (podSc.seLinuxOptions?.type && !['container_t', 'container_init_t', 'container_kvm_t'].includes(podSc.seLinuxOptions.type)) out.push('pod: seLinuxOptions.type not allowed');
+  for (const c of [...(pod.initContainers ?? []), ...pod.containers]) {
+    const sc = c.securityContext ?? {};
+    const name = c.name;
+    if (sc.privileged) out.push(`${name}: privileged must be false`);
+    if (sc.windowsOptions?.hostProcess) out.push(`${name}: hostProcess must be false`);
+    if (sc.procMount && sc.procMount !== 'Default') out.push(`${name}: procMount must be Default`);
+    if (sc.appArmorProfile?.type === 'Unconfined') out.push(`${name}: AppArmor must not be Unconfined`);
+    for (const p of c.ports ?? []) if (p.hostPort) out.push(`${name}: hostPort must be unset`);
+    if (sc.allowPrivilegeEscalation !== false) out.push(`${name}: allowPrivilegeEscalation must be false`);
+    if ((sc.runAsNonRoot ?? podSc.runAsNonRoot) !== true) out.push(`${name}: runAsNonRoot must be true`);
+    if ((sc.runAsUser ?? podSc.runAsUser) === 0) out.push(`${name}: runAsUser must not be 0`);
+    const seccomp = sc.seccompProfile?.type ?? podSc.seccompProfile?.type;
+    if (seccomp !== 'RuntimeDefault' && seccomp !== 'Localhost') out.push(`${name}: seccompProfile must be RuntimeDefault or Localhost`);
+    if (!(sc.capabilities?.drop ?? []).includes('ALL')) out.push(`${name}: capabilities must drop ALL`);
+    if ((sc.capabilities?.add ?? []).some((cap: string) => cap !== 'NET_BIND_SERVICE')) out.push(`${name}: capabilities may add NET_BIND_SERVICE only`);
+  }
+  return out;
+}
 
 const analyze = '/usr/bin/systemd-analyze';
 const hasAnalyze = existsSync(analyze);
@@ -107,6 +204,27 @@ describe.skipIf(!hasAnalyze)('systemd units (deploy/systemd)', () => {
       const { stderr } = await run(analyze, ['verify', ...units], { cwd: dir });
       expect(stderr).toBe('');
       for (const u of units) expect(readFileSync(u, 'utf8')).toMatch(/^Restart=on-failure$/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('hardened: no capabilities, a read-only system, filtered system calls (systemd-analyze security rates the exposure at most 2.0), a stated open-file limit', async () => {
+    const { dir, units } = installed();
+    try {
+      for (const u of units) {
+        const text = readFileSync(u, 'utf8');
+        for (const directive of ['NoNewPrivileges=yes', 'CapabilityBoundingSet=', 'ProtectSystem=strict', 'SystemCallFilter=@system-service', 'RestrictNamespaces=yes']) {
+          expect(text, `${u}: ${directive}`).toMatch(new RegExp(`^${directive}$`, 'm'));
+        }
+        expect(text).toMatch(/^LimitNOFILE=\d+$/m);
+        const { stdout } = await run(analyze, ['security', '--offline=true', u], { cwd: dir });
+        const exposure = Number(/Overall exposure level for \S+: ([\d.]+)/.exec(stdout)![1]);
+        expect(exposure, u).toBeLessThanOrEqual(2);
+      }
+      // The replica's limit leaves room for its stream clients (WS_MAX_CONNECTIONS, 20 000 by default).
+      const replica = readFileSync(units.find((u) => u.includes('trading-gateway@'))!, 'utf8');
+      expect(Number(/^LimitNOFILE=(\d+)$/m.exec(replica)![1])).toBeGreaterThan(20_000 * 1.25);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -92,3 +92,154 @@ describe('BookKeeper', () => {
     k.stop();
   });
 });
+
+describe('BookKeeper seeded order by order from the mirror', () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const order = (orderId: string, side: 'buy' | 'sell', price: string, remaining: string) => ({ orderId, side, price, remaining });
+  const filled = (seq: number, maker: string, taker: string, takerSide: 'buy' | 'sell', price: string, size: string): EngineEvent => ({
+    seq, kind: 'engine.order_filled', ts, market: 'BTC-PERP', payload: { matchId: `m${seq}`, price, size, takerSide, takerOrderId: taker, makerOrderId: maker, legs: [] },
+  });
+  const tick = (seq: number): EngineEvent => ({ seq, kind: 'engine.tick_start', ts, payload: { tick: seq } });
+
+  function keeper(options: Partial<ConstructorParameters<typeof BookKeeper>[0]> & { position?: () => number | null }) {
+    const rebuilt: string[] = [];
+    const registry = new Registry();
+    const k = new BookKeeper({
+      readBook: async () => null,
+      changed: () => {},
+      rebuilt: (m) => rebuilt.push(m),
+      registry,
+      logger: silent,
+      ...options,
+    });
+    return { k, rebuilt, registry };
+  }
+
+  it('a cancel of an order that rested long before the seed takes its level off (the mirror knows the order)', async () => {
+    let position = 40;
+    const { k, rebuilt, registry } = keeper({
+      position: () => position,
+      // The mirror at seq 42: two orders at 99 (one of them placed at seq 25, partly filled), one ask.
+      readOrders: async () => ({ asOfSeq: 42, orders: [order('old', 'buy', '99', '0.5'), order('new', 'buy', '99', '1'), order('ask', 'sell', '101', '2')] }),
+    });
+    k.track(['BTC-PERP']);
+    k.event(tick(41)); // before the mirror's seq: in the seed already
+    k.event(placed(42, 'new', 'buy', '99', '1')); // in the seed already (held, dropped)
+    k.event(placed(43, 'c', 'buy', '98', '3')); // after: applied
+    position = 43;
+    await sleep(10);
+    expect(rebuilt).toEqual(['BTC-PERP']);
+    expect(k.source('BTC-PERP')).toBe('orders');
+    expect(levels(k, 'buy')).toEqual([
+      ['99.0000000000', '1.5000000000', 2],
+      ['98.0000000000', '3.0000000000', 1],
+    ]);
+    expect(k.book('BTC-PERP')!.seq).toBe(43);
+    k.event(cancelled(44, 'old'));
+    expect(levels(k, 'buy')[0]).toEqual(['99.0000000000', '1.0000000000', 1]);
+    k.event(cancelled(45, 'new'));
+    expect(levels(k, 'buy')).toEqual([['98.0000000000', '3.0000000000', 1]]);
+    // A fill against a seeded maker takes its size off; the book's seq follows the events.
+    k.event(filled(46, 'ask', 'taker', 'buy', '101', '0.5'));
+    expect(levels(k, 'sell')).toEqual([['101.0000000000', '1.5000000000', 1]]);
+    expect(k.book('BTC-PERP')!.seq).toBe(46);
+    expect(await registry.getSingleMetricAsString('bff_book_seeds_total')).toContain('bff_book_seeds_total{market="BTC-PERP",source="orders"} 1');
+  });
+
+  it('reads the mirror again while it is behind the point the stream was at, and takes its seq from the engine when no event set it', async () => {
+    const asOf = [10, 10, 20];
+    let engineReads = 0;
+    const { k } = keeper({
+      position: () => 20,
+      readOrders: async () => ({ asOfSeq: asOf.shift() ?? 20, orders: [order('a', 'buy', '99', '1')] }),
+      readBook: async () => {
+        engineReads++;
+        return { market: 'BTC-PERP', seq: 7, bids: [['99', '1']], asks: [] };
+      },
+    });
+    k.track(['BTC-PERP']);
+    await waitUntil(() => k.book('BTC-PERP') !== null);
+    expect(asOf).toEqual([]); // read three times
+    expect(engineReads).toBeGreaterThanOrEqual(1);
+    expect(k.book('BTC-PERP')!.seq).toBe(7); // the engine's book seq (no event after the mirror changed it)
+    expect(levels(k, 'buy')).toEqual([['99.0000000000', '1.0000000000', 1]]);
+  });
+
+  it('shows the engine levels after BOOK_MIRROR_WAIT_MS, then swaps in the order-by-order book once the mirror catches up', async () => {
+    let mirror = 5;
+    const { k, rebuilt } = keeper({
+      position: () => 30,
+      mirrorWaitMs: 20,
+      readOrders: async () => ({ asOfSeq: mirror, orders: [order('a', 'buy', '99', '1'), order('b', 'buy', '99', '2')] }),
+      readBook: async () => ({ market: 'BTC-PERP', seq: 30, bids: [['99', '3']], asks: [] }),
+    });
+    k.track(['BTC-PERP']);
+    await waitUntil(() => k.book('BTC-PERP') !== null);
+    expect(k.source('BTC-PERP')).toBe('levels');
+    expect(levels(k, 'buy')).toEqual([['99.0000000000', '3.0000000000', 1]]);
+    mirror = 30;
+    await waitUntil(() => k.source('BTC-PERP') === 'orders', 3_000);
+    expect(levels(k, 'buy')).toEqual([['99.0000000000', '3.0000000000', 2]]);
+    expect(k.book('BTC-PERP')!.seq).toBe(30); // kept from the book it replaced
+    expect(rebuilt).toEqual(['BTC-PERP', 'BTC-PERP']); // the counts changed: sent whole
+    k.event(cancelled(31, 'b'));
+    expect(levels(k, 'buy')).toEqual([['99.0000000000', '1.0000000000', 1]]);
+  });
+
+  it('a repair is counted, logged and followed by a re-seed order by order', async () => {
+    const warnings: string[] = [];
+    const { k, registry } = keeper({
+      position: () => 12,
+      logger: { warn: (_o, msg) => warnings.push(msg), info: () => {} },
+      readOrders: async () => ({ asOfSeq: 12, orders: [order('a', 'buy', '99', '1')] }),
+      readBook: async () => ({ market: 'BTC-PERP', seq: 12, bids: [['99', '1']], asks: [] }),
+    });
+    k.track(['BTC-PERP']);
+    await waitUntil(() => k.book('BTC-PERP') !== null);
+    // The engine shows another book at the same seq (what a lost event would leave): repaired, then re-seeded.
+    expect(k.reconcile({ market: 'BTC-PERP', seq: 12, bids: [['99', '1'], ['98', '4']], asks: [] }, 20)).toBe(true);
+    expect(warnings.some((w) => w.includes('differs from the engine book'))).toBe(true);
+    expect(await registry.getSingleMetricAsString('bff_book_divergences_total')).toContain('bff_book_divergences_total{market="BTC-PERP"} 1');
+    expect(k.source('BTC-PERP')).toBe('levels');
+    await waitUntil(() => k.source('BTC-PERP') === 'orders');
+    expect(await registry.getSingleMetricAsString('bff_book_seeds_total')).toContain('bff_book_seeds_total{market="BTC-PERP",source="orders"} 2');
+  });
+
+  it('after a history replacement, does not seed from a mirror that holds another history at the first seq streamed', async () => {
+    let anchorKind = 'engine.tick_start';
+    const asked: Array<number | null> = [];
+    let position = 3;
+    const { k } = keeper({
+      // The source still reports the old history's position right after a replacement.
+      position: () => position,
+      mirrorWaitMs: 60_000,
+      readOrders: async (_m, anchor) => {
+        asked.push(anchor);
+        return { asOfSeq: 3, orders: [order('a', 'buy', '99', '1')], anchorKind };
+      },
+      readBook: async () => ({ market: 'BTC-PERP', seq: 2, bids: [['99', '1']], asks: [] }),
+    });
+    k.track(['BTC-PERP']);
+    await waitUntil(() => k.book('BTC-PERP') !== null);
+    position = 15_715;
+    k.reset(2);
+    expect(k.book('BTC-PERP')).toBeNull();
+    await sleep(30);
+    expect(k.book('BTC-PERP')).toBeNull(); // no event of the new history yet: nothing to check the mirror by
+    k.event(placed(3, 'x', 'buy', '50', '1'));
+    await sleep(150);
+    expect(asked.at(-1)).toBe(3);
+    expect(k.book('BTC-PERP')).toBeNull(); // the mirror's event 3 is a tick: another history
+    anchorKind = 'engine.order_placed';
+    await waitUntil(() => k.book('BTC-PERP') !== null, 3_000);
+    expect(k.source('BTC-PERP')).toBe('orders');
+  });
+});
+
+async function waitUntil(predicate: () => boolean, timeoutMs = 2_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

@@ -219,11 +219,11 @@ export interface ErrorMessage {
   id: string | number | null;
   /** The op of the message answered (null when it named none that exists) */
   op: "subscribe" | "unsubscribe" | "order.place" | "order.cancel" | null;
-  /** Plus the fields REST adds (retryAfterS, serverTime, engineStatus, markets, …) */
+  /** Plus the fields REST adds (retryAfterS, serverTime, engineStatus, markets, budget, field, …) */
   payload: {
     /** What was wrong, for people */
     error: string;
-    /** The code REST answers for the same refusal (bad_request, unauthorized, forbidden, rate_limited, payload_too_large, engine_unavailable, engine_timeout, …), or unknown_market / too_many_subscriptions */
+    /** The code REST answers for the same refusal (bad_request, invalid_body, unauthorized, forbidden, rate_limited, budget_exhausted, payload_too_large, engine_unavailable, engine_timeout, …), or unknown_market / too_many_subscriptions */
     code: string;
     /** The HTTP status REST would answer */
     status: number;
@@ -261,7 +261,7 @@ export interface FillFrame {
   };
 }
 
-/** Control message (replay clients only): sent after stream.subscribed when `since` is older than the replay history: backfill from REST. */
+/** Control message: sent after stream.subscribed when `since` is older than the replay history, and to every control connection when the source skipped events live (unfillable, or longer than SSE_MAX_EVENT_BYTES): backfill from REST. */
 export interface GapMessage {
   kind: "stream.gap";
   /** The head (0 when the gateway has no event yet) */
@@ -271,7 +271,7 @@ export interface GapMessage {
   payload: {
     /** Engine event sequence number */
     requestedSince: number;
-    /** Oldest seq the replay holds; null when it holds nothing */
+    /** Oldest seq the stream delivers from here on (the replay, or the seq after a live gap); null when the replay holds nothing */
     oldestAvailableSeq: number | null;
     /** REST path that returns the missing events */
     backfill: string;
@@ -808,7 +808,7 @@ export interface Trade {
   matchId: string;
   /** Exact engine market symbol, e.g. BTC-PERP */
   market: string;
-  /** Taker side */
+  /** Taker side (written as the mirror recorded it) */
   side: "buy" | "sell";
   /** Decimal as a string with exactly 10 decimal places */
   price: string;
@@ -864,8 +864,10 @@ export interface UserBatchProof {
   userSeq: number;
   /** The gateway's own check (a convenience; verify it yourself): `verified` = the events hash to the chain's user root and that root sits under the chain's manifest root; `mismatch` = one of the two fails (see `reason`); `pending` = not on chain yet */
   status: "verified" | "mismatch" | "pending";
-  /** With `mismatch`: `events` = the events do not hash to the chain's user root; `manifest` = the user root is not under the manifest root */
-  reason?: "events" | "manifest";
+  /** With `mismatch`: `events` = the events do not hash to the chain's user root; `manifest` = the user root is not under the manifest root; `record` = the chain's record is not well formed (a root that is not 64 lower-case hex characters, a negative event count: see `problem`), so it proves nothing */
+  reason?: "events" | "manifest" | "record";
+  /** With reason `record`: what in the chain's record the contract does not allow */
+  problem?: string;
   /** The batch's event envelopes from the mirror, in seq order, exactly as streamed (the leaves of the user root) */
   events: {
     /** Engine event sequence number */
@@ -882,9 +884,9 @@ export interface UserBatchProof {
   }[];
   /** What the chain recorded (tables user_batches and batches); null while the chain has no record of this batch */
   chain: {
-    /** 32-byte SHA-256 hash as 64 lower-case hex characters */
+    /** 32-byte SHA-256 hash as 64 lower-case hex characters, as the chain recorded it; anything else makes the status `mismatch` with reason `record` */
     userRoot: string;
-    /** 32-byte SHA-256 hash as 64 lower-case hex characters */
+    /** 32-byte SHA-256 hash as 64 lower-case hex characters, as the chain recorded it; anything else makes the status `mismatch` with reason `record` */
     prevRoot: string;
     eventCount: number;
     /** The manifest that claimed it; null until one has */

@@ -1,0 +1,272 @@
+// verifyAccount(party): the trader's balance and positions recomputed from what the chain committed
+// (docs/verification.md "Your account"). On top of verifyHistory (every user batch from userSeq 1
+// hashed and placed under the chain's manifest), the events of the verified batches are replayed,
+// in order, by the published rules (ledger.ts, docs/engine.md "Arithmetic"); every claimed state
+// after an event is checked; every deposit the chain recorded must be credited once and every
+// approved withdrawal debited once; and the final state must equal the gateway's account view and
+// its open positions. What the chain has not committed yet is `pending`, never `different`.
+import type { Account, Deposit, Position, UserBatchProof, Withdrawal } from '../generated/wire.js';
+import type { List } from '../types.js';
+import { verifyHistory, type HistoryOptions, type HistorySource, type HistoryVerdict } from './history.js';
+import { formatWire, Ledger, parseWire, type Discrepancy, type LedgerEvent } from './ledger.js';
+
+export interface AccountSource extends HistorySource {
+  listUserDeposits(party: string, query: { before?: number; limit?: number }): Promise<List<Deposit>>;
+  listUserWithdrawals(party: string, query: { before?: number; limit?: number; status?: 'approved' }): Promise<List<Withdrawal>>;
+  getAccount(party: string): Promise<Account>;
+  listUserPositions(party: string, query: { before?: number; limit?: number; status?: 'open' }): Promise<List<Position>>;
+}
+
+export type CheckStatus = 'verified' | 'pending' | 'different';
+
+/** One number: what the committed events give, what the gateway shows, and whether they agree. */
+export interface CheckedValue {
+  status: CheckStatus;
+  /** Recomputed from the committed events (null: no such position there). */
+  recomputed: string | null;
+  /** Shown by the gateway (null: not shown). */
+  shown: string | null;
+}
+
+export interface CheckedPosition {
+  market: string;
+  positionId: string;
+  size: CheckedValue;
+  entryPrice: CheckedValue;
+  realizedPnl: CheckedValue;
+}
+
+/** Something that does not hold, in the order found; `message` is in a trader's words. */
+export type AccountProblem =
+  | { kind: 'history'; userSeq: number; message: string }
+  | ({ kind: 'event'; eventKind: string } & Omit<Discrepancy, 'kind'>)
+  | { kind: 'deposit'; depositId: string; seq: number; message: string }
+  | { kind: 'withdrawal'; withdrawalId: string; seq: number; message: string }
+  | { kind: 'view'; source: 'account' | 'positions'; field: 'collateral' | 'size' | 'entryPrice' | 'realizedPnl' | 'position'; market?: string; expected: string | null; actual: string | null; message: string };
+
+/** Something the chain has not committed yet: the check of it waits for the next commitment. */
+export type PendingItem =
+  | { what: 'batches'; userSeq: number; message: string }
+  | { what: 'deposits' | 'withdrawals'; count: number; message: string }
+  | { what: 'collateral'; seq: number | null; message: string }
+  | { what: 'position'; market: string; message: string };
+
+export interface AccountVerdict {
+  party: string;
+  /** `verified`: every check holds; `pending`: nothing differs, but some of it is not committed yet; `failed`: something differs. */
+  status: 'verified' | 'pending' | 'failed';
+  /** The history the replay stands on. */
+  history: HistoryVerdict;
+  /** The seq of the newest event replayed: the state below is as of it (0: none). */
+  committedSeq: number;
+  /** Events replayed and fill legs recomputed; events whose claims differ from the rules. */
+  events: number;
+  legs: number;
+  differingEvents: number;
+  collateral: CheckedValue;
+  positions: CheckedPosition[];
+  deposits: { receipts: number; credited: number; pending: number };
+  withdrawals: { approved: number; debited: number; pending: number };
+  /** The first thing that differs (null when nothing does). */
+  first: AccountProblem | null;
+  problems: AccountProblem[];
+  /** What is not committed yet (empty when nothing is), each with its message in words. */
+  pending: PendingItem[];
+}
+
+export interface AccountOptions extends HistoryOptions {
+  /** Problems kept in the verdict (default 20). */
+  keep?: number;
+}
+
+async function all<T>(page: (before: number | undefined) => Promise<List<T>>): Promise<T[]> {
+  const out: T[] = [];
+  for (let before: number | undefined; ; ) {
+    const p = await page(before);
+    out.push(...p.items);
+    if (p.nextCursor === null || p.items.length === 0) return out;
+    before = p.nextCursor;
+  }
+}
+
+const worse = (a: CheckStatus, b: CheckStatus): CheckStatus => (a === 'different' || b === 'different' ? 'different' : a === 'pending' || b === 'pending' ? 'pending' : 'verified');
+
+export async function verifyAccount(source: AccountSource, party: string, options: AccountOptions = {}): Promise<AccountVerdict> {
+  const proofs = new Map<number, UserBatchProof>();
+  const capturing: HistorySource = {
+    listUserBatches: (p, q) => source.listUserBatches(p, q),
+    getUserBatchProof: async (p, s) => {
+      const proof = await source.getUserBatchProof(p, s);
+      proofs.set(s, proof);
+      return proof;
+    },
+  };
+  // The gateway's view is read as the history is fetched; each of its numbers says the seq it is as of.
+  const [history, account, openPositions, deposits, withdrawals] = await Promise.all([
+    verifyHistory(capturing, party, options),
+    source.getAccount(party),
+    all((before) => source.listUserPositions(party, { status: 'open', limit: 1000, ...(before !== undefined ? { before } : {}) })),
+    all((before) => source.listUserDeposits(party, { limit: 1000, ...(before !== undefined ? { before } : {}) })),
+    all((before) => source.listUserWithdrawals(party, { status: 'approved', limit: 1000, ...(before !== undefined ? { before } : {}) })),
+  ]);
+  return checkAccount({ party, history, proofs, account, openPositions, deposits, withdrawals, keep: options.keep ?? 20 });
+}
+
+export interface AccountInputs {
+  party: string;
+  history: HistoryVerdict;
+  /** The proofs verifyHistory checked, by userSeq. */
+  proofs: ReadonlyMap<number, UserBatchProof>;
+  account: Account;
+  openPositions: readonly Position[];
+  deposits: readonly Deposit[];
+  withdrawals: readonly Withdrawal[];
+  keep?: number;
+}
+
+/** The checks themselves, on data already fetched (verifyAccount fetches it). */
+export function checkAccount(input: AccountInputs): AccountVerdict {
+  const { party, history, proofs, account } = input;
+  const keep = input.keep ?? 20;
+  const problems: AccountProblem[] = [];
+  const pending: PendingItem[] = [];
+  const problem = (p: AccountProblem): void => {
+    if (problems.length < keep) problems.push(p);
+  };
+
+  // 1. Replay the verified batches from userSeq 1, stopping at the first that is not verified.
+  const ledger = new Ledger(party, keep);
+  let committedSeq = 0;
+  for (const verdict of history.verdicts) {
+    if (verdict.status === 'failed') {
+      problem({ kind: 'history', userSeq: verdict.userSeq, message: `batch ${verdict.userSeq} of your history does not match what the chain recorded (${verdict.message})` });
+      break;
+    }
+    if (verdict.status === 'pending') {
+      pending.push({ what: 'batches', userSeq: verdict.userSeq, message: `batch ${verdict.userSeq} and later are not on chain yet` });
+      break;
+    }
+    for (const e of proofs.get(verdict.userSeq)?.events ?? []) {
+      ledger.apply(e as LedgerEvent);
+      committedSeq = e.seq;
+    }
+  }
+  for (const b of history.chainBreaks) problem({ kind: 'history', userSeq: b.userSeq, message: `your history's chain of batches breaks at batch ${b.userSeq}: ${b.message}` });
+  for (const { kind, ...d } of ledger.discrepancies) problem({ ...d, kind: 'event', eventKind: kind });
+
+  // 2. Every deposit the chain recorded was credited once; every approved withdrawal debited once.
+  const deposits = reconcile(
+    input.deposits.map((r) => ({ id: r.depositId, seq: r.seq, amount: r.amount, txId: r.txId })),
+    ledger.deposits,
+    committedSeq,
+    { noun: 'deposit', recorded: 'recorded', done: 'credited to your balance' },
+  );
+  const withdrawals = reconcile(
+    input.withdrawals.map((w) => ({ id: w.withdrawalId, seq: w.decidedSeq ?? Infinity, amount: w.amount, txId: null })),
+    ledger.withdrawals,
+    committedSeq,
+    { noun: 'withdrawal', recorded: 'approved', done: 'debited' },
+  );
+  for (const m of deposits.problems) problem({ kind: 'deposit', depositId: m.id, seq: m.seq, message: m.message });
+  for (const m of withdrawals.problems) problem({ kind: 'withdrawal', withdrawalId: m.id, seq: m.seq, message: m.message });
+  if (deposits.pending > 0) pending.push({ what: 'deposits', count: deposits.pending, message: `${deposits.pending} deposit(s) not committed yet` });
+  if (withdrawals.pending > 0) pending.push({ what: 'withdrawals', count: withdrawals.pending, message: `${withdrawals.pending} approved withdrawal(s) not committed yet` });
+
+  // 3. The final state against the gateway's view. A number the view has from an event newer than
+  // the committed history is pending; one as of the committed history must be equal.
+  const newer = (seq: number | null | undefined): boolean => (seq ?? 0) > committedSeq || account.asOfSeq < committedSeq;
+  const compare = (recomputed: bigint | null, shown: string | null, viewSeq: number | null | undefined): CheckedValue => {
+    const r = recomputed === null ? null : formatWire(recomputed);
+    const s = shown === null ? null : (() => { const v = parseWire(shown); return v === null ? shown : formatWire(v); })();
+    const status: CheckStatus = newer(viewSeq) ? 'pending' : r === s ? 'verified' : 'different';
+    return { status, recomputed: r, shown: s };
+  };
+  const collateral = compare(ledger.balance, account.collateralAsOfSeq === null ? formatWire(0n) : account.collateral, account.collateralAsOfSeq);
+  if (collateral.status === 'different') {
+    problem({ kind: 'view', source: 'account', field: 'collateral', expected: collateral.recomputed, actual: collateral.shown, message: `your collateral should be ${collateral.recomputed} from the committed events, the gateway shows ${collateral.shown}` });
+  } else if (collateral.status === 'pending') pending.push({ what: 'collateral', seq: account.collateralAsOfSeq, message: `your newest balance change (seq ${String(account.collateralAsOfSeq)}) is not committed yet` });
+
+  const positions: CheckedPosition[] = [];
+  const markets = new Set([...ledger.positions.keys(), ...account.positions.map((p) => p.market), ...input.openPositions.map((p) => p.market)]);
+  for (const market of [...markets].sort()) {
+    const mine = ledger.positions.get(market) ?? null;
+    const shown = account.positions.find((p) => p.market === market) ?? null;
+    const row = input.openPositions.find((p) => p.market === market) ?? null;
+    // A position the view lacks was closed by a fill, which also moved the collateral: its seq says whether that is committed.
+    const viewSeq = shown?.asOfSeq ?? account.collateralAsOfSeq;
+    const rowSeq = row?.updatedSeq ?? account.collateralAsOfSeq;
+    const check = (field: 'size' | 'entryPrice' | 'realizedPnl'): CheckedValue => {
+      const a = compare(mine ? mine[field] : null, shown ? shown[field] : null, viewSeq);
+      const b = compare(mine ? mine[field] : null, row ? row[field] : null, rowSeq);
+      for (const [c, source, what] of [[a, 'account', 'account view'], [b, 'positions', 'positions list']] as const) {
+        if (c.status !== 'different') continue;
+        const label = field === 'size' ? 'size' : field === 'entryPrice' ? 'entry price' : 'realized PnL';
+        problem({
+          kind: 'view',
+          source,
+          field: mine && (source === 'account' ? shown : row) ? field : 'position',
+          market,
+          expected: c.recomputed,
+          actual: c.shown,
+          message:
+            c.recomputed === null
+              ? `the gateway's ${what} shows a ${market} position the committed events do not have`
+              : c.shown === null
+                ? `your ${market} position (${c.recomputed} ${label}) is missing from the gateway's ${what}`
+                : `your ${market} ${label} should be ${c.recomputed} from the committed events, the gateway's ${what} shows ${c.shown}`,
+        });
+      }
+      return { status: worse(a.status, b.status), recomputed: a.recomputed, shown: a.shown ?? b.shown };
+    };
+    positions.push({ market, positionId: mine?.positionId ?? shown?.positionId ?? row?.positionId ?? '', size: check('size'), entryPrice: check('entryPrice'), realizedPnl: check('realizedPnl') });
+    if (positions.at(-1)!.size.status === 'pending') pending.push({ what: 'position', market, message: `your ${market} position changed after the last commitment` });
+  }
+
+  const failed = history.status === 'failed' || problems.length > 0;
+  const waiting = history.status === 'pending' || pending.length > 0;
+  return {
+    party,
+    status: failed ? 'failed' : waiting ? 'pending' : 'verified',
+    history,
+    committedSeq,
+    events: ledger.events,
+    legs: ledger.legs,
+    differingEvents: ledger.differing,
+    collateral,
+    positions,
+    deposits: { receipts: input.deposits.length, credited: deposits.matched, pending: deposits.pending },
+    withdrawals: { approved: input.withdrawals.length, debited: withdrawals.matched, pending: withdrawals.pending },
+    first: problems[0] ?? null,
+    problems,
+    pending,
+  };
+}
+
+/**
+ * Records (deposits the chain recorded, withdrawals it approved) against the ledger's credits or
+ * debits: each matched once, by id, with the same amount, seq and transaction id (when recorded);
+ * nothing moved that is not recorded. A record newer than the committed history with no move yet
+ * is pending.
+ */
+function reconcile(
+  records: ReadonlyArray<{ id: string; seq: number; amount: string; txId: string | null }>,
+  moved: ReadonlyMap<string, { seq: number; amount: bigint; txId?: string | null }>,
+  committedSeq: number,
+  words: { noun: string; recorded: string; done: string },
+): { matched: number; pending: number; problems: Array<{ id: string; seq: number; message: string }> } {
+  const out = { matched: 0, pending: 0, problems: [] as Array<{ id: string; seq: number; message: string }> };
+  const ids = new Set<string>();
+  for (const r of records) {
+    ids.add(r.id);
+    const m = moved.get(r.id);
+    if (!m && r.seq > committedSeq) out.pending++;
+    else if (!m) out.problems.push({ id: r.id, seq: r.seq, message: `${words.noun} ${r.id} of ${r.amount}${r.txId ? ` (chain transaction ${r.txId})` : ''} was ${words.recorded} but never ${words.done}` });
+    else if (m.amount !== parseWire(r.amount) || m.seq !== r.seq || (r.txId !== null && m.txId !== r.txId)) {
+      out.problems.push({ id: r.id, seq: m.seq, message: `${words.noun} ${r.id}: ${words.recorded} for ${r.amount} at seq ${r.seq}${r.txId ? ` (chain transaction ${r.txId})` : ''}, ${words.done} ${formatWire(m.amount)} at seq ${m.seq}${m.txId ? ` (transaction ${m.txId})` : ''}` });
+    } else out.matched++;
+  }
+  for (const [id, m] of moved) {
+    if (!ids.has(id)) out.problems.push({ id, seq: m.seq, message: `a ${words.noun} ${id} of ${formatWire(m.amount)} was ${words.done} at seq ${m.seq}, but no such ${words.noun} is ${words.recorded}` });
+  }
+  return out;
+}

@@ -1,0 +1,130 @@
+// "Verify my account": the party's collateral and positions recomputed in this browser from the
+// events the chain committed, by the engine's published rules (verifyAccount, docs/verification.md
+// "Your account"), shown beside what the screen shows (the gateway's account view), each marked
+// verified, pending (not committed yet) or different, with the first discrepancy in plain words.
+// Its own panel and module: it only reads through the published client.
+import type { AccountProblem, AccountVerdict, CheckedValue, GatewayClient } from '@gateway/client';
+import { escapeHtml, trim } from './format.js';
+
+/** Read by the browser test. */
+export interface AccountVerificationMetrics {
+  runs: number;
+  running: boolean;
+  last: { status: string; events: number; legs: number; first: string | null; ms: number } | null;
+}
+
+const PANEL = `
+  <h2>My account, recomputed from the chain</h2>
+  <div class="verify-bar">
+    <button id="verify-account" type="button">Verify my account</button>
+    <span id="account-verify-summary" class="dim" role="status">collateral and positions, recomputed from your committed events</span>
+  </div>
+  <p id="account-verify-first" class="bad" role="alert" hidden></p>
+  <table id="account-verify"></table>`;
+
+const LABEL: Record<CheckedValue['status'], string> = { verified: 'verified', pending: 'pending', different: 'DIFFERENT' };
+const CLASS: Record<CheckedValue['status'], string> = { verified: 'good', pending: 'dim', different: 'bad' };
+
+const money = (v: string | null | undefined): string => (v === null || v === undefined ? '—' : trim(v));
+
+/** The first problem, as a trader would say it. */
+export function inWords(p: AccountProblem): string {
+  if (p.kind === 'event') {
+    const trade = p.trade ? `your ${p.trade.side} of ${trim(p.trade.size)} ${p.market ?? ''} at ${trim(p.trade.price)} (event #${p.seq})` : `event #${p.seq}`;
+    const got = money(p.actual);
+    const want = money(p.expected);
+    switch (p.field) {
+      case 'fee':
+        return `The fee charged on ${trade} is ${got}; the published fee (0.05 % of the notional for a taker, nothing for a maker) is ${want}.`;
+      case 'entryPrice':
+        return `After ${trade} your entry price was recorded as ${got}; averaging your fills gives ${want}.`;
+      case 'realizedPnl':
+        return `The profit or loss realized by ${trade} was recorded as ${got}; it should be ${want}.`;
+      case 'positionSize':
+        return `After ${trade} your position was recorded as ${got}; your fills add up to ${want}.`;
+      case 'newBalance':
+        return p.eventKind === 'inbound.deposit'
+          ? `Your deposit at event #${p.seq} was not credited as it should be: the balance after it was recorded as ${got} instead of ${want}.`
+          : p.eventKind === 'engine.approve_submitted'
+            ? `Your withdrawal at event #${p.seq} was debited wrongly: the balance after it was recorded as ${got} instead of ${want}.`
+            : `After ${trade} your balance was recorded as ${got}; it should be ${want}.`;
+      default:
+        return `${p.message[0]!.toUpperCase()}${p.message.slice(1)}.`;
+    }
+  }
+  if (p.kind === 'view') {
+    const what = p.field === 'collateral' ? 'collateral' : p.field === 'position' ? `${p.market} position` : `${p.market} ${p.field === 'entryPrice' ? 'entry price' : p.field === 'realizedPnl' ? 'realized PnL' : 'position size'}`;
+    return `The ${what} shown on this screen (${money(p.actual)}) is not what your committed history gives (${money(p.expected)}).`;
+  }
+  return `${p.message[0]!.toUpperCase()}${p.message.slice(1)}.`;
+}
+
+export class AccountVerificationPanel {
+  readonly metrics: AccountVerificationMetrics = { runs: 0, running: false, last: null };
+  private verdict: AccountVerdict | null = null;
+
+  constructor(
+    private readonly client: GatewayClient,
+    private readonly party: string,
+    private readonly root: HTMLElement,
+  ) {
+    root.innerHTML = PANEL;
+    this.button.addEventListener('click', () => void this.run());
+    (window as unknown as { __accountVerification: AccountVerificationMetrics }).__accountVerification = this.metrics;
+  }
+
+  private get button(): HTMLButtonElement {
+    return this.root.querySelector<HTMLButtonElement>('#verify-account')!;
+  }
+
+  async run(): Promise<void> {
+    if (this.metrics.running) return;
+    this.metrics.running = true;
+    this.button.disabled = true;
+    const summary = this.root.querySelector<HTMLElement>('#account-verify-summary')!;
+    const first = this.root.querySelector<HTMLElement>('#account-verify-first')!;
+    summary.className = 'dim';
+    summary.textContent = 'verifying your history and replaying it…';
+    first.hidden = true;
+    const started = performance.now();
+    try {
+      const v = (this.verdict = await this.client.verifyAccount(this.party, { concurrency: 6 }));
+      const ms = Math.round(performance.now() - started);
+      const words = v.first ? inWords(v.first) : null;
+      this.metrics.last = { status: v.status, events: v.events, legs: v.legs, first: words, ms };
+      summary.className = v.status === 'failed' ? 'bad' : v.status === 'pending' ? 'dim' : 'good';
+      const counts = `${v.events} committed events replayed (${v.legs} fill leg${v.legs === 1 ? '' : 's'}), ${v.deposits.credited} of ${v.deposits.receipts} deposit${v.deposits.receipts === 1 ? '' : 's'} credited, ${v.withdrawals.debited} of ${v.withdrawals.approved} withdrawal${v.withdrawals.approved === 1 ? '' : 's'} debited, in ${ms} ms`;
+      summary.textContent =
+        v.status === 'verified'
+          ? `Your account follows from the chain: ${counts}`
+          : v.status === 'pending'
+            ? `Nothing differs so far; some of it is not committed yet (${v.pending.map((x) => x.message).join('; ')}): ${counts}`
+            : `${v.problems.length} discrepanc${v.problems.length === 1 ? 'y' : 'ies'} found: ${counts}`;
+      if (words) {
+        first.textContent = words;
+        first.hidden = false;
+      }
+    } catch (err) {
+      summary.className = 'bad';
+      summary.textContent = `the account check could not run: ${err instanceof Error ? err.message : String(err)}`;
+    } finally {
+      this.metrics.runs++;
+      this.metrics.running = false;
+      this.button.disabled = false;
+      this.render();
+    }
+  }
+
+  private render(): void {
+    const v = this.verdict;
+    if (!v) return;
+    const cell = (c: CheckedValue) => `<td>${money(c.shown)}</td><td>${money(c.recomputed)}</td><td class="${CLASS[c.status]}" data-state="${c.status}">${LABEL[c.status]}</td>`;
+    const rows = [`<tr data-testid="account-check" data-field="collateral"><td>Collateral</td>${cell(v.collateral)}</tr>`];
+    for (const p of v.positions) {
+      for (const [field, label] of [['size', 'size'], ['entryPrice', 'entry price'], ['realizedPnl', 'realized PnL']] as const) {
+        rows.push(`<tr data-testid="account-check" data-field="${escapeHtml(`${p.market} ${field}`)}"><td>${escapeHtml(p.market)} ${label}</td>${cell(p[field])}</tr>`);
+      }
+    }
+    this.root.querySelector('#account-verify')!.innerHTML = `<tr><th></th><th>On screen</th><th>Recomputed</th><th>State</th></tr>${rows.join('')}`;
+  }
+}

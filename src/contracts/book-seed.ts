@@ -1,0 +1,26 @@
+// What the database hands the order book kept from events (src/db/queries/book-seed.ts →
+// src/projections/order-book.ts, docs/stream.md "Order book from events"): a market's resting
+// orders one by one, consistent as of one seq, so that every later event (a cancel of any of them
+// included) applies to the book exactly as it applies to the engine's.
+
+export interface BookSeedOrder {
+  orderId: string;
+  side: 'buy' | 'sell';
+  /** Limit price (wire decimal). */
+  price: string;
+  /** size − filledSize (wire decimal). */
+  remaining: string;
+}
+
+export interface BookSeed {
+  /** Newest seq of the mirror's `events` in the read's snapshot: the orders are those of the engine after this event. */
+  asOfSeq: number;
+  /** The market's non-terminal limit orders that can rest (not IOC), oldest first. */
+  orders: BookSeedOrder[];
+  /**
+   * The kind of the mirror's event at the anchor seq asked for (null: the mirror has no event
+   * there). The caller compares it with the event it saw at that seq: the mirror holds the same
+   * history as the stream (after a history replacement it may still hold the old one).
+   */
+  anchorKind?: string | null;
+}

@@ -1,0 +1,34 @@
+// One line in the log when a dependency goes and one when it comes back (Redis, PostgreSQL, NATS),
+// at warn, so the default level shows both; nothing in between, however many requests fail. The
+// on-call engineer reads the outage's start and end from the replica's own log without a metric.
+export interface WarnLogger {
+  warn(obj: object, msg: string): void;
+}
+
+export class DependencyState {
+  private downSince: number | null = null;
+
+  constructor(
+    private readonly name: string,
+    private readonly logger: WarnLogger,
+  ) {}
+
+  get down(): boolean {
+    return this.downSince !== null;
+  }
+
+  /** The dependency failed; logs `<name>: unreachable` on the first failure of an outage only. */
+  failed(reason: string): void {
+    if (this.downSince !== null) return;
+    this.downSince = Date.now();
+    this.logger.warn({ dependency: this.name, reason }, `${this.name}: unreachable`);
+  }
+
+  /** The dependency answered; logs `<name>: reachable again` (with the outage's length) after an outage. */
+  answered(): void {
+    if (this.downSince === null) return;
+    const downMs = Date.now() - this.downSince;
+    this.downSince = null;
+    this.logger.warn({ dependency: this.name, downMs }, `${this.name}: reachable again`);
+  }
+}

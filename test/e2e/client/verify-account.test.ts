@@ -1,0 +1,215 @@
+// verifyAccount end to end: the reference engine → the reference indexer (PostgreSQL, the chain
+// played) → a live gateway → the published client. An honest history of thousands of events
+// (trades, flips, self-trades, chain and faucet deposits, withdrawals) verifies; each deliberate
+// fault of the engine (ENGINE_CORRUPT) or of the mirror (INDEXER_CORRUPT_ACCOUNT) is caught and
+// named: the first event and field that differ, or the view's number that differs.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GatewayClient, type AccountVerdict } from '../../../packages/client/src/index.js';
+import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { AccountingFault } from '../../../sandbox/engine/accounts.js';
+import { formatDec } from '../../../sandbox/engine/decimal.js';
+import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
+import { createTestDatabase, type TestDatabase } from '../../support/db.js';
+import { startGateway, startLiveGateway, type TestGateway } from '../../support/gateway.js';
+
+const party = (hint: string, digit: string) => `${hint}::${digit.repeat(64)}`;
+const A = party('alice', 'a');
+const B = party('bob', 'b');
+const C = party('carol', 'c');
+
+interface Stack {
+  db: TestDatabase;
+  engine: RunningEngine;
+  indexer: RunningIndexer;
+  gateway: TestGateway;
+  client: GatewayClient;
+  close(): Promise<void>;
+}
+
+async function startStack(options: { fault?: AccountingFault; corruptAccountOf?: string } = {}): Promise<Stack> {
+  const db = await createTestDatabase();
+  const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0, fault: options.fault ?? null });
+  const indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false, ...(options.corruptAccountOf ? { corruptAccountOf: options.corruptAccountOf } : {}) });
+  const gateway = await startLiveGateway(engine, { DATABASE_URL: db.url, AUTH_DISABLED: 'true', RATE_LIMIT_MAX: '1000000' });
+  const client = new GatewayClient({ baseUrl: gateway.url, retry: { retries: 0 } });
+  return {
+    db,
+    engine,
+    indexer,
+    gateway,
+    client,
+    async close() {
+      await gateway.close();
+      await indexer.close();
+      await engine.close();
+      await db.drop();
+    },
+  };
+}
+
+/** Commits, waits for the mirror and the account view to hold everything, then verifies. */
+async function settleAndVerify(s: Stack, who: string, client = s.client): Promise<AccountVerdict> {
+  s.engine.engine.tick();
+  s.engine.engine.commit();
+  const head = s.engine.engine.log.maxSeq;
+  await s.indexer.waitFor(head, 30_000);
+  for (const deadline = Date.now() + 10_000; (await client.getAccount(who)).asOfSeq < head; ) {
+    if (Date.now() > deadline) throw new Error('account view stuck');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return client.verifyAccount(who);
+}
+
+const order = (s: Stack, who: string, side: 'buy' | 'sell', size: string, price: string, tif = 'gtc') => {
+  const r = s.engine.engine.placeOrder(who, { market: 'BTC-PERP', side, type: 'limit', size, price, tif });
+  if (!r.ok) throw new Error(`${r.code}: ${r.error}`);
+  return r;
+};
+/** `taker` trades `size` at `price` against `maker` (a resting order, then an ioc that takes it). */
+const trade = (s: Stack, taker: string, maker: string, side: 'buy' | 'sell', size: string, price: string) => {
+  order(s, maker, side === 'buy' ? 'sell' : 'buy', size, price);
+  order(s, taker, side, size, price, 'ioc');
+};
+
+describe('verifyAccount over an honest history', () => {
+  let s: Stack;
+  beforeAll(async () => {
+    s = await startStack();
+    const e = s.engine.engine;
+    for (const p of [A, B]) e.deposit({ party: p, amount: '1000000' }, 'faucet');
+    // A deterministic mix: A and B trade both ways around a price, flip through zero, trade with
+    // themselves, deposit from the chain and withdraw; a commit every 300 events.
+    let x = 7;
+    const rand = (n: number) => ((x = (x * 1103515245 + 12345) % 2 ** 31), Math.floor(x / 65536) % n);
+    let lastCommit = 0;
+    for (let i = 0; i < 1200; i++) {
+      const r = rand(100);
+      const taker = rand(2) === 0 ? A : B;
+      const maker = r < 10 ? taker : taker === A ? B : A; // 10 %: self-trade
+      const size = ((2 + rand(5000)) / 10_000).toFixed(4);
+      const price = String(59_900 + rand(200));
+      if (r < 3) e.deposit({ party: taker, amount: `${1 + rand(5000)}.25`, txId: `0x${i.toString(16).padStart(64, '0')}` }, 'chain');
+      else if (r < 5) {
+        e.requestWithdrawal(taker, { amount: `${1 + rand(2000)}.5` });
+        e.tick();
+      } else trade(s, taker, maker, rand(2) === 0 ? 'buy' : 'sell', size, price);
+      if (e.log.maxSeq - lastCommit > 300) {
+        e.commit();
+        lastCommit = e.log.maxSeq;
+      }
+    }
+  }, 120_000);
+  afterAll(async () => s?.close());
+
+  it('verifies both parties: every leg, deposit and withdrawal recomputed, the view equal', async () => {
+    for (const who of [A, B]) {
+      const v = await settleAndVerify(s, who);
+      expect(v.problems).toEqual([]);
+      expect(v.pending).toEqual([]);
+      expect(v.status).toBe('verified');
+      expect(v.history.status).toBe('verified');
+      expect(v.events).toBeGreaterThan(2000);
+      expect(v.legs).toBeGreaterThan(1000);
+      expect(v.deposits.receipts).toBeGreaterThan(10);
+      expect(v.deposits.credited).toBe(v.deposits.receipts);
+      expect(v.withdrawals.approved).toBeGreaterThan(5);
+      expect(v.withdrawals.debited).toBe(v.withdrawals.approved);
+      // The engine's own state is what was recomputed.
+      const balance = formatDec(s.engine.engine.accounts.balance(who));
+      expect(v.collateral).toEqual({ status: 'verified', recomputed: balance, shown: balance });
+      const engineOpen = s.engine.engine.accounts.openPositions(who);
+      expect(v.positions.map((p) => p.positionId).sort()).toEqual(engineOpen.map((p) => p.positionId).sort());
+      for (const p of v.positions) for (const f of [p.size, p.entryPrice, p.realizedPnl]) expect(f.status).toBe('verified');
+    }
+  });
+
+  it('reports what is not committed yet as pending, not as different', async () => {
+    trade(s, A, B, 'buy', '0.0100', '60000');
+    const head = s.engine.engine.log.maxSeq;
+    await s.indexer.waitFor(head, 30_000);
+    for (; (await s.client.getAccount(A)).asOfSeq < head; ) await new Promise((r) => setTimeout(r, 10));
+    const v = await s.client.verifyAccount(A);
+    expect(v.problems).toEqual([]);
+    expect(v.status).toBe('pending');
+    expect(v.collateral.status).toBe('pending');
+    expect(v.pending).toContainEqual({ what: 'collateral', seq: expect.any(Number), message: expect.stringMatching(/not committed yet/) });
+    expect(v.pending).toContainEqual(expect.objectContaining({ what: 'position', market: 'BTC-PERP' }));
+  });
+});
+
+describe('verifyAccount catches each fault and names it', () => {
+  const cases: Array<{ fault: AccountingFault; play: (s: Stack) => void; expect: Record<string, unknown>; words: RegExp }> = [
+    {
+      fault: 'fee',
+      play: (s) => trade(s, A, B, 'buy', '0.1000', '60000'),
+      expect: { kind: 'event', eventKind: 'engine.order_filled', field: 'fee', role: 'taker', expected: '3.0000000000', actual: '3.6000000000' },
+      words: /fee of the taker leg in BTC-PERP .*the rules give 3\.0000000000, the engine says 3\.6000000000/,
+    },
+    {
+      fault: 'deposit',
+      play: (s) => s.engine.engine.deposit({ party: A, amount: '500', txId: `0x${'d'.repeat(64)}` }, 'chain'),
+      expect: { kind: 'event', eventKind: 'inbound.deposit', field: 'newBalance', expected: '1000500.0000000000', actual: '1000000.0000000000' },
+      words: /balance after deposit d-\S+ of 500\.0000000000: the rules give 1000500/,
+    },
+    {
+      fault: 'entry',
+      play: (s) => {
+        trade(s, A, B, 'buy', '0.1000', '60000');
+        trade(s, A, B, 'buy', '0.1000', '60002');
+      },
+      expect: { kind: 'event', eventKind: 'engine.order_filled', field: 'entryPrice', expected: '60001.0000000000', actual: '60001.0100000000' },
+      words: /entry price after the taker leg/,
+    },
+    {
+      fault: 'flip-pnl',
+      play: (s) => {
+        trade(s, A, B, 'buy', '0.1000', '60000');
+        trade(s, A, B, 'sell', '0.3000', '61000');
+      },
+      expect: { kind: 'event', eventKind: 'engine.order_filled', field: 'realizedPnl', leg: 0, expected: '100.0000000000', actual: '-100.0000000000' },
+      words: /realized PnL after the taker leg/,
+    },
+  ];
+  for (const c of cases) {
+    it(`ENGINE_CORRUPT=${c.fault}`, async () => {
+      const s = await startStack({ fault: c.fault });
+      try {
+        for (const p of [A, B]) s.engine.engine.deposit({ party: p, amount: '1000000' }, 'faucet');
+        c.play(s);
+        const v = await settleAndVerify(s, A);
+        expect(v.history.status).toBe('verified'); // the commitments are faithful: the numbers are not
+        expect(v.status).toBe('failed');
+        expect(v.first).toMatchObject(c.expect);
+        expect(v.first!.message).toMatch(c.words);
+      } finally {
+        await s.close();
+      }
+    }, 60_000);
+  }
+
+  it('INDEXER_CORRUPT_ACCOUNT: the account view and positions the mirror shows differ from the committed events', async () => {
+    const s = await startStack({ corruptAccountOf: C });
+    // A gateway on the mirror alone (no engine stream): its account view is the mirror's.
+    const mirrorOnly = await startGateway({ DATABASE_URL: s.db.url, AUTH_DISABLED: 'true' }, { listen: true });
+    try {
+      for (const p of [B, C]) s.engine.engine.deposit({ party: p, amount: '1000000' }, 'faucet');
+      trade(s, C, B, 'buy', '0.2000', '60000');
+      const v = await settleAndVerify(s, C, new GatewayClient({ baseUrl: mirrorOnly.url, retry: { retries: 0 } }));
+      expect(v.history.status).toBe('verified');
+      expect(v.differingEvents).toBe(0);
+      expect(v.status).toBe('failed');
+      expect(v.first).toMatchObject({ kind: 'view', source: 'account', field: 'collateral', expected: '999994.0000000000', actual: '999995.0000000000' });
+      expect(v.first!.message).toBe("your collateral should be 999994.0000000000 from the committed events, the gateway shows 999995.0000000000");
+      expect(v.problems).toContainEqual(expect.objectContaining({ kind: 'view', source: 'positions', field: 'entryPrice', market: 'BTC-PERP', expected: '60000.0000000000', actual: '60001.0000000000' }));
+      expect(v.positions[0]!.entryPrice.status).toBe('different');
+      // The live gateway's positions list is the mirror's too.
+      const live = await s.client.verifyAccount(C);
+      expect(live.problems).toContainEqual(expect.objectContaining({ kind: 'view', source: 'positions', field: 'entryPrice' }));
+      // An honest party of the same mirror verifies.
+      expect((await s.client.verifyAccount(B)).status).toBe('verified');
+    } finally {
+      await mirrorOnly.close();
+      await s.close();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,93 @@
+// checkAccount's reconciliation and its comparison with the view, on a history made by the reference
+// engine (deposits, a trade, a withdrawal) and handed over as one verified batch: each receipt
+// matched once, a receipt never credited, a credit never recorded, a different amount, a receipt not
+// committed yet (pending), and a view number newer than the commitment (pending) or not (different).
+import { describe, expect, it } from 'vitest';
+import { EngineCore } from '../../../sandbox/engine/core.js';
+import { formatDec } from '../../../sandbox/engine/decimal.js';
+import { checkAccount, type AccountInputs } from '../../../packages/client/src/verify/verify-account.js';
+import { holdersOf } from '../../../packages/client/src/verify/scheme.js';
+import type { Account, Deposit, UserBatchProof, Withdrawal } from '../../../packages/client/src/generated/wire.js';
+import type { HistoryVerdict } from '../../../packages/client/src/verify/history.js';
+
+const A = `a::${'a'.repeat(64)}`;
+const M = `m::${'b'.repeat(64)}`;
+
+function inputs(): AccountInputs {
+  const e = new EngineCore();
+  e.deposit({ party: A, amount: '1000', txId: '0xaa' }, 'chain');
+  e.deposit({ party: M, amount: '100000' }, 'faucet');
+  e.placeOrder(M, { market: 'ETH-PERP', side: 'sell', type: 'limit', size: '1', price: '2000' });
+  e.placeOrder(A, { market: 'ETH-PERP', side: 'buy', type: 'limit', size: '1', price: '2000', tif: 'ioc' });
+  e.requestWithdrawal(A, { amount: '10' });
+  e.tick();
+  const events = e.log.eventsSince(0).filter((x) => holdersOf(x as never).includes(A));
+  const last = events.at(-1)!.seq;
+  const proof = { party: A, userSeq: 1, status: 'verified', events, chain: null, path: [] } as unknown as UserBatchProof;
+  const history: HistoryVerdict = {
+    party: A, status: 'verified', batches: 1, events: events.length, verified: 1, pending: 0, failed: 0, chainBreaks: [], eventBatches: new Map(),
+    verdicts: [{ status: 'verified', party: A, userSeq: 1, userRoot: '', manifestRoot: '', batchNum: 1, txId: null, committedAt: null, eventCount: events.length, gatewayStatus: 'verified' }],
+  };
+  const dep = events.find((x) => x.kind === 'inbound.deposit')!;
+  const req = events.find((x) => x.kind === 'inbound.withdrawal_request')!;
+  const appr = events.find((x) => x.kind === 'engine.approve_submitted')!;
+  const pos = e.accounts.openPositions(A)[0]!;
+  const fmt = formatDec;
+  const account = {
+    party: A, asOfSeq: last, collateral: fmt(e.accounts.balance(A)), collateralAsOfSeq: appr.seq,
+    positions: [{ positionId: pos.positionId, market: 'ETH-PERP', size: fmt(pos.size), entryPrice: fmt(pos.entryPrice), realizedPnl: fmt(pos.realizedPnl), asOfSeq: dep.seq + 3 }],
+  } as unknown as Account;
+  return {
+    party: A, history, proofs: new Map([[1, proof]]), account,
+    openPositions: [{ positionId: pos.positionId, party: A, market: 'ETH-PERP', size: fmt(pos.size), entryPrice: fmt(pos.entryPrice), realizedPnl: fmt(pos.realizedPnl), status: 'open', updatedSeq: dep.seq + 3 } as never],
+    deposits: [{ seq: dep.seq, depositId: (dep.payload as { depositId: string }).depositId, party: A, amount: '1000.0000000000', source: 'chain', txId: '0xaa', createdAt: dep.ts } as Deposit],
+    withdrawals: [{ seq: req.seq, withdrawalId: (req.payload as { withdrawalId: string }).withdrawalId, party: A, amount: '10.0000000000', nonce: 1, status: 'approved', reason: null, decidedSeq: appr.seq, createdAt: req.ts, decidedAt: appr.ts } as Withdrawal],
+  };
+}
+
+describe('checkAccount', () => {
+  it('verifies a history whose receipts, credits and view agree', () => {
+    const v = checkAccount(inputs());
+    expect(v.problems).toEqual([]);
+    expect(v).toMatchObject({ status: 'verified', deposits: { receipts: 1, credited: 1, pending: 0 }, withdrawals: { approved: 1, debited: 1, pending: 0 } });
+    expect(v.positions[0]).toMatchObject({ market: 'ETH-PERP', size: { status: 'verified', recomputed: '1.0000000000' } });
+  });
+
+  it('a recorded deposit never credited, one credited that is not recorded, and a different amount', () => {
+    const i = inputs();
+    i.deposits = [...i.deposits, { ...i.deposits[0]!, depositId: 'd-ghost', seq: 2, txId: '0xbb' }];
+    expect(checkAccount(i).first).toMatchObject({ kind: 'deposit', depositId: 'd-ghost', message: 'deposit d-ghost of 1000.0000000000 (chain transaction 0xbb) was recorded but never credited to your balance' });
+    const j = inputs();
+    j.deposits = [];
+    expect(checkAccount(j).first).toMatchObject({ kind: 'deposit', message: expect.stringMatching(/^a deposit d-\S+ of 1000\.0000000000 was credited to your balance at seq 1, but no such deposit is recorded$/) });
+    const k = inputs();
+    k.deposits = [{ ...k.deposits[0]!, amount: '1001.0000000000' }];
+    expect(checkAccount(k).first).toMatchObject({ kind: 'deposit', message: expect.stringMatching(/recorded for 1001\.0000000000 at seq 1 \(chain transaction 0xaa\), credited to your balance 1000\.0000000000 at seq 1/) });
+  });
+
+  it('an approved withdrawal never debited is named; one newer than the commitment is pending', () => {
+    const i = inputs();
+    i.withdrawals = [...i.withdrawals, { ...i.withdrawals[0]!, withdrawalId: 'w-ghost', decidedSeq: 3 }];
+    expect(checkAccount(i).first).toMatchObject({ kind: 'withdrawal', withdrawalId: 'w-ghost', message: 'withdrawal w-ghost of 10.0000000000 was approved but never debited' });
+    const j = inputs();
+    j.withdrawals = [...j.withdrawals, { ...j.withdrawals[0]!, withdrawalId: 'w-later', decidedSeq: 10_000 }];
+    j.account = { ...j.account, asOfSeq: 10_000 };
+    const v = checkAccount(j);
+    expect(v.problems).toEqual([]);
+    expect(v).toMatchObject({ status: 'pending', withdrawals: { approved: 2, debited: 1, pending: 1 } });
+  });
+
+  it('a view number as of the committed history must be equal; a newer one is pending', () => {
+    const i = inputs();
+    i.account = { ...i.account, collateral: '1.0000000000' };
+    expect(checkAccount(i)).toMatchObject({ status: 'failed', collateral: { status: 'different', shown: '1.0000000000' }, first: { kind: 'view', field: 'collateral' } });
+    const j = inputs();
+    j.account = { ...j.account, collateral: '1.0000000000', collateralAsOfSeq: 10_000, asOfSeq: 10_000 };
+    const v = checkAccount(j);
+    expect(v.problems).toEqual([]);
+    expect(v).toMatchObject({ status: 'pending', collateral: { status: 'pending' } });
+    const k = inputs();
+    k.openPositions = [];
+    expect(checkAccount(k).first).toMatchObject({ kind: 'view', source: 'positions', field: 'position', market: 'ETH-PERP', message: "your ETH-PERP position (1.0000000000 size) is missing from the gateway's positions list" });
+  });
+});
