@@ -49,7 +49,7 @@ export interface JetStreamSourceOptions {
   engineHead?: () => Promise<number | null>;
   /** Behind the engine's head by more than this many seconds: degraded (STREAM_BEHIND_MAX_S). */
   behindMaxS?: number;
-  /** Behind and no progress for this long: the consumer is made again (default 3 s). */
+  /** Behind and no progress for this long: the consumer is made again (default STALL_MS, 2 s). */
   stallMs?: number;
 }
 
@@ -65,6 +65,8 @@ export interface SourceLag {
 }
 
 const WATCH_MS = 1_000;
+/** Behind and not moving this long: stalled (an engine moving on never leaves a healthy consumer silent this long). */
+const STALL_MS = 2_000;
 /** Each JetStream API call (stream info, consumer create) gives up after this: a leader election takes longer, and is waited out by retrying. */
 const API_TIMEOUT_MS = 2_000;
 /** A consumer of this replica's left unused this long is removed by the server (one made before a crash or a recreation). */
@@ -118,7 +120,7 @@ export class JetStreamSource implements EngineEventSource {
   lagStatus(now = Date.now()): SourceLag {
     const l = this.lag.snapshot(now);
     const behind = l.seconds > (this.options.behindMaxS ?? 5);
-    const stalled = (l.events ?? 0) > 0 && now - this.progress.at >= (this.options.stallMs ?? 3_000);
+    const stalled = (l.events ?? 0) > 0 && now - this.progress.at >= (this.options.stallMs ?? STALL_MS);
     return { ...l, behind, stalled };
   }
 
@@ -421,7 +423,7 @@ export class JetStreamSource implements EngineEventSource {
         this.reportedBehind = false;
         this.options.logger.warn({ position: this.last, engineHead: lag.engineHead }, 'JetStream source: caught up with the engine again');
       }
-      if (lag.stalled && now - this.lastRecovery >= (this.options.stallMs ?? 3_000)) {
+      if (lag.stalled && now - this.lastRecovery >= (this.options.stallMs ?? STALL_MS)) {
         this.lastRecovery = now;
         await this.recover(lag);
       }
