@@ -35,9 +35,9 @@ if (!available) {
 
 /**
  * How much longer than the stream's election a client may go without a frame. The target is 10 s;
- * on this shared 2-core machine (load average 16–22 while measured) 1 of 6 full runs exceeded it
- * by 1.0 s (the first seed, also the leader, killed: election 6.2 s, silence 17.1 s), so CI allows
- * 15 s and every run prints the measured figures (docs/fleet.md lists them).
+ * on this shared 2-core machine (load average 16–22 while measured) 2 of 7 full runs exceeded it,
+ * by up to 2.9 s (leader killed: election 6.2 s, silence 19.1 s), so CI allows 15 s and every run
+ * prints the measured figures (docs/fleet.md lists them).
  */
 const STALL_MARGIN_MS = 15_000;
 
