@@ -70,6 +70,8 @@ export class EngineRelay {
   private readonly realigned: Counter<'cause'>;
   private readonly replicas: Gauge;
   private replicaCheck: NodeJS.Timeout | null = null;
+  /** Restarts since the last event stored: two in a row move the connection to another server. */
+  private failedRestarts = 0;
 
   constructor(private readonly options: RelayOptions) {
     const registers = [options.registry];
@@ -264,6 +266,7 @@ export class EngineRelay {
       if (send === 'hole') return this.realign(event);
       if (r.status === 'fulfilled' && r.value && !r.value.duplicate) {
         this.published.inc({ outcome: 'published' });
+        this.failedRestarts = 0;
         this.streamLast = event.seq;
         this.streamSeq = r.value.seq;
         this.lastSeq.set(event.seq);
@@ -303,12 +306,17 @@ export class EngineRelay {
     this.restarting = (async () => {
       await this.bridge?.stop();
       this.bridge = null;
-      while (!this.stopped) {
+      // A publish that failed twice in a row on the same server, or a stream that does not answer
+      // twice: the server may be paused or half-partitioned with its socket still open (pings take
+      // seconds to tell), so the connection moves to another server of the cluster.
+      if (++this.failedRestarts >= 2) this.moveServer();
+      for (let attempt = 1; !this.stopped; attempt++) {
         try {
           await this.startBridge();
           break;
         } catch (err) {
-          this.options.logger.warn({ err: (err as Error).message }, 'relay: stream unavailable; retrying');
+          this.options.logger.warn({ err: (err as Error).message, server: this.nc?.info?.server_name }, 'relay: stream unavailable; retrying');
+          if (attempt % 2 === 0) this.moveServer();
           await new Promise((r) => setTimeout(r, 500));
         }
       }
@@ -316,6 +324,13 @@ export class EngineRelay {
       this.restarting = null;
       void this.pump();
     });
+  }
+
+  private moveServer(): void {
+    this.failedRestarts = 0;
+    if (!this.nc || this.nc.isClosed()) return;
+    this.options.logger.warn({ server: this.nc.info?.server_name }, 'relay: moving to another NATS server');
+    void this.nc.reconnect().catch(() => undefined);
   }
 
   async stop(): Promise<void> {

@@ -35,9 +35,9 @@ if (!available) {
 
 /**
  * How much longer than the stream's election a client may go without a frame. The target is 10 s;
- * on this shared 2-core machine (load average 16–22 while measured) 2 of 7 full runs exceeded it,
- * by up to 2.9 s (leader killed: election 6.2 s, silence 19.1 s), so CI allows 15 s and every run
- * prints the measured figures (docs/fleet.md lists them).
+ * on this shared 2-core machine (load average 3–22 while measured) it was missed in 6 of 40 cases,
+ * by up to 4.4 s since the relays leave a server that stops answering (leader killed: election
+ * 5.4 s, silence 19.8 s), so CI allows 15 s and every run prints the measured figures (docs/fleet.md).
  */
 const STALL_MARGIN_MS = 15_000;
 
@@ -278,8 +278,9 @@ describe.skipIf(!available)('the fleet on a 3-node NATS cluster', () => {
       host!.natsLinkUp(true);
       healedAt = Date.now();
     }
+    const headAtHeal = head(); // caught up: its clients have what the engine had when the link came back
     await allCaughtUp(head(), 20_000);
-    const caughtUpMs = Math.max(...mine.map((c) => c.arrivals.find((_, i) => c.seqs[i]! >= head() - 50) ?? Infinity)) - healedAt;
+    const caughtUpMs = Math.max(...mine.map((c) => c.arrivals.find((_, i) => c.seqs[i]! >= headAtHeal) ?? Infinity)) - healedAt;
     const silence = longestSilence(from);
     console.log(`replica cut off 15 s: caught up ${caughtUpMs} ms after the heal, longest client silence ${silence.ms} ms (${silence.client})`);
     expect(caughtUpMs).toBeLessThanOrEqual(10_000);
