@@ -65,6 +65,12 @@ export class EngineRelay {
   private streamLast: number | null = null;
   /** The stream seq of that message: what the next publish expects as the stream's last. */
   private streamSeq = 0;
+  /**
+   * Engine seqs this relay left out on purpose (longer than SSE_MAX_EVENT_BYTES, or skipped by its
+   * reader past an unfillable gap): never in the stream, so a hole made of them is no rollback.
+   * Replicas fill them from the database or announce them (src/engine/ordered-delivery.ts).
+   */
+  private readonly leftOut = new LeftOut();
   private readonly published: Counter<'outcome'>;
   private readonly lastSeq: Gauge;
   private readonly realigned: Counter<'cause'>;
@@ -169,12 +175,15 @@ export class EngineRelay {
       startAfter,
       sink: {
         event: (e) => {
-          if (this.tooLarge(e)) return;
+          if (this.tooLarge(e)) {
+            this.leftOut.add(e.seq, e.seq);
+            return;
+          }
           this.queue.push(e);
           void this.pump();
         },
         batch: (deliver) => deliver(),
-        skipped: () => {},
+        skipped: (to, from) => this.leftOut.add(from ?? to, to),
         // The purge is not awaited: the queue is emptied, and the next event is published after it.
         replaced: async () => {
           this.queue = [];
@@ -244,7 +253,7 @@ export class EngineRelay {
     let expectedSeq = this.streamSeq;
     const sends = batch.map((event) => {
       if (expectedEngine !== null && event.seq <= expectedEngine) return null; // already in the stream
-      if (expectedEngine !== null && event.seq !== expectedEngine + 1) return 'hole' as const;
+      if (expectedEngine !== null && event.seq !== expectedEngine + 1 && !this.leftOut.covers(expectedEngine + 1, event.seq - 1)) return 'hole' as const;
       const p = this.js!.publish(this.options.subject, encoder.encode(event.raw ?? JSON.stringify(event)), {
         msgID: String(event.seq),
         // 0 (a new stream) is no condition for the client: the id's deduplication covers that first write.
@@ -288,7 +297,7 @@ export class EngineRelay {
   private async realign(event: EngineEvent): Promise<number> {
     const tail = await streamTail(this.jsm!, this.options.stream);
     const last = tail.lastEngineSeq;
-    if (last !== null && last < event.seq - 1) {
+    if (last !== null && last < event.seq - 1 && !this.leftOut.covers(last + 1, event.seq - 1)) {
       this.realigned.inc({ cause: 'rolled_back' });
       this.options.logger.warn({ streamLast: last, relayLast: this.streamLast, next: event.seq }, 'relay: the stream holds less than expected (a new leader without the tail); republishing from the engine');
       throw new Error(`stream ends at ${last}, before ${event.seq - 1}`);
@@ -339,5 +348,27 @@ export class EngineRelay {
     await this.bridge?.stop();
     await this.restarting;
     await this.nc?.drain().catch(() => undefined);
+  }
+}
+
+/** Ranges of engine seqs left out of the stream, the newest MAX_LEFT_OUT kept (older ones are long settled). */
+class LeftOut {
+  private static readonly MAX = 1_000;
+  private readonly ranges: Array<[number, number]> = [];
+
+  add(from: number, to: number): void {
+    this.ranges.push([from, to]);
+    if (this.ranges.length > LeftOut.MAX) this.ranges.shift();
+  }
+
+  /** Every seq of from..to was left out (an empty range is covered). */
+  covers(from: number, to: number): boolean {
+    let next = from;
+    for (const [a, b] of [...this.ranges].sort((x, y) => x[0] - y[0])) {
+      if (a > next) break;
+      if (b >= next) next = b + 1;
+      if (next > to) return true;
+    }
+    return next > to;
   }
 }
