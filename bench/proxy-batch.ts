@@ -157,7 +157,7 @@ async function main(): Promise<void> {
       serialOverBatch: round2(median(times.serial) / median(times.batch)),
       gatewayCpuMsPer50: { batch: round2(gatewayCpu.batch / ROUNDS), serial: round2(gatewayCpu.serial / ROUNDS) },
       ...(baseline
-        ? { baseline: { dir: BASELINE, medianMs: round2(median(times.baseline)), overFloor: round2(median(times.baseline) / median(times.floor)), gatewayCpuMsPer50: round2(gatewayCpu.baseline / ROUNDS) } }
+        ? { baselineLabel: process.env.BENCH_BATCH_BASELINE_LABEL ?? 'another checkout', baseline: { dir: BASELINE, medianMs: round2(median(times.baseline)), overFloor: round2(median(times.baseline) / median(times.floor)), gatewayCpuMsPer50: round2(gatewayCpu.baseline / ROUNDS) } }
         : {}),
       loadAverage1m: { before: round2(loadBefore), after: round2(loadavg()[0]!) },
       machine: { nproc: cpus().length, model: cpus()[0]?.model ?? '?', node: process.version },
@@ -179,13 +179,16 @@ function writeDocs(r: any): void {
   writeDocsBlock('batch-bench', [
     '## A batch of 50 orders (`npm run bench:proxy`, bench/proxy-batch.ts)',
     '',
-    `Measured ${new Date().toISOString().slice(0, 10)} on ${r.machine.nproc} × ${r.machine.model}, Node ${r.machine.node}; 1-minute load average ${r.loadAverage1m.before} before, ${r.loadAverage1m.after} after (the machine was shared with other work). The engine and the gateway run as separate processes, the client in the bench process. ${r.rounds} rounds, each placing ${r.orders} pre-signed limit orders three ways, interleaved (floor, batch, serial, then the reverse); medians of the time from the first byte sent to the last answer read.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${r.machine.nproc} × ${r.machine.model}, Node ${r.machine.node}; 1-minute load average ${r.loadAverage1m.before} before, ${r.loadAverage1m.after} after (the machine was shared with other work). The engine and the gateway run as separate processes, the client in the bench process. ${r.rounds} rounds, each placing ${r.orders} pre-signed limit orders ${r.baseline ? 'four' : 'three'} ways, interleaved (${r.baseline ? 'floor, batch, batch before, serial' : 'floor, batch, serial'}, then the reverse); medians of the time from the first byte sent to the last answer read.`,
     '',
     '| Way | Median for 50 orders | Gateway CPU for the 50 (mean, /proc) |',
     '|---|---|---|',
     `| Floor: the 50 straight to the engine, concurrently (50 connections) | ${r.medianMs.floor} ms | – |`,
     `| One \`POST /v1/orders/batch\` of 50 through the gateway | ${r.medianMs.batch} ms | ${r.gatewayCpuMsPer50.batch} ms |`,
     `| 50 single \`POST /v1/orders\` through the gateway, one after another on one connection | ${r.medianMs.serial} ms | ${r.gatewayCpuMsPer50.serial} ms |`,
+    ...(r.baseline
+      ? [`| Before (\`BENCH_BATCH_BASELINE\`: ${r.baselineLabel}), the same batch, same rounds, same engine | ${r.baseline.medianMs} ms (${r.baseline.overFloor}× the floor) | ${r.baseline.gatewayCpuMsPer50} ms |`]
+      : []),
     '',
     `Batch / floor: ${verdict}. Serial / batch: ${r.serialOverBatch}×.`,
   ]);
