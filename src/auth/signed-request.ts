@@ -118,6 +118,19 @@ export async function verifySignedRequest(sessions: SessionKeys, replays: Replay
   return { ok: true, party: user };
 }
 
+/**
+ * Spends a signature the engine has just accepted (a 2xx answer: it verified the same bytes with the
+ * same session key, within its own window), without checking it again here: the replay memory then
+ * holds it as if the gateway had verified it. false when it was already remembered or its syntax is
+ * not the canonical one (nothing to remember: such a signature never passes `verifySignedRequest`).
+ * Throws as `firstUse` does when the memory cannot remember it.
+ */
+export async function spendEngineVerified(replays: ReplayGuard, headers: SignedHeaders, now = Date.now()): Promise<boolean> {
+  const parsed = parseSessionSig(headers.sig);
+  if (!parsed) return false;
+  return replays.firstUse(replayKey(headers.sessionId, parsed.tsMs, parsed.signature), replayTtlMs(parsed.tsMs, now));
+}
+
 /** `verifySignedRequest` for a caller that needs the party: throws the refusal. */
 export async function provenParty(sessions: SessionKeys, replays: ReplayGuard, input: SignedRequest): Promise<string> {
   const verdict = await verifySignedRequest(sessions, replays, input);
