@@ -25,6 +25,7 @@ export class MemoryReplayGuard implements ReplayGuard {
   constructor(
     readonly maxEntries = 1_000_000,
     private readonly clock: () => number = Date.now,
+    readonly windowMs?: number,
   ) {}
 
   async firstUse(key: string, ttlMs: number): Promise<boolean> {

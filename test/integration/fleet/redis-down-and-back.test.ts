@@ -40,7 +40,8 @@ describe.skipIf(!available)('Redis down and back', () => {
     await startRedis();
     engine = await startFakeEngine();
     engine.respond = () => okJson({ market: 'BTC-PERP', seq: 1, depth: 20, bids: [], asks: [] });
-    gw = await startGateway({ ENGINE_BASE_URL: engine.url, RATE_LIMIT_IP_MAX: '3', REDIS_URL: `redis://127.0.0.1:${port}` }, { listen: true, overrides: { live: null, logger } });
+    // A short signing window: a Redis started empty refuses older signatures for one window (docs/adr/0155).
+    gw = await startGateway({ ENGINE_BASE_URL: engine.url, RATE_LIMIT_IP_MAX: '3', REDIS_URL: `redis://127.0.0.1:${port}`, SIGNATURE_WINDOW_MS: '2000' }, { listen: true, overrides: { live: null, logger } });
   });
   afterAll(async () => {
     await gw?.close();
@@ -62,7 +63,8 @@ describe.skipIf(!available)('Redis down and back', () => {
 
   it('refuses signed requests while Redis is down, lets the rate limit open, and recovers by itself', async () => {
     gw.deps.sessions.add(sessionId, party.id, key.publicKeyHex, Date.now() + 3_600_000);
-    expect((await signedGet()).status).not.toBe(503);
+    // This Redis started a moment ago: signatures are refused until its start plus the window.
+    await waitFor(async () => (await signedGet()).status !== 503, 10_000, 'a Redis older than the signing window');
     expect([await book(), await book(), await book(), await book()]).toEqual([200, 200, 200, 429]);
 
     await stopRedis();
@@ -81,7 +83,7 @@ describe.skipIf(!available)('Redis down and back', () => {
     expect((await fetch(`${gw.url}/readyz`)).status).toBe(503);
     expect((await fetch(`${gw.url}/readyz/replica`)).status).toBe(200);
 
-    await startRedis(); // empty: a new window
+    await startRedis(); // empty: a new window, and the replay memory lost (refused for one signing window)
     await waitFor(async () => (await signedGet()).status !== 503, 10_000, 'Redis used again');
     const ready = (await (await fetch(`${gw.url}/readyz`)).json()) as any;
     expect(ready.redis).toEqual({ configured: true, reachable: true });
