@@ -3,13 +3,13 @@
 // empty memory accepts it a second time. Every replica must notice the loss and refuse every signature
 // timestamped before it plus the window (503 shared_state_unavailable), and accept fresh signatures
 // afterwards. On a throwaway redis-server of this test's own; SIGNATURE_WINDOW_MS shortens the window.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
+import { Redis } from 'ioredis';
 import { generateKeyPair, makeParty, signHex } from '../../sandbox/engine/helpers.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
-import { closedPort, fleetServices, tcpReachable, waitFor } from '../../support/fleet.js';
+import { closedPort, fleetServices, ownRedis, waitFor } from '../../support/fleet.js';
 import { okJson, startFakeEngine, type FakeEngine } from '../trading/fake-engine.js';
 
 const REDIS_SERVER = '/usr/bin/redis-server';
@@ -20,22 +20,13 @@ describe.skipIf(!available)('the replay memory lost with Redis', () => {
   let engine: FakeEngine;
   let a: TestGateway;
   let b: TestGateway;
-  let redis: ChildProcess | null = null;
   let port: number;
   const logLines: Array<{ level: number; msg: string }> = [];
   const logger = pino({ level: 'warn' }, { write: (line: string) => void logLines.push(JSON.parse(line)) });
 
-  async function startRedis(): Promise<void> {
-    redis = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await waitFor(() => tcpReachable(`redis://127.0.0.1:${port}`), 10_000, 'redis-server');
-  }
-  async function killRedis(): Promise<void> {
-    const p = redis!;
-    const exited = new Promise((r) => p.once('exit', r));
-    p.kill('SIGKILL');
-    await exited;
-    redis = null;
-  }
+  let redisServer: ReturnType<typeof ownRedis>;
+  const startRedis = () => redisServer.start();
+  const stopRedis = () => redisServer.kill();
 
   const party = makeParty('lost');
   const key = generateKeyPair();
@@ -49,12 +40,14 @@ describe.skipIf(!available)('the replay memory lost with Redis', () => {
     return { status: res.status, retryAfter: res.headers.get('retry-after'), json: (await res.json()) as any };
   };
 
+  let env: Record<string, string>;
   beforeAll(async () => {
     port = await closedPort();
+    redisServer = ownRedis(port);
     await startRedis();
     engine = await startFakeEngine();
     engine.respond = () => okJson([]);
-    const env = { ENGINE_BASE_URL: engine.url, REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_PREFIX: `lost-${process.pid}:`, SIGNATURE_WINDOW_MS: String(WINDOW_MS) };
+    env = { ENGINE_BASE_URL: engine.url, REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_PREFIX: `lost-${process.pid}:`, SIGNATURE_WINDOW_MS: String(WINDOW_MS) };
     a = await startGateway(env, { listen: true, overrides: { live: null, logger } });
     b = await startGateway(env, { listen: true, overrides: { live: null } });
     for (const gw of [a, b]) gw.deps.sessions.add(sessionId, party.id, key.publicKeyHex, Date.now() + 3_600_000);
@@ -63,7 +56,7 @@ describe.skipIf(!available)('the replay memory lost with Redis', () => {
     await a?.close();
     await b?.close();
     await engine?.close();
-    if (redis) await killRedis();
+    await stopRedis();
   });
 
   it('a Redis up for less than the window refuses signatures from before its start plus the window', async () => {
@@ -82,7 +75,7 @@ describe.skipIf(!available)('the replay memory lost with Redis', () => {
     expect((await get(a, headers)).status).toBe(200);
     expect((await get(b, headers)).json.error).toMatch(/replay/);
 
-    await killRedis();
+    await stopRedis();
     await startRedis();
     // The identical request, until Redis answers again (meanwhile 503 for Redis being down).
     const seen: number[] = [];
@@ -127,4 +120,30 @@ describe.skipIf(!available)('the replay memory lost with Redis', () => {
     expect(after.redis.replayMemory).toBeUndefined();
     expect((await (await fetch(`${a.url}/metrics`)).text()).match(/^bff_replay_memory_refusing 0$/m)).not.toBeNull();
   }, 60_000);
+
+  it('a flush is a loss too; a replica started during the window refuses the same signatures', async () => {
+    const ts = freshTs();
+    const headers = sign(ts);
+    expect((await get(a, headers)).status).toBe(200);
+    const admin = new Redis(`redis://127.0.0.1:${port}`);
+    try {
+      await admin.flushall();
+    } finally {
+      admin.disconnect();
+    }
+    const c = await startGateway(env, { listen: true, overrides: { live: null } });
+    try {
+      c.deps.sessions.add(sessionId, party.id, key.publicKeyHex, Date.now() + 3_600_000);
+      // The replica that knew the marker notices at its next write, and records the window ...
+      const replay = await get(b, headers);
+      expect(Date.now() - ts).toBeLessThan(WINDOW_MS);
+      expect(replay).toMatchObject({ status: 503, json: { code: 'shared_state_unavailable' } });
+      // ... which the replica started after the flush (that never saw the old marker) honours.
+      const onC = await get(c, headers);
+      expect(onC).toMatchObject({ status: 503, json: { code: 'shared_state_unavailable' } });
+      expect(onC.json.error).toMatch(/was lost/);
+    } finally {
+      await c.close();
+    }
+  }, 30_000);
 });
