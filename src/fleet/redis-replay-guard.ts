@@ -27,6 +27,10 @@ if m ~= ARGV[1] then return {0, m or ''} end
 if redis.call('SET', KEYS[2], '1', 'PX', ARGV[2], 'NX') then return {1, 1} end
 return {1, 0}`;
 
+interface ScriptedClient {
+  replayFirstUse(marker: string, key: string, known: string, ttlMs: string): Promise<[number, number | string]>;
+}
+
 export interface ReplayMemoryStatus {
   /** Signatures timestamped before this are refused (the memory was lost); absent once past. */
   refusingSignedBefore?: string;
@@ -52,6 +56,8 @@ export class RedisReplayGuard implements ReplayGuard {
       help: 'Times this replica found the signature replay memory in Redis lost (its marker gone or replaced); it then refuses older signatures for one signing window',
       registers: [registry],
     });
+    // EVALSHA, with ioredis sending the script again when Redis does not have it (a restarted one).
+    redis.client.defineCommand('replayFirstUse', { numberOfKeys: 2, lua: FIRST_USE });
     this.refusing = new Gauge({
       name: 'bff_replay_memory_refusing',
       help: '1 while signatures timestamped before the replay memory was lost (plus the signing window) are refused with 503, else 0',
@@ -108,7 +114,7 @@ export class RedisReplayGuard implements ReplayGuard {
 
   private async write(key: string, ttlMs: number): Promise<[number, number | string]> {
     const ttl = String(Math.max(1, Math.ceil(ttlMs)));
-    return (await this.redis.client.eval(FIRST_USE, 2, this.markerKey, `${this.redis.prefix}replay:${key}`, this.known ?? '', ttl)) as [number, number | string];
+    return await (this.redis.client as unknown as ScriptedClient).replayFirstUse(this.markerKey, `${this.redis.prefix}replay:${key}`, this.known ?? '', ttl);
   }
 
   /**
