@@ -73,6 +73,8 @@ export interface Config {
   rateLimitWindowMs: number;
   /** Unexpired signatures the in-process replay memory holds before it refuses new ones. */
   replayMemoryMax: number;
+  /** How far a signature's timestamp may be from the gateway's clock (ms); at most the engine's 30 s. */
+  signatureWindowMs: number;
   /** Node HTTP server: the whole header block must arrive within this time. */
   httpHeadersTimeoutMs: number;
   /** Node HTTP server: the whole request (headers and body) must arrive within this time. */
@@ -385,6 +387,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitIpMax: int(env, 'RATE_LIMIT_IP_MAX', Math.min(2 * rateLimitMax, 10_000_000), 1, 10_000_000),
     rateLimitWindowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
     replayMemoryMax: int(env, 'REPLAY_MEMORY_MAX', 1_000_000, 1, 100_000_000),
+    signatureWindowMs: int(env, 'SIGNATURE_WINDOW_MS', 30_000, 1_000, 30_000),
     httpHeadersTimeoutMs: int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
     httpRequestTimeoutMs: int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     httpKeepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
@@ -471,6 +474,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'RATE_LIMIT_MAX', meaning: 'Requests per window of one **verified** party on the trading and faucet routes (docs/trading.md "Rate limit").' },
   { name: 'RATE_LIMIT_IP_MAX', meaning: 'Requests per window of one client IP (`request.ip`) on the same routes, signed or not.', defaultNote: '(twice `RATE_LIMIT_MAX`)' },
   { name: 'RATE_LIMIT_WINDOW_MS', meaning: 'The rate-limit window.' },
+  { name: 'SIGNATURE_WINDOW_MS', meaning: 'How far (ms) a signature\'s timestamp may be from the gateway\'s clock, either way; at most the engine\'s own 30 s (a tighter window only refuses more). It is also how long the gateway refuses signatures after the fleet\'s Redis lost its replay memory (docs/security.md).' },
   { name: 'REPLAY_MEMORY_MAX', meaning: 'Unexpired signatures the replay memory holds; when it is full of them, new signed requests get 503 `replay_memory_full` (it never forgets a signature still inside its window).' },
   { name: 'HTTP_HEADERS_TIMEOUT_MS', meaning: 'The whole header block of a request must arrive within this time (else 408 `request_timeout`, socket closed). At most `HTTP_REQUEST_TIMEOUT_MS`.' },
   { name: 'HTTP_REQUEST_TIMEOUT_MS', meaning: 'The whole request, headers and body, must arrive within this time (else 408, socket closed).' },

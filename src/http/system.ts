@@ -90,6 +90,17 @@ const ReadyBody = Type.Object(
               { description: 'With REDIS_WAIT_REPLICAS > 0: the replicas that must acknowledge, and those connected to the primary; fewer connected: degraded (every signed call refused 503)' },
             ),
           ),
+          replayMemory: Type.Optional(
+            Type.Object(
+              { refusingSignedBefore: Type.Optional(Type.String({ format: 'date-time' })) },
+              {
+                description:
+                  'Present while the signature replay memory in Redis was found lost (Redis restarted empty or flushed): signed requests timestamped before ' +
+                  '`refusingSignedBefore` (the loss plus SIGNATURE_WINDOW_MS) answer 503 shared_state_unavailable with Retry-After. It does not make the replica unready ' +
+                  '(every replica is in the same window; docs/adr/0155)',
+              },
+            ),
+          ),
         },
         { description: 'With REDIS_URL only. Unreachable: signed requests and the faucet answer 503 shared_state_unavailable, rate limits let requests through (docs/fleet.md)' },
       ),

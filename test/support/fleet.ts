@@ -225,3 +225,26 @@ export async function startOrderTakingEngine(): Promise<{ engine: ScriptedEngine
   };
   return { engine, orderSigs };
 }
+
+/**
+ * A throwaway redis-server of the test's own on `port` (no persistence: a restart comes back empty),
+ * for tests that stop or restart Redis; the machine's shared Redis is never stopped.
+ */
+export function ownRedis(port: number): { start(): Promise<void>; kill(): Promise<void>; running(): boolean } {
+  let proc: ChildProcess | null = null;
+  return {
+    async start() {
+      proc = spawn('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      await waitFor(() => tcpReachable(`redis://127.0.0.1:${port}`), 10_000, 'redis-server');
+    },
+    async kill() {
+      const p = proc;
+      if (!p) return;
+      const exited = new Promise((r) => p.once('exit', r));
+      p.kill('SIGKILL');
+      await exited;
+      proc = null;
+    },
+    running: () => proc !== null,
+  };
+}
