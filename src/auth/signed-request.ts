@@ -129,7 +129,8 @@ export async function verifySignedRequest(sessions: SessionKeys, replays: Replay
 export async function spendEngineVerified(replays: ReplayGuard, headers: SignedHeaders, now = Date.now()): Promise<boolean> {
   const parsed = parseSessionSig(headers.sig);
   if (!parsed) return false;
-  return replays.firstUse(replayKey(headers.sessionId, parsed.tsMs, parsed.signature), replayTtlMs(parsed.tsMs, now));
+  // Refused like any signature from before a lost memory (the engine's 2xx does not know of the loss).
+  return replays.firstUse(replayKey(headers.sessionId, parsed.tsMs, parsed.signature), replayTtlMs(parsed.tsMs, now, replays.windowMs ?? SIGNATURE_WINDOW_MS), parsed.tsMs);
 }
 
 /** `verifySignedRequest` for a caller that needs the party: throws the refusal. */
