@@ -3,9 +3,9 @@
 // (projections/open-interest.ts) and seeded at start from the mirror's open epochs, the same rows
 // GET /v1/markets sums, so the frame and the REST field agree at the same seq.
 //
-// Without a seed (no database, or its read failed, or after the engine's history was replaced
-// while the mirror still holds the old one) the figure is unknown: nothing is sent rather than a
-// wrong number; the REST field is then the one to read.
+// Without a seed (no database, or its read failed), when the events after the seed did not all
+// arrive, or after the engine's history was replaced while the mirror still holds the old one, the
+// figure is unknown: nothing is sent rather than a wrong number; the REST field is then the one to read.
 import type { LiveFeature } from '../contracts/live-feature.js';
 import type { EngineEvent } from '../contracts/engine-event.js';
 import type { Frame } from '../contracts/frame.js';
@@ -29,6 +29,8 @@ export class OpenInterestFeed implements LiveFeature<Subscription> {
   private readonly book = new OpenInterestBook();
   /** The seed's seq: events up to it are already in the book. null: not seeded (nothing is sent). */
   private seededAt: number | null = null;
+  /** The seq of the last event in the book (the seed's, then each delivered one). */
+  private last = 0;
   private known: ReadonlySet<string> = new Set();
   private batching = false;
   /** Markets changed in the current batch, with the event that changed them last. */
@@ -38,16 +40,29 @@ export class OpenInterestFeed implements LiveFeature<Subscription> {
 
   constructor(private readonly options: OpenInterestFeedOptions) {}
 
-  async start(startAfter: number | null): Promise<void> {
-    // Live from the engine's head (no mirror at start): the epochs held before are unknown.
-    if (startAfter === null || !this.options.readSeed) return;
+  /**
+   * Seeds from the mirror whatever the stream's start: the events after the seed must then arrive
+   * without a hole (checked in `event`), which also covers a stream started live from the engine's
+   * head while the mirror is behind it, or an empty mirror beside an engine with history.
+   */
+  async start(): Promise<void> {
+    if (!this.options.readSeed) return;
     const seed = await this.options.readSeed();
     this.book.seed(seed.longs);
-    this.seededAt = seed.asOfSeq ?? 0;
+    this.seededAt = this.last = seed.asOfSeq ?? 0;
   }
 
   event(e: EngineEvent): readonly Frame[] | void {
-    if (this.seededAt === null || e.seq <= this.seededAt || e.market === undefined) return;
+    if (this.seededAt === null || e.seq <= this.last) return;
+    if (e.seq > this.last + 1) {
+      // Engine seqs have no holes: events between were never delivered (a stream started after a
+      // mirror that is behind, or events skipped live). A fill among them would be missing for good.
+      this.options.logger.warn({ after: this.last, next: e.seq }, 'stream: open interest unknown (events after the seed were not delivered); restart the gateway to seed it again');
+      this.forget();
+      return;
+    }
+    this.last = e.seq;
+    if (e.market === undefined) return;
     const fill = asFill(e);
     if (!fill || !this.book.apply(e.market, fill)) return;
     const at = { seq: e.seq, ts: e.ts };
@@ -94,6 +109,11 @@ export class OpenInterestFeed implements LiveFeature<Subscription> {
   replaced(): void {
     // The mirror still holds the old history: a reseed now would mix the two. Unknown until restart.
     if (this.seededAt !== null) this.options.logger.warn({}, 'stream: open interest unknown after the engine history was replaced; restart the gateway to seed it again');
+    this.forget();
+  }
+
+  /** The figure is no longer known: nothing more is sent. */
+  private forget(): void {
     this.book.reset();
     this.pending.clear();
     this.lastChange.clear();
