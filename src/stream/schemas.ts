@@ -282,6 +282,31 @@ export const HeartbeatMessage = Type.Object(
   },
 );
 
+export const LaggingMessage = Type.Object(
+  {
+    kind: Type.Literal('stream.lagging'),
+    seq: { ...Seq, description: 'headSeq (0 when null)' },
+    ts: Timestamp,
+    payload: Type.Object(
+      {
+        lagging: Type.Boolean({ description: 'true: this replica is behind the engine (sent every 2 s while it is); false: caught up again (sent once)' }),
+        headSeq: Type.Union([Seq, Type.Null()], { description: 'The newest seq this replica has' }),
+        engineHeadSeq: Type.Union([Seq, Type.Null()], { description: "The engine's newest seq as the replica last observed it" }),
+        behindEvents: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Events the replica lacks (null: the head is unknown)' }),
+        behindSeconds: Type.Number({ minimum: 0, description: 'How long ago the replica last held everything the engine had' }),
+      },
+      strict,
+    ),
+  },
+  {
+    ...strict,
+    description:
+      'Control (control=true or since), fleet replicas (NATS_URL) only: the replica is behind the engine by more than STREAM_BEHIND_MAX_S. ' +
+      'Nothing is lost: the missing frames follow, in order, once it catches up (then `lagging: false`). A client may instead reconnect ' +
+      'elsewhere with since=<last seq>.',
+  },
+);
+
 export const FRAME_SCHEMAS: Record<string, TSchema> = {
   'position.update': PositionUpdateFrame,
   'balance.update': BalanceUpdateFrame,
@@ -298,6 +323,7 @@ export const FRAME_SCHEMAS: Record<string, TSchema> = {
   'stream.gap': GapMessage,
   'stream.reset': ResetMessage,
   'stream.heartbeat': HeartbeatMessage,
+  'stream.lagging': LaggingMessage,
   'stream.ack': AckMessage,
   'stream.answer': AnswerMessage,
   'stream.error': ErrorMessage,
