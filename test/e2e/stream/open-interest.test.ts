@@ -11,7 +11,7 @@ import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.j
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { faucet, makeParty, SigningClient } from '../../sandbox/engine/helpers.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
 import { connect, type Msg, type TestClient } from '../../integration/stream/helpers.js';
 import type { LiveRuntime } from '../../../src/live.js';
@@ -32,12 +32,8 @@ describe('open_interest.update', () => {
   const rand = (n: number) => ((state = (state * 1103515245 + 12345) % 2 ** 31), state % n);
 
   async function gateway(): Promise<TestGateway> {
-    const gw = await startGateway({ DATABASE_URL: db.url, ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, RATE_LIMIT_MAX: '1000000', AUTH_DISABLED: 'true' }, { listen: true });
+    const gw = await startLiveGateway(engine, { DATABASE_URL: db.url, RATE_LIMIT_MAX: '1000000', AUTH_DISABLED: 'true' }, { markets: true });
     gateways.push(gw);
-    const live = gw.deps.live as LiveRuntime;
-    await live.start();
-    await waitFor(() => live.status().connected, 5_000, 'bridge');
-    await waitFor(() => live.knownMarkets() !== null, 5_000, 'market list');
     return gw;
   }
 
