@@ -16,6 +16,7 @@ import {
   SubscribedMessage,
   TradeFrame,
   AccountUpdateFrame,
+  OpenInterestUpdateFrame,
 } from './schemas.js';
 import { OrderbookDeltaFrame } from './book-schemas.js';
 import { FillFrame, OrderUpdateFrame } from './user-schemas.js';
@@ -48,6 +49,11 @@ const MESSAGES = {
     schema: FillFrame,
     name: 'fill',
     summary: 'User channel (needs a proven `party`): the party\'s own fill legs only; the last fills on subscribe. Filter: party, markets.',
+  },
+  openInterestUpdate: {
+    schema: OpenInterestUpdateFrame,
+    name: 'open_interest.update',
+    summary: 'Opt-in (kinds=open_interest.update): a market\'s open interest (as GET /v1/markets openInterest) after a batch that changed it, at most once per market per batch; every market\'s on subscribe. Filter: markets.',
   },
   candleUpdate: { schema: CandleUpdateFrame, name: 'candle.update', summary: 'Open bucket after a match. Filter: markets, intervals.' },
   candleClose: { schema: CandleCloseFrame, name: 'candle.close', summary: 'Exactly once per bucket. Filter: markets, intervals.' },

@@ -81,6 +81,28 @@ export const AccountUpdateFrame = Type.Object(
   },
 );
 
+export const OpenInterestUpdateFrame = Type.Object(
+  {
+    kind: Type.Literal('open_interest.update'),
+    seq: SnapshotSeq,
+    ts: Ts,
+    market: Market,
+    snapshot: SnapshotMark,
+    payload: Type.Object(
+      {
+        openInterest: { ...Decimal, description: 'Open interest in base units: Σ size of the open long position epochs (= Σ |size| of the short ones), as GET /v1/markets `openInterest`' },
+        asOfSeq: { ...Seq, description: 'The seq the figure is current as of (the last event of the batch that changed it; on a snapshot frame, the head)' },
+      },
+      strict,
+    ),
+  },
+  {
+    ...strict,
+    description:
+      'Opt-in (kinds=open_interest.update): the market\'s open interest after a batch of engine events that changed it (at most one per market per batch), and its current value for every market on subscribe. Public.',
+  },
+);
+
 export const TradeFrame = Type.Object(
   {
     kind: Type.Literal('trade'),
@@ -294,6 +316,7 @@ export const FRAME_SCHEMAS: Record<string, TSchema> = {
   'orderbook.delta': OrderbookDeltaFrame,
   'order.update': OrderUpdateFrame,
   fill: FillFrame,
+  'open_interest.update': OpenInterestUpdateFrame,
   'candle.update': CandleUpdateFrame,
   'candle.close': CandleCloseFrame,
   'stream.subscribed': SubscribedMessage,
