@@ -65,7 +65,8 @@ export class AccountVerificationPanel {
 
   constructor(
     private readonly client: GatewayClient,
-    private readonly party: string,
+    /** The party shown (the console's party switcher changes it). */
+    public party: string,
     private readonly root: HTMLElement,
   ) {
     root.innerHTML = PANEL;

@@ -7,7 +7,8 @@
 // then deltas, with the chosen depth and grouping), its public frames (trades, candles), and the
 // party's own (account, positions, and the user channels `order.update` and `fill`). Switching
 // market, interval or grouping changes the watches, which the connection turns into subscribe /
-// unsubscribe messages on the same socket. Each watch's state on subscribe arrives as snapshot
+// unsubscribe messages on the same socket; so does switching party (the header's select of the
+// parties kept in this browser, or "New party"). Each watch's state on subscribe arrives as snapshot
 // frames, so a quiet market still shows its book, last trades and current bar at once.
 import {
   GatewayClient,
@@ -21,6 +22,7 @@ import {
   type Frame,
   type Market,
   type StreamMessage,
+  type KeyValueStore,
   type StreamState,
   type Watch,
   type OrderRequest,
@@ -94,6 +96,8 @@ let party = '';
 const orders = new UserOrdersStore();
 const fills = new UserFillsStore();
 let marketWatch: Watch | null = null;
+let partyWatch: Watch | null = null;
+let store: KeyValueStore = memoryStore();
 /** Open interest per market from open_interest.update (newer than the REST list's, which is cached). */
 const liveOi = new Map<string, { seq: number; value: string }>();
 const openInterestOf = (m: Market): string => liveOi.get(m.symbol)?.value ?? m.openInterest;
@@ -184,7 +188,9 @@ async function refreshMarkets(fresh = false): Promise<void> {
  * collateral, leverage), then live from account.update frames.
  */
 async function loadBalance(): Promise<void> {
-  onAccount(await client.getAccount(party));
+  const shown = party;
+  const account = await client.getAccount(shown);
+  if (shown === party) onAccount(account); // a switch to another party while it was read drops it
 }
 
 function onAccount(account: Account): void {
@@ -351,7 +357,7 @@ function selectMarket(sameMarket = false): void {
 function startPartyStream(): void {
   // My orders and my fills come from the user channels (each with its state on subscribe); the
   // party's positions may be in any market, so this watch names none.
-  live.watch(
+  partyWatch = live.watch(
     { kinds: ['account.update', 'position.update', 'balance.update', 'inbound.deposit', 'order.update', 'fill', 'engine.trigger_set', 'engine.trigger_fired', 'engine.trigger_cancelled'], party: [party] },
     {
       onMessage: onPartyMessage,
@@ -501,6 +507,93 @@ $('interval-buttons').addEventListener('click', (ev) => {
   selectMarket(true);
 });
 
+// ---- parties ----
+/** The hints of the parties made in this browser, kept beside their keys (the switcher lists them). */
+const HINTS_KEY = 'console:hints';
+let verification: VerificationPanel | null = null;
+let accountVerification: AccountVerificationPanel | null = null;
+
+/**
+ * Trades as the party kept under `hint` (made, with its session, if new; funded by the faucet while
+ * it holds nothing). The old party's watch is closed and the new one's opened on the same
+ * connection — an unsubscribe and a subscribe proven with the new session, never a second socket —
+ * and every party-scoped panel is emptied and read again for the new party.
+ */
+async function openParty(hint: string): Promise<void> {
+  partyWatch?.close();
+  partyWatch = null;
+  // Reads scheduled for the old party would go out with the new party's session (403): drop them.
+  for (const timer of historyTimers) clearTimeout(timer);
+  historyTimers = [];
+  const kept = await keepPartySession(client, store, hint);
+  // The client now signs as the new party: every panel reads the new party from here on.
+  party = kept.signer.party;
+  if (pnlPanel) pnlPanel.party = party;
+  if (verification) verification.party = party;
+  if (accountVerification) accountVerification.party = party;
+  const hints = (await store.get<string[]>(HINTS_KEY)) ?? [];
+  if (!hints.includes(hint)) await store.set(HINTS_KEY, [...hints, hint]);
+  await renderParties(hint);
+  const url = new URL(location.href);
+  url.searchParams.set('hint', hint);
+  history.replaceState(null, '', url);
+  orders.clear();
+  fills.clear();
+  sent.clear();
+  triggers = [];
+  await refreshPartyState();
+  // A party made in this browser starts with nothing: fund it once from the faucet.
+  if ((await client.getAccount(party)).collateral === '0.0000000000') {
+    const grant = await client.faucet(party).catch((err: unknown) => (showError(err), null));
+    if (grant && 'newBalance' in grant) renderBalance(grant.newBalance);
+    await loadBalance();
+  }
+  renderOrders();
+  renderFills($('fills'), fills.list());
+  startPartyStream();
+  // The trader's history: PnL over time and trade history, read again a moment after each fill.
+  pnlPanel ??= new PnlPanel(client, party, $('pnl-chart'), $('pnl-summary'), $('trade-history'), $<HTMLSelectElement>('pnl-interval'));
+  (window as unknown as { __pnl: PnlPanel }).__pnl = pnlPanel;
+  void pnlPanel.refresh().catch(showError);
+  // The party's fills and history, checked against the chain in this browser (docs/verification.md).
+  verification ??= new VerificationPanel(client, party, $('verify-panel'));
+  void verification.run();
+  // Its collateral and positions, recomputed from the committed events beside what the screen shows (on demand).
+  accountVerification ??= new AccountVerificationPanel(client, party, $('account-verify-panel'));
+}
+
+async function renderParties(current: string): Promise<void> {
+  const hints = (await store.get<string[]>(HINTS_KEY)) ?? [current];
+  const options = await Promise.all(
+    hints.map(async (hint) => {
+      const stored = await store.get<{ party: string }>(`party:${hint}`);
+      const label = stored ? shortParty(stored.party) : hint;
+      return `<option value="${escapeHtml(hint)}"${hint === current ? ' selected' : ''} title="${escapeHtml(stored?.party ?? hint)}">${escapeHtml(label)}</option>`;
+    }),
+  );
+  $('party').innerHTML = options.join('');
+  $('party').title = party;
+}
+
+let switching = false;
+async function switchParty(hint: string): Promise<void> {
+  if (switching) return;
+  switching = true;
+  $<HTMLSelectElement>('party').disabled = true;
+  $<HTMLButtonElement>('new-party').disabled = true;
+  try {
+    await openParty(hint);
+  } catch (err) {
+    showError(err);
+  } finally {
+    switching = false;
+    $<HTMLSelectElement>('party').disabled = false;
+    $<HTMLButtonElement>('new-party').disabled = false;
+  }
+}
+$('party').addEventListener('change', () => void switchParty($<HTMLSelectElement>('party').value));
+$('new-party').addEventListener('click', () => void switchParty(`console-${Date.now().toString(36)}`));
+
 // ---- start ----
 try {
   // The clock sync (a device clock that is off still signs valid calls) runs while the public
@@ -509,33 +602,12 @@ try {
   await refreshMarkets();
   selectMarket();
   await synced;
-  let store;
   try {
     store = indexedDbStore('gateway-console');
   } catch {
     store = memoryStore();
   }
-  const kept = await keepPartySession(client, store, params.get('hint') ?? 'console');
-  party = kept.signer.party;
-  $('party').textContent = shortParty(party);
-  $('party').title = party;
-  await refreshPartyState();
-  // A party made in this browser starts with nothing: fund it once from the faucet.
-  if ((await client.getAccount(party)).collateral === '0.0000000000') {
-    const grant = await client.faucet(party).catch((err: unknown) => (showError(err), null));
-    if (grant && 'newBalance' in grant) renderBalance(grant.newBalance);
-  }
-  renderOrders();
-  renderFills($('fills'), fills.list());
-  startPartyStream();
-  // The trader's history: PnL over time and trade history, read again a moment after each fill.
-  pnlPanel = new PnlPanel(client, party, $('pnl-chart'), $('pnl-summary'), $('trade-history'), $<HTMLSelectElement>('pnl-interval'));
-  (window as unknown as { __pnl: PnlPanel }).__pnl = pnlPanel;
-  void pnlPanel.refresh().catch(showError);
-  // The party's fills and history, checked against the chain in this browser (docs/verification.md).
-  void new VerificationPanel(client, party, $('verify-panel')).run();
-  // Its collateral and positions, recomputed from the committed events beside what the screen shows (on demand).
-  new AccountVerificationPanel(client, party, $('account-verify-panel'));
+  await openParty(params.get('hint') ?? 'console');
   setInterval(() => void refreshMarkets(true).catch(showError), 15_000);
   metrics.ready = true;
 } catch (err) {

@@ -13,7 +13,8 @@ export class PnlPanel {
 
   constructor(
     private readonly client: GatewayClient,
-    private readonly party: string,
+    /** The party shown (the console's party switcher changes it). */
+    public party: string,
     chartEl: HTMLElement,
     private readonly summary: HTMLElement,
     private readonly historyTable: HTMLElement,

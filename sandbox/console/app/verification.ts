@@ -30,7 +30,8 @@ export class VerificationPanel {
 
   constructor(
     private readonly client: GatewayClient,
-    private readonly party: string,
+    /** The party shown (the console's party switcher changes it). */
+    public party: string,
     private readonly root: HTMLElement,
   ) {
     root.innerHTML = PANEL;

@@ -3,13 +3,14 @@
 // positions are all in view; the header never wraps; no console error and no 404 (the favicon); the
 // book has depth bars and cumulative sizes and a click on a level fills the ticket's price; a market
 // order has no price; the URL follows the market; and the page holds ONE stream socket while the
-// market, the interval and the grouping change. Screenshots go to test-artifacts/.
+// market, the interval, the grouping and the party change (the party-scoped panels then show the
+// new party's account and orders, not the old one's). Screenshots go to test-artifacts/.
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { requireChromiumOrSkip } from '../../support/chromium.js';
-import { openConsoleSession, type ConsoleSession } from '../../support/console-session.js';
+import { openConsoleSession, placeFromTicket, type ConsoleSession } from '../../support/console-session.js';
 import type { TradingStack } from '../../support/trading-stack.js';
 
 const ARTIFACTS = resolve(process.cwd(), 'test-artifacts');
@@ -91,6 +92,32 @@ describe.skipIf(!run)('web console layout in Chromium', () => {
     await page.click('tr[data-symbol="BTC-PERP"]');
     await expect.poll(() => page.url()).toContain('market=BTC-PERP');
     await expect.poll(() => page.locator('#book tr[data-testid=book-bid]').count(), { timeout: 10_000 }).toBeGreaterThan(0);
+
+    // Another party, made and funded in this browser: its watch replaces the old one's on the same socket.
+    const balance = async () => Number(await page.textContent('#balance'));
+    const partyFilter = () => page.evaluate(() => (globalThis as unknown as { __live: { filters: { party: string[] } | null } }).__live.filters?.party);
+    await expect.poll(balance, { timeout: 10_000 }).toBe(100000);
+    const first = await page.getAttribute('#party', 'title');
+    // The first party trades (its collateral pays a fee) and keeps a bid resting.
+    await placeFromTicket(page, { side: 'buy', type: 'market', size: '0.001' });
+    await expect.poll(balance, { timeout: 10_000 }).toBeLessThan(100000);
+    const firstBalance = await balance();
+    await placeFromTicket(page, { side: 'buy', type: 'limit', size: '0.001', price: '50000' });
+    await expect.poll(() => page.locator('[data-testid=open-order]').count(), { timeout: 10_000 }).toBe(1);
+    await page.click('#new-party');
+    await expect.poll(() => page.getAttribute('#party', 'title'), { timeout: 15_000 }).not.toBe(first);
+    const second = await page.getAttribute('#party', 'title');
+    await expect.poll(balance, { timeout: 15_000 }).toBe(100000);
+    await expect.poll(partyFilter, { timeout: 10_000 }).toEqual([second]);
+    expect(await page.locator('[data-testid=open-order]').count()).toBe(0);
+    expect(await page.locator('#party option').count()).toBe(2);
+    // And back: the first party's collateral and resting order, from its own channels again.
+    await page.selectOption('#party', { index: 0 });
+    await expect.poll(() => page.getAttribute('#party', 'title'), { timeout: 15_000 }).toBe(first);
+    await expect.poll(balance, { timeout: 15_000 }).toBe(firstBalance);
+    await expect.poll(partyFilter, { timeout: 10_000 }).toEqual([first]);
+    await expect.poll(() => page.locator('[data-testid=open-order]').count(), { timeout: 10_000 }).toBe(1);
+    await page.screenshot({ path: resolve(ARTIFACTS, 'console-party-switch-1280x720.png') });
 
     await page.setViewportSize({ width: 1920, height: 1080 });
     await checkScreen('1920x1080');
