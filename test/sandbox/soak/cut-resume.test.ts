@@ -6,7 +6,7 @@
 // every frame the engine's log implies, `trade` frames with their `matchId` included.
 import { describe, expect, it } from 'vitest';
 import { simpleMatch } from '../../unit/projections/fixtures.js';
-import { sleep, startStack } from '../../integration/stream/helpers.js';
+import { sleep, startStack, untilSlowClosed } from '../../integration/stream/helpers.js';
 import { StreamClient } from '../../../sandbox/soak/stream-client.js';
 import { EngineHistory } from '../../../sandbox/soak/engine-log.js';
 import type { EngineEventJson } from '../../../sandbox/soak/frames.js';
@@ -46,14 +46,7 @@ describe('soak stream client: resuming a cut connection', () => {
       // Paced, so that the kernel's socket buffers (several MiB on loopback) fill before the
       // gateway's own queue passes the bound: the 4008 close then waits behind bytes the paused
       // client cannot take, and the socket is cut 5 s later with an event possibly half through.
-      const closedAll = `bff_ws_slow_client_closes_total ${CLIENTS}`;
-      let metrics = '';
-      while (!metrics.includes(closedAll) && seq < 200_000) {
-        push(25);
-        await sleep(20);
-        metrics = await (await fetch(`${s.gw.url}/metrics`)).text();
-      }
-      expect(metrics).toContain(closedAll);
+      expect(await untilSlowClosed(s.gw.url, CLIENTS, () => push(25), () => seq < 200_000)).toBe(true);
       // Until the clients read again, reconnect (resume) and catch up with the head.
       const head = (): number => seq;
       await s.engine.waitFor(() => clients.every((c) => c.connects >= 2), 40_000);
