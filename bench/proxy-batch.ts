@@ -24,8 +24,20 @@ const ROUNDS = Number(process.env.BENCH_BATCH_ROUNDS ?? 30);
 const N = 50;
 const TOKEN = 'bench-batch-token';
 
-function spawnTs(script: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join(ROOT, script)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+/** BENCH_CPU_PROF=dir: the gateway runs with --cpu-prof, its profile written to dir when it stops. */
+const PROF_DIR = process.env.BENCH_CPU_PROF;
+/** BENCH_BATCH_ONLY=1: only the batch, round after round (for a profile of the batch path alone). */
+const BATCH_ONLY = process.env.BENCH_BATCH_ONLY === '1';
+
+/**
+ * BENCH_BATCH_BASELINE=dir: a checkout of another version (e.g. `git archive main | tar -x -C dir`,
+ * with node_modules linked) whose gateway runs beside this one on the same engine; its batch is
+ * measured as a fourth way in the same rounds, for a before/after under the same load.
+ */
+const BASELINE = process.env.BENCH_BATCH_BASELINE;
+
+function spawnTs(script: string, env: Record<string, string>, flags: string[] = [], root = ROOT): ChildProcess {
+  return spawn(process.execPath, [...flags, '--import', 'tsx', join(root, script)], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 interface Signed {
@@ -85,8 +97,8 @@ async function main(): Promise<void> {
   const engineUrl = `http://127.0.0.1:${enginePort}`;
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   const engine = spawnTs('sandbox/engine/main.ts', { ENGINE_PORT: String(enginePort), ENGINE_ADMIN_TOKEN: TOKEN, ENGINE_TICK_MS: '1000', ENGINE_COMMIT_MS: '5000' });
-  const gateway = spawnTs('src/main.ts', {
-    PORT: String(gatewayPort),
+  const gatewayEnv = (port: number): Record<string, string> => ({
+    PORT: String(port),
     HOST: '127.0.0.1',
     ENGINE_BASE_URL: engineUrl,
     ENGINE_ADMIN_TOKEN: '',
@@ -95,11 +107,17 @@ async function main(): Promise<void> {
     RATE_LIMIT_MAX: '10000000',
     RATE_LIMIT_IP_MAX: '10000000',
   });
+  const gateway = spawnTs('src/main.ts', gatewayEnv(gatewayPort), PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`] : []);
+  const baselinePort = await freePort();
+  const baselineUrl = `http://127.0.0.1:${baselinePort}`;
+  const baseline = BASELINE ? spawnTs('src/main.ts', gatewayEnv(baselinePort), [], BASELINE) : null;
   const enginePool = new Pool(engineUrl, { connections: N });
   const gatewayPool = new Pool(gatewayUrl, { connections: 1 });
+  const baselinePool = new Pool(baselineUrl, { connections: 1 });
   try {
     await waitHealthy(engineUrl);
     await waitHealthy(gatewayUrl);
+    if (baseline) await waitHealthy(baselineUrl);
     const signer = await localParty('bench');
     const client = new GatewayClient({ baseUrl: gatewayUrl, retry: { retries: 0 } });
     const created = await client.createSession(signer);
@@ -112,17 +130,22 @@ async function main(): Promise<void> {
       await floor(enginePool, s, await presign(s, N));
       await batch(gatewayPool, s, await presign(s, N));
       await serial(gatewayPool, s, await presign(s, N));
+      if (baseline) await batch(baselinePool, s, await presign(s, N));
     }
-    const times = { floor: [] as number[], batch: [] as number[], serial: [] as number[] };
-    const gatewayCpu = { floor: 0, batch: 0, serial: 0 };
+    const times = { floor: [] as number[], batch: [] as number[], serial: [] as number[], baseline: [] as number[] };
+    const gatewayCpu = { floor: 0, batch: 0, serial: 0, baseline: 0 };
     const loadBefore = loadavg()[0]!;
     for (let r = 0; r < ROUNDS; r++) {
-      const order = r % 2 === 0 ? (['floor', 'batch', 'serial'] as const) : (['serial', 'batch', 'floor'] as const);
+      type Way = 'floor' | 'batch' | 'serial' | 'baseline';
+      const ways: Way[] = BATCH_ONLY ? ['batch'] : baseline ? ['floor', 'batch', 'baseline', 'serial'] : ['floor', 'batch', 'serial'];
+      const order = r % 2 === 0 ? ways : [...ways].reverse();
       for (const way of order) {
         const orders = await presign(s, N); // signed just before: well inside the ±30 s window
-        const cpu0 = procCpuMs(gateway.pid) ?? 0;
-        const ms = way === 'floor' ? await floor(enginePool, s, orders) : way === 'batch' ? await batch(gatewayPool, s, orders) : await serial(gatewayPool, s, orders);
-        gatewayCpu[way] += (procCpuMs(gateway.pid) ?? 0) - cpu0;
+        const pid = way === 'baseline' ? baseline!.pid : gateway.pid;
+        const cpu0 = procCpuMs(pid) ?? 0;
+        const ms =
+          way === 'floor' ? await floor(enginePool, s, orders) : way === 'batch' ? await batch(gatewayPool, s, orders) : way === 'baseline' ? await batch(baselinePool, s, orders) : await serial(gatewayPool, s, orders);
+        gatewayCpu[way] += (procCpuMs(pid) ?? 0) - cpu0;
         times[way].push(ms);
       }
     }
@@ -133,15 +156,20 @@ async function main(): Promise<void> {
       batchOverFloor: round2(median(times.batch) / median(times.floor)),
       serialOverBatch: round2(median(times.serial) / median(times.batch)),
       gatewayCpuMsPer50: { batch: round2(gatewayCpu.batch / ROUNDS), serial: round2(gatewayCpu.serial / ROUNDS) },
+      ...(baseline
+        ? { baselineLabel: process.env.BENCH_BATCH_BASELINE_LABEL ?? 'another checkout', baseline: { dir: BASELINE, medianMs: round2(median(times.baseline)), overFloor: round2(median(times.baseline) / median(times.floor)), gatewayCpuMsPer50: round2(gatewayCpu.baseline / ROUNDS) } }
+        : {}),
       loadAverage1m: { before: round2(loadBefore), after: round2(loadavg()[0]!) },
       machine: { nproc: cpus().length, model: cpus()[0]?.model ?? '?', node: process.version },
     };
     console.log(JSON.stringify(result, null, 2));
-    writeDocs(result);
+    if (!BATCH_ONLY && !PROF_DIR && process.env.BENCH_NO_DOCS !== "1") writeDocs(result);
   } finally {
     await enginePool.close();
     await gatewayPool.close();
+    await baselinePool.close();
     await stop(gateway);
+    if (baseline) await stop(baseline);
     await stop(engine);
   }
 }
@@ -151,13 +179,16 @@ function writeDocs(r: any): void {
   writeDocsBlock('batch-bench', [
     '## A batch of 50 orders (`npm run bench:proxy`, bench/proxy-batch.ts)',
     '',
-    `Measured ${new Date().toISOString().slice(0, 10)} on ${r.machine.nproc} × ${r.machine.model}, Node ${r.machine.node}; 1-minute load average ${r.loadAverage1m.before} before, ${r.loadAverage1m.after} after (the machine was shared with other work). The engine and the gateway run as separate processes, the client in the bench process. ${r.rounds} rounds, each placing ${r.orders} pre-signed limit orders three ways, interleaved (floor, batch, serial, then the reverse); medians of the time from the first byte sent to the last answer read.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${r.machine.nproc} × ${r.machine.model}, Node ${r.machine.node}; 1-minute load average ${r.loadAverage1m.before} before, ${r.loadAverage1m.after} after (the machine was shared with other work). The engine and the gateway run as separate processes, the client in the bench process. ${r.rounds} rounds, each placing ${r.orders} pre-signed limit orders ${r.baseline ? 'four' : 'three'} ways, interleaved (${r.baseline ? 'floor, batch, batch before, serial' : 'floor, batch, serial'}, then the reverse); medians of the time from the first byte sent to the last answer read.`,
     '',
     '| Way | Median for 50 orders | Gateway CPU for the 50 (mean, /proc) |',
     '|---|---|---|',
     `| Floor: the 50 straight to the engine, concurrently (50 connections) | ${r.medianMs.floor} ms | – |`,
     `| One \`POST /v1/orders/batch\` of 50 through the gateway | ${r.medianMs.batch} ms | ${r.gatewayCpuMsPer50.batch} ms |`,
     `| 50 single \`POST /v1/orders\` through the gateway, one after another on one connection | ${r.medianMs.serial} ms | ${r.gatewayCpuMsPer50.serial} ms |`,
+    ...(r.baseline
+      ? [`| Before (\`BENCH_BATCH_BASELINE\`: ${r.baselineLabel}), the same batch, same rounds, same engine | ${r.baseline.medianMs} ms (${r.baseline.overFloor}× the floor) | ${r.baseline.gatewayCpuMsPer50} ms |`]
+      : []),
     '',
     `Batch / floor: ${verdict}. Serial / batch: ${r.serialOverBatch}×.`,
   ]);

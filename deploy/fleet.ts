@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { Redis } from 'ioredis';
 import { connect as natsConnect } from 'nats';
+import { seedList } from '../src/fleet/jetstream.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../sandbox/pglite-server.js';
 import { choosePort, describeExit, httpOk, startChild, waitFor, type Child } from '../sandbox/stack/children.js';
 import { parseOptions, USAGE, UsageError, type StackOptions } from '../sandbox/stack/options.js';
@@ -61,7 +62,7 @@ try {
   if (!(err instanceof UsageError)) throw err;
   if (err.message) process.stderr.write(`${err.message}\n`);
   process.stderr.write(
-    `${USAGE.replace('npm start', 'npm run fleet')}\n  --observe               also run Prometheus with the alert rules (deploy/observability/)\n  --prometheus-port <n>   its port (default: any free port)\n  env FLEET_REPLICAS (default 3), FLEET_NAME (default fleet), FLEET_ALERT_FOR (default 5s), REDIS_URL, NATS_URL\n`,
+    `${USAGE.replace('npm start', 'npm run fleet')}\n  --observe               also run Prometheus with the alert rules (deploy/observability/)\n  --prometheus-port <n>   its port (default: any free port)\n  env FLEET_REPLICAS (default 3), FLEET_NAME (default fleet), FLEET_ALERT_FOR (default 5s), REDIS_URL, NATS_URL (one URL or a cluster's comma-separated seeds), NATS_STREAM_REPLICAS (default 3 with 3+ seeds, else 1)\n`,
   );
   process.exit(err.message ? 2 : 0);
 }
@@ -110,7 +111,7 @@ async function clearSharedState(): Promise<void> {
   }
   let nc;
   try {
-    nc = await natsConnect({ servers: NATS_URL, timeout: 2_000 });
+    nc = await natsConnect({ servers: seedList(NATS_URL), timeout: 2_000 });
   } catch (err) {
     throw new Error(`NATS at ${NATS_URL} does not answer (${(err as Error).message}); start nats-server -js or set NATS_URL`, { cause: err });
   }
@@ -172,6 +173,8 @@ async function main(): Promise<void> {
     NATS_URL,
     NATS_STREAM: STREAM,
     NATS_SUBJECT: SUBJECT,
+    // A cluster's seed list (NATS_URL=a,b,c) gets a stream replicated on 3 servers unless told otherwise.
+    NATS_STREAM_REPLICAS: process.env.NATS_STREAM_REPLICAS ?? (seedList(NATS_URL).length >= 3 ? '3' : '1'),
     LOG_LEVEL: opts.logLevel,
   };
   const relayPorts = [await choosePort(), await choosePort()];

@@ -46,7 +46,7 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
   const sessions = overrides.sessions ?? new SessionKeys(db);
   const fleet = overrides.fleet !== undefined ? overrides.fleet : createSharedState(config, metrics.registry, logger);
   // With REDIS_URL one replay memory for the whole fleet (fails closed), else this process's own.
-  const replays = overrides.replays ?? fleet?.replays ?? new MemoryReplayGuard(config.replayMemoryMax);
+  const replays = overrides.replays ?? fleet?.replays ?? new MemoryReplayGuard(config.replayMemoryMax, Date.now, config.signatureWindowMs);
   // An explicit `live: null` override builds an app without the live runtime.
   const live = overrides.live !== undefined ? overrides.live : new LiveRuntime({ config, logger, db, engine, metrics, features: liveFeatures({ config, logger, db, engine, metrics, sessions }) });
   return { config, logger, db, engine, metrics, sessions, replays, live, fleet };

@@ -7,7 +7,7 @@
 // Order matters where a feature relies on another having seen the same event, and it is the order
 // of a connection's snapshot: the session keys first (a proof signed by a key the same chunk
 // authorised verifies), then the commitment check, the accounts, the user channels, the trade
-// tape and last the order books (their deltas are made once per batch, after every other frame).
+// tape, the open interest and last the order books (their deltas are made once per batch, after every other frame).
 //
 // What the HTTP edge asks of the features (an account, an order's end, the commitment status) is
 // answered through `queries` (LiveFeatureQueries), so the edge never reaches a feature either.
@@ -25,6 +25,8 @@ import { UserFeed } from './stream/user-feed.js';
 import { ClientOrders } from './stream/client-orders.js';
 import { RecentTrades, tradesFromDatabase } from './stream/recent-trades.js';
 import { BookStream } from './stream/book-stream.js';
+import { OpenInterestFeed } from './stream/open-interest-feed.js';
+import { loadOpenInterestSeed } from './db/queries/open-interest.js';
 import { parseBook } from './engine/orderbook-poller.js';
 import { loadBookSeed } from './db/queries/book-seed.js';
 import { fetchLiveOrders } from './http/reads/live-orders.js';
@@ -117,6 +119,12 @@ export function liveFeatures(deps: LiveFeatureDeps): ComposeLiveFeatures {
         snapshot: (sub) => ({ frames: trades.snapshot(sub) }),
         replaced: () => trades.reset(),
       },
+      new OpenInterestFeed({
+        readSeed: db.configured ? () => db.readSnapshot({ asOfSeq: null, longs: [] }, loadOpenInterestSeed) : null,
+        publish: context.publish,
+        head: context.head,
+        logger,
+      }),
       {
         name: 'books',
         event: (e) => books.event(e),

@@ -41,6 +41,7 @@ import type { StreamFanout } from './stream/fanout.js';
 import { StreamHub } from './stream/hub.js';
 import type { LiveFeatureQueries, LiveStatus, LiveView } from './stream/live-view.js';
 import type { ClientOrderState } from './stream/client-orders.js';
+import { LagNotice } from './stream/lag-notice.js';
 import type { CommitmentStatus } from './contracts/commitment-status.js';
 import type { AccountBook } from './stream/account-book.js';
 import { StreamMetrics } from './stream/metrics.js';
@@ -93,6 +94,8 @@ export class LiveRuntime implements LiveView {
   /** The catch-up is done (always, without NATS_URL). */
   private caughtUpDone = true;
   private catchUpCheck: NodeJS.Timeout | null = null;
+  /** With NATS_URL: stream.lagging to control connections while this replica is behind the engine. */
+  private lagNotice: LagNotice | null = null;
   poller: OrderbookPoller | null = null;
   private state: ProjectionState = initialProjectionState();
   private started = false;
@@ -249,6 +252,8 @@ export class LiveRuntime implements LiveView {
         if (jetstream.caughtUp) this.markCaughtUp();
       }, 25);
       this.catchUpCheck.unref();
+      this.lagNotice = new LagNotice({ lag: () => jetstream.lagStatus(), head: () => jetstream.position, announce: (m) => this.hub.announceControl(m) });
+      this.lagNotice.start();
     } else {
       this.source = new SseBridge({
         url: this.streamUrl(),
@@ -309,6 +314,8 @@ export class LiveRuntime implements LiveView {
       fillFrom: eventStore(db),
       logger,
       metrics: this.sourceMetrics(),
+      engineHead: async () => (await this.deps.engine.health(1_500)).maxSeq ?? null,
+      behindMaxS: config.streamBehindMaxS,
     });
   }
 
@@ -448,6 +455,7 @@ export class LiveRuntime implements LiveView {
   /** Stops the engine side. Clients are closed (1001) by the stream plugin when the app closes. */
   async stop(): Promise<void> {
     this.markCaughtUp(); // nothing more will come: connections still waiting are released (and closed with the app)
+    this.lagNotice?.stop();
     await Promise.all([this.source?.stop(), this.poller?.stop()]);
     await Promise.all(
       this.features.map(async (feature) => {
@@ -469,6 +477,7 @@ export class LiveRuntime implements LiveView {
     const enabled = this.enabled && this.started;
     const source = this.source;
     const gap = source?.gap;
+    const lag = enabled && this.jetstream ? this.jetstream.lagStatus() : undefined;
     return {
       enabled,
       connected: source?.connected ?? false,
@@ -477,6 +486,9 @@ export class LiveRuntime implements LiveView {
       ...(gap ? { gap } : {}),
       // Named only for JetStream, so the single-gateway /readyz keeps its shape.
       ...(this.deps.config.natsUrl ? { source: 'jetstream' as const } : {}),
+      ...(lag ? { lag } : {}),
+      // Behind past STREAM_BEHIND_MAX_S and not moving: what the replica probe judges (ADR 0126).
+      ...(lag?.behind && lag.stalled ? { stalled: `${lag.events ?? 'unknown'} events behind the engine's head for ${Math.round(lag.seconds)} s, not moving` } : {}),
     };
   }
 }

@@ -6,6 +6,11 @@
 // in-process one. The in-process memory is bounded (REPLAY_MEMORY_MAX entries); when it is full of
 // still-valid entries it refuses new signatures (ReplayMemoryFull, answered 503 `replay_memory_full`)
 // rather than forgetting one that could still be replayed: failing closed.
+//
+// It does not survive the process: a signature captured in the last window can be replayed once
+// after a restart. Trading calls are judged again by the engine's own replay memory; a signed read
+// or stream proof is exposed for one window. The fleet's Redis memory closes that (docs/adr/0155
+// says why this one does not refuse every signature for a window after each start).
 
 import type { ReplayGuard } from '../contracts/replay-guard.js';
 
@@ -25,6 +30,7 @@ export class MemoryReplayGuard implements ReplayGuard {
   constructor(
     readonly maxEntries = 1_000_000,
     private readonly clock: () => number = Date.now,
+    readonly windowMs?: number,
   ) {}
 
   async firstUse(key: string, ttlMs: number): Promise<boolean> {

@@ -65,8 +65,8 @@ export function replayKey(sessionId: string, tsMs: number, signature: Buffer): s
 }
 
 /** How long a signature stays usable: until its timestamp leaves the window, plus a second of slack. */
-export function replayTtlMs(tsMs: number, now: number): number {
-  return tsMs + SIGNATURE_WINDOW_MS + 1_000 - now;
+export function replayTtlMs(tsMs: number, now: number, windowMs = SIGNATURE_WINDOW_MS): number {
+  return tsMs + windowMs + 1_000 - now;
 }
 
 /** The verdict on a signed request: the proven party, or why it proves nothing. */
@@ -105,7 +105,8 @@ export async function verifySignedRequest(sessions: SessionKeys, replays: Replay
   if (!parsed) return refuse('header "X-Session-Sig" must be <tsMs>.<128 hex characters>');
   const now = input.now ?? Date.now();
   // serverTime lets the client correct its clock and sign again.
-  if (Math.abs(now - parsed.tsMs) > SIGNATURE_WINDOW_MS) return refuse('signature timestamp is outside the ±30 s window (check the client clock)', { serverTime: now });
+  const windowMs = replays.windowMs ?? SIGNATURE_WINDOW_MS;
+  if (Math.abs(now - parsed.tsMs) > windowMs) return refuse(`signature timestamp is outside the ±${windowMs / 1_000} s window (check the client clock)`, { serverTime: now });
   const session = await sessions.get(sessionId, input.beforeLookup);
   if (!session) return refuse('unknown session');
   if (session.expiresAtMs <= now) return refuse('session expired');
@@ -113,9 +114,23 @@ export async function verifySignedRequest(sessions: SessionKeys, replays: Replay
   const payload = signedPayload(input.method, input.target, parsed.tsMs, input.body);
   const valid = input.offThread ? await verifySignatureOffThread(session.key, payload, parsed.signature) : verifySignature(session.key, payload, parsed.signature);
   if (!valid) return refuse('invalid signature');
-  const first = await replays.firstUse(replayKey(sessionId, parsed.tsMs, parsed.signature), replayTtlMs(parsed.tsMs, now));
+  const first = await replays.firstUse(replayKey(sessionId, parsed.tsMs, parsed.signature), replayTtlMs(parsed.tsMs, now, windowMs), parsed.tsMs);
   if (!first) return refuse('signature already used (replay)');
   return { ok: true, party: user };
+}
+
+/**
+ * Spends a signature the engine has just accepted (a 2xx answer: it verified the same bytes with the
+ * same session key, within its own window), without checking it again here: the replay memory then
+ * holds it as if the gateway had verified it. false when it was already remembered or its syntax is
+ * not the canonical one (nothing to remember: such a signature never passes `verifySignedRequest`).
+ * Throws as `firstUse` does when the memory cannot remember it.
+ */
+export async function spendEngineVerified(replays: ReplayGuard, headers: SignedHeaders, now = Date.now()): Promise<boolean> {
+  const parsed = parseSessionSig(headers.sig);
+  if (!parsed) return false;
+  // Refused like any signature from before a lost memory (the engine's 2xx does not know of the loss).
+  return replays.firstUse(replayKey(headers.sessionId, parsed.tsMs, parsed.signature), replayTtlMs(parsed.tsMs, now, replays.windowMs ?? SIGNATURE_WINDOW_MS), parsed.tsMs);
 }
 
 /** `verifySignedRequest` for a caller that needs the party: throws the refusal. */

@@ -73,6 +73,8 @@ export interface Config {
   rateLimitWindowMs: number;
   /** Unexpired signatures the in-process replay memory holds before it refuses new ones. */
   replayMemoryMax: number;
+  /** How far a signature's timestamp may be from the gateway's clock (ms); at most the engine's 30 s. */
+  signatureWindowMs: number;
   /** Node HTTP server: the whole header block must arrive within this time. */
   httpHeadersTimeoutMs: number;
   /** Node HTTP server: the whole request (headers and body) must arrive within this time. */
@@ -114,6 +116,10 @@ export interface Config {
   /** JetStream retention (relay creates/updates the stream): max age and max bytes. */
   natsMaxAgeS: number;
   natsMaxBytes: number;
+  /** Relay: how many NATS servers hold a copy of the stream it creates (JetStream `num_replicas`). */
+  natsStreamReplicas: number;
+  /** A JetStream replica further behind the engine's head than this many seconds is degraded (/readyz, clients told). */
+  streamBehindMaxS: number;
   /** OpenTelemetry traces on (the standard OTEL_* variables name an exporter or an endpoint); off by default. */
   tracing: boolean;
 }
@@ -250,6 +256,20 @@ function schemeUrl(env: Env, name: string, schemes: string[]): string | null {
   return value;
 }
 
+/**
+ * A comma-separated list of server URLs (a cluster's seeds), each of the given schemes; returned as
+ * the same list without blanks around the commas. The client learns the rest of the cluster from
+ * whichever seed answers, so one dead seed never stops a start.
+ */
+function seedUrls(env: Env, name: string, schemes: string[]): string | null {
+  const value = raw(env, name);
+  if (value === undefined) return null;
+  const parts = value.split(',').map((p) => p.trim());
+  if (parts.some((p) => p === '')) throw new ConfigError(name, `must be a comma-separated list of ${schemes.join(' or ')} URLs, got an empty entry in "${redact(value)}"`);
+  for (const part of parts) schemeUrl({ [name]: part }, name, schemes);
+  return parts.join(',');
+}
+
 /** REDIS_SENTINELS: `host:port,host:port,…` (IPv6 in brackets: `[::1]:26379`). */
 function hostPorts(env: Env, name: string): Array<{ host: string; port: number }> | null {
   const value = raw(env, name);
@@ -367,6 +387,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitIpMax: int(env, 'RATE_LIMIT_IP_MAX', Math.min(2 * rateLimitMax, 10_000_000), 1, 10_000_000),
     rateLimitWindowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
     replayMemoryMax: int(env, 'REPLAY_MEMORY_MAX', 1_000_000, 1, 100_000_000),
+    signatureWindowMs: int(env, 'SIGNATURE_WINDOW_MS', 30_000, 1_000, 30_000),
     httpHeadersTimeoutMs: int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
     httpRequestTimeoutMs: int(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     httpKeepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
@@ -384,11 +405,13 @@ export function loadConfig(env: Env = process.env): Config {
     redisPassword: raw(env, 'REDIS_PASSWORD') ?? null,
     redisSentinelPassword: raw(env, 'REDIS_SENTINEL_PASSWORD') ?? null,
     redisWaitReplicas: int(env, 'REDIS_WAIT_REPLICAS', redisSentinels ? 1 : 0, 0, 10),
-    natsUrl: schemeUrl(env, 'NATS_URL', ['nats', 'tls']),
+    natsUrl: seedUrls(env, 'NATS_URL', ['nats', 'tls']),
     natsStream: token(env, 'NATS_STREAM', 'ENGINE_EVENTS', /^[A-Za-z0-9_-]{1,64}$/),
     natsSubject: token(env, 'NATS_SUBJECT', 'engine.events', /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/),
     natsMaxAgeS: int(env, 'NATS_MAX_AGE_S', 172_800, 60, 31_536_000),
     natsMaxBytes: int(env, 'NATS_MAX_BYTES', 1_073_741_824, 1_048_576, 1_099_511_627_776),
+    natsStreamReplicas: int(env, 'NATS_STREAM_REPLICAS', 1, 1, 5),
+    streamBehindMaxS: int(env, 'STREAM_BEHIND_MAX_S', 5, 1, 3_600),
     tracing: tracingOn(env),
   };
 }
@@ -451,6 +474,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'RATE_LIMIT_MAX', meaning: 'Requests per window of one **verified** party on the trading and faucet routes (docs/trading.md "Rate limit").' },
   { name: 'RATE_LIMIT_IP_MAX', meaning: 'Requests per window of one client IP (`request.ip`) on the same routes, signed or not.', defaultNote: '(twice `RATE_LIMIT_MAX`)' },
   { name: 'RATE_LIMIT_WINDOW_MS', meaning: 'The rate-limit window.' },
+  { name: 'SIGNATURE_WINDOW_MS', meaning: 'How far (ms) a signature\'s timestamp may be from the gateway\'s clock, either way; at most the engine\'s own 30 s (a tighter window only refuses more). It is also how long the gateway refuses signatures after the fleet\'s Redis lost its replay memory (docs/security.md).' },
   { name: 'REPLAY_MEMORY_MAX', meaning: 'Unexpired signatures the replay memory holds; when it is full of them, new signed requests get 503 `replay_memory_full` (it never forgets a signature still inside its window).' },
   { name: 'HTTP_HEADERS_TIMEOUT_MS', meaning: 'The whole header block of a request must arrive within this time (else 408 `request_timeout`, socket closed). At most `HTTP_REQUEST_TIMEOUT_MS`.' },
   { name: 'HTTP_REQUEST_TIMEOUT_MS', meaning: 'The whole request, headers and body, must arrive within this time (else 408, socket closed).' },
@@ -482,9 +506,11 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'REDIS_PASSWORD', meaning: 'With `REDIS_SENTINELS`: the password of the Redis primary and replicas (with `REDIS_URL` it is part of the URL).', defaultText: 'unset (none)' },
   { name: 'REDIS_SENTINEL_PASSWORD', meaning: 'With `REDIS_SENTINELS`: the password of the sentinels themselves.', defaultText: 'unset (none)' },
   { name: 'REDIS_WAIT_REPLICAS', meaning: 'Replicas that must acknowledge a signature remembered in the replay memory (and a faucet claim) within 250 ms (Redis `WAIT`) before the request is accepted; otherwise it is refused with 503 `shared_state_unavailable`. So a failover never promotes a replica that lacks a signature already accepted: it cannot be accepted twice (docs/adr/0125).', defaultNote: '(`1` with `REDIS_SENTINELS`, else `0`)' },
-  { name: 'NATS_URL', meaning: '`nats://host:port`: the gateway takes engine events from the JetStream stream the relay fills instead of opening its own engine SSE connection (docs/fleet.md). Unset: its own SSE connection, as before.' },
+  { name: 'NATS_URL', meaning: '`nats://host:port`, or a comma-separated list of a cluster\'s seeds (`nats://n1:4222,nats://n2:4222,nats://n3:4222`; any one answering is enough, the others are learned from it): the gateway takes engine events from the JetStream stream the relay fills instead of opening its own engine SSE connection (docs/fleet.md). Unset: its own SSE connection, as before.' },
   { name: 'NATS_STREAM', meaning: 'The JetStream stream name.' },
   { name: 'NATS_SUBJECT', meaning: 'The subject the relay publishes engine events on.' },
   { name: 'NATS_MAX_AGE_S', meaning: "Relay: the stream keeps events this long (at least one day, so a new replica can rebuild the day's candles and fill its replay history).", defaultNote: '(2 days)' },
   { name: 'NATS_MAX_BYTES', meaning: 'Relay: and at most this many bytes (oldest dropped first).', defaultNote: '(1 GiB)' },
+  { name: 'NATS_STREAM_REPLICAS', meaning: 'Relay: how many NATS servers keep a copy of the stream it creates (1..5; JetStream `num_replicas`). `3` on a 3-node cluster in production (docs/operations.md), `1` for a single server. A stream that already exists keeps its count; a different one is logged as a warning and shown in `bff_relay_stream_replicas`.' },
+  { name: 'STREAM_BEHIND_MAX_S', meaning: "With `NATS_URL`: a replica whose newest event is older than the engine's head by more than this many seconds is *behind*: `/readyz` degraded, `stream.lagging` to control connections, a warning in the log (docs/fleet.md \"Behind the engine\")." },
 ];

@@ -7,7 +7,7 @@ export const CANDLE_INTERVALS = ['1m', '5m', '15m', '30m', '1h', '4h', '1d', '1w
 export type CandleInterval = (typeof CANDLE_INTERVALS)[number];
 
 /** The gateway's own frame kinds (made by the projections and the order book poller). */
-export const DOMAIN_KINDS = ['position.update', 'balance.update', 'trade', 'orderbook.snapshot', 'orderbook.delta', 'candle.update', 'candle.close', 'account.update', 'order.update', 'fill'] as const;
+export const DOMAIN_KINDS = ['position.update', 'balance.update', 'trade', 'orderbook.snapshot', 'orderbook.delta', 'candle.update', 'candle.close', 'account.update', 'order.update', 'fill', 'open_interest.update'] as const;
 
 /** Engine kinds forwarded unchanged (docs/stream.md): all of them. */
 export const PASSTHROUGH_KINDS = ENGINE_EVENT_KINDS;

@@ -3,9 +3,15 @@
 
 export interface ReplayGuard {
   /**
+   * The signing window (ms, either way) this memory is kept for (SIGNATURE_WINDOW_MS); the
+   * verifier uses it, since what the memory must cover is exactly what the window lets in.
+   */
+  readonly windowMs?: number;
+  /**
    * true the first time `key` is offered within `ttlMs`, false on every later offer while it is
    * remembered. Throws when the key cannot be remembered (fails closed): ReplayMemoryFull from the
-   * in-process memory, SharedStateUnavailableError from a shared one.
+   * in-process memory, SharedStateUnavailableError from a shared one (also when the shared memory
+   * was lost and `signedAtMs`, the signature's timestamp, is from before the loss plus the window).
    */
-  firstUse(key: string, ttlMs: number): Promise<boolean>;
+  firstUse(key: string, ttlMs: number, signedAtMs: number): Promise<boolean>;
 }

@@ -12,11 +12,22 @@
 //
 // `bounds()` lets the runtime choose a start point BEFORE its newest events, so that a replica
 // started a second ago fills its replay history from the stream like an old one (live.ts).
-import { DeliverPolicy, type ConsumerMessages, type JsMsg, type NatsConnection } from 'nats';
+//
+// No silent stall (docs/fleet.md "Behind the engine"): every second the source observes the
+// engine's head (the engine's /healthz maxSeq, else the stream's last message) and measures how far
+// its own position is behind it (src/fleet/engine-lag.ts). Behind and not moving for STALL_MS, it
+// logs a warning, drops its consumer and makes a new one from its position (whatever broke the
+// old one: a dead seed, a dead stream leader, a rolled-back tail, a partition), and while NATS
+// gives nothing it delivers what the indexer's `events` table already holds. An engine seq at or
+// below the position at the stream seq where it already was (same stream-seq offset) is a
+// redelivery after such a recreation or after a tail was republished: skipped, never taken for a
+// replaced history.
+import { AckPolicy, DeliverPolicy, nanos, type Consumer, type ConsumerMessages, type JetStreamManager, type NatsConnection } from 'nats';
 import type { FastifyBaseLogger } from 'fastify';
 import { parseEngineEvent, type EngineEvent } from '../contracts/engine-event.js';
 import type { EngineEventSink, EngineEventSource } from '../contracts/engine-event-source.js';
-import { connectNats, streamBounds, streamSeqFor, type StreamBounds } from './jetstream.js';
+import { connectNats, isNotFound, streamBounds, streamSeqFor, streamTail, type StreamBounds } from './jetstream.js';
+import { EngineLag } from './engine-lag.js';
 import { OrderedDelivery, WakeableSleep, type SourceMetrics } from '../engine/ordered-delivery.js';
 import { traced } from '../tracing/index.js';
 import { DependencyState } from '../dependency-state.js';
@@ -34,13 +45,43 @@ export interface JetStreamSourceOptions {
   logger: FastifyBaseLogger;
   metrics: SourceMetrics;
   gapReportMs?: number;
+  /** The engine's newest seq (its /healthz maxSeq), null when it does not answer or say. */
+  engineHead?: () => Promise<number | null>;
+  /** Behind the engine's head by more than this many seconds: degraded (STREAM_BEHIND_MAX_S). */
+  behindMaxS?: number;
+  /** Behind and no progress for this long: the consumer is made again (default STALL_MS, 2 s). */
+  stallMs?: number;
 }
+
+/** What /readyz, the metrics and the hub learn about the replica's lag behind the engine. */
+export interface SourceLag {
+  engineHead: number | null;
+  events: number | null;
+  seconds: number;
+  /** Further behind than the configured bound. */
+  behind: boolean;
+  /** Behind and not moving: the source is recovering (new consumer, database). */
+  stalled: boolean;
+}
+
+const WATCH_MS = 1_000;
+/** Behind and not moving this long: stalled (an engine moving on never leaves a healthy consumer silent this long). */
+const STALL_MS = 2_000;
+/** Each JetStream API call (stream info, consumer create) gives up after this: a leader election takes longer, and is waited out by retrying. */
+const API_TIMEOUT_MS = 2_000;
+/** A consumer of this replica's left unused this long is removed by the server (one made before a crash or a recreation). */
+const CONSUMER_IDLE_MS = 30_000;
+/** How long the stream is read message by message when no consumer can be made, before trying one again. */
+const DIRECT_READ_MS = 5_000;
 
 export class JetStreamSource implements EngineEventSource {
   private readonly delivery: OrderedDelivery;
   private readonly pause = new WakeableSleep();
   private nc: NatsConnection | null = null;
   private messages: ConsumerMessages | null = null;
+  private jsm: JetStreamManager | null = null;
+  /** The watchdog asked for a new consumer: the current one ends after its pull. */
+  private renew = false;
   private stopped = false;
   private running: Promise<void> | null = null;
   private connectedNow = false;
@@ -50,6 +91,19 @@ export class JetStreamSource implements EngineEventSource {
   private catchUpTo: number | null = null;
   /** Nothing was published when consumption began: there is no history to catch up with. */
   private emptyAtStart = false;
+  private readonly lag: EngineLag;
+  private watch: NodeJS.Timeout | null = null;
+  private polling = false;
+  /** Where the position was last seen to move, and when. */
+  private progress = { seq: null as number | null, at: Date.now() };
+  private lastRecovery = 0;
+  /** Recoveries since the position last moved. */
+  private recoveries = 0;
+  private reportedBehind = false;
+  /** Stream seq minus engine seq of the stream's messages (constant within one history), null until known. */
+  private offset: number | null = null;
+  /** Delivery is serial: the consumer's messages and the watchdog's database fill never interleave. */
+  private serial: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: JetStreamSourceOptions) {
     this.nats = new DependencyState('nats', options.logger);
@@ -59,6 +113,15 @@ export class JetStreamSource implements EngineEventSource {
       retention: 'JetStream retention',
       stopped: () => this.stopped,
     });
+    this.lag = new EngineLag(() => this.last);
+  }
+
+  /** How far behind the engine's head this replica is, as of now. */
+  lagStatus(now = Date.now()): SourceLag {
+    const l = this.lag.snapshot(now);
+    const behind = l.seconds > (this.options.behindMaxS ?? 5);
+    const stalled = (l.events ?? 0) > 0 && now - this.progress.at >= (this.options.stallMs ?? STALL_MS);
+    return { ...l, behind, stalled };
   }
 
   /** The last seq delivered (or the resume point). */
@@ -129,10 +192,16 @@ export class JetStreamSource implements EngineEventSource {
 
   start(): void {
     this.running ??= this.loop();
+    if (!this.watch) {
+      this.watch = setInterval(() => void this.watchdog(), WATCH_MS);
+      this.watch.unref();
+    }
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.watch) clearInterval(this.watch);
+    this.watch = null;
     this.messages?.stop();
     this.pause.wake();
     await this.running;
@@ -163,35 +232,64 @@ export class JetStreamSource implements EngineEventSource {
 
   private async loop(): Promise<void> {
     let attempt = 0;
+    let failures = 0;
+    let lastFailureLog = 0;
     while (!this.stopped) {
       try {
         await this.consumeOnce();
         attempt = 0;
       } catch (err) {
-        if (!this.stopped) this.options.logger.warn({ err: (err as Error).message }, 'JetStream source: consume failed');
+        // One line per 10 s of failures (with how many), not one per retry during an outage.
+        failures++;
+        if (!this.stopped && Date.now() - lastFailureLog >= 10_000) {
+          this.options.logger.warn({ err: (err as Error).message, failures, server: this.nc?.info?.server_name }, 'JetStream source: consume failed');
+          lastFailureLog = Date.now();
+          failures = 0;
+        }
       }
       this.connectedNow = false;
       this.messages = null;
       if (this.stopped) break;
       this.options.metrics.reconnects.inc();
-      await this.pause.sleep(Math.min(2_000, 100 * 2 ** Math.min(attempt++, 5)));
+      await this.pause.sleep(Math.min(500, 100 * 2 ** Math.min(attempt++, 3)));
     }
   }
 
   private async consumeOnce(): Promise<void> {
     // Each (re)connection is a span of its own (src/tracing/): the time to reach the stream again.
-    const messages = await traced('engine stream connect', () => this.subscribe(), { kind: 'client', attributes: { 'engine.stream.source': 'jetstream', 'engine.stream.after': this.last ?? -1 } });
-    if (!messages) return;
-    for await (const m of messages) {
-      if (this.stopped) break;
-      await this.handle(m);
+    const made = await traced('engine stream connect', () => this.subscribe(), { kind: 'client', attributes: { 'engine.stream.source': 'jetstream', 'engine.stream.after': this.last ?? -1 } });
+    if (!made) return;
+    const { consumer, name } = made;
+    try {
+      // Bounded pulls, each ending by itself (a batch, or `expires`): nothing here can wait for
+      // ever on a server that went away; the watchdog ends a pull early to make a new consumer.
+      while (!this.stopped && !this.renew) {
+        const batch = await consumer.fetch({ max_messages: 1_000, expires: 2_000 });
+        this.messages = batch;
+        for await (const m of batch) {
+          if (this.stopped) break;
+          await this.handle({ seq: m.seq, text: m.string() });
+        }
+        this.messages = null;
+      }
+    } finally {
+      this.renew = false;
+      this.messages = null;
+      // An ephemeral consumer also goes by itself after CONSUMER_IDLE_MS unused; this is only tidier.
+      void this.jsm?.consumers.delete(this.options.stream, name).catch(() => undefined);
     }
   }
 
-  /** Positions an ordered consumer after the last delivered event; null when nothing is published yet. */
-  private async subscribe(): Promise<ConsumerMessages | null> {
+  /**
+   * Makes an ephemeral pull consumer starting after the last delivered event (no acks, in memory,
+   * one copy: it is this replica's alone and made again whenever in doubt). null when nothing is
+   * published yet. The library's ordered consumer is not used: after the death of its server it
+   * kept retrying inside `consume()` without ever returning or failing (ADR 0120).
+   */
+  private async subscribe(): Promise<{ consumer: Consumer; name: string } | null> {
     const nc = await this.connection();
-    const jsm = await nc.jetstreamManager();
+    const jsm = await nc.jetstreamManager({ timeout: API_TIMEOUT_MS, checkAPI: false }); // no account-info round trip: the stream info below says as much
+    this.jsm = jsm;
     const bounds = await streamBounds(jsm, this.options.stream);
     if (!bounds) {
       if (this.catchUpTo === null) this.emptyAtStart = true;
@@ -199,37 +297,95 @@ export class JetStreamSource implements EngineEventSource {
     }
     if (this.last === null) this.startAfter(Math.max(bounds.firstEngineSeq - 1, bounds.lastEngineSeq - this.options.prefill));
     this.catchUpTo ??= bounds.lastEngineSeq;
+    // Learnt once: a later stream at another offset is another history (a purge), told by handle().
+    this.offset ??= bounds.lastStreamSeq - bounds.lastEngineSeq;
     if (this.last! + 1 < bounds.firstEngineSeq) {
       // Older than the stream's retention: the database first, then the stream.
-      await this.delivery.fillFromStore(bounds.firstEngineSeq - 1);
-      if (this.last! + 1 < bounds.firstEngineSeq) this.delivery.report(this.last! + 1, bounds.firstEngineSeq - 1);
+      await this.serially(async () => {
+        await this.delivery.fillFromStore(bounds.firstEngineSeq - 1);
+        if (this.last! + 1 < bounds.firstEngineSeq) this.delivery.report(this.last! + 1, bounds.firstEngineSeq - 1);
+      });
     }
     const startSeq = (await streamSeqFor(jsm, this.options.stream, this.last! + 1, bounds)) ?? bounds.lastStreamSeq + 1;
-    const consumer = await nc.jetstream().consumers.get(this.options.stream, {
-      filterSubjects: this.options.subject,
-      deliver_policy: DeliverPolicy.StartSequence,
-      opt_start_seq: startSeq,
-    });
-    const messages = await consumer.consume({ max_messages: 1_000 });
-    this.messages = messages;
+    let info;
+    try {
+      info = await jsm.consumers.add(this.options.stream, {
+        ack_policy: AckPolicy.None,
+        deliver_policy: DeliverPolicy.StartSequence,
+        opt_start_seq: startSeq,
+        filter_subject: this.options.subject,
+        mem_storage: true,
+        num_replicas: 1,
+        inactive_threshold: nanos(CONSUMER_IDLE_MS),
+      });
+    } catch (err) {
+      // Making a consumer needs the cluster's meta leader, reading a message only the stream's
+      // leader: after a server death the stream is often readable again seconds before consumers
+      // can be made. Meanwhile the stream is read message by message; then a consumer is tried again.
+      this.options.logger.info({ err: (err as Error).message, streamSeq: startSeq }, 'JetStream source: no consumer yet; reading the stream directly');
+      await this.readDirectly(jsm, startSeq);
+      throw err;
+    }
+    const consumer = await nc.jetstream({ timeout: API_TIMEOUT_MS }).consumers.get(this.options.stream, info.name);
     this.connectedNow = true;
-    this.options.logger.info({ after: this.last, streamSeq: startSeq }, 'JetStream source: consuming');
-    return messages;
+    this.options.logger.info({ after: this.last, streamSeq: startSeq, consumer: info.name, server: nc.info?.server_name }, 'JetStream source: consuming');
+    return { consumer, name: info.name };
   }
 
-  private async handle(m: JsMsg): Promise<void> {
-    const event = parseEngineEvent(m.string());
+  /**
+   * Reads the stream from `streamSeq` by message gets (64 at a time) for up to DIRECT_READ_MS,
+   * delivering through the same path as a consumer's messages. Ends early on an error.
+   */
+  private async readDirectly(jsm: JetStreamManager, streamSeq: number): Promise<void> {
+    const until = Date.now() + DIRECT_READ_MS;
+    let seq = streamSeq;
+    while (!this.stopped && !this.renew && Date.now() < until) {
+      const last = (await jsm.streams.info(this.options.stream)).state.last_seq;
+      if (seq > last) {
+        await this.pause.sleep(100);
+        continue;
+      }
+      const seqs = Array.from({ length: Math.min(64, last - seq + 1) }, (_, i) => seq + i);
+      const stored = await Promise.all(seqs.map((n) => jsm.streams.getMessage(this.options.stream, { seq: n }).catch((err: unknown) => (isNotFound(err) ? null : Promise.reject(err)))));
+      for (const m of stored) {
+        if (m && m.subject === this.options.subject) await this.handle({ seq: m.seq, text: new TextDecoder().decode(m.data) });
+      }
+      seq += seqs.length;
+    }
+  }
+
+  private serially(fn: () => Promise<void>): Promise<void> {
+    const run = this.serial.then(fn);
+    this.serial = run.catch(() => undefined);
+    return run;
+  }
+
+  /** One message of the consumer, after whatever delivery is running (serial). */
+  private handle(m: { seq: number; text: string }): Promise<void> {
+    return this.serially(() => this.handleNow(m));
+  }
+
+  private async handleNow(m: { seq: number; text: string }): Promise<void> {
+    const event = parseEngineEvent(m.text);
     if (!event) {
       this.options.logger.warn({ streamSeq: m.seq }, 'JetStream source: malformed event ignored');
       return;
     }
     const last = this.last;
+    const offset = m.seq - event.seq;
+    if (last !== null && event.seq <= last && this.offset === offset) {
+      // Already delivered (a consumer made again from an older stream seq, a tail republished
+      // after a leader change, or the database got there first): same history, nothing to do.
+      return;
+    }
+    this.offset = offset;
     if (last !== null && event.seq <= last) {
-      // An ordered consumer never goes back: an older engine seq is a new engine history.
+      // An ordered consumer never goes back: an older engine seq at another offset is a new engine history.
       const text = `engine history replaced: stream went from seq ${last} to ${event.seq}`;
       this.delivery.announce(text);
       this.options.logger.error({ last, seq: event.seq }, `JetStream source: ${text}`);
       this.last = event.seq - 1;
+      this.lag.reset();
       try {
         await this.options.sink.replaced(event.seq - 1);
       } catch (err) {
@@ -240,5 +396,85 @@ export class JetStreamSource implements EngineEventSource {
       if (this.last! < event.seq - 1) this.delivery.report(this.last! + 1, event.seq - 1);
     }
     this.delivery.deliverBatched(event);
+  }
+
+  /**
+   * Every second: observe the engine's head, keep the lag measured against it, and recover from a
+   * stall (see the file's head). Never throws; never overlaps itself.
+   */
+  private async watchdog(): Promise<void> {
+    if (this.polling || this.stopped) return;
+    this.polling = true;
+    try {
+      const head = await this.observeHead();
+      if (head !== null) this.lag.observe(head);
+      const now = Date.now();
+      if (this.last !== this.progress.seq) {
+        this.progress = { seq: this.last, at: now };
+        this.recoveries = 0;
+      }
+      const lag = this.lagStatus(now);
+      // The event-age gauge must not freeze while the replica is behind: it is at least the lag.
+      if ((lag.events ?? 0) > 0 || lag.behind) this.options.metrics.lagSeconds.set(Math.max(lag.seconds, this.eventAge(now)));
+      if (lag.behind && !this.reportedBehind) {
+        this.reportedBehind = true;
+        this.options.logger.warn({ position: this.last, engineHead: lag.engineHead, behindEvents: lag.events, behindSeconds: lag.seconds }, 'JetStream source: behind the engine');
+      } else if (!lag.behind && this.reportedBehind && (lag.events ?? 0) === 0) {
+        this.reportedBehind = false;
+        this.options.logger.warn({ position: this.last, engineHead: lag.engineHead }, 'JetStream source: caught up with the engine again');
+      }
+      if (lag.stalled && now - this.lastRecovery >= (this.options.stallMs ?? STALL_MS)) {
+        this.lastRecovery = now;
+        await this.recover(lag);
+      }
+    } catch (err) {
+      this.options.logger.warn({ err: (err as Error).message }, 'JetStream source: watchdog failed');
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  private eventAge(now: number): number {
+    const ts = Date.parse(this.delivery.lastEvent?.ts ?? '');
+    return Number.isFinite(ts) ? Math.max(0, (now - ts) / 1000) : 0;
+  }
+
+  /** The engine's head: the engine itself, else what the stream holds (each bounded in time). */
+  private async observeHead(): Promise<number | null> {
+    const timeout = <T>(p: Promise<T>, ms: number): Promise<T | null> =>
+      Promise.race([p.catch(() => null), new Promise<null>((r) => setTimeout(() => r(null), ms).unref())]);
+    const fromEngine = this.options.engineHead ? await timeout(this.options.engineHead(), 1_500) : null;
+    if (fromEngine !== null) return fromEngine;
+    const nc = this.nc;
+    if (!nc || nc.isClosed() || !this.connectedNow) return null;
+    const tail = await timeout(
+      nc.jetstreamManager({ timeout: 1_500, checkAPI: false }).then((jsm) => streamTail(jsm, this.options.stream)),
+      1_500,
+    );
+    return tail?.lastEngineSeq ?? null;
+  }
+
+  /** Behind and not moving: a new consumer from the position, and meanwhile what the database holds. */
+  private async recover(lag: SourceLag): Promise<void> {
+    this.options.logger.warn(
+      { position: this.last, engineHead: lag.engineHead, behindEvents: lag.events, behindSeconds: lag.seconds, consuming: this.messages !== null },
+      'JetStream source: stalled behind the engine; making a new consumer from the position',
+    );
+    this.options.metrics.reconnects.inc();
+    // Still stalled at the second attempt in a row: the server this connection is on may be the
+    // problem without having closed the socket (paused, half-partitioned; pings take seconds to
+    // tell): move to another server of the cluster too.
+    if (++this.recoveries >= 2 && this.nc && !this.nc.isClosed()) {
+      this.recoveries = 0;
+      this.options.logger.warn({ server: this.nc.info?.server_name }, 'JetStream source: still stalled; moving to another NATS server');
+      void this.nc.reconnect().catch(() => undefined);
+    }
+    this.renew = true;
+    this.messages?.stop();
+    this.pause.wake();
+    if (this.options.fillFrom && this.last !== null && lag.engineHead !== null) {
+      const head = lag.engineHead;
+      await this.serially(() => this.delivery.fillFromStore(head));
+    }
   }
 }

@@ -5,11 +5,21 @@
 import { connect, DiscardPolicy, nanos, RetentionPolicy, StorageType, type JetStreamManager, type NatsConnection } from 'nats';
 
 export interface StreamSettings {
+  /** One server URL or a comma-separated list of a cluster's seeds (NATS_URL). */
   url: string;
   stream: string;
   subject: string;
   maxAgeS: number;
   maxBytes: number;
+  /** Copies of the stream on a cluster (NATS_STREAM_REPLICAS), used when the relay creates it. */
+  replicas?: number;
+}
+
+/** What the relay found of an existing stream (or created). */
+export interface EnsuredStream {
+  created: boolean;
+  /** The stream's own replica count (num_replicas), which may differ from the setting. */
+  replicas: number;
 }
 
 /** Engine seqs held by the stream, and the stream seqs they are at. */
@@ -20,13 +30,39 @@ export interface StreamBounds {
   lastStreamSeq: number;
 }
 
-/** A connection that retries forever (a replica or relay outlives NATS restarts). */
+/**
+ * A connection that retries forever (a replica or relay outlives NATS restarts), to any of the
+ * seeds and the servers the cluster announces. Pings every 2 s with 2 outstanding allowed: a
+ * server that is gone without closing the socket (partition, SIGSTOP, dead host) is noticed in
+ * ~4-6 s, not after the client's default 2 × 2 minutes during which the connection looked up.
+ */
 export function connectNats(url: string, name: string): Promise<NatsConnection> {
-  return connect({ servers: url, name, reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 2_000 });
+  return connect({
+    servers: seedList(url),
+    name,
+    reconnect: true,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+    timeout: 2_000,
+    pingInterval: 2_000,
+    maxPingOut: 2,
+  });
 }
 
-/** Creates the stream, or updates its retention to the configured one (relay only). */
-export async function ensureStream(jsm: JetStreamManager, s: StreamSettings): Promise<void> {
+/** NATS_URL's seeds, as the client takes them. */
+export function seedList(url: string): string[] {
+  return url
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+/**
+ * Creates the stream with `replicas` copies, or updates an existing one's retention to the
+ * configured one, keeping its own replica count (changing it moves the data between servers: an
+ * operator's decision, `nats stream edit --replicas`), which is returned (relay only).
+ */
+export async function ensureStream(jsm: JetStreamManager, s: StreamSettings): Promise<EnsuredStream> {
   const config = {
     name: s.stream,
     subjects: [s.subject],
@@ -39,13 +75,27 @@ export async function ensureStream(jsm: JetStreamManager, s: StreamSettings): Pr
     // the expected-last-id check covers what is older.
     duplicate_window: nanos(120_000),
   };
+  let existing;
   try {
-    await jsm.streams.info(s.stream);
-    await jsm.streams.update(s.stream, config);
+    existing = await jsm.streams.info(s.stream);
   } catch (err) {
     if (!isNotFound(err)) throw err;
-    await jsm.streams.add(config);
+    const info = await jsm.streams.add({ ...config, num_replicas: s.replicas ?? 1 });
+    return { created: true, replicas: info.config.num_replicas };
   }
+  const info = await jsm.streams.update(s.stream, { ...config, num_replicas: existing.config.num_replicas });
+  return { created: false, replicas: info.config.num_replicas };
+}
+
+/**
+ * The stream's last message: its stream seq (also when the stream is empty after a purge: new
+ * messages continue after it) and its engine seq (null when empty). What the relay's publishes are
+ * conditioned on (Nats-Expected-Last-Sequence).
+ */
+export async function streamTail(jsm: JetStreamManager, stream: string): Promise<{ lastStreamSeq: number; lastEngineSeq: number | null }> {
+  const state = (await jsm.streams.info(stream)).state;
+  if (state.messages === 0) return { lastStreamSeq: state.last_seq, lastEngineSeq: null };
+  return { lastStreamSeq: state.last_seq, lastEngineSeq: await engineSeqAt(jsm, stream, state.last_seq) };
 }
 
 export function isNotFound(err: unknown): boolean {

@@ -4,26 +4,157 @@
 // one accepted the signature, so it answers 503 `shared_state_unavailable` rather than risk a replay.
 // Likewise when the key is not acknowledged by REDIS_WAIT_REPLICAS replicas in time: the signature is
 // then refused (the client signs again), never accepted on a key a failover could lose.
+//
+// A memory that was lost (Redis restarted without persistence, FLUSHALL, the marker evicted) would
+// accept again every signature it held (docs/adr/0155). So the memory carries a marker key, and
+// every write checks it in the same script: a replica whose marker is gone or was replaced knows the
+// memory was lost and refuses every signature timestamped before the moment it noticed plus the
+// signing window (none of them can have been remembered by the new memory; each of them may have
+// been accepted before). The window is recorded in the new marker, so every replica, and one started
+// during the window, refuses the same signatures.
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ReplayGuard } from '../contracts/replay-guard.js';
-import { SharedStateUnavailableError } from './errors.js';
+import { ReplayMemoryLostError, SharedStateUnavailableError } from './errors.js';
 import type { RedisHandle } from './redis.js';
 
-export class RedisReplayGuard implements ReplayGuard {
-  constructor(private readonly redis: RedisHandle) {}
+// KEYS[1] marker, KEYS[2] the signature's key; ARGV[1] the marker this replica knows, ARGV[2] ttl.
+// {0, marker} when the marker is not the known one (nothing written), {1, 1|0} first use or not.
+const FIRST_USE = `
+local m = redis.call('GET', KEYS[1])
+if m ~= ARGV[1] then return {0, m or ''} end
+if redis.call('SET', KEYS[2], '1', 'PX', ARGV[2], 'NX') then return {1, 1} end
+return {1, 0}`;
 
-  async firstUse(key: string, ttlMs: number): Promise<boolean> {
-    let answer: string | null;
+interface ScriptedClient {
+  replayFirstUse(marker: string, key: string, known: string, ttlMs: string): Promise<[number, number | string]>;
+}
+
+export interface ReplayMemoryStatus {
+  /** Signatures timestamped before this are refused (the memory was lost); absent once past. */
+  refusingSignedBefore?: string;
+}
+
+export class RedisReplayGuard implements ReplayGuard {
+  /** The marker value this replica last saw; null before its first exchange. */
+  private known: string | null = null;
+  /** Signatures with a timestamp before this (ms) are refused. */
+  private refuseBefore = 0;
+  private readonly lost: Counter;
+  private readonly refusing: Gauge;
+
+  constructor(
+    private readonly redis: RedisHandle,
+    readonly windowMs: number,
+    registry: Registry,
+    private readonly logger: FastifyBaseLogger,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.lost = new Counter({
+      name: 'bff_replay_memory_lost_total',
+      help: 'Times this replica found the signature replay memory in Redis lost (its marker gone or replaced); it then refuses older signatures for one signing window',
+      registers: [registry],
+    });
+    // EVALSHA, with ioredis sending the script again when Redis does not have it (a restarted one).
+    redis.client.defineCommand('replayFirstUse', { numberOfKeys: 2, lua: FIRST_USE });
+    this.refusing = new Gauge({
+      name: 'bff_replay_memory_refusing',
+      help: '1 while signatures timestamped before the replay memory was lost (plus the signing window) are refused with 503, else 0',
+      registers: [registry],
+      collect: () => this.refusing.set(this.refuseBefore > this.clock() ? 1 : 0),
+    });
+  }
+
+  private get markerKey(): string {
+    return `${this.redis.prefix}replay-memory`;
+  }
+
+  async firstUse(key: string, ttlMs: number, signedAtMs: number): Promise<boolean> {
+    let first: boolean;
     try {
       this.redis.ensureConnected();
-      answer = await this.redis.client.set(`${this.redis.prefix}replay:${key}`, '1', 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX');
+      this.refuseIfBeforeLoss(signedAtMs);
+      if (this.known === null) await this.sync(null);
+      this.refuseIfBeforeLoss(signedAtMs);
+      let answer = await this.write(key, ttlMs);
+      if (answer[0] === 0) {
+        await this.sync(String(answer[1]));
+        this.refuseIfBeforeLoss(signedAtMs);
+        answer = await this.write(key, ttlMs);
+        if (answer[0] === 0) throw new Error('the replay memory marker changed twice in a row');
+      }
+      first = answer[1] === 1;
       // Accepted only once the replicas hold it too (REDIS_WAIT_REPLICAS): a failover must not
       // promote a replica that would accept the same signature again (docs/adr/0125).
-      if (answer === 'OK') await this.redis.replicated();
+      if (first) await this.redis.replicated();
     } catch (err) {
+      if (err instanceof ReplayMemoryLostError) throw err;
       this.redis.failed('replay', 'fail_closed', err);
       throw new SharedStateUnavailableError('the signature replay memory (Redis) is unavailable; retry shortly');
     }
     this.redis.succeeded();
-    return answer === 'OK';
+    return first;
   }
+
+  /** For /readyz: looks at the marker (a loss is noticed without traffic) and says what is refused. */
+  async status(): Promise<ReplayMemoryStatus> {
+    try {
+      const marker = await this.redis.client.get(this.markerKey);
+      if (this.known !== null && marker !== this.known) await this.sync(marker ?? '');
+    } catch {
+      // Redis's own status says it is unreachable.
+    }
+    return this.refuseBefore > this.clock() ? { refusingSignedBefore: new Date(this.refuseBefore).toISOString() } : {};
+  }
+
+  private refuseIfBeforeLoss(signedAtMs: number): void {
+    if (signedAtMs < this.refuseBefore) throw new ReplayMemoryLostError(this.refuseBefore, this.clock());
+  }
+
+  private async write(key: string, ttlMs: number): Promise<[number, number | string]> {
+    const ttl = String(Math.max(1, Math.ceil(ttlMs)));
+    return await (this.redis.client as unknown as ScriptedClient).replayFirstUse(this.markerKey, `${this.redis.prefix}replay:${key}`, this.known ?? '', ttl);
+  }
+
+  /**
+   * Aligns on the marker Redis holds (`seen`: what the script found, '' when none). Without one it
+   * writes one; a replica that knew another one has found the memory lost. The marker's value is
+   * `<id>:<refuse signatures before, ms>`.
+   */
+  private async sync(seen: string | null): Promise<void> {
+    const now = this.clock();
+    const had = this.known;
+    let marker = seen === null ? await this.redis.client.get(this.markerKey) : seen === '' ? null : seen;
+    if (marker === null) {
+      // Lost under this replica's eyes: from now. Never seen by this replica (its first exchange,
+      // a fresh Redis or prefix): the memory may have been lost when the server started, so from
+      // then (a server up for longer than the window refuses nothing).
+      const from = had !== null ? now : now - uptimeMs(await this.redis.client.info('server'));
+      await this.redis.client.set(this.markerKey, `${randomUUID()}:${from + this.windowMs}`, 'NX');
+      await this.redis.replicated();
+      marker = await this.redis.client.get(this.markerKey);
+      if (marker === null) throw new Error('the replay memory marker vanished as it was written');
+    }
+    const lostNow = had !== null && marker !== had;
+    const recorded = Number(marker.slice(marker.lastIndexOf(':') + 1)) || 0;
+    this.refuseBefore = Math.max(this.refuseBefore, recorded, lostNow ? now + this.windowMs : 0);
+    this.known = marker;
+    if (lostNow) {
+      this.lost.inc();
+      this.logger.warn(
+        { refusingSignedBefore: new Date(this.refuseBefore).toISOString() },
+        'redis: the signature replay memory was lost (Redis restarted empty or was flushed): signatures timestamped before the loss plus the signing window are refused (503)',
+      );
+    } else if (this.refuseBefore > now) {
+      this.logger.warn({ refusingSignedBefore: new Date(this.refuseBefore).toISOString() }, 'redis: the signature replay memory is new or was lost recently: older signatures are refused (503)');
+    }
+  }
+}
+
+/** Redis's `uptime_in_seconds`, as ms; its start is taken as late as it can be (the safe side). */
+function uptimeMs(info: string): number {
+  const s = /^uptime_in_seconds:(\d+)/m.exec(info);
+  if (!s) throw new Error('INFO server has no uptime_in_seconds');
+  return Number(s[1]) * 1_000;
 }

@@ -6,7 +6,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../config/env.js';
 import type { ReplayGuard } from '../contracts/replay-guard.js';
 import { RedisHandle, type RedisStatus, type RedisTarget } from './redis.js';
-import { RedisReplayGuard } from './redis-replay-guard.js';
+import { RedisReplayGuard, type ReplayMemoryStatus } from './redis-replay-guard.js';
 import { RedisFaucetLock, type FaucetLock } from './faucet-lock.js';
 import { RedisClaims } from './claims.js';
 import type { Claims } from '../contracts/claims.js';
@@ -21,7 +21,8 @@ export interface SharedState {
   claims: Claims;
   /** Armed dead man's switches, fired by whichever replica sees one due (switch-store.ts). */
   switches: SwitchStore;
-  status(): Promise<RedisStatus>;
+  /** Redis's reachability, and while signatures are refused after a lost replay memory, until when. */
+  status(): Promise<RedisStatus & { replayMemory?: ReplayMemoryStatus }>;
   close(): Promise<void>;
 }
 
@@ -33,13 +34,19 @@ export function createSharedState(config: Config, registry: Registry, logger: Fa
       : null;
   if (target === null) return null;
   const redis = new RedisHandle(target, config.redisPrefix, registry, logger, config.redisWaitReplicas);
+  const replays = new RedisReplayGuard(redis, config.signatureWindowMs, registry, logger);
   return {
     redis,
-    replays: new RedisReplayGuard(redis),
+    replays,
     faucetLock: new RedisFaucetLock(redis),
     claims: new RedisClaims(redis),
     switches: new RedisSwitchStore(redis),
-    status: () => redis.status(),
+    status: async () => {
+      const status = await redis.status();
+      if (!status.reachable) return status;
+      const memory = await replays.status();
+      return memory.refusingSignedBefore ? { ...status, replayMemory: memory } : status;
+    },
     close: () => redis.close(),
   };
 }

@@ -60,7 +60,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   415: 'Unsupported media type (code `unsupported_media_type`): a body needs Content-Type application/json and must be JSON',
   429: 'Rate limited (code `rate_limited`, with Retry-After and `retryAfterS`); `budget_exhausted` (with `budget`) when a party proof needs a session lookup past SESSION_LOOKUPS_PER_IP (docs/security.md)',
   502: 'Engine unavailable (code `engine_unavailable`)',
-  503: 'Database unavailable or indexer schema behind (codes `database_unavailable`, `schema_behind`); `replay_memory_full` on a signed route when the replay memory is full',
+  503: 'Database unavailable or indexer schema behind (codes `database_unavailable`, `schema_behind`); `replay_memory_full` on a signed route when the replay memory is full; `shared_state_unavailable` on a signed route when the fleet\'s Redis cannot remember the signature, or (with Retry-After) for one signing window after its replay memory was found lost (docs/fleet.md)',
   504: 'Engine timeout (code `engine_timeout`)',
 };
 

@@ -32,6 +32,18 @@ const ReadyBody = Type.Object(
       connected: Type.Boolean({ description: 'The admin SSE bridge is connected (with NATS_URL: the JetStream consumer runs and has caught up)' }),
       source: Type.Optional(Type.Union([Type.Literal('sse'), Type.Literal('jetstream')], { description: 'Where engine events come from' })),
       gap: Type.Optional(Type.String({ description: 'A gap the bridge could not fill, if any' })),
+      lag: Type.Optional(
+        Type.Object(
+          {
+            engineHead: Type.Union([Type.Integer(), Type.Null()], { description: "The engine's newest seq as last observed (its /healthz maxSeq, else the stream's last message)" }),
+            events: Type.Union([Type.Integer(), Type.Null()], { description: 'Events the replica lacks up to that head' }),
+            seconds: Type.Number({ description: 'How long ago the replica last held everything the engine had' }),
+            behind: Type.Boolean({ description: 'More than STREAM_BEHIND_MAX_S behind: degraded' }),
+            stalled: Type.Boolean({ description: 'Behind and not moving: it is recovering (new consumer, database fill)' }),
+          },
+          { description: 'With NATS_URL: this replica measured against the engine head (docs/fleet.md "Behind the engine")' },
+        ),
+      ),
     }),
     engineMaxSeq: Type.Union([Type.Integer(), Type.Null()]),
     commitments: Type.Optional(
@@ -76,6 +88,17 @@ const ReadyBody = Type.Object(
             Type.Object(
               { wanted: Type.Integer(), connected: Type.Integer() },
               { description: 'With REDIS_WAIT_REPLICAS > 0: the replicas that must acknowledge, and those connected to the primary; fewer connected: degraded (every signed call refused 503)' },
+            ),
+          ),
+          replayMemory: Type.Optional(
+            Type.Object(
+              { refusingSignedBefore: Type.Optional(Type.String({ format: 'date-time' })) },
+              {
+                description:
+                  'Present while the signature replay memory in Redis was found lost (Redis restarted empty or flushed): signed requests timestamped before ' +
+                  '`refusingSignedBefore` (the loss plus SIGNATURE_WINDOW_MS) answer 503 shared_state_unavailable with Retry-After. It does not make the replica unready ' +
+                  '(every replica is in the same window; docs/adr/0155)',
+              },
             ),
           ),
         },
@@ -126,6 +149,10 @@ async function readiness({ db, engine, live, fleet, config }: Pick<FastifyInstan
     reasons.push(streamStatus.source === 'jetstream' ? 'JetStream source down or catching up' : 'SSE bridge down');
   }
   if (streamStatus.gap) reasons.push(`SSE bridge gap: ${streamStatus.gap}`);
+  const lag = streamStatus.enabled ? streamStatus.lag : undefined;
+  if (lag?.behind) {
+    reasons.push(`stream behind the engine: ${lag.events ?? 'unknown'} events, ${Math.round(lag.seconds)} s${lag.stalled ? ' (stalled, recovering)' : ' (catching up)'}`);
+  }
 
   const commitments = live?.commitmentStatus() ?? null;
   const engineMaxSeq = streamStatus.maxSeq ?? (health.reachable ? (health.maxSeq ?? null) : null);
@@ -142,6 +169,7 @@ async function readiness({ db, engine, live, fleet, config }: Pick<FastifyInstan
       connected: streamStatus.connected,
       ...(streamStatus.source ? { source: streamStatus.source } : {}),
       ...(streamStatus.gap ? { gap: streamStatus.gap } : {}),
+      ...(lag ? { lag: { ...lag, seconds: Math.round(lag.seconds * 10) / 10 } } : {}),
     },
     engineMaxSeq,
     ...(commitments ? { commitments } : {}),

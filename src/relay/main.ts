@@ -40,6 +40,7 @@ const relay = new EngineRelay({
   subject: config.natsSubject,
   maxAgeS: config.natsMaxAgeS,
   maxBytes: config.natsMaxBytes,
+  replicas: config.natsStreamReplicas,
   engineStreamUrl: url.toString(),
   token: config.engineAdminToken,
   idleMs: config.sseIdleMs,

@@ -2,12 +2,18 @@
 // Last-Event-ID, silence watchdog, gap filling from the indexer's `events` table) and publishes
 // every engine event to JetStream, in seq order, with the engine seq as `Nats-Msg-Id`.
 //
-// No seq lost or repeated, with any number of relays running:
-// - each publish of seq N expects the stream's last message id to be N-1 (`Nats-Expected-Last-Msg-Id`),
-//   so the stream stays contiguous and in engine order whichever relay publishes;
-// - a relay whose publish is refused because another relay already stored that seq (duplicate
-//   id, or a last id at or past N) drops the event and goes on; the active relay killed, the next
-//   event a standby relay reads is the one the stream needs, so it takes over at once;
+// No seq lost or repeated, with any number of relays running, on one server or a cluster:
+// - each publish expects the stream's last STREAM seq to be the one before it
+//   (`Nats-Expected-Last-Sequence`), so the stream stays contiguous and in engine order whichever
+//   relay publishes. (It expected the last message id before: the server keeps that id only in
+//   memory, so after a server restart or a leader change it no longer matched anything and every
+//   publish failed "wrong last msg id" for ever, ADR 0120. The stream seq is the stream's own,
+//   replicated state.)
+// - a publish refused because the stream moved (another relay stored that seq, or a new leader
+//   holds less than the old one: a rolled-back tail) realigns on what the stream holds: it reads
+//   the stream's last message and its engine seq. At or past this event: drop what is stored and
+//   go on. Behind it: the reader restarts after the stream's last engine seq and the engine
+//   replays what is missing, republished with the same ids (deduplicated within the window).
 // - after any NATS failure the relay stops its SSE reader and starts again after the stream's last
 //   engine seq (the resume point is always the stream, never the relay's memory).
 //
@@ -24,7 +30,7 @@ import { type JetStreamClient, type JetStreamManager, type NatsConnection } from
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { DEFAULT_MAX_EVENT_BYTES, SseBridge } from '../engine/sse-bridge.js';
 import type { EngineEvent } from '../contracts/engine-event.js';
-import { connectNats, ensureStream, streamBounds, type StreamSettings } from '../fleet/jetstream.js';
+import { connectNats, ensureStream, streamTail, type StreamSettings } from '../fleet/jetstream.js';
 
 export interface RelayOptions extends StreamSettings {
   engineStreamUrl: string;
@@ -57,8 +63,21 @@ export class EngineRelay {
   private restarting: Promise<void> | null = null;
   /** The newest engine seq known to be in the stream (published by us or by another relay). */
   private streamLast: number | null = null;
+  /** The stream seq of that message: what the next publish expects as the stream's last. */
+  private streamSeq = 0;
+  /**
+   * Engine seqs this relay left out on purpose (longer than SSE_MAX_EVENT_BYTES, or skipped by its
+   * reader past an unfillable gap): never in the stream, so a hole made of them is no rollback.
+   * Replicas fill them from the database or announce them (src/engine/ordered-delivery.ts).
+   */
+  private readonly leftOut = new LeftOut();
   private readonly published: Counter<'outcome'>;
   private readonly lastSeq: Gauge;
+  private readonly realigned: Counter<'cause'>;
+  private readonly replicas: Gauge;
+  private replicaCheck: NodeJS.Timeout | null = null;
+  /** Restarts since the last event stored: two in a row move the connection to another server. */
+  private failedRestarts = 0;
 
   constructor(private readonly options: RelayOptions) {
     const registers = [options.registry];
@@ -69,6 +88,17 @@ export class EngineRelay {
       registers,
     });
     this.lastSeq = new Gauge({ name: 'bff_relay_stream_last_seq', help: 'Newest engine seq known to be in the JetStream stream', registers });
+    this.realigned = new Counter({
+      name: 'bff_relay_realigned_total',
+      help: 'Times the relay realigned on the stream: another relay was ahead (ahead), or the stream held less than expected (rolled_back: a new leader without the tail; the engine replays it)',
+      labelNames: ['cause'],
+      registers,
+    });
+    this.replicas = new Gauge({
+      name: 'bff_relay_stream_replicas',
+      help: 'The running stream\'s replica count (num_replicas), as the cluster reports it; compare with NATS_STREAM_REPLICAS',
+      registers,
+    });
     // Read at each scrape: what /readyz answers, so an alert can tell "scraped" from "relaying".
     const ready = (): number => (this.connected ? 1 : 0);
     new Gauge({
@@ -92,21 +122,48 @@ export class EngineRelay {
   async start(): Promise<void> {
     const nc = await connectNats(this.options.url, this.options.name ?? 'engine-relay');
     try {
-      this.jsm = await nc.jetstreamManager();
-      this.js = nc.jetstream();
-      await ensureStream(this.jsm, this.options);
+      // 2 s per call (the client's default is 5): a publish lost with a dead leader is retried
+      // from the stream sooner, and an election (a few seconds) is waited out by retrying.
+      this.jsm = await nc.jetstreamManager({ timeout: 2_000 });
+      this.js = nc.jetstream({ timeout: 2_000 });
+      const ensured = await ensureStream(this.jsm, this.options);
+      this.reportReplicas(ensured.replicas);
       this.nc = nc;
       await this.startBridge();
+      // The count can change under a running relay (an operator's `nats stream edit`): read again each minute.
+      this.replicaCheck = setInterval(() => {
+        this.jsm!.streams.info(this.options.stream).then(
+          (info) => this.reportReplicas(info.config.num_replicas),
+          () => undefined,
+        );
+      }, 60_000);
+      this.replicaCheck.unref();
     } catch (err) {
       await nc.close().catch(() => undefined);
       throw err;
     }
   }
 
+  private reportedReplicas: number | null = null;
+
+  /** The stream's replica count as a metric, and a warning when it is not the configured one. */
+  private reportReplicas(n: number): void {
+    this.replicas.set(n);
+    const wanted = this.options.replicas ?? 1;
+    if (n !== wanted && this.reportedReplicas !== n) {
+      this.options.logger.warn(
+        { stream: this.options.stream, replicas: n, configured: wanted },
+        `relay: the stream has ${n} replica(s), NATS_STREAM_REPLICAS is ${wanted}; it is left as it is (change it with \`nats stream edit --replicas\`, docs/operations.md)`,
+      );
+    }
+    this.reportedReplicas = n;
+  }
+
   private async startBridge(): Promise<void> {
-    const bounds = await streamBounds(this.jsm!, this.options.stream);
-    const startAfter = bounds ? bounds.lastEngineSeq : await this.options.emptyStreamStartAfter();
-    this.streamLast = bounds ? bounds.lastEngineSeq : null;
+    const tail = await streamTail(this.jsm!, this.options.stream);
+    const startAfter = tail.lastEngineSeq ?? (await this.options.emptyStreamStartAfter());
+    this.streamLast = tail.lastEngineSeq;
+    this.streamSeq = tail.lastStreamSeq;
     if (this.streamLast !== null) this.lastSeq.set(this.streamLast);
     this.queue = [];
     this.options.logger.info({ startAfter, stream: this.options.stream }, 'relay: reading the engine stream');
@@ -118,12 +175,15 @@ export class EngineRelay {
       startAfter,
       sink: {
         event: (e) => {
-          if (this.tooLarge(e)) return;
+          if (this.tooLarge(e)) {
+            this.leftOut.add(e.seq, e.seq);
+            return;
+          }
           this.queue.push(e);
           void this.pump();
         },
         batch: (deliver) => deliver(),
-        skipped: () => {},
+        skipped: (to, from) => this.leftOut.add(from ?? to, to),
         // The purge is not awaited: the queue is emptied, and the next event is published after it.
         replaced: async () => {
           this.queue = [];
@@ -167,11 +227,15 @@ export class EngineRelay {
   private async pump(): Promise<void> {
     if (this.pumping) return;
     this.pumping = true;
+    let idle = 0;
     try {
       while (!this.stopped && this.queue.length > 0 && this.restarting === null) {
         const batch = this.queue.slice(0, PIPELINE);
         const done = await this.publishBatch(batch);
         this.queue.splice(0, done);
+        // Realigned without progress (the stream moved under us): a short pause, not a hot loop.
+        idle = done === 0 ? idle + 1 : 0;
+        if (idle > 0) await new Promise((r) => setTimeout(r, Math.min(1_000, 20 * 2 ** Math.min(idle, 6))));
       }
     } catch (err) {
       if (!this.stopped) {
@@ -185,41 +249,64 @@ export class EngineRelay {
 
   /** How many events of `batch` are settled (stored by this relay or found in the stream). */
   private async publishBatch(batch: EngineEvent[]): Promise<number> {
-    let expected = this.streamLast;
+    let expectedEngine = this.streamLast;
+    let expectedSeq = this.streamSeq;
     const sends = batch.map((event) => {
-      if (expected !== null && event.seq <= expected) return null; // already in the stream
+      if (expectedEngine !== null && event.seq <= expectedEngine) return null; // already in the stream
+      if (expectedEngine !== null && event.seq !== expectedEngine + 1 && !this.leftOut.covers(expectedEngine + 1, event.seq - 1)) return 'hole' as const;
       const p = this.js!.publish(this.options.subject, encoder.encode(event.raw ?? JSON.stringify(event)), {
         msgID: String(event.seq),
-        ...(expected !== null ? { expect: { lastMsgID: String(expected) } } : {}),
+        // 0 (a new stream) is no condition for the client: the id's deduplication covers that first write.
+        expect: { lastSequence: expectedSeq },
       });
-      expected = event.seq;
+      expectedEngine = event.seq;
+      expectedSeq++;
       return p;
     });
-    const results = await Promise.allSettled(sends.map((p) => p ?? Promise.resolve(null)));
+    const results = await Promise.allSettled(sends.map((p) => (p === null || p === 'hole' ? Promise.resolve(null) : p)));
     for (let i = 0; i < batch.length; i++) {
       const event = batch[i]!;
       const r = results[i]!;
-      if (sends[i] === null) {
+      const send = sends[i];
+      if (send === null) {
         this.published.inc({ outcome: 'already_stored' });
         continue;
       }
-      if (r.status === 'fulfilled') {
-        this.published.inc({ outcome: r.value?.duplicate ? 'already_stored' : 'published' });
+      if (send === 'hole') return this.realign(event);
+      if (r.status === 'fulfilled' && r.value && !r.value.duplicate) {
+        this.published.inc({ outcome: 'published' });
+        this.failedRestarts = 0;
         this.streamLast = event.seq;
+        this.streamSeq = r.value.seq;
         this.lastSeq.set(event.seq);
         continue;
       }
-      const err = r.reason as Error;
-      if (!/wrong last msg ?id/i.test(err.message)) throw err;
-      // Another relay moved the stream on: catch up with it; the rest of the batch is tried again.
-      const bounds = await streamBounds(this.jsm!, this.options.stream);
-      const last = bounds?.lastEngineSeq ?? null;
-      if (last === null || last < event.seq) throw err; // the stream is behind this event: resync
-      this.streamLast = last;
-      this.lastSeq.set(last);
-      return i;
+      // A duplicate (this id is stored: another relay, or a retry after a lost ack), or a refusal
+      // because the stream's last seq is not the one expected: what the stream holds decides.
+      if (r.status === 'rejected' && !/wrong last sequence/i.test((r.reason as Error).message)) throw r.reason;
+      return this.realign(event);
     }
     return batch.length;
+  }
+
+  /**
+   * Reads the stream's last message and continues from it: returns how many queued events are
+   * settled (0: the queue is evaluated again against the new last seq), or throws (the reader
+   * restarts after the stream's last seq) when the stream ends before `event`'s predecessor.
+   */
+  private async realign(event: EngineEvent): Promise<number> {
+    const tail = await streamTail(this.jsm!, this.options.stream);
+    const last = tail.lastEngineSeq;
+    if (last !== null && last < event.seq - 1 && !this.leftOut.covers(last + 1, event.seq - 1)) {
+      this.realigned.inc({ cause: 'rolled_back' });
+      this.options.logger.warn({ streamLast: last, relayLast: this.streamLast, next: event.seq }, 'relay: the stream holds less than expected (a new leader without the tail); republishing from the engine');
+      throw new Error(`stream ends at ${last}, before ${event.seq - 1}`);
+    }
+    if (last !== null && last >= event.seq) this.realigned.inc({ cause: 'ahead' });
+    this.streamLast = last;
+    this.streamSeq = tail.lastStreamSeq;
+    if (last !== null) this.lastSeq.set(last);
+    return 0;
   }
 
   /** Stops reading, then starts again after the stream's last seq once NATS answers. */
@@ -228,12 +315,17 @@ export class EngineRelay {
     this.restarting = (async () => {
       await this.bridge?.stop();
       this.bridge = null;
-      while (!this.stopped) {
+      // A publish that failed twice in a row on the same server, or a stream that does not answer
+      // twice: the server may be paused or half-partitioned with its socket still open (pings take
+      // seconds to tell), so the connection moves to another server of the cluster.
+      if (++this.failedRestarts >= 2) this.moveServer();
+      for (let attempt = 1; !this.stopped; attempt++) {
         try {
           await this.startBridge();
           break;
         } catch (err) {
-          this.options.logger.warn({ err: (err as Error).message }, 'relay: stream unavailable; retrying');
+          this.options.logger.warn({ err: (err as Error).message, server: this.nc?.info?.server_name }, 'relay: stream unavailable; retrying');
+          if (attempt % 2 === 0) this.moveServer();
           await new Promise((r) => setTimeout(r, 500));
         }
       }
@@ -243,10 +335,40 @@ export class EngineRelay {
     });
   }
 
+  private moveServer(): void {
+    this.failedRestarts = 0;
+    if (!this.nc || this.nc.isClosed()) return;
+    this.options.logger.warn({ server: this.nc.info?.server_name }, 'relay: moving to another NATS server');
+    void this.nc.reconnect().catch(() => undefined);
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.replicaCheck) clearInterval(this.replicaCheck);
     await this.bridge?.stop();
     await this.restarting;
     await this.nc?.drain().catch(() => undefined);
+  }
+}
+
+/** Ranges of engine seqs left out of the stream, the newest MAX_LEFT_OUT kept (older ones are long settled). */
+class LeftOut {
+  private static readonly MAX = 1_000;
+  private readonly ranges: Array<[number, number]> = [];
+
+  add(from: number, to: number): void {
+    this.ranges.push([from, to]);
+    if (this.ranges.length > LeftOut.MAX) this.ranges.shift();
+  }
+
+  /** Every seq of from..to was left out (an empty range is covered). */
+  covers(from: number, to: number): boolean {
+    let next = from;
+    for (const [a, b] of [...this.ranges].sort((x, y) => x[0] - y[0])) {
+      if (a > next) break;
+      if (b >= next) next = b + 1;
+      if (next > to) return true;
+    }
+    return next > to;
   }
 }

@@ -8,6 +8,7 @@ import {
   CLOSE_CODES,
   GapMessage,
   HeartbeatMessage,
+  LaggingMessage,
   OrderbookSnapshotFrame,
   PassthroughFrame,
   PositionUpdateFrame,
@@ -15,6 +16,7 @@ import {
   SubscribedMessage,
   TradeFrame,
   AccountUpdateFrame,
+  OpenInterestUpdateFrame,
 } from './schemas.js';
 import { OrderbookDeltaFrame } from './book-schemas.js';
 import { FillFrame, OrderUpdateFrame } from './user-schemas.js';
@@ -48,6 +50,11 @@ const MESSAGES = {
     name: 'fill',
     summary: 'User channel (needs a proven `party`): the party\'s own fill legs only; the last fills on subscribe. Filter: party, markets.',
   },
+  openInterestUpdate: {
+    schema: OpenInterestUpdateFrame,
+    name: 'open_interest.update',
+    summary: 'Opt-in (kinds=open_interest.update): a market\'s open interest (as GET /v1/markets openInterest) after a batch that changed it, at most once per market per batch; every market\'s on subscribe. Filter: markets.',
+  },
   candleUpdate: { schema: CandleUpdateFrame, name: 'candle.update', summary: 'Open bucket after a match. Filter: markets, intervals.' },
   candleClose: { schema: CandleCloseFrame, name: 'candle.close', summary: 'Exactly once per bucket. Filter: markets, intervals.' },
   engineEvent: {
@@ -76,6 +83,11 @@ const MESSAGES = {
     schema: HeartbeatMessage,
     name: 'stream.heartbeat',
     summary: 'Every `heartbeat` seconds, only to connections that asked for it: the head seq; lets a browser notice a half-open socket.',
+  },
+  streamLagging: {
+    schema: LaggingMessage,
+    name: 'stream.lagging',
+    summary: 'Control (control=true or since), fleet replicas only: this replica is behind the engine (every 2 s while it is; `lagging: false` once caught up). The frames follow; nothing is lost.',
   },
   streamAck: {
     schema: AckMessage,
@@ -133,9 +145,13 @@ export function buildAsyncApi(): Record<string, unknown> {
         'Unless AUTH_DISABLED, a `party` filter needs proof in the query: `user`, `sessionId`, `sig` = `<tsMs>.<hex>`, an ed25519',
         'signature by the session key over `GET\\n/v1/stream\\n<tsMs>\\n` (±30 s, single use); a party other than `user` is 403.',
         '',
-        'Control messages (`stream.subscribed`, `stream.gap`, `stream.reset`) are a gateway extension, not spec kinds, and are opt-in: they are',
+        'Control messages (`stream.subscribed`, `stream.gap`, `stream.reset`, `stream.lagging`) are a gateway extension, not spec kinds, and are opt-in: they are',
         'sent only to a connection that passed `control=true` (true or false, else 400) or `since`. A client that passes',
         'neither receives only the spec kinds (domain frames and engine passthrough events).',
+        '',
+        'Behind the engine (fleet replicas): while the replica is more than STREAM_BEHIND_MAX_S behind the engine, control',
+        'connections get `stream.lagging` every 2 s, then `lagging: false`; every connection stays open and gets the missing',
+        'frames in order once the replica has caught up (never subscribed to silence, nothing lost).',
         '',
         'Replay: `since=<seq>` first sends the frames after that seq still held in memory (WS_HISTORY_SIZE frames), then live,',
         'with no gap or repeat. If the history does not reach back that far, a `stream.gap` message comes first: backfill from',

@@ -19,6 +19,8 @@ export interface StreamFanout extends FramePublisher {
   resubscribe(client: StreamClient, next: Subscription, ack: (sub: Subscription, head: number | null) => Record<string, unknown>, snapshot: boolean): Promise<boolean>;
   /** An answer to a client message, in order with the connection's frames. */
   reply(client: StreamClient, message: Record<string, unknown>): void;
+  /** A control message to every connection that takes them (stream.lagging, src/stream/lag-notice.ts). */
+  announceControl(message: Record<string, unknown>): void;
   /** The newest seq the gateway has (the `seq` of answers). */
   head(): number | null;
   /** Shutdown: every client gets close code 1001; new connections are refused. */

@@ -197,6 +197,14 @@ export class StreamHub implements StreamFanout, ClientOwner {
     }
   }
 
+  /** A control message (stream.lagging) to every open connection that takes control messages, in order with its frames. */
+  announceControl(message: Record<string, unknown>): void {
+    if (!this.options.enabled) return;
+    for (const client of [...this.index.clients()]) {
+      if (client.sub.control) this.sendControl(client, message);
+    }
+  }
+
   /** The epoch changed without a replacement (an empty history got its first event): control connections are told. */
   epochChanged(): void {
     if (!this.options.enabled) return;

@@ -26,6 +26,24 @@ export interface LiveStatus {
    * engine's head): why, in words. The replica probe (/readyz/replica) is 503 while it is set.
    */
   stalled?: string;
+  /**
+   * With JetStream: this replica measured against the engine's head (docs/fleet.md "Behind the
+   * engine"), for /readyz, the metrics and whatever judges the replica.
+   */
+  lag?: StreamLag;
+}
+
+export interface StreamLag {
+  /** The engine's newest seq as last observed (its /healthz maxSeq, else the stream's last message); null: never observed. */
+  engineHead: number | null;
+  /** engineHead minus the replica's position; null while the head is unknown. */
+  events: number | null;
+  /** How long ago the replica last held everything the engine had; grows every second while it does not. */
+  seconds: number;
+  /** More than STREAM_BEHIND_MAX_S behind: degraded, clients told (stream.lagging). */
+  behind: boolean;
+  /** Behind and not moving: the replica is recovering (new consumer, database fill). */
+  stalled: boolean;
 }
 
 export interface LiveView {

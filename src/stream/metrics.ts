@@ -54,7 +54,7 @@ export class StreamMetrics {
     });
     this.rejected = new Counter({ name: 'bff_ws_upgrades_rejected_total', help: 'Refused /v1/stream upgrades, by HTTP status', labelNames: ['status'], registers });
     this.sseReconnects = new Counter({ name: 'bff_sse_reconnects_total', help: 'Reconnections of the engine admin SSE stream', registers });
-    this.sseLag = new Gauge({ name: 'bff_sse_lag_seconds', help: 'Gateway clock minus the ts of the last engine event received', registers });
+    this.sseLag = new Gauge({ name: 'bff_sse_lag_seconds', help: 'Gateway clock minus the ts of the last engine event received; with NATS_URL, while the replica is behind the engine, at least bff_stream_behind_seconds (never frozen during a stall)', registers });
     this.sseEvents = new Counter({ name: 'bff_sse_events_total', help: 'Engine events accepted from the admin SSE stream (after de-duplication)', registers });
     this.sseOversized = new Counter({ name: 'bff_sse_oversized_total', help: 'Engine SSE connections dropped for a line or event longer than SSE_MAX_EVENT_BYTES', registers });
   }

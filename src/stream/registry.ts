@@ -10,7 +10,7 @@
 import { frameParty, type Frame } from '../contracts/frame.js';
 import type { StreamClient } from './client.js';
 import { bookViewSpecOf, viewSpecKey } from './book-views.js';
-import { matches, wantsKind } from './subscription.js';
+import { matches, OPT_IN_KINDS, wantsKind } from './subscription.js';
 
 const ANY = '*';
 /** The kinds of the frames made for a book view (src/stream/book-views.ts). */
@@ -116,13 +116,16 @@ export class SubscriberIndex {
         for (const c of b) visit(c);
       }
     };
+    // The any-kind buckets hold the connections without a kinds filter, which an opt-in kind
+    // (a public one such as open_interest.update) never reaches.
+    const optIn = OPT_IN_KINDS.has(frame.kind);
     if (frame.market === undefined) {
       each(this.byKind.get(frame.kind));
-      each(this.byKind.get(ANY));
+      if (!optIn) each(this.byKind.get(ANY));
       return;
     }
     const exact = this.byKindMarket.get(frame.kind);
-    const anyKind = this.byKindMarket.get(ANY);
+    const anyKind = optIn ? undefined : this.byKindMarket.get(ANY);
     each(exact?.get(frame.market));
     each(exact?.get(ANY));
     each(anyKind?.get(frame.market));

@@ -81,6 +81,28 @@ export const AccountUpdateFrame = Type.Object(
   },
 );
 
+export const OpenInterestUpdateFrame = Type.Object(
+  {
+    kind: Type.Literal('open_interest.update'),
+    seq: SnapshotSeq,
+    ts: Ts,
+    market: Market,
+    snapshot: SnapshotMark,
+    payload: Type.Object(
+      {
+        openInterest: { ...Decimal, description: 'Open interest in base units: Σ size of the open long position epochs (= Σ |size| of the short ones), as GET /v1/markets `openInterest`' },
+        asOfSeq: { ...Seq, description: 'The seq the figure is current as of (the last event of the batch that changed it; on a snapshot frame, the head)' },
+      },
+      strict,
+    ),
+  },
+  {
+    ...strict,
+    description:
+      'Opt-in (kinds=open_interest.update): the market\'s open interest after a batch of engine events that changed it (at most one per market per batch), and its current value for every market on subscribe. Public.',
+  },
+);
+
 export const TradeFrame = Type.Object(
   {
     kind: Type.Literal('trade'),
@@ -260,6 +282,31 @@ export const HeartbeatMessage = Type.Object(
   },
 );
 
+export const LaggingMessage = Type.Object(
+  {
+    kind: Type.Literal('stream.lagging'),
+    seq: { ...Seq, description: 'headSeq (0 when null)' },
+    ts: Timestamp,
+    payload: Type.Object(
+      {
+        lagging: Type.Boolean({ description: 'true: this replica is behind the engine (sent every 2 s while it is); false: caught up again (sent once)' }),
+        headSeq: Type.Union([Seq, Type.Null()], { description: 'The newest seq this replica has' }),
+        engineHeadSeq: Type.Union([Seq, Type.Null()], { description: "The engine's newest seq as the replica last observed it" }),
+        behindEvents: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Events the replica lacks (null: the head is unknown)' }),
+        behindSeconds: Type.Number({ minimum: 0, description: 'How long ago the replica last held everything the engine had' }),
+      },
+      strict,
+    ),
+  },
+  {
+    ...strict,
+    description:
+      'Control (control=true or since), fleet replicas (NATS_URL) only: the replica is behind the engine by more than STREAM_BEHIND_MAX_S. ' +
+      'Nothing is lost: the missing frames follow, in order, once it catches up (then `lagging: false`). A client may instead reconnect ' +
+      'elsewhere with since=<last seq>.',
+  },
+);
+
 export const FRAME_SCHEMAS: Record<string, TSchema> = {
   'position.update': PositionUpdateFrame,
   'balance.update': BalanceUpdateFrame,
@@ -269,12 +316,14 @@ export const FRAME_SCHEMAS: Record<string, TSchema> = {
   'orderbook.delta': OrderbookDeltaFrame,
   'order.update': OrderUpdateFrame,
   fill: FillFrame,
+  'open_interest.update': OpenInterestUpdateFrame,
   'candle.update': CandleUpdateFrame,
   'candle.close': CandleCloseFrame,
   'stream.subscribed': SubscribedMessage,
   'stream.gap': GapMessage,
   'stream.reset': ResetMessage,
   'stream.heartbeat': HeartbeatMessage,
+  'stream.lagging': LaggingMessage,
   'stream.ack': AckMessage,
   'stream.answer': AnswerMessage,
   'stream.error': ErrorMessage,

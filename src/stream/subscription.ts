@@ -238,7 +238,7 @@ export function judgeMarketsFilter(sub: Subscription, knownMarkets: ReadonlySet<
  * Gateway extensions a connection receives only when its `kinds` names them, so a client that
  * follows the spec alone sees spec kinds only (docs/stream.md).
  */
-export const OPT_IN_KINDS: ReadonlySet<string> = new Set(['account.update', 'orderbook.delta', 'order.update', 'fill']);
+export const OPT_IN_KINDS: ReadonlySet<string> = new Set(['account.update', 'orderbook.delta', 'order.update', 'fill', 'open_interest.update']);
 
 /** The kinds filter alone: a connection without one takes every kind but the opt-in ones. */
 export function wantsKind(sub: Subscription, kind: string): boolean {

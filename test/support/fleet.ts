@@ -1,7 +1,7 @@
 // What the fleet tests need from the machine: Redis, NATS with JetStream, nginx. Outside CI a
 // missing one makes its tests skip, loudly (a warning naming what is missing); in CI (CI=true) it
 // fails them, since .ci/run installs and starts them.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { connect as tcpConnect, createServer } from 'node:net';
 import { nginxBinary } from '../../deploy/nginx.js';
 import { randomBytes } from 'node:crypto';
@@ -9,7 +9,8 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { EngineRelay } from '../../src/relay/relay.js';
 import { Redis } from 'ioredis';
-import { connect as natsConnect } from 'nats';
+import { connect as natsConnect, type NatsConnection } from 'nats';
+import { streamBounds } from '../../src/fleet/jetstream.js';
 import WebSocket from 'ws';
 import { expect } from 'vitest';
 import type { TestGateway } from './gateway.js';
@@ -94,9 +95,21 @@ export async function forgetFleetState(stream: string, redisPrefix: string): Pro
  * A relay (src/relay) from an engine's admin stream into a JetStream stream of its own, started:
  * no fill from a database, an empty stream starting from the engine's first event, silent logs.
  */
-export async function startTestRelay(o: { stream: string; subject: string; engine: { url: string; token: string }; natsUrl?: string; maxBytes?: number }): Promise<EngineRelay> {
+export async function startTestRelay(o: {
+  stream: string;
+  subject: string;
+  engine: { url: string; token: string };
+  natsUrl?: string;
+  maxBytes?: number;
+  replicas?: number;
+  engineHead?: () => Promise<number | null>;
+  /** Where its metrics go (a fresh registry otherwise). */
+  registry?: Registry;
+}): Promise<EngineRelay> {
   const relay = new EngineRelay({
     url: o.natsUrl ?? NATS_URL,
+    ...(o.replicas !== undefined ? { replicas: o.replicas } : {}),
+    ...(o.engineHead ? { engineHead: o.engineHead } : {}),
     stream: o.stream,
     subject: o.subject,
     maxAgeS: 600,
@@ -106,11 +119,20 @@ export async function startTestRelay(o: { stream: string; subject: string; engin
     idleMs: 10_000,
     emptyStreamStartAfter: async () => 0,
     fillFrom: null,
-    logger: pino({ level: 'silent' }),
-    registry: new Registry(),
+    logger: pino({ level: process.env.FLEET_TEST_LOG ?? 'silent', base: { role: 'test-relay' } }),
+    registry: o.registry ?? new Registry(),
   });
   await relay.start();
   return relay;
+}
+
+/** The engine seqs (message ids) the stream holds, in stream order. */
+export async function streamEngineSeqs(nc: NatsConnection, stream: string): Promise<number[]> {
+  const jsm = await nc.jetstreamManager();
+  const b = await streamBounds(jsm, stream);
+  const out: number[] = [];
+  for (let s = b?.firstStreamSeq ?? 1; b && s <= b.lastStreamSeq; s++) out.push(Number((await jsm.streams.getMessage(stream, { seq: s })).header!.get('Nats-Msg-Id')));
+  return out;
 }
 
 /** A gateway replica in its own process (`src/main.ts`), as a fleet runs it. */
@@ -123,10 +145,14 @@ export interface Replica {
 const ROOT = new URL('../../', import.meta.url).pathname;
 
 /** Starts a replica on `port` with `env` (the whole environment it gets) and waits for its /healthz. */
-export async function startReplica(port: number, env: NodeJS.ProcessEnv): Promise<Replica> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
+export async function startReplica(
+  port: number,
+  env: NodeJS.ProcessEnv,
+  o: { host?: string; spawn?: (command: string, args: string[], options: SpawnOptions) => ChildProcess } = {},
+): Promise<Replica> {
+  const proc = (o.spawn ?? spawn)(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'inherit', 'inherit'] });
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.status === 200, 30_000, `replica :${port}`);
+  await waitFor(async () => (await fetch(`http://${o.host ?? '127.0.0.1'}:${port}/healthz`).catch(() => null))?.status === 200, 30_000, `replica :${port}`);
   return { port, proc, exited };
 }
 
@@ -198,4 +224,27 @@ export async function startOrderTakingEngine(): Promise<{ engine: ScriptedEngine
     return true;
   };
   return { engine, orderSigs };
+}
+
+/**
+ * A throwaway redis-server of the test's own on `port` (no persistence: a restart comes back empty),
+ * for tests that stop or restart Redis; the machine's shared Redis is never stopped.
+ */
+export function ownRedis(port: number): { start(): Promise<void>; kill(): Promise<void>; running(): boolean } {
+  let proc: ChildProcess | null = null;
+  return {
+    async start() {
+      proc = spawn('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      await waitFor(() => tcpReachable(`redis://127.0.0.1:${port}`), 10_000, 'redis-server');
+    },
+    async kill() {
+      const p = proc;
+      if (!p) return;
+      const exited = new Promise((r) => p.once('exit', r));
+      p.kill('SIGKILL');
+      await exited;
+      proc = null;
+    },
+    running: () => proc !== null,
+  };
 }

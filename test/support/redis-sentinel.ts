@@ -20,6 +20,8 @@ export interface SentinelSet {
   primaryPort: number;
   replicaPorts: number[];
   sentinelPorts: number[];
+  /** When the primary was started (ms): its replay memory is refused for one signing window after (docs/adr/0155). */
+  startedAt: number;
   /** REDIS_SENTINELS for a gateway. */
   sentinels: string;
   /** Kills the primary (SIGKILL) and resolves with the time it was killed. */
@@ -48,6 +50,7 @@ export async function startSentinelSet(name = 'gateway'): Promise<SentinelSet> {
   // No delay before a diskless full sync (the default waits 5 s for more replicas to join).
   const common = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--repl-diskless-sync-delay', '0'];
   const procs: Proc[] = [];
+  const startedAt = Date.now();
   const primary = start(['--port', String(primaryPort), ...common]);
   procs.push(primary);
   await waitFor(() => tcpReachable(`redis://127.0.0.1:${primaryPort}`), 10_000, 'primary');
@@ -107,6 +110,7 @@ export async function startSentinelSet(name = 'gateway'): Promise<SentinelSet> {
 
   return {
     name,
+    startedAt,
     primaryPort,
     replicaPorts,
     sentinelPorts,

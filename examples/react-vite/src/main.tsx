@@ -5,7 +5,7 @@
 import { StrictMode, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { GatewayClient, formatMoney, formatPrice, formatSize, localParty, type Market } from '@gateway/client';
-import { GatewayProvider, useGateway, useAccount, useCandles, useFills, useOrderBook, useOrders, useStreamState, useTrades } from '@gateway/client/react';
+import { GatewayProvider, useGateway, useAccount, useCandles, useFills, useOrderBook, useOpenInterest, useOrders, useStreamState, useTrades } from '@gateway/client/react';
 
 const gateway = new URLSearchParams(location.search).get('gateway') ?? 'http://127.0.0.1:4000';
 const client = new GatewayClient({ baseUrl: gateway });
@@ -45,6 +45,7 @@ function Book({ market }: { market: Market }) {
 function Tape({ market }: { market: Market }) {
   const trades = useTrades(market.symbol, 20);
   const bars = useCandles(market.symbol, '1m', 100);
+  const openInterest = useOpenInterest(market.symbol);
   return (
     <section>
       <h3>Trades</h3>
@@ -60,6 +61,7 @@ function Tape({ market }: { market: Market }) {
         </tbody>
       </table>
       <div className="dim" data-testid="bars">{bars.length} bars (1m), last close {formatPrice(market, bars.at(-1)?.close ?? null)}</div>
+      <div className="dim" data-testid="open-interest">open interest {openInterest === null ? '–' : formatSize(market, openInterest)}</div>
     </section>
   );
 }

@@ -134,7 +134,7 @@ export const ENGINE_EVENT_KINDS = [
   'outbound.batch_committed',
 ] as const satisfies readonly EngineEventKind[];
 
-export const DOMAIN_FRAME_KINDS = ['position.update', 'balance.update', 'account.update', 'trade', 'orderbook.snapshot', 'orderbook.delta', 'order.update', 'fill', 'candle.update', 'candle.close'] as const;
+export const DOMAIN_FRAME_KINDS = ['position.update', 'balance.update', 'account.update', 'trade', 'orderbook.snapshot', 'orderbook.delta', 'order.update', 'fill', 'open_interest.update', 'candle.update', 'candle.close'] as const;
 
 /** Every kind the `kinds` filter accepts. */
 export type FrameKind = (typeof DOMAIN_FRAME_KINDS)[number] | EngineEventKind;

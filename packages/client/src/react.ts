@@ -140,6 +140,32 @@ export function useTrades(market: string, limit = 50): Trade[] {
   return trades;
 }
 
+/**
+ * The market's open interest (base units, a 10-place decimal string, as GET /v1/markets
+ * `openInterest`), live from `open_interest.update`: the value on subscribe, then after each batch
+ * that changed it; null until the first frame (or when the gateway has no mirror to seed it from).
+ */
+export function useOpenInterest(market: string): string | null {
+  const { live } = useGateway();
+  const [value, setValue] = useState<string | null>(null);
+  useEffect(() => {
+    let seq = -1;
+    setValue(null);
+    const watch = live.watch(
+      { kinds: ['open_interest.update'], markets: [market] },
+      {
+        onMessage: (m) => {
+          if (m.source !== 'live' || m.frame.kind !== 'open_interest.update' || m.frame.market !== market || m.frame.seq < seq) return;
+          seq = m.frame.seq;
+          setValue(m.frame.payload.openInterest);
+        },
+      },
+    );
+    return () => watch.close();
+  }, [live, market]);
+  return value;
+}
+
 /** The market's bars at `interval`, oldest first: REST history, then live `candle.*` frames by open time. */
 export function useCandles(market: string, interval: CandleInterval, limit = 300): Candle[] {
   const { client, live } = useGateway();

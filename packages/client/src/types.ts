@@ -15,6 +15,7 @@ import type {
   OrderbookSnapshotFrame,
   OrderbookDeltaFrame,
   OrderUpdateFrame,
+  OpenInterestUpdateFrame,
   FillFrame,
   PositionUpdateFrame,
   ResetMessage,
@@ -169,7 +170,7 @@ export interface SnapshotMark {
 }
 /** Every message with an engine seq: domain frames and forwarded engine events. */
 export type Frame =
-  | ((PositionUpdateFrame | BalanceUpdateFrame | AccountUpdateFrame | TradeFrame | OrderbookSnapshotFrame | OrderbookDeltaFrame | OrderUpdateFrame | FillFrame | CandleUpdateFrame | CandleCloseFrame) & SnapshotMark)
+  | ((PositionUpdateFrame | BalanceUpdateFrame | AccountUpdateFrame | TradeFrame | OrderbookSnapshotFrame | OrderbookDeltaFrame | OrderUpdateFrame | FillFrame | OpenInterestUpdateFrame | CandleUpdateFrame | CandleCloseFrame) & SnapshotMark)
   | TypedEngineEvent;
 /** Control messages, sent to connections that opt in (`control=true` or `since=`). */
 export type ControlMessage = SubscribedMessage | GapMessage | ResetMessage | HeartbeatMessage;
@@ -181,6 +182,7 @@ export type {
   TradeFrame,
   OrderUpdateFrame,
   FillFrame,
+  OpenInterestUpdateFrame,
   OrderbookSnapshotFrame,
   CandleUpdateFrame,
   CandleCloseFrame,

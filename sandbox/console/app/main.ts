@@ -94,6 +94,9 @@ let party = '';
 const orders = new UserOrdersStore();
 const fills = new UserFillsStore();
 let marketWatch: Watch | null = null;
+/** Open interest per market from open_interest.update (newer than the REST list's, which is cached). */
+const liveOi = new Map<string, { seq: number; value: string }>();
+const openInterestOf = (m: Market): string => liveOi.get(m.symbol)?.value ?? m.openInterest;
 // Orders and cancels go over the connection's socket while it is open, REST otherwise.
 let liveState: StreamState = 'stopped';
 const live = new LiveConnection({
@@ -138,7 +141,7 @@ function renderMarkets(): void {
   const rows = markets.map((m) => {
     const s = m.stats24h;
     const cls = s.change === null ? '' : s.change.startsWith('-') ? 'sell' : 'buy';
-    return `<tr class="market${m.symbol === selected ? ' sel' : ''}" data-symbol="${escapeHtml(m.symbol)}" data-testid="market" title="24 h volume ${formatMoney(s.quoteVolume, { decimals: 0, thousands: ',' })} USD · open interest ${sz(m.symbol, m.openInterest)}"><td>${escapeHtml(m.symbol)}</td><td>${px(m.symbol, s.last ?? m.lastTrade?.price)}</td><td class="${cls}">${pct(s.changePct)}</td></tr>`;
+    return `<tr class="market${m.symbol === selected ? ' sel' : ''}" data-symbol="${escapeHtml(m.symbol)}" data-testid="market" title="24 h volume ${formatMoney(s.quoteVolume, { decimals: 0, thousands: ',' })} USD · open interest ${sz(m.symbol, openInterestOf(m))}"><td>${escapeHtml(m.symbol)}</td><td>${px(m.symbol, s.last ?? m.lastTrade?.price)}</td><td class="${cls}">${pct(s.changePct)}</td></tr>`;
   });
   $('markets').innerHTML = `<tr><th>Market</th><th>Last</th><th>24h</th></tr>${rows.join('')}`;
   // The header: the selected market's last price, 24 h change and open interest.
@@ -147,7 +150,7 @@ function renderMarkets(): void {
   $('sel-last').textContent = px(m?.symbol, m?.stats24h.last ?? m?.lastTrade?.price);
   $('sel-change').textContent = pct(m?.stats24h.changePct);
   $('sel-change').className = m?.stats24h.change?.startsWith('-') ? 'sell' : 'buy';
-  $('sel-oi').textContent = m ? sz(m.symbol, m.openInterest) : '–';
+  $('sel-oi').textContent = m ? sz(m.symbol, openInterestOf(m)) : '–';
 }
 
 /** Orders this page sent, by clientOrderId (a rejection shows what was sent, not "unknown"). */
@@ -277,6 +280,14 @@ function onMarketMessage(message: StreamMessage): void {
         renderMarkets();
       }
       break;
+    case 'open_interest.update': {
+      // The header's figure, live; a frame older than the one held (a snapshot behind a live frame) is dropped.
+      const held = liveOi.get(frame.market);
+      if (held && held.seq > frame.seq) break;
+      liveOi.set(frame.market, { seq: frame.seq, value: frame.payload.openInterest });
+      renderMarkets();
+      break;
+    }
     case 'candle.update':
     case 'candle.close':
       chart.apply(frame.payload);
@@ -325,7 +336,7 @@ function selectMarket(sameMarket = false): void {
   if (m) $('rules').textContent = describeRules(m);
   void Promise.all([loadChart(), loadTape()]).catch(showError);
   marketWatch = live.watch(
-    { kinds: ['trade', 'candle.update', 'candle.close'], markets: [selected], intervals: [interval] },
+    { kinds: ['trade', 'open_interest.update', 'candle.update', 'candle.close'], markets: [selected], intervals: [interval] },
     {
       onMessage: onMarketMessage,
       onError: showError,

@@ -41,6 +41,28 @@ export const statusMetrics = fp(
         if (status?.enabled) this.set(status.gap ? 1 : 0);
       },
     });
+    // With NATS_URL: the replica against the engine's head (src/fleet/engine-lag.ts), computed at
+    // each scrape, so a stall shows as a number that keeps growing, never as a frozen one.
+    const lagGauge = (name: string, help: string, value: (lag: NonNullable<ReturnType<typeof lagOf>>) => number | null): void => {
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          const lag = lagOf();
+          const v = lag ? value(lag) : null;
+          if (v !== null) this.set(v);
+        },
+      });
+    };
+    const lagOf = () => {
+      const status = live?.status();
+      return status?.enabled ? status.lag : undefined;
+    };
+    lagGauge('bff_stream_behind_events', "Engine events this replica lacks up to the engine's head (NATS_URL only)", (l) => l.events);
+    lagGauge('bff_stream_behind_seconds', 'How long ago this replica last held everything the engine had; grows every second during a stall (NATS_URL only)', (l) => l.seconds);
+    lagGauge('bff_stream_engine_head_seq', "The engine's newest seq as this replica last observed it (NATS_URL only)", (l) => l.engineHead);
+    lagGauge('bff_stream_stalled', '1 while this replica is behind the engine and not moving (it recovers: new consumer, database fill), else 0 (NATS_URL only)', (l) => (l.stalled ? 1 : 0));
     new Gauge({
       name: 'bff_db_reads_in_flight',
       help: 'Database reads started and not yet settled (queued for a pool connection or running)',

@@ -34,6 +34,11 @@ export interface DeskParts {
   cancel: RouteCall;
   /** The gateway's own check of a signature (spends it in the replay memory): the party, or null when it cannot tell. */
   verify: (signature: SignedHeaders, method: string, target: string, body: Buffer, offThread: boolean) => Promise<string | null>;
+  /**
+   * Spends, without checking it here, a signature the engine has just accepted (answered 2xx): the
+   * engine verified the same bytes with the same session key (signed-request.ts spendEngineVerified).
+   */
+  spend: (signature: SignedHeaders) => Promise<unknown>;
   budgets: TradingBudgets;
   log: (err: unknown) => void;
 }
@@ -66,18 +71,33 @@ export function prepareItem(item: BatchItem, user: string, sessionId: string, re
   }
 }
 
+/** What is left to do for the items after the one that proved the party (see chargeDesk). */
+export interface DeskRest {
+  /** Checks all of them now (verify and spend, on the thread pool): before any is sent. */
+  rest: () => Promise<void>;
+  /**
+   * Settles one of them once its outcome is known: an item the engine accepted (2xx) is spent as
+   * the engine verified it; any other (refused by the engine or the gateway, not sent) is checked
+   * and spent by the gateway itself, as `rest` would have. Never throws (the batch answer stands).
+   */
+  settle: (item: PreparedItem, outcome: ItemOutcome) => Promise<void>;
+  /** Index of the first item `rest` / `settle` are for (those before it were checked by the charge). */
+  first: number;
+}
+
 /**
  * Charges both budgets the weight once, for the party the items' signatures prove, and spends
  * every item's signature in the replay memory, as a single call's is spent. Throws 429 before
  * anything is sent. Items are verified in order until one proves the party (they share one user
  * and session, so one proves it for all; when none can be verified nobody's party budget is spent
- * and the engine judges each item, as it judges an unverifiable single call). The others' checks
- * are returned as `rest`, for the caller to run once the items are on their way: they only fill the
- * replay memory, and the engine's own verification decides their fate either way, so they need not
- * hold up the engine: they run on the thread pool while this thread forwards the items (a full
- * batch's 49 ed25519 checks are a few milliseconds of CPU).
+ * and the engine judges each item, as it judges an unverifiable single call). The others are
+ * left to the caller (`DeskRest`): their checks only fill the replay memory, and the engine's own
+ * verification decides their fate either way, so they need not hold up the engine. A concurrent
+ * batch settles each item after its answer: a full batch's 49 other ed25519 checks, which cost as
+ * much CPU as the engine's own checks and competed with them for the machine's cores, are then
+ * made only for the items the engine did not accept (docs/adr/0160-batch-signatures-spent-on-engine-proof.md).
  */
-export async function chargeDesk(parts: DeskParts, ctx: DeskContext, prepared: PreparedItem[], weight: number): Promise<{ rest: () => Promise<void> }> {
+export async function chargeDesk(parts: DeskParts, ctx: DeskContext, prepared: PreparedItem[], weight: number): Promise<DeskRest> {
   for (let i = ctx.addressCharged; i < weight; i++) ctx.addressLeft = await parts.budgets.address(ctx.ip);
   const check = (p: PreparedItem, offThread: boolean): Promise<string | null> =>
     'call' in p ? parts.verify(p.call.signature!, p.call.method, p.call.target, p.call.body ?? Buffer.alloc(0), offThread) : Promise.resolve(null);
@@ -88,8 +108,18 @@ export async function chargeDesk(parts: DeskParts, ctx: DeskContext, prepared: P
   for (const p of prepared) if ('call' in p) p.call.party = party;
   const remaining = prepared.slice(next);
   return {
+    first: next,
     rest: async () => {
       await Promise.all(remaining.map((p) => check(p, true).catch(() => null)));
+    },
+    settle: async (p, outcome) => {
+      if (!('call' in p)) return;
+      try {
+        if (outcome.outcome === 'answered') await parts.spend(p.call.signature!);
+        else await check(p, true);
+      } catch {
+        // As `rest`: the memory could not take it; the engine's own replay check still holds.
+      }
     },
   };
 }
@@ -146,11 +176,18 @@ export async function runBatch(parts: DeskParts, ctx: DeskContext, request: Batc
   }
   const prepared = request.items.map((item, i) => prepareItem(item, request.user, request.sessionId, `${ctx.requestId}.${i}`));
   const weight = batchWeight(prepared.length);
-  const { rest } = await chargeDesk(parts, ctx, prepared, weight);
+  const { rest, settle, first } = await chargeDesk(parts, ctx, prepared, weight);
   if (request.mode !== 'ordered') {
-    const sent = Promise.all(prepared.map((p) => sendItem(parts, p)));
-    await rest();
-    return { results: await sent, weight };
+    // Every item at once; each settled in the replay memory before the answer is sent, so a
+    // client that resends one after reading the answer is refused by the gateway itself.
+    const results = await Promise.all(
+      prepared.map(async (p, i) => {
+        const outcome = await sendItem(parts, p);
+        if (i >= first) await settle(p, outcome);
+        return outcome;
+      }),
+    );
+    return { results, weight };
   }
   await rest();
   const results: ItemOutcome[] = [];

@@ -89,6 +89,8 @@ describe.skipIf(!run)('the Vite + React example in Chromium', () => {
     expect(await page.textContent('[data-testid=book-ask] >> nth=1')).toContain('60100');
     await expect.poll(() => page.locator('[data-testid=trade]').count(), { timeout: 10_000 }).toBe(1);
     await expect.poll(() => page.textContent('[data-testid=bars]'), { timeout: 10_000 }).toMatch(/^1 bars \(1m\), last close 60000$/);
+    // useOpenInterest: the seed's one match left 0.01 held long (the frame's snapshot on the same socket).
+    await expect.poll(() => page.textContent('[data-testid=open-interest]'), { timeout: 10_000 }).toBe('open interest 0.01');
     // The party made in the page, funded by the faucet: its account through useAccount.
     await expect.poll(() => page.textContent('[data-testid=equity]'), { timeout: 15_000 }).toBe('100000.00');
     // A new trade reaches the tape live, through the same socket.

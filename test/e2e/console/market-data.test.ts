@@ -89,6 +89,7 @@ describe.skipIf(!run)('web console market data in Chromium', () => {
     const first = (await probe()).book!;
     expect(first).toMatchObject({ market: SEED_MARKET, group: 'none', depth: 10, resyncs: 0 });
     expect(first.bookSeq).toBeGreaterThan(seedTrade);
+    expect(await page.textContent('#sel-oi')).toBe('0.01');
 
     // Another order at 60100 (the maker's, over REST): that level now holds two orders, at once.
     const more = await stack.maker.client.placeOrder({ market: SEED_MARKET, side: 'sell', type: 'limit', size: '0.25', price: '60100' });
@@ -139,6 +140,9 @@ describe.skipIf(!run)('web console market data in Chromium', () => {
     expect(await fill.textContent()).toContain('maker');
     await expect.poll(() => page.locator('[data-testid=trade]').count(), { timeout: 10_000 }).toBe(2);
     await expect.poll(bookRows, { timeout: 10_000 }).toContainEqual(['bid', '60000', '0.001', '1']);
+    // The header's open interest follows open_interest.update (the REST list is refreshed only every
+    // 15 s): the seed's 0.01 long, plus my 0.001 long against the maker's now 0.011 short.
+    await expect.poll(() => page.textContent('#sel-oi'), { timeout: 3_000 }).toBe('0.011');
 
     // Cancelled from the table (over the socket): it leaves my open orders and shows in the history with its reason.
     await mine.locator('button[data-cancel]').click();

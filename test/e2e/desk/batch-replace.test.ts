@@ -132,6 +132,43 @@ describe('batches and cancel-replace (reference engine)', () => {
     await single.body.dump();
   });
 
+  it('every item of a concurrent batch is spent before the answer, accepted or not: resent alone, it charges no party budget', async () => {
+    // A spent signature proves nothing a second time: resent, it is counted under the address only
+    // (the engine refuses it). Items 2..n are spent after their answers: on the engine's 2xx (it
+    // verified the same bytes), else by the gateway's own check (the unknown order's cancel).
+    const budget = 8;
+    const gw2 = await startLiveGateway(engine, { RATE_LIMIT_MAX: String(budget), RATE_LIMIT_IP_MAX: '100000' });
+    try {
+      const carol = await trader(gw2, engine, 'carol');
+      const session = carol.session!;
+      const items = [await signPlace(session, bid('44000')), await signPlace(session, bid('44001')), await signCancel(session, 'no-such-order'), await signPlace(session, bid('44002'))];
+      const batch = await sendBatch(carol, items);
+      expect(batch.weight).toBe(1);
+      expect([0, 1, 3].map((i) => (batch.results[i]!.body as { ok: boolean }).ok)).toEqual([true, true, true]);
+      expect((batch.results[2]!.body as { ok?: boolean } | null)?.ok).not.toBe(true);
+      const alone = (sig: string, method: string, path: string, body?: string) =>
+        request(`${gw2.url}${path}`, { method, body, headers: { 'content-type': 'application/json', 'x-user': session.party, 'x-session-id': session.sessionId, 'x-session-sig': sig } });
+      for (const item of items) {
+        const r = item.op === 'cancel' ? await alone(item.sig, 'DELETE', `/v1/orders/${item.orderId}`) : await alone(item.sig, 'POST', '/v1/orders', item.body);
+        expect(r.statusCode).toBe(401); // the engine's replay refusal
+        await r.body.dump();
+      }
+      // The batch spent one request of the budget, the resends none: budget − 1 fresh orders pass.
+      let passed = 0;
+      for (let i = 0; i < budget; i++) {
+        const order = await signPlace(session, bid(String(43_000 + i)));
+        const r = await alone(order.sig, 'POST', '/v1/orders', order.body);
+        await r.body.dump();
+        if (r.statusCode === 429) break;
+        expect(r.statusCode).toBe(200);
+        passed++;
+      }
+      expect(passed).toBe(budget - 1);
+    } finally {
+      await gw2.close();
+    }
+  });
+
   it('carries RateLimit-* headers on every trading answer, a batch spending its weight', async () => {
     const one = await request(`${gw.url}/v1/orders/x`, { method: 'DELETE' });
     await one.body.dump();

@@ -20,6 +20,7 @@ import { metricNames } from '../../support/promql.js';
 import { Registry } from 'prom-client';
 import pino from 'pino';
 import { RedisHandle } from '../../../src/fleet/redis.js';
+import { RedisReplayGuard } from '../../../src/fleet/redis-replay-guard.js';
 import { EngineRelay } from '../../../src/relay/relay.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -85,6 +86,7 @@ beforeAll(async () => {
   // the real classes declare them (both connect lazily: nothing is reached here).
   const fleetRegistry = new Registry();
   const redis = new RedisHandle('redis://127.0.0.1:1', 'x:', fleetRegistry, pino({ level: 'silent' }));
+  new RedisReplayGuard(redis, 30_000, fleetRegistry, pino({ level: 'silent' }));
   new EngineRelay({
     url: 'nats://127.0.0.1:1',
     stream: 'X',

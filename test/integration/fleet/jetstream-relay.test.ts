@@ -10,6 +10,7 @@ import { startScriptedEngine, type ScriptedEngine } from '../../support/scripted
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { LiveRuntime } from '../../../src/live.js';
 import { streamBounds } from '../../../src/fleet/jetstream.js';
+import type { JetStreamSource } from '../../../src/fleet/jetstream-source.js';
 import { connect, seqs, ticks } from '../stream/helpers.js';
 
 const available = await fleetServices({ nats: true });
@@ -92,6 +93,9 @@ describe.skipIf(!available)('JetStream relay and replicas', () => {
     await Promise.all([startRelay(), startRelay()]);
     await waitFor(() => engine.open === 2, 10_000, 'two SSE readers');
     const early = await replica(); // consumes the stream from its start
+    // It has looked at the stream and found it empty: every event from now on is live for it (were
+    // the events there first, they would be its catch-up, which a client without since= never gets).
+    await waitFor(() => ((early.deps.live as LiveRuntime).source as JetStreamSource | null)?.caughtUp === true, 5_000, 'replica subscribed');
     const c = await connect(early.url, 'kinds=engine.tick_start');
 
     engine.push(...ticks(1, 100));

@@ -2,12 +2,9 @@
 // by other tests and is never stopped): the replica says so in /readyz while it is down, the relay
 // keeps nothing in memory, and once NATS is back the relay resumes from the stream's last seq and
 // the replica receives every event pushed meanwhile, once, in order.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closedPort, fleetServices, tcpReachable, waitFor, startTestRelay } from '../../support/fleet.js';
+import { fleetServices, waitFor, startTestRelay } from '../../support/fleet.js';
+import { natsServerAvailable, SingleNats } from '../../support/nats-cluster.js';
 import { startScriptedEngine, type ScriptedEngine } from '../../support/scripted-sse.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { LiveRuntime } from '../../../src/live.js';
@@ -15,37 +12,21 @@ import type { EngineRelay } from '../../../src/relay/relay.js';
 import { connect, seqs, ticks } from '../stream/helpers.js';
 import pino from 'pino';
 
-const NATS_SERVER = '/usr/sbin/nats-server';
-const available = (await fleetServices({ nats: true })) && (await import('node:fs')).existsSync(NATS_SERVER);
+const available = (await fleetServices({ nats: true })) && natsServerAvailable();
 
 describe.skipIf(!available)('NATS down and back', () => {
   let engine: ScriptedEngine;
   let relay: EngineRelay;
   let gw: TestGateway;
-  let nats: ChildProcess | null = null;
-  let port: number;
-  const dir = mkdtempSync(join(tmpdir(), 'nats-down-'));
+  let nats: SingleNats;
   // The replica's log, as JSON lines (what an operator reads).
   const logLines: Array<{ level: number; msg: string; dependency?: string }> = [];
   const logger = pino({ level: 'warn' }, { write: (line: string) => void logLines.push(JSON.parse(line)) });
 
-  async function startNats(): Promise<void> {
-    nats = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir], { stdio: 'ignore' });
-    await waitFor(() => tcpReachable(`nats://127.0.0.1:${port}`), 10_000, 'nats-server');
-  }
-  async function stopNats(): Promise<void> {
-    const p = nats!;
-    const exited = new Promise((r) => p.once('exit', r));
-    p.kill('SIGTERM');
-    await exited;
-    nats = null;
-  }
-
   beforeAll(async () => {
-    port = await closedPort();
-    await startNats();
+    nats = await SingleNats.start();
     engine = await startScriptedEngine();
-    const url = `nats://127.0.0.1:${port}`;
+    const url = nats.url;
     relay = await startTestRelay({ stream: 'DOWN', subject: 'down.events', engine, natsUrl: url, maxBytes: 16 * 1024 * 1024 });
     gw = await startGateway(
       { ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.token, AUTH_DISABLED: 'true', WS_ORDERBOOK_POLL_MS: '60000', NATS_URL: url, NATS_STREAM: 'DOWN', NATS_SUBJECT: 'down.events' },
@@ -57,8 +38,7 @@ describe.skipIf(!available)('NATS down and back', () => {
     await gw?.close();
     await relay?.stop();
     await engine?.close();
-    if (nats) await stopNats();
-    rmSync(dir, { recursive: true, force: true });
+    await nats?.remove();
   });
 
   const readyz = async () => (await (await fetch(`${gw.url}/readyz`)).json()) as any;
@@ -69,11 +49,11 @@ describe.skipIf(!available)('NATS down and back', () => {
     await c.waitFor(() => seqs(c).length === 20, 10_000);
     expect((await readyz()).stream).toMatchObject({ connected: true, source: 'jetstream' });
 
-    await stopNats();
+    await nats.stop();
     engine.push(...ticks(21, 40)); // the relay cannot publish these now
     await waitFor(async () => (await readyz()).reasons.includes('JetStream source down or catching up'), 10_000, 'outage reported');
 
-    await startNats();
+    await nats.start();
     engine.push(...ticks(41, 50));
     await c.waitFor(() => seqs(c).length >= 50, 20_000);
     expect(seqs(c)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));

@@ -2,12 +2,11 @@
 // test's own (the machine's Redis is shared by other tests and is never stopped): signed requests
 // are refused with 503 while it is down, the rate limit lets requests through, and everything works
 // again once it is back, without restarting the gateway.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyPair, makeParty, signHex } from '../../sandbox/engine/helpers.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
-import { closedPort, fleetServices, tcpReachable, waitFor } from '../../support/fleet.js';
+import { closedPort, fleetServices, ownRedis, waitFor } from '../../support/fleet.js';
 import { okJson, startFakeEngine, type FakeEngine } from '../trading/fake-engine.js';
 import pino from 'pino';
 
@@ -17,35 +16,28 @@ const available = (await fleetServices({ redis: true })) && existsSync(REDIS_SER
 describe.skipIf(!available)('Redis down and back', () => {
   let engine: FakeEngine;
   let gw: TestGateway;
-  let redis: ChildProcess | null = null;
   let port: number;
   // The replica's log, as JSON lines (what an operator reads).
   const logLines: Array<{ level: number; msg: string; dependency?: string }> = [];
   const logger = pino({ level: 'warn' }, { write: (line: string) => void logLines.push(JSON.parse(line)) });
 
-  async function startRedis(): Promise<void> {
-    redis = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await waitFor(() => tcpReachable(`redis://127.0.0.1:${port}`), 10_000, 'redis-server');
-  }
-  async function stopRedis(): Promise<void> {
-    const p = redis!;
-    const exited = new Promise((r) => p.once('exit', r));
-    p.kill('SIGKILL');
-    await exited;
-    redis = null;
-  }
+  let redisServer: ReturnType<typeof ownRedis>;
+  const startRedis = () => redisServer.start();
+  const stopRedis = () => redisServer.kill();
 
   beforeAll(async () => {
     port = await closedPort();
+    redisServer = ownRedis(port);
     await startRedis();
     engine = await startFakeEngine();
     engine.respond = () => okJson({ market: 'BTC-PERP', seq: 1, depth: 20, bids: [], asks: [] });
-    gw = await startGateway({ ENGINE_BASE_URL: engine.url, RATE_LIMIT_IP_MAX: '3', REDIS_URL: `redis://127.0.0.1:${port}` }, { listen: true, overrides: { live: null, logger } });
+    // A short signing window: a Redis started empty refuses older signatures for one window (docs/adr/0155).
+    gw = await startGateway({ ENGINE_BASE_URL: engine.url, RATE_LIMIT_IP_MAX: '3', REDIS_URL: `redis://127.0.0.1:${port}`, SIGNATURE_WINDOW_MS: '2000' }, { listen: true, overrides: { live: null, logger } });
   });
   afterAll(async () => {
     await gw?.close();
     await engine?.close();
-    if (redis) await stopRedis();
+    await stopRedis();
   });
 
   const party = makeParty('back');
@@ -62,7 +54,8 @@ describe.skipIf(!available)('Redis down and back', () => {
 
   it('refuses signed requests while Redis is down, lets the rate limit open, and recovers by itself', async () => {
     gw.deps.sessions.add(sessionId, party.id, key.publicKeyHex, Date.now() + 3_600_000);
-    expect((await signedGet()).status).not.toBe(503);
+    // This Redis started a moment ago: signatures are refused until its start plus the window.
+    await waitFor(async () => (await signedGet()).status !== 503, 10_000, 'a Redis older than the signing window');
     expect([await book(), await book(), await book(), await book()]).toEqual([200, 200, 200, 429]);
 
     await stopRedis();
@@ -81,7 +74,7 @@ describe.skipIf(!available)('Redis down and back', () => {
     expect((await fetch(`${gw.url}/readyz`)).status).toBe(503);
     expect((await fetch(`${gw.url}/readyz/replica`)).status).toBe(200);
 
-    await startRedis(); // empty: a new window
+    await startRedis(); // empty: a new window, and the replay memory lost (refused for one signing window)
     await waitFor(async () => (await signedGet()).status !== 503, 10_000, 'Redis used again');
     const ready = (await (await fetch(`${gw.url}/readyz`)).json()) as any;
     expect(ready.redis).toEqual({ configured: true, reachable: true });

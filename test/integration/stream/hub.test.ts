@@ -357,8 +357,8 @@ describe('limits, slow consumers, shutdown', () => {
       expect(doc.asyncapi).toBe('3.0.0');
       expect(doc.channels.stream.address).toBe('/v1/stream');
       expect(Object.values(doc.components.messages).map((m: any) => m.name)).toEqual([
-        'position.update', 'balance.update', 'account.update', 'trade', 'orderbook.snapshot', 'orderbook.delta', 'order.update', 'fill', 'candle.update', 'candle.close', 'engine event', 'stream.subscribed', 'stream.gap',
-        'stream.reset', 'stream.heartbeat', 'stream.ack', 'stream.answer', 'stream.error', 'subscribe', 'unsubscribe', 'order.place', 'order.cancel', 'order.batch', 'order.status', 'switch.arm', 'switch.heartbeat', 'switch.disarm', 'order.replace',
+        'position.update', 'balance.update', 'account.update', 'trade', 'orderbook.snapshot', 'orderbook.delta', 'order.update', 'fill', 'open_interest.update', 'candle.update', 'candle.close', 'engine event', 'stream.subscribed', 'stream.gap',
+        'stream.reset', 'stream.heartbeat', 'stream.lagging', 'stream.ack', 'stream.answer', 'stream.error', 'subscribe', 'unsubscribe', 'order.place', 'order.cancel', 'order.batch', 'order.status', 'switch.arm', 'switch.heartbeat', 'switch.disarm', 'order.replace',
       ]);
       expect(doc.channels.stream.bindings.ws.query.properties.heartbeat).toMatchObject({ minimum: 1, maximum: 300 });
       expect(doc.components.messages.candleUpdate.payload.properties.snapshot.const).toBe(true);

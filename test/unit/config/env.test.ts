@@ -13,6 +13,18 @@ function errorOf(env: Record<string, string>): ConfigError {
 }
 
 describe('loadConfig', () => {
+  it('NATS_URL takes a comma-separated list of seeds; NATS_STREAM_REPLICAS 1..5, default 1', () => {
+    const c = loadConfig({ NATS_URL: 'nats://n1:4222, nats://n2:4222 ,tls://n3:4222' });
+    expect(c.natsUrl).toBe('nats://n1:4222,nats://n2:4222,tls://n3:4222');
+    expect(c.natsStreamReplicas).toBe(1);
+    expect(c.streamBehindMaxS).toBe(5);
+    expect(loadConfig({ NATS_STREAM_REPLICAS: '3' }).natsStreamReplicas).toBe(3);
+    expect(errorOf({ NATS_STREAM_REPLICAS: '6' }).message).toContain('NATS_STREAM_REPLICAS');
+    expect(errorOf({ NATS_STREAM_REPLICAS: '0' }).message).toContain('NATS_STREAM_REPLICAS');
+    expect(errorOf({ NATS_URL: 'nats://n1:4222,,nats://n2:4222' }).message).toContain('empty entry');
+    expect(errorOf({ NATS_URL: 'nats://n1:4222,http://n2:4222' }).message).toContain('NATS_URL');
+  });
+
   it('applies the documented defaults', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({

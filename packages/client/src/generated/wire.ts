@@ -293,6 +293,46 @@ export interface HeartbeatMessage {
   };
 }
 
+/** Control (control=true or since), fleet replicas (NATS_URL) only: the replica is behind the engine by more than STREAM_BEHIND_MAX_S. Nothing is lost: the missing frames follow, in order, once it catches up (then `lagging: false`). A client may instead reconnect elsewhere with since=<last seq>. */
+export interface LaggingMessage {
+  kind: "stream.lagging";
+  /** headSeq (0 when null) */
+  seq: number;
+  /** ISO 8601 UTC with milliseconds */
+  ts: string;
+  payload: {
+    /** true: this replica is behind the engine (sent every 2 s while it is); false: caught up again (sent once) */
+    lagging: boolean;
+    /** The newest seq this replica has */
+    headSeq: number | null;
+    /** The engine's newest seq as the replica last observed it */
+    engineHeadSeq: number | null;
+    /** Events the replica lacks (null: the head is unknown) */
+    behindEvents: number | null;
+    /** How long ago the replica last held everything the engine had */
+    behindSeconds: number;
+  };
+}
+
+/** Opt-in (kinds=open_interest.update): the market's open interest after a batch of engine events that changed it (at most one per market per batch), and its current value for every market on subscribe. Public. */
+export interface OpenInterestUpdateFrame {
+  kind: "open_interest.update";
+  /** Seq of the event (on a snapshot frame: the seq the state is current as of) */
+  seq: number;
+  /** ISO 8601 UTC with milliseconds (engine time of the event) */
+  ts: string;
+  /** Exact engine market symbol, e.g. BTC-PERP */
+  market: string;
+  /** Present (true) only on snapshot frames: the state on subscribe, sent before live frames; seq is the seq the state is current as of */
+  snapshot?: true;
+  payload: {
+    /** Open interest in base units: Σ size of the open long position epochs (= Σ |size| of the short ones), as GET /v1/markets `openInterest` */
+    openInterest: string;
+    /** The seq the figure is current as of (the last event of the batch that changed it; on a snapshot frame, the head) */
+    asOfSeq: number;
+  };
+}
+
 /** Opt-in (kinds=orderbook.delta, with depth= and group=): the levels of the connection's book view that one engine event changed, after its orderbook.snapshot. */
 export interface OrderbookDeltaFrame {
   kind: "orderbook.delta";
@@ -497,7 +537,7 @@ export interface TradeFrame {
 }
 
 /** Every message the stream sends. Narrow on `kind`. */
-export type AnyStreamMessage = AccountUpdateFrame | AckMessage | AnswerMessage | BalanceUpdateFrame | CandleCloseFrame | CandleUpdateFrame | ErrorMessage | FillFrame | GapMessage | HeartbeatMessage | OrderbookDeltaFrame | OrderbookSnapshotFrame | OrderUpdateFrame | PassthroughFrame | PositionUpdateFrame | ResetMessage | SubscribedMessage | TradeFrame;
+export type AnyStreamMessage = AccountUpdateFrame | AckMessage | AnswerMessage | BalanceUpdateFrame | CandleCloseFrame | CandleUpdateFrame | ErrorMessage | FillFrame | GapMessage | HeartbeatMessage | LaggingMessage | OpenInterestUpdateFrame | OrderbookDeltaFrame | OrderbookSnapshotFrame | OrderUpdateFrame | PassthroughFrame | PositionUpdateFrame | ResetMessage | SubscribedMessage | TradeFrame;
 
 // ---- REST records (src/http/reads/shapes.ts, markets.ts, candles.ts, trades.ts, proofs.ts; GET /v1/time of src/http/system.ts; src/contracts/account-wire.ts) ----
 
