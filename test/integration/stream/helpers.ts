@@ -145,7 +145,7 @@ export async function untilSlowClosed(gatewayUrl: string, clients: number, step:
 }
 
 /** The frames of the last seq a client received, as `kind` or `kind/interval`. */
-export function lastEvent(c: TestClient): string[] {
+export function lastEvent(c: Pick<TestClient, 'frames'>): string[] {
   const frames = c.frames();
   const last = frames.at(-1)?.seq;
   return frames.filter((f) => f.seq === last).map((f) => (f.interval ? `${f.kind}/${f.interval}` : f.kind));
