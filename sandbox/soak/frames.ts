@@ -62,6 +62,6 @@ export function expectedTrade(e: EngineEventJson): Record<string, unknown> | nul
     seq: e.seq,
     ts: e.ts,
     market: e.market,
-    payload: { side: p.takerSide, size: wireDecimal(p.size!), price: wireDecimal(p.price!), takerOrderId: p.takerOrderId, makerOrderId: p.makerOrderId },
+    payload: { matchId: p.matchId, side: p.takerSide, size: wireDecimal(p.size!), price: wireDecimal(p.price!), takerOrderId: p.takerOrderId, makerOrderId: p.makerOrderId },
   };
 }

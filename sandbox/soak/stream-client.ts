@@ -26,6 +26,12 @@ export interface Segment {
   why: string;
   /** Frames above this seq are owed to the client (exclusive lower bound); null: from the first frame. */
   start: number | null;
+  /**
+   * Frames up to this seq only are owed (inclusive upper bound): the `requestedSince` of the
+   * `stream.gap` that ended the segment (what follows it the gateway announced as unavailable, to be
+   * backfilled from REST); null: up to the last frame received (or the head, when open at the end).
+   */
+  end: number | null;
   kinds: number[];
   seqs: number[];
   hashes: number[];
@@ -64,6 +70,22 @@ export class StreamClient {
   private stopped = false;
   private slowTimer: NodeJS.Timeout | null = null;
   private calmed = false;
+  /**
+   * The newest seq of the frames received (over the client's resumed connections) that the gateway's
+   * replay history holds (every frame but control messages and `snapshot: true` state), and how many
+   * of them had it.
+   */
+  private tailSeq = -1;
+  private tailCount = 0;
+  /**
+   * After a cut connection (closed without a close frame: 1006), the client cannot know whether it
+   * received the whole of its last seq; it resumes from the seq before and drops the first `count`
+   * frames of `seq` the replay sends, which are the ones it already has (the replay sends a seq's
+   * frames in the order they went out live). null: nothing to drop.
+   */
+  private skip: { seq: number; count: number } | null = null;
+  /** The connection being opened resumes a cut one (its `since` is the seq before the last received). */
+  private cut = false;
 
   constructor(private readonly baseUrl: string, readonly spec: ClientSpec) {}
 
@@ -87,7 +109,8 @@ export class StreamClient {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries({ ...this.spec.filter, ...this.spec.extra })) if (v) q.set(k, v);
     if (this.spec.resume && this.lastSeq !== null) {
-      q.set('since', String(this.lastSeq));
+      // After a cut, from the seq before the last one received: docs/stream.md "Replay and reconnect".
+      q.set('since', String(this.cut ? this.lastSeq - 1 : this.lastSeq));
       if (this.epoch !== null) q.set('epoch', this.epoch);
     } else if (this.spec.resume || this.spec.control) {
       q.set('control', 'true');
@@ -96,7 +119,7 @@ export class StreamClient {
   }
 
   private newSegment(why: string, start: number | null): void {
-    this.current = { client: this.spec.name, why, start, kinds: [], seqs: [], hashes: [], openAtEnd: false, legSeqs: [], legKinds: [], domainProblems: [], lastDomainSeq: -1, seenAtSeq: new Set(), seenSeq: -1 };
+    this.current = { client: this.spec.name, why, start, end: null, kinds: [], seqs: [], hashes: [], openAtEnd: false, legSeqs: [], legKinds: [], domainProblems: [], lastDomainSeq: -1, seenAtSeq: new Set(), seenSeq: -1 };
     this.segments.push(this.current);
   }
 
@@ -128,6 +151,14 @@ export class StreamClient {
       if (code === 1001) this.announced.close1001++;
       if (!this.spec.resume || code === 4011 || code === 1001) this.current = null;
       if (code === 4011) this.lastSeq = null; // bootstrap again: a fresh connection
+      // 1006: no close frame, the socket was cut (a ping unanswered, the 5 s after a 4008 close the
+      // client could not read): the bytes that reached it may end inside an event.
+      // (A connection that never opened changes nothing: the next attempt resumes the same way.)
+      if (opened) {
+        this.cut = code === 1006 && this.spec.resume && this.lastSeq !== null && this.tailSeq === this.lastSeq;
+        this.skip = this.cut ? { seq: this.tailSeq, count: this.tailCount } : null;
+      }
+      if (code === 4011) this.tailSeq = -1;
       setTimeout(() => this.connect(), opened ? 100 : 500).unref();
     });
   }
@@ -143,6 +174,10 @@ export class StreamClient {
       if (f.kind === 'stream.heartbeat') this.heartbeats++;
       if (f.kind === 'stream.gap') {
         this.announced.gap++;
+        // What follows `requestedSince` was announced unavailable: the segment it ends owes no more.
+        const requested = f.payload.requestedSince;
+        if (this.current && typeof requested === 'number') this.current.end = requested;
+        this.skip = null; // the replay starts past the gap: nothing of the cut seq comes again
         // Owed: everything from the oldest seq the gateway says it still has.
         const oldest = f.payload.oldestAvailableSeq;
         this.newSegment('gap', typeof oldest === 'number' ? oldest - 1 : null);
@@ -151,6 +186,9 @@ export class StreamClient {
         this.announced.reset++;
         this.epoch = typeof f.payload.epoch === 'string' ? f.payload.epoch : this.epoch;
         this.lastSeq = f.seq;
+        this.skip = null;
+        this.tailSeq = -1;
+        this.tailCount = 0;
         this.newSegment('reset', f.seq);
       }
       return;
@@ -159,6 +197,15 @@ export class StreamClient {
       this.snapshotFrames++;
       return;
     }
+    if (this.skip) {
+      // The replay after a cut: the frames of the cut seq the client already has come first.
+      if (f.seq === this.skip.seq && this.skip.count > 0) {
+        this.skip.count--;
+        return;
+      }
+      this.skip = null;
+    }
+    this.tail(f.seq);
     if (f.kind === 'orderbook.snapshot') return;
     const seg = this.current;
     if (!seg) return;
@@ -186,6 +233,14 @@ export class StreamClient {
       const h = hash30(text);
       if (seg.seenAtSeq.has(h) && seg.domainProblems.length < 20) seg.domainProblems.push(`${f.kind} seq ${f.seq} received twice`);
       seg.seenAtSeq.add(h);
+    }
+  }
+
+  private tail(seq: number): void {
+    if (seq === this.tailSeq) this.tailCount++;
+    else if (seq > this.tailSeq) {
+      this.tailSeq = seq;
+      this.tailCount = 1;
     }
   }
 

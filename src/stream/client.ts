@@ -98,7 +98,7 @@ export class StreamClient implements InboundSink {
    * Live frames waiting while the connection is being opened (replay, snapshot): null once live.
    * Their bytes are what the slow-consumer bound judges meanwhile (a replay is never judged).
    */
-  held: Array<{ data: Buffer; wire?: Buffer; kind: string }> | null = null;
+  held: Array<{ data: Buffer; wire?: Buffer; kind: string; seq: number }> | null = null;
   heldBytes = 0;
   heartbeat: NodeJS.Timeout | null = null;
   /** The opening (replay, snapshot, held frames) while or once it runs: true once live; null when there is none (a disabled hub). */

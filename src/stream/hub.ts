@@ -373,7 +373,7 @@ export class StreamHub implements StreamFanout, ClientOwner {
       // opening is made of (a replica's catch-up), and is not live for this connection.
       if (client.closing || !this.state.ready()) return false;
       sent.wire ??= wireFrame(sent.data);
-      client.held.push({ data: sent.data, wire: sent.wire, kind: sent.frame.kind });
+      client.held.push({ data: sent.data, wire: sent.wire, kind: sent.frame.kind, seq: sent.frame.seq });
       client.heldBytes += sent.data.length;
       if (client.heldBytes <= this.options.bufferBytes) return true;
       this.closeSlow(client, sent);

@@ -99,8 +99,8 @@ export class ConnectionOpener {
     }
     const snapshot = sub.snapshot ? this.options.state.snapshot(sub) : null;
 
-    const first: Array<{ data: Buffer; wire?: Buffer }> = out.map((data) => ({ data }));
-    for (const sent of replay) first.push(sent);
+    const first: OpeningItem[] = out.map((data) => ({ data }));
+    for (const sent of replay) first.push({ data: sent.data, wire: sent.wire, seq: sent.frame.seq });
     return this.goLive(client, first, snapshot);
   }
 
@@ -114,7 +114,7 @@ export class ConnectionOpener {
   }
 
   /** Writes `first` and the snapshot, then the frames held meanwhile, then sets `held` back to null. */
-  private async goLive(client: StreamClient, first: Array<{ data: Buffer; wire?: Buffer }>, snapshot: SnapshotParts | null): Promise<boolean> {
+  private async goLive(client: StreamClient, first: OpeningItem[], snapshot: SnapshotParts | null): Promise<boolean> {
     // Everything below waits only when it must (a drain, the database part of the snapshot): a
     // connection with nothing to wait for is opened, and live, within this synchronous step.
     for (const f of snapshot?.frames ?? []) first.push(snapshotData(f));
@@ -149,13 +149,17 @@ export class ConnectionOpener {
    * client's own reading speed. false when the connection closed. Synchronous (a boolean) unless
    * it had to wait: the caller awaits only then, so nothing else runs in between otherwise.
    */
-  private writeOpening(client: StreamClient, items: ReadonlyArray<{ data: Buffer; wire?: Buffer }>, from = 0): boolean | Promise<boolean> {
+  private writeOpening(client: StreamClient, items: readonly OpeningItem[], from = 0): boolean | Promise<boolean> {
     const open = (): boolean => !client.closing && client.ws.readyState === WebSocket.OPEN;
     for (let i = from; i < items.length; i++) {
       const item = items[i]!;
       if (!client.corked) client.cork();
       if (!client.write(item.data, item.wire ?? wireFrame(item.data))) return false;
       if (client.ws.bufferedAmount <= this.highWater) continue;
+      // Never wait inside an event: the live frames held meanwhile may pass the bound and close the
+      // connection (4008) during the wait, and what it was sent must then end between two events,
+      // or `since=<last seq received>` would lose the rest of the last one (a few KB past the mark).
+      if (item.seq !== undefined && items[i + 1]?.seq === item.seq) continue;
       client.uncork();
       return (async () => {
         while (open() && client.ws.bufferedAmount > this.highWater) await client.drained();
@@ -164,6 +168,13 @@ export class ConnectionOpener {
     }
     return open();
   }
+}
+
+/** A frame of an opening: `seq` for the frames of events (replayed or held), which are written whole. */
+interface OpeningItem {
+  data: Buffer;
+  wire?: Buffer;
+  seq?: number;
 }
 
 /**

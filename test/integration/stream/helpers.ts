@@ -128,3 +128,25 @@ export async function insertEvents(db: TestDatabase, events: ScriptedEvent[]): P
     await db.sql`INSERT INTO events (seq, kind, ts, market, party, payload) VALUES (${e.seq}, ${e.kind}, ${e.ts}, ${e.market ?? null}, ${e.party ?? null}, ${db.sql.json(e.payload as never)})`;
   }
 }
+
+/**
+ * Calls `step` (which publishes) every 20 ms until the gateway has closed `clients` slow consumers
+ * (4008) in all, or `more()` says stop; true when they were. Loopback socket buffers take several
+ * MiB before a paused client's queue at the gateway grows, so it may take many steps.
+ */
+export async function untilSlowClosed(gatewayUrl: string, clients: number, step: () => void, more: () => boolean): Promise<boolean> {
+  const closedAll = `bff_ws_slow_client_closes_total ${clients}`;
+  while (more()) {
+    step();
+    await sleep(20);
+    if ((await (await fetch(`${gatewayUrl}/metrics`)).text()).includes(closedAll)) return true;
+  }
+  return false;
+}
+
+/** The frames of the last seq a client received, as `kind` or `kind/interval`. */
+export function lastEvent(c: Pick<TestClient, 'frames'>): string[] {
+  const frames = c.frames();
+  const last = frames.at(-1)?.seq;
+  return frames.filter((f) => f.seq === last).map((f) => (f.interval ? `${f.kind}/${f.interval}` : f.kind));
+}

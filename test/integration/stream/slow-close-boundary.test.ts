@@ -4,7 +4,7 @@
 // resuming after 4008 missed the `trade` of the fill whose passthrough frame it had received.
 import { describe, expect, it } from 'vitest';
 import { simpleMatch } from '../../unit/projections/fixtures.js';
-import { connect, sleep, startStack } from './helpers.js';
+import { connect, lastEvent, startStack, untilSlowClosed } from './helpers.js';
 
 const T0 = Date.parse('2026-11-21T10:00:00.000Z');
 const at = (s: number) => new Date(T0 + s * 1000).toISOString();
@@ -21,25 +21,14 @@ describe('slow consumers are closed between events', () => {
       const slow = await Promise.all(Array.from({ length: CLIENTS }, () => connect(s.gw.url, 'kinds=trade,candle.update')));
       for (const c of slow) c.ws.pause();
       let seq = 0;
-      let metrics = '';
-      const closedAll = `bff_ws_slow_client_closes_total ${CLIENTS}`;
-      // Loopback socket buffers take several MiB before the gateway's own queue grows: push until
-      // every client was closed (the gateway's counter says so; a paused client cannot read its close).
-      while (!metrics.includes(closedAll) && seq < 60_000) {
-        s.engine.push(...Array.from({ length: 200 }, () => simpleMatch(++seq, at(seq), '100', '1')));
-        await sleep(20);
-        metrics = await (await fetch(`${s.gw.url}/metrics`)).text();
-      }
-      expect(metrics).toContain(closedAll);
+      // Push until every client was closed (the gateway's counter says so; a paused client cannot read its close).
+      const push = (): void => s.engine.push(...Array.from({ length: 200 }, () => simpleMatch(++seq, at(seq), '100', '1')));
+      expect(await untilSlowClosed(s.gw.url, CLIENTS, push, () => seq < 60_000)).toBe(true);
       for (const c of slow) c.ws.resume();
       const closes = await Promise.all(slow.map((c) => c.closed));
       expect(closes.map((c) => c.code)).toEqual(Array(CLIENTS).fill(4008));
       for (const c of slow) {
-        const frames = c.frames();
-        expect(frames.length).toBeGreaterThan(0);
-        const last = frames.at(-1)!.seq;
-        const lastEvent = frames.filter((f) => f.seq === last).map((f) => (f.interval ? `${f.kind}/${f.interval}` : f.kind));
-        expect(lastEvent).toEqual(['trade', 'candle.update/1m', 'candle.update/5m', 'candle.update/15m', 'candle.update/30m', 'candle.update/1h', 'candle.update/4h', 'candle.update/1d', 'candle.update/1w']);
+        expect(lastEvent(c)).toEqual(['trade', 'candle.update/1m', 'candle.update/5m', 'candle.update/15m', 'candle.update/30m', 'candle.update/1h', 'candle.update/4h', 'candle.update/1d', 'candle.update/1w']);
         expect(c.schemaErrors).toEqual([]);
       }
     } finally {
