@@ -64,7 +64,7 @@ describe.skipIf(!run)('the Vite + React example in Chromium', () => {
     if (out) rmSync(out, { recursive: true, force: true });
   });
 
-  it('builds, loads, and fills book, tape, bars and account from one socket', { timeout: 60_000 }, async () => {
+  it('builds, loads, and fills book, tape, bars and account from one socket', { timeout: 90_000 }, async () => {
     const open = new Set<unknown>();
     let opened = 0;
     page.on('websocket', (ws) => {
@@ -74,9 +74,11 @@ describe.skipIf(!run)('the Vite + React example in Chromium', () => {
     });
     await page.goto(url);
     await expect.poll(() => page.textContent('[data-testid=state]'), { timeout: 20_000 }).toBe('live');
-    // The seed's book (two levels a side) and its one trade.
+    // The seed's book (two levels a side) and its one trade. The book is seeded order by order once
+    // the indexer's mirror reaches the stream's position (up to BOOK_MIRROR_WAIT_MS, 10 s, before it
+    // falls back to the engine's levels): a loaded machine needs more than 15 s here (CI, once).
     await expect
-      .poll(() => page.locator('[data-testid=book-bid]').count(), { timeout: 15_000 })
+      .poll(() => page.locator('[data-testid=book-bid]').count(), { timeout: 30_000 })
       .toBe(2)
       .catch(async (err: unknown) => {
         const probe = await page.evaluate(() => {
