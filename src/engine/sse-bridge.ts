@@ -196,7 +196,11 @@ export class SseBridge implements EngineEventSource {
       return;
     }
     if (head >= this.last) return;
-    await this.replaced(head, `engine head ${head} is below the resume point ${this.last} (engine history replaced): resumed from the engine head`);
+    await this.replacedBelow(head, this.last);
+  }
+
+  private replacedBelow(head: number, last: number): Promise<void> {
+    return this.replaced(head, `engine head ${head} is below the resume point ${last} (engine history replaced): resumed from the engine head`);
   }
 
   /** A connected stream's engine head fell below the resume point: another history, resumed from that head. */
@@ -204,7 +208,7 @@ export class SseBridge implements EngineEventSource {
     const head = this.headBelow!;
     this.headBelow = null;
     if (this.stopped || this.last === null || head >= this.last) return;
-    await this.replaced(head, `engine head ${head} is below the resume point ${this.last} (engine history replaced): resumed from the engine head`);
+    await this.replacedBelow(head, this.last);
   }
 
   /**
