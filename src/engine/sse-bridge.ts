@@ -28,6 +28,12 @@
 // fingerprint). A different event means another history: handled as above, from the engine's head.
 // The sink's `replaced` is awaited before anything of the new history is delivered.
 //
+// The check before a connection says nothing when the engine does not answer it yet (a restarted
+// engine still starting: its stream may answer a moment later). Connected past the new engine's
+// head, the stream then stays silent but for heartbeats until the new history passes the old seq,
+// which may take minutes. So while a connection delivers nothing, the engine's head is asked again
+// every `headCheckMs`: a head below the resume point ends the connection and is handled as above.
+//
 // Bounded: the parser holds at most `maxEventBytes` characters of an unfinished line or event. An
 // engine that sends more (a line that never ends: bytes keep arriving, so the silence watchdog
 // never fires) has its connection dropped, counted (`bff_sse_oversized_total`) and logged; memory
@@ -63,6 +69,8 @@ export interface SseBridgeOptions {
   engineHead?: () => Promise<number | null>;
   logger: FastifyBaseLogger;
   metrics: SourceMetrics;
+  /** While a connection delivers nothing, the engine's head is compared with the resume point this often; default HEAD_CHECK_MS. */
+  headCheckMs?: number;
   /** Longest unfinished line or event the parser holds (SSE_MAX_EVENT_BYTES); default DEFAULT_MAX_EVENT_BYTES. */
   maxEventBytes?: number;
   backoffBaseMs?: number;
@@ -76,6 +84,8 @@ export interface SseBridgeOptions {
 const STORE_PRINT_MS = 5_000;
 /** An engine event is a few hundred bytes; this leaves room for any real one (SSE_MAX_EVENT_BYTES). */
 export const DEFAULT_MAX_EVENT_BYTES = 1_048_576;
+/** A quiet connection's engine head is checked this often (one small GET /healthz). */
+export const HEAD_CHECK_MS = 2_000;
 /** The engine is asked again for a skipped seq this many times before the store is used. */
 const GAP_RETRIES = 2;
 
@@ -100,6 +110,8 @@ export class SseBridge implements EngineEventSource {
   private skipVerify = false;
   /** The last delivered seq when the engine sent an event longer than the bound: the next one is passed (store or gap). */
   private oversizedAfter: number | null = null;
+  /** The engine head, below the resume point, that a quiet connection's check read: another history. */
+  private headBelow: number | null = null;
 
   constructor(private readonly options: SseBridgeOptions) {
     this.delivery = new OrderedDelivery({
@@ -149,6 +161,7 @@ export class SseBridge implements EngineEventSource {
       const healthy = await this.connectOnce();
       if (this.stopped) break;
       if (this.mismatch) await this.onMismatch();
+      if (this.headBelow !== null) await this.onHeadBelow();
       if (this.pendingGap) await this.resolveGap();
       this.options.metrics.reconnects.inc();
       if (this.oversizedAfter !== null && (await this.passOversized())) continue; // moved past it: resume at once
@@ -183,7 +196,44 @@ export class SseBridge implements EngineEventSource {
       return;
     }
     if (head >= this.last) return;
-    await this.replaced(head, `engine head ${head} is below the resume point ${this.last} (engine history replaced): resumed from the engine head`);
+    await this.replacedBelow(head, this.last);
+  }
+
+  private replacedBelow(head: number, last: number): Promise<void> {
+    return this.replaced(head, `engine head ${head} is below the resume point ${last} (engine history replaced): resumed from the engine head`);
+  }
+
+  /** A connected stream's engine head fell below the resume point: another history, resumed from that head. */
+  private async onHeadBelow(): Promise<void> {
+    const head = this.headBelow!;
+    this.headBelow = null;
+    if (this.stopped || this.last === null || head >= this.last) return;
+    await this.replacedBelow(head, this.last);
+  }
+
+  /**
+   * While connected, asks the engine's head every `headCheckMs` when nothing was delivered since the
+   * previous look; a head below the resume point ends the connection (see onHeadBelow).
+   */
+  private watchHead(ac: AbortController, deliveredSince: () => boolean): () => void {
+    const ask = this.options.engineHead;
+    if (!ask) return () => {};
+    let asking = false;
+    const timer = setInterval(() => {
+      if (deliveredSince() || asking || ac.signal.aborted) return;
+      asking = true;
+      ask()
+        .then((head) => {
+          const last = this.last;
+          if (ac.signal.aborted || this.stopped || last === null) return;
+          if (head === null || !Number.isSafeInteger(head) || head < 0 || head >= last) return;
+          this.headBelow = head;
+          ac.abort();
+        })
+        .catch(() => {}) // not answering says nothing about its history
+        .finally(() => (asking = false));
+    }, this.options.headCheckMs ?? HEAD_CHECK_MS);
+    return () => clearInterval(timer);
   }
 
   /** The first event of a connection was not the one delivered at the resume point: another history. */
@@ -268,6 +318,7 @@ export class SseBridge implements EngineEventSource {
       Math.max(25, Math.floor(this.options.idleMs / 4)),
     );
     let delivered = false;
+    let stopHeadWatch = (): void => {};
     try {
       // Each (re)connection is a span of its own (src/tracing/), its traceparent sent to the engine.
       const res = await traced(
@@ -296,6 +347,12 @@ export class SseBridge implements EngineEventSource {
         return false;
       }
       this.connectedNow = true;
+      let quiet = true;
+      stopHeadWatch = this.watchHead(ac, () => {
+        const sawEvents = !quiet;
+        quiet = true;
+        return sawEvents;
+      });
       this.options.logger.info({ lastEventId: this.last }, 'engine SSE stream connected');
       const maxEventBytes = this.options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
       let oversized = false;
@@ -315,6 +372,7 @@ export class SseBridge implements EngineEventSource {
         },
         onEvent: (m) => {
           if (this.pendingGap || this.mismatch) return; // the rest of this connection is abandoned
+          quiet = false;
           if (this.accept(m)) delivered = true;
           if (this.pendingGap || this.mismatch) ac.abort();
         },
@@ -330,6 +388,7 @@ export class SseBridge implements EngineEventSource {
       if (!this.stopped && !ac.signal.aborted) this.options.logger.warn({ err: (err as Error).message }, 'engine SSE stream failed');
     } finally {
       clearInterval(watchdog);
+      stopHeadWatch();
       this.connectedNow = false;
       this.abort = null;
       ac.abort();

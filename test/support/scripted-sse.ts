@@ -51,6 +51,8 @@ export interface ScriptedEngine {
   marketsFailStatus: number | null;
   /** When set, the stream route answers this HTTP status instead of streaming. */
   streamFailStatus: number | null;
+  /** When set, `GET /healthz` answers this HTTP status (an engine still starting: its head unknown). */
+  healthFailStatus: number | null;
   /** The engine restarts with a new, empty history: the log is cleared (open streams are dropped). */
   reset(): void;
   books: Map<string, Book>;
@@ -149,6 +151,10 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
       return;
     }
     if (url.pathname === '/healthz') {
+      if (engine.healthFailStatus !== null) {
+        res.writeHead(engine.healthFailStatus, { 'content-type': 'application/json' }).end('{"error":"starting"}');
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, version: 'c879f7f', buildDate: '2026-08-01', maxSeq: log.at(-1)?.seq ?? 0 }));
       return;
     }
@@ -170,6 +176,7 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
     markets: [{ symbol: 'BTC-PERP', status: 'active' }],
     marketsFailStatus: null,
     streamFailStatus: null,
+    healthFailStatus: null,
     reset() {
       log.length = 0;
       engine.oldestSeq = 1;
