@@ -43,7 +43,7 @@ describe('a connection closed during its opening', () => {
       // drains the paused clients never give.
       const probe = await connect(s.gw.url, 'kinds=trade');
       push(25_000);
-      await probe.waitFor((m) => m.at(-1)?.seq === seq, 150_000);
+      await probe.waitFor((m) => m.at(-1)?.seq === seq, 200_000);
       probe.ws.close();
       // Two frames per fill (its passthrough, then its trade): a drain awaited after any frame falls
       // inside an event about half the time; 6 clients make one such cut all but certain.
