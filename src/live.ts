@@ -108,6 +108,8 @@ export class LiveRuntime implements LiveView {
 
   /** The features, in the order events reach them (src/live-features.ts), and what the edge asks of them. */
   private readonly features: readonly LiveFeature<Subscription>[];
+  /** The features with a `frame` hook, found once: every published frame walks only these. */
+  private readonly frameFollowers: readonly LiveFeature<Subscription>[];
   readonly queries: LiveFeatureQueries;
   /** The one path engine events take into the stream, whatever their source. */
   readonly sink: EngineEventSink = {
@@ -157,6 +159,7 @@ export class LiveRuntime implements LiveView {
     });
     const composed = deps.features({ publish: (f) => this.publish(f), head: () => this.source?.position ?? null });
     this.features = composed.features;
+    this.frameFollowers = composed.features.filter((f) => f.frame !== undefined);
     this.queries = composed.queries;
   }
 
@@ -363,10 +366,9 @@ export class LiveRuntime implements LiveView {
   }
 
   private tellFrame(frame: Frame): void {
-    for (const feature of this.features) {
-      if (!feature.frame) continue;
+    for (const feature of this.frameFollowers) {
       try {
-        feature.frame(frame);
+        feature.frame!(frame);
       } catch (err) {
         this.deps.logger.error({ err, seq: frame.seq, kind: frame.kind, feature: feature.name }, 'live feature failed on a frame');
       }
