@@ -110,8 +110,10 @@ describe.skipIf(!available)('a fleet behind nginx', () => {
     const from = next;
     push(30);
     const want = Array.from({ length: 30 }, (_, i) => from + i);
-    await waitFor(() => clients.every((c) => c.seqs.length >= 30), 10_000, 'frames');
-    for (const c of clients) expect(c.seqs).toEqual(want);
+    // 30 s: a fresh-clone CI run at load 15 timed out at 10 s. Whatever arrived is then compared, so
+    // a lost or repeated frame fails with the seqs each client has, not a bare timeout.
+    await waitFor(() => clients.every((c) => c.seqs.length >= 30), 30_000, 'frames').catch(() => undefined);
+    for (const c of clients) expect({ upstream: c.upstream, seqs: c.seqs }).toEqual({ upstream: c.upstream, seqs: want });
     for (const c of clients) c.ws.close();
   });
 
