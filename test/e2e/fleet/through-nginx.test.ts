@@ -115,7 +115,7 @@ describe.skipIf(!available)('a fleet behind nginx', () => {
     await waitFor(() => clients.every((c) => c.seqs.length >= 30), 30_000, 'frames').catch(() => undefined);
     for (const c of clients) expect({ upstream: c.upstream, seqs: c.seqs }).toEqual({ upstream: c.upstream, seqs: want });
     for (const c of clients) c.ws.close();
-  });
+  }, 60_000);
 
   it('a signature accepted by one replica is refused by the other; simultaneous faucet requests give one grant', async () => {
     const party = makeParty('fleet');
