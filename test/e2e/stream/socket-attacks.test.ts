@@ -348,8 +348,10 @@ describe('the largest messages at the allowed rate', () => {
     const r = await flood(wsUrl(gw.url, 'kinds=trade'), 100, 3_000, message);
     delay.disable();
     // Every message answered within a second of the last, nobody closed as a flooder (messages
-    // read in a burst after a stall spend the burst at once), no turn of the loop held a second.
+    // read in a burst after a stall spend the burst at once), turns of the loop held under a second.
     expect({ answered: r.answered, closed: r.closed }).toEqual({ answered: r.sent, closed: 0 });
-    expect(delay.max / 1e6).toBeLessThan(1_000);
+    // The 99th percentile, not the max: on a loaded CI machine the scheduler alone can hold one turn
+    // past a second, while a costly message check (the defect this guards) holds most of them.
+    expect(delay.percentile(99) / 1e6, `loop delay max ${(delay.max / 1e6).toFixed(0)} ms`).toBeLessThan(1_000);
   });
 });
