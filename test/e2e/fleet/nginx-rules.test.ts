@@ -19,7 +19,7 @@ import { closedPort, fleetServices, REDIS_URL, startLiveReplicas, startOrderTaki
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { startScriptedEngine, type ScriptedEngine } from '../../support/scripted-sse.js';
 import { startNginx, type RunningNginx } from '../../../deploy/nginx.js';
-import { ticks } from '../../integration/stream/helpers.js';
+import { sleep, ticks } from '../../integration/stream/helpers.js';
 
 const REDIS_SERVER = '/usr/bin/redis-server';
 const available = (await fleetServices({ redis: true, nginx: true })) && existsSync(REDIS_SERVER);
@@ -128,10 +128,20 @@ describe.skipIf(!available)('nginx: a dependency down stays its requests\' answe
     expect(orderSigs.length).toBe(8);
     for (const g of gws) {
       expect((await fetch(`${g.url}/readyz`)).status).toBe(503);
-      const replica = await fetch(`${g.url}/readyz/replica`);
-      expect(replica.status, JSON.stringify(await replica.json())).toBe(200);
+      // The replica probe also judges the replica's own event loop over the last 5–10 s, which a
+      // loaded CI machine can hold past 2 s once: asked again until that window has passed, it must be
+      // 200 (the database is still down), and its last answer names why when it is not.
+      const until = Date.now() + 15_000;
+      let replica: { status: number; body: string };
+      for (;;) {
+        const r = await fetch(`${g.url}/readyz/replica`);
+        replica = { status: r.status, body: await r.text() };
+        if (replica.status === 200 || Date.now() > until) break;
+        await sleep(500);
+      }
+      expect(replica.status, replica.body).toBe(200);
     }
-  });
+  }, 60_000);
 
   it('Redis down too: signed calls answer JSON 503 shared_state_unavailable and never reach the engine; the book and the stream go on', async () => {
     const client = await tickClient(nginx.url);
