@@ -60,7 +60,8 @@ export async function connect(gatewayUrl: string, query = ''): Promise<TestClien
     frames: () => messages.filter((m) => !m.kind.startsWith('stream.')),
     closed,
     schemaErrors,
-    waitFor: (p, t = 5_000) => waitFor(() => p(messages), t, 'stream messages'),
+    // 15 s: only a failing wait spends it, and a loaded CI machine has taken more than 5 s to deliver.
+    waitFor: (p, t = 15_000) => waitFor(() => p(messages), t, 'stream messages'),
   };
 }
 
