@@ -32,8 +32,7 @@ export class OpenInterestFeed implements LiveFeature<Subscription> {
   /** The seq of the last event in the book (the seed's, then each delivered one). */
   private last = 0;
   private known: ReadonlySet<string> = new Set();
-  private batching = false;
-  /** Markets changed in the current batch, with the event that changed them last. */
+  /** Markets changed in the current group of events, with the event that changed them last. */
   private readonly pending = new Map<string, { seq: number; ts: string }>();
   /** The seq and time of the last change per market (the snapshot frame's). */
   private readonly lastChange = new Map<string, { seq: number; ts: string }>();
@@ -52,7 +51,7 @@ export class OpenInterestFeed implements LiveFeature<Subscription> {
     this.seededAt = this.last = seed.asOfSeq ?? 0;
   }
 
-  event(e: EngineEvent): readonly Frame[] | void {
+  event(e: EngineEvent): void {
     if (this.seededAt === null || e.seq <= this.last) return;
     if (e.seq > this.last + 1) {
       // Engine seqs have no holes: events between were never delivered (a stream started after a
@@ -67,22 +66,11 @@ export class OpenInterestFeed implements LiveFeature<Subscription> {
     if (!fill || !this.book.apply(e.market, fill)) return;
     const at = { seq: e.seq, ts: e.ts };
     this.lastChange.set(e.market, at);
-    if (this.batching) {
-      this.pending.set(e.market, at);
-      return;
-    }
-    return [this.frameOf(e.market, at)];
+    this.pending.set(e.market, at);
   }
 
-  /** At most one frame per market per batch: its value after the batch's last event. */
-  batch(deliver: () => void): void {
-    if (this.batching) return deliver();
-    this.batching = true;
-    try {
-      deliver();
-    } finally {
-      this.batching = false;
-    }
+  /** At most one frame per market per group of events (the runtime ends each one): its value after the group's last event. */
+  endOfBatch(): void {
     const changed = [...this.pending];
     this.pending.clear();
     for (const [market, at] of changed) this.options.publish(this.frameOf(market, at));

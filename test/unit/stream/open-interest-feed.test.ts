@@ -1,6 +1,7 @@
 // The open interest feature (src/stream/open-interest-feed.ts) driven as the runtime drives it:
-// seeded, then events in seq order, some in batches. One frame per market per batch, events the
-// seed holds skipped, a hole after the seed makes the figure unknown (nothing sent, never wrong).
+// seeded, then events in seq order, each group of events ended by `endOfBatch` (a lone event is a
+// group of one). One frame per market per group, events the seed holds skipped, a hole after the
+// seed makes the figure unknown (nothing sent, never wrong).
 import { describe, expect, it } from 'vitest';
 import { OpenInterestFeed } from '../../../src/stream/open-interest-feed.js';
 import { parseSubscription } from '../../../src/stream/subscription.js';
@@ -28,28 +29,31 @@ function feed(seed: { asOfSeq: number | null; longs: { market: string; positionI
     logger: { warn: (_o, msg) => warnings.push(msg) },
   });
   f.markets(MARKETS);
-  const deliver = (e: EngineEvent) => {
-    head = e.seq;
-    return [...(f.event(e) ?? [])];
+  /** Events as one group: each delivered, then the group's end; the frames it published. */
+  const group = (...events: EngineEvent[]) => {
+    const before = published.length;
+    for (const e of events) {
+      head = e.seq;
+      f.event(e);
+    }
+    f.endOfBatch();
+    return published.slice(before);
   };
-  return { f, published, warnings, deliver };
+  const deliver = (e: EngineEvent) => group(e);
+  return { f, published, warnings, deliver, group };
 }
 const sub = (q: string) => parseSubscription(new URLSearchParams(q), MARKETS);
 const values = (frames: readonly Frame[]) => frames.map((x) => [x.market, x.seq, x.payload.openInterest]);
 
 describe('OpenInterestFeed', () => {
-  it('skips what the seed holds, sends a change per event outside a batch and one per market per batch', async () => {
-    const { f, published, deliver } = feed({ asOfSeq: 3, longs: [{ market: 'BTC-PERP', positionId: 'a1', size: '2' }] });
+  it('skips what the seed holds, sends a change per lone event and one per market per group', async () => {
+    const { f, deliver, group } = feed({ asOfSeq: 3, longs: [{ market: 'BTC-PERP', positionId: 'a1', size: '2' }] });
     await f.start();
     expect(deliver(fill(3, 'BTC-PERP', leg('a', 'a1', '7')))).toEqual([]); // in the seed already
     expect(values(deliver(fill(4, 'BTC-PERP', leg('b', 'b1', '1'), leg('a', 'a1', '1'))))).toEqual([]); // 2 → 1 + 1: unchanged
     expect(values(deliver(fill(5, 'BTC-PERP', leg('b', 'b1', '3'))))).toEqual([['BTC-PERP', 5, '4.0000000000']]);
-    f.batch(() => {
-      for (const e of [fill(6, 'BTC-PERP', leg('c', 'c1', '1')), fill(7, 'ETH-PERP', leg('c', 'e1', '0.5')), tick(8), fill(9, 'BTC-PERP', leg('c', 'c1', '2'))]) {
-        expect(deliver(e)).toEqual([]);
-      }
-    });
-    expect(values(published)).toEqual([['BTC-PERP', 9, '6.0000000000'], ['ETH-PERP', 7, '0.5000000000']]);
+    const frames = group(fill(6, 'BTC-PERP', leg('c', 'c1', '1')), fill(7, 'ETH-PERP', leg('c', 'e1', '0.5')), tick(8), fill(9, 'BTC-PERP', leg('c', 'c1', '2')));
+    expect(values(frames)).toEqual([['BTC-PERP', 9, '6.0000000000'], ['ETH-PERP', 7, '0.5000000000']]);
     // Snapshot: opt-in, every known market (zero included), narrowed by markets, at the head.
     expect(f.snapshot(sub(''))).toBeNull();
     expect(values(f.snapshot(sub('kinds=open_interest.update'))!.frames)).toEqual([['BTC-PERP', 9, '6.0000000000'], ['ETH-PERP', 9, '0.5000000000']]);
