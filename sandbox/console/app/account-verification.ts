@@ -14,6 +14,9 @@ interface AccountRun {
   legs: number;
   first: string | null;
   ms: number;
+  /** With an uncommitted tail: what is verified is up to this seq, and how many changes come after it (ADR 0182). */
+  pendingAfterSeq: number | null;
+  pendingCount: number;
 }
 /** Read by the browser test. */
 export type AccountVerificationMetrics = PanelMetrics<AccountRun>;
@@ -86,12 +89,15 @@ export class AccountVerificationPanel extends VerifyPanel<AccountRun> {
     const v = (this.verdict = await this.client.verifyAccount(this.party, { concurrency: 6 }));
     const ms = Math.round(performance.now() - started);
     const words = v.first ? inWords(v.first) : null;
-    this.metrics.last = { status: v.status, events: v.events, legs: v.legs, first: words, ms };
+    this.metrics.last = { status: v.status, events: v.events, legs: v.legs, first: words, ms, pendingAfterSeq: v.pendingAfterSeq, pendingCount: v.pendingCount };
     const counts = `${v.events} committed events replayed (${v.legs} fill leg${v.legs === 1 ? '' : 's'}), ${v.deposits.credited} of ${v.deposits.receipts} deposit${v.deposits.receipts === 1 ? '' : 's'} credited, ${v.withdrawals.debited} of ${v.withdrawals.approved} withdrawal${v.withdrawals.approved === 1 ? '' : 's'} debited, in ${ms} ms`;
     const tail = v.pending.map((x) => x.message).join('; ');
     if (v.status === 'failed') this.status('bad', `${v.problems.length} discrepanc${v.problems.length === 1 ? 'y' : 'ies'} found: ${counts}`);
     else if (v.status === 'pending') this.status('dim', `Nothing differs so far; some of it is not committed yet (${tail}): ${counts}`);
-    else this.status('good', `Your account follows from the chain: ${counts}`);
+    else if (v.pendingAfterSeq !== null) {
+      // Verified as far as the chain has committed; the newer part is said apart, not as a doubt (ADR 0182).
+      this.status('good', `Verified up to seq ${v.pendingAfterSeq}; ${v.pendingCount} change${v.pendingCount === 1 ? '' : 's'} after it not committed yet (${tail}): ${counts}`);
+    } else this.status('good', `Your account follows from the chain: ${counts}`);
     if (words) {
       first.textContent = words;
       first.hidden = false;
