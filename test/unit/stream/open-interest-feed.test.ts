@@ -126,6 +126,23 @@ describe('OpenInterestFeed', () => {
     expect(mirror.reads).toBe(reads); // known again: the mirror is no longer read
   });
 
+  it('after a hole, known again once the mirror holds the events past it (a seed from before the hole is never used)', async () => {
+    const { f, published, deliver, group, mirror } = feed({ asOfSeq: 1, longs: [{ market: 'BTC-PERP', positionId: 'a1', size: '1' }], asOf: tick(1) });
+    await f.start();
+    expect(deliver(tick(2))).toEqual([]);
+    const e4 = fill(4, 'BTC-PERP', leg('a', 'a1', '5')); // seq 3 (a fill of b1) never came
+    const e5 = fill(5, 'ETH-PERP', leg('c', 'c1', '2'));
+    expect(group(e4, e5)).toEqual([]);
+    // The mirror as of seq 2 (before the hole) is of this history but misses seq 3: not used.
+    mirror.seed = { asOfSeq: 2, longs: [{ market: 'BTC-PERP', positionId: 'a1', size: '1' }], asOf: tick(2) };
+    await reread(mirror);
+    expect(published).toEqual([]);
+    // The indexer wrote seq 3 and 4: seeded as of 4 (b1 held 2), seq 5's fill on top.
+    mirror.seed = { asOfSeq: 4, longs: [{ market: 'BTC-PERP', positionId: 'a1', size: '5' }, { market: 'BTC-PERP', positionId: 'b1', size: '2' }], asOf: e4 };
+    await reread(mirror);
+    expect(values(published)).toEqual([['BTC-PERP', 5, '7.0000000000'], ['ETH-PERP', 5, '2.0000000000']]);
+  });
+
   it('a mirror ahead of the feed is used when its newest event arrives and matches', async () => {
     const { f, published, group, mirror } = feed({ asOfSeq: 0, longs: [] });
     await f.start();
