@@ -128,7 +128,7 @@ export function liveFeatures(deps: LiveFeatureDeps): ComposeLiveFeatures {
       {
         name: 'books',
         event: (e) => books.event(e),
-        batch: (deliver) => books.batch(deliver),
+        endOfBatch: () => books.endOfBatch(),
         snapshot: (sub) => ({ frames: books.snapshot(sub) }),
         markets: (known) => books.markets(known),
         polled: (book, depth) => books.polled(book, depth),

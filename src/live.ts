@@ -110,13 +110,19 @@ export class LiveRuntime implements LiveView {
   private readonly features: readonly LiveFeature<Subscription>[];
   /** The features with a `frame` hook, found once: every published frame walks only these. */
   private readonly frameFollowers: readonly LiveFeature<Subscription>[];
+  /** The features with an `endOfBatch` hook, found once (in list order). */
+  private readonly batchEnders: readonly LiveFeature<Subscription>[];
+  /** How deep the sink's `batch` calls are nested now (0: outside any group of events). */
+  private groupDepth = 0;
+  /** Events delivered since the last `endOfBatch` (a group that delivered none ends without one). */
+  private eventsInGroup = 0;
   readonly queries: LiveFeatureQueries;
   /** The one path engine events take into the stream, whatever their source. */
   readonly sink: EngineEventSink = {
     event: (e) => this.onEvent(e),
-    // One write per client for the whole batch; each feature's batch hook wraps the delivery (the
-    // first feature's outermost), e.g. the book deltas are made once, at the batch's end.
-    batch: (deliver) => this.hub.batched(() => this.inBatches(0, deliver)),
+    // One write per client for the whole group; the features' endOfBatch (e.g. the book deltas,
+    // made once per group) runs at the end of the outermost group, inside that write.
+    batch: (deliver) => this.hub.batched(() => this.inGroup(deliver)),
     skipped: (seq, from) => (from === undefined ? this.hub.markCoveredAfter(seq) : this.hub.announceGap(from, seq)),
     replaced: (head) => this.onHistoryReplaced(head),
   };
@@ -160,6 +166,7 @@ export class LiveRuntime implements LiveView {
     const composed = deps.features({ publish: (f) => this.publish(f), head: () => this.source?.position ?? null });
     this.features = composed.features;
     this.frameFollowers = composed.features.filter((f) => f.frame !== undefined);
+    this.batchEnders = composed.features.filter((f) => f.endOfBatch !== undefined);
     this.queries = composed.queries;
   }
 
@@ -331,6 +338,7 @@ export class LiveRuntime implements LiveView {
     // A replica goes live with the first event after the head its stream had at start, before that
     // event's frames are published (catch-up frames before it are never live for anyone).
     if (!this.caughtUpDone && this.jetstream?.isLive(event.seq)) this.markCaughtUp();
+    this.eventsInGroup++;
     if (this.liveState.coveredAfter === null) this.liveState.coveredAfter = event.seq - 1;
     this.epochs.observe(event, () => this.hub.epochChanged());
     const { state, frames } = project(this.state, event);
@@ -348,6 +356,8 @@ export class LiveRuntime implements LiveView {
       }
       if (out && out.length > 0) this.publishAll(out);
     }
+    // An event outside any group is a group of one: it ends here (the contract's `endOfBatch`).
+    if (this.groupDepth === 0) this.endOfBatch();
     // ... and at the latest once the head's own event is published (no later event can come first).
     if (!this.caughtUpDone && this.jetstream?.caughtUp) this.markCaughtUp();
   }
@@ -386,13 +396,30 @@ export class LiveRuntime implements LiveView {
     }
   }
 
-  /** The features' batch hooks nested around one delivery, the first feature's outermost. */
-  private inBatches(from: number, deliver: () => void): void {
-    for (let i = from; i < this.features.length; i++) {
-      const feature = this.features[i]!;
-      if (feature.batch) return feature.batch(() => this.inBatches(i + 1, deliver));
+  /**
+   * One group of events (the sink's `batch`; calls nest): the group ends with the outermost call,
+   * even when `deliver` throws (the events delivered before the throw are ended like any others).
+   */
+  private inGroup(deliver: () => void): void {
+    this.groupDepth++;
+    try {
+      deliver();
+    } finally {
+      if (--this.groupDepth === 0) this.endOfBatch();
     }
-    deliver();
+  }
+
+  /** Every feature's `endOfBatch`, in list order, when events were delivered since the last one. */
+  private endOfBatch(): void {
+    if (this.eventsInGroup === 0) return;
+    this.eventsInGroup = 0;
+    for (const feature of this.batchEnders) {
+      try {
+        feature.endOfBatch!();
+      } catch (err) {
+        this.deps.logger.error({ err, feature: feature.name }, 'live feature failed: endOfBatch');
+      }
+    }
   }
 
   /** Every feature's start, concurrently, before the source delivers; a failure is logged, the start goes on. */

@@ -6,6 +6,7 @@
 //
 //   source ─► EngineEventSink ─► for each feature, in list order: event() → frames ─► hub
 //                                 every published frame ─► each feature's frame()
+//             end of a group   ─► for each feature, in list order: endOfBatch() (may publish) ─► hub
 //
 // Generic in the subscription type so that this layer-0 contract does not import the hub's
 // (stream/subscription.ts); the runtime instantiates it with the hub's Subscription.
@@ -42,8 +43,14 @@ export interface FeatureSnapshot {
  *   the other features or the clients (a feature bug must not stop the stream).
  * - `replaced` is called for every feature, in list order, before anything of a new history is
  *   delivered; after it nothing of the old history may survive in the feature.
- * - `batch` hooks nest around the delivery of one received group of events, the first feature's
- *   outermost; each must call `deliver` exactly once, synchronously.
+ * - `endOfBatch` is called exactly once after the last event of each group the source delivered
+ *   together (the sink's outermost `batch`: a network chunk, a database page) that delivered at
+ *   least one event, and after an event delivered outside any group (a group of one). Every event
+ *   is followed by exactly one `endOfBatch` before any event of the next group reaches any feature;
+ *   by then every feature has seen every event of the group. Features are called in list order; the
+ *   frames they publish from it go to the clients in the same write as the group's other frames.
+ *   It is where a feature that coalesces per group (one book delta, one open interest frame per
+ *   market) publishes, so none keeps its own "am I inside a batch" state.
  * - `stop` is awaited on shutdown (all features concurrently); nothing is called after it.
  */
 export interface LiveFeature<Sub = unknown> {
@@ -59,8 +66,8 @@ export interface LiveFeature<Sub = unknown> {
   event?(event: EngineEvent): readonly Frame[] | void;
   /** Every frame published on the live path, after the hub was given it. */
   frame?(frame: Frame): void;
-  /** Wraps the delivery of one received group of events (a network chunk, a database page). */
-  batch?(deliver: () => void): void;
+  /** The group of events delivered together has ended (guarantees above): publish what was coalesced over it. */
+  endOfBatch?(): void;
   /** The engine's history was replaced; the next event is after `head` of the new one. */
   replaced?(head: number): void;
   /** What this feature adds to a connection's snapshot for `sub` (null or undefined: nothing). */

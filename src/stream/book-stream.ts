@@ -37,24 +37,14 @@ export class BookStream {
     });
   }
 
-  private batching = false;
-
-  /** One engine event, in seq order (after its other frames were published). */
+  /** One engine event, in seq order (after its other frames were published); its deltas wait for `endOfBatch`. */
   event(event: EngineEvent): void {
     this.keeper.event(event);
-    if (!this.batching) this.views.flush();
   }
 
-  /** Runs `deliver` (which calls `event`): the book deltas of the whole batch are made once, after it. */
-  batch(deliver: () => void): void {
-    if (this.batching) return deliver();
-    this.batching = true;
-    try {
-      deliver();
-    } finally {
-      this.batching = false;
-      this.views.flush();
-    }
+  /** The group of events ended (the runtime's LiveFeature.endOfBatch): its book deltas are made once, now. */
+  endOfBatch(): void {
+    this.views.flush();
   }
 
   private known: ReadonlySet<string> | null = null;

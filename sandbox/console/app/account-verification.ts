@@ -5,13 +5,21 @@
 // Its own panel and module: it only reads through the published client.
 import type { AccountProblem, AccountVerdict, CheckedValue, GatewayClient } from '@gateway/client';
 import { escapeHtml, trim } from './format.js';
+import { VerifyPanel, type PanelMetrics } from './verify-panel.js';
 
-/** Read by the browser test. */
-export interface AccountVerificationMetrics {
-  runs: number;
-  running: boolean;
-  last: { status: string; events: number; legs: number; first: string | null; ms: number } | null;
+/** The last run, as the browser test reads it. */
+interface AccountRun {
+  status: string;
+  events: number;
+  legs: number;
+  first: string | null;
+  ms: number;
+  /** With an uncommitted tail: what is verified is up to this seq, and how many changes come after it (ADR 0182). */
+  pendingAfterSeq: number | null;
+  pendingCount: number;
 }
+/** Read by the browser test. */
+export type AccountVerificationMetrics = PanelMetrics<AccountRun>;
 
 const PANEL = `
   <h2>My account, recomputed from the chain</h2>
@@ -59,64 +67,45 @@ export function inWords(p: AccountProblem): string {
   return `${p.message[0]!.toUpperCase()}${p.message.slice(1)}.`;
 }
 
-export class AccountVerificationPanel {
-  readonly metrics: AccountVerificationMetrics = { runs: 0, running: false, last: null };
+export class AccountVerificationPanel extends VerifyPanel<AccountRun> {
   private verdict: AccountVerdict | null = null;
 
   constructor(
     private readonly client: GatewayClient,
     /** The party shown (the console's party switcher changes it). */
     public party: string,
-    private readonly root: HTMLElement,
+    root: HTMLElement,
+    /** After each check that ran (the history panel verifies again: it may be older than this). */
+    private readonly checked: (verdict: AccountVerdict) => void = () => {},
   ) {
-    root.innerHTML = PANEL;
-    this.button.addEventListener('click', () => void this.run());
-    (window as unknown as { __accountVerification: AccountVerificationMetrics }).__accountVerification = this.metrics;
+    super(root, { html: PANEL, button: 'verify-account', summary: 'account-verify-summary', global: '__accountVerification', failed: 'the account check could not run' });
   }
 
-  private get button(): HTMLButtonElement {
-    return this.root.querySelector<HTMLButtonElement>('#verify-account')!;
-  }
-
-  async run(): Promise<void> {
-    if (this.metrics.running) return;
-    this.metrics.running = true;
-    this.button.disabled = true;
-    const summary = this.root.querySelector<HTMLElement>('#account-verify-summary')!;
+  protected async check(): Promise<void> {
     const first = this.root.querySelector<HTMLElement>('#account-verify-first')!;
-    summary.className = 'dim';
-    summary.textContent = 'verifying your history and replaying it…';
+    this.status('dim', 'verifying your history and replaying it…');
     first.hidden = true;
     const started = performance.now();
-    try {
-      const v = (this.verdict = await this.client.verifyAccount(this.party, { concurrency: 6 }));
-      const ms = Math.round(performance.now() - started);
-      const words = v.first ? inWords(v.first) : null;
-      this.metrics.last = { status: v.status, events: v.events, legs: v.legs, first: words, ms };
-      summary.className = v.status === 'failed' ? 'bad' : v.status === 'pending' ? 'dim' : 'good';
-      const counts = `${v.events} committed events replayed (${v.legs} fill leg${v.legs === 1 ? '' : 's'}), ${v.deposits.credited} of ${v.deposits.receipts} deposit${v.deposits.receipts === 1 ? '' : 's'} credited, ${v.withdrawals.debited} of ${v.withdrawals.approved} withdrawal${v.withdrawals.approved === 1 ? '' : 's'} debited, in ${ms} ms`;
-      summary.textContent =
-        v.status === 'verified'
-          ? `Your account follows from the chain: ${counts}`
-          : v.status === 'pending'
-            ? `Nothing differs so far; some of it is not committed yet (${v.pending.map((x) => x.message).join('; ')}): ${counts}`
-            : `${v.problems.length} discrepanc${v.problems.length === 1 ? 'y' : 'ies'} found: ${counts}`;
-      if (words) {
-        first.textContent = words;
-        first.hidden = false;
-      }
-    } catch (err) {
-      summary.className = 'bad';
-      summary.textContent = `the account check could not run: ${err instanceof Error ? err.message : String(err)}`;
-    } finally {
-      this.metrics.runs++;
-      this.metrics.running = false;
-      this.button.disabled = false;
-      this.render();
+    const v = (this.verdict = await this.client.verifyAccount(this.party, { concurrency: 6 }));
+    const ms = Math.round(performance.now() - started);
+    const words = v.first ? inWords(v.first) : null;
+    this.metrics.last = { status: v.status, events: v.events, legs: v.legs, first: words, ms, pendingAfterSeq: v.pendingAfterSeq, pendingCount: v.pendingCount };
+    const counts = `${v.events} committed events replayed (${v.legs} fill leg${v.legs === 1 ? '' : 's'}), ${v.deposits.credited} of ${v.deposits.receipts} deposit${v.deposits.receipts === 1 ? '' : 's'} credited, ${v.withdrawals.debited} of ${v.withdrawals.approved} withdrawal${v.withdrawals.approved === 1 ? '' : 's'} debited, in ${ms} ms`;
+    const tail = v.pending.map((x) => x.message).join('; ');
+    if (v.status === 'failed') this.status('bad', `${v.problems.length} discrepanc${v.problems.length === 1 ? 'y' : 'ies'} found: ${counts}`);
+    else if (v.status === 'pending') this.status('dim', `Nothing differs so far; some of it is not committed yet (${tail}): ${counts}`);
+    else if (v.pendingAfterSeq !== null) {
+      // Verified as far as the chain has committed; the newer part is said apart, not as a doubt (ADR 0182).
+      this.status('good', `Verified up to seq ${v.pendingAfterSeq}; ${v.pendingCount} change${v.pendingCount === 1 ? '' : 's'} after it not committed yet (${tail}): ${counts}`);
+    } else this.status('good', `Your account follows from the chain: ${counts}`);
+    if (words) {
+      first.textContent = words;
+      first.hidden = false;
     }
+    this.checked(v);
   }
 
-  private render(): void {
+  protected render(): void {
     const v = this.verdict;
     if (!v) return;
     // A number the screen shows from after the last commitment is pending; when the gateway's

@@ -321,6 +321,9 @@ function onPartyMessage(message: StreamMessage): void {
     // The collateral comes with account.update (the last fill's balance alone misses deposits and withdrawals).
   } else if (frame.kind.startsWith('engine.trigger_')) {
     refreshHistorySoon();
+  } else if (frame.kind === 'engine.user_batch_committed') {
+    // A new commitment of the party's events: "Verify my history" is verified again.
+    verification?.committed(frame.payload.userSeq);
   }
 }
 
@@ -358,7 +361,7 @@ function startPartyStream(): void {
   // My orders and my fills come from the user channels (each with its state on subscribe); the
   // party's positions may be in any market, so this watch names none.
   partyWatch = live.watch(
-    { kinds: ['account.update', 'position.update', 'balance.update', 'inbound.deposit', 'order.update', 'fill', 'engine.trigger_set', 'engine.trigger_fired', 'engine.trigger_cancelled'], party: [party] },
+    { kinds: ['account.update', 'position.update', 'balance.update', 'inbound.deposit', 'order.update', 'fill', 'engine.trigger_set', 'engine.trigger_fired', 'engine.trigger_cancelled', 'engine.user_batch_committed'], party: [party] },
     {
       onMessage: onPartyMessage,
       onError: showError,
@@ -559,7 +562,8 @@ async function openParty(hint: string): Promise<void> {
   verification ??= new VerificationPanel(client, party, $('verify-panel'));
   void verification.run();
   // Its collateral and positions, recomputed from the committed events beside what the screen shows (on demand).
-  accountVerification ??= new AccountVerificationPanel(client, party, $('account-verify-panel'));
+  // Its result may be newer than the history panel's (the chain moved since): that one is verified again.
+  accountVerification ??= new AccountVerificationPanel(client, party, $('account-verify-panel'), () => void verification?.run());
 }
 
 async function renderParties(current: string): Promise<void> {

@@ -2,15 +2,25 @@
 // checked in this browser against the chain (docs/verification.md), and "Verify my history", which
 // walks every user batch of the party with a progress bar and a summary. Nothing the gateway says
 // about a batch is taken: the verdicts are the client's own (verifyHistory, WebCrypto SHA-256).
+// It runs when the console opens a party, again when the socket announces a new user batch of the
+// party (engine.user_batch_committed) and after each "Verify my account", so its summary never
+// stays on what the page saw at load ("no user batch on chain yet").
 import type { BatchVerdict, Fill, GatewayClient, HistoryVerdict } from '@gateway/client';
 import { escapeHtml, px, sz } from './format.js';
+import { VerifyPanel, type PanelMetrics } from './verify-panel.js';
 
-/** Read by the browser test and the benchmark. */
-export interface VerificationMetrics {
-  runs: number;
-  running: boolean;
-  last: { status: string; batches: number; events: number; verified: number; pending: number; failed: number; ms: number } | null;
+/** The last run, as the browser test and the benchmark read it. */
+interface HistoryRun {
+  status: string;
+  batches: number;
+  events: number;
+  verified: number;
+  pending: number;
+  failed: number;
+  ms: number;
 }
+/** Read by the browser test and the benchmark. */
+export type VerificationMetrics = PanelMetrics<HistoryRun>;
 
 type FillState = { kind: 'verified'; txId: string | null; userSeq: number } | { kind: 'pending' } | { kind: 'mismatch'; userSeq: number; step: string };
 
@@ -23,67 +33,84 @@ const PANEL = `
   </div>
   <table id="my-fills"></table>`;
 
-export class VerificationPanel {
-  readonly metrics: VerificationMetrics = { runs: 0, running: false, last: null };
+/** A user batch announced on the socket may not be in the gateway's mirror yet: read again this often, this many times. */
+const LISTED_RETRY_MS = 1_000;
+const LISTED_RETRIES = 10;
+
+export class VerificationPanel extends VerifyPanel<HistoryRun> {
   private verdict: HistoryVerdict | null = null;
   private fills: Fill[] = [];
+  private shown: string;
+  /** The newest user batch of the party the socket announced (0: none); runs go on until the history listed reaches it. */
+  private wanted = 0;
+  private retries = 0;
+  private retry: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     private readonly client: GatewayClient,
-    /** The party shown (the console's party switcher changes it). */
-    public party: string,
-    private readonly root: HTMLElement,
+    party: string,
+    root: HTMLElement,
   ) {
-    root.innerHTML = PANEL;
-    this.button.addEventListener('click', () => void this.run());
-    (window as unknown as { __verification: VerificationMetrics }).__verification = this.metrics;
+    super(root, { html: PANEL, button: 'verify-history', summary: 'verify-summary', global: '__verification', failed: 'verification could not run' });
+    this.shown = party;
   }
 
-  private get button(): HTMLButtonElement {
-    return this.root.querySelector<HTMLButtonElement>('#verify-history')!;
+  /** The party shown (the console's party switcher changes it; what was announced for the other one is dropped). */
+  get party(): string {
+    return this.shown;
+  }
+  set party(party: string) {
+    this.shown = party;
+    this.wanted = 0;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
+  }
+
+  /**
+   * The socket said the party's user batch `userSeq` was committed: verified again, and again
+   * (bounded) while the gateway does not list it yet (its mirror follows the engine by a moment).
+   */
+  committed(userSeq: number): void {
+    if (userSeq <= this.wanted) return;
+    this.wanted = userSeq;
+    this.retries = 0;
+    void this.run();
   }
 
   /** Loads the party's latest fills and verifies the history they belong to. */
-  async run(): Promise<void> {
-    if (this.metrics.running) return;
-    this.metrics.running = true;
-    this.button.disabled = true;
+  protected async check(): Promise<void> {
+    // This run reads what a retry would: at most one retry is ever waiting.
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
     const bar = this.root.querySelector<HTMLProgressElement>('#verify-progress')!;
-    const summary = this.root.querySelector<HTMLElement>('#verify-summary')!;
     bar.hidden = false;
     bar.value = 0;
-    summary.className = 'dim';
-    summary.textContent = 'verifying…';
+    this.status('dim', 'verifying…');
     const started = performance.now();
-    try {
-      this.fills = (await this.client.listUserFills(this.party, { limit: 50 })).items;
-      this.verdict = await this.client.verifyHistory(this.party, {
-        concurrency: 6,
-        onProgress: (p) => {
-          bar.max = Math.max(1, p.total);
-          bar.value = p.done;
-          summary.textContent = `${p.done} / ${p.total} user batches`;
-        },
-      });
-      const v = this.verdict;
-      const ms = Math.round(performance.now() - started);
-      this.metrics.last = { status: v.status, batches: v.batches, events: v.events, verified: v.verified, pending: v.pending, failed: v.failed, ms };
-      summary.className = v.status === 'failed' ? 'bad' : v.status === 'empty' ? 'dim' : 'good';
-      summary.textContent =
-        v.status === 'empty'
-          ? 'no user batch on chain yet'
-          : `${v.verified} of ${v.batches} user batches verified (${v.events} events)` +
+    const party = this.shown;
+    this.fills = (await this.client.listUserFills(party, { limit: 50 })).items;
+    const v = (this.verdict = await this.client.verifyHistory(party, {
+      concurrency: 6,
+      onProgress: (p) => {
+        bar.max = Math.max(1, p.total);
+        bar.value = p.done;
+        this.status('dim', `${p.done} / ${p.total} user batches`);
+      },
+    }));
+    const ms = Math.round(performance.now() - started);
+    this.metrics.last = { status: v.status, batches: v.batches, events: v.events, verified: v.verified, pending: v.pending, failed: v.failed, ms };
+    this.status(
+      v.status === 'failed' ? 'bad' : v.status === 'empty' ? 'dim' : 'good',
+      v.status === 'empty'
+        ? 'no user batch on chain yet'
+        : `${v.verified} of ${v.batches} user batches verified (${v.events} events)` +
             (v.failed > 0 ? `, ${v.failed} MISMATCH` : '') +
             (v.chainBreaks.length > 0 ? `, chain broken at ${v.chainBreaks.map((b) => b.userSeq).join(', ')}` : '') +
-            ` in ${ms} ms`;
-    } catch (err) {
-      summary.className = 'bad';
-      summary.textContent = `verification could not run: ${err instanceof Error ? err.message : String(err)}`;
-    } finally {
-      this.metrics.runs++;
-      this.metrics.running = false;
-      this.button.disabled = false;
-      this.render();
+            ` in ${ms} ms`,
+    );
+    if (party === this.shown && v.batches < this.wanted && this.retries < LISTED_RETRIES) {
+      this.retries++;
+      this.retry = setTimeout(() => void this.run(), LISTED_RETRY_MS);
     }
   }
 
@@ -96,7 +123,7 @@ export class VerificationPanel {
     return { kind: 'verified', txId: verdict.txId, userSeq };
   }
 
-  render(): void {
+  protected render(): void {
     const rows = this.fills.map((f) => {
       const s = this.stateOf(f);
       const state =

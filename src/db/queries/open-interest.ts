@@ -2,6 +2,8 @@
 // position epochs of the mirror, which equals the size held short (every match adds or removes the
 // same size on both sides). One grouped scan of the open epochs.
 import type { Queryable } from '../database.js';
+import type { EngineEvent } from '../../contracts/engine-event.js';
+import { eventsAfter } from './events.js';
 
 export interface OpenInterestRow {
   market: string;
@@ -17,6 +19,8 @@ export function openInterestRows(sql: Queryable): Promise<OpenInterestRow[]> {
 export interface OpenInterestSeed {
   asOfSeq: number | null;
   longs: { market: string; positionId: string; size: string }[];
+  /** The event at `asOfSeq` as the mirror holds it: which history the seed is of (a catch-up compares it). */
+  asOf?: EngineEvent | null;
 }
 
 /**
@@ -29,5 +33,7 @@ export async function loadOpenInterestSeed(tx: Queryable): Promise<OpenInterestS
   const [head] = await tx<{ seq: string | number | null }[]>`SELECT max(seq) AS seq FROM events`;
   const longs = await tx<{ market: string; positionId: string; size: string }[]>`
     SELECT market, position_id, size::text AS size FROM positions WHERE status = 'open' AND size > 0`;
-  return { asOfSeq: head?.seq === null || head?.seq === undefined ? null : Number(head.seq), longs };
+  const asOfSeq = head?.seq === null || head?.seq === undefined ? null : Number(head.seq);
+  const [asOf] = asOfSeq === null ? [] : await eventsAfter(tx, asOfSeq - 1, 1);
+  return { asOfSeq, longs, asOf: asOf ?? null };
 }

@@ -123,14 +123,18 @@ describe('verifyAccount over an honest history', () => {
     }
   });
 
-  it('reports what is not committed yet as pending, not as different; the committed state is verified as of its seq', async () => {
+  it('reports what is not committed yet as pending, not as different; the committed state is verified as of its seq, and so is the verdict', async () => {
     trade(s, A, B, 'buy', '0.0100', '60000');
     const head = s.engine.engine.log.maxSeq;
     await s.indexer.waitFor(head, 30_000);
     for (; (await s.client.getAccount(A)).asOfSeq < head; ) await new Promise((r) => setTimeout(r, 10));
     const v = await s.client.verifyAccount(A);
     expect(v.problems).toEqual([]);
-    expect(v.status).toBe('pending');
+    // Verified up to the last commitment; the newer trade is the uncommitted tail, reported apart.
+    expect(v.status).toBe('verified');
+    expect(v.pendingAfterSeq).toBe(v.committedSeq);
+    expect(v.pendingCount).toBe(v.pending.length);
+    expect(v.pendingCount).toBeGreaterThan(0);
     // The gateway's record as of the last commitment equals the replay; the newer trade is named.
     expect(v.viewAsOfSeq).toBe(v.committedSeq);
     expect(v.collateral.status).toBe('verified');
@@ -167,7 +171,8 @@ describe('verifyAccount over an honest history', () => {
       expect(v.positions.length).toBeGreaterThan(0);
       for (const p of v.positions) for (const f of [p.size, p.entryPrice, p.realizedPnl]) expect(f.status).toBe('verified');
       expect(v.pending).toContainEqual(expect.objectContaining({ what: 'collateral', message: expect.stringMatching(/is verified$/) }));
-      expect(v.status).toBe('pending');
+      expect(v.status).toBe('verified'); // up to the commitment, the rest reported apart
+      expect(v.pendingAfterSeq).toBe(v.committedSeq);
     } finally {
       trading = false;
       await loop;

@@ -1,7 +1,8 @@
 // The live path's feature seam (src/contracts/live-feature.ts): the runtime calls every feature in
 // list order for each event, publishes each feature's frames before the next feature runs, tells
-// every feature each published frame, nests batch hooks, builds a connection's snapshot in list
-// order, and a feature that throws from every hook stops neither the others nor the clients.
+// every feature each published frame, ends every group of events once with `endOfBatch` (in list
+// order, its frames in the group's write), builds a connection's snapshot in list order, and a
+// feature that throws from every hook stops neither the others nor the clients.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { loadConfig } from '../../../src/config/env.js';
@@ -16,7 +17,7 @@ import type { Frame } from '../../../src/contracts/frame.js';
 import type { Subscription } from '../../../src/stream/subscription.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { startScriptedEngine, waitFor, type ScriptedEngine } from '../../support/scripted-sse.js';
-import { simpleMatch } from '../../unit/projections/fixtures.js';
+import { simpleMatch, tick } from '../../unit/projections/fixtures.js';
 import { connect, ticks, ts } from './helpers.js';
 
 const FEATURE_FRAME_KIND = 'test.feature';
@@ -26,9 +27,8 @@ describe('live features (the runtime knows none of them)', () => {
   let gw: TestGateway;
   let live: LiveRuntime;
   const log: string[] = [];
-  let batchDepth = 0;
-  let eventsInsideBatch = 0;
-  let eventsOutsideBatch = 0;
+  let publish: ((frame: Frame) => number) | null = null;
+  let lastSeen = 0;
 
   // Throws from every hook: the contract says it must cost nothing to the others.
   const broken: LiveFeature<Subscription> = {
@@ -46,6 +46,9 @@ describe('live features (the runtime knows none of them)', () => {
     subscriptionChanged: () => {
       throw new Error('watch');
     },
+    endOfBatch: () => {
+      throw new Error('endOfBatch');
+    },
   };
   // Makes a frame of its own per tick (published before the next feature runs) and records what it is told.
   const maker: LiveFeature<Subscription> = {
@@ -55,13 +58,10 @@ describe('live features (the runtime knows none of them)', () => {
       if (e.kind !== 'engine.tick_start') return;
       return [{ kind: FEATURE_FRAME_KIND as Frame['kind'], seq: e.seq, ts: e.ts, payload: { from: 'maker' } } as unknown as Frame];
     },
-    batch: (deliver) => {
-      batchDepth++;
-      try {
-        deliver();
-      } finally {
-        batchDepth--;
-      }
+    // One frame per group, published at its end: it must reach clients after the group's own frames.
+    endOfBatch: () => {
+      log.push('maker:end');
+      publish!({ kind: FEATURE_FRAME_KIND as Frame['kind'], seq: lastSeen, ts: ts(lastSeen), payload: { from: 'maker-end' } } as unknown as Frame);
     },
     snapshot: () => ({ frames: [], later: Promise.resolve([{ kind: FEATURE_FRAME_KIND, seq: 0, ts: ts(0), payload: { from: 'maker-later' } } as unknown as Frame]) }),
   };
@@ -69,11 +69,11 @@ describe('live features (the runtime knows none of them)', () => {
     name: 'recorder',
     event: (e) => {
       log.push(`recorder:event:${e.seq}`);
-      if (batchDepth > 0) eventsInsideBatch++;
-      else eventsOutsideBatch++;
+      lastSeen = e.seq;
     },
+    endOfBatch: () => log.push('recorder:end'),
     frame: (f) => {
-      if ((f.kind as string) === FEATURE_FRAME_KIND) log.push(`recorder:frame:${f.seq}`);
+      if ((f.kind as string) === FEATURE_FRAME_KIND && f.payload.from === 'maker') log.push(`recorder:frame:${f.seq}`);
     },
     snapshot: () => ({ frames: [{ kind: FEATURE_FRAME_KIND, seq: 0, ts: ts(0), payload: { from: 'recorder-now' } } as unknown as Frame] }),
   };
@@ -95,6 +95,7 @@ describe('live features (the runtime knows none of them)', () => {
       engine: engineClient,
       metrics,
       features: (context) => {
+        publish = context.publish;
         const composed = gateway(context);
         return { features: [broken, ...composed.features, maker, recorder], queries: composed.queries };
       },
@@ -119,24 +120,82 @@ describe('live features (the runtime knows none of them)', () => {
     await client.waitFor((m) => m.some((x) => x.kind === 'trade' && x.seq === 4));
     // Events reach the maker then the recorder; the maker's frame of an event reached the recorder
     // (frame hook) before the recorder saw that event, and before the next event reached anyone.
-    expect(log).toEqual([
+    // (Ends of groups are checked below: how the four events were grouped is the network's choice.)
+    expect(log.filter((x) => !x.endsWith(':end'))).toEqual([
       'maker:event:1', 'recorder:frame:1', 'recorder:event:1',
       'maker:event:2', 'recorder:frame:2', 'recorder:event:2',
       'maker:event:3', 'recorder:frame:3', 'recorder:event:3',
       'maker:event:4', 'recorder:event:4',
     ]);
-    // The broken feature stopped nothing: clients got the core frames and the maker's frames in seq order.
+    // Every group ended once, in list order (maker, then recorder: the broken one's throw cost
+    // nothing), after events only, and the last event's group ended too.
+    const ends = log.map((x, i) => [x, i] as const).filter(([x]) => x.endsWith(':end'));
+    expect(ends.length).toBeGreaterThanOrEqual(2);
+    for (let k = 0; k < ends.length; k += 2) {
+      const [[a, i], [b, j]] = [ends[k]!, ends[k + 1]!];
+      expect([a, b, j]).toEqual(['maker:end', 'recorder:end', i + 1]);
+      expect(log[i - 1]).toMatch(/^recorder:event:/); // a group ends after an event, never twice in a row
+    }
+    expect(log.at(-1)).toBe('recorder:end');
+    // The broken feature stopped nothing: clients got the core frames and the maker's frames in seq
+    // order, each group's end frame after the group's own frames.
+    await client.waitFor((m) => m.some((x) => x.payload?.from === 'maker-end' && x.seq === 4));
     const shown = new Set(['engine.tick_start', 'trade', FEATURE_FRAME_KIND]);
-    const live1 = client.frames().filter((f) => f.seq! > 0 && shown.has(f.kind)).map((f) => `${f.seq}:${f.kind}`);
-    expect(live1).toEqual([
+    const all = client.frames().filter((f) => f.seq! > 0 && shown.has(f.kind));
+    expect(all.filter((f) => f.payload?.from !== 'maker-end').map((f) => `${f.seq}:${f.kind}`)).toEqual([
       '1:engine.tick_start', `1:${FEATURE_FRAME_KIND}`,
       '2:engine.tick_start', `2:${FEATURE_FRAME_KIND}`,
       '3:engine.tick_start', `3:${FEATURE_FRAME_KIND}`,
       '4:trade',
     ]);
-    // Every delivered group ran inside the maker's batch hook (nested in the books' and the hub's).
-    expect(eventsInsideBatch).toBe(4);
-    expect(eventsOutsideBatch).toBe(0);
+    all.forEach((f, i) => {
+      if (f.payload?.from === 'maker-end') expect(all.slice(i + 1).every((g) => g.seq! > f.seq!)).toBe(true);
+    });
+    expect(all.at(-1)).toMatchObject({ seq: 4, payload: { from: 'maker-end' } });
+    expect(all.filter((f) => f.payload?.from === 'maker-end')).toHaveLength(ends.length / 2);
     client.ws.close();
+  });
+
+  it('endOfBatch: once per outermost group that delivered events, after all of them, in list order; a lone event is a group of one', async () => {
+    // The runtime's own sink driven as a source drives it (groups nest, a group may deliver nothing
+    // or throw part-way), with features that record what they are told.
+    const seen: string[] = [];
+    const probe = (name: string): LiveFeature<Subscription> => ({
+      name,
+      event: (e) => void seen.push(`${name}:${e.seq}`),
+      endOfBatch: () => void seen.push(`${name}:end`),
+    });
+    const thrower: LiveFeature<Subscription> = { name: 'thrower', endOfBatch: () => { throw new Error('end'); } };
+    const env = { ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.token, AUTH_DISABLED: 'true' };
+    const config = loadConfig(env);
+    const logger = pino({ level: 'silent' });
+    const db = new Database(config, logger);
+    const engineClient = new EngineClient({ baseUrl: config.engineBaseUrl, adminToken: config.engineAdminToken, timeoutMs: config.engineTimeoutMs, connections: 1 });
+    const runtime = new LiveRuntime({
+      config, logger, db, engine: engineClient, metrics: new Metrics({ defaultMetrics: false }),
+      features: () => ({ features: [probe('a'), thrower, probe('b')], queries: { orderOutcome: async () => null, commitmentStatus: () => null } }),
+    });
+    const { sink } = runtime;
+    sink.batch(() => {
+      sink.event(tick(1, ts(1)));
+      sink.batch(() => sink.event(tick(2, ts(2)))); // nested: part of the outer group
+      sink.event(tick(3, ts(3)));
+    });
+    sink.batch(() => {}); // a group that delivered nothing has no end
+    sink.event(tick(4, ts(4))); // outside any group: a group of one
+    expect(() =>
+      sink.batch(() => {
+        sink.event(tick(5, ts(5)));
+        throw new Error('source failed part-way');
+      }),
+    ).toThrow('part-way');
+    expect(seen).toEqual([
+      'a:1', 'b:1', 'a:2', 'b:2', 'a:3', 'b:3', 'a:end', 'b:end',
+      'a:4', 'b:4', 'a:end', 'b:end',
+      'a:5', 'b:5', 'a:end', 'b:end',
+    ]);
+    await runtime.stop();
+    await engineClient.close();
+    await db.close();
   });
 });

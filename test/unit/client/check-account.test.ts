@@ -49,7 +49,7 @@ describe('checkAccount', () => {
   it('verifies a history whose receipts, credits and view agree', () => {
     const v = checkAccount(inputs());
     expect(v.problems).toEqual([]);
-    expect(v).toMatchObject({ status: 'verified', deposits: { receipts: 1, credited: 1, pending: 0 }, withdrawals: { approved: 1, debited: 1, pending: 0 } });
+    expect(v).toMatchObject({ status: 'verified', pendingAfterSeq: null, pendingCount: 0, deposits: { receipts: 1, credited: 1, pending: 0 }, withdrawals: { approved: 1, debited: 1, pending: 0 } });
     expect(v.positions[0]).toMatchObject({ market: 'ETH-PERP', size: { status: 'verified', recomputed: '1.0000000000' } });
   });
 
@@ -65,7 +65,7 @@ describe('checkAccount', () => {
     expect(checkAccount(k).first).toMatchObject({ kind: 'deposit', message: expect.stringMatching(/recorded for 1001\.0000000000 at seq 1 \(chain transaction 0xaa\), credited to your balance 1000\.0000000000 at seq 1/) });
   });
 
-  it('an approved withdrawal never debited is named; one newer than the commitment is pending', () => {
+  it('an approved withdrawal never debited is named; one newer than the commitment is pending, apart from the verified numbers', () => {
     const i = inputs();
     i.withdrawals = [...i.withdrawals, { ...i.withdrawals[0]!, withdrawalId: 'w-ghost', decidedSeq: 3 }];
     expect(checkAccount(i).first).toMatchObject({ kind: 'withdrawal', withdrawalId: 'w-ghost', message: 'withdrawal w-ghost of 10.0000000000 was approved but never debited' });
@@ -74,7 +74,9 @@ describe('checkAccount', () => {
     j.account = { ...j.account, asOfSeq: 10_000 };
     const v = checkAccount(j);
     expect(v.problems).toEqual([]);
-    expect(v).toMatchObject({ status: 'pending', withdrawals: { approved: 2, debited: 1, pending: 1 } });
+    // Every number is verified as of the commitment: verified there, the withdrawal after it reported apart.
+    expect(v).toMatchObject({ status: 'verified', pendingAfterSeq: v.committedSeq, pendingCount: 1, withdrawals: { approved: 2, debited: 1, pending: 1 } });
+    expect(v.pending).toEqual([{ what: 'withdrawals', count: 1, message: '1 approved withdrawal(s) not committed yet' }]);
   });
 
   it('a view number as of the committed history must be equal; a newer one is pending', () => {
@@ -85,7 +87,8 @@ describe('checkAccount', () => {
     j.account = { ...j.account, collateral: '1.0000000000', collateralAsOfSeq: 10_000, asOfSeq: 10_000 };
     const v = checkAccount(j);
     expect(v.problems).toEqual([]);
-    expect(v).toMatchObject({ status: 'pending', collateral: { status: 'pending' } });
+    // No record as of the commitment: the newer collateral could not be verified at all.
+    expect(v).toMatchObject({ status: 'pending', pendingAfterSeq: v.committedSeq, pendingCount: 1, collateral: { status: 'pending' } });
     const k = inputs();
     k.openPositions = [];
     expect(checkAccount(k).first).toMatchObject({ kind: 'view', source: 'positions', field: 'position', market: 'ETH-PERP', message: "your ETH-PERP position (1.0000000000 size) is missing from the gateway's positions list" });
@@ -120,11 +123,12 @@ describe('checkAccount', () => {
     expect(v.positions[0]).toMatchObject({ size: { status: 'verified', shown: '1.0000000000', latest: { shown: '3.0000000000', seq: 10_000 } }, entryPrice: { status: 'verified' } });
     expect(v.pending.map((p) => p.what)).toEqual(['collateral', 'position']);
     expect(v.pending[0]!.message).toMatch(/not committed yet; your collateral at your last commitment \(seq \d+\) is verified$/);
-    expect(v.status).toBe('pending');
+    // Verified up to the commitment; the two newer numbers reported apart (ADR 0182).
+    expect(v).toMatchObject({ status: 'verified', pendingAfterSeq: v.committedSeq, pendingCount: 2 });
     // Without the record, the same view leaves everything pending (what ADR 0147 did).
     const j = inputs();
     movedOn(j);
-    expect(checkAccount(j)).toMatchObject({ viewAsOfSeq: null, collateral: { status: 'pending' }, positions: [{ size: { status: 'pending' } }] });
+    expect(checkAccount(j)).toMatchObject({ status: 'pending', viewAsOfSeq: null, collateral: { status: 'pending' }, positions: [{ size: { status: 'pending' } }] });
   });
 
   it('a record as of the commitment that differs is named, whatever the current view shows', () => {
@@ -132,7 +136,8 @@ describe('checkAccount', () => {
     i.accountAsOf = { ...recordOf(i), collateral: '1.0000000000' };
     movedOn(i);
     const v = checkAccount(i);
-    expect(v).toMatchObject({ status: 'failed', collateral: { status: 'different', shown: '1.0000000000' } });
+    // A difference is `failed` whatever is pending beside it.
+    expect(v).toMatchObject({ status: 'failed', pendingAfterSeq: v.committedSeq, pendingCount: 2, collateral: { status: 'different', shown: '1.0000000000' } });
     expect(v.first).toMatchObject({ kind: 'view', source: 'account-as-of', field: 'collateral', actual: '1.0000000000', message: expect.stringMatching(/^your collateral at your last commitment \(seq \d+\) should be \S+ from the committed events, the gateway's record of it shows 1\.0000000000$/) });
     const j = inputs();
     const r = recordOf(j);

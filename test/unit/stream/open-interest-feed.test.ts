@@ -1,13 +1,24 @@
 // The open interest feature (src/stream/open-interest-feed.ts) driven as the runtime drives it:
-// seeded, then events in seq order, some in batches. One frame per market per batch, events the
-// seed holds skipped, a hole after the seed makes the figure unknown (nothing sent, never wrong).
-import { describe, expect, it } from 'vitest';
+// seeded, then events in seq order, each group of events ended by `endOfBatch` (a lone event is a
+// group of one). One frame per market per group, events the seed holds skipped, a hole after the
+// seed makes the figure unknown (nothing sent, never wrong).
+import { afterEach, describe, expect, it } from 'vitest';
 import { OpenInterestFeed } from '../../../src/stream/open-interest-feed.js';
 import { parseSubscription } from '../../../src/stream/subscription.js';
 import type { EngineEvent } from '../../../src/contracts/engine-event.js';
 import type { Frame } from '../../../src/contracts/frame.js';
+import type { OpenInterestSeed } from '../../../src/db/queries/open-interest.js';
 
 const MARKETS = new Set(['BTC-PERP', 'ETH-PERP']);
+const feeds: OpenInterestFeed[] = [];
+afterEach(() => {
+  for (const f of feeds.splice(0)) f.stop();
+});
+/** Until the feed has read the mirror twice more (every read after the call sees the mirror as it is now). */
+async function reread(mirror: { reads: number }): Promise<void> {
+  const until = mirror.reads + 2;
+  for (let i = 0; i < 500 && mirror.reads < until; i++) await new Promise((r) => setTimeout(r, 10));
+}
 const leg = (party: string, positionId: string, positionSize: string) => ({
   party, orderId: 'o', role: 'maker', side: 'buy', size: '1', price: '100', fee: '0', positionId, positionSize, entryPrice: '100', realizedPnl: '0', newBalance: '0',
 });
@@ -17,62 +28,129 @@ const fill = (seq: number, market: string, ...legs: ReturnType<typeof leg>[]): E
 });
 const tick = (seq: number): EngineEvent => ({ seq, kind: 'engine.tick_start', ts: '2026-01-01T00:00:00.000Z', payload: {} });
 
-function feed(seed: { asOfSeq: number | null; longs: { market: string; positionId: string; size: string }[] } | null) {
+/** A feed whose mirror is `mirror.seed` (changed by a test as an indexer would change it), read again every 10 ms when it must catch up. */
+function feed(seed: OpenInterestSeed | null) {
   const published: Frame[] = [];
   const warnings: string[] = [];
   let head: number | null = null;
+  const mirror = { seed, reads: 0 };
   const f = new OpenInterestFeed({
-    readSeed: seed ? async () => seed : null,
+    readSeed: seed ? async () => (mirror.reads++, mirror.seed!) : null,
     publish: (frame) => (published.push(frame), 1),
     head: () => head,
     logger: { warn: (_o, msg) => warnings.push(msg) },
+    reseedMs: 10,
   });
+  feeds.push(f);
   f.markets(MARKETS);
-  const deliver = (e: EngineEvent) => {
-    head = e.seq;
-    return [...(f.event(e) ?? [])];
+  /** Events as one group: each delivered, then the group's end; the frames it published. */
+  const group = (...events: EngineEvent[]) => {
+    const before = published.length;
+    for (const e of events) {
+      head = e.seq;
+      f.event(e);
+    }
+    f.endOfBatch();
+    return published.slice(before);
   };
-  return { f, published, warnings, deliver };
+  const deliver = (e: EngineEvent) => group(e);
+  return { f, published, warnings, deliver, group, mirror };
 }
 const sub = (q: string) => parseSubscription(new URLSearchParams(q), MARKETS);
 const values = (frames: readonly Frame[]) => frames.map((x) => [x.market, x.seq, x.payload.openInterest]);
 
 describe('OpenInterestFeed', () => {
-  it('skips what the seed holds, sends a change per event outside a batch and one per market per batch', async () => {
-    const { f, published, deliver } = feed({ asOfSeq: 3, longs: [{ market: 'BTC-PERP', positionId: 'a1', size: '2' }] });
+  it('skips what the seed holds, sends a change per lone event and one per market per group', async () => {
+    const { f, deliver, group } = feed({ asOfSeq: 3, longs: [{ market: 'BTC-PERP', positionId: 'a1', size: '2' }] });
     await f.start();
     expect(deliver(fill(3, 'BTC-PERP', leg('a', 'a1', '7')))).toEqual([]); // in the seed already
     expect(values(deliver(fill(4, 'BTC-PERP', leg('b', 'b1', '1'), leg('a', 'a1', '1'))))).toEqual([]); // 2 → 1 + 1: unchanged
     expect(values(deliver(fill(5, 'BTC-PERP', leg('b', 'b1', '3'))))).toEqual([['BTC-PERP', 5, '4.0000000000']]);
-    f.batch(() => {
-      for (const e of [fill(6, 'BTC-PERP', leg('c', 'c1', '1')), fill(7, 'ETH-PERP', leg('c', 'e1', '0.5')), tick(8), fill(9, 'BTC-PERP', leg('c', 'c1', '2'))]) {
-        expect(deliver(e)).toEqual([]);
-      }
-    });
-    expect(values(published)).toEqual([['BTC-PERP', 9, '6.0000000000'], ['ETH-PERP', 7, '0.5000000000']]);
+    const frames = group(fill(6, 'BTC-PERP', leg('c', 'c1', '1')), fill(7, 'ETH-PERP', leg('c', 'e1', '0.5')), tick(8), fill(9, 'BTC-PERP', leg('c', 'c1', '2')));
+    expect(values(frames)).toEqual([['BTC-PERP', 9, '6.0000000000'], ['ETH-PERP', 7, '0.5000000000']]);
     // Snapshot: opt-in, every known market (zero included), narrowed by markets, at the head.
     expect(f.snapshot(sub(''))).toBeNull();
     expect(values(f.snapshot(sub('kinds=open_interest.update'))!.frames)).toEqual([['BTC-PERP', 9, '6.0000000000'], ['ETH-PERP', 9, '0.5000000000']]);
     expect(values(f.snapshot(sub('kinds=open_interest.update&markets=ETH-PERP'))!.frames)).toEqual([['ETH-PERP', 9, '0.5000000000']]);
   });
 
-  it('a hole after the seed, a replaced history or no database: nothing is sent', async () => {
+  it('a hole after the seed, or no database: nothing is sent while the mirror cannot vouch for the figure', async () => {
     const gap = feed({ asOfSeq: null, longs: [] });
     await gap.f.start();
     expect(values(gap.deliver(fill(1, 'BTC-PERP', leg('a', 'a1', '1'))))).toEqual([['BTC-PERP', 1, '1.0000000000']]);
     expect(gap.deliver(fill(3, 'BTC-PERP', leg('a', 'a1', '2')))).toEqual([]); // seq 2 never came
     expect(gap.deliver(fill(4, 'BTC-PERP', leg('a', 'a1', '3')))).toEqual([]);
+    await reread(gap.mirror); // the mirror is read again (still empty): no use
+    expect(gap.mirror.reads).toBeGreaterThan(2);
+    expect(gap.published).toHaveLength(1);
     expect(gap.f.snapshot(sub('kinds=open_interest.update'))).toBeNull();
     expect(gap.warnings).toHaveLength(1);
-
-    const replaced = feed({ asOfSeq: 0, longs: [] });
-    await replaced.f.start();
-    replaced.f.replaced();
-    expect(replaced.deliver(fill(1, 'BTC-PERP', leg('a', 'a1', '1')))).toEqual([]);
 
     const none = feed(null);
     await none.f.start();
     expect(none.deliver(fill(1, 'BTC-PERP', leg('a', 'a1', '1')))).toEqual([]);
+    none.f.replaced(0);
+    expect(none.deliver(fill(1, 'BTC-PERP', leg('a', 'a1', '1')))).toEqual([]);
     expect(none.f.snapshot(sub('kinds=open_interest.update'))).toBeNull();
+  });
+
+  it('a history replaced from its start is followed from nothing: every market sent at the first group, then changes', async () => {
+    const { f, deliver, group } = feed({ asOfSeq: 3, longs: [{ market: 'BTC-PERP', positionId: 'old', size: '9' }] });
+    await f.start();
+    f.replaced(0);
+    expect(values(group(tick(1), fill(2, 'ETH-PERP', leg('n', 'n1', '2'))))).toEqual([['BTC-PERP', 2, '0.0000000000'], ['ETH-PERP', 2, '2.0000000000']]);
+    expect(values(deliver(fill(3, 'BTC-PERP', leg('n', 'n2', '1'))))).toEqual([['BTC-PERP', 3, '1.0000000000']]);
+    expect(values(f.snapshot(sub('kinds=open_interest.update'))!.frames)).toEqual([['BTC-PERP', 3, '1.0000000000'], ['ETH-PERP', 3, '2.0000000000']]);
+  });
+
+  it('a history replaced past its start: silent until the mirror holds an event this feed delivered, then the seed + the fills since', async () => {
+    const stale = fill(7, 'BTC-PERP', leg('old', 'o1', '5')); // the old history's seq 7, still in the mirror
+    const { f, published, deliver, group, mirror } = feed({ asOfSeq: 7, longs: [{ market: 'BTC-PERP', positionId: 'o1', size: '5' }], asOf: stale });
+    await f.start();
+    f.replaced(4); // the new history's events up to 4 never reach the feed
+    const e5 = fill(5, 'BTC-PERP', leg('n', 'n1', '1'));
+    const e6 = tick(6);
+    const e7 = fill(7, 'BTC-PERP', leg('n', 'n1', '3'), leg('m', 'm1', '1'));
+    expect(group(e5, e6, e7)).toEqual([]);
+    await reread(mirror);
+    // The mirror's seq 7 is the old history's: not used, though its seq is one the feed delivered.
+    expect(published).toEqual([]);
+    expect(f.snapshot(sub('kinds=open_interest.update'))).toBeNull();
+    // The indexer rebuilt the mirror from the new history, up to seq 6: seeded there, seq 7's fill on top.
+    mirror.seed = { asOfSeq: 6, longs: [{ market: 'BTC-PERP', positionId: 'n1', size: '1' }, { market: 'ETH-PERP', positionId: 'e1', size: '4' }], asOf: e6 };
+    await reread(mirror);
+    expect(values(published)).toEqual([['BTC-PERP', 7, '4.0000000000'], ['ETH-PERP', 7, '4.0000000000']]);
+    expect(values(deliver(fill(8, 'BTC-PERP', leg('m', 'm1', '0'))))).toEqual([['BTC-PERP', 8, '3.0000000000']]);
+    const reads = mirror.reads;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(mirror.reads).toBe(reads); // known again: the mirror is no longer read
+  });
+
+  it('after a hole, known again once the mirror holds the events past it (a seed from before the hole is never used)', async () => {
+    const { f, published, deliver, group, mirror } = feed({ asOfSeq: 1, longs: [{ market: 'BTC-PERP', positionId: 'a1', size: '1' }], asOf: tick(1) });
+    await f.start();
+    expect(deliver(tick(2))).toEqual([]);
+    const e4 = fill(4, 'BTC-PERP', leg('a', 'a1', '5')); // seq 3 (a fill of b1) never came
+    const e5 = fill(5, 'ETH-PERP', leg('c', 'c1', '2'));
+    expect(group(e4, e5)).toEqual([]);
+    // The mirror as of seq 2 (before the hole) is of this history but misses seq 3: not used.
+    mirror.seed = { asOfSeq: 2, longs: [{ market: 'BTC-PERP', positionId: 'a1', size: '1' }], asOf: tick(2) };
+    await reread(mirror);
+    expect(published).toEqual([]);
+    // The indexer wrote seq 3 and 4: seeded as of 4 (b1 held 2), seq 5's fill on top.
+    mirror.seed = { asOfSeq: 4, longs: [{ market: 'BTC-PERP', positionId: 'a1', size: '5' }, { market: 'BTC-PERP', positionId: 'b1', size: '2' }], asOf: e4 };
+    await reread(mirror);
+    expect(values(published)).toEqual([['BTC-PERP', 5, '7.0000000000'], ['ETH-PERP', 5, '2.0000000000']]);
+  });
+
+  it('a mirror ahead of the feed is used when its newest event arrives and matches', async () => {
+    const { f, published, group, mirror } = feed({ asOfSeq: 0, longs: [] });
+    await f.start();
+    const e3 = fill(3, 'BTC-PERP', leg('n', 'n1', '2'));
+    mirror.seed = { asOfSeq: 3, longs: [{ market: 'BTC-PERP', positionId: 'n1', size: '2' }], asOf: e3 };
+    f.replaced(1);
+    await reread(mirror); // read while the feed is at 1: held
+    expect(published).toEqual([]);
+    expect(values(group(tick(2), e3))).toEqual([['BTC-PERP', 3, '2.0000000000'], ['ETH-PERP', 3, '0.0000000000']]);
   });
 });

@@ -7,7 +7,8 @@
 // its open positions. The numbers are compared as of the last committed event, read from the
 // gateway's record as of that seq (`getAccountAsOf`, ADR 0153), so a party that never stops trading
 // is verified up to its last commitment; the current view's newer numbers are named `pending`.
-// What the chain has not committed yet is `pending`, never `different`.
+// What the chain has not committed yet is `pending`, never `different`, and does not hold back the
+// overall `verified` of what it did commit (ADR 0182): the tail is reported apart.
 import type { Account, AccountAsOf, Deposit, Position, UserBatchProof, Withdrawal } from '../generated/wire.js';
 import { GatewayError } from '../errors.js';
 import type { List } from '../types.js';
@@ -70,8 +71,19 @@ export type PendingItem =
 
 export interface AccountVerdict {
   party: string;
-  /** `verified`: every check holds; `pending`: nothing differs, but some of it is not committed yet; `failed`: something differs. */
+  /**
+   * `failed`: something differs (whatever else is pending). `verified`: nothing differs and every
+   * number (collateral, each position's size, entry and realized PnL) is verified as of
+   * `committedSeq`; what happened after it is not committed yet and is reported apart
+   * (`pendingAfterSeq`, `pendingCount`, `pending`), never as a doubt on what is verified.
+   * `pending`: nothing differs, but some number could not be verified yet (nothing committed, or a
+   * newer number without the gateway's record as of the commitment to compare).
+   */
   status: 'verified' | 'pending' | 'failed';
+  /** Everything after this seq is not committed yet (= committedSeq) when something is pending; null when nothing is. */
+  pendingAfterSeq: number | null;
+  /** How many things are not committed yet (the entries of `pending`). */
+  pendingCount: number;
   /** The history the replay stands on. */
   history: HistoryVerdict;
   /** The seq of the newest event replayed: the state below is as of it (0: none). */
@@ -311,9 +323,15 @@ export function checkAccount(input: AccountInputs): AccountVerdict {
 
   const failed = history.status === 'failed' || problems.length > 0;
   const waiting = history.status === 'pending' || pending.length > 0;
+  // Verified up to the commitment when every number is, whatever came after it (the uncommitted
+  // tail is reported apart); a committed history is needed for that, else it is all pending.
+  const numbers = [collateral, ...positions.flatMap((p) => [p.size, p.entryPrice, p.realizedPnl])];
+  const verifiedAtCommit = committedSeq > 0 && numbers.every((n) => n.status === 'verified');
   return {
     party,
-    status: failed ? 'failed' : waiting ? 'pending' : 'verified',
+    status: failed ? 'failed' : !waiting || verifiedAtCommit ? 'verified' : 'pending',
+    pendingAfterSeq: waiting ? committedSeq : null,
+    pendingCount: pending.length,
     history,
     committedSeq,
     viewAsOfSeq: asOf ? committedSeq : null,
