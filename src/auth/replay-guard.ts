@@ -12,7 +12,7 @@
 // or stream proof is exposed for one window. The fleet's Redis memory closes that (docs/adr/0155
 // says why this one does not refuse every signature for a window after each start).
 
-import type { ReplayGuard } from '../contracts/replay-guard.js';
+import type { ReplayEntry, ReplayGuard } from '../contracts/replay-guard.js';
 
 export class ReplayMemoryFull extends Error {
   constructor(readonly maxEntries: number) {
@@ -35,6 +35,10 @@ export class MemoryReplayGuard implements ReplayGuard {
 
   async firstUse(key: string, ttlMs: number): Promise<boolean> {
     return this.firstUseNow(key, ttlMs);
+  }
+
+  async firstUseMany(entries: readonly ReplayEntry[]): Promise<boolean[]> {
+    return entries.map((e) => this.firstUseNow(e.key, e.ttlMs));
   }
 
   /** Synchronous core (the interface is async for shared stores). */

@@ -2,7 +2,7 @@
 // ±30 s window, the session key, the ed25519 signature over the request, and first use. The
 // authenticate guard, the trading proxy's party budget and the stream's party proof all ask it.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ReplayGuard } from '../contracts/replay-guard.js';
+import type { ReplayEntry, ReplayGuard } from '../contracts/replay-guard.js';
 import { AuthError } from './errors.js';
 import type { SessionKeys } from './session-keys.js';
 import { parseSessionSig, signedPayload, SIGNATURE_WINDOW_MS, verifySignature, verifySignatureOffThread } from './signature.js';
@@ -120,17 +120,29 @@ export async function verifySignedRequest(sessions: SessionKeys, replays: Replay
 }
 
 /**
- * Spends a signature the engine has just accepted (a 2xx answer: it verified the same bytes with the
- * same session key, within its own window), without checking it again here: the replay memory then
- * holds it as if the gateway had verified it. false when it was already remembered or its syntax is
- * not the canonical one (nothing to remember: such a signature never passes `verifySignedRequest`).
- * Throws as `firstUse` does when the memory cannot remember it.
+ * Spends signatures the engine has just accepted (a batch's items it answered 2xx: it verified the
+ * same bytes with the same session key, within its own window), without checking them again here:
+ * the replay memory then holds them as if the gateway had verified them. All in one exchange with
+ * the memory when it can (`firstUseMany`). One answer per signature, in order: false when it was
+ * already remembered or its syntax is not the canonical one (nothing to remember: such a signature
+ * never passes `verifySignedRequest`). Throws as `firstUse` does when the memory cannot remember
+ * them. A signature from before a lost memory is refused like any other (the engine's 2xx does not
+ * know of the loss).
  */
-export async function spendEngineVerified(replays: ReplayGuard, headers: SignedHeaders, now = Date.now()): Promise<boolean> {
-  const parsed = parseSessionSig(headers.sig);
-  if (!parsed) return false;
-  // Refused like any signature from before a lost memory (the engine's 2xx does not know of the loss).
-  return replays.firstUse(replayKey(headers.sessionId, parsed.tsMs, parsed.signature), replayTtlMs(parsed.tsMs, now, replays.windowMs ?? SIGNATURE_WINDOW_MS), parsed.tsMs);
+export async function spendEngineVerifiedMany(replays: ReplayGuard, signatures: readonly SignedHeaders[], now = Date.now()): Promise<boolean[]> {
+  const windowMs = replays.windowMs ?? SIGNATURE_WINDOW_MS;
+  const entries: ReplayEntry[] = [];
+  const at: number[] = [];
+  signatures.forEach((headers, i) => {
+    const parsed = parseSessionSig(headers.sig);
+    if (!parsed) return;
+    entries.push({ key: replayKey(headers.sessionId, parsed.tsMs, parsed.signature), ttlMs: replayTtlMs(parsed.tsMs, now, windowMs), signedAtMs: parsed.tsMs });
+    at.push(i);
+  });
+  const firsts = replays.firstUseMany ? await replays.firstUseMany(entries) : await Promise.all(entries.map((e) => replays.firstUse(e.key, e.ttlMs, e.signedAtMs)));
+  const out = signatures.map(() => false);
+  at.forEach((i, j) => (out[i] = firsts[j]!));
+  return out;
 }
 
 /** `verifySignedRequest` for a caller that needs the party: throws the refusal. */

@@ -446,7 +446,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'ENGINE_BASE_URL', meaning: 'The matching engine (http or https URL).' },
   { name: 'ENGINE_ADMIN_TOKEN', meaning: "Bearer token of the engine's admin API. Unset: no SSE bridge, no order book polling, no live open-orders read; WebSocket clients connect and receive nothing, the start logs a warning naming it, `/readyz` reports `stream.enabled: false` and, with `NODE_ENV=production`, is degraded (503), as is the replica probe `/readyz/replica`." },
   { name: 'ENGINE_TIMEOUT_MS', meaning: 'Deadline of a whole engine call (waiting for a pooled connection, headers and body); past it a proxied call answers 504 `engine_timeout` and the engine connection is closed.' },
-  { name: 'ENGINE_CONNECTIONS', meaning: 'Keep-alive connections in the engine pool.' },
+  { name: 'ENGINE_CONNECTIONS', meaning: 'Keep-alive connections in the engine pool. Below 50, a full concurrent batch (docs/trading.md "Batches") queues the items past it behind the others, where sending the 50 straight to the engine would not.' },
   { name: 'ORDERBOOK_SHARED_READS', meaning: 'Identical `GET /v1/orderbook` requests arriving while one is in flight share the next engine call (never one that started before they arrived); `false` forwards each read alone. See docs/trading.md.' },
   { name: 'WS_ORDERBOOK_POLL_MS', meaning: 'Order book polling period for `orderbook.snapshot` frames.' },
   { name: 'WS_ORDERBOOK_DEPTH', meaning: 'Levels per polled book (1..100).' },

@@ -14,4 +14,18 @@ export interface ReplayGuard {
    * was lost and `signedAtMs`, the signature's timestamp, is from before the loss plus the window).
    */
   firstUse(key: string, ttlMs: number, signedAtMs: number): Promise<boolean>;
+  /**
+   * `firstUse` of many keys in one exchange (a batch's signatures, spent once the engine accepted
+   * them): one answer per entry, in order. A shared store answers them in one round trip instead of
+   * one per key. Throws as `firstUse` would for any of them; then none is known to be remembered.
+   * Absent: the caller offers them one by one (signed-request.ts spendEngineVerifiedMany).
+   */
+  firstUseMany?(entries: readonly ReplayEntry[]): Promise<boolean[]>;
+}
+
+/** One key offered to `firstUseMany`, with `firstUse`'s arguments. */
+export interface ReplayEntry {
+  key: string;
+  ttlMs: number;
+  signedAtMs: number;
 }

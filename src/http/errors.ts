@@ -8,6 +8,7 @@ import { DatabaseUnavailableError, SchemaBehindError } from '../db/errors.js';
 import { EngineTimeoutError, EngineUnavailableError } from '../engine/errors.js';
 import { ReplayMemoryLostError, SharedStateUnavailableError } from '../fleet/errors.js';
 import { InvalidSubscriptionError, type SubscriptionFailure } from '../stream/errors.js';
+import { MixedPartiesError } from '../contracts/batch-party.js';
 
 export type ErrorCode =
   | 'bad_request'
@@ -30,6 +31,7 @@ export type ErrorCode =
   | 'unknown_market'
   | 'too_many_subscriptions'
   | 'duplicate_client_order_id'
+  | 'mixed_parties'
   | 'not_yet_indexed'
   | 'internal_error';
 
@@ -54,6 +56,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   unknown_market: 400,
   too_many_subscriptions: 400,
   duplicate_client_order_id: 409,
+  mixed_parties: 400,
   not_yet_indexed: 409,
   internal_error: 500,
 };
@@ -92,6 +95,7 @@ export function fromDomainError(err: unknown): ApiError | null {
   if (err instanceof ReplayMemoryFull) {
     return new ApiError('replay_memory_full', 'too many signed requests in the last minute to remember them all; retry shortly', { retryAfterS: 1 });
   }
+  if (err instanceof MixedPartiesError) return new ApiError('mixed_parties', err.message, err.details);
   if (err instanceof InvalidSubscriptionError) return new ApiError(SUBSCRIPTION_CODES[err.failure], err.message, err.details);
   if (err instanceof EngineUnavailableError) return new ApiError('engine_unavailable', err.message, err.engineStatus === undefined ? {} : { engineStatus: err.engineStatus });
   if (err instanceof EngineTimeoutError) return new ApiError('engine_timeout', err.message);

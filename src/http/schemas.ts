@@ -51,7 +51,7 @@ export function List<T extends TSchema>(item: T, cursorNote = 'pass back as `bef
 }
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Bad request (code `bad_request`): the message names the parameter and what was wrong; on the trading routes, `invalid_body` (with `field`) for a body that is not the engine request\'s shape (docs/trading.md)',
+  400: 'Bad request (code `bad_request`): the message names the parameter and what was wrong; on the trading routes, `invalid_body` (with `field`) for a body that is not the engine request\'s shape (docs/trading.md); on a batch or cancel-replace, `mixed_parties` (with `item`, `field`) when an item names a signer of its own (one party per batch)',
   401: 'Unauthorized (code `unauthorized`); a signature timestamp outside the ±30 s window adds `serverTime` (ms)',
   403: 'Forbidden (code `forbidden`)',
   404: 'Not found (code `not_found`)',

@@ -1,10 +1,12 @@
 // The desk's two actions in the console (docs/client.md "The desk"), kept in one module: "Cancel
 // all" (the client signs the cancel of every open order the user channel shows and sends them as
 // batches: cancelAll) and "Edit price" of a resting order (a cancel-replace: the new order is placed
-// only once the engine confirmed the cancel, for what is left of the old one: replaceOrder). Both go
-// over the party's socket while it is open, REST otherwise. The edit form lives outside the orders
-// table, which is redrawn on every order update.
+// only once the engine confirmed the cancel, for what is left of the old one, with the old one's time
+// in force, reduce-only and unarmed TP/SL: replaceOrder, edit-order.ts). Both go over the party's
+// socket while it is open, REST otherwise. The edit form lives outside the orders table, which is
+// redrawn on every order update.
 import { cancelAll, GatewayError, itemFailure, replaceOrder, type GatewayClient, type OrderUpdate, type StreamClient, type UserOrdersStore } from '@gateway/client';
+import { replacementOf } from './edit-order.js';
 
 export interface DeskActionsOptions {
   client: GatewayClient;
@@ -15,15 +17,6 @@ export interface DeskActionsOptions {
   out: HTMLElement;
   /** The party's stream when its socket is open, else null (REST). */
   openStream: () => StreamClient | null;
-}
-
-/** size − filled, as a decimal string (the user channel writes both with exactly 10 places). */
-function remaining(o: OrderUpdate): string | null {
-  if (o.size === null) return null;
-  const left = BigInt(o.size.replace('.', '')) - BigInt(o.filledSize.replace('.', ''));
-  if (left <= 0n) return null;
-  const text = left.toString().padStart(11, '0');
-  return `${text.slice(0, -10)}.${text.slice(-10)}`;
 }
 
 export function mountDeskActions(o: DeskActionsOptions): void {
@@ -89,15 +82,21 @@ export function mountDeskActions(o: DeskActionsOptions): void {
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const old = editing;
-    if (!old?.orderId || !old.market) return;
-    const size = remaining(old);
-    if (!size) return say(false, 'nothing left of that order to replace');
+    if (!old?.orderId) return;
+    const newPrice = price.value.trim();
     void (async () => {
       try {
-        const r = await replaceOrder(o.client, old.orderId!, { market: old.market!, side: old.side as 'buy' | 'sell', type: 'limit', size, price: price.value.trim() }, via());
+        // The order as the engine holds it now (the user channel's frame lacks tif and reduce-only).
+        const me = await o.client.getUserMe();
+        if (!me.ok) return say(false, `could not read the order from the engine: ${me.code}`);
+        const current = me.openOrders.find((x) => x.orderId === old.orderId);
+        if (!current) return say(false, 'that order is no longer open (filled or cancelled)');
+        const replacement = replacementOf(current, newPrice);
+        if (!replacement) return say(false, 'nothing left of that order to replace');
+        const r = await replaceOrder(o.client, current.orderId, replacement, via());
         if (r.replaced) {
           form.hidden = true;
-          say(true, `replaced: now ${price.value.trim()} (${(r.place.body as { orderId: string }).orderId})`);
+          say(true, `replaced: now ${newPrice} ${replacement.tif ?? 'gtc'}${replacement.reduceOnly ? ' reduce-only' : ''} (${(r.place.body as { orderId: string }).orderId})`);
         } else {
           const why = itemFailure(r.cancel) ?? itemFailure(r.place);
           say(false, r.place.outcome === 'skipped' ? `not replaced: the cancel failed (${why?.code ?? 'refused'}; already filled?)` : `cancelled, but the new order failed: ${why?.code ?? 'refused'}`);

@@ -35,10 +35,11 @@ export interface DeskParts {
   /** The gateway's own check of a signature (spends it in the replay memory): the party, or null when it cannot tell. */
   verify: (signature: SignedHeaders, method: string, target: string, body: Buffer, offThread: boolean) => Promise<string | null>;
   /**
-   * Spends, without checking it here, a signature the engine has just accepted (answered 2xx): the
-   * engine verified the same bytes with the same session key (signed-request.ts spendEngineVerified).
+   * Spends, without checking them here, signatures the engine has just accepted (answered 2xx): the
+   * engine verified the same bytes with the same session key (signed-request.ts
+   * spendEngineVerifiedMany). All of a batch's in one exchange with the replay memory.
    */
-  spend: (signature: SignedHeaders) => Promise<unknown>;
+  spend: (signatures: SignedHeaders[]) => Promise<unknown>;
   budgets: TradingBudgets;
   log: (err: unknown) => void;
 }
@@ -76,11 +77,12 @@ export interface DeskRest {
   /** Checks all of them now (verify and spend, on the thread pool): before any is sent. */
   rest: () => Promise<void>;
   /**
-   * Settles one of them once its outcome is known: an item the engine accepted (2xx) is spent as
-   * the engine verified it; any other (refused by the engine or the gateway, not sent) is checked
-   * and spent by the gateway itself, as `rest` would have. Never throws (the batch answer stands).
+   * Settles them once every outcome is known (`outcomes[i]` is item `first + i`'s): the items the
+   * engine accepted (2xx) are spent together as the engine verified them; any other (refused by the
+   * engine or the gateway, not sent) is checked and spent by the gateway itself, as `rest` would
+   * have. Never throws (the batch answer stands).
    */
-  settle: (item: PreparedItem, outcome: ItemOutcome) => Promise<void>;
+  settle: (outcomes: ItemOutcome[]) => Promise<void>;
   /** Index of the first item `rest` / `settle` are for (those before it were checked by the charge). */
   first: number;
 }
@@ -93,18 +95,23 @@ export interface DeskRest {
  * and the engine judges each item, as it judges an unverifiable single call). The others are
  * left to the caller (`DeskRest`): their checks only fill the replay memory, and the engine's own
  * verification decides their fate either way, so they need not hold up the engine. A concurrent
- * batch settles each item after its answer: a full batch's 49 other ed25519 checks, which cost as
+ * batch settles them once all answers are in: a full batch's 49 other ed25519 checks, which cost as
  * much CPU as the engine's own checks and competed with them for the machine's cores, are then
- * made only for the items the engine did not accept (docs/adr/0160-batch-signatures-spent-on-engine-proof.md).
+ * made only for the items the engine did not accept (docs/adr/0160-batch-signatures-spent-on-engine-proof.md),
+ * and the accepted ones are spent in one exchange with the replay memory (docs/adr/0171).
  */
 export async function chargeDesk(parts: DeskParts, ctx: DeskContext, prepared: PreparedItem[], weight: number): Promise<DeskRest> {
-  for (let i = ctx.addressCharged; i < weight; i++) ctx.addressLeft = await parts.budgets.address(ctx.ip);
+  // The weight's units are charged at once, not one after the other: with the fleet's Redis store
+  // each is a round trip, and a full batch's 4 + 5 in a row held every item back.
+  const lefts = await Promise.all(Array.from({ length: Math.max(0, weight - ctx.addressCharged) }, () => parts.budgets.address(ctx.ip)));
+  if (lefts.length > 0) ctx.addressLeft = lefts.reduce((a, b) => (b.remaining < a.remaining ? b : a));
   const check = (p: PreparedItem, offThread: boolean): Promise<string | null> =>
     'call' in p ? parts.verify(p.call.signature!, p.call.method, p.call.target, p.call.body ?? Buffer.alloc(0), offThread) : Promise.resolve(null);
   let party: string | null = null;
   let next = 0;
   while (party === null && next < prepared.length) party = await check(prepared[next++]!, false);
-  if (party) for (let i = 0; i < weight; i++) await parts.budgets.party(party);
+  const proven = party;
+  if (proven) await Promise.all(Array.from({ length: weight }, () => parts.budgets.party(proven)));
   for (const p of prepared) if ('call' in p) p.call.party = party;
   const remaining = prepared.slice(next);
   return {
@@ -112,14 +119,16 @@ export async function chargeDesk(parts: DeskParts, ctx: DeskContext, prepared: P
     rest: async () => {
       await Promise.all(remaining.map((p) => check(p, true).catch(() => null)));
     },
-    settle: async (p, outcome) => {
-      if (!('call' in p)) return;
-      try {
-        if (outcome.outcome === 'answered') await parts.spend(p.call.signature!);
-        else await check(p, true);
-      } catch {
-        // As `rest`: the memory could not take it; the engine's own replay check still holds.
-      }
+    settle: async (outcomes) => {
+      const accepted: SignedHeaders[] = [];
+      const others: Promise<unknown>[] = [];
+      remaining.forEach((p, i) => {
+        if (!('call' in p)) return;
+        if (outcomes[i]!.outcome === 'answered') accepted.push(p.call.signature!);
+        else others.push(check(p, true).catch(() => null));
+      });
+      // As `rest`: a memory that cannot take them leaves the engine's own replay check to hold.
+      await Promise.all([parts.spend(accepted).catch(() => null), ...others]);
     },
   };
 }
@@ -178,15 +187,10 @@ export async function runBatch(parts: DeskParts, ctx: DeskContext, request: Batc
   const weight = batchWeight(prepared.length);
   const { rest, settle, first } = await chargeDesk(parts, ctx, prepared, weight);
   if (request.mode !== 'ordered') {
-    // Every item at once; each settled in the replay memory before the answer is sent, so a
-    // client that resends one after reading the answer is refused by the gateway itself.
-    const results = await Promise.all(
-      prepared.map(async (p, i) => {
-        const outcome = await sendItem(parts, p);
-        if (i >= first) await settle(p, outcome);
-        return outcome;
-      }),
-    );
+    // Every item at once; all settled in the replay memory before the answer is sent, so a client
+    // that resends one after reading the answer is refused by the gateway itself.
+    const results = await Promise.all(prepared.map((p) => sendItem(parts, p)));
+    await settle(results.slice(first));
     return { results, weight };
   }
   await rest();

@@ -9,7 +9,7 @@ import { verifiedPartyForBudget, type TradingBudgets } from './rate-limit.js';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { parseJson } from '../../engine/client.js';
-import { signedHeaders, spendEngineVerified } from '../../auth/signed-request.js';
+import { signedHeaders, spendEngineVerifiedMany } from '../../auth/signed-request.js';
 import { learnSession } from './learn-session.js';
 import { SessionLearning } from '../../auth/session-learning.js';
 import { ApiError } from '../errors.js';
@@ -115,7 +115,7 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
     place: placeOrderCall,
     cancel: cancelOrderCall,
     verify: (signature, method, target, body, offThread) => verifiedPartyForBudget(sessions, replays, { method, target, body, headers: signature, offThread }),
-    spend: (signature) => spendEngineVerified(replays, signature),
+    spend: (signatures) => spendEngineVerifiedMany(replays, signatures),
     budgets,
     log: (err) => app.log.warn({ err }, 'batch item failed'),
   };

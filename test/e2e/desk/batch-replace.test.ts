@@ -117,6 +117,28 @@ describe('batches and cancel-replace (reference engine)', () => {
     expect(engine.engine.log.maxSeq).toBe(requests);
   });
 
+  it('one party per batch: an item naming a signer of its own is refused with 400 mixed_parties, over REST and the socket, nothing sent', async () => {
+    const session = alice.session!;
+    const mine = await signPlace(session, bid('44100'));
+    const bobs = await signPlace(bob.session!, bid('44101'));
+    const post = (path: string, body: unknown) =>
+      request(`${gw.url}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }).then(async (r) => ({ status: r.statusCode, body: (await r.body.json()) as Record<string, unknown> }));
+    const seq = engine.engine.log.maxSeq;
+    const mixed = { user: session.party, sessionId: session.sessionId, items: [mine, { ...bobs, user: bob.session!.party, sessionId: bob.session!.sessionId }] };
+    const refused = await post('/v1/orders/batch', mixed);
+    expect(refused).toMatchObject({ status: 400, body: { code: 'mixed_parties', item: 1, field: 'user' } });
+    expect(refused.body.error).toMatch(/one party per call.*send one batch per party/);
+    expect(await post('/v1/orders/batch', { ...mixed, items: [{ ...mine, party: session.party }] })).toMatchObject({ status: 400, body: { code: 'mixed_parties', item: 0, field: 'party' } });
+    const replace = { user: session.party, sessionId: session.sessionId, cancel: { orderId: 'o-1', sig: mine.sig }, place: { body: bobs.body, sig: bobs.sig, sessionId: bob.session!.sessionId } };
+    expect(await post('/v1/orders/replace', replace)).toMatchObject({ status: 400, body: { code: 'mixed_parties', item: 'place', field: 'sessionId' } });
+    const raw = await connect(gw.url);
+    raw.ws.send(JSON.stringify({ op: 'order.batch', id: 8, ...mixed }));
+    await raw.waitFor((ms) => ms.some((m) => m.kind === 'stream.error'));
+    expect(raw.messages.find((m) => m.kind === 'stream.error')).toMatchObject({ id: 8, op: 'order.batch', payload: { code: 'mixed_parties', status: 400, item: 1, field: 'user' } });
+    raw.ws.close();
+    expect(engine.engine.log.maxSeq).toBe(seq);
+  });
+
   it('a signature is spent once, across batches and single calls', async () => {
     const item = await signPlace(alice.session!, bid('45000'));
     const first = await sendBatch(alice, [item]);
@@ -229,6 +251,42 @@ describe('batches and cancel-replace (reference engine)', () => {
       raw.ws.close();
     } finally {
       stream.stop();
+    }
+  });
+});
+
+describe('a batch charges the party its envelope names, and only that party', () => {
+  it('another party\'s signed item in it is refused by the engine and spends none of that party\'s budget', async () => {
+    const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    const budget = 3;
+    const gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, RATE_LIMIT_MAX: String(budget), RATE_LIMIT_IP_MAX: '1000' }, { listen: true, overrides: { live: null } });
+    try {
+      const carol = await trader(gw, engine, 'carol');
+      const dave = await trader(gw, engine, 'dave');
+      // Carol's batch carries one of her orders and one Dave signed: sent as Carol's call (her
+      // X-User and session), Dave's signature does not verify at the engine.
+      const daves = await signPlace(dave.session!, bid('32000'));
+      const answer = await sendBatch(carol, [await signPlace(carol.session!, bid('32001')), daves]);
+      expect(answer.weight).toBe(1);
+      expect(answer.results[0]).toMatchObject({ outcome: 'answered', body: { ok: true } });
+      expect(answer.results[1]).toMatchObject({ outcome: 'refused', status: 401 });
+      // Carol's budget paid the batch (one left of three after two more orders); Dave's is whole.
+      const placeAll = async (c: GatewayClient, n: number) => {
+        const statuses: number[] = [];
+        for (let i = 0; i < n; i++) {
+          const r = await sendBatch(c, [await signPlace(c.session!, bid(String(33_000 + i)))]).then(
+            () => 200,
+            (err: { status?: number }) => err.status ?? 0,
+          );
+          statuses.push(r);
+        }
+        return statuses;
+      };
+      expect(await placeAll(dave, budget + 1)).toEqual([200, 200, 200, 429]);
+      expect(await placeAll(carol, budget)).toEqual([200, 200, 429]);
+    } finally {
+      await gw.close();
+      await engine.close();
     }
   });
 });

@@ -8,6 +8,8 @@ import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { closedPort, fleetServices, REDIS_URL, uniqueName } from '../../support/fleet.js';
 import { okJson, startFakeEngine, type FakeEngine } from '../trading/fake-engine.js';
 import { httpFrom } from '../../support/http-from.js';
+import { replayKey } from '../../../src/auth/signed-request.js';
+import { parseSessionSig } from '../../../src/auth/signature.js';
 
 const TOKEN = 'fleet-admin-token';
 const available = await fleetServices({ redis: true });
@@ -84,6 +86,27 @@ describe.skipIf(!available)('shared state in Redis (REDIS_URL)', () => {
     const again = await post(b, path, headers);
     expect(again.status).toBe(401);
     expect(again.json).toEqual({ error: 'signature already used (replay)', code: 'unauthorized' });
+  });
+
+  it('the items of a batch the engine accepted are spent in the shared memory: the other replica finds each used', async () => {
+    const u = newUser([a, b], 'batch');
+    const items = ['1', '2', '3'].map((price) => {
+      const body = JSON.stringify({ market: 'BTC-PERP', side: 'buy', type: 'limit', size: '0.01', price });
+      lastTs = Math.max(lastTs + 1, Date.now());
+      return { op: 'place', body, sig: `${lastTs}.${signHex(u.key.privateKey, `POST\n/v1/orders\n${lastTs}\n${body}`)}` };
+    });
+    const before = engine.requests.length;
+    const res = await httpFrom('127.0.0.9', `${a.url}/v1/orders/batch`, 'POST', { 'content-type': 'application/json' }, JSON.stringify({ user: u.party.id, sessionId: u.sessionId, items }));
+    expect(res.status).toBe(200);
+    expect(res.json.results.map((r: { outcome: string }) => r.outcome)).toEqual(['answered', 'answered', 'answered']);
+    expect(engine.requests.length - before).toBe(3);
+    // Each signature is remembered for the whole fleet: offered again through the other replica, it is not a first use.
+    for (const item of items) {
+      const sig = parseSessionSig(item.sig)!;
+      expect(await b.deps.replays.firstUse(replayKey(u.sessionId, sig.tsMs, sig.signature), 30_000, sig.tsMs)).toBe(false);
+    }
+    const unseen = parseSessionSig(`${Date.now()}.${'ab'.repeat(64)}`)!;
+    expect(await b.deps.replays.firstUse(replayKey(u.sessionId, unseen.tsMs, unseen.signature), 30_000, unseen.tsMs)).toBe(true);
   });
 
   it('simultaneous faucet requests to two replicas give one grant', async () => {

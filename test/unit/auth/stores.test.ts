@@ -28,6 +28,14 @@ describe('MemoryReplayGuard', () => {
     expect(await g.firstUse('sig-3', 60_000)).toBe(true);
     expect(g.size).toBe(1);
   });
+
+  it('firstUseMany answers each key as firstUse would, in order, a key repeated in one call included', async () => {
+    const g = new MemoryReplayGuard(10, () => 0);
+    expect(await g.firstUse('a', 31_000)).toBe(true);
+    const entry = (key: string) => ({ key, ttlMs: 31_000, signedAtMs: 0 });
+    expect(await g.firstUseMany([entry('a'), entry('b'), entry('c'), entry('b')])).toEqual([false, true, true, false]);
+    expect(await g.firstUse('c', 31_000)).toBe(false);
+  });
 });
 
 describe('SessionKeys without a database', () => {
