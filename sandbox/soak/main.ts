@@ -20,7 +20,7 @@ import { startProxy } from './proxy.js';
 import { RestReaders, type RestTarget } from './rest-readers.js';
 import { authorizeSession, signedGet, soakPartyId, unknownSession, type SoakParty } from './soak-party.js';
 import { sample, slope, type Sample } from './resources.js';
-import { faultSchedule, type Fault } from './schedule.js';
+import { faultSchedule, repeatSchedule, type Fault } from './schedule.js';
 import { reconnectStorm, type StormResult } from './storm.js';
 import { StreamClient, type ClientSpec } from './stream-client.js';
 import { BookClient } from './book-client.js';
@@ -231,7 +231,7 @@ async function main(): Promise<number> {
   }, 2000);
 
   // 8. Faults.
-  const schedule = faultSchedule(opts.short).filter((f) => opts.only === null || opts.only.includes(f.kind));
+  const schedule = repeatSchedule(faultSchedule(opts.short).filter((f) => opts.only === null || opts.only.includes(f.kind)), opts.repeat);
   /** A fault that did not have the effect it exists for (the soak would then prove nothing). */
   const faultFailures: string[] = [];
   const outcomes: Array<Fault & { startedAtS: number; recovery: Record<string, number | null>; detail?: unknown }> = [];
@@ -444,12 +444,15 @@ async function main(): Promise<number> {
   const MiB = 1024 * 1024;
   /** null: too few samples for a slope (a short run has hardly any quiet ones). */
   const mib = (v: number | null): number | null => (v === null ? null : v / MiB);
+  const kib = (v: number | null): number | null => (v === null ? null : Math.round(v / 1024));
   const f3 = (v: number | null): string => (v === null ? 'n/a' : v.toFixed(3));
   const resources = {
     samples: samples.length,
     quietSamples: quiet.length,
     rssMiB: { first: samples[0]!.rss / MiB, max: Math.max(...samples.map((s) => s.rss)) / MiB, last: samples.at(-1)!.rss / MiB, slopeMiBPerMin: mib(perMin((s) => s.rss)), quietSlopeMiBPerMin: mib(quietPerMin((s) => s.rss)) },
     heapMiB: { first: (samples.find((s) => s.heap !== null)?.heap ?? 0) / MiB, max: Math.max(...samples.map((s) => s.heap ?? 0)) / MiB, last: (samples.at(-1)!.heap ?? 0) / MiB, slopeMiBPerMin: mib(perMin((s) => s.heap)), quietSlopeMiBPerMin: mib(quietPerMin((s) => s.heap)) },
+    heapTotalMiB: { first: (samples.find((s) => s.heapTotal !== null)?.heapTotal ?? 0) / MiB, max: Math.max(...samples.map((s) => s.heapTotal ?? 0)) / MiB, last: (samples.at(-1)!.heapTotal ?? 0) / MiB, slopeMiBPerMin: mib(perMin((s) => s.heapTotal)), quietSlopeMiBPerMin: mib(quietPerMin((s) => s.heapTotal)) },
+    externalMiB: { first: (samples.find((s) => s.external !== null)?.external ?? 0) / MiB, max: Math.max(...samples.map((s) => s.external ?? 0)) / MiB, last: (samples.at(-1)!.external ?? 0) / MiB, slopeMiBPerMin: mib(perMin((s) => s.external)), quietSlopeMiBPerMin: mib(quietPerMin((s) => s.external)) },
     fds: { first: samples[0]!.fds, max: Math.max(...samples.map((s) => s.fds)), last: samples.at(-1)!.fds, slopePerMin: perMin((s) => s.fds), quietSlopePerMin: quietPerMin((s) => s.fds) },
   };
   // Judged on runs of 5 minutes or more; a shorter run is mostly warm-up and faults.
@@ -474,7 +477,14 @@ async function main(): Promise<number> {
     rest: { requests: rest.requests, statuses: Object.fromEntries(rest.statuses), p50Ms: pct(50), p99Ms: pct(99), maxMs: sorted.at(-1) ?? 0, bad: rest.bad.length, resetsAcrossPause: rest.resetsAcrossPause, overDeadline: rest.slow.length, slowest: rest.slowest.map((f) => ({ ...f, atS: (f.at - t0) / 1000 })) },
     faults: outcomes,
     book,
-    resources: { ...resources, judged, series: samples.map((s) => [Math.round((s.t - t0) / 1000), Math.round(s.rss / 1024), s.heap === null ? null : Math.round(s.heap / 1024), s.fds]) },
+    resources: {
+      ...resources,
+      judged,
+      seriesColumns: ['s', 'rssKiB', 'heapUsedKiB', 'fds', 'heapTotalKiB', 'externalKiB'],
+      series: samples.map((s) => [Math.round((s.t - t0) / 1000), Math.round(s.rss / 1024), kib(s.heap), s.fds, kib(s.heapTotal), kib(s.external)]),
+      // Committed KiB of each V8 heap space: which one holds a heap total that does not come down.
+      spaces: samples.map((s) => [Math.round((s.t - t0) / 1000), s.spaces && Object.fromEntries(Object.entries(s.spaces).map(([k, v]) => [k, Math.round(v / 1024)]))]),
+    },
     failures,
   };
   writeFileSync(join(logDir, 'result.json'), `${JSON.stringify(result, null, 2)}\n`);
@@ -492,7 +502,7 @@ async function main(): Promise<number> {
   }
   say(`order book: ${book.divergences ?? 'n/a'} divergences repaired, seeds ${JSON.stringify(book.seeds)}; the delta client: ${JSON.stringify(book.client)}`);
   say(`REST: ${result.rest.requests} requests ${JSON.stringify(result.rest.statuses)}, p50 ${result.rest.p50Ms} ms, p99 ${result.rest.p99Ms} ms, max ${result.rest.maxMs} ms (hang limit ${HANG_MS} ms)`);
-  say(`gateway RSS ${resources.rssMiB.first.toFixed(0)} → ${resources.rssMiB.last.toFixed(0)} MiB (max ${resources.rssMiB.max.toFixed(0)}), slope ${f3(resources.rssMiB.slopeMiBPerMin)} MiB/min (quiet ${f3(resources.rssMiB.quietSlopeMiBPerMin)}); heap ${resources.heapMiB.first.toFixed(0)} → ${resources.heapMiB.last.toFixed(0)} MiB, slope ${f3(resources.heapMiB.slopeMiBPerMin)} MiB/min (quiet ${f3(resources.heapMiB.quietSlopeMiBPerMin)}); fds ${resources.fds.first} → ${resources.fds.last} (max ${resources.fds.max}), slope ${f3(resources.fds.slopePerMin)}/min (quiet ${f3(resources.fds.quietSlopePerMin)})${judged ? '' : ' (not judged: run shorter than 5 min)'}`);
+  say(`gateway RSS ${resources.rssMiB.first.toFixed(0)} → ${resources.rssMiB.last.toFixed(0)} MiB (max ${resources.rssMiB.max.toFixed(0)}), slope ${f3(resources.rssMiB.slopeMiBPerMin)} MiB/min (quiet ${f3(resources.rssMiB.quietSlopeMiBPerMin)}); heap ${resources.heapMiB.first.toFixed(0)} → ${resources.heapMiB.last.toFixed(0)} MiB, slope ${f3(resources.heapMiB.slopeMiBPerMin)} MiB/min (quiet ${f3(resources.heapMiB.quietSlopeMiBPerMin)}); heap total ${resources.heapTotalMiB.first.toFixed(0)} → ${resources.heapTotalMiB.last.toFixed(0)} MiB (max ${resources.heapTotalMiB.max.toFixed(0)}); external ${resources.externalMiB.first.toFixed(0)} → ${resources.externalMiB.last.toFixed(0)} MiB (max ${resources.externalMiB.max.toFixed(0)}); fds ${resources.fds.first} → ${resources.fds.last} (max ${resources.fds.max}), slope ${f3(resources.fds.slopePerMin)}/min (quiet ${f3(resources.fds.quietSlopePerMin)})${judged ? '' : ' (not judged: run shorter than 5 min)'}`);
   for (const o of outcomes) say(`fault ${o.kind.padEnd(15)} at ${o.startedAtS.toFixed(0).padStart(4)} s for ${o.forS} s: ${JSON.stringify(o.recovery)}`);
   say(`results: ${join(logDir, 'result.json')}`);
   if (failures.length === 0) {

@@ -11,6 +11,8 @@ export interface SoakOptions {
   only: string[] | null;
   /** Write the figures into docs/reliability.md (between its soak markers). */
   writeDocs: boolean;
+  /** Run the (selected) schedule this many times in a row: whether a fault's memory adds up or stays a high-water mark. */
+  repeat: number;
 }
 
 export const USAGE = `usage: npm run soak -- [--short] [--duration <s>] [--rate <n>] [--storm <n>]
@@ -20,11 +22,13 @@ export const USAGE = `usage: npm run soak -- [--short] [--duration <s>] [--rate 
   --storm <n>       clients per reconnect storm (default 200, or 100 with --short)
   --only <kinds>    only these faults (comma list of sse-drop, gateway-pause, db-stall, db-freeze, reconnect-storm,
                     engine-trickle, sse-endless-line, engine-restart)
+  --repeat <n>      run the (selected) faults n times in a row, 30 s apart (default 1): does memory add up
+                    with each round or stay at the first round's high-water mark?
   --write-docs      write the figures into docs/reliability.md`;
 
 export function parseSoakOptions(argv: string[]): SoakOptions {
   const short = argv.includes('--short');
-  const o: SoakOptions = { short, durationS: short ? 60 : 570, rate: 100, stormClients: short ? 100 : 200, writeDocs: false, only: null };
+  const o: SoakOptions = { short, durationS: short ? 60 : 570, rate: 100, stormClients: short ? 100 : 200, writeDocs: false, only: null, repeat: 1 };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
     const num = (min: number, max: number): number => {
@@ -44,6 +48,7 @@ export function parseSoakOptions(argv: string[]): SoakOptions {
     else if (flag === '--duration') o.durationS = num(30, 7200);
     else if (flag === '--rate') o.rate = num(1, 10_000);
     else if (flag === '--storm') o.stormClients = num(1, 5000);
+    else if (flag === '--repeat') o.repeat = num(1, 100);
     else throw new Error(`unknown option ${flag}\n${USAGE}`);
   }
   return o;

@@ -62,6 +62,9 @@ export function renderMarkdown(r: Result, when: string, machineLine: string): st
   lines.push('|---|---|---|---|---|---|');
   lines.push(`| RSS | ${res.rssMiB.first.toFixed(1)} MiB | ${res.rssMiB.max.toFixed(1)} MiB | ${res.rssMiB.last.toFixed(1)} MiB | ${f3(res.rssMiB.slopeMiBPerMin)} MiB/min | ${f3(res.rssMiB.quietSlopeMiBPerMin)} MiB/min (≤ 4) |`);
   lines.push(`| V8 heap used | ${res.heapMiB.first.toFixed(1)} MiB | ${res.heapMiB.max.toFixed(1)} MiB | ${res.heapMiB.last.toFixed(1)} MiB | ${f3(res.heapMiB.slopeMiBPerMin)} MiB/min | ${f3(res.heapMiB.quietSlopeMiBPerMin)} MiB/min (≤ 1) |`);
+  // Printed, not judged: they say whether RSS growth is the JS heap, Buffers or native memory.
+  if (res.heapTotalMiB) lines.push(`| V8 heap total (committed) | ${res.heapTotalMiB.first.toFixed(1)} MiB | ${res.heapTotalMiB.max.toFixed(1)} MiB | ${res.heapTotalMiB.last.toFixed(1)} MiB | ${f3(res.heapTotalMiB.slopeMiBPerMin)} MiB/min | ${f3(res.heapTotalMiB.quietSlopeMiBPerMin)} MiB/min (not judged) |`);
+  if (res.externalMiB) lines.push(`| External (Buffers, native objects of JS) | ${res.externalMiB.first.toFixed(1)} MiB | ${res.externalMiB.max.toFixed(1)} MiB | ${res.externalMiB.last.toFixed(1)} MiB | ${f3(res.externalMiB.slopeMiBPerMin)} MiB/min | ${f3(res.externalMiB.quietSlopeMiBPerMin)} MiB/min (not judged) |`);
   lines.push(`| Open fds | ${res.fds.first} | ${res.fds.max} | ${res.fds.last} | ${f3(res.fds.slopePerMin)} /min | ${f3(res.fds.quietSlopePerMin)} /min (≤ 1) |`);
   if (r.failures.length > 0) {
     lines.push('');

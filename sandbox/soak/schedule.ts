@@ -50,3 +50,15 @@ export function faultSchedule(short: boolean): Fault[] {
     { atS: 500, kind: 'engine-restart', forS: 5 },
   ];
 }
+
+/**
+ * `faults` run `times` rounds in a row: each round starts 30 s after the previous one's last fault
+ * ended, so the gateway is quiet between rounds (memory that adds up round after round is a leak;
+ * memory that stays at the first round's mark is a high-water mark).
+ */
+export function repeatSchedule(faults: Fault[], times: number): Fault[] {
+  if (faults.length === 0 || times <= 1) return faults;
+  const first = Math.min(...faults.map((f) => f.atS));
+  const period = Math.max(...faults.map((f) => f.atS + f.forS)) - first + 30;
+  return Array.from({ length: times }, (_, k) => faults.map((f) => ({ ...f, atS: f.atS + k * period }))).flat();
+}

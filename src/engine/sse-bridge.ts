@@ -44,7 +44,10 @@
 // holds it (one look: what follows must not wait for the indexer), else reported as a gap
 // (`skipped`: control connections are told `stream.gap` and fill it from REST; not a readiness
 // problem) and the bridge resumes after it at once, without a backoff. An oversized event met while the resume point's event is being compared (the
-// resume point was itself taken from the store) only ends that comparison.
+// resume point was itself taken from the store) only ends that comparison. A connection ended so
+// before any event, right after another one was, is an engine sending garbage (a line that never
+// ends) rather than one long event: the next event is still passed, but the bridge reconnects with
+// its backoff, not as fast as the engine can fill the bound (docs/reliability.md).
 import { request } from 'undici';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { FastifyBaseLogger } from 'fastify';
@@ -112,6 +115,10 @@ export class SseBridge implements EngineEventSource {
   private oversizedAfter: number | null = null;
   /** The engine head, below the resume point, that a quiet connection's check read: another history. */
   private headBelow: number | null = null;
+  /** This connection was ended by an over-long line. */
+  private endedOversized = false;
+  /** The previous connection was ended by an over-long line before delivering any event. */
+  private oversizedBefore = false;
 
   constructor(private readonly options: SseBridgeOptions) {
     this.delivery = new OrderedDelivery({
@@ -164,7 +171,18 @@ export class SseBridge implements EngineEventSource {
       if (this.headBelow !== null) await this.onHeadBelow();
       if (this.pendingGap) await this.resolveGap();
       this.options.metrics.reconnects.inc();
-      if (this.oversizedAfter !== null && (await this.passOversized())) continue; // moved past it: resume at once
+      // A second connection in a row ended by an over-long line before any event is no event of the
+      // history but an engine sending garbage (a line that never ends): it is passed as before, but
+      // with the backoff, or the bridge would reconnect and read SSE_MAX_EVENT_BYTES as fast as the
+      // engine sends it (a soak's endless line made 145 connections and 145 MiB in 5 s, and the
+      // gateway's memory kept the high-water mark).
+      const garbage = this.endedOversized && !healthy;
+      const again = garbage && this.oversizedBefore;
+      this.oversizedBefore = garbage;
+      if (this.oversizedAfter !== null && (await this.passOversized()) && !again) {
+        this.attempt = 0;
+        continue; // moved past it: resume at once
+      }
       if (healthy) this.attempt = 0;
       await this.pause.sleep(this.backoff(this.attempt++));
     }
@@ -292,6 +310,7 @@ export class SseBridge implements EngineEventSource {
 
   /** One connection, until it ends. true when it delivered something (the backoff restarts). */
   private async connectOnce(): Promise<boolean> {
+    this.endedOversized = false;
     await this.checkEngineHead();
     if (this.stopped) return false;
     const print = await this.resumePrint();
@@ -361,6 +380,7 @@ export class SseBridge implements EngineEventSource {
         onError: (err) => {
           if (err.type !== 'max-buffer-size-exceeded') return;
           oversized = true;
+          this.endedOversized = true;
           this.options.metrics.oversized?.inc();
           if (this.verify) {
             // The resume point's event itself (delivered from the store): not compared, nothing skipped.
@@ -456,7 +476,6 @@ export class SseBridge implements EngineEventSource {
       this.options.logger.warn({ seq }, 'engine SSE: an event longer than SSE_MAX_EVENT_BYTES was taken from the database');
       this.skipVerify = true; // comparing it would meet the same bound again
     }
-    this.attempt = 0;
     return true;
   }
 

@@ -89,7 +89,7 @@ export const statusMetrics = fp(
     scrapedCounter('bff_list_row_cache_misses_total', 'List rows (fills, events, deposits) whose version was not kept: fetched from the database, then kept', () => db.rows.stats().misses);
     new Gauge({
       name: 'bff_list_row_cache_bytes',
-      help: 'Bytes of list rows kept as written JSON (bounded by LIST_ROW_CACHE_BYTES)',
+      help: 'Memory of list rows kept as written JSON, each row counted with its version and fixed cost (bounded by LIST_ROW_CACHE_BYTES)',
       registers,
       collect() {
         this.set(db.rows.stats().bytes);

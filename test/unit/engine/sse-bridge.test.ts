@@ -1,5 +1,7 @@
 // The SSE bridge against a scripted engine over loopback (test/support/scripted-sse.ts): what it
 // hands its sink is what the EngineEventSink contract promises (src/contracts/engine-event-source.ts).
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SseBridge } from '../../../src/engine/sse-bridge.js';
 import { startScriptedEngine, waitFor, type ScriptedEngine } from '../../support/scripted-sse.js';
@@ -102,6 +104,55 @@ describe('SseBridge', () => {
     expect(sink.seqs()).toEqual([1, 2, 5, 6]);
     expect(sink.log.filter((x) => !'[]'.includes(x))).toEqual(['e1', 'e2', 'skipped4', 'e5', 'e6']);
     expect(bridge.gap).toBe('events 3..4 unavailable (engine retention and database)');
+  });
+
+  it('an engine whose every stream is a line that never ends is reconnected to with the backoff, not as fast as it sends', async () => {
+    // A busy engine (its head far ahead) whose streams all carry an endless `data:` line: each drop
+    // passes the next event (from the store here), but a second drop in a row before any event is
+    // garbage, not an event of the history, and waits its backoff (random 1: the whole cap).
+    const opened: number[] = [];
+    const flood = createServer((req, res) => {
+      opened.push(Date.now());
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: ');
+      const chunk = 'x'.repeat(16_384);
+      const pump = (): void => {
+        while (!res.destroyed) if (!res.write(chunk)) return void res.once('drain', pump);
+      };
+      pump();
+      req.on('close', () => res.destroy());
+    });
+    await new Promise<void>((resolve) => flood.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => flood.close(() => resolve())));
+    const sink = recordingSink();
+    const metrics = noMetrics();
+    const bridge = new SseBridge({
+      url: `http://127.0.0.1:${(flood.address() as AddressInfo).port}/v1/admin/events/stream`,
+      token: 't',
+      idleMs: 10_000,
+      startAfter: 0,
+      sink,
+      fillFrom: memoryStore(Array.from({ length: 50 }, (_, i) => event(i + 1))),
+      engineHead: () => Promise.resolve(1_000),
+      logger: quietLogger,
+      metrics,
+      maxEventBytes: 4_096,
+      backoffBaseMs: 200,
+      backoffMaxMs: 5_000,
+      random: () => 1,
+    });
+    cleanups.push(() => bridge.stop());
+    bridge.start();
+    await waitFor(() => opened.length >= 5, 15_000, 'five connections');
+    await bridge.stop();
+    // The first drop is passed at once; from the second in a row on, each waits the doubling backoff.
+    const gaps = opened.slice(1).map((t, i) => t - opened[i]!);
+    expect(gaps[1]).toBeGreaterThanOrEqual(200);
+    expect(gaps[2]).toBeGreaterThanOrEqual(400);
+    expect(gaps[3]).toBeGreaterThanOrEqual(800);
+    // Passing went on meanwhile: the events after the resume point came from the store, in order.
+    expect(sink.seqs()).toEqual(Array.from({ length: sink.seqs().length }, (_, i) => i + 1));
+    expect(sink.seqs().length).toBeGreaterThanOrEqual(2);
   });
 
   it('on a replaced history awaits the sink before delivering anything of the new one', async () => {
