@@ -240,11 +240,13 @@ export class SseBridge implements EngineEventSource {
     const timer = setInterval(() => {
       if (deliveredSince() || asking || ac.signal.aborted) return;
       asking = true;
+      // Judged against the resume point of when the head was asked: events delivered while the
+      // answer was on its way (a slow link) are past that head without any new history.
+      const asked = this.last;
       ask()
         .then((head) => {
-          const last = this.last;
-          if (ac.signal.aborted || this.stopped || last === null) return;
-          if (head === null || !Number.isSafeInteger(head) || head < 0 || head >= last) return;
+          if (ac.signal.aborted || this.stopped || asked === null || this.last === null) return;
+          if (head === null || !Number.isSafeInteger(head) || head < 0 || head >= asked) return;
           this.headBelow = head;
           ac.abort();
         })

@@ -53,6 +53,12 @@ export interface ScriptedEngine {
   streamFailStatus: number | null;
   /** When set, `GET /healthz` answers this HTTP status (an engine still starting: its head unknown). */
   healthFailStatus: number | null;
+  /**
+   * When set, `GET /healthz` takes its head when asked and answers this many ms later (a slow or
+   * trickling link: events may pass on the stream meanwhile). `healthRequests` counts the asks.
+   */
+  healthDelayMs: number;
+  readonly healthRequests: number;
   /** The engine restarts with a new, empty history: the log is cleared (open streams are dropped). */
   reset(): void;
   books: Map<string, Book>;
@@ -83,6 +89,7 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
 
   const floods = new Set<NodeJS.Timeout>();
   let floodBytes = 0;
+  let healthRequests = 0;
   const writeTo = (res: ServerResponse, st: { cursor: number | null }): void => {
     if (engine.silent) return;
     let out = '';
@@ -155,7 +162,11 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
         res.writeHead(engine.healthFailStatus, { 'content-type': 'application/json' }).end('{"error":"starting"}');
         return;
       }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, version: 'c879f7f', buildDate: '2026-08-01', maxSeq: log.at(-1)?.seq ?? 0 }));
+      healthRequests++;
+      const body = JSON.stringify({ ok: true, version: 'c879f7f', buildDate: '2026-08-01', maxSeq: log.at(-1)?.seq ?? 0 });
+      const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      if (engine.healthDelayMs > 0) setTimeout(answer, engine.healthDelayMs);
+      else answer();
       return;
     }
     if (engine.handler?.(req, res)) return;
@@ -177,6 +188,10 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
     marketsFailStatus: null,
     streamFailStatus: null,
     healthFailStatus: null,
+    healthDelayMs: 0,
+    get healthRequests() {
+      return healthRequests;
+    },
     reset() {
       log.length = 0;
       engine.oldestSeq = 1;
