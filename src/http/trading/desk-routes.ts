@@ -7,6 +7,7 @@ import type { FastifyReply } from 'fastify';
 import { runBatch, type DeskContext, type DeskParts } from './batch.js';
 import { BatchAnswer, BatchBody, MAX_BATCH_ITEMS, ReplaceAnswer, ReplaceBody } from '../../contracts/desk.js';
 import { runReplace } from './replace.js';
+import { strictBodyCompiler } from './strict-body.js';
 
 const NOTE =
   'Not signed as a whole: each item carries its own `sig`, made exactly as for the call alone (with the batch\'s `user` and `sessionId`), so the engine verifies the same bytes.';
@@ -28,6 +29,7 @@ export const deskRoutes: FastifyPluginAsyncTypebox<{ parts: DeskParts }> = async
       body: BatchBody,
       response: { 200: BatchAnswer, ...errors(400, 413, 415, 429, 503) },
     },
+    validatorCompiler: strictBodyCompiler,
     handler: async (request, reply) => {
       const ctx: DeskContext = { ip: request.ip, requestId: request.id, addressCharged: 1 };
       const result = await runBatch(parts, ctx, request.body);
@@ -47,6 +49,7 @@ export const deskRoutes: FastifyPluginAsyncTypebox<{ parts: DeskParts }> = async
       body: ReplaceBody,
       response: { 200: ReplaceAnswer, ...errors(400, 413, 415, 429, 503) },
     },
+    validatorCompiler: strictBodyCompiler,
     handler: async (request) => runReplace(parts, { ip: request.ip, requestId: request.id, addressCharged: 1 }, request.body),
   });
 };

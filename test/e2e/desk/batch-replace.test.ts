@@ -117,6 +117,32 @@ describe('batches and cancel-replace (reference engine)', () => {
     expect(engine.engine.log.maxSeq).toBe(requests);
   });
 
+  it('refuses an envelope value of the wrong type with 400 naming it, never coerced (REST as the socket)', async () => {
+    // Fastify's Ajv coerces ("true" → true, 1 → true, ["ordered"] → "ordered", 12345 → "12345"):
+    // a type mistake would change what the batch does instead of being refused.
+    const session = alice.session!;
+    const post = (path: string, body: unknown) =>
+      request(`${gw.url}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }).then(async (r) => ({ status: r.statusCode, body: (await r.body.json()) as { code: string; error: string } }));
+    const base = { user: session.party, sessionId: session.sessionId };
+    const seq = engine.engine.log.maxSeq;
+    const cases: [string, Record<string, unknown>][] = [
+      ['stopOnFailure', { ...base, mode: 'ordered', stopOnFailure: 'true' }],
+      ['stopOnFailure', { ...base, mode: 'ordered', stopOnFailure: 1 }],
+      ['mode', { ...base, mode: ['ordered'] }],
+      ['user', { user: 12345, sessionId: session.sessionId }],
+    ];
+    for (const [field, envelope] of cases) {
+      const answer = await post('/v1/orders/batch', { ...envelope, items: [await signPlace(session, bid('40500'))] });
+      expect(answer).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+      expect(answer.body.error).toContain(field);
+    }
+    const item = await signPlace(session, bid('40501'));
+    const replace = await post('/v1/orders/replace', { ...base, cancel: { orderId: 12345, sig: item.sig }, place: { body: item.body, sig: item.sig } });
+    expect(replace).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+    expect(replace.body.error).toContain('orderId');
+    expect(engine.engine.log.maxSeq).toBe(seq);
+  });
+
   it('a signature is spent once, across batches and single calls', async () => {
     const item = await signPlace(alice.session!, bid('45000'));
     const first = await sendBatch(alice, [item]);
