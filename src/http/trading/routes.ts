@@ -24,7 +24,7 @@ import { proxyMetrics } from './metrics.js';
 import type { DeskParts } from './batch.js';
 import { deskRoutes } from './desk-routes.js';
 import { MemoryClaims } from '../../fleet/claims.js';
-import { clientOrderAdmission } from './client-order-ids.js';
+import { clientOrderAdmission, refuseKnownDuplicate } from './client-order-ids.js';
 import { findClientOrder } from './client-order-routes.js';
 import { DeadMansSwitch } from './dead-mans-switch.js';
 import { MemorySwitchStore } from '../../fleet/switch-store.js';
@@ -95,6 +95,7 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
   // One order per client order id and party, across replicas when they share Redis (client-order-ids.ts).
   const claims = app.fleet?.claims ?? new MemoryClaims();
   const admit = clientOrderAdmission(app.live, claims);
+  const orderShape = bodyShape('POST /v1/orders', OrderBody);
   const placeOrderOptions = {
     engine,
     metrics,
@@ -102,7 +103,7 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
     signed: true,
     chargeParty,
     admit,
-    shape: bodyShape('POST /v1/orders', OrderBody),
+    shape: orderShape,
     amend: (res: EngineResponse) => explainEndedAtOnce(app.live, res),
   };
   const cancelOrderOptions = { engine, metrics, route: 'DELETE /v1/orders/:orderId', signed: true, chargeParty };
@@ -117,6 +118,10 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
     verify: (signature, method, target, body, offThread) => verifiedPartyForBudget(sessions, replays, { method, target, body, headers: signature, offThread }),
     spend: (signature) => spendEngineVerified(replays, signature),
     budgets,
+    screenPlace: (party, body) => {
+      orderShape(body);
+      refuseKnownDuplicate(app.live, party, body);
+    },
     log: (err) => app.log.warn({ err }, 'batch item failed'),
   };
   await app.register(deskRoutes, { parts: desk });

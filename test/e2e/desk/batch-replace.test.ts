@@ -6,12 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
 import { http } from '../../sandbox/engine/helpers.js';
-import { deskTrader } from '../../support/desk.js';
+import { deskTrader, engineOpenOrders } from '../../support/desk.js';
 import { startGateway, startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { connect } from '../../integration/stream/helpers.js';
 import {
   GatewayClient,
   placeOrders,
+  requestMessage,
   cancelOrders,
   replaceOrder,
   sendBatch,
@@ -236,6 +237,37 @@ describe('batches and cancel-replace (reference engine)', () => {
     expect(late.cancel).toMatchObject({ outcome: 'answered', body: { ok: false, code: 'order_not_open' } });
     expect(late.place).toEqual({ op: 'place', outcome: 'skipped', status: null, body: null });
     expect(await bookBids(engine)).not.toContainEqual(['47000.0000000000', '0.0100000000']);
+  });
+
+  it('cancel-replace whose new order the gateway refuses sends nothing: the resting order stays', async () => {
+    // The gateway itself refuses the place (not JSON, not the order shape, a clientOrderId already
+    // used): sending the cancel first would leave the trader with neither order.
+    const session = alice.session!;
+    const used = await alice.placeOrder(bid('45500', { clientOrderId: 'replace-used' }));
+    expect(used).toMatchObject({ ok: true });
+    const resting = await alice.placeOrder(bid('45600'));
+    if (!resting.ok || !('orderId' in resting)) throw new Error('place');
+    const signedBody = async (body: string) => {
+      const ts = await session.nextTs();
+      return { body, sig: `${ts}.${await session.signature(requestMessage('POST', '/v1/orders', ts, body))}` };
+    };
+    const cases: [string, string][] = [
+      ['{not json', 'bad_request'],
+      [JSON.stringify({ ...bid('45700'), evil: 1 }), 'invalid_body'],
+      [JSON.stringify({ ...bid('45700'), size: 1 }), 'invalid_body'],
+      [JSON.stringify(bid('45700', { clientOrderId: 'replace-used' })), 'duplicate_client_order_id'],
+    ];
+    for (const [body, code] of cases) {
+      const cancel = await signCancel(session, resting.orderId);
+      const answer = await request(`${gw.url}/v1/orders/replace`, {
+        method: 'POST',
+        body: JSON.stringify({ user: session.party, sessionId: session.sessionId, cancel: { orderId: cancel.orderId, sig: cancel.sig }, place: await signedBody(body) }),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(answer.statusCode).toBe(200);
+      expect(await answer.body.json()).toMatchObject({ cancel: { op: 'cancel', outcome: 'skipped', status: null, body: null }, place: { op: 'place', outcome: 'refused', body: { code } }, replaced: false });
+      expect((await engineOpenOrders(engine, session.party)).map((o) => o.orderId)).toContain(resting.orderId);
+    }
   });
 
   it('over the socket: order.batch and order.replace answer what REST answers', async () => {
