@@ -74,7 +74,7 @@ export const OrderBody = Type.Object(
     price: Type.Optional(OrNull(DecimalIn)),
     tif: Type.Optional(Type.Union([Type.Literal('gtc'), Type.Literal('ioc'), Type.Literal('alo')])),
     reduceOnly: Type.Optional(Type.Boolean()),
-    clientOrderId: Type.Optional(OrNull(Type.String({ maxLength: 64 }))),
+    clientOrderId: Type.Optional(OrNull(Type.String({ minLength: 1, maxLength: 64 }))),
     tp: Type.Optional(OrNull(LegIn)),
     sl: Type.Optional(OrNull(LegIn)),
   },
