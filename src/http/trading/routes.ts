@@ -8,6 +8,7 @@ import type { SignedHeaders } from '../../auth/signed-request.js';
 import { verifiedPartyForBudget, type TradingBudgets } from './rate-limit.js';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { parseJson } from '../../engine/client.js';
 import { signedHeaders, spendEngineVerified } from '../../auth/signed-request.js';
 import { learnSession } from './learn-session.js';
@@ -66,6 +67,14 @@ function canonicalTarget(request: FastifyRequest, path: string): string {
  */
 const documentOnly = () => () => true;
 const PROXY_ERRORS = errors(400, 401, 413, 415, 429, 502, 503, 504);
+/** A place whose client order id the party already used (client-order-ids.ts): the shared 409 text is the mirror's. */
+const DUPLICATE_ORDER = {
+  409: {
+    ...Type.Ref('Error'),
+    description:
+      'Duplicate (code `duplicate_client_order_id`, with `order`: the first order of this party with this clientOrderId, `{clientOrderId, orderId, status, …}`; `{clientOrderId, status: "pending", orderId: null}` while it is on its way): nothing was sent to the engine (docs/trading.md "Client order ids")',
+  },
+};
 const SIGNED_NOTE =
   'Signed: headers `X-User`, `X-Session-Id`, `X-Session-Sig` (docs/engine.md "Signing"), forwarded unchanged with the raw body. ' +
   `A body that is not this request's shape (a field not listed, a number for a decimal string, a value outside an enum, a string over its length, more than ${TRADING_BODY_MAX_BYTES} bytes) ` +
@@ -186,7 +195,7 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
       description: `${SIGNED_NOTE} Accepted and rejected orders are both HTTP 200: check \`ok\`.`,
       security: SIGNED,
       body: OrderBody,
-      response: { 200: OrderAnswer, ...PROXY_ERRORS },
+      response: { 200: OrderAnswer, ...PROXY_ERRORS, ...DUPLICATE_ORDER },
     },
     handler: (request, reply) => placeOrder(request, reply, canonicalTarget(request, '/v1/orders')),
   });
