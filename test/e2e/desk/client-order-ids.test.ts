@@ -105,6 +105,28 @@ describe('client order ids (one gateway)', () => {
     }
   });
 
+  it('order.status over the socket spends the party budget as the REST route does', async () => {
+    // Uncharged, each message whose id the live path does not hold was a database read at the
+    // connection's message rate, where the REST route costs a request of the party's budget.
+    const budget = 3;
+    const gw2 = await startLiveGateway(engine, { RATE_LIMIT_MAX: String(budget), RATE_LIMIT_IP_MAX: '100000' });
+    const carol = await trader(gw2.url, engine, 'carol');
+    const party = carol.session!.party;
+    const stream = new StreamClient({ client: carol, kinds: ['order.update'], party: [party], WebSocket: WebSocket as unknown as WebSocketCtor, onMessage: () => {} });
+    try {
+      stream.start();
+      const ask = (id: string) =>
+        (stream as unknown as { request(b: () => Promise<Record<string, unknown>>): Promise<{ kind: string; payload: Record<string, unknown> }> }).request(async () => ({ op: 'order.status', party, clientOrderId: id }));
+      for (let i = 0; i < budget; i++) expect(await ask(`unknown-${i}`)).toMatchObject({ kind: 'stream.error', payload: { code: 'not_found', status: 404 } });
+      expect(await ask('one-too-many')).toMatchObject({ kind: 'stream.error', payload: { code: 'rate_limited', status: 429 } });
+      // One budget for both paths: REST is refused too.
+      expect(((await orderByClientId(carol, 'rest').catch((e: unknown) => e)) as GatewayError).status).toBe(429);
+    } finally {
+      stream.stop();
+      await gw2.close();
+    }
+  });
+
   it('after the live path forgets (a new gateway), the status comes from what the live path learns or 404', async () => {
     // A gateway without a live runtime knows only its claims: the status route answers 404 (no
     // database here), and the duplicate check still refuses while the claim is held.
