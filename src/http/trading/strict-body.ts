@@ -25,6 +25,20 @@ function ajvShaped(e: AjvLikeError): AjvLikeError {
   return e;
 }
 
+/**
+ * The errors of the union branches the value could have meant. A batch item is a place or a cancel
+ * by its `op` (a literal): a branch whose `op` does not match is not what the client sent, so its
+ * errors ("body is required" for a cancel) would only mislead; the matching branch's are kept.
+ */
+function relevant(errors: AjvLikeError[]): AjvLikeError[] {
+  const otherBranches = errors
+    .filter((e) => e.keyword === 'const')
+    .map((e) => /^(.*\/anyOf\/\d+)\//.exec(e.schemaPath)?.[1])
+    .filter((b): b is string => b !== undefined);
+  if (otherBranches.length === 0) return errors;
+  return errors.filter((e) => !otherBranches.some((b) => e.schemaPath === b || e.schemaPath.startsWith(`${b}/`)));
+}
+
 /** A route's validator compiler that checks without coercing (the schema stays the route's, for OpenAPI). */
 export const strictBodyCompiler: FastifySchemaCompiler<TSchema> = ({ schema }) => {
   const check = Compile(schema);
@@ -32,8 +46,10 @@ export const strictBodyCompiler: FastifySchemaCompiler<TSchema> = ({ schema }) =
     if (check.Check(data)) return true;
     // TypeBox reports an unknown field twice: as `additionalProperties: false` ("schema is false") and by name; the named one is read.
     const errors = [...check.Errors(data)] as AjvLikeError[];
-    const named = errors.filter((e) => e.keyword !== 'boolean');
-    validate.errors = (named.length > 0 ? named : errors).map(ajvShaped);
+    const named = relevant(errors).filter((e) => e.keyword !== 'boolean' && e.keyword !== 'anyOf');
+    // No branch matched the op itself (`"op": "modify"`): the op is what is wrong.
+    const ops = errors.filter((e) => e.keyword === 'const');
+    validate.errors = (named.length > 0 ? named : ops.length > 0 ? ops : errors).map(ajvShaped);
     return false;
   };
   validate.errors = [] as AjvLikeError[];

@@ -138,6 +138,13 @@ describe('batches and cancel-replace (reference engine)', () => {
       expect(answer.body.error).toContain(field);
     }
     const item = await signPlace(session, bid('40501'));
+    // An item's error is the branch its op names: a cancel's long orderId, not "body is required" (the place branch).
+    const longId = await post('/v1/orders/batch', { ...base, items: [{ op: 'cancel', orderId: 'x'.repeat(65), sig: item.sig }] });
+    expect(longId).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+    expect(longId.body.error).toContain('orderId');
+    const unknownOp = await post('/v1/orders/batch', { ...base, items: [{ op: 'modify', orderId: 'o-1', sig: item.sig }] });
+    expect(unknownOp).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+    expect(unknownOp.body.error).toContain('op');
     const replace = await post('/v1/orders/replace', { ...base, cancel: { orderId: 12345, sig: item.sig }, place: { body: item.body, sig: item.sig } });
     expect(replace).toMatchObject({ status: 400, body: { code: 'bad_request' } });
     expect(replace.body.error).toContain('orderId');
