@@ -53,13 +53,15 @@ describe('client order ids (one gateway)', () => {
     expect(((await alice.placeOrder(bid('50002', 'retry-1')).catch((e: unknown) => e)) as GatewayError).status).toBe(409);
   });
 
-  it('an empty clientOrderId is refused 400 invalid_body before the engine (an id is 1–64 characters)', async () => {
+  it('an empty clientOrderId, "." or ".." is refused 400 invalid_body before the engine (an id is 1–64 characters)', async () => {
     // "" reached the engine, which kept it as the order's id: one that could be reused at will (the
     // duplicate check skipped it) and never looked up (the status route needs 1–64 characters).
     const session = alice.session!;
     const seq = engine.engine.log.maxSeq;
-    for (let i = 0; i < 2; i++) {
-      const body = JSON.stringify(bid('50500', ''));
+    // "." and "..": a URL path segment every client (WHATWG URL, so browsers and fetch) resolves
+    // away, so the status route could never be asked for them; refused as order ids are.
+    for (const id of ['', '', '.', '..']) {
+      const body = JSON.stringify(bid('50500', id));
       const r = await fetch(`${gw.url}/v1/orders`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...(await session.headers('POST', '/v1/orders', body)) } });
       expect(r.status).toBe(400);
       expect(await r.json()).toMatchObject({ code: 'invalid_body', field: 'clientOrderId' });
