@@ -29,6 +29,7 @@ export type ErrorCode =
   | 'shared_state_unavailable'
   | 'unknown_market'
   | 'too_many_subscriptions'
+  | 'too_many_switches'
   | 'duplicate_client_order_id'
   | 'not_yet_indexed'
   | 'internal_error';
@@ -53,6 +54,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   shared_state_unavailable: 503,
   unknown_market: 400,
   too_many_subscriptions: 400,
+  too_many_switches: 400,
   duplicate_client_order_id: 409,
   not_yet_indexed: 409,
   internal_error: 500,
