@@ -48,7 +48,7 @@ export const ItemOutcome = Type.Object(
     op: Type.Union([Type.Literal('place'), Type.Literal('cancel')]),
     outcome: Type.Union([Type.Literal('answered'), Type.Literal('refused'), Type.Literal('skipped')], {
       description:
-        'answered: the engine answered 2xx (body is its answer: check `ok`); refused: the gateway or the engine refused the call (body is the error REST would answer); skipped: not sent (stopOnFailure, or the cancel of a cancel-replace failed)',
+        'answered: the engine answered 2xx (body is its answer: check `ok`); refused: the gateway or the engine refused the call (body is the error REST would answer); skipped: not sent (stopOnFailure; in a cancel-replace, the place when the cancel failed, or the cancel when the gateway refused the place)',
     }),
     status: Type.Union([Type.Integer(), Type.Null()], { description: 'The HTTP status the call alone would have answered; null when skipped' }),
     body: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'The answer the call alone would have had; null when skipped' }),

@@ -35,4 +35,6 @@ export interface SwitchStore {
    * caller, whichever replica asks first, and is no longer armed.
    */
   takeDue(now: number, max: number): Promise<ArmedSwitch[]>;
+  /** The names of the party's switches armed now (for the per-party bound; a fleet's count may lag a fired one by its validity). */
+  namesOf(party: string, now: number): Promise<string[]>;
 }

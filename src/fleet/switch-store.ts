@@ -31,6 +31,12 @@ export class MemorySwitchStore implements SwitchStore {
     return due;
   }
 
+  async namesOf(party: string): Promise<string[]> {
+    const names: string[] = [];
+    for (const s of this.armed.values()) if (s.party === party) names.push(s.name);
+    return names;
+  }
+
   get size(): number {
     return this.armed.size;
   }
@@ -61,9 +67,30 @@ export class RedisSwitchStore implements SwitchStore {
     }
   }
 
+  /** The party's switch names, scored by when each stops counting (its cancels' validity). */
+  private partyKey(party: string): string {
+    return `${this.redis.prefix}switchnames:${party}`;
+  }
+
   async put(state: ArmedSwitch): Promise<void> {
     const ttl = Math.max(1_000, state.validUntil + STATE_GRACE_MS - Date.now());
-    await this.run(() => this.redis.client.multi().set(this.stateKey(state.key), JSON.stringify(state), 'PX', ttl).zadd(this.dueSet, state.fireAt, state.key).exec());
+    await this.run(() =>
+      this.redis.client
+        .multi()
+        .set(this.stateKey(state.key), JSON.stringify(state), 'PX', ttl)
+        .zadd(this.dueSet, state.fireAt, state.key)
+        .zadd(this.partyKey(state.party), state.validUntil, state.name)
+        .pexpire(this.partyKey(state.party), ttl)
+        .exec(),
+    );
+  }
+
+  async namesOf(party: string, now: number): Promise<string[]> {
+    // A fired switch's name leaves the set when its validity ends (≤ a minute): a fleet's bound is that much stricter.
+    return this.run(async () => {
+      await this.redis.client.zremrangebyscore(this.partyKey(party), '-inf', now);
+      return this.redis.client.zrange(this.partyKey(party), '0', '-1');
+    });
   }
 
   async get(key: string): Promise<ArmedSwitch | null> {
@@ -72,7 +99,8 @@ export class RedisSwitchStore implements SwitchStore {
   }
 
   async remove(key: string): Promise<void> {
-    await this.run(() => this.redis.client.multi().del(this.stateKey(key)).zrem(this.dueSet, key).exec());
+    const [party, name] = splitKey(key);
+    await this.run(() => this.redis.client.multi().del(this.stateKey(key)).zrem(this.dueSet, key).zrem(this.partyKey(party), name).exec());
   }
 
   async takeDue(now: number, max: number): Promise<ArmedSwitch[]> {
@@ -86,4 +114,10 @@ export class RedisSwitchStore implements SwitchStore {
     }
     return taken;
   }
+}
+
+/** `<party>\n<name>` (dead-mans-switch.ts keyOf) back into its parts; a party id holds no newline. */
+function splitKey(key: string): [string, string] {
+  const at = key.indexOf('\n');
+  return [key.slice(0, at), key.slice(at + 1)];
 }

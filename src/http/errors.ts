@@ -30,6 +30,7 @@ export type ErrorCode =
   | 'shared_state_unavailable'
   | 'unknown_market'
   | 'too_many_subscriptions'
+  | 'too_many_switches'
   | 'duplicate_client_order_id'
   | 'mixed_parties'
   | 'not_yet_indexed'
@@ -55,6 +56,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   shared_state_unavailable: 503,
   unknown_market: 400,
   too_many_subscriptions: 400,
+  too_many_switches: 400,
   duplicate_client_order_id: 409,
   mixed_parties: 400,
   not_yet_indexed: 409,

@@ -11,6 +11,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AuthError } from '../auth/errors.js';
 import { provenParty, signedHeaders } from '../auth/signed-request.js';
 import { addressGroup } from '../client-address.js';
+import { errors } from './schemas.js';
+
+/** The statuses the two guards answer on any party route. */
+const GUARD_STATUSES = [400, 401, 403, 429, 503] as const;
 
 export const PARTY_ROUTE_PREFIX = '/v1/users/:party';
 
@@ -33,7 +37,13 @@ export const partyScope: FastifyPluginAsync<PartyScopeOptions> = async (app, { r
 
   app.addHook('onRoute', (route) => {
     if (!route.url.startsWith(PARTY_ROUTE_PREFIX)) throw new Error(`${route.method} ${route.url} is in the party scope but is not a ${PARTY_ROUTE_PREFIX} route`);
-    if (route.schema && !route.schema.hide) route.schema.security = [{ xUser: [], xSessionId: [], xSessionSig: [] }];
+    if (route.schema && !route.schema.hide) {
+      route.schema.security = [{ xUser: [], xSessionId: [], xSessionSig: [] }];
+      // What the guards themselves answer, whatever the route: 400 (a repeated header), 401, 403,
+      // 429 `budget_exhausted` (a session lookup past SESSION_LOOKUPS_PER_IP), 503 (database, replay memory).
+      const response = route.schema.response as Record<number, unknown> | undefined;
+      if (response) for (const [status, schema] of Object.entries(errors(...GUARD_STATUSES))) response[Number(status)] ??= schema;
+    }
   });
 
   if (!config.authDisabled) {

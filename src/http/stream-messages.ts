@@ -218,7 +218,7 @@ class ConnectionMessages implements ClientMessageHandlers {
         return this.refuse(client, new ApiError('forbidden', 'order.status needs the party on this connection (subscribe to it with its proof first)'), message.id, message.op);
       }
       calls
-        .clientOrder(message.party, message.clientOrderId)
+        .clientOrder(message.party, message.clientOrderId, { ip: this.ip, requestId: randomUUID() })
         .then((body) => this.send(client, answer('stream.answer', this.ctx.hub.head(), message.id, message.op, { status: 200, body: body as Record<string, unknown> })))
         .catch((err: unknown) => this.refuse(client, err, message.id, message.op));
       return;

@@ -60,7 +60,7 @@ export function applySubscribe(sub: Subscription, message: SubscribeMessage, kno
 
   const wantsDelta = kinds?.has('orderbook.delta') ?? false;
   if (!wantsDelta && (message.depth !== null || message.group !== null || message.throttle !== null)) {
-    throw new InvalidSubscriptionError('"depth" and "group" shape the order book deltas: subscribe to orderbook.delta');
+    throw new InvalidSubscriptionError('"depth", "group" and "throttle" shape the order book deltas: subscribe to orderbook.delta');
   }
   if (wantsDelta) {
     // A new view when one is asked for, or when the connection had none; otherwise its view stays.

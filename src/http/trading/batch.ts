@@ -41,6 +41,12 @@ export interface DeskParts {
    */
   spend: (signatures: SignedHeaders[]) => Promise<unknown>;
   budgets: TradingBudgets;
+  /**
+   * What the gateway itself would refuse in a place before sending it (its body's shape, a client
+   * order id the party already used): throws that refusal. A cancel-replace asks it before sending
+   * its cancel, so a place bound to be refused never costs the trader its resting order.
+   */
+  screenPlace: (party: string | null, body: Buffer | undefined) => void;
   log: (err: unknown) => void;
 }
 
@@ -154,7 +160,7 @@ export async function sendItem(parts: DeskParts, item: PreparedItem): Promise<It
   }
 }
 
-function refused(op: BatchItem['op'], err: ApiError): ItemOutcome {
+export function refused(op: BatchItem['op'], err: ApiError): ItemOutcome {
   return { op, outcome: 'refused', status: err.status, body: err.body() };
 }
 

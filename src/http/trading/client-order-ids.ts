@@ -56,13 +56,24 @@ function refusedForSure(answer: PassedAnswer | null, error: unknown): boolean {
   return known !== null && known.status >= 400 && known.status < 500;
 }
 
+/**
+ * Throws the 409 when the live path already knows an order of the party with the body's client
+ * order id (no claim taken: a cancel-replace asks before sending its cancel, replace.ts).
+ */
+export function refuseKnownDuplicate(lookup: ClientOrderLookup | null, party: string | null, body: Buffer | undefined): void {
+  if (party === null || lookup === null) return;
+  const clientOrderId = clientOrderIdOf(body);
+  if (clientOrderId === null) return;
+  const known = lookup.clientOrder(party, clientOrderId);
+  if (known && known.status !== 'rejected') throw duplicateRefusal(clientOrderId, known);
+}
+
 export function clientOrderAdmission(lookup: ClientOrderLookup | null, claims: Claims): Admit {
   return async (party, call) => {
     if (party === null) return null;
     const clientOrderId = clientOrderIdOf(call.body);
     if (clientOrderId === null) return null;
-    const known = lookup?.clientOrder(party, clientOrderId) ?? null;
-    if (known && known.status !== 'rejected') throw duplicateRefusal(clientOrderId, known);
+    refuseKnownDuplicate(lookup, party, call.body);
     const claimKey = `coid:${party}\n${clientOrderId}`;
     if (!(await claims.claim(claimKey, CLAIM_TTL_MS))) throw duplicateRefusal(clientOrderId, lookup?.clientOrder(party, clientOrderId) ?? null);
     return {

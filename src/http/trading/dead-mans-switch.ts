@@ -20,6 +20,8 @@ export const MIN_TIMEOUT_MS = 1_000;
 export const MAX_TIMEOUT_MS = 30_000;
 /** Most cancels one switch holds. */
 export const MAX_SWITCH_CANCELS = 200;
+/** Most switches (names) one party holds at once: names are the party's to choose, so they are bounded. */
+export const MAX_SWITCHES_PER_PARTY = 16;
 /** A switch fires this long before its earliest cancel leaves the engine's window (clock skew, the call's own time). */
 export const EXPIRY_MARGIN_MS = 3_000;
 /** How often each replica looks for due switches. */
@@ -81,6 +83,10 @@ export class DeadMansSwitch {
     }
     if (cancels.length > MAX_SWITCH_CANCELS) throw new ApiError('bad_request', `a switch holds at most ${MAX_SWITCH_CANCELS} cancels`);
     const now = this.now();
+    const held = await this.o.store.namesOf(party, now);
+    if (!held.includes(name) && held.length >= MAX_SWITCHES_PER_PARTY) {
+      throw new ApiError('too_many_switches', `a party holds at most ${MAX_SWITCHES_PER_PARTY} switches (${held.length} armed): disarm one or re-arm one of its names`);
+    }
     let validUntil = Number.POSITIVE_INFINITY;
     // Up to 200 ed25519 checks: on the thread pool, all at once, so the event loop is not held.
     const verdicts = await Promise.all(

@@ -8,6 +8,7 @@ import { runBatch, type DeskContext, type DeskParts } from './batch.js';
 import { BatchAnswer, BatchBody, MAX_BATCH_ITEMS, ReplaceAnswer, ReplaceBody } from '../../contracts/desk.js';
 import { runReplace } from './replace.js';
 import { assertOneParty } from '../../contracts/batch-party.js';
+import { strictBodyCompiler } from './strict-body.js';
 
 const NOTE =
   'Not signed as a whole: each item carries its own `sig`, made exactly as for the call alone (with the batch\'s `user` and `sessionId`), so the engine verifies the same bytes.';
@@ -31,6 +32,7 @@ export const deskRoutes: FastifyPluginAsyncTypebox<{ parts: DeskParts }> = async
     },
     // Before the schema, which would call an item's `user` only an unknown field.
     preValidation: async (request) => assertOneParty(request.body),
+    validatorCompiler: strictBodyCompiler,
     handler: async (request, reply) => {
       const ctx: DeskContext = { ip: request.ip, requestId: request.id, addressCharged: 1 };
       const result = await runBatch(parts, ctx, request.body);
@@ -45,12 +47,13 @@ export const deskRoutes: FastifyPluginAsyncTypebox<{ parts: DeskParts }> = async
       tags: ['trading'],
       summary: 'Cancel an order and place its replacement',
       operationId: 'replaceOrder',
-      description: `${NOTE} The place is sent only once the engine confirmed the cancel (\`ok:true\`), so both orders are never live; when the cancel fails (the order already filled: \`order_not_open\`) the place is \`skipped\`. Both outcomes are in the answer. Weight 1.`,
+      description: `${NOTE} The place is sent only once the engine confirmed the cancel (\`ok:true\`), so both orders are never live; when the cancel fails (the order already filled: \`order_not_open\`) the place is \`skipped\`. A place the gateway itself refuses (not JSON, \`invalid_body\`, \`duplicate_client_order_id\`) is refused before the cancel is sent: the cancel is \`skipped\` and the resting order stays. Both outcomes are in the answer. Weight 1.`,
       security: [],
       body: ReplaceBody,
       response: { 200: ReplaceAnswer, ...errors(400, 413, 415, 429, 503) },
     },
     preValidation: async (request) => assertOneParty(request.body),
+    validatorCompiler: strictBodyCompiler,
     handler: async (request) => runReplace(parts, { ip: request.ip, requestId: request.id, addressCharged: 1 }, request.body),
   });
 };

@@ -8,6 +8,7 @@ import type { SignedHeaders } from '../../auth/signed-request.js';
 import { verifiedPartyForBudget, type TradingBudgets } from './rate-limit.js';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { parseJson } from '../../engine/client.js';
 import { signedHeaders, spendEngineVerifiedMany } from '../../auth/signed-request.js';
 import { learnSession } from './learn-session.js';
@@ -24,7 +25,7 @@ import { proxyMetrics } from './metrics.js';
 import type { DeskParts } from './batch.js';
 import { deskRoutes } from './desk-routes.js';
 import { MemoryClaims } from '../../fleet/claims.js';
-import { clientOrderAdmission } from './client-order-ids.js';
+import { clientOrderAdmission, refuseKnownDuplicate } from './client-order-ids.js';
 import { findClientOrder } from './client-order-routes.js';
 import { DeadMansSwitch } from './dead-mans-switch.js';
 import { MemorySwitchStore } from '../../fleet/switch-store.js';
@@ -66,6 +67,14 @@ function canonicalTarget(request: FastifyRequest, path: string): string {
  */
 const documentOnly = () => () => true;
 const PROXY_ERRORS = errors(400, 401, 413, 415, 429, 502, 503, 504);
+/** A place whose client order id the party already used (client-order-ids.ts): the shared 409 text is the mirror's. */
+const DUPLICATE_ORDER = {
+  409: {
+    ...Type.Ref('Error'),
+    description:
+      'Duplicate (code `duplicate_client_order_id`, with `order`: the first order of this party with this clientOrderId, `{clientOrderId, orderId, status, …}`; `{clientOrderId, status: "pending", orderId: null}` while it is on its way): nothing was sent to the engine (docs/trading.md "Client order ids")',
+  },
+};
 const SIGNED_NOTE =
   'Signed: headers `X-User`, `X-Session-Id`, `X-Session-Sig` (docs/engine.md "Signing"), forwarded unchanged with the raw body. ' +
   `A body that is not this request's shape (a field not listed, a number for a decimal string, a value outside an enum, a string over its length, more than ${TRADING_BODY_MAX_BYTES} bytes) ` +
@@ -95,6 +104,7 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
   // One order per client order id and party, across replicas when they share Redis (client-order-ids.ts).
   const claims = app.fleet?.claims ?? new MemoryClaims();
   const admit = clientOrderAdmission(app.live, claims);
+  const orderShape = bodyShape('POST /v1/orders', OrderBody);
   const placeOrderOptions = {
     engine,
     metrics,
@@ -102,7 +112,7 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
     signed: true,
     chargeParty,
     admit,
-    shape: bodyShape('POST /v1/orders', OrderBody),
+    shape: orderShape,
     amend: (res: EngineResponse) => explainEndedAtOnce(app.live, res),
   };
   const cancelOrderOptions = { engine, metrics, route: 'DELETE /v1/orders/:orderId', signed: true, chargeParty };
@@ -117,6 +127,10 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
     verify: (signature, method, target, body, offThread) => verifiedPartyForBudget(sessions, replays, { method, target, body, headers: signature, offThread }),
     spend: (signatures) => spendEngineVerifiedMany(replays, signatures),
     budgets,
+    screenPlace: (party, body) => {
+      orderShape(body);
+      refuseKnownDuplicate(app.live, party, body);
+    },
     log: (err) => app.log.warn({ err }, 'batch item failed'),
   };
   await app.register(deskRoutes, { parts: desk });
@@ -181,7 +195,7 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
       description: `${SIGNED_NOTE} Accepted and rejected orders are both HTTP 200: check \`ok\`.`,
       security: SIGNED,
       body: OrderBody,
-      response: { 200: OrderAnswer, ...PROXY_ERRORS },
+      response: { 200: OrderAnswer, ...PROXY_ERRORS, ...DUPLICATE_ORDER },
     },
     handler: (request, reply) => placeOrder(request, reply, canonicalTarget(request, '/v1/orders')),
   });

@@ -74,7 +74,8 @@ export const OrderBody = Type.Object(
     price: Type.Optional(OrNull(DecimalIn)),
     tif: Type.Optional(Type.Union([Type.Literal('gtc'), Type.Literal('ioc'), Type.Literal('alo')])),
     reduceOnly: Type.Optional(Type.Boolean()),
-    clientOrderId: Type.Optional(OrNull(Type.String({ maxLength: 64 }))),
+    // Not "." or "..": a path segment every URL parser resolves away, so GET …/by-client-id/.. could never ask for it.
+    clientOrderId: Type.Optional(OrNull(Type.String({ minLength: 1, maxLength: 64, pattern: '^(?!\\.\\.?$)', description: '1–64 characters, not "." or ".."' }))),
     tp: Type.Optional(OrNull(LegIn)),
     sl: Type.Optional(OrNull(LegIn)),
   },

@@ -37,8 +37,11 @@ export interface SocketTrading {
   batch(request: BatchRequest, ctx: SocketCallContext): Promise<BatchResult>;
   /** `order.replace`: the REST cancel-replace's core (replace.ts). */
   replace(request: ReplaceBody, ctx: SocketCallContext): Promise<ReplaceResult>;
-  /** `order.status`: the REST route's lookup (client-order-routes.ts); the caller checked the connection holds the party. */
-  clientOrder(party: string, clientOrderId: string): Promise<unknown>;
+  /**
+   * `order.status`: the REST route's lookup (client-order-routes.ts), charged as the REST route is
+   * (a request of the address budget, then of the party's); the caller checked the connection holds the party.
+   */
+  clientOrder(party: string, clientOrderId: string, ctx: SocketCallContext): Promise<unknown>;
   /** The dead man's switch (dead-mans-switch.ts); the caller checked the connection holds the party. */
   switchArm(request: ArmRequest, ctx: SocketCallContext): Promise<unknown>;
   switchHeartbeat(party: string, name: string): Promise<unknown>;
@@ -72,7 +75,12 @@ export function socketTrading(parts: {
 }): SocketTrading {
   const dms = parts.deadMansSwitch;
   return {
-    clientOrder: parts.clientOrder,
+    async clientOrder(party, clientOrderId, ctx) {
+      // Uncharged, a lookup the live path misses is a database read at the connection's message rate.
+      await parts.budgets.address(ctx.ip);
+      await parts.budgets.party(party);
+      return parts.clientOrder(party, clientOrderId);
+    },
     async switchArm(request, ctx) {
       // Its cancels' checks cost what a batch's do: charged as a batch of that many items.
       for (let i = 0; i < batchWeight(request.cancels.length); i++) await parts.budgets.address(ctx.ip);

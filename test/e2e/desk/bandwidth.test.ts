@@ -83,6 +83,20 @@ describe('throttled book views and deflate', () => {
     }
   });
 
+  it('a subscribe message with throttle but no orderbook.delta is refused naming throttle', async () => {
+    // The refusal said only "depth" and "group", so a client that sent just `throttle` was not told which field was wrong.
+    const c = await connect(gw.url, 'kinds=trade');
+    try {
+      c.ws.send(JSON.stringify({ op: 'subscribe', id: 'thr', kinds: ['trade'], throttle: 100 }));
+      await c.waitFor((ms) => ms.some((m) => m.kind === 'stream.error'));
+      const error = c.messages.find((m) => m.kind === 'stream.error')!;
+      expect(error.payload).toMatchObject({ code: 'bad_request', status: 400 });
+      expect(error.payload.error).toContain('throttle');
+    } finally {
+      c.ws.close();
+    }
+  });
+
   it('permessage-deflate: negotiated only with compress=deflate, counted, frames unchanged', async () => {
     const open = (q: string) =>
       new Promise<WebSocket>((resolve, reject) => {

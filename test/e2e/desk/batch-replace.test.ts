@@ -6,12 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
 import { http } from '../../sandbox/engine/helpers.js';
-import { deskTrader } from '../../support/desk.js';
+import { deskTrader, engineOpenOrders } from '../../support/desk.js';
 import { startGateway, startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { connect } from '../../integration/stream/helpers.js';
 import {
   GatewayClient,
   placeOrders,
+  requestMessage,
   cancelOrders,
   replaceOrder,
   sendBatch,
@@ -139,6 +140,39 @@ describe('batches and cancel-replace (reference engine)', () => {
     expect(engine.engine.log.maxSeq).toBe(seq);
   });
 
+  it('refuses an envelope value of the wrong type with 400 naming it, never coerced (REST as the socket)', async () => {
+    // Fastify's Ajv coerces ("true" → true, 1 → true, ["ordered"] → "ordered", 12345 → "12345"):
+    // a type mistake would change what the batch does instead of being refused.
+    const session = alice.session!;
+    const post = (path: string, body: unknown) =>
+      request(`${gw.url}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }).then(async (r) => ({ status: r.statusCode, body: (await r.body.json()) as { code: string; error: string } }));
+    const base = { user: session.party, sessionId: session.sessionId };
+    const seq = engine.engine.log.maxSeq;
+    const cases: [string, Record<string, unknown>][] = [
+      ['stopOnFailure', { ...base, mode: 'ordered', stopOnFailure: 'true' }],
+      ['stopOnFailure', { ...base, mode: 'ordered', stopOnFailure: 1 }],
+      ['mode', { ...base, mode: ['ordered'] }],
+      ['user', { user: 12345, sessionId: session.sessionId }],
+    ];
+    for (const [field, envelope] of cases) {
+      const answer = await post('/v1/orders/batch', { ...envelope, items: [await signPlace(session, bid('40500'))] });
+      expect(answer).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+      expect(answer.body.error).toContain(field);
+    }
+    const item = await signPlace(session, bid('40501'));
+    // An item's error is the branch its op names: a cancel's long orderId, not "body is required" (the place branch).
+    const longId = await post('/v1/orders/batch', { ...base, items: [{ op: 'cancel', orderId: 'x'.repeat(65), sig: item.sig }] });
+    expect(longId).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+    expect(longId.body.error).toContain('orderId');
+    const unknownOp = await post('/v1/orders/batch', { ...base, items: [{ op: 'modify', orderId: 'o-1', sig: item.sig }] });
+    expect(unknownOp).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+    expect(unknownOp.body.error).toContain('op');
+    const replace = await post('/v1/orders/replace', { ...base, cancel: { orderId: 12345, sig: item.sig }, place: { body: item.body, sig: item.sig } });
+    expect(replace).toMatchObject({ status: 400, body: { code: 'bad_request' } });
+    expect(replace.body.error).toContain('orderId');
+    expect(engine.engine.log.maxSeq).toBe(seq);
+  });
+
   it('a signature is spent once, across batches and single calls', async () => {
     const item = await signPlace(alice.session!, bid('45000'));
     const first = await sendBatch(alice, [item]);
@@ -232,6 +266,37 @@ describe('batches and cancel-replace (reference engine)', () => {
     expect(late.cancel).toMatchObject({ outcome: 'answered', body: { ok: false, code: 'order_not_open' } });
     expect(late.place).toEqual({ op: 'place', outcome: 'skipped', status: null, body: null });
     expect(await bookBids(engine)).not.toContainEqual(['47000.0000000000', '0.0100000000']);
+  });
+
+  it('cancel-replace whose new order the gateway refuses sends nothing: the resting order stays', async () => {
+    // The gateway itself refuses the place (not JSON, not the order shape, a clientOrderId already
+    // used): sending the cancel first would leave the trader with neither order.
+    const session = alice.session!;
+    const used = await alice.placeOrder(bid('45500', { clientOrderId: 'replace-used' }));
+    expect(used).toMatchObject({ ok: true });
+    const resting = await alice.placeOrder(bid('45600'));
+    if (!resting.ok || !('orderId' in resting)) throw new Error('place');
+    const signedBody = async (body: string) => {
+      const ts = await session.nextTs();
+      return { body, sig: `${ts}.${await session.signature(requestMessage('POST', '/v1/orders', ts, body))}` };
+    };
+    const cases: [string, string][] = [
+      ['{not json', 'bad_request'],
+      [JSON.stringify({ ...bid('45700'), evil: 1 }), 'invalid_body'],
+      [JSON.stringify({ ...bid('45700'), size: 1 }), 'invalid_body'],
+      [JSON.stringify(bid('45700', { clientOrderId: 'replace-used' })), 'duplicate_client_order_id'],
+    ];
+    for (const [body, code] of cases) {
+      const cancel = await signCancel(session, resting.orderId);
+      const answer = await request(`${gw.url}/v1/orders/replace`, {
+        method: 'POST',
+        body: JSON.stringify({ user: session.party, sessionId: session.sessionId, cancel: { orderId: cancel.orderId, sig: cancel.sig }, place: await signedBody(body) }),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(answer.statusCode).toBe(200);
+      expect(await answer.body.json()).toMatchObject({ cancel: { op: 'cancel', outcome: 'skipped', status: null, body: null }, place: { op: 'place', outcome: 'refused', body: { code } }, replaced: false });
+      expect((await engineOpenOrders(engine, session.party)).map((o) => o.orderId)).toContain(resting.orderId);
+    }
   });
 
   it('over the socket: order.batch and order.replace answer what REST answers', async () => {

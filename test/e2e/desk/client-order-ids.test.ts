@@ -53,6 +53,22 @@ describe('client order ids (one gateway)', () => {
     expect(((await alice.placeOrder(bid('50002', 'retry-1')).catch((e: unknown) => e)) as GatewayError).status).toBe(409);
   });
 
+  it('an empty clientOrderId, "." or ".." is refused 400 invalid_body before the engine (an id is 1–64 characters)', async () => {
+    // "" reached the engine, which kept it as the order's id: one that could be reused at will (the
+    // duplicate check skipped it) and never looked up (the status route needs 1–64 characters).
+    const session = alice.session!;
+    const seq = engine.engine.log.maxSeq;
+    // "." and "..": a URL path segment every client (WHATWG URL, so browsers and fetch) resolves
+    // away, so the status route could never be asked for them; refused as order ids are.
+    for (const id of ['', '', '.', '..']) {
+      const body = JSON.stringify(bid('50500', id));
+      const r = await fetch(`${gw.url}/v1/orders`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...(await session.headers('POST', '/v1/orders', body)) } });
+      expect(r.status).toBe(400);
+      expect(await r.json()).toMatchObject({ code: 'invalid_body', field: 'clientOrderId' });
+    }
+    expect(engine.engine.log.maxSeq).toBe(seq);
+  });
+
   it('unknown ids are null (404); a rejected order frees its id', async () => {
     expect(await orderByClientId(alice, 'never-used')).toBeNull();
     const rejected = await alice.placeOrder(bid('50000.123456', 'rej-1'));
@@ -88,6 +104,28 @@ describe('client order ids (one gateway)', () => {
     } finally {
       stream.stop();
       stranger.stop();
+    }
+  });
+
+  it('order.status over the socket spends the party budget as the REST route does', async () => {
+    // Uncharged, each message whose id the live path does not hold was a database read at the
+    // connection's message rate, where the REST route costs a request of the party's budget.
+    const budget = 3;
+    const gw2 = await startLiveGateway(engine, { RATE_LIMIT_MAX: String(budget), RATE_LIMIT_IP_MAX: '100000' });
+    const carol = await trader(gw2.url, engine, 'carol');
+    const party = carol.session!.party;
+    const stream = new StreamClient({ client: carol, kinds: ['order.update'], party: [party], WebSocket: WebSocket as unknown as WebSocketCtor, onMessage: () => {} });
+    try {
+      stream.start();
+      const ask = (id: string) =>
+        (stream as unknown as { request(b: () => Promise<Record<string, unknown>>): Promise<{ kind: string; payload: Record<string, unknown> }> }).request(async () => ({ op: 'order.status', party, clientOrderId: id }));
+      for (let i = 0; i < budget; i++) expect(await ask(`unknown-${i}`)).toMatchObject({ kind: 'stream.error', payload: { code: 'not_found', status: 404 } });
+      expect(await ask('one-too-many')).toMatchObject({ kind: 'stream.error', payload: { code: 'rate_limited', status: 429 } });
+      // One budget for both paths: REST is refused too.
+      expect(((await orderByClientId(carol, 'rest').catch((e: unknown) => e)) as GatewayError).status).toBe(429);
+    } finally {
+      stream.stop();
+      await gw2.close();
     }
   });
 

@@ -43,6 +43,18 @@ async function trader(url: string, engine: RunningEngine, hint: string) {
   return { party: signer.party, client, store, stream };
 }
 
+/** At most 16 switches per party: the 17th name refused, a held name re-armed, a freed name armed again. */
+async function boundHolds(t: Awaited<ReturnType<typeof trader>>): Promise<void> {
+  const session = t.client.session!;
+  const arm = (name: string) => t.stream.ask('switch.arm', { party: t.party, sessionId: session.sessionId, name, timeoutMs: 30_000, cancels: [] }).catch((e: unknown) => e as GatewayError);
+  for (let i = 0; i < 16; i++) expect(await arm(`s${i}`)).toMatchObject({ name: `s${i}` });
+  expect(await arm('s16')).toMatchObject({ status: 400, code: 'too_many_switches' });
+  expect(await arm('s3')).toMatchObject({ name: 's3' }); // re-arming a held name
+  expect(await t.stream.ask('switch.disarm', { party: t.party, name: 's0' })).toEqual({ name: 's0', disarmed: true });
+  expect(await arm('s16')).toMatchObject({ name: 's16' });
+  for (let i = 1; i <= 16; i++) await t.stream.ask('switch.disarm', { party: t.party, name: `s${i}` });
+}
+
 describe('dead man\'s switch (one gateway)', () => {
   let engine: RunningEngine;
   let gw: TestGateway;
@@ -121,10 +133,34 @@ describe('dead man\'s switch (one gateway)', () => {
       other.stream.stop();
     }
   });
+
+  it('a party holds at most 16 switches: another name is refused, re-arming a held one is not', async () => {
+    // Names are the party's to choose: without a bound, one party could hold any number of
+    // switches (each up to 200 signed cancels) for as long as the address budget allowed.
+    const t = await trader(gw.url, engine, 'many');
+    try {
+      await boundHolds(t);
+    } finally {
+      t.stream.stop();
+    }
+  });
 });
 
 describe('dead man\'s switch across replicas (two gateways, one Redis)', async () => {
   const ok = await fleetServices({ redis: true });
+  it.skipIf(!ok)('the bound of 16 switches per party holds in Redis', async () => {
+    const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    const gw = await startLiveGateway(engine, { REDIS_URL, REDIS_PREFIX: `${uniqueName('dmsbound')}:`, RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
+    const t = await trader(gw.url, engine, 'bound');
+    try {
+      await boundHolds(t);
+    } finally {
+      t.stream.stop();
+      await gw.close();
+      await engine.close();
+    }
+  });
+
   it.skipIf(!ok)('the replica holding the connection SIGKILLed: the other fires it', { timeout: 60_000 }, async () => {
     const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
     const prefix = `${uniqueName('dms')}:`;

@@ -18,20 +18,20 @@ const READS: Array<{ path: string; op: string; query: string[]; errors: number[]
   { path: '/v1/vaults/{operator}', op: 'getVault', query: [], errors: [400, 404, 503] },
   { path: '/v1/deposits', op: 'listDeposits', query: ['user', 'before', 'limit'], errors: [400, 503] },
   { path: '/v1/withdrawals', op: 'listWithdrawals', query: ['user', 'status', 'before', 'limit'], errors: [400, 503] },
-  { path: '/v1/users/{party}/deposits', op: 'listUserDeposits', query: ['before', 'limit'], errors: [400, 401, 403, 503] },
-  { path: '/v1/users/{party}/withdrawals', op: 'listUserWithdrawals', query: ['status', 'before', 'limit'], errors: [400, 401, 403, 503] },
-  { path: '/v1/users/{party}/withdrawal-counter', op: 'getUserWithdrawalCounter', query: [], errors: [400, 401, 403, 503] },
+  { path: '/v1/users/{party}/deposits', op: 'listUserDeposits', query: ['before', 'limit'], errors: [400, 401, 403, 429, 503] },
+  { path: '/v1/users/{party}/withdrawals', op: 'listUserWithdrawals', query: ['status', 'before', 'limit'], errors: [400, 401, 403, 429, 503] },
+  { path: '/v1/users/{party}/withdrawal-counter', op: 'getUserWithdrawalCounter', query: [], errors: [400, 401, 403, 429, 503] },
   { path: '/v1/batches', op: 'listBatches', query: ['before', 'limit'], errors: [400, 503] },
   { path: '/v1/batches/{batchNum}', op: 'getBatch', query: [], errors: [400, 404, 503] },
   { path: '/v1/user-batches', op: 'listUserBatches', query: ['before', 'limit'], errors: [400, 503] },
-  { path: '/v1/users/{party}/user-batches', op: 'listUserBatchesOfUser', query: ['since', 'limit'], errors: [400, 401, 403, 503] },
+  { path: '/v1/users/{party}/user-batches', op: 'listUserBatchesOfUser', query: ['since', 'limit'], errors: [400, 401, 403, 429, 503] },
   { path: '/v1/orders', op: 'listOrders', query: ['user', 'market', 'status', 'before', 'limit'], errors: [400, 503] },
-  { path: '/v1/users/{party}/orders', op: 'listUserOrders', query: ['market', 'status', 'before', 'limit'], errors: [400, 401, 403, 503] },
+  { path: '/v1/users/{party}/orders', op: 'listUserOrders', query: ['market', 'status', 'before', 'limit'], errors: [400, 401, 403, 429, 503] },
   { path: '/v1/fills', op: 'listFills', query: ['user', 'market', 'before', 'limit'], errors: [400, 503] },
-  { path: '/v1/users/{party}/fills', op: 'listUserFills', query: ['market', 'before', 'limit'], errors: [400, 401, 403, 503] },
-  { path: '/v1/users/{party}/positions', op: 'listUserPositions', query: ['status', 'market', 'before', 'limit'], errors: [400, 401, 403, 503] },
-  { path: '/v1/users/{party}/triggers', op: 'listUserTriggers', query: ['market', 'status', 'before', 'limit'], errors: [400, 401, 403, 503] },
-  { path: '/v1/users/{party}/balance', op: 'getUserBalance', query: [], errors: [400, 401, 403, 503] },
+  { path: '/v1/users/{party}/fills', op: 'listUserFills', query: ['market', 'before', 'limit'], errors: [400, 401, 403, 429, 503] },
+  { path: '/v1/users/{party}/positions', op: 'listUserPositions', query: ['status', 'market', 'before', 'limit'], errors: [400, 401, 403, 429, 503] },
+  { path: '/v1/users/{party}/triggers', op: 'listUserTriggers', query: ['market', 'status', 'before', 'limit'], errors: [400, 401, 403, 429, 503] },
+  { path: '/v1/users/{party}/balance', op: 'getUserBalance', query: [], errors: [400, 401, 403, 429, 503] },
   { path: '/v1/verifications/user-batches', op: 'verifyUserBatches', query: ['status', 'user', 'before', 'limit'], errors: [400, 503] },
   { path: '/v1/verifications/manifests', op: 'verifyManifests', query: ['status', 'before', 'limit'], errors: [400, 503] },
   { path: '/v1/events', op: 'listEvents', query: ['since', 'type', 'user', 'market', 'limit'], errors: [400, 503] },
@@ -95,6 +95,17 @@ describe('OpenAPI description', () => {
       }
       // Public reads say so; party reads carry the signed-request scheme.
       expect(op.security, r.path).toEqual(r.path.includes('{party}') ? [{ xUser: [], xSessionId: [], xSessionSig: [] }] : []);
+    }
+  });
+
+  it('every party route documents what its guards answer, 429 budget_exhausted included', () => {
+    // The authenticate guard looks a session up past SESSION_LOOKUPS_PER_IP only at 429 (party-scope.ts).
+    const party = Object.entries<Record<string, { responses: Record<string, unknown> }>>(doc.paths).filter(([path]) => path.startsWith('/v1/users/{party}'));
+    expect(party.length).toBeGreaterThan(10);
+    for (const [path, ops] of party) {
+      for (const [method, op] of Object.entries(ops)) {
+        for (const s of ['400', '401', '403', '429', '503']) expect(op.responses[s], `${method} ${path} ${s}`).toBeDefined();
+      }
     }
   });
 

@@ -344,6 +344,8 @@ describe('signed trading proxy against a fake engine', () => {
     );
     expect(order.responses['200']).toBeDefined();
     expect(order.responses['502']).toBeDefined();
+    // A place whose clientOrderId the party already used is 409 (docs/trading.md "Client order ids").
+    expect(order.responses['409'].description).toContain('duplicate_client_order_id');
     expect(doc.paths['/v1/orders/{orderId}'].delete.security).toHaveLength(1);
     expect(doc.paths['/v1/tpsl'].post.requestBody).toBeDefined();
     expect(doc.paths['/v1/session-auth'].post.security).toEqual([]);
