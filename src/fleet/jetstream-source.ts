@@ -381,13 +381,17 @@ export class JetStreamSource implements EngineEventSource {
   private async readDirectly(nc: NatsConnection, streamSeq: number): Promise<void> {
     const jsm = await nc.jetstreamManager({ timeout: DIRECT_GET_TIMEOUT_MS, checkAPI: false });
     const get = (seq: number) => this.storedMessage(nc, jsm, seq);
-    const until = Date.now() + DIRECT_READ_MS;
+    const began = Date.now();
+    const until = began + DIRECT_READ_MS;
     let seq = streamSeq;
+    let failed = 0;
     while (!this.stopped && !this.renew && Date.now() < until) {
       const seqs = Array.from({ length: 64 }, (_, i) => seq + i);
       // A get that failed (timed out on a server that stopped answering) ends the batch like a
       // missing message: the next one, 100 ms later, may reach another server.
-      const stored = (await Promise.allSettled(seqs.map(get))).map((r) => (r.status === 'fulfilled' ? r.value : null));
+      const settled = await Promise.allSettled(seqs.map(get));
+      failed += settled.filter((r) => r.status === 'rejected').length;
+      const stored = settled.map((r) => (r.status === 'fulfilled' ? r.value : null));
       let read = 0;
       for (const m of stored) {
         if (!m || this.renew) break;
@@ -397,6 +401,7 @@ export class JetStreamSource implements EngineEventSource {
       seq += read;
       if (read < seqs.length) await this.pause.sleep(100);
     }
+    this.options.logger.info({ fromStreamSeq: streamSeq, read: seq - streamSeq, failedGets: failed, ms: Date.now() - began, direct: this.direct }, 'JetStream source: read the stream directly');
   }
 
   /** The stream's message at `seq` (null: not stored, as far as the server answering knows). */
