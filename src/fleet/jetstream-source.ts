@@ -381,6 +381,9 @@ export class JetStreamSource implements EngineEventSource {
   private async readDirectly(nc: NatsConnection, streamSeq: number): Promise<void> {
     const jsm = await nc.jetstreamManager({ timeout: DIRECT_GET_TIMEOUT_MS, checkAPI: false });
     const get = (seq: number) => this.storedMessage(nc, jsm, seq);
+    // This reading is the answer to whatever renewal was asked while the consumer was being made
+    // (a stall check while its creation timed out): only one asked from now on ends it.
+    this.renew = false;
     const began = Date.now();
     const until = began + DIRECT_READ_MS;
     let seq = streamSeq;
