@@ -50,6 +50,18 @@ describe.skipIf(!available)('a direct get of the engine stream', () => {
     expect(await directLast(nc, stream, `${subject}.none`, 2_000)).toBeNull();
   });
 
+  it('a stream made before without direct gets gets them when a relay starts on it', async () => {
+    const jsm = await nc.jetstreamManager();
+    const old = `${stream}_OLD`;
+    await jsm.streams.add({ name: old, subjects: [`${subject}.old`], duplicate_window: 120_000_000_000 });
+    try {
+      await ensureStream(jsm, { url: NATS_URL, stream: old, subject: `${subject}.old`, maxAgeS: 600, maxBytes: 1024 * 1024 });
+      expect((await jsm.streams.info(old)).config.allow_direct).toBe(true);
+    } finally {
+      await jsm.streams.delete(old).catch(() => undefined);
+    }
+  });
+
   it('is left unanswered by a stream that does not allow it', async () => {
     await expect(directGet(nc, plain, 1, 500)).rejects.toThrow(/timeout/i);
   });
