@@ -78,8 +78,11 @@ const API_TIMEOUT_MS = 2_000;
 const CONSUMER_IDLE_MS = 30_000;
 /** How long the stream is read message by message when no consumer can be made, before trying one again. */
 const DIRECT_READ_MS = 5_000;
-/** Each direct get gives up after this: one to a paused server must not hold the reading long. */
-const DIRECT_GET_TIMEOUT_MS = 1_000;
+/**
+ * Each direct get gives up after this (then the API's message get is asked): a paused server's
+ * replica still takes its share of the gets until it resumes, and a healthy one answers in ms.
+ */
+const DIRECT_GET_TIMEOUT_MS = 500;
 /** A server that does not answer a stream info within this while the source is stalled is left for another. */
 const SERVER_PROBE_MS = 1_000;
 
@@ -111,6 +114,8 @@ export class JetStreamSource implements EngineEventSource {
   private reportedBehind = false;
   /** Stream seq minus engine seq of the stream's messages (constant within one history), null until known. */
   private offset: number | null = null;
+  /** A direct reading is under way (readDirectly). */
+  private reading = false;
   /** The stream answers direct gets (else the API's message get): as its last stream info said; the relay sets it. */
   private direct = true;
   /** Delivery is serial: the consumer's messages and the watchdog's database fill never interleave. */
@@ -382,27 +387,33 @@ export class JetStreamSource implements EngineEventSource {
     const jsm = await nc.jetstreamManager({ timeout: DIRECT_GET_TIMEOUT_MS, checkAPI: false });
     const get = (seq: number) => this.storedMessage(nc, jsm, seq);
     // This reading is the answer to whatever renewal was asked while the consumer was being made
-    // (a stall check while its creation timed out): only one asked from now on ends it.
+    // (a stall check while its creation timed out): only a new leader ends it early (the stall
+    // check leaves a reading alone, see recover()).
     this.renew = false;
+    this.reading = true;
     const began = Date.now();
     const until = began + DIRECT_READ_MS;
     let seq = streamSeq;
     let failed = 0;
-    while (!this.stopped && !this.renew && Date.now() < until) {
-      const seqs = Array.from({ length: 64 }, (_, i) => seq + i);
-      // A get that failed (timed out on a server that stopped answering) ends the batch like a
-      // missing message: the next one, 100 ms later, may reach another server.
-      const settled = await Promise.allSettled(seqs.map(get));
-      failed += settled.filter((r) => r.status === 'rejected').length;
-      const stored = settled.map((r) => (r.status === 'fulfilled' ? r.value : null));
-      let read = 0;
-      for (const m of stored) {
-        if (!m || this.renew) break;
-        if (m.subject === this.options.subject) await this.handle({ seq: m.seq, text: new TextDecoder().decode(m.data) });
-        read++;
+    try {
+      while (!this.stopped && !this.renew && Date.now() < until) {
+        const seqs = Array.from({ length: 64 }, (_, i) => seq + i);
+        // A get that failed (timed out on a server that stopped answering) ends the batch like a
+        // missing message: the next one, 100 ms later, may reach another server.
+        const settled = await Promise.allSettled(seqs.map(get));
+        failed += settled.filter((r) => r.status === 'rejected').length;
+        const stored = settled.map((r) => (r.status === 'fulfilled' ? r.value : null));
+        let read = 0;
+        for (const m of stored) {
+          if (!m || this.renew) break;
+          if (m.subject === this.options.subject) await this.handle({ seq: m.seq, text: new TextDecoder().decode(m.data) });
+          read++;
+        }
+        seq += read;
+        if (read < seqs.length) await this.pause.sleep(100);
       }
-      seq += read;
-      if (read < seqs.length) await this.pause.sleep(100);
+    } finally {
+      this.reading = false;
     }
     this.options.logger.info({ fromStreamSeq: streamSeq, read: seq - streamSeq, failedGets: failed, ms: Date.now() - began, direct: this.direct }, 'JetStream source: read the stream directly');
   }
@@ -551,9 +562,13 @@ export class JetStreamSource implements EngineEventSource {
       this.recoveries = 0;
       void this.leaveIfSilent(this.nc);
     }
-    this.renew = true;
-    this.messages?.stop();
-    this.pause.wake();
+    // A direct reading under way is left to run its course (it ends by itself after DIRECT_READ_MS):
+    // ending it here cut readings whose first gets were still waiting on a paused server.
+    if (!this.reading) {
+      this.renew = true;
+      this.messages?.stop();
+      this.pause.wake();
+    }
     if (this.options.fillFrom && this.last !== null && lag.engineHead !== null) {
       const head = lag.engineHead;
       await this.serially(() => this.delivery.fillFromStore(head));
