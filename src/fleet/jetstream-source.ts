@@ -564,6 +564,7 @@ export class JetStreamSource implements EngineEventSource {
 
   /** Moves the connection to another server when its own does not answer a stream info within SERVER_PROBE_MS. */
   private async leaveIfSilent(nc: NatsConnection): Promise<void> {
+    const position = this.last;
     const answered = await nc
       .jetstreamManager({ timeout: SERVER_PROBE_MS, checkAPI: false })
       .then((jsm) => jsm.streams.info(this.options.stream))
@@ -571,7 +572,9 @@ export class JetStreamSource implements EngineEventSource {
         () => true,
         () => false,
       );
-    if (answered || nc.isClosed() || this.stopped) return;
+    // Moving cuts the pulls in flight (a message the server sent on the old socket is lost to the
+    // consumer): not once events flow again, whatever the probe said meanwhile.
+    if (answered || nc.isClosed() || this.stopped || this.last !== position) return;
     this.options.logger.warn({ server: nc.info?.server_name }, 'JetStream source: still stalled and the server does not answer; moving to another NATS server');
     void nc.reconnect().catch(() => undefined);
   }
