@@ -22,11 +22,16 @@
 // below the position at the stream seq where it already was (same stream-seq offset) is a
 // redelivery after such a recreation or after a tail was republished: skipped, never taken for a
 // replaced history.
+//
+// A new stream leader (the cluster's advisory, src/fleet/leader-elections.ts) makes a new consumer
+// at once: after a leader's death nothing works until the election and everything right after it,
+// so the source does not wait for its next stall check to notice.
 import { AckPolicy, DeliverPolicy, nanos, type Consumer, type ConsumerMessages, type JetStreamManager, type NatsConnection } from 'nats';
 import type { FastifyBaseLogger } from 'fastify';
 import { parseEngineEvent, type EngineEvent } from '../contracts/engine-event.js';
 import type { EngineEventSink, EngineEventSource } from '../contracts/engine-event-source.js';
-import { connectNats, isNotFound, streamBounds, streamSeqFor, streamTail, type StreamBounds } from './jetstream.js';
+import { connectNats, directGet, isNotFound, streamBounds, streamSeqFor, streamTail, type DirectMessage, type StreamBounds } from './jetstream.js';
+import { watchLeaderElections } from './leader-elections.js';
 import { EngineLag } from './engine-lag.js';
 import { OrderedDelivery, WakeableSleep, type SourceMetrics } from '../engine/ordered-delivery.js';
 import { traced } from '../tracing/index.js';
@@ -73,6 +78,15 @@ const API_TIMEOUT_MS = 2_000;
 const CONSUMER_IDLE_MS = 30_000;
 /** How long the stream is read message by message when no consumer can be made, before trying one again. */
 const DIRECT_READ_MS = 5_000;
+/**
+ * Each direct get gives up after this (then the API's message get is asked): a paused server's
+ * replica still takes its share of the gets until it resumes, and a healthy one answers in ms.
+ */
+const DIRECT_GET_TIMEOUT_MS = 500;
+/** The most stream messages a consumer skipped that are read back directly at once (more: the database, or a gap). */
+const SKIPPED_MAX = 1_000;
+/** A server that does not answer a stream info within this while the source is stalled is left for another. */
+const SERVER_PROBE_MS = 1_000;
 
 export class JetStreamSource implements EngineEventSource {
   private readonly delivery: OrderedDelivery;
@@ -102,6 +116,10 @@ export class JetStreamSource implements EngineEventSource {
   private reportedBehind = false;
   /** Stream seq minus engine seq of the stream's messages (constant within one history), null until known. */
   private offset: number | null = null;
+  /** A direct reading is under way (readDirectly). */
+  private reading = false;
+  /** The stream answers direct gets (else the API's message get): as its last stream info said; the relay sets it. */
+  private direct = true;
   /** Delivery is serial: the consumer's messages and the watchdog's database fill never interleave. */
   private serial: Promise<void> = Promise.resolve();
 
@@ -219,6 +237,7 @@ export class JetStreamSource implements EngineEventSource {
     }
     this.nats.answered();
     this.nc = nc;
+    watchLeaderElections(nc, this.options.stream, (leader) => this.leaderElected(leader));
     void (async () => {
       for await (const s of nc.status()) {
         if (s.type === 'disconnect') this.connectedNow = false;
@@ -228,6 +247,17 @@ export class JetStreamSource implements EngineEventSource {
       }
     })();
     return nc;
+  }
+
+  /** A new stream leader: a new consumer now (whatever the old one's fate), the stall check counting from here. */
+  private leaderElected(leader: string | null): void {
+    if (this.stopped) return;
+    this.options.logger.info({ leader, position: this.last }, 'JetStream source: new stream leader; making a new consumer from the position');
+    this.lastRecovery = Date.now();
+    this.recoveries = 0;
+    this.renew = true;
+    this.messages?.stop();
+    this.pause.wake();
   }
 
   private async loop(): Promise<void> {
@@ -256,6 +286,9 @@ export class JetStreamSource implements EngineEventSource {
   }
 
   private async consumeOnce(): Promise<void> {
+    // The consumer made now is the one a renewal asked for (one asked while none was running must
+    // not end it before its first pull).
+    this.renew = false;
     // Each (re)connection is a span of its own (src/tracing/): the time to reach the stream again.
     const made = await traced('engine stream connect', () => this.subscribe(), { kind: 'client', attributes: { 'engine.stream.source': 'jetstream', 'engine.stream.after': this.last ?? -1 } });
     if (!made) return;
@@ -290,11 +323,23 @@ export class JetStreamSource implements EngineEventSource {
     const nc = await this.connection();
     const jsm = await nc.jetstreamManager({ timeout: API_TIMEOUT_MS, checkAPI: false }); // no account-info round trip: the stream info below says as much
     this.jsm = jsm;
-    const bounds = await streamBounds(jsm, this.options.stream);
+    let bounds: StreamBounds | null;
+    try {
+      bounds = await streamBounds(jsm, this.options.stream);
+    } catch (err) {
+      // Without a meta leader (its server died: an election of its own, measured at up to 25 s on
+      // 2.9.10) the servers answer stream infos 503 while the stream itself still serves: a
+      // replica with a position reads on from it directly meanwhile.
+      if (this.last === null || this.offset === null) throw err;
+      this.options.logger.info({ err: (err as Error).message, after: this.last }, 'JetStream source: no stream info; reading the stream directly');
+      await this.readDirectly(nc, this.last + 1 + this.offset);
+      throw err;
+    }
     if (!bounds) {
       if (this.catchUpTo === null) this.emptyAtStart = true;
       return null; // nothing published yet: try again shortly
     }
+    this.direct = bounds.allowDirect;
     if (this.last === null) this.startAfter(Math.max(bounds.firstEngineSeq - 1, bounds.lastEngineSeq - this.options.prefill));
     this.catchUpTo ??= bounds.lastEngineSeq;
     // Learnt once: a later stream at another offset is another history (a purge), told by handle().
@@ -323,7 +368,7 @@ export class JetStreamSource implements EngineEventSource {
       // leader: after a server death the stream is often readable again seconds before consumers
       // can be made. Meanwhile the stream is read message by message; then a consumer is tried again.
       this.options.logger.info({ err: (err as Error).message, streamSeq: startSeq }, 'JetStream source: no consumer yet; reading the stream directly');
-      await this.readDirectly(jsm, startSeq);
+      await this.readDirectly(nc, startSeq);
       throw err;
     }
     const consumer = await nc.jetstream({ timeout: API_TIMEOUT_MS }).consumers.get(this.options.stream, info.name);
@@ -333,25 +378,61 @@ export class JetStreamSource implements EngineEventSource {
   }
 
   /**
-   * Reads the stream from `streamSeq` by message gets (64 at a time) for up to DIRECT_READ_MS,
-   * delivering through the same path as a consumer's messages. Ends early on an error.
+   * Reads the stream from `streamSeq` by direct gets (64 at a time) for up to DIRECT_READ_MS,
+   * delivering through the same path as a consumer's messages, until a renewal is asked for. A
+   * direct get (the stream's `allow_direct`, set by the relay) is answered by any server holding
+   * the stream, with neither the meta leader nor the JetStream API involved, so it works through
+   * a meta election; a stream without it is read with the API's message get. A missing message is
+   * the end of what the answering server holds, and so is a get that failed: read again 100 ms later.
    */
-  private async readDirectly(jsm: JetStreamManager, streamSeq: number): Promise<void> {
-    const until = Date.now() + DIRECT_READ_MS;
+  private async readDirectly(nc: NatsConnection, streamSeq: number): Promise<void> {
+    const jsm = await nc.jetstreamManager({ timeout: DIRECT_GET_TIMEOUT_MS, checkAPI: false });
+    const get = (seq: number) => this.storedMessage(nc, jsm, seq);
+    // This reading is the answer to whatever renewal was asked while the consumer was being made
+    // (a stall check while its creation timed out): only a new leader ends it early (the stall
+    // check leaves a reading alone, see recover()).
+    this.renew = false;
+    this.reading = true;
+    const began = Date.now();
+    const until = began + DIRECT_READ_MS;
     let seq = streamSeq;
-    while (!this.stopped && !this.renew && Date.now() < until) {
-      const last = (await jsm.streams.info(this.options.stream)).state.last_seq;
-      if (seq > last) {
-        await this.pause.sleep(100);
-        continue;
+    let failed = 0;
+    try {
+      while (!this.stopped && !this.renew && Date.now() < until) {
+        const seqs = Array.from({ length: 64 }, (_, i) => seq + i);
+        // A get that failed (timed out on a server that stopped answering) ends the batch like a
+        // missing message: the next one, 100 ms later, may reach another server.
+        const settled = await Promise.allSettled(seqs.map(get));
+        failed += settled.filter((r) => r.status === 'rejected').length;
+        const stored = settled.map((r) => (r.status === 'fulfilled' ? r.value : null));
+        let read = 0;
+        for (const m of stored) {
+          if (!m || this.renew) break;
+          if (m.subject === this.options.subject) await this.handle({ seq: m.seq, text: new TextDecoder().decode(m.data) });
+          read++;
+        }
+        seq += read;
+        if (read < seqs.length) await this.pause.sleep(100);
       }
-      const seqs = Array.from({ length: Math.min(64, last - seq + 1) }, (_, i) => seq + i);
-      const stored = await Promise.all(seqs.map((n) => jsm.streams.getMessage(this.options.stream, { seq: n }).catch((err: unknown) => (isNotFound(err) ? null : Promise.reject(err)))));
-      for (const m of stored) {
-        if (m && m.subject === this.options.subject) await this.handle({ seq: m.seq, text: new TextDecoder().decode(m.data) });
-      }
-      seq += seqs.length;
+    } finally {
+      this.reading = false;
     }
+    this.options.logger.info({ fromStreamSeq: streamSeq, read: seq - streamSeq, failedGets: failed, ms: Date.now() - began, direct: this.direct }, 'JetStream source: read the stream directly');
+  }
+
+  /** The stream's message at `seq` (null: not stored, as far as the server answering knows). */
+  private async storedMessage(nc: NatsConnection, jsm: JetStreamManager, seq: number): Promise<DirectMessage | null> {
+    const notFound = (err: unknown): null => {
+      if (isNotFound(err)) return null;
+      throw err;
+    };
+    if (this.direct) {
+      // Unanswered (a paused server's replica took it, or the stream stopped allowing direct
+      // gets): the API's message get, answered by the stream's leader.
+      const m = await directGet(nc, this.options.stream, seq, DIRECT_GET_TIMEOUT_MS).catch(() => undefined);
+      if (m !== undefined) return m;
+    }
+    return jsm.streams.getMessage(this.options.stream, { seq }).then((m) => ({ seq: m.seq, subject: m.subject, data: m.data }), notFound);
   }
 
   private serially(fn: () => Promise<void>): Promise<void> {
@@ -378,6 +459,7 @@ export class JetStreamSource implements EngineEventSource {
       // after a leader change, or the database got there first): same history, nothing to do.
       return;
     }
+    const sameHistory = this.offset === offset;
     this.offset = offset;
     if (last !== null && event.seq <= last) {
       // An ordered consumer never goes back: an older engine seq at another offset is a new engine history.
@@ -392,10 +474,36 @@ export class JetStreamSource implements EngineEventSource {
         this.options.logger.error({ err }, 'JetStream source: the runtime failed to reset after a history replacement');
       }
     } else if (last !== null && event.seq > last + 1) {
+      // Same stream-seq offset: the stream holds the events in between at the stream seqs in
+      // between (another offset is a hole the relay left, which the stream never held).
+      if (sameHistory) await this.readSkipped(last + 1 + offset, m.seq - 1);
       await this.delivery.fillFromStore(event.seq - 1);
       if (this.last! < event.seq - 1) this.delivery.report(this.last! + 1, event.seq - 1);
     }
     this.delivery.deliverBatched(event);
+  }
+
+  /**
+   * Delivers stream seqs `from`..`to` (at most SKIPPED_MAX) by direct gets, in order, until one is
+   * missing: messages a consumer skipped though the stream holds them. A pull with no acks can lose
+   * the messages the server sent just as the client gave the pull up (its `expires` passed on a
+   * loaded machine): seen once at load 25, an event missing for one replica's clients only.
+   */
+  private async readSkipped(from: number, to: number): Promise<void> {
+    const nc = this.nc;
+    const jsm = this.jsm;
+    if (!nc || nc.isClosed() || !jsm) return;
+    const until = Math.min(to, from + SKIPPED_MAX - 1);
+    this.options.logger.warn({ fromStreamSeq: from, toStreamSeq: to }, 'JetStream source: the consumer skipped stream messages; reading them directly');
+    for (let seq = from; seq <= until; ) {
+      const seqs = Array.from({ length: Math.min(64, until - seq + 1) }, (_, i) => seq + i);
+      const stored = await Promise.all(seqs.map((n) => this.storedMessage(nc, jsm, n).catch(() => null)));
+      for (const m of stored) {
+        if (!m) return;
+        if (m.subject === this.options.subject) await this.handleNow({ seq: m.seq, text: new TextDecoder().decode(m.data) });
+        seq++;
+      }
+    }
   }
 
   /**
@@ -454,6 +562,23 @@ export class JetStreamSource implements EngineEventSource {
     return tail?.lastEngineSeq ?? null;
   }
 
+  /** Moves the connection to another server when its own does not answer a stream info within SERVER_PROBE_MS. */
+  private async leaveIfSilent(nc: NatsConnection): Promise<void> {
+    const position = this.last;
+    const answered = await nc
+      .jetstreamManager({ timeout: SERVER_PROBE_MS, checkAPI: false })
+      .then((jsm) => jsm.streams.info(this.options.stream))
+      .then(
+        () => true,
+        () => false,
+      );
+    // Moving cuts the pulls in flight (a message the server sent on the old socket is lost to the
+    // consumer): not once events flow again, whatever the probe said meanwhile.
+    if (answered || nc.isClosed() || this.stopped || this.last !== position) return;
+    this.options.logger.warn({ server: nc.info?.server_name }, 'JetStream source: still stalled and the server does not answer; moving to another NATS server');
+    void nc.reconnect().catch(() => undefined);
+  }
+
   /** Behind and not moving: a new consumer from the position, and meanwhile what the database holds. */
   private async recover(lag: SourceLag): Promise<void> {
     this.options.logger.warn(
@@ -463,15 +588,19 @@ export class JetStreamSource implements EngineEventSource {
     this.options.metrics.reconnects.inc();
     // Still stalled at the second attempt in a row: the server this connection is on may be the
     // problem without having closed the socket (paused, half-partitioned; pings take seconds to
-    // tell): move to another server of the cluster too.
+    // tell). It is left for another server of the cluster if it does not answer for the stream;
+    // one that answers is kept (leaving it would only cut the requests in flight on it).
     if (++this.recoveries >= 2 && this.nc && !this.nc.isClosed()) {
       this.recoveries = 0;
-      this.options.logger.warn({ server: this.nc.info?.server_name }, 'JetStream source: still stalled; moving to another NATS server');
-      void this.nc.reconnect().catch(() => undefined);
+      void this.leaveIfSilent(this.nc);
     }
-    this.renew = true;
-    this.messages?.stop();
-    this.pause.wake();
+    // A direct reading under way is left to run its course (it ends by itself after DIRECT_READ_MS):
+    // ending it here cut readings whose first gets were still waiting on a paused server.
+    if (!this.reading) {
+      this.renew = true;
+      this.messages?.stop();
+      this.pause.wake();
+    }
     if (this.options.fillFrom && this.last !== null && lag.engineHead !== null) {
       const head = lag.engineHead;
       await this.serially(() => this.delivery.fillFromStore(head));

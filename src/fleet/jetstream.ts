@@ -28,6 +28,8 @@ export interface StreamBounds {
   lastEngineSeq: number;
   firstStreamSeq: number;
   lastStreamSeq: number;
+  /** The stream answers direct gets (`allow_direct`). */
+  allowDirect: boolean;
 }
 
 /**
@@ -74,6 +76,9 @@ export async function ensureStream(jsm: JetStreamManager, s: StreamSettings): Pr
     // Dedupe of a message id published twice (two relays, or a retry after a lost ack) within this window;
     // the expected-last-id check covers what is older.
     duplicate_window: nanos(120_000),
+    // Any server holding the stream answers a message get by seq, without the meta leader: what a
+    // replica reads while the cluster elects one (src/fleet/jetstream-source.ts).
+    allow_direct: true,
   };
   let existing;
   try {
@@ -103,6 +108,61 @@ export function isNotFound(err: unknown): boolean {
   return e?.code === '404' || e?.api_error?.err_code === 10059 || e?.api_error?.err_code === 10037 || /not found|no message found/i.test(e?.message ?? '');
 }
 
+/** A stream message as a direct get returns it. */
+export interface DirectMessage {
+  seq: number;
+  subject: string;
+  data: Uint8Array;
+  /** Its `Nats-Msg-Id` (the engine seq), when it has one. */
+  msgId?: string | null;
+}
+
+/**
+ * The stream's message at stream seq `seq` by a direct get (`$JS.API.DIRECT.GET.<stream>`, the
+ * stream's `allow_direct`): answered by any server holding the stream, with neither the meta leader
+ * nor the JetStream API involved. null when the answering server does not hold it (not yet
+ * replicated there, or not published yet). Throws on a timeout, which is also what a stream that
+ * does not allow direct gets gives (the API's catch-all takes the request and never answers).
+ * (The legacy client's direct API is not in its public types.)
+ */
+export async function directGet(nc: NatsConnection, stream: string, seq: number, timeoutMs: number): Promise<DirectMessage | null> {
+  return direct(nc, `$JS.API.DIRECT.GET.${stream}`, new TextEncoder().encode(JSON.stringify({ seq })), timeoutMs, `${stream} seq ${seq}`);
+}
+
+/** The stream's last message on `subject` by a direct get, as `directGet` (null: the stream holds none). */
+export function directLast(nc: NatsConnection, stream: string, subject: string, timeoutMs: number): Promise<DirectMessage | null> {
+  return direct(nc, `$JS.API.DIRECT.GET.${stream}.${subject}`, new Uint8Array(0), timeoutMs, `${stream} last of ${subject}`);
+}
+
+async function direct(nc: NatsConnection, api: string, body: Uint8Array, timeoutMs: number, what: string): Promise<DirectMessage | null> {
+  const r = await nc.request(api, body, { timeout: timeoutMs });
+  const code = r.headers?.code ?? 0;
+  if (code === 404) return null;
+  if (code !== 0 && (code < 200 || code > 299)) throw new Error(`direct get of ${what}: ${code} ${r.headers?.description ?? ''}`);
+  const seq = Number(r.headers?.get('Nats-Sequence'));
+  if (!Number.isSafeInteger(seq) || seq <= 0) throw new Error(`direct get of ${what}: no stream seq in the answer`);
+  return { seq, subject: r.headers?.get('Nats-Subject') ?? '', data: r.data, msgId: r.headers?.get('Nats-Msg-Id') || null };
+}
+
+/**
+ * `streamTail`, and when the stream info is refused (a cluster without a meta leader answers it
+ * 503 for as long as its election lasts: 19 s after the stream's own, measured on 2.9.10), the
+ * stream's last message by a direct get, which the stream's servers answer meanwhile. That answer
+ * may come from a follower a few messages behind: the relay's publishes are conditioned on the
+ * stream's last seq, so a stale tail costs a refusal and a realignment, never a wrong write.
+ */
+export async function streamTailAnyhow(nc: NatsConnection, jsm: JetStreamManager, stream: string, subject: string): Promise<{ lastStreamSeq: number; lastEngineSeq: number | null }> {
+  try {
+    return await streamTail(jsm, stream);
+  } catch (err) {
+    if (isNotFound(err)) throw err;
+    const m = await directLast(nc, stream, subject, 1_000).catch(() => null);
+    const engineSeq = Number(m?.msgId);
+    if (!m || !Number.isSafeInteger(engineSeq)) throw err;
+    return { lastStreamSeq: m.seq, lastEngineSeq: engineSeq };
+  }
+}
+
 async function engineSeqAt(jsm: JetStreamManager, stream: string, seq: number): Promise<number> {
   const m = await jsm.streams.getMessage(stream, { seq });
   const id = m.header?.get('Nats-Msg-Id');
@@ -113,16 +173,17 @@ async function engineSeqAt(jsm: JetStreamManager, stream: string, seq: number): 
 
 /** null when the stream holds nothing (or does not exist yet). */
 export async function streamBounds(jsm: JetStreamManager, stream: string): Promise<StreamBounds | null> {
-  let state;
+  let info;
   try {
-    state = (await jsm.streams.info(stream)).state;
+    info = await jsm.streams.info(stream);
   } catch (err) {
     if (isNotFound(err)) return null;
     throw err;
   }
+  const state = info.state;
   if (state.messages === 0) return null;
   const [firstEngineSeq, lastEngineSeq] = await Promise.all([engineSeqAt(jsm, stream, state.first_seq), engineSeqAt(jsm, stream, state.last_seq)]);
-  return { firstEngineSeq, lastEngineSeq, firstStreamSeq: state.first_seq, lastStreamSeq: state.last_seq };
+  return { firstEngineSeq, lastEngineSeq, firstStreamSeq: state.first_seq, lastStreamSeq: state.last_seq, allowDirect: info.config.allow_direct === true };
 }
 
 /**

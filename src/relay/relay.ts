@@ -15,7 +15,9 @@
 //   go on. Behind it: the reader restarts after the stream's last engine seq and the engine
 //   replays what is missing, republished with the same ids (deduplicated within the window).
 // - after any NATS failure the relay stops its SSE reader and starts again after the stream's last
-//   engine seq (the resume point is always the stream, never the relay's memory).
+//   engine seq (the resume point is always the stream, never the relay's memory). Its retries wait
+//   at most 500 ms, and not at all once the cluster announces a new stream leader
+//   (src/fleet/leader-elections.ts): the publishes resume with the election, not after it.
 //
 // An event longer than SSE_MAX_EVENT_BYTES never stalls it: the bridge takes it from the database
 // or skips it (src/engine/sse-bridge.ts), and the relay publishes only events within the bound
@@ -29,8 +31,10 @@ import type { FastifyBaseLogger } from 'fastify';
 import { type JetStreamClient, type JetStreamManager, type NatsConnection } from 'nats';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { DEFAULT_MAX_EVENT_BYTES, SseBridge } from '../engine/sse-bridge.js';
+import { WakeableSleep } from '../engine/ordered-delivery.js';
+import { watchLeaderElections } from '../fleet/leader-elections.js';
 import type { EngineEvent } from '../contracts/engine-event.js';
-import { connectNats, ensureStream, streamTail, type StreamSettings } from '../fleet/jetstream.js';
+import { connectNats, ensureStream, streamTailAnyhow, type StreamSettings } from '../fleet/jetstream.js';
 
 export interface RelayOptions extends StreamSettings {
   engineStreamUrl: string;
@@ -78,6 +82,8 @@ export class EngineRelay {
   private replicaCheck: NodeJS.Timeout | null = null;
   /** Restarts since the last event stored: two in a row move the connection to another server. */
   private failedRestarts = 0;
+  /** The pauses between retries, ended early by a new stream leader. */
+  private readonly retryPause = new WakeableSleep();
 
   constructor(private readonly options: RelayOptions) {
     const registers = [options.registry];
@@ -129,6 +135,11 @@ export class EngineRelay {
       const ensured = await ensureStream(this.jsm, this.options);
       this.reportReplicas(ensured.replicas);
       this.nc = nc;
+      watchLeaderElections(nc, this.options.stream, (leader) => {
+        this.options.logger.info({ leader }, 'relay: new stream leader');
+        this.failedRestarts = 0; // the next failure is on the new leader: no reason to leave this server yet
+        this.retryPause.wake();
+      });
       await this.startBridge();
       // The count can change under a running relay (an operator's `nats stream edit`): read again each minute.
       this.replicaCheck = setInterval(() => {
@@ -160,7 +171,7 @@ export class EngineRelay {
   }
 
   private async startBridge(): Promise<void> {
-    const tail = await streamTail(this.jsm!, this.options.stream);
+    const tail = await this.streamTail();
     const startAfter = tail.lastEngineSeq ?? (await this.options.emptyStreamStartAfter());
     this.streamLast = tail.lastEngineSeq;
     this.streamSeq = tail.lastStreamSeq;
@@ -235,7 +246,7 @@ export class EngineRelay {
         this.queue.splice(0, done);
         // Realigned without progress (the stream moved under us): a short pause, not a hot loop.
         idle = done === 0 ? idle + 1 : 0;
-        if (idle > 0) await new Promise((r) => setTimeout(r, Math.min(1_000, 20 * 2 ** Math.min(idle, 6))));
+        if (idle > 0) await this.retryPause.sleep(Math.min(1_000, 20 * 2 ** Math.min(idle, 6)));
       }
     } catch (err) {
       if (!this.stopped) {
@@ -295,7 +306,7 @@ export class EngineRelay {
    * restarts after the stream's last seq) when the stream ends before `event`'s predecessor.
    */
   private async realign(event: EngineEvent): Promise<number> {
-    const tail = await streamTail(this.jsm!, this.options.stream);
+    const tail = await this.streamTail();
     const last = tail.lastEngineSeq;
     if (last !== null && last < event.seq - 1 && !this.leftOut.covers(last + 1, event.seq - 1)) {
       this.realigned.inc({ cause: 'rolled_back' });
@@ -307,6 +318,11 @@ export class EngineRelay {
     this.streamSeq = tail.lastStreamSeq;
     if (last !== null) this.lastSeq.set(last);
     return 0;
+  }
+
+  /** The stream's last message (a direct get while the cluster has no meta leader to answer stream infos). */
+  private streamTail(): Promise<{ lastStreamSeq: number; lastEngineSeq: number | null }> {
+    return streamTailAnyhow(this.nc!, this.jsm!, this.options.stream, this.options.subject);
   }
 
   /** Stops reading, then starts again after the stream's last seq once NATS answers. */
@@ -326,7 +342,7 @@ export class EngineRelay {
         } catch (err) {
           this.options.logger.warn({ err: (err as Error).message, server: this.nc?.info?.server_name }, 'relay: stream unavailable; retrying');
           if (attempt % 2 === 0) this.moveServer();
-          await new Promise((r) => setTimeout(r, 500));
+          await this.retryPause.sleep(500);
         }
       }
     })().finally(() => {
@@ -344,6 +360,7 @@ export class EngineRelay {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.retryPause.wake();
     if (this.replicaCheck) clearInterval(this.replicaCheck);
     await this.bridge?.stop();
     await this.restarting;

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { closedPort, tcpReachable, waitFor } from './fleet.js';
+import { watchLeaderElections } from '../../src/fleet/leader-elections.js';
 
 export const NATS_SERVER = '/usr/sbin/nats-server';
 export const natsServerAvailable = (): boolean => existsSync(NATS_SERVER);
@@ -70,6 +71,11 @@ export class NatsCluster {
   /** The comma-separated seed list (NATS_URL), first node first. */
   get seeds(): string {
     return this.nodes.map((n) => n.url).join(',');
+  }
+
+  /** The nodes with `first` first (the order of a seed list whose first seed is that node). */
+  ordered(first: string): NatsNode[] {
+    return [this.node(first), ...this.nodes.filter((n) => n.name !== first)];
   }
 
   static async start(size = 3): Promise<NatsCluster> {
@@ -136,6 +142,19 @@ export class NatsCluster {
     } catch {
       return false;
     }
+  }
+
+  /**
+   * Every election of `stream`'s leader from now on, as the new leader announces it (the advisory
+   * the fleet itself reacts to): when the stream had a leader again, which a stream info may say
+   * much later (it also needs the meta leader, which has elections of its own).
+   */
+  async watchElections(stream: string): Promise<Array<{ at: number; leader: string | null }>> {
+    const seen: Array<{ at: number; leader: string | null }> = [];
+    const nc = await this.adminConnection();
+    watchLeaderElections(nc, stream, (leader) => seen.push({ at: Date.now(), leader }));
+    await nc.flush();
+    return seen;
   }
 
   /** The stream's leader and its replicas as the cluster reports them (null while it has no leader). */

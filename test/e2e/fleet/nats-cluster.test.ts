@@ -3,17 +3,19 @@
 // relays and replica processes given the three seeds, live WebSocket clients on every replica.
 // Each fault below runs while the engine keeps producing (50 events/s); afterwards every client must
 // hold exactly the engine's log from its first frame on (0 lost, 0 repeated), its longest silence
-// must end (it is printed, and bounded at the election time + 45 s: see STALL_MARGIN_MS), and no
-// replica may stay behind.
+// must be within the stream's election + 10 s (issue 30; the election as the new leader announced
+// it), and no replica may stay behind. Each fault prints its timeline: the election, and when each
+// relay and each client resumed (test/support/stall-timeline.ts), so a slow case says where its
+// time went.
 //
-// 1. the stream leader killed (SIGKILL), restarted later;
-// 2. the first seed of every replica and relay killed for 60 s (as in the issue's run; it is also
-//    the stream leader when the election of case 1 chose it, else a follower). Making it the leader
-//    on purpose with step-downs first was tried and left Debian's NATS 2.9.10 without a writable
-//    stream for minutes (publishes and consumer creations timing out): a server fault the fleet
-//    reports (behind, stream.lagging) but cannot cure, so it is not part of this test;
-// 3. the stream leader paused (SIGSTOP) 10 s, then SIGCONT;
-// 4. a replica in its own network namespace cut off from NATS (its veth link down) 15 s while its
+// 1. the first seed of the replicas and the second relay, which is the stream's leader (the seed
+//    list is ordered so, after the stream was made; step-downs to put the leader on a given server
+//    left Debian's NATS 2.9.10 without a writable stream for minutes), killed for 60 s;
+// 2. the same seed, restarted and now a follower, killed for 20 s (its consumers, and often the
+//    cluster's meta leader, die with it: no stream election, so the bound is 10 s);
+// 3. the stream leader killed (SIGKILL), restarted once every client caught up;
+// 4. the stream leader paused (SIGSTOP) 10 s, then SIGCONT;
+// 5. a replica in its own network namespace cut off from NATS (its veth link down) 15 s while its
 //    clients and the engine still reach it: it must say so (/readyz, metrics, stream.lagging to its
 //    clients) and catch up by itself within 10 s of the link coming back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,6 +27,7 @@ import { IsolatedHost, netnsAvailable } from '../../support/netns.js';
 import { startScriptedEngine, type ScriptedEngine } from '../../support/scripted-sse.js';
 import type { EngineRelay } from '../../../src/relay/relay.js';
 import { ticks } from '../../integration/stream/helpers.js';
+import { Advances, timeline } from '../../support/stall-timeline.js';
 
 const available = natsServerAvailable() && netnsAvailable();
 if (!available) {
@@ -34,14 +37,11 @@ if (!available) {
 }
 
 /**
- * How much longer than the stream's election a client may go without a frame before the test calls
- * it stuck. The target is 10 s and it is NOT met reliably on this shared 2-core machine: measured
- * figures are printed by every run and kept in docs/fleet.md (6 of 40 cases over the target; fresh-
- * clone CI runs saw 20.3 s against an election of 5.1 s, and 25.7 s when a follower seed was
- * killed), and issue 30 stays open on it. Tests check behaviour, not timings: this bound only says
- * no client was left silent, and the correctness checks (0 lost, 0 repeated, nobody behind) are strict.
+ * How much longer than the stream's election a client may go without a frame (issue 30's bound).
+ * The election is the server's (4-9.3 s measured); what the fleet adds after it is bounded by its
+ * own reactions (ADR 0165): figures in docs/fleet.md.
  */
-const STALL_MARGIN_MS = 45_000;
+const STALL_MARGIN_MS = 10_000;
 /** How long the paused-leader case holds the leader stopped. */
 const PAUSE_MS = 10_000;
 
@@ -64,6 +64,13 @@ describe.skipIf(!available)('the fleet on a 3-node NATS cluster', () => {
   const stream = name.toUpperCase();
   let next = 1;
   let producer: NodeJS.Timeout | null = null;
+  /** Each relay's stored seq, sampled every 50 ms: when the publish path moved (the timelines). */
+  const relayAdvances: Advances[] = [];
+  let sampler: NodeJS.Timeout | null = null;
+  /** The cluster's nodes in the order of the seed list (NATS_URL) of the replicas and the second relay. */
+  let seedOrder: NatsNode[] = [];
+  /** The stream's leader elections, as the cluster announced them. */
+  let elections: Array<{ at: number; leader: string | null }> = [];
 
   const head = () => next - 1;
   const env = (port: number, natsUrl: string, engineUrl: string, listen = '127.0.0.1') => ({
@@ -122,13 +129,28 @@ describe.skipIf(!available)('the fleet on a 3-node NATS cluster', () => {
     return worst;
   }
 
-  /** How long the stream had no leader after `from` (ms), polled until one is there that is not `lost`. */
+  /**
+   * How long the stream had no leader after `from` (ms): until the new leader announced itself
+   * (the advisory), else until a stream info named one. Waits for both: the next steps need the
+   * stream info to answer. (A stream info also needs the cluster's meta leader: when the killed
+   * server led the meta group too, it answered up to 28.5 s after a stream election of 7 s.)
+   */
   async function election(from: number, lost: string | null): Promise<number> {
     await waitFor(async () => {
       const c = await cluster.streamCluster(stream);
       return c !== null && c.leader !== lost;
-    }, 30_000, 'a stream leader');
-    return Date.now() - from;
+    }, 45_000, 'a stream leader');
+    const infoMs = Date.now() - from;
+    const announced = elections.find((e) => e.at >= from && e.leader !== lost);
+    const ms = announced ? announced.at - from : infoMs;
+    console.log(`election: announced ${announced ? `${ms} ms (${announced.leader})` : 'never'}, named by a stream info after ${infoMs} ms`);
+    return ms;
+  }
+
+  /** Prints where the silence after `from` was spent: relays (publishing) and clients (consuming). */
+  function printTimeline(label: string, from: number, electionMs: number): void {
+    const parties = [...relayAdvances.map((a, i) => ({ name: `relay${i + 1}`, at: a.at })), ...clients.map((c) => ({ name: c.name, at: c.arrivals }))];
+    console.log(timeline(label, from, electionMs, parties));
   }
 
   async function readyz(r: { port: number; host: string }): Promise<any> {
@@ -152,28 +174,37 @@ describe.skipIf(!available)('the fleet on a 3-node NATS cluster', () => {
 
   beforeAll(async () => {
     cluster = await NatsCluster.start(3);
+    elections = await cluster.watchElections(stream);
     engine = await startScriptedEngine();
     engine.push(...ticks(1, 50));
     next = 51;
     const registry = new Registry();
-    for (let i = 0; i < 2; i++) relays.push(await startTestRelay({ stream, subject: `${name}.events`, engine, natsUrl: cluster.seeds, replicas: 3, ...(i === 0 ? { registry } : {}) }));
+    relays.push(await startTestRelay({ stream, subject: `${name}.events`, engine, natsUrl: cluster.seeds, replicas: 3, registry }));
     // The stream was made with NATS_STREAM_REPLICAS copies, and the relay reports the running count.
     expect(await registry.getSingleMetricAsString('bff_relay_stream_replicas')).toMatch(/^bff_relay_stream_replicas 3$/m);
+    // Everyone else gets the stream's leader as their first seed: the first case kills it (no
+    // step-downs to put the leader there: on 2.9.10 they left the stream unwritable for minutes).
+    await cluster.streamHealthy(stream, 2);
+    seedOrder = cluster.ordered((await leader()).name);
+    const seeds = seedOrder.map((n) => n.url).join(',');
+    relays.push(await startTestRelay({ stream, subject: `${name}.events`, engine, natsUrl: seeds, replicas: 3 }));
+    for (const _ of relays) relayAdvances.push(new Advances());
+    sampler = setInterval(() => relays.forEach((r, i) => relayAdvances[i]!.sample(r.streamLastSeq)), 50);
     producer = setInterval(() => {
       engine.push(...ticks(next, next));
       next++;
     }, 20);
     for (let i = 0; i < 2; i++) {
       const port = await closedPort();
-      replicas.push({ ...(await startReplica(port, env(port, cluster.seeds, engine.url))), host: '127.0.0.1' });
+      replicas.push({ ...(await startReplica(port, env(port, seeds, engine.url))), host: '127.0.0.1' });
     }
     // The third replica lives in its own network namespace: NATS through one link, the rest through another.
     host = new IsolatedHost('c');
-    const seeds: string[] = [];
-    for (const n of cluster.nodes) seeds.push(`nats://${host.natsGateway}:${await host.proxy(host.natsGateway, n.port)}`);
+    const proxied: string[] = [];
+    for (const n of seedOrder) proxied.push(`nats://${host.natsGateway}:${await host.proxy(host.natsGateway, n.port)}`);
     const enginePort = await host.proxy(host.restGateway, Number(new URL(engine.url).port));
     const port = 4400 + Math.floor(Math.random() * 500);
-    const isolated = await startReplica(port, env(port, seeds.join(','), `http://${host.restGateway}:${enginePort}`, host.address), {
+    const isolated = await startReplica(port, env(port, proxied.join(','), `http://${host.restGateway}:${enginePort}`, host.address), {
       host: host.address,
       spawn: (command, args, options) => host!.spawn(command, args, options),
     });
@@ -189,6 +220,7 @@ describe.skipIf(!available)('the fleet on a 3-node NATS cluster', () => {
 
   afterAll(async () => {
     if (producer) clearInterval(producer);
+    if (sampler) clearInterval(sampler);
     for (const c of clients) c.ws.terminate();
     await stopReplicas(replicas).catch(() => undefined);
     await Promise.all(relays.map((r) => r.stop()));
@@ -197,42 +229,42 @@ describe.skipIf(!available)('the fleet on a 3-node NATS cluster', () => {
     await cluster?.stop();
   }, 60_000);
 
-  it('the stream leader killed: an election, no loss, no repeat, no replica left behind', async () => {
-    const victim = await leader();
+  /**
+   * Kills `node` for `downMs` while the engine goes on, then starts it again: every client catches
+   * up, its silence within the stream's election (0 when `node` did not lead it) + 10 s.
+   */
+  async function killFor(node: NatsNode, downMs: number, what: string, down = `for ${downMs / 1000} s`): Promise<void> {
+    const wasLeader = (await cluster.streamCluster(stream))?.leader === node.name;
+    const label = `${what} ${node.name} (${wasLeader ? 'the stream leader' : 'a follower'}) killed ${down}`;
     const from = Date.now();
-    await cluster.kill(victim);
+    await cluster.kill(node);
     try {
-      const electionMs = await election(from, victim.name);
-      await new Promise((r) => setTimeout(r, 3_000));
+      const electionMs = wasLeader ? await election(from, node.name) : 0;
+      await new Promise((r) => setTimeout(r, Math.max(0, downMs - (Date.now() - from))));
       await allCaughtUp(head(), 20_000);
       const silence = longestSilence(from);
-      console.log(`leader ${victim.name} killed: election ${electionMs} ms, longest client silence ${silence.ms} ms (${silence.client})`);
+      console.log(`${label}: election ${electionMs} ms, longest client silence ${silence.ms} ms (${silence.client})`);
+      printTimeline(label, from, electionMs);
       expect(silence.ms).toBeLessThanOrEqual(electionMs + STALL_MARGIN_MS);
     } finally {
-      await cluster.startNode(victim); // the next fault starts from a whole cluster, whatever happened here
+      await cluster.startNode(node); // the next fault starts from a whole cluster, whatever happened here
       await cluster.streamHealthy(stream, 2);
     }
     await nobodyBehind();
+  }
+
+  it('the first seed, the stream leader, killed for 60 s: an election, every consumer moves, no loss, no repeat', async () => {
+    await killFor(seedOrder[0]!, 60_000, 'first seed');
+  }, 120_000);
+
+  it('the first seed, now a follower, killed for 20 s: every consumer on it moves to another server', async () => {
+    // Restarted by the case before, it follows (should it lead again, the case says so and bounds by its election).
+    await killFor(seedOrder[0]!, 20_000, 'first seed');
   }, 90_000);
 
-  it('the first seed killed for 60 s: every consumer moves to another server', async () => {
-    const seed = cluster.nodes[0]!;
-    const wasLeader = (await cluster.streamCluster(stream))?.leader === seed.name;
-    const from = Date.now();
-    await cluster.kill(seed);
-    try {
-      const electionMs = wasLeader ? await election(from, seed.name) : 0;
-      await new Promise((r) => setTimeout(r, 60_000 - (Date.now() - from)));
-      await allCaughtUp(head(), 15_000);
-      const silence = longestSilence(from);
-      console.log(`seed ${seed.name} killed (leader: ${wasLeader}): election ${electionMs} ms, longest client silence ${silence.ms} ms (${silence.client})`);
-      expect(silence.ms).toBeLessThanOrEqual(electionMs + STALL_MARGIN_MS);
-    } finally {
-      await cluster.startNode(seed);
-      await cluster.streamHealthy(stream, 2);
-    }
-    await nobodyBehind();
-  }, 120_000);
+  it('the stream leader killed: an election, no loss, no repeat, no replica left behind', async () => {
+    await killFor(await leader(), 0, 'server', 'until every client caught up');
+  }, 90_000);
 
   it('the stream leader paused (SIGSTOP) 10 s then resumed', async () => {
     const victim = await leader();
@@ -248,11 +280,10 @@ describe.skipIf(!available)('the fleet on a 3-node NATS cluster', () => {
     await allCaughtUp(head(), 20_000);
     const silence = longestSilence(from);
     console.log(`leader ${victim.name} paused: election ${electionMs} ms, longest client silence ${silence.ms} ms (${silence.client})`);
-    // A paused server keeps its clients' TCP connections open until it resumes (no reset, only
-    // missed pings), so here the bound counts from the later of the election and the resume: the
-    // paused case measured up to 22.1 s of silence (and 20.3 s against an election of 5.1 s in a
-    // fresh-clone CI run), over the 10 s target (issue 30 stays open on it; docs/fleet.md).
-    expect(silence.ms).toBeLessThanOrEqual(Math.max(electionMs, PAUSE_MS) + STALL_MARGIN_MS);
+    printTimeline(`leader ${victim.name} paused`, from, electionMs);
+    // A paused server keeps its clients' TCP connections open (no reset, only missed pings): a
+    // replica or relay on it leaves it when it stops answering (ADR 0165), within the same bound.
+    expect(silence.ms).toBeLessThanOrEqual(electionMs + STALL_MARGIN_MS);
     await cluster.streamHealthy(stream, 2);
     await nobodyBehind();
   }, 90_000);
@@ -291,6 +322,7 @@ describe.skipIf(!available)('the fleet on a 3-node NATS cluster', () => {
     const caughtUpMs = Math.max(...mine.map((c) => c.arrivals.find((_, i) => c.seqs[i]! >= headAtHeal) ?? Infinity)) - healedAt;
     const silence = longestSilence(from);
     console.log(`replica cut off 15 s: caught up ${caughtUpMs} ms after the heal, longest client silence ${silence.ms} ms (${silence.client})`);
+    printTimeline('replica3 cut off 15 s', from, 0);
     expect(caughtUpMs).toBeLessThanOrEqual(10_000);
     expect(silence.ms).toBeLessThanOrEqual(healedAt - from + 10_000);
     await waitFor(() => mine.every((c) => c.lagging.at(-1)?.lagging === false), 10_000, 'stream.lagging false after the catch-up');
