@@ -70,6 +70,8 @@ export interface HubOptions {
 
 export type { ClientMessageHandlers } from './client.js';
 
+/** The `opening` of every connection once live (a settled promise, the same for all). */
+const OPENED: Promise<boolean> = Promise.resolve(true);
 /** Liveness pings of one period go out in this many slices (StreamHub.ensurePing). */
 const PING_SLICES = 10;
 export const GOING_AWAY = 1001;
@@ -257,6 +259,8 @@ export class StreamHub implements StreamFanout, ClientOwner {
     client.held = [];
     client.opening = this.opener.open(client);
     client.opening.then((live) => {
+      // Settled: one promise shared by every live connection instead of its own for its life.
+      if (live && client.opening) client.opening = OPENED;
       if (live && client.sub.heartbeatS !== null) {
         client.heartbeat = setInterval(() => this.heartbeat(client), client.sub.heartbeatS * 1000);
         client.heartbeat.unref();
