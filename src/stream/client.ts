@@ -7,6 +7,7 @@ import WebSocket from 'ws';
 import * as wsModule from 'ws';
 import type { Subscription } from './subscription.js';
 import type { InboundSink } from './inbound-limit.js';
+import type { FramePath } from './frame-path.js';
 
 /**
  * What receives one connection's messages (those within the inbound bound): made per connection
@@ -92,8 +93,13 @@ export class StreamClient implements InboundSink {
   /** What reads its messages (null: they are dropped). */
   handlers: ClientMessageHandlers | null = null;
   closing = false;
-  /** Corked for the current batch: its frames leave in one write (one syscall), not one each. */
+  /** Corked while its opening frames are written in runs (ConnectionOpener). */
   corked = false;
+  /**
+   * The frames the current batch gave it, not written yet (StreamHub.batched): written as one
+   * Buffer by `flush` at the batch's end, or before anything else is written to it. null: none.
+   */
+  pending: FramePath | null = null;
   /**
    * Live frames waiting while the connection is being opened (replay, snapshot): null once live.
    * Their bytes are what the slow-consumer bound judges meanwhile (a replay is never judged).
@@ -149,6 +155,7 @@ export class StreamClient implements InboundSink {
    * ws's own pings; `bufferedAmount` still sees them (it includes the socket's buffer).
    */
   send(data: Buffer, wire?: Buffer, seq?: number): 'sent' | 'skipped' | 'slow' {
+    if (this.pending) this.flush();
     if (this.closing || this.ws.readyState !== WebSocket.OPEN) return 'skipped';
     // The rest of an event whose first frames were written goes out even past the bound (one
     // event's frames, a few KB): a client closed inside an event and resuming with
@@ -162,10 +169,36 @@ export class StreamClient implements InboundSink {
   }
 
   /**
+   * In a batch: `send`, except that the frame joins the connection's pending frames (`root`: the
+   * batch's tree), written together by `flush`; the bound counts them as unsent. 'queued' when it
+   * is the connection's first pending frame (the caller flushes it at the batch's end). A
+   * connection with deflate, or whose socket is not writable, is sent to at once.
+   */
+  queue(data: Buffer, wire: Buffer, seq: number | undefined, root: FramePath): 'queued' | 'sent' | 'skipped' | 'slow' {
+    if (this.deflate || !this.socket?.writable) return this.send(data, wire, seq);
+    if (this.closing || this.ws.readyState !== WebSocket.OPEN) return 'skipped';
+    const pending = this.pending;
+    if (this.ws.bufferedAmount + (pending?.bytes ?? 0) + data.length > this.bufferLimit && (seq === undefined || seq !== this.lastSeq)) return 'slow';
+    this.pending = (pending ?? root).then(wire);
+    if (seq !== undefined) this.lastSeq = seq;
+    return pending ? 'sent' : 'queued';
+  }
+
+  /** Writes the pending frames (one Buffer, shared with every connection given the same frames). */
+  flush(): void {
+    const pending = this.pending;
+    if (pending === null) return;
+    this.pending = null;
+    const socket = this.socket;
+    if (this.ws.readyState === WebSocket.OPEN && socket?.writable) socket.write(pending.buffer());
+  }
+
+  /**
    * Writes without the slow-consumer check (replay and snapshot frames, paced by the caller with
    * `drained`). false when the connection is no longer open.
    */
   write(data: Buffer, wire?: Buffer): boolean {
+    if (this.pending) this.flush();
     if (this.closing || this.ws.readyState !== WebSocket.OPEN) return false;
     const socket = this.socket;
     if (wire && !this.deflate && socket?.writable) socket.write(wire);
@@ -230,6 +263,7 @@ export class StreamClient implements InboundSink {
 
   closeSlow(): void {
     if (this.closing) return;
+    this.flush(); // what it was given before the close frame
     this.closing = true;
     this.ws.close(SLOW_CONSUMER, `slow consumer: more than ${this.bufferLimit} bytes unsent`);
     setTimeout(terminate, SLOW_TERMINATE_MS, this.ws).unref();
@@ -237,6 +271,7 @@ export class StreamClient implements InboundSink {
 
   close(code: number, reason: string): void {
     if (this.closing) return;
+    this.flush();
     this.closing = true;
     this.ws.close(code, reason);
     setTimeout(terminate, SLOW_TERMINATE_MS, this.ws).unref();

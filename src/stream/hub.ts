@@ -1,6 +1,6 @@
 // The hub: the index of open connections and the broadcast (FramePublisher,
 // src/contracts/frame-publisher.ts). Frames in (from the live runtime and the order book poller),
-// serialised once, written to every matching connection, corked per batch, a slow consumer closed
+// serialised once, written to every matching connection, one write per batch, a slow consumer closed
 // with 4008; control messages to open connections (resets, epoch, rule 1 again, heartbeats);
 // liveness pings; close on shutdown. The opening of each new connection (replay, snapshot, held
 // frames) is ConnectionOpener's (opening.ts).
@@ -19,6 +19,7 @@ import { SubscriberIndex } from './registry.js';
 import { judgeMarketsFilter, marketsFilterMatchesNothing, matches, type Subscription } from './subscription.js';
 import type { SnapshotParts } from './snapshot.js';
 import { EMPTY_EPOCH } from './epoch.js';
+import { FramePath } from './frame-path.js';
 
 /** What the hub counts (StreamMetrics). */
 export interface HubMetrics {
@@ -82,8 +83,8 @@ export class StreamHub implements StreamFanout, ClientOwner {
   private readonly history: History;
   private pingTimer: NodeJS.Timeout | null = null;
   private closed = false;
-  /** Clients corked during the current batch (null: not batching). */
-  private batch: StreamClient[] | null = null;
+  /** The current batch: its tree of frame paths and the clients with frames pending (null: not batching). */
+  private batch: { root: FramePath; clients: StreamClient[] } | null = null;
   /** The engine's markets as last loaded (rule 1); null while not known. */
   private known: ReadonlySet<string> | null = null;
 
@@ -354,18 +355,19 @@ export class StreamHub implements StreamFanout, ClientOwner {
   }
 
   /**
-   * Runs `fn` (which publishes) with every recipient's socket corked, then uncorks them all: the
-   * frames of one SSE chunk reach each client in one write instead of one write per frame.
+   * Runs `fn` (which publishes) with every recipient's frames held back as a path of the batch
+   * (frame-path.ts), then writes each recipient's frames: the frames of one SSE chunk reach each
+   * client in one write of one Buffer, the same Buffer for every client given the same frames.
    */
   batched(fn: () => void): void {
     if (this.batch) return fn();
-    const batch: StreamClient[] = [];
+    const batch = { root: new FramePath(), clients: [] as StreamClient[] };
     this.batch = batch;
     try {
       fn();
     } finally {
       this.batch = null;
-      for (const c of batch) c.uncork();
+      for (const c of batch.clients) c.flush();
     }
   }
 
@@ -383,13 +385,11 @@ export class StreamHub implements StreamFanout, ClientOwner {
       this.closeSlow(client, sent);
       return false;
     }
-    if (this.batch && !client.corked && !client.closing) {
-      client.cork();
-      if (client.corked) this.batch.push(client);
-    }
     sent.wire ??= wireFrame(sent.data);
-    const r = client.send(sent.data, sent.wire, sent.frame.seq);
-    if (r === 'sent') return true;
+    const batch = this.batch;
+    const r = batch ? client.queue(sent.data, sent.wire, sent.frame.seq, batch.root) : client.send(sent.data, sent.wire, sent.frame.seq);
+    if (r === 'queued') batch!.clients.push(client);
+    if (r === 'sent' || r === 'queued') return true;
     if (r === 'slow') this.closeSlow(client, sent);
     return false;
   }
