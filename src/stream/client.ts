@@ -75,8 +75,25 @@ function terminate(ws: WebSocket): void {
   ws.terminate();
 }
 
-/** A liveness ping's payload: 6 random bytes (a 48-bit integer, what `pingToken` keeps). */
-const PING_BYTES = 6;
+/** A liveness ping's payload: random bytes, new for every slice of every period. */
+const PING_BYTES = 8;
+
+/** A liveness ping: its payload and its complete WebSocket frame (a server's ping is never masked). */
+export interface Ping {
+  payload: Buffer;
+  wire: Buffer;
+}
+
+/**
+ * The ping of one slice of a period (StreamHub.pingSlice), made once for every connection of the
+ * slice: a ping per connection cost random bytes, a frame header and a vectored write each, with
+ * the frames of the event loop waiting behind a slice of thousands.
+ */
+export function pingFrame(): Ping {
+  const payload = randomBytes(PING_BYTES);
+  const [header, body] = Sender.frame(payload, { fin: true, rsv1: false, opcode: 0x9, mask: false, readOnly: true });
+  return { payload, wire: body ? Buffer.concat([header!, body]) : header! };
+}
 
 export class StreamClient implements InboundSink {
   /** Answered the last liveness ping (or none was sent yet). */
@@ -84,10 +101,10 @@ export class StreamClient implements InboundSink {
   /** The slice of each ping period in which the hub pings it (StreamHub.ensurePing). */
   pingSlot = 0;
   /**
-   * The payload of the ping awaiting its pong, as a number (no Buffer kept per connection); null
-   * when none awaits. Unsolicited pongs (any other payload) prove nothing.
+   * The payload of the ping awaiting its pong (its slice's, shared); null when none awaits.
+   * Unsolicited pongs (any other payload) prove nothing.
    */
-  private pingToken: number | null = null;
+  private pingPayload: Buffer | null = null;
   /** The hub it is registered with (null: none yet). */
   owner: ClientOwner | null = null;
   /** What reads its messages (null: they are dropped). */
@@ -240,24 +257,26 @@ export class StreamClient implements InboundSink {
   }
 
   /**
-   * Sends a liveness ping with an unguessable payload. ws emits 'pong' for unsolicited pongs too,
-   * so only a pong echoing this payload (RFC 6455 §5.5.3) marks the peer alive.
+   * Sends the liveness ping `ping` (its payload unguessable, and new for each slice: a peer learns
+   * it only by reading its ping). ws emits 'pong' for unsolicited pongs too, so only a pong echoing
+   * this payload (RFC 6455 §5.5.3) marks the peer alive. The pre-built frame is written straight
+   * to the socket, as the data frames are; with deflate, through ws's sender, in order with its
+   * queued (compressing) messages.
    */
-  ping(): void {
+  ping(ping: Ping): void {
     this.alive = false;
-    const payload = randomBytes(PING_BYTES);
-    this.pingToken = payload.readUIntLE(0, PING_BYTES);
-    try {
-      this.ws.ping(payload);
-    } catch {
-      // not open: the next round finds it not alive
-    }
+    this.pingPayload = ping.payload;
+    if (this.ws.readyState !== WebSocket.OPEN) return; // the next round finds it not alive
+    const socket = this.socket;
+    if (this.pending) this.flush();
+    if (!this.deflate && socket?.writable) socket.write(ping.wire);
+    else this.ws.ping(ping.payload);
   }
 
   onPong(data: Buffer): void {
-    if (this.pingToken !== null && data.length === PING_BYTES && data.readUIntLE(0, PING_BYTES) === this.pingToken) {
+    if (this.pingPayload !== null && data.equals(this.pingPayload)) {
       this.alive = true;
-      this.pingToken = null;
+      this.pingPayload = null;
     }
   }
 

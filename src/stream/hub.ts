@@ -10,7 +10,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { DEFAULT_INBOUND_LIMITS, hardMaxBytes, limitInbound, type InboundLimits } from './inbound-limit.js';
 import type { Frame } from '../contracts/frame.js';
 import { serializeFrame } from './serialize.js';
-import { StreamClient, wireFrame, type ClientMessageHandlers, type ClientOwner } from './client.js';
+import { pingFrame, StreamClient, wireFrame, type ClientMessageHandlers, type ClientOwner, type Ping } from './client.js';
 import { control, json, subscribedMessage, type ResetReason } from './control.js';
 import type { StreamFanout } from './fanout.js';
 import { History, type Sent } from './history.js';
@@ -414,10 +414,14 @@ export class StreamHub implements StreamFanout, ClientOwner {
     this.pingTimer.unref();
   }
 
-  /** The next slice: a peer that did not answer its previous ping (one period ago) is dropped. */
+  /**
+   * The next slice: a peer that did not answer its previous ping (one period ago) is dropped; the
+   * others are sent the slice's one ping (client.ts pingFrame), made when the first needs it.
+   */
   private pingSlice(): void {
     const slot = this.pingTick;
     this.pingTick = (this.pingTick + 1) % PING_SLICES;
+    let ping: Ping | undefined;
     for (const client of this.index.clients()) {
       if (client.pingSlot !== slot) continue;
       if (!client.alive) {
@@ -425,7 +429,7 @@ export class StreamHub implements StreamFanout, ClientOwner {
         client.ws.terminate();
         continue;
       }
-      client.ping();
+      client.ping((ping ??= pingFrame()));
     }
   }
 
