@@ -201,13 +201,24 @@ export class StreamClient implements InboundSink {
     return pending ? 'sent' : 'queued';
   }
 
-  /** Writes the pending frames (one Buffer, shared with every connection given the same frames). */
+  /**
+   * Writes the pending frames: one Buffer, shared with every connection given the same frames (a
+   * long path of its own, frame by frame in one corked write: frame-path.ts).
+   */
   flush(): void {
     const pending = this.pending;
     if (pending === null) return;
     this.pending = null;
+    const joined = pending.take();
     const socket = this.socket;
-    if (this.ws.readyState === WebSocket.OPEN && socket?.writable) socket.write(pending.buffer());
+    if (this.ws.readyState !== WebSocket.OPEN || !socket?.writable) return;
+    if (joined) {
+      socket.write(joined);
+      return;
+    }
+    socket.cork();
+    for (const frame of pending.frames()) socket.write(frame);
+    socket.uncork();
   }
 
   /**
