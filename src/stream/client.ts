@@ -7,6 +7,7 @@ import WebSocket from 'ws';
 import * as wsModule from 'ws';
 import type { Subscription } from './subscription.js';
 import type { InboundSink } from './inbound-limit.js';
+import type { FramePath } from './frame-path.js';
 
 /**
  * What receives one connection's messages (those within the inbound bound): made per connection
@@ -74,8 +75,25 @@ function terminate(ws: WebSocket): void {
   ws.terminate();
 }
 
-/** A liveness ping's payload: 6 random bytes (a 48-bit integer, what `pingToken` keeps). */
-const PING_BYTES = 6;
+/** A liveness ping's payload: random bytes, new for every slice of every period. */
+const PING_BYTES = 8;
+
+/** A liveness ping: its payload and its complete WebSocket frame (a server's ping is never masked). */
+export interface Ping {
+  payload: Buffer;
+  wire: Buffer;
+}
+
+/**
+ * The ping of one slice of a period (StreamHub.pingSlice), made once for every connection of the
+ * slice: a ping per connection cost random bytes, a frame header and a vectored write each, with
+ * the frames of the event loop waiting behind a slice of thousands.
+ */
+export function pingFrame(): Ping {
+  const payload = randomBytes(PING_BYTES);
+  const [header, body] = Sender.frame(payload, { fin: true, rsv1: false, opcode: 0x9, mask: false, readOnly: true });
+  return { payload, wire: body ? Buffer.concat([header!, body]) : header! };
+}
 
 export class StreamClient implements InboundSink {
   /** Answered the last liveness ping (or none was sent yet). */
@@ -83,17 +101,22 @@ export class StreamClient implements InboundSink {
   /** The slice of each ping period in which the hub pings it (StreamHub.ensurePing). */
   pingSlot = 0;
   /**
-   * The payload of the ping awaiting its pong, as a number (no Buffer kept per connection); null
-   * when none awaits. Unsolicited pongs (any other payload) prove nothing.
+   * The payload of the ping awaiting its pong (its slice's, shared); null when none awaits.
+   * Unsolicited pongs (any other payload) prove nothing.
    */
-  private pingToken: number | null = null;
+  private pingPayload: Buffer | null = null;
   /** The hub it is registered with (null: none yet). */
   owner: ClientOwner | null = null;
   /** What reads its messages (null: they are dropped). */
   handlers: ClientMessageHandlers | null = null;
   closing = false;
-  /** Corked for the current batch: its frames leave in one write (one syscall), not one each. */
+  /** Corked while its opening frames are written in runs (ConnectionOpener). */
   corked = false;
+  /**
+   * The frames the current batch gave it, not written yet (StreamHub.batched): written as one
+   * Buffer by `flush` at the batch's end, or before anything else is written to it. null: none.
+   */
+  pending: FramePath | null = null;
   /**
    * Live frames waiting while the connection is being opened (replay, snapshot): null once live.
    * Their bytes are what the slow-consumer bound judges meanwhile (a replay is never judged).
@@ -149,6 +172,7 @@ export class StreamClient implements InboundSink {
    * ws's own pings; `bufferedAmount` still sees them (it includes the socket's buffer).
    */
   send(data: Buffer, wire?: Buffer, seq?: number): 'sent' | 'skipped' | 'slow' {
+    if (this.pending) this.flush();
     if (this.closing || this.ws.readyState !== WebSocket.OPEN) return 'skipped';
     // The rest of an event whose first frames were written goes out even past the bound (one
     // event's frames, a few KB): a client closed inside an event and resuming with
@@ -162,10 +186,47 @@ export class StreamClient implements InboundSink {
   }
 
   /**
+   * In a batch: `send`, except that the frame joins the connection's pending frames (`root`: the
+   * batch's tree), written together by `flush`; the bound counts them as unsent. 'queued' when it
+   * is the connection's first pending frame (the caller flushes it at the batch's end). A
+   * connection with deflate, or whose socket is not writable, is sent to at once.
+   */
+  queue(data: Buffer, wire: Buffer, seq: number | undefined, root: FramePath): 'queued' | 'sent' | 'skipped' | 'slow' {
+    if (this.deflate || !this.socket?.writable) return this.send(data, wire, seq);
+    if (this.closing || this.ws.readyState !== WebSocket.OPEN) return 'skipped';
+    const pending = this.pending;
+    if (this.ws.bufferedAmount + (pending?.bytes ?? 0) + data.length > this.bufferLimit && (seq === undefined || seq !== this.lastSeq)) return 'slow';
+    this.pending = (pending ?? root).then(wire);
+    if (seq !== undefined) this.lastSeq = seq;
+    return pending ? 'sent' : 'queued';
+  }
+
+  /**
+   * Writes the pending frames: one Buffer, shared with every connection given the same frames (a
+   * long path of its own, frame by frame in one corked write: frame-path.ts).
+   */
+  flush(): void {
+    const pending = this.pending;
+    if (pending === null) return;
+    this.pending = null;
+    const joined = pending.take();
+    const socket = this.socket;
+    if (this.ws.readyState !== WebSocket.OPEN || !socket?.writable) return;
+    if (joined) {
+      socket.write(joined);
+      return;
+    }
+    socket.cork();
+    for (const frame of pending.frames()) socket.write(frame);
+    socket.uncork();
+  }
+
+  /**
    * Writes without the slow-consumer check (replay and snapshot frames, paced by the caller with
    * `drained`). false when the connection is no longer open.
    */
   write(data: Buffer, wire?: Buffer): boolean {
+    if (this.pending) this.flush();
     if (this.closing || this.ws.readyState !== WebSocket.OPEN) return false;
     const socket = this.socket;
     if (wire && !this.deflate && socket?.writable) socket.write(wire);
@@ -207,29 +268,32 @@ export class StreamClient implements InboundSink {
   }
 
   /**
-   * Sends a liveness ping with an unguessable payload. ws emits 'pong' for unsolicited pongs too,
-   * so only a pong echoing this payload (RFC 6455 §5.5.3) marks the peer alive.
+   * Sends the liveness ping `ping` (its payload unguessable, and new for each slice: a peer learns
+   * it only by reading its ping). ws emits 'pong' for unsolicited pongs too, so only a pong echoing
+   * this payload (RFC 6455 §5.5.3) marks the peer alive. The pre-built frame is written straight
+   * to the socket, as the data frames are; with deflate, through ws's sender, in order with its
+   * queued (compressing) messages.
    */
-  ping(): void {
+  ping(ping: Ping): void {
     this.alive = false;
-    const payload = randomBytes(PING_BYTES);
-    this.pingToken = payload.readUIntLE(0, PING_BYTES);
-    try {
-      this.ws.ping(payload);
-    } catch {
-      // not open: the next round finds it not alive
-    }
+    this.pingPayload = ping.payload;
+    if (this.ws.readyState !== WebSocket.OPEN) return; // the next round finds it not alive
+    const socket = this.socket;
+    if (this.pending) this.flush();
+    if (!this.deflate && socket?.writable) socket.write(ping.wire);
+    else this.ws.ping(ping.payload);
   }
 
   onPong(data: Buffer): void {
-    if (this.pingToken !== null && data.length === PING_BYTES && data.readUIntLE(0, PING_BYTES) === this.pingToken) {
+    if (this.pingPayload !== null && data.equals(this.pingPayload)) {
       this.alive = true;
-      this.pingToken = null;
+      this.pingPayload = null;
     }
   }
 
   closeSlow(): void {
     if (this.closing) return;
+    this.flush(); // what it was given before the close frame
     this.closing = true;
     this.ws.close(SLOW_CONSUMER, `slow consumer: more than ${this.bufferLimit} bytes unsent`);
     setTimeout(terminate, SLOW_TERMINATE_MS, this.ws).unref();
@@ -237,6 +301,7 @@ export class StreamClient implements InboundSink {
 
   close(code: number, reason: string): void {
     if (this.closing) return;
+    this.flush();
     this.closing = true;
     this.ws.close(code, reason);
     setTimeout(terminate, SLOW_TERMINATE_MS, this.ws).unref();

@@ -1,6 +1,6 @@
 // The hub: the index of open connections and the broadcast (FramePublisher,
 // src/contracts/frame-publisher.ts). Frames in (from the live runtime and the order book poller),
-// serialised once, written to every matching connection, corked per batch, a slow consumer closed
+// serialised once, written to every matching connection, one write per batch, a slow consumer closed
 // with 4008; control messages to open connections (resets, epoch, rule 1 again, heartbeats);
 // liveness pings; close on shutdown. The opening of each new connection (replay, snapshot, held
 // frames) is ConnectionOpener's (opening.ts).
@@ -10,7 +10,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { DEFAULT_INBOUND_LIMITS, hardMaxBytes, limitInbound, type InboundLimits } from './inbound-limit.js';
 import type { Frame } from '../contracts/frame.js';
 import { serializeFrame } from './serialize.js';
-import { StreamClient, wireFrame, type ClientMessageHandlers, type ClientOwner } from './client.js';
+import { pingFrame, StreamClient, wireFrame, type ClientMessageHandlers, type ClientOwner, type Ping } from './client.js';
 import { control, json, subscribedMessage, type ResetReason } from './control.js';
 import type { StreamFanout } from './fanout.js';
 import { History, type Sent } from './history.js';
@@ -19,6 +19,7 @@ import { SubscriberIndex } from './registry.js';
 import { judgeMarketsFilter, marketsFilterMatchesNothing, matches, type Subscription } from './subscription.js';
 import type { SnapshotParts } from './snapshot.js';
 import { EMPTY_EPOCH } from './epoch.js';
+import { FramePath } from './frame-path.js';
 
 /** What the hub counts (StreamMetrics). */
 export interface HubMetrics {
@@ -70,6 +71,8 @@ export interface HubOptions {
 
 export type { ClientMessageHandlers } from './client.js';
 
+/** The `opening` of every connection once live (a settled promise, the same for all). */
+const OPENED: Promise<boolean> = Promise.resolve(true);
 /** Liveness pings of one period go out in this many slices (StreamHub.ensurePing). */
 const PING_SLICES = 10;
 export const GOING_AWAY = 1001;
@@ -80,8 +83,8 @@ export class StreamHub implements StreamFanout, ClientOwner {
   private readonly history: History;
   private pingTimer: NodeJS.Timeout | null = null;
   private closed = false;
-  /** Clients corked during the current batch (null: not batching). */
-  private batch: StreamClient[] | null = null;
+  /** The current batch: its tree of frame paths and the clients with frames pending (null: not batching). */
+  private batch: { root: FramePath; clients: StreamClient[] } | null = null;
   /** The engine's markets as last loaded (rule 1); null while not known. */
   private known: ReadonlySet<string> | null = null;
 
@@ -257,6 +260,8 @@ export class StreamHub implements StreamFanout, ClientOwner {
     client.held = [];
     client.opening = this.opener.open(client);
     client.opening.then((live) => {
+      // Settled: one promise shared by every live connection instead of its own for its life.
+      if (live && client.opening) client.opening = OPENED;
       if (live && client.sub.heartbeatS !== null) {
         client.heartbeat = setInterval(() => this.heartbeat(client), client.sub.heartbeatS * 1000);
         client.heartbeat.unref();
@@ -350,18 +355,19 @@ export class StreamHub implements StreamFanout, ClientOwner {
   }
 
   /**
-   * Runs `fn` (which publishes) with every recipient's socket corked, then uncorks them all: the
-   * frames of one SSE chunk reach each client in one write instead of one write per frame.
+   * Runs `fn` (which publishes) with every recipient's frames held back as a path of the batch
+   * (frame-path.ts), then writes each recipient's frames: the frames of one SSE chunk reach each
+   * client in one write of one Buffer, the same Buffer for every client given the same frames.
    */
   batched(fn: () => void): void {
     if (this.batch) return fn();
-    const batch: StreamClient[] = [];
+    const batch = { root: new FramePath(), clients: [] as StreamClient[] };
     this.batch = batch;
     try {
       fn();
     } finally {
       this.batch = null;
-      for (const c of batch) c.uncork();
+      for (const c of batch.clients) c.flush();
     }
   }
 
@@ -379,13 +385,11 @@ export class StreamHub implements StreamFanout, ClientOwner {
       this.closeSlow(client, sent);
       return false;
     }
-    if (this.batch && !client.corked && !client.closing) {
-      client.cork();
-      if (client.corked) this.batch.push(client);
-    }
     sent.wire ??= wireFrame(sent.data);
-    const r = client.send(sent.data, sent.wire, sent.frame.seq);
-    if (r === 'sent') return true;
+    const batch = this.batch;
+    const r = batch ? client.queue(sent.data, sent.wire, sent.frame.seq, batch.root) : client.send(sent.data, sent.wire, sent.frame.seq);
+    if (r === 'queued') batch!.clients.push(client);
+    if (r === 'sent' || r === 'queued') return true;
     if (r === 'slow') this.closeSlow(client, sent);
     return false;
   }
@@ -410,10 +414,14 @@ export class StreamHub implements StreamFanout, ClientOwner {
     this.pingTimer.unref();
   }
 
-  /** The next slice: a peer that did not answer its previous ping (one period ago) is dropped. */
+  /**
+   * The next slice: a peer that did not answer its previous ping (one period ago) is dropped; the
+   * others are sent the slice's one ping (client.ts pingFrame), made when the first needs it.
+   */
   private pingSlice(): void {
     const slot = this.pingTick;
     this.pingTick = (this.pingTick + 1) % PING_SLICES;
+    let ping: Ping | undefined;
     for (const client of this.index.clients()) {
       if (client.pingSlot !== slot) continue;
       if (!client.alive) {
@@ -421,7 +429,7 @@ export class StreamHub implements StreamFanout, ClientOwner {
         client.ws.terminate();
         continue;
       }
-      client.ping();
+      client.ping((ping ??= pingFrame()));
     }
   }
 

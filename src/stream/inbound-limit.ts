@@ -41,7 +41,12 @@ const CLOSE_GRACE_MS = 1_000;
 /** A token bucket: `take()` is false once the client has spent more than the rate and burst allow. */
 export class TokenBucket {
   private tokens: number;
-  private at = performance.now();
+  /**
+   * When `tokens` was last refilled. It starts at the clock's origin: the bucket starts full either
+   * way (any time since refills it to `burst`), and an idle connection keeps no boxed number
+   * (a float field costs a heap number per connection; the first message makes it one).
+   */
+  private at = 0;
 
   constructor(
     private readonly ratePerS: number,

@@ -45,4 +45,25 @@ describe('stream liveness', () => {
       honest.close();
     }
   });
+
+  it('drops a peer that echoes an earlier ping instead of the one it was sent', async () => {
+    // The ping of a slice is made for that slice only: a pong replaying the first payload it saw
+    // (with the socket's own answers turned off) is no answer to the pings that follow.
+    const replayer = new WebSocket(wsUrl(gw.url), { autoPong: false });
+    await new Promise((resolve, reject) => replayer.once('open', resolve).once('error', reject));
+    const payloads: Buffer[] = [];
+    replayer.on('ping', (data: Buffer) => {
+      payloads.push(data);
+      replayer.pong(payloads[0]);
+    });
+    const closed = new Promise<boolean>((resolve) => replayer.once('close', () => resolve(true)));
+    try {
+      const dropped = await Promise.race([closed, new Promise<boolean>((r) => setTimeout(() => r(false), 3_000))]);
+      expect(dropped, 'the replaying peer was never dropped').toBe(true);
+      expect(payloads.length).toBeGreaterThanOrEqual(2);
+      expect(payloads[1]!.equals(payloads[0]!)).toBe(false);
+    } finally {
+      replayer.terminate();
+    }
+  });
 });
