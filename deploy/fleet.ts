@@ -23,6 +23,7 @@ import { choosePort, describeExit, httpOk, startChild, waitFor, type Child } fro
 import { parseOptions, USAGE, UsageError, type StackOptions } from '../sandbox/stack/options.js';
 import { startNginx, type RunningNginx } from './nginx.js';
 import { Supervised } from './supervisor.js';
+import { GATEWAY_NODE_FLAGS } from '../sandbox/stack/gateway-node-flags.js';
 import { startPrometheus, type RunningPrometheus } from './prometheus.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -189,6 +190,7 @@ async function main(): Promise<void> {
     const replica = new Supervised({
       name: `gw-${i + 1}`,
       entry: 'src/main.ts',
+      nodeFlags: GATEWAY_NODE_FLAGS,
       env: {
           ...shared,
           PORT: String(port),

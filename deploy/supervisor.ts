@@ -10,6 +10,8 @@ export interface SupervisedOptions {
   name: string;
   entry: string;
   env: Record<string, string>;
+  /** Flags for node itself (the gateway's: sandbox/stack/gateway-node-flags.ts). */
+  nodeFlags?: readonly string[];
   cwd: string;
   say: (msg: string) => void;
   baseDelayMs?: number;
@@ -42,7 +44,7 @@ export class Supervised {
 
   private start(): Child {
     this.startedAt = Date.now();
-    return startChild(this.options.name, this.options.entry, this.options.env, this.options.cwd, (name, how) => this.exited(name, how));
+    return startChild(this.options.name, this.options.entry, this.options.env, this.options.cwd, (name, how) => this.exited(name, how), this.options.nodeFlags);
   }
 
   private exited(name: string, how: string): void {

@@ -12,6 +12,7 @@ import postgres from 'postgres';
 import { request } from 'undici';
 import { botParties } from '../simulator/simulator.js';
 import { httpOk, waitFor } from '../stack/children.js';
+import { GATEWAY_NODE_FLAGS } from '../stack/gateway-node-flags.js';
 import { freePort } from '../../bench/processes.js';
 import { EngineHistory, followEngine } from './engine-log.js';
 import { parseSoakOptions } from './options.js';
@@ -64,8 +65,12 @@ const onUnexpectedExit = (name: string, why: string): void => {
   say(`FAIL ${name} exited unexpectedly (${why})`);
 };
 const services: Service[] = [];
+// The gateways run with the node flags of production (or those given to compare: --gateway-node-flags).
+const GATEWAY_ENTRY = 'src/main.ts';
+const gatewayNodeFlags = opts.gatewayNodeFlags ?? GATEWAY_NODE_FLAGS;
 const svc = (name: string, entry: string, env: Record<string, string>, onLine?: (l: string) => void): Service => {
-  const s = startService(name, entry, env, { cwd: root, logDir, onUnexpectedExit, ...(onLine ? { onLine } : {}) });
+  const nodeFlags = entry === GATEWAY_ENTRY ? gatewayNodeFlags : [];
+  const s = startService(name, entry, env, { cwd: root, logDir, onUnexpectedExit, nodeFlags, ...(onLine ? { onLine } : {}) });
   services.push(s);
   return s;
 };
@@ -115,7 +120,7 @@ async function main(): Promise<number> {
   const proxy = await startProxy(enginePort);
   const dbProxy = await startProxy(Number(new URL(databaseUrl).port));
   const gatewayDatabaseUrl = databaseUrl.replace(/:\d+\//, `:${dbProxy.port}/`);
-  const gateway = svc('gateway', 'src/main.ts', {
+  const gateway = svc('gateway', GATEWAY_ENTRY, {
     PORT: String(gatewayPort), HOST: '127.0.0.1', DATABASE_URL: gatewayDatabaseUrl, ENGINE_BASE_URL: `http://127.0.0.1:${proxy.port}`, ENGINE_ADMIN_TOKEN: TOKEN,
     AUTH_DISABLED: 'true', FAUCET_ENABLED: 'true', WS_CLIENT_BUFFER_BYTES: String(WS_CLIENT_BUFFER_BYTES), VAULT_OPERATOR: 'operator-1', CORS_ORIGINS: '*', DB_POOL_MAX: '4', LOG_LEVEL: 'warn',
     DB_CONNECT_TIMEOUT_S: String(DB_CONNECT_TIMEOUT_S), DB_STATEMENT_TIMEOUT_MS: String(DB_STATEMENT_TIMEOUT_MS), ENGINE_TIMEOUT_MS: String(ENGINE_TIMEOUT_MS),
@@ -127,7 +132,7 @@ async function main(): Promise<number> {
   // so signed reads exercise the session-key lookup in the database under every fault.
   const authPort = await freePort();
   const authUrl = `http://127.0.0.1:${authPort}`;
-  svc('gateway-auth', 'src/main.ts', {
+  svc('gateway-auth', GATEWAY_ENTRY, {
     PORT: String(authPort), HOST: '127.0.0.1', DATABASE_URL: gatewayDatabaseUrl, ENGINE_BASE_URL: `http://127.0.0.1:${proxy.port}`, ENGINE_ADMIN_TOKEN: '',
     AUTH_DISABLED: 'false', FAUCET_ENABLED: 'false', VAULT_OPERATOR: 'operator-1', CORS_ORIGINS: '*', DB_POOL_MAX: '2', LOG_LEVEL: 'warn',
     DB_CONNECT_TIMEOUT_S: String(DB_CONNECT_TIMEOUT_S), DB_STATEMENT_TIMEOUT_MS: String(DB_STATEMENT_TIMEOUT_MS), ENGINE_TIMEOUT_MS: String(ENGINE_TIMEOUT_MS),
@@ -470,6 +475,7 @@ async function main(): Promise<number> {
     mode: opts.short ? 'short' : 'default',
     runS,
     rate: opts.rate,
+    gatewayNodeFlags,
     deadlineMs: DEADLINE_MS,
     hangMs: HANG_MS,
     engineHistories: histories.map((h) => ({ index: h.index, events: h.head })),

@@ -13,6 +13,8 @@ export interface SoakOptions {
   writeDocs: boolean;
   /** Run the (selected) schedule this many times in a row: whether a fault's memory adds up or stays a high-water mark. */
   repeat: number;
+  /** Node flags of the soak's gateways (null: the project's, sandbox/stack/gateway-node-flags.ts). */
+  gatewayNodeFlags: string[] | null;
 }
 
 export const USAGE = `usage: npm run soak -- [--short] [--duration <s>] [--rate <n>] [--storm <n>]
@@ -24,11 +26,14 @@ export const USAGE = `usage: npm run soak -- [--short] [--duration <s>] [--rate 
                     engine-trickle, sse-endless-line, engine-restart)
   --repeat <n>      run the (selected) faults n times in a row, 30 s apart (default 1): does memory add up
                     with each round or stay at the first round's high-water mark?
+  --gateway-node-flags <flags>
+                    node flags of the soak's gateways instead of the project's (space-separated; '' for none),
+                    to measure one against another (ADR 0163)
   --write-docs      write the figures into docs/reliability.md`;
 
 export function parseSoakOptions(argv: string[]): SoakOptions {
   const short = argv.includes('--short');
-  const o: SoakOptions = { short, durationS: short ? 60 : 570, rate: 100, stormClients: short ? 100 : 200, writeDocs: false, only: null, repeat: 1 };
+  const o: SoakOptions = { short, durationS: short ? 60 : 570, rate: 100, stormClients: short ? 100 : 200, writeDocs: false, only: null, repeat: 1, gatewayNodeFlags: null };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
     const num = (min: number, max: number): number => {
@@ -49,6 +54,12 @@ export function parseSoakOptions(argv: string[]): SoakOptions {
     else if (flag === '--rate') o.rate = num(1, 10_000);
     else if (flag === '--storm') o.stormClients = num(1, 5000);
     else if (flag === '--repeat') o.repeat = num(1, 100);
+    else if (flag === '--gateway-node-flags') {
+      const flags = argv[++i];
+      if (flags === undefined) throw new Error(`--gateway-node-flags needs a (possibly empty) list of node flags\n${USAGE}`);
+      o.gatewayNodeFlags = flags.split(' ').filter(Boolean);
+      if (o.gatewayNodeFlags.some((f) => !f.startsWith('-'))) throw new Error(`--gateway-node-flags takes node flags only (each starting with -)\n${USAGE}`);
+    }
     else throw new Error(`unknown option ${flag}\n${USAGE}`);
   }
   return o;

@@ -23,9 +23,9 @@ export function startService(
   name: string,
   entry: string,
   env: Record<string, string>,
-  opts: { cwd: string; logDir: string; onUnexpectedExit: (name: string, why: string) => void; onLine?: (line: string) => void },
+  opts: { cwd: string; logDir: string; onUnexpectedExit: (name: string, why: string) => void; onLine?: (line: string) => void; nodeFlags?: readonly string[] },
 ): Service {
-  const proc = spawn(process.execPath, ['--import', 'tsx', '--import', GUARD, entry], {
+  const proc = spawn(process.execPath, [...(opts.nodeFlags ?? []), '--import', 'tsx', '--import', GUARD, entry], {
     cwd: opts.cwd,
     env: { ...process.env, ...env, STACK_PARENT_PID: String(process.pid) },
     stdio: ['ignore', 'pipe', 'pipe'],

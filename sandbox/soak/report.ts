@@ -21,7 +21,7 @@ const ms = (v: number | null | undefined): string => (v === null || v === undefi
 
 export function renderMarkdown(r: Result, when: string, machineLine: string): string {
   const lines: string[] = [];
-  lines.push(`Run ${when} (${r.mode} mode, \`npm run soak${r.mode === 'short' ? ' -- --short' : ''}\`), ${Math.round(r.runS)} s, simulator at ${r.rate} actions/s, on ${machineLine}.`);
+  lines.push(`Run ${when} (${r.mode} mode, \`npm run soak${r.mode === 'short' ? ' -- --short' : ''}\`), ${Math.round(r.runS)} s, simulator at ${r.rate} actions/s, gateway node flags ${r.gatewayNodeFlags.length > 0 ? r.gatewayNodeFlags.map((f: string) => `\`${f}\``).join(' ') : 'none'}, on ${machineLine}.`);
   lines.push(`Engine histories: ${r.engineHistories.map((h: { index: number; events: number }) => `#${h.index} ${h.events} events`).join(', ')}. Verdict: **${r.failures.length === 0 ? 'PASS' : `FAIL (${r.failures.length} checks)`}**.`);
   lines.push('');
   lines.push('| Stream client | Connections | Compared frames (received / owed) | Missing | Duplicated | Not the engine\'s | Out of order | Domain-frame problems | Announced (gap / reset / 4011 / 1001) | Closes |');

@@ -22,8 +22,9 @@ export function describeExit(code: number | null, signal: NodeJS.Signals | null)
   return `code ${code}`;
 }
 
-export function startChild(name: string, entry: string, env: Record<string, string>, cwd: string, onUnexpectedExit: (name: string, how: string) => void): Child {
-  const proc = spawn(process.execPath, ['--import', 'tsx', '--import', GUARD, entry], {
+/** `nodeFlags`: flags for node itself, before the entry (the gateway's: gateway-node-flags.ts). */
+export function startChild(name: string, entry: string, env: Record<string, string>, cwd: string, onUnexpectedExit: (name: string, how: string) => void, nodeFlags: readonly string[] = []): Child {
+  const proc = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', '--import', GUARD, entry], {
     cwd,
     env: { ...process.env, ...env, STACK_PARENT_PID: String(process.pid) },
     stdio: ['ignore', 'pipe', 'pipe'],

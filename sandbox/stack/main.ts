@@ -15,6 +15,7 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from '../pglite-server.j
 import { startConsole, type ConsoleServer } from '../console/server.js';
 import { botParties } from '../simulator/simulator.js';
 import { choosePort, httpOk, startChild, waitFor, type Child } from './children.js';
+import { GATEWAY_NODE_FLAGS } from './gateway-node-flags.js';
 import { parseOptions, USAGE, UsageError, type StackOptions } from './options.js';
 import { checkRuntime } from '../../src/config/runtime.js';
 
@@ -150,7 +151,7 @@ async function main(): Promise<void> {
     DB_POOL_MAX: opts.externalDb ? '10' : '4', // PGlite runs one query at a time: a big pool only queues
     LOG_LEVEL: opts.logLevel,
   };
-  children.push(startChild('gateway', 'src/main.ts', gatewayEnv, root, onExit));
+  children.push(startChild('gateway', 'src/main.ts', gatewayEnv, root, onExit, GATEWAY_NODE_FLAGS));
   await waitFor('gateway', () => httpOk(`${gatewayUrl}/readyz`), 25_000, () => failure);
 
   // 5. Simulator.

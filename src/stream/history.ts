@@ -6,9 +6,10 @@ import type { Frame } from '../contracts/frame.js';
 
 export interface Sent {
   frame: Frame;
+  /** The JSON text: a view into `wire`, so the bytes are held once (framed-text.ts). */
   data: Buffer;
-  /** The whole WebSocket frame, built on first delivery. */
-  wire?: Buffer;
+  /** The whole WebSocket frame. */
+  wire: Buffer;
 }
 
 export class History {

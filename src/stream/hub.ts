@@ -10,7 +10,8 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { DEFAULT_INBOUND_LIMITS, hardMaxBytes, limitInbound, type InboundLimits } from './inbound-limit.js';
 import type { Frame } from '../contracts/frame.js';
 import { serializeFrame } from './serialize.js';
-import { pingFrame, StreamClient, wireFrame, type ClientMessageHandlers, type ClientOwner, type Ping } from './client.js';
+import { framedText } from './framed-text.js';
+import { pingFrame, StreamClient, type ClientMessageHandlers, type ClientOwner, type Ping } from './client.js';
 import { control, json, subscribedMessage, type ResetReason } from './control.js';
 import type { StreamFanout } from './fanout.js';
 import { History, type Sent } from './history.js';
@@ -281,8 +282,7 @@ export class StreamHub implements StreamFanout, ClientOwner {
 
   /** Control messages and heartbeats: in order with the connection's frames (held while it is opened). */
   private sendControl(client: StreamClient, message: Record<string, unknown>): void {
-    const data = json(message);
-    this.deliver(client, { frame: { kind: message.kind as string, seq: 0, ts: '', payload: {} }, data });
+    this.deliver(client, { frame: { kind: message.kind as string, seq: 0, ts: '', payload: {} }, ...framedText(JSON.stringify(message)) });
   }
 
   remove(client: StreamClient): void {
@@ -331,7 +331,7 @@ export class StreamHub implements StreamFanout, ClientOwner {
     // held, it would wait for the engine. It goes out at once, ahead of the opening.
     if (client.held && !this.state.ready()) {
       const data = json(message);
-      if (client.send(data) === 'slow') this.closeSlow(client, { frame: { kind: message.kind as string, seq: 0, ts: '', payload: {} }, data });
+      if (client.send(data) === 'slow') this.closeSlow(client, { kind: message.kind as string, seq: 0 });
       return;
     }
     this.sendControl(client, message);
@@ -339,7 +339,7 @@ export class StreamHub implements StreamFanout, ClientOwner {
 
   /** Sends one frame to every matching client; the JSON is made once. Returns the number of clients it reached. */
   publish(frame: Frame): number {
-    const sent: Sent = { frame, data: Buffer.from(serializeFrame(frame)) };
+    const sent: Sent = { frame, ...framedText(serializeFrame(frame)) };
     this.history.push(sent);
     if (frame.kind !== 'orderbook.snapshot' && frame.kind !== 'orderbook.delta' && (this.lastSeq === null || frame.seq > this.lastSeq)) this.lastSeq = frame.seq;
     let n = 0;
@@ -378,27 +378,25 @@ export class StreamHub implements StreamFanout, ClientOwner {
       // nothing is held: what is published then fills the replay history and the state the
       // opening is made of (a replica's catch-up), and is not live for this connection.
       if (client.closing || !this.state.ready()) return false;
-      sent.wire ??= wireFrame(sent.data);
       client.held.push({ data: sent.data, wire: sent.wire, kind: sent.frame.kind, seq: sent.frame.seq });
       client.heldBytes += sent.data.length;
       if (client.heldBytes <= this.options.bufferBytes) return true;
-      this.closeSlow(client, sent);
+      this.closeSlow(client, sent.frame);
       return false;
     }
-    sent.wire ??= wireFrame(sent.data);
     const batch = this.batch;
     const r = batch ? client.queue(sent.data, sent.wire, sent.frame.seq, batch.root) : client.send(sent.data, sent.wire, sent.frame.seq);
     if (r === 'queued') batch!.clients.push(client);
     if (r === 'sent' || r === 'queued') return true;
-    if (r === 'slow') this.closeSlow(client, sent);
+    if (r === 'slow') this.closeSlow(client, sent.frame);
     return false;
   }
 
-  private closeSlow(client: StreamClient, sent: Sent): void {
+  private closeSlow(client: StreamClient, frame: Pick<Frame, 'kind' | 'seq'>): void {
     this.remove(client);
     this.options.metrics.slowCloses.inc();
-    this.options.metrics.framesDropped.inc({ kind: sent.frame.kind });
-    this.options.logger.warn({ kind: sent.frame.kind, seq: sent.frame.seq }, 'stream client too slow: closed with 4008');
+    this.options.metrics.framesDropped.inc({ kind: frame.kind });
+    this.options.logger.warn({ kind: frame.kind, seq: frame.seq }, 'stream client too slow: closed with 4008');
     client.closeSlow();
   }
 

@@ -10,6 +10,7 @@ import WebSocket from 'ws';
 import type { Frame } from '../contracts/frame.js';
 import type { StreamClient } from './client.js';
 import { wireFrame } from './client.js';
+import { framedText } from './framed-text.js';
 import { control, json, subscribedMessage, type ResetReason } from './control.js';
 import type { History, Sent } from './history.js';
 import type { SnapshotParts } from './snapshot.js';
@@ -93,7 +94,6 @@ export class ConnectionOpener {
       const from = covered !== null && since < covered ? covered : since;
       for (const sent of this.options.history.after(from)) {
         if (!matches(sub, sent.frame)) continue;
-        sent.wire ??= wireFrame(sent.data);
         replay.push(sent);
       }
     }
@@ -188,8 +188,7 @@ const snapshotBytes = new WeakMap<Frame, { data: Buffer; wire: Buffer }>();
 function snapshotData(frame: Frame): { data: Buffer; wire: Buffer } {
   let bytes = snapshotBytes.get(frame);
   if (!bytes) {
-    const data = Buffer.from(JSON.stringify({ ...frame, snapshot: true }));
-    snapshotBytes.set(frame, (bytes = { data, wire: wireFrame(data) }));
+    snapshotBytes.set(frame, (bytes = framedText(JSON.stringify({ ...frame, snapshot: true }))));
   }
   return bytes;
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { History } from '../../../src/stream/history.js';
+import { framedText } from '../../../src/stream/framed-text.js';
 
-const entry = (seq: number) => ({ frame: { kind: 'trade', seq, ts: '2026-11-21T10:00:00.000Z', payload: {} }, data: Buffer.from(String(seq)) });
+const entry = (seq: number) => ({ frame: { kind: 'trade', seq, ts: '2026-11-21T10:00:00.000Z', payload: {} }, ...framedText(String(seq)) });
 
 describe('replay history', () => {
   it('knows nothing until told where the stream starts or a frame arrives', () => {

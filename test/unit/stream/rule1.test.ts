@@ -8,6 +8,7 @@ import { judgeMarketsFilter, parseSubscription } from '../../../src/stream/subsc
 import { StreamHub } from '../../../src/stream/hub.js';
 import { StreamMetrics } from '../../../src/stream/metrics.js';
 import { History } from '../../../src/stream/history.js';
+import { framedText } from '../../../src/stream/framed-text.js';
 import { OrderbookPoller } from '../../../src/engine/orderbook-poller.js';
 import type { EngineClient } from '../../../src/engine/client.js';
 import type { Frame } from '../../../src/contracts/frame.js';
@@ -121,7 +122,7 @@ describe('order book poller market list', () => {
 describe('replay history reset', () => {
   it('drops the old history and is complete after the new head', () => {
     const h = new History(3);
-    const entry = (seq: number) => ({ frame: { kind: 'trade', seq, ts: '2026-11-21T10:00:00.000Z', payload: {} }, data: Buffer.from(String(seq)) });
+    const entry = (seq: number) => ({ frame: { kind: 'trade', seq, ts: '2026-11-21T10:00:00.000Z', payload: {} }, ...framedText(String(seq)) });
     for (const s of [5, 6, 7]) h.push(entry(s));
     h.reset(0);
     expect(h.size).toBe(0);
