@@ -23,4 +23,10 @@ export interface BookSeed {
    * history as the stream (after a history replacement it may still hold the old one).
    */
   anchorKind?: string | null;
+  /**
+   * The engine time of that event, ISO 8601 (null: no event there). Compared too: after a
+   * replacement the new history's event at the same seq often has the same kind (a soak's book kept
+   * the old history's orders for minutes when only the kind was compared); its time differs.
+   */
+  anchorTs?: string | null;
 }

@@ -20,7 +20,7 @@
 //     snapshots; the book is then re-seeded order by order (a repaired level has no orders behind it).
 //   - A history replacement empties every book; they are seeded again, from a mirror that holds the
 //     new history (its event at the first seq the stream delivered after the replacement has the
-//     same kind).
+//     same kind and engine time).
 import { Counter, type Registry } from 'prom-client';
 import { parseDecimal } from '../decimal.js';
 import { MarketBook, type TouchedLevel } from '../projections/order-book.js';
@@ -118,7 +118,7 @@ export class BookKeeper {
   /** Seq of the last event seen (any kind). */
   private lastSeen: number | null = null;
   /** After a history replacement: the first event seen, which the mirror must hold too (null: no check). */
-  private anchor: { seq: number; kind: string } | null = null;
+  private anchor: { seq: number; kind: string; ts: string } | null = null;
   private awaitingAnchor = false;
   /** The head the stream resumed after when the history was last replaced (null: never replaced). */
   private replacedAt: number | null = null;
@@ -157,7 +157,7 @@ export class BookKeeper {
     this.lastSeen = event.seq;
     if (this.awaitingAnchor) {
       this.awaitingAnchor = false;
-      this.anchor = { seq: event.seq, kind: event.kind };
+      this.anchor = { seq: event.seq, kind: event.kind, ts: event.ts };
     }
     if (BookKeeper.concerns(event)) {
       const market = event.market!;
@@ -207,7 +207,7 @@ export class BookKeeper {
         why = `read failed: ${(err as Error).message}`;
       }
       if (!live()) return;
-      const sameHistory = !this.awaitingAnchor && (this.anchor === null || seed?.anchorKind === this.anchor.kind);
+      const sameHistory = !this.awaitingAnchor && (this.anchor === null || (seed !== null && sameEvent(seed, this.anchor)));
       if (seed && s.holdFrom !== null && seed.asOfSeq >= s.holdFrom && sameHistory) {
         return this.fromSeed(market, s, seed, later);
       }
@@ -403,4 +403,15 @@ function firstDifference(book: MarketBook, bids: ReadonlyArray<readonly [bigint,
     }
   }
   return {};
+}
+
+/**
+ * The mirror's event at the anchor seq is the one the stream delivered there: same kind and same
+ * engine time (to the millisecond: the mirror keeps microseconds, the engine writes milliseconds).
+ */
+function sameEvent(seed: BookSeed, anchor: { kind: string; ts: string }): boolean {
+  if (seed.anchorKind !== anchor.kind || !seed.anchorTs) return false;
+  const mirror = Date.parse(seed.anchorTs);
+  const streamed = Date.parse(anchor.ts);
+  return Number.isFinite(mirror) && mirror === streamed;
 }

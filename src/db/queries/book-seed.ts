@@ -22,8 +22,10 @@ export async function loadBookSeed(tx: Queryable, market: string, anchorSeq: num
     ORDER BY created_seq, order_id`;
   const seed: BookSeed = { asOfSeq: Number(head.seq), orders: orders.map((o) => ({ orderId: o.orderId, side: o.side, price: o.price, remaining: o.remaining })) };
   if (anchorSeq !== null) {
-    const [anchor] = await tx<{ kind: string }[]>`SELECT kind FROM events WHERE seq = ${anchorSeq}`;
+    const [anchor] = await tx<{ kind: string; ts: string }[]>`
+      SELECT kind, to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ts FROM events WHERE seq = ${anchorSeq}`;
     seed.anchorKind = anchor?.kind ?? null;
+    seed.anchorTs = anchor?.ts ?? null;
   }
   return seed;
 }

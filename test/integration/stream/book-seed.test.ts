@@ -1,6 +1,6 @@
 // The order book's seed read (src/db/queries/book-seed.ts) on a real PostgreSQL mirror: the
 // market's orders that can rest, one by one with their remaining size, oldest first, as of the
-// newest event of the same snapshot, and the kind of the event at the anchor seq.
+// newest event of the same snapshot, and the kind and engine time of the event at the anchor seq.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
@@ -52,8 +52,9 @@ describe('loadBookSeed', () => {
         { orderId: 'alo', side: 'buy', price: '98.0000000000', remaining: '3.0000000000' },
       ],
       anchorKind: 'engine.tick_start',
+      anchorTs: ticks(9, 9)[0]!.ts,
     });
     // An anchor the mirror does not hold (yet).
-    expect((await reader.readSnapshot(null, (tx) => loadBookSeed(tx, 'BTC-PERP', 50)))?.anchorKind).toBeNull();
+    expect(await reader.readSnapshot(null, (tx) => loadBookSeed(tx, 'BTC-PERP', 50))).toMatchObject({ anchorKind: null, anchorTs: null });
   });
 });
