@@ -420,8 +420,13 @@ export class JetStreamSource implements EngineEventSource {
     this.options.logger.info({ fromStreamSeq: streamSeq, read: seq - streamSeq, failedGets: failed, ms: Date.now() - began, direct: this.direct }, 'JetStream source: read the stream directly');
   }
 
-  /** The stream's message at `seq` (null: not stored, as far as the server answering knows). */
-  private async storedMessage(nc: NatsConnection, jsm: JetStreamManager, seq: number): Promise<DirectMessage | null> {
+  /**
+   * The stream's message at `seq` (null: not stored, as far as the server answering knows).
+   * `leaderWhenMissing`: a direct get's "not found" is asked of the leader too. A direct get may be
+   * answered by a follower a few messages behind (nats-server 2.9), which is no proof that the
+   * stream lacks a message the leader's consumer has already passed.
+   */
+  private async storedMessage(nc: NatsConnection, jsm: JetStreamManager, seq: number, leaderWhenMissing = false): Promise<DirectMessage | null> {
     const notFound = (err: unknown): null => {
       if (isNotFound(err)) return null;
       throw err;
@@ -430,7 +435,7 @@ export class JetStreamSource implements EngineEventSource {
       // Unanswered (a paused server's replica took it, or the stream stopped allowing direct
       // gets): the API's message get, answered by the stream's leader.
       const m = await directGet(nc, this.options.stream, seq, DIRECT_GET_TIMEOUT_MS).catch(() => undefined);
-      if (m !== undefined) return m;
+      if (m !== undefined && (m !== null || !leaderWhenMissing)) return m;
     }
     return jsm.streams.getMessage(this.options.stream, { seq }).then((m) => ({ seq: m.seq, subject: m.subject, data: m.data }), notFound);
   }
@@ -497,7 +502,8 @@ export class JetStreamSource implements EngineEventSource {
     this.options.logger.warn({ fromStreamSeq: from, toStreamSeq: to }, 'JetStream source: the consumer skipped stream messages; reading them directly');
     for (let seq = from; seq <= until; ) {
       const seqs = Array.from({ length: Math.min(64, until - seq + 1) }, (_, i) => seq + i);
-      const stored = await Promise.all(seqs.map((n) => this.storedMessage(nc, jsm, n).catch(() => null)));
+      // Skipped messages precede one the leader's consumer delivered: only the leader's "not found" counts.
+      const stored = await Promise.all(seqs.map((n) => this.storedMessage(nc, jsm, n, true).catch(() => null)));
       for (const m of stored) {
         if (!m) return;
         if (m.subject === this.options.subject) await this.handleNow({ seq: m.seq, text: new TextDecoder().decode(m.data) });
