@@ -19,17 +19,10 @@ import type { ReplayEntry, ReplayGuard } from '../contracts/replay-guard.js';
 import { ReplayMemoryLostError, SharedStateUnavailableError } from './errors.js';
 import type { RedisHandle } from './redis.js';
 
-// KEYS[1] marker, KEYS[2] the signature's key; ARGV[1] the marker this replica knows, ARGV[2] ttl.
-// {0, marker} when the marker is not the known one (nothing written), {1, 1|0} first use or not.
-const FIRST_USE = `
-local m = redis.call('GET', KEYS[1])
-if m ~= ARGV[1] then return {0, m or ''} end
-if redis.call('SET', KEYS[2], '1', 'PX', ARGV[2], 'NX') then return {1, 1} end
-return {1, 0}`;
-
-// The same for many signatures in one call (a batch's items): KEYS[1] marker, KEYS[2..] the
-// signatures' keys; ARGV[1] the known marker, ARGV[i] the ttl of KEYS[i]. {0, marker} as above, or
-// {1, first use of KEYS[2] (1|0), of KEYS[3], …}.
+// Every signature of one call (one, or a batch's items): KEYS[1] the marker, KEYS[2..] the
+// signatures' keys; ARGV[1] the marker this replica knows, ARGV[i] the ttl of KEYS[i]. {0, marker}
+// when the marker is not the known one (nothing written), else {1, first use of KEYS[2] (1|0), of
+// KEYS[3], …}.
 const FIRST_USE_MANY = `
 local m = redis.call('GET', KEYS[1])
 if m ~= ARGV[1] then return {0, m or ''} end
@@ -40,7 +33,6 @@ end
 return out`;
 
 interface ScriptedClient {
-  replayFirstUse(marker: string, key: string, known: string, ttlMs: string): Promise<[number, number | string]>;
   /** numberOfKeys first (the script takes any number of keys). */
   replayFirstUseMany(numberOfKeys: number, ...keysThenArgs: string[]): Promise<[number, ...Array<number | string>]>;
 }
@@ -71,7 +63,6 @@ export class RedisReplayGuard implements ReplayGuard {
       registers: [registry],
     });
     // EVALSHA, with ioredis sending the script again when Redis does not have it (a restarted one).
-    redis.client.defineCommand('replayFirstUse', { numberOfKeys: 2, lua: FIRST_USE });
     redis.client.defineCommand('replayFirstUseMany', { lua: FIRST_USE_MANY });
     this.refusing = new Gauge({
       name: 'bff_replay_memory_refusing',
@@ -86,35 +77,12 @@ export class RedisReplayGuard implements ReplayGuard {
   }
 
   async firstUse(key: string, ttlMs: number, signedAtMs: number): Promise<boolean> {
-    let first: boolean;
-    try {
-      this.redis.ensureConnected();
-      this.refuseIfBeforeLoss(signedAtMs);
-      if (this.known === null) await this.sync(null);
-      this.refuseIfBeforeLoss(signedAtMs);
-      let answer = await this.write(key, ttlMs);
-      if (answer[0] === 0) {
-        await this.sync(String(answer[1]));
-        this.refuseIfBeforeLoss(signedAtMs);
-        answer = await this.write(key, ttlMs);
-        if (answer[0] === 0) throw new Error('the replay memory marker changed twice in a row');
-      }
-      first = answer[1] === 1;
-      // Accepted only once the replicas hold it too (REDIS_WAIT_REPLICAS): a failover must not
-      // promote a replica that would accept the same signature again (docs/adr/0125).
-      if (first) await this.redis.replicated();
-    } catch (err) {
-      if (err instanceof ReplayMemoryLostError) throw err;
-      this.redis.failed('replay', 'fail_closed', err);
-      throw new SharedStateUnavailableError('the signature replay memory (Redis) is unavailable; retry shortly');
-    }
-    this.redis.succeeded();
-    return first;
+    return (await this.firstUseMany([{ key, ttlMs, signedAtMs }]))[0]!;
   }
 
   /**
-   * Many signatures in one script call, and one WAIT for all (REDIS_WAIT_REPLICAS), where `firstUse`
-   * makes one exchange of each per signature: a full batch's 50 became 2 round trips, not 100.
+   * Many signatures in one script call and one WAIT for all (REDIS_WAIT_REPLICAS): a full batch's 50
+   * are 2 round trips, not 100. `firstUse` is the same exchange for one.
    */
   async firstUseMany(entries: readonly ReplayEntry[]): Promise<boolean[]> {
     if (entries.length === 0) return [];
@@ -158,11 +126,6 @@ export class RedisReplayGuard implements ReplayGuard {
 
   private refuseIfBeforeLoss(signedAtMs: number): void {
     if (signedAtMs < this.refuseBefore) throw new ReplayMemoryLostError(this.refuseBefore, this.clock());
-  }
-
-  private async write(key: string, ttlMs: number): Promise<[number, number | string]> {
-    const ttl = String(Math.max(1, Math.ceil(ttlMs)));
-    return await (this.redis.client as unknown as ScriptedClient).replayFirstUse(this.markerKey, `${this.redis.prefix}replay:${key}`, this.known ?? '', ttl);
   }
 
   private async writeMany(entries: readonly ReplayEntry[]): Promise<[number, ...Array<number | string>]> {
