@@ -206,8 +206,8 @@ describe('BookKeeper seeded order by order from the mirror', () => {
   });
 
   it('after a history replacement, does not seed from a mirror that holds another history at the first seq streamed', async () => {
-    let anchorKind = 'engine.tick_start';
-    let anchorTs = ts;
+    // The mirror's event at the anchor seq (3), as the seed read returns it.
+    let mirrorEvent: EngineEvent = { seq: 3, kind: 'engine.tick_start', ts, payload: { tick: 3 } };
     const asked: Array<number | null> = [];
     let position = 3;
     const { k } = keeper({
@@ -216,7 +216,7 @@ describe('BookKeeper seeded order by order from the mirror', () => {
       mirrorWaitMs: 60_000,
       readOrders: async (_m, anchor) => {
         asked.push(anchor);
-        return { asOfSeq: 3, orders: [order('a', 'buy', '99', '1')], anchorKind, anchorTs };
+        return { asOfSeq: 3, orders: [order('a', 'buy', '99', '1')], anchor: mirrorEvent };
       },
       readBook: async () => ({ market: 'BTC-PERP', seq: 2, bids: [['99', '1']], asks: [] }),
     });
@@ -233,11 +233,19 @@ describe('BookKeeper seeded order by order from the mirror', () => {
     expect(k.book('BTC-PERP')).toBeNull(); // the mirror's event 3 is a tick: another history
     // The same kind at the same seq, at another engine time: still the old history (the soak's
     // engines place orders all the time, so the kinds at a seq often agree across histories).
-    anchorKind = 'engine.order_placed';
-    anchorTs = '2026-11-24T23:59:59.999Z';
+    mirrorEvent = { ...placed(3, 'x', 'buy', '50', '1'), ts: '2026-11-24T23:59:59.999Z' };
     await sleep(300);
     expect(k.book('BTC-PERP')).toBeNull();
-    anchorTs = ts;
+    // The same kind at the same engine time (the engine's clock is in milliseconds), another order:
+    // still another history.
+    mirrorEvent = placed(3, 'y', 'buy', '50', '1');
+    await sleep(300);
+    expect(k.book('BTC-PERP')).toBeNull();
+    // The event the stream delivered, as the database gives it back (microseconds, its key order).
+    const streamed = placed(3, 'x', 'buy', '50', '1');
+    const fields = (streamed.payload as { order: Record<string, unknown> }).order;
+    const reversed = Object.fromEntries(Object.entries(fields).reverse());
+    mirrorEvent = { ...streamed, ts: '2026-11-25T00:00:00.000000Z', payload: { order: reversed } };
     await waitUntil(() => k.book('BTC-PERP') !== null, 3_000);
     expect(k.source('BTC-PERP')).toBe('orders');
   });
