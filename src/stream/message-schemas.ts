@@ -55,7 +55,7 @@ export const UnsubscribeOp = Type.Object(
   {
     op: Type.Literal('unsubscribe'),
     id: MessageIdField,
-    kinds: list(Kind, 'Frame kinds to remove'),
+    kinds: list(Kind, 'Frame kinds to remove (orderbook.snapshot stays while the connection keeps orderbook.delta: a book view keeps its snapshots)'),
     markets: list(Market, 'Markets to remove (refused on a connection that receives every market)'),
     intervals: list(IntervalLiteral, 'Candle intervals to remove'),
     party: list(Party, 'Parties to remove'),

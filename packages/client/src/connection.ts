@@ -194,6 +194,10 @@ export class LiveConnection {
       } else everyMarket = true;
       if (interest.book && interest.kinds.includes('orderbook.delta')) w.book = interest.book;
     }
+    // The gateway adds a view's orderbook.snapshot to orderbook.delta (its acks list both): wanted
+    // too, so the diff with the applied filters never removes it. Removed, the seeded or rebuilt
+    // book's snapshot never came and the watch ignored every delta (issue 32, ADR 0191).
+    if (w.kinds.has('orderbook.delta')) w.kinds.add('orderbook.snapshot');
     if (everyMarket) w.markets = new Set([...(w.markets ?? []), ...(this.listed ?? [])]);
     return w;
   }
