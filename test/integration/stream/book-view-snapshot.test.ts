@@ -119,4 +119,49 @@ describe('a book view keeps its snapshots while it is seeded', () => {
       live.stop();
     }
   });
+
+  it('LiveConnection: a book watch for a market the connection already follows, in a grouped view it already has, gets its snapshot (asked again), and the same view is not asked again at every change', async () => {
+    s.engine.books.set('BTC-PERP', { seq: 11, bids: [['59900', '0.5']], asks: [['60100', '0.5']] });
+    // ETH-PERP's book is the one the test before seeded (two bids).
+    const client = new GatewayClient({ baseUrl: s.gw.url, retry: { retries: 0 } });
+    const sent: Array<{ op: string; kinds?: string[] }> = [];
+    const live = new LiveConnection({ client, WebSocket: recordingSocket(sent) });
+    // A watch of both markets (the console's market table and party channels): the connection follows ETH-PERP already.
+    const everywhere = live.watch({ kinds: ['trade'], markets: ['BTC-PERP', 'ETH-PERP'] }, { onMessage: () => {} });
+    let btc: DeltaOrderBook | null = null;
+    let eth: DeltaOrderBook | null = null;
+    // The gateway acks a grouping in its own normal form (tick:1 → tick:1.0000000000).
+    const view = { depth: 5, group: 'tick:1' };
+    const btcFeed = new OrderBookFeed({ client, market: 'BTC-PERP', connection: live, view, onBook: (b) => (btc = b) });
+    const ethFeed = new OrderBookFeed({ client, market: 'ETH-PERP', connection: live, view, onBook: (b) => (eth = b) });
+    try {
+      await everywhere.ready;
+      btcFeed.start();
+      await waitFor(() => (btc?.bids.length ?? 0) === 1, 10_000, 'the BTC-PERP book');
+      await live.settled();
+      // The screen switches market: the BTC-PERP book closes, the ETH-PERP one opens in the same view.
+      const before = sent.length;
+      btcFeed.stop();
+      ethFeed.start();
+      await waitFor(() => (eth?.bids.length ?? 0) === 2, 10_000, 'the ETH-PERP book (its snapshot asked again: the view and the market were followed already)');
+      await live.settled();
+      expect(sent.slice(before)).toEqual([
+        { op: 'unsubscribe', kinds: ['orderbook.delta', 'orderbook.snapshot'] },
+        { op: 'subscribe', kinds: ['orderbook.delta'] },
+      ]);
+      // Another change of the watches leaves the view alone (before: the ack's tick:1.0000000000 never
+      // equalled the asked tick:1, so every change subscribed the same view again, for nothing).
+      const after = sent.length;
+      const candles = live.watch({ kinds: ['candle.update'], markets: ['ETH-PERP'], intervals: ['1m'] }, { onMessage: () => {} });
+      await candles.ready;
+      await live.settled();
+      expect(sent.slice(after)).toEqual([{ op: 'subscribe', kinds: ['candle.update'] }]);
+      candles.close();
+    } finally {
+      everywhere.close();
+      btcFeed.stop();
+      ethFeed.stop();
+      live.stop();
+    }
+  });
 });
