@@ -168,6 +168,30 @@ describe('OpenInterestFeed', () => {
     expect(warnings.at(-1)).toBe('stream: open interest known again (seeded from the mirror)');
   });
 
+  // Review probe (review-probe branch): a history replacement that reaches the feed before its first
+  // event, after a failed seed read at start, must not leave the figure unknown for good.
+  it('a database away at start, then a history replaced from its start before any event: followed from nothing', async () => {
+    const { f, group, mirror } = feed({ asOfSeq: 0, longs: [] });
+    (mirror as { seed: OpenInterestSeed | null }).seed = null; // the database does not answer at start
+    await f.start();
+    f.replaced(0); // the engine restarted with a new history before any event reached the feed
+    expect(values(group(tick(1), fill(2, 'ETH-PERP', leg('n', 'n1', '2'))))).toEqual([['BTC-PERP', 2, '0.0000000000'], ['ETH-PERP', 2, '2.0000000000']]);
+  });
+
+  it('a database away at start, then a history replaced past its start before any event: known once the mirror holds it', async () => {
+    const { f, published, group, mirror } = feed({ asOfSeq: 0, longs: [] });
+    (mirror as { seed: OpenInterestSeed | null }).seed = null;
+    await f.start();
+    f.replaced(4);
+    const e5 = fill(5, 'BTC-PERP', leg('n', 'n1', '1'));
+    const e6 = fill(6, 'BTC-PERP', leg('n', 'n1', '2'));
+    expect(group(e5, e6)).toEqual([]);
+    // The database is back, its mirror of the new history as of 5: seeded there, 6's fill on top.
+    mirror.seed = { asOfSeq: 5, longs: [{ market: 'BTC-PERP', positionId: 'n1', size: '1' }], asOf: e5 };
+    await reread(mirror);
+    expect(values(published)).toEqual([['BTC-PERP', 6, '2.0000000000'], ['ETH-PERP', 6, '0.0000000000']]);
+  });
+
   it('a mirror ahead of the feed is used when its newest event arrives and matches', async () => {
     const { f, published, group, mirror } = feed({ asOfSeq: 0, longs: [] });
     await f.start();
