@@ -299,11 +299,17 @@ export class StreamClient implements InboundSink {
   onPing(data: Buffer): void {
     if (this.closing || this.ws.readyState !== WebSocket.OPEN) return;
     if (this.pending) this.flush();
-    // A pong frame: 2 header bytes and the payload echoed (at most 125 bytes).
-    if (this.ws.bufferedAmount + 2 + data.length > this.bufferLimit) {
+    // A pong frame: 2 header bytes and the payload echoed (at most 125 bytes). While the connection
+    // is being opened its buffer holds the paced replay and snapshot, which are never judged: the
+    // pongs are counted with the live frames held meanwhile, as those are (the bound's one measure
+    // of an opening connection).
+    const bytes = 2 + data.length;
+    const unsent = this.held ? this.heldBytes : this.ws.bufferedAmount;
+    if (unsent + bytes > this.bufferLimit) {
       this.owner?.tooSlow(this, 'pong');
       return;
     }
+    if (this.held) this.heldBytes += bytes;
     this.ws.pong(data);
   }
 

@@ -150,7 +150,8 @@ export class OpenInterestFeed implements LiveFeature<Subscription> {
    * and the mirror must first hold this history (the feed catches up from it).
    */
   replaced(head: number): void {
-    const wasKnown = this.seededAt !== null || this.catchUp !== null;
+    // A failed start read counts as known-to-be-followed: it was waiting for its first event.
+    const wasKnown = this.seededAt !== null || this.catchUp !== null || this.catchUpAtFirstEvent;
     this.forget();
     this.last = head;
     this.lastAt = null;

@@ -1,4 +1,4 @@
-// Review probe (review-probe branch, ADR 0176): "a since= replay is paced and never counts"
+// A ping during a paced opening (ADR 0176, found by a review): "a since= replay is paced and never counts"
 // (docs/stream.md, close code 4008). StreamClient.onPing judges the pong against ws.bufferedAmount,
 // which during an opening holds the replay's own unjudged bytes: once the opening waits for the
 // client's drain with an item larger than what is left of the bound, any ping from the client closes
