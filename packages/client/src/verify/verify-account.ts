@@ -137,28 +137,34 @@ export async function verifyAccount(source: AccountSource, party: string, option
       return proof;
     },
   };
-  // The gateway's view is read as the history is fetched; each of its numbers says the seq it is as of.
-  const [history, account, openPositions, deposits, withdrawals] = await Promise.all([
-    verifyHistory(capturing, party, options),
+  // The history first, then the gateway's reads (ADR 0190). A list of the mirror (positions,
+  // deposits, approved withdrawals) says nothing of when it was read: a position row's updatedSeq is
+  // the seq of its last change, not the mirror's head at the read. Read while the history is
+  // listed, a list may predate the last commitment (the mirror indexes it meanwhile), and the
+  // replay, which ends after it, would then differ from an honest mirror (issue 33). Read after the
+  // history's proofs, which the mirror served once it held the commitment, every list is at least
+  // as new as committedSeq: a row as of a seq at or before it is the state at it.
+  const history = await verifyHistory(capturing, party, options);
+  const committedSeq = lastCommittedSeq(history, proofs);
+  // The record as of the last committed event: what the replay's state must equal even when the
+  // party has traded since (the current view is then ahead).
+  const asOfRead = async (): Promise<{ accountAsOf: AccountAsOf | null; asOfNote?: string }> => {
+    if (committedSeq === 0) return { accountAsOf: null };
+    try {
+      return { accountAsOf: await source.getAccountAsOf(party, committedSeq) };
+    } catch (err) {
+      // 409: the mirror is behind the commitment; 404: a gateway without the route. Both leave the current view.
+      if (!(err instanceof GatewayError) || (err.status !== 409 && err.status !== 404)) throw err;
+      return { accountAsOf: null, asOfNote: `the gateway could not show your account as of seq ${committedSeq} (${err.body.code}): its current view was compared instead` };
+    }
+  };
+  const [{ accountAsOf, asOfNote }, account, openPositions, deposits, withdrawals] = await Promise.all([
+    asOfRead(),
     source.getAccount(party),
     all((before) => source.listUserPositions(party, { status: 'open', limit: 1000, ...(before !== undefined ? { before } : {}) })),
     all((before) => source.listUserDeposits(party, { limit: 1000, ...(before !== undefined ? { before } : {}) })),
     all((before) => source.listUserWithdrawals(party, { status: 'approved', limit: 1000, ...(before !== undefined ? { before } : {}) })),
   ]);
-  // The gateway's record as of the last committed event: what the replay's state must equal even
-  // when the party has traded since (its current view is then ahead).
-  const committedSeq = lastCommittedSeq(history, proofs);
-  let accountAsOf: AccountAsOf | null = null;
-  let asOfNote: string | undefined;
-  if (committedSeq > 0) {
-    try {
-      accountAsOf = await source.getAccountAsOf(party, committedSeq);
-    } catch (err) {
-      // 409: the mirror is behind the commitment; 404: a gateway without the route. Both leave the current view.
-      if (!(err instanceof GatewayError) || (err.status !== 409 && err.status !== 404)) throw err;
-      asOfNote = `the gateway could not show your account as of seq ${committedSeq} (${err.body.code}): its current view was compared instead`;
-    }
-  }
   return checkAccount({ party, history, proofs, account, accountAsOf, ...(asOfNote ? { asOfNote } : {}), openPositions, deposits, withdrawals, keep: options.keep ?? 20 });
 }
 
