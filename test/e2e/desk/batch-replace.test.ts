@@ -22,6 +22,8 @@ import {
   type OrderRequest,
 } from '../../../packages/client/src/index.js';
 import WebSocket from 'ws';
+import { SEND_CHUNK } from '../../../src/http/trading/batch.js';
+import type { BatchItem } from '../../../src/contracts/desk.js';
 
 const MARKET = 'BTC-PERP';
 const bid = (price: string, extra: Partial<OrderRequest> = {}): OrderRequest => ({ market: MARKET, side: 'buy', type: 'limit', size: '0.01', price, ...extra }) as OrderRequest;
@@ -80,6 +82,45 @@ describe('batches and cancel-replace (reference engine)', () => {
     expect(r[4]).toMatchObject({ op: 'place', outcome: 'refused', status: 401, body: { code: 'unauthorized' } });
     expect(await bookBids(engine)).toContainEqual(['41000.0000000000', '0.0100000000']);
     expect(await bookBids(engine)).not.toContainEqual(['1.0000000000', '0.0100000000']);
+  });
+
+  it('a concurrent batch handed over in chunks (SEND_CHUNK a turn): every outcome in order across the chunks, a twin client order id in a later chunk refused 409, the answered ones refused when sent again', async () => {
+    // Items go to the engine client SEND_CHUNK at a time, a turn of the event loop apart (ADR 0188);
+    // places with a client order id are claimed (a promise), the others handed over at once: the
+    // answer must not tell either apart from a batch sent all at once.
+    const session = alice.session!;
+    const n = SEND_CHUNK * 3;
+    const twinAt = SEND_CHUNK + 2; // in the second chunk; its twin in the first
+    const badAt = SEND_CHUNK * 2 - 1; // the last of the second chunk
+    const forgedAt = SEND_CHUNK * 2; // the first of the third
+    const items: BatchItem[] = [];
+    for (let i = 0; i < n; i++) {
+      const price = String(38_000 + i);
+      if (i === 1 || i === twinAt) items.push(await signPlace(session, bid(price, { clientOrderId: 'chunk-twin' })));
+      else if (i === badAt) items.push({ op: 'place', body: '{not json', sig: (await signPlace(session, bid(price))).sig });
+      else if (i === forgedAt) items.push({ ...(await signPlace(session, bid(price))), body: JSON.stringify(bid('2')) });
+      else if (i % 3 === 0) items.push(await signPlace(session, bid(price, { clientOrderId: `chunk-${i}` })));
+      else items.push(await signPlace(session, bid(price)));
+    }
+    const answer = await sendBatch(alice, items);
+    expect(answer.results).toHaveLength(n);
+    answer.results.forEach((r, i) => {
+      if (i === twinAt) expect(r).toMatchObject({ op: 'place', outcome: 'refused', status: 409, body: { code: 'duplicate_client_order_id' } });
+      else if (i === badAt) expect(r).toMatchObject({ op: 'place', outcome: 'refused', status: 400, body: { code: 'bad_request' } });
+      else if (i === forgedAt) expect(r).toMatchObject({ op: 'place', outcome: 'refused', status: 401 });
+      else expect(r).toMatchObject({ op: 'place', outcome: 'answered', status: 200, body: { ok: true, status: 'open' } });
+    });
+    // Each answered item is the engine's answer to that very item: its order rests at the item's price.
+    const bids = await bookBids(engine);
+    answer.results.forEach((r, i) => {
+      if (r.outcome === 'answered') expect(bids).toContainEqual([`${38_000 + i}.0000000000`, '0.0100000000']);
+    });
+    expect(bids).not.toContainEqual([`${38_000 + twinAt}.0000000000`, '0.0100000000']);
+    // Sent again, the answered ones are refused as replays (that the gateway spent them before the
+    // answer, not only the engine, is the budget test below).
+    const again = await sendBatch(alice, items.filter((_, i) => answer.results[i]!.outcome === 'answered'));
+    for (const r of again.results) expect(r).toMatchObject({ outcome: 'refused', status: 401, body: { code: 'unauthorized' } });
+    await cancelOrders(alice, answer.results.flatMap((r) => (r.outcome === 'answered' ? [(r.body as { orderId: string }).orderId] : [])));
   });
 
   it('ordered with stopOnFailure: items after the first failure are skipped and never reach the engine', async () => {
