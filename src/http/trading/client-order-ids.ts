@@ -69,7 +69,7 @@ export function refuseKnownDuplicate(lookup: ClientOrderLookup | null, party: st
 }
 
 export function clientOrderAdmission(lookup: ClientOrderLookup | null, claims: Claims): Admit {
-  // Nothing to claim answers null at once (no promise), so the call is sent in the same turn.
+  // Nothing to claim answers null at once (no promise): the call goes on without a microtask.
   return (party, call) => {
     if (party === null) return null;
     const clientOrderId = clientOrderIdOf(call.body);

@@ -46,8 +46,7 @@ export interface CallInput {
  * What a route checks once the party is known and before the engine is called (the client order
  * id of a place: client-order-ids.ts). Throws (or rejects) to refuse; the returned settle hears the
  * outcome. Null, not a promise, when there is nothing to admit: the call then reaches the engine
- * client in the same turn, which a batch relies on to get its first items written while it
- * prepares the others (batch.ts `SEND_CHUNK`).
+ * client without waiting for a microtask.
  */
 export type Admit = (party: string | null, call: CallInput) => Promise<Admitted | null> | null;
 export interface Admitted {

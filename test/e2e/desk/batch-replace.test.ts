@@ -22,7 +22,6 @@ import {
   type OrderRequest,
 } from '../../../packages/client/src/index.js';
 import WebSocket from 'ws';
-import { SEND_CHUNK } from '../../../src/http/trading/batch.js';
 import type { BatchItem } from '../../../src/contracts/desk.js';
 
 const MARKET = 'BTC-PERP';
@@ -84,15 +83,15 @@ describe('batches and cancel-replace (reference engine)', () => {
     expect(await bookBids(engine)).not.toContainEqual(['1.0000000000', '0.0100000000']);
   });
 
-  it('a concurrent batch handed over in chunks (SEND_CHUNK a turn): every outcome in order across the chunks, a twin client order id in a later chunk refused 409, the answered ones refused when sent again', async () => {
-    // Items go to the engine client SEND_CHUNK at a time, a turn of the event loop apart (ADR 0188);
-    // places with a client order id are claimed (a promise), the others handed over at once: the
-    // answer must not tell either apart from a batch sent all at once.
+  it('a concurrent batch mixing places with and without client order ids: every outcome in order, a twin id refused 409, the answered ones refused when sent again, each settled from entries made while the engine worked', async () => {
+    // Places with a client order id are claimed first (a promise), the others reach the engine
+    // client at once (ADR 0188); the replay entries are made before the answers: the answer must not
+    // tell any of it apart from a batch of single calls.
     const session = alice.session!;
-    const n = SEND_CHUNK * 3;
-    const twinAt = SEND_CHUNK + 2; // in the second chunk; its twin in the first
-    const badAt = SEND_CHUNK * 2 - 1; // the last of the second chunk
-    const forgedAt = SEND_CHUNK * 2; // the first of the third
+    const n = 24;
+    const twinAt = 10; // its twin is item 1
+    const badAt = 15;
+    const forgedAt = 16;
     const items: BatchItem[] = [];
     for (let i = 0; i < n; i++) {
       const price = String(38_000 + i);
