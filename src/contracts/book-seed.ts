@@ -3,6 +3,8 @@
 // orders one by one, consistent as of one seq, so that every later event (a cancel of any of them
 // included) applies to the book exactly as it applies to the engine's.
 
+import type { EngineEvent } from './engine-event.js';
+
 export interface BookSeedOrder {
   orderId: string;
   side: 'buy' | 'sell';
@@ -18,15 +20,12 @@ export interface BookSeed {
   /** The market's non-terminal limit orders that can rest (not IOC), oldest first. */
   orders: BookSeedOrder[];
   /**
-   * The kind of the mirror's event at the anchor seq asked for (null: the mirror has no event
-   * there). The caller compares it with the event it saw at that seq: the mirror holds the same
-   * history as the stream (after a history replacement it may still hold the old one).
+   * The mirror's event at the anchor seq asked for (null: the mirror has no event there). The caller
+   * compares its fingerprint (src/engine/fingerprint.ts: seq, kind, engine time and payload) with
+   * the event it saw at that seq: the mirror then holds the same history as the stream (after a
+   * history replacement it may still hold the old one, whose event at the same seq often has the
+   * same kind: a soak's book kept the old history's orders for minutes when only the kind was
+   * compared).
    */
-  anchorKind?: string | null;
-  /**
-   * The engine time of that event, ISO 8601 (null: no event there). Compared too: after a
-   * replacement the new history's event at the same seq often has the same kind (a soak's book kept
-   * the old history's orders for minutes when only the kind was compared); its time differs.
-   */
-  anchorTs?: string | null;
+  anchor?: EngineEvent | null;
 }

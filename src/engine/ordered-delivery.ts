@@ -135,25 +135,33 @@ export class OrderedDelivery {
   }
 }
 
-/** A backoff sleep that `wake()` ends early (a source being stopped must not wait it out). */
+/**
+ * A backoff sleep that `wake()` ends early (a source being stopped must not wait it out). Several
+ * loops of one owner may sleep at once (the relay's publisher and its restart loop): `wake()` ends
+ * every sleep pending at that moment.
+ */
 export class WakeableSleep {
-  private pending: { timer: NodeJS.Timeout; resolve: () => void } | null = null;
+  private readonly pending = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
 
   sleep(ms: number): Promise<void> {
     if (ms <= 0) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.pending = null;
-        resolve();
-      }, ms);
-      this.pending = { timer, resolve };
+      const entry = {
+        timer: setTimeout(() => {
+          this.pending.delete(entry);
+          resolve();
+        }, ms),
+        resolve,
+      };
+      this.pending.add(entry);
     });
   }
 
   wake(): void {
-    if (!this.pending) return;
-    clearTimeout(this.pending.timer);
-    this.pending.resolve();
-    this.pending = null;
+    for (const entry of this.pending) {
+      clearTimeout(entry.timer);
+      entry.resolve();
+    }
+    this.pending.clear();
   }
 }

@@ -10,7 +10,8 @@
 // place (`errorMessage`), through the same mapping as REST (`fromDomainError`), so a refusal has
 // the same code on both. Subscription changes of one connection are applied one after the other,
 // after its opening (at most MAX_PENDING_CHANGES waiting); orders run concurrently (at most
-// MAX_PENDING_ORDERS per connection).
+// MAX_PENDING_ORDERS per connection), and so do the dead man's switch calls (MAX_PENDING_SWITCH_CALLS)
+// and order.status lookups (MAX_PENDING_LOOKUPS): every request waits in a counted queue.
 import { randomUUID } from 'node:crypto';
 import type { ClientMessageHandlers } from '../stream/hub.js';
 import type { StreamClient } from '../stream/client.js';
@@ -44,6 +45,17 @@ export const MAX_PENDING_ORDERS = 32;
  * message rate for as long as it was slow, and answered changes minutes late.
  */
 export const MAX_PENDING_CHANGES = 32;
+
+/**
+ * Dead man's switch calls (switch.arm / heartbeat / disarm) of one connection awaiting the switch
+ * store at once (Redis for a fleet); more are refused (`rate_limited`) until one is answered. A
+ * bound of their own: a heartbeat is never refused because the connection's orders or lookups wait
+ * (a refused heartbeat lets the switch fire).
+ */
+export const MAX_PENDING_SWITCH_CALLS = 32;
+
+/** order.status lookups of one connection awaiting at once (budgets, the database mirror); more are refused (`rate_limited`). */
+export const MAX_PENDING_LOOKUPS = 32;
 
 export interface MessageContext extends UpgradeContext {
   trading: TradingSlot;
@@ -96,6 +108,8 @@ class ConnectionMessages implements ClientMessageHandlers {
   private changes: Promise<void> = SETTLED;
   private pendingOrders = 0;
   private pendingChanges = 0;
+  private pendingSwitchCalls = 0;
+  private pendingLookups = 0;
 
   constructor(
     private readonly ctx: MessageContext,
@@ -198,6 +212,10 @@ class ConnectionMessages implements ClientMessageHandlers {
       if (!client.sub.parties.has(message.party)) {
         return this.refuse(client, new ApiError('forbidden', `${message.op} needs the party on this connection (subscribe to it with its proof first)`), message.id, message.op);
       }
+      if (this.pendingSwitchCalls >= MAX_PENDING_SWITCH_CALLS) {
+        return this.refuse(client, new ApiError('rate_limited', `at most ${MAX_PENDING_SWITCH_CALLS} switch calls of one connection may wait at once`, { retryAfterS: 1 }), message.id, message.op);
+      }
+      this.pendingSwitchCalls++;
       const name = message.name ?? 'default';
       const run =
         message.op === 'switch.arm'
@@ -207,7 +225,8 @@ class ConnectionMessages implements ClientMessageHandlers {
             : calls.switchDisarm(message.party, name);
       run
         .then((body) => this.send(client, answer('stream.answer', this.ctx.hub.head(), message.id, message.op, { status: 200, body: body as Record<string, unknown> })))
-        .catch((err: unknown) => this.refuse(client, err, message.id, message.op));
+        .catch((err: unknown) => this.refuse(client, err, message.id, message.op))
+        .finally(() => this.pendingSwitchCalls--);
       return;
     }
     if (message.op === 'order.status') {
@@ -217,10 +236,15 @@ class ConnectionMessages implements ClientMessageHandlers {
       if (!client.sub.parties.has(message.party)) {
         return this.refuse(client, new ApiError('forbidden', 'order.status needs the party on this connection (subscribe to it with its proof first)'), message.id, message.op);
       }
+      if (this.pendingLookups >= MAX_PENDING_LOOKUPS) {
+        return this.refuse(client, new ApiError('rate_limited', `at most ${MAX_PENDING_LOOKUPS} order.status lookups of one connection may wait at once`, { retryAfterS: 1 }), message.id, message.op);
+      }
+      this.pendingLookups++;
       calls
         .clientOrder(message.party, message.clientOrderId, { ip: this.ip, requestId: randomUUID() })
         .then((body) => this.send(client, answer('stream.answer', this.ctx.hub.head(), message.id, message.op, { status: 200, body: body as Record<string, unknown> })))
-        .catch((err: unknown) => this.refuse(client, err, message.id, message.op));
+        .catch((err: unknown) => this.refuse(client, err, message.id, message.op))
+        .finally(() => this.pendingLookups--);
       return;
     }
     if (this.pendingOrders >= MAX_PENDING_ORDERS) {

@@ -26,6 +26,7 @@ import { parseDecimal } from '../decimal.js';
 import { MarketBook, type TouchedLevel } from '../projections/order-book.js';
 import type { EngineEvent } from '../contracts/engine-event.js';
 import type { BookSeed } from '../contracts/book-seed.js';
+import { eventFingerprint } from '../engine/fingerprint.js';
 
 /** The engine's book as read from GET /v1/orderbook. */
 export interface EngineBook {
@@ -40,7 +41,8 @@ export interface BookKeeperOptions {
   readBook(market: string, depth: number): Promise<EngineBook | null>;
   /**
    * Reads the mirror's resting orders of one market in one snapshot (null: no database, or an empty
-   * mirror). `anchorSeq`: also the kind of the mirror's event at that seq (BookSeed.anchorKind).
+   * mirror). `anchorSeq`: also the mirror's event at that seq (BookSeed.anchor), whose fingerprint
+   * must be the one the stream delivered there.
    */
   readOrders?: ((market: string, anchorSeq: number | null) => Promise<BookSeed | null>) | null;
   /** The live source's position: the seq of the last event delivered, else the point it starts after (null: unknown). */
@@ -118,7 +120,7 @@ export class BookKeeper {
   /** Seq of the last event seen (any kind). */
   private lastSeen: number | null = null;
   /** After a history replacement: the first event seen, which the mirror must hold too (null: no check). */
-  private anchor: { seq: number; kind: string; ts: string } | null = null;
+  private anchor: { seq: number; print: string } | null = null;
   private awaitingAnchor = false;
   /** The head the stream resumed after when the history was last replaced (null: never replaced). */
   private replacedAt: number | null = null;
@@ -157,7 +159,7 @@ export class BookKeeper {
     this.lastSeen = event.seq;
     if (this.awaitingAnchor) {
       this.awaitingAnchor = false;
-      this.anchor = { seq: event.seq, kind: event.kind, ts: event.ts };
+      this.anchor = { seq: event.seq, print: eventFingerprint(event) };
     }
     if (BookKeeper.concerns(event)) {
       const market = event.market!;
@@ -207,7 +209,7 @@ export class BookKeeper {
         why = `read failed: ${(err as Error).message}`;
       }
       if (!live()) return;
-      const sameHistory = !this.awaitingAnchor && (this.anchor === null || (seed !== null && sameEvent(seed, this.anchor)));
+      const sameHistory = !this.awaitingAnchor && (this.anchor === null || (seed?.anchor != null && eventFingerprint(seed.anchor) === this.anchor.print));
       if (seed && s.holdFrom !== null && seed.asOfSeq >= s.holdFrom && sameHistory) {
         return this.fromSeed(market, s, seed, later);
       }
@@ -403,15 +405,4 @@ function firstDifference(book: MarketBook, bids: ReadonlyArray<readonly [bigint,
     }
   }
   return {};
-}
-
-/**
- * The mirror's event at the anchor seq is the one the stream delivered there: same kind and same
- * engine time (to the millisecond: the mirror keeps microseconds, the engine writes milliseconds).
- */
-function sameEvent(seed: BookSeed, anchor: { kind: string; ts: string }): boolean {
-  if (seed.anchorKind !== anchor.kind || !seed.anchorTs) return false;
-  const mirror = Date.parse(seed.anchorTs);
-  const streamed = Date.parse(anchor.ts);
-  return Number.isFinite(mirror) && mirror === streamed;
 }

@@ -19,10 +19,12 @@ export interface ClientMessageHandlers {
   oversize(data: Buffer, client: StreamClient): void;
 }
 
-/** The hub a connection is registered with: told when its socket closes or it floods. */
+/** The hub a connection is registered with: told when its socket closes, it floods, or a write of its own would pass its bound. */
 export interface ClientOwner {
   remove(client: StreamClient): void;
   flooded(): void;
+  /** A write outside the hub's frames (`kind`: what it was) would take it past its bound: closed 4008. */
+  tooSlow(client: StreamClient, kind: string): void;
 }
 
 interface RawSocket {
@@ -60,6 +62,10 @@ type Tagged = WebSocket & { [CLIENT]?: StreamClient };
 
 function onPong(this: Tagged, data: Buffer): void {
   this[CLIENT]?.onPong(data);
+}
+
+function onPing(this: Tagged, data: Buffer): void {
+  this[CLIENT]?.onPing(data);
 }
 
 function onClose(this: Tagged): void {
@@ -149,6 +155,7 @@ export class StreamClient implements InboundSink {
     const ws = this.ws as Tagged;
     ws[CLIENT] = this;
     ws.on('pong', onPong);
+    ws.on('ping', onPing);
     ws.on('close', onClose);
     ws.on('error', onError);
   }
@@ -282,6 +289,28 @@ export class StreamClient implements InboundSink {
     if (this.pending) this.flush();
     if (!this.deflate && socket?.writable) socket.write(ping.wire);
     else this.ws.ping(ping.payload);
+  }
+
+  /**
+   * The peer's ping, answered here rather than by ws (its servers run with autoPong off): ws
+   * answered every ping outside any bound, so a client that pinged and never read made the
+   * gateway buffer pongs without end. A pong counts as any write: past the bound, closed 4008.
+   */
+  onPing(data: Buffer): void {
+    if (this.closing || this.ws.readyState !== WebSocket.OPEN) return;
+    if (this.pending) this.flush();
+    // A pong frame: 2 header bytes and the payload echoed (at most 125 bytes). While the connection
+    // is being opened its buffer holds the paced replay and snapshot, which are never judged: the
+    // pongs are counted with the live frames held meanwhile, as those are (the bound's one measure
+    // of an opening connection).
+    const bytes = 2 + data.length;
+    const unsent = this.held ? this.heldBytes : this.ws.bufferedAmount;
+    if (unsent + bytes > this.bufferLimit) {
+      this.owner?.tooSlow(this, 'pong');
+      return;
+    }
+    if (this.held) this.heldBytes += bytes;
+    this.ws.pong(data);
   }
 
   onPong(data: Buffer): void {

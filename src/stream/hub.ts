@@ -114,7 +114,9 @@ export class StreamHub implements StreamFanout, ClientOwner {
   accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription, handlers?: ClientMessageHandlers): void {
     const inbound = this.options.inbound ?? DEFAULT_INBOUND_LIMITS;
     const deflate = sub.compress && this.options.deflate ? this.options.deflate : null;
-    const wss = deflate ? (this.wssDeflate ??= this.deflateServer(deflate, hardMaxBytes(inbound))) : (this.wss ??= new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: hardMaxBytes(inbound) }));
+    const wss = deflate
+      ? (this.wssDeflate ??= this.deflateServer(deflate, hardMaxBytes(inbound)))
+      : (this.wss ??= new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: hardMaxBytes(inbound), autoPong: false }));
     wss.handleUpgrade(req, socket, head, (ws) => {
       const client = this.add(ws, sub);
       if (ws.extensions.includes('permessage-deflate')) {
@@ -134,11 +136,18 @@ export class StreamHub implements StreamFanout, ClientOwner {
     this.options.metrics.floodCloses?.inc();
   }
 
+  /** A write to the client outside the hub's frames (the pong to its ping) would pass its bound. */
+  tooSlow(client: StreamClient, kind: string): void {
+    this.closeSlow(client, { kind, seq: 0 });
+  }
+
   private deflateServer(settings: DeflateSettings, maxPayload: number): WebSocketServer {
     return new WebSocketServer({
       noServer: true,
       clientTracking: false,
       maxPayload,
+      // The client's pings are answered by StreamClient.onPing, within the slow-consumer bound.
+      autoPong: false,
       perMessageDeflate: {
         threshold: settings.thresholdBytes,
         serverNoContextTakeover: true,
@@ -280,9 +289,13 @@ export class StreamHub implements StreamFanout, ClientOwner {
     this.sendControl(client, { kind: 'stream.heartbeat', seq: head ?? 0, ts: new Date().toISOString(), payload: { headSeq: head } });
   }
 
-  /** Control messages and heartbeats: in order with the connection's frames (held while it is opened). */
+  /**
+   * Control messages, answers and heartbeats: in order with the connection's frames (held while it
+   * is opened), and judged by the slow-consumer bound as any frame (`control`: never as the rest of
+   * an event already begun).
+   */
   private sendControl(client: StreamClient, message: Record<string, unknown>): void {
-    this.deliver(client, { frame: { kind: message.kind as string, seq: 0, ts: '', payload: {} }, ...framedText(JSON.stringify(message)) });
+    this.deliver(client, { frame: { kind: message.kind as string, seq: 0, ts: '', payload: {} }, ...framedText(JSON.stringify(message)) }, true);
   }
 
   remove(client: StreamClient): void {
@@ -313,8 +326,10 @@ export class StreamHub implements StreamFanout, ClientOwner {
     }
     const message = json(ack(client.sub, this.state.head()));
     if (!this.options.enabled || !registered || !this.state.ready()) {
-      client.send(message);
-      return Promise.resolve(registered);
+      if (client.send(message) !== 'slow') return Promise.resolve(registered);
+      if (registered) this.closeSlow(client, { kind: 'stream.ack', seq: 0 });
+      else client.closeSlow();
+      return Promise.resolve(false);
     }
     client.held = [];
     const parts = snapshot ? this.state.snapshot(client.sub) : null;
@@ -371,8 +386,12 @@ export class StreamHub implements StreamFanout, ClientOwner {
     }
   }
 
-  /** true when written; a client past its bound is closed with 4008 (and unregistered at once). */
-  private deliver(client: StreamClient, sent: Sent): boolean {
+  /**
+   * true when written; a client past its bound is closed with 4008 (and unregistered at once).
+   * `control`: a message of the connection's own (seq 0), not a frame of an event: it is judged
+   * even right after a frame, since "the rest of an event" applies only to frames of that event.
+   */
+  private deliver(client: StreamClient, sent: Sent, control = false): boolean {
     if (client.held) {
       // Being opened: held in order, and judged as live traffic. Before the runtime is ready
       // nothing is held: what is published then fills the replay history and the state the
@@ -385,7 +404,8 @@ export class StreamHub implements StreamFanout, ClientOwner {
       return false;
     }
     const batch = this.batch;
-    const r = batch ? client.queue(sent.data, sent.wire, sent.frame.seq, batch.root) : client.send(sent.data, sent.wire, sent.frame.seq);
+    const seq = control ? undefined : sent.frame.seq;
+    const r = batch ? client.queue(sent.data, sent.wire, seq, batch.root) : client.send(sent.data, sent.wire, seq);
     if (r === 'queued') batch!.clients.push(client);
     if (r === 'sent' || r === 'queued') return true;
     if (r === 'slow') this.closeSlow(client, sent.frame);

@@ -55,7 +55,7 @@ export const UnsubscribeOp = Type.Object(
   {
     op: Type.Literal('unsubscribe'),
     id: MessageIdField,
-    kinds: list(Kind, 'Frame kinds to remove'),
+    kinds: list(Kind, 'Frame kinds to remove (orderbook.snapshot stays while the connection keeps orderbook.delta: a book view keeps its snapshots)'),
     markets: list(Market, 'Markets to remove (refused on a connection that receives every market)'),
     intervals: list(IntervalLiteral, 'Candle intervals to remove'),
     party: list(Party, 'Parties to remove'),
@@ -100,7 +100,7 @@ export const BatchOp = Type.Object(
 
 export const ReplaceOp = Type.Object(
   { op: Type.Literal('order.replace'), id: MessageIdField, ...ReplaceFields },
-  { ...strict, description: 'A signed cancel and a signed place (POST /v1/orders/replace); the place is sent only once the engine confirmed the cancel. Answered by stream.answer with {cancel, place, replaced}.' },
+  { ...strict, description: 'A signed cancel and a signed place (POST /v1/orders/replace); the place is sent only once the engine confirmed the cancel, and a place the gateway refuses (a clientOrderId the party used or has in flight included) sends nothing. Answered by stream.answer with {cancel, place, replaced}.' },
 );
 
 export const OrderStatusOp = Type.Object(

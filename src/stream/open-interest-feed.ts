@@ -4,9 +4,9 @@
 // GET /v1/markets sums, so the frame and the REST field agree at the same seq.
 //
 // Without a seed (no database, or its read failed) the figure is unknown: nothing is sent rather
-// than a wrong number; the REST field is then the one to read. When the events after the seed did
-// not all arrive (a hole), or the engine's history was replaced, it is unknown only until it can be
-// known again (ADR 0181): a history replaced from its start (head 0) is followed from its first
+// than a wrong number; the REST field is then the one to read. When the seed read at start failed,
+// the events after it did not all arrive (a hole), or the engine's history was replaced, it is
+// unknown only until it can be known again (ADR 0181): a history replaced from its start (head 0) is followed from its first
 // event, from nothing; otherwise the mirror is read again every `reseedMs` until it holds this
 // history up to an event this feed delivered itself (open-interest-catch-up.ts), and the fills
 // delivered since are applied on top. Either way every market's figure is then sent once.
@@ -58,6 +58,8 @@ export class OpenInterestFeed implements LiveFeature<Subscription> {
   private ahead: OpenInterestSeed | null = null;
   private reseedTimer: NodeJS.Timeout | null = null;
   private reading = false;
+  /** The seed read at start failed: the catch-up starts after the event before the first one delivered. */
+  private catchUpAtFirstEvent = false;
 
   constructor(private readonly options: OpenInterestFeedOptions) {}
 
@@ -68,12 +70,26 @@ export class OpenInterestFeed implements LiveFeature<Subscription> {
    */
   async start(): Promise<void> {
     if (!this.options.readSeed) return;
-    const seed = await this.options.readSeed();
+    let seed: OpenInterestSeed;
+    try {
+      seed = await this.options.readSeed();
+    } catch (err) {
+      // The database is away at start: unknown until the mirror holds an event this feed delivers
+      // (the catch-up begins with the first event, whose seq is not known yet), not until a restart.
+      this.options.logger.warn({ err: (err as Error).message }, 'stream: open interest unknown (the mirror could not be read at start); sent once the mirror holds the events streamed');
+      this.catchUpAtFirstEvent = true;
+      return;
+    }
     this.book.seed(seed.longs);
     this.seededAt = this.last = seed.asOfSeq ?? 0;
   }
 
   event(e: EngineEvent): void {
+    if (this.catchUpAtFirstEvent) {
+      this.catchUpAtFirstEvent = false;
+      this.last = e.seq - 1;
+      this.catchUpAfter(this.last);
+    }
     if ((this.seededAt === null && !this.catchUp) || e.seq <= this.last) return;
     if (e.seq > this.last + 1) {
       // Engine seqs have no holes: events between were never delivered (a stream started after a
@@ -134,7 +150,8 @@ export class OpenInterestFeed implements LiveFeature<Subscription> {
    * and the mirror must first hold this history (the feed catches up from it).
    */
   replaced(head: number): void {
-    const wasKnown = this.seededAt !== null || this.catchUp !== null;
+    // A failed start read counts as known-to-be-followed: it was waiting for its first event.
+    const wasKnown = this.seededAt !== null || this.catchUp !== null || this.catchUpAtFirstEvent;
     this.forget();
     this.last = head;
     this.lastAt = null;
@@ -154,6 +171,7 @@ export class OpenInterestFeed implements LiveFeature<Subscription> {
 
   /** The figure is no longer known: nothing more is sent until it is. */
   private forget(): void {
+    this.catchUpAtFirstEvent = false;
     this.book.reset();
     this.pending.clear();
     this.lastChange.clear();

@@ -339,6 +339,6 @@ export const CLOSE_CODES = {
   1001: 'Going away: the gateway is shutting down; reconnect with ?since=<last seq>',
   1008: 'Policy violation: the client sent more messages than WS_CLIENT_MESSAGES_PER_S (bursts of WS_CLIENT_MESSAGE_BURST)',
   1009: 'Message too big: the client sent a message over four times WS_CLIENT_MESSAGE_MAX_BYTES (one over the bound itself is answered payload_too_large)',
-  4008: 'Slow consumer: live frames left unsent passed WS_CLIENT_BUFFER_BYTES (a since= replay is paced and never counts); reconnect with ?since=<last seq>',
+  4008: 'Slow consumer: what was left unsent to it (live frames, answers to its messages, pongs to its pings) passed WS_CLIENT_BUFFER_BYTES (a since= replay is paced and never counts); reconnect with ?since=<last seq>',
   4011: 'Stream reset: the engine history was replaced (connections without control messages); discard state, bootstrap from REST and reconnect without since',
 } as const;

@@ -13,7 +13,8 @@
 // - A market the engine does not list is refused (`unknown_market`), never ignored as rule 1
 //   ignores the URL's: a subscribe cannot silently turn into every market.
 // - `orderbook.delta` with `depth` / `group` sets the connection's book view (one per connection);
-//   unsubscribing `orderbook.delta` returns the connection to the spec's polled snapshots.
+//   unsubscribing `orderbook.delta` returns the connection to the spec's polled snapshots. The
+//   view's `orderbook.snapshot` stays while `orderbook.delta` does: an unsubscribe cannot remove it alone.
 // Pure: answers the new Subscription; the hub swaps it in (and out of its index) in one step.
 import { FRAME_KINDS, CANDLE_INTERVALS, type CandleInterval } from '../contracts/frame.js';
 import { groupingKey } from '../projections/book-view.js';
@@ -79,7 +80,12 @@ export function applyUnsubscribe(sub: Subscription, message: UnsubscribeMessage,
     throw new InvalidSubscriptionError('the connection receives every market: subscribe to the markets to keep instead of unsubscribing one');
   }
   const next = copy(sub);
-  next.kinds = remove(sub.kinds ?? new Set(SPEC_KINDS), lists.kinds, sub.kinds);
+  const kinds = remove(sub.kinds ?? new Set(SPEC_KINDS), lists.kinds, sub.kinds);
+  // A view's snapshots go with its deltas (ADR 0191): while the view stays, its orderbook.snapshot
+  // stays too. Without it the seeded or rebuilt book never reached the connection, only deltas it
+  // cannot apply (the LiveConnection removed the kind the subscribe had added: issue 32).
+  if (kinds?.has('orderbook.delta')) kinds.add('orderbook.snapshot');
+  next.kinds = kinds;
   next.intervals = remove(sub.intervals ?? new Set(CANDLE_INTERVALS), lists.intervals, sub.intervals) as Set<CandleInterval> | null;
   next.parties = remove(sub.parties, lists.party, sub.parties) ?? NO_PARTIES;
   if (lists.markets) setMarkets(next, new Set(sub.requestedMarkets!.filter((m) => !lists.markets!.includes(m))), knownMarkets);

@@ -64,6 +64,11 @@ export interface ScriptedEngine {
   books: Map<string, Book>;
   /** Requests to /v1/orderbook, as "market depth". */
   bookRequests: string[];
+  /**
+   * When set, `GET /v1/orderbook` answers once this settles (the book as it is then): a gateway
+   * seeding a book from the engine's levels is held mid-seed for as long as a test needs.
+   */
+  booksHeld: Promise<void> | null;
   /** Answers routes the script does not know (e.g. the admin faucet); return false for 404. */
   handler: ((req: IncomingMessage, res: ServerResponse) => boolean) | null;
   waitFor(predicate: () => boolean, timeoutMs?: number): Promise<void>;
@@ -151,10 +156,14 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
       const market = url.searchParams.get('market') ?? '';
       const depth = Number(url.searchParams.get('depth') ?? 20);
       engine.bookRequests.push(`${market} ${depth}`);
-      const book = engine.books.get(market) ?? { seq: 0, bids: [], asks: [] };
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ market, seq: book.seq, depth, bids: book.bids.slice(0, depth), asks: book.asks.slice(0, depth) }));
+      const answer = () => {
+        const book = engine.books.get(market) ?? { seq: 0, bids: [], asks: [] };
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ market, seq: book.seq, depth, bids: book.bids.slice(0, depth), asks: book.asks.slice(0, depth) }));
+      };
+      if (engine.booksHeld) void engine.booksHeld.then(answer);
+      else answer();
       return;
     }
     if (url.pathname === '/healthz') {
@@ -199,6 +208,7 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
     },
     books: new Map(),
     bookRequests: [],
+    booksHeld: null,
     handler: null,
     push(...events) {
       log.push(...events);

@@ -85,6 +85,12 @@ export class LiveConnection {
   private readonly entries = new Set<Entry>();
   /** The filters as the gateway last applied them (null dimensions: every). */
   private applied: { kinds: Set<string> | null; markets: Set<string> | null; intervals: Set<string> | null; party: Set<string>; book: string | null } | null = null;
+  /**
+   * The book view last asked for, as this client writes it (viewKey of a subscribe's or the URL's
+   * view): the gateway's ack gives it in its own normal form (`tick:1` comes back
+   * `tick:1.0000000000`), so whether the watches want another view is judged against what was asked.
+   */
+  private askedView: string | null = null;
   private chain: Promise<void> = Promise.resolve();
   private listed: string[] | null = null;
   private state: StreamState = 'stopped';
@@ -148,6 +154,7 @@ export class LiveConnection {
     if (!stream || !this.applied?.kinds?.has('orderbook.delta')) return;
     this.take(await stream.unsubscribe({ kinds: ['orderbook.delta', 'orderbook.snapshot'] }));
     if (!want.kinds.has('orderbook.delta')) return;
+    this.askedView = viewKey(want.book);
     this.take(await stream.subscribe({ kinds: ['orderbook.delta'], ...(want.book ? { book: want.book } : {}) }));
   }
 
@@ -194,6 +201,10 @@ export class LiveConnection {
       } else everyMarket = true;
       if (interest.book && interest.kinds.includes('orderbook.delta')) w.book = interest.book;
     }
+    // The gateway adds a view's orderbook.snapshot to orderbook.delta (its acks list both): wanted
+    // too, so the diff with the applied filters never removes it. Removed, the seeded or rebuilt
+    // book's snapshot never came and the watch ignored every delta (issue 32, ADR 0191).
+    if (w.kinds.has('orderbook.delta')) w.kinds.add('orderbook.snapshot');
     if (everyMarket) w.markets = new Set([...(w.markets ?? []), ...(this.listed ?? [])]);
     return w;
   }
@@ -215,9 +226,11 @@ export class LiveConnection {
       intervals: want.intervals.size > 0 && applied.intervals !== null ? diff(want.intervals, applied.intervals) : [],
       party: diff(want.party, applied.party),
     };
-    const bookChanged = want.kinds.has('orderbook.delta') && viewKey(want.book) !== applied.book;
+    const bookChanged = want.kinds.has('orderbook.delta') && (applied.book === null || viewKey(want.book) !== this.askedView);
     if (bookChanged && !add.kinds.includes('orderbook.delta')) add.kinds.push('orderbook.delta');
+    const viewBefore = applied.book;
     if (add.kinds.length + add.markets.length + add.intervals.length + add.party.length > 0) {
+      if (bookChanged) this.askedView = viewKey(want.book);
       this.take(
         await this.stream.subscribe({
           ...(add.kinds.length ? { kinds: add.kinds as FrameKind[] } : {}),
@@ -228,9 +241,13 @@ export class LiveConnection {
         }),
       );
     }
-    // A book watch for a market whose deltas the connection already receives (another book before it,
-    // or every market for a party's watch) gets no snapshot from that subscribe: ask the books again.
-    const covered = (e: Entry) => add.kinds.includes('orderbook.delta') || (e.interest.markets ?? []).every((m) => add.markets.includes(m));
+    // The gateway sends a book's snapshot on a subscribe only for what it adds: a view the connection
+    // did not have, or a market it did not follow. A book watch for a market whose view the
+    // connection already receives (another book before it, the same view asked again, every market
+    // for a party's watch) gets none from that subscribe: ask the books again.
+    const viewNow = this.applied!.book;
+    const newView = bookChanged && viewNow !== null && viewNow !== viewBefore;
+    const covered = (e: Entry) => newView || (e.interest.markets ?? []).every((m) => add.markets.includes(m));
     if (newBooks.some((e) => !covered(e))) await this.askBooksAgain(want);
     const now = this.applied!;
     const remove = {
@@ -304,6 +321,7 @@ export class LiveConnection {
       party: new Set(want.party),
       book: want.kinds.has('orderbook.delta') ? viewKey(want.book) : null,
     };
+    this.askedView = this.applied.book;
     stream.start();
   }
 

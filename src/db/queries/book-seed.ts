@@ -11,6 +11,7 @@
 // events pk.
 import type { Queryable } from '../database.js';
 import type { BookSeed, BookSeedOrder } from '../../contracts/book-seed.js';
+import { eventsAfter } from './events.js';
 
 export async function loadBookSeed(tx: Queryable, market: string, anchorSeq: number | null = null): Promise<BookSeed | null> {
   const [head] = await tx<{ seq: number | null }[]>`SELECT max(seq) AS seq FROM events`;
@@ -22,10 +23,8 @@ export async function loadBookSeed(tx: Queryable, market: string, anchorSeq: num
     ORDER BY created_seq, order_id`;
   const seed: BookSeed = { asOfSeq: Number(head.seq), orders: orders.map((o) => ({ orderId: o.orderId, side: o.side, price: o.price, remaining: o.remaining })) };
   if (anchorSeq !== null) {
-    const [anchor] = await tx<{ kind: string; ts: string }[]>`
-      SELECT kind, to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ts FROM events WHERE seq = ${anchorSeq}`;
-    seed.anchorKind = anchor?.kind ?? null;
-    seed.anchorTs = anchor?.ts ?? null;
+    const [anchor] = await eventsAfter(tx, anchorSeq - 1, 1);
+    seed.anchor = anchor?.seq === anchorSeq ? anchor : null;
   }
   return seed;
 }

@@ -12,7 +12,7 @@
 import { parseJson } from '../../engine/client.js';
 import type { SignedHeaders } from '../../auth/signed-request.js';
 import { ApiError, fromDomainError } from '../errors.js';
-import type { CallInput, RouteCall } from './forward.js';
+import type { Admitted, CallInput, RouteCall } from './forward.js';
 import type { PassedAnswer } from './relay.js';
 import type { BudgetLeft, TradingBudgets } from './rate-limit.js';
 import { orderIdPath } from './targets.js';
@@ -43,11 +43,13 @@ export interface DeskParts {
   readySpend: (signatures: readonly SignedHeaders[]) => (accepted: readonly boolean[]) => Promise<unknown>;
   budgets: TradingBudgets;
   /**
-   * What the gateway itself would refuse in a place before sending it (its body's shape, a client
-   * order id the party already used): throws that refusal. A cancel-replace asks it before sending
-   * its cancel, so a place bound to be refused never costs the trader its resting order.
+   * The gateway's own checks of a place, made before it is sent (its body's shape; its client
+   * order id, neither known nor claimed by the party, then claimed for it): throws the refusal, else
+   * the admission to pass as the call's `admitted`. A cancel-replace takes it before sending its
+   * cancel, so a place bound to be refused never costs the trader its resting order, and two
+   * replicas cannot both place the id.
    */
-  screenPlace: (party: string | null, body: Buffer | undefined) => void;
+  admitPlace: (call: CallInput) => Promise<Admitted | null>;
   log: (err: unknown) => void;
 }
 

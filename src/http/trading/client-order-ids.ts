@@ -56,11 +56,8 @@ function refusedForSure(answer: PassedAnswer | null, error: unknown): boolean {
   return known !== null && known.status >= 400 && known.status < 500;
 }
 
-/**
- * Throws the 409 when the live path already knows an order of the party with the body's client
- * order id (no claim taken: a cancel-replace asks before sending its cancel, replace.ts).
- */
-export function refuseKnownDuplicate(lookup: ClientOrderLookup | null, party: string | null, body: Buffer | undefined): void {
+/** Throws the 409 when the live path already knows an order of the party with the body's client order id. */
+function refuseKnownDuplicate(lookup: ClientOrderLookup | null, party: string | null, body: Buffer | undefined): void {
   if (party === null || lookup === null) return;
   const clientOrderId = clientOrderIdOf(body);
   if (clientOrderId === null) return;
@@ -87,5 +84,7 @@ async function claimed(lookup: ClientOrderLookup | null, claims: Claims, party: 
     settle(answer, error) {
       if (refusedForSure(answer, error)) void claims.release(claimKey);
     },
+    // Never sent (a cancel-replace whose cancel failed): the id was not used.
+    release: () => claims.release(claimKey),
   };
 }

@@ -47,7 +47,7 @@ export const deskRoutes: FastifyPluginAsyncTypebox<{ parts: DeskParts }> = async
       tags: ['trading'],
       summary: 'Cancel an order and place its replacement',
       operationId: 'replaceOrder',
-      description: `${NOTE} The place is sent only once the engine confirmed the cancel (\`ok:true\`), so both orders are never live; when the cancel fails (the order already filled: \`order_not_open\`) the place is \`skipped\`. A place the gateway itself refuses (not JSON, \`invalid_body\`, \`duplicate_client_order_id\`) is refused before the cancel is sent: the cancel is \`skipped\` and the resting order stays. Both outcomes are in the answer. Weight 1.`,
+      description: `${NOTE} The place is sent only once the engine confirmed the cancel (\`ok:true\`), so both orders are never live; when the cancel fails (the order already filled: \`order_not_open\`) the place is \`skipped\`. A place the gateway itself refuses (not JSON, \`invalid_body\`, \`duplicate_client_order_id\`: an id the party used or has in flight, on any replica) is refused before the cancel is sent: the cancel is \`skipped\` and the resting order stays. The place's \`clientOrderId\` is claimed before the cancel and freed when the cancel fails; the new order is then found by it like any order. Both outcomes are in the answer. Weight 1.`,
       security: [],
       body: ReplaceBody,
       response: { 200: ReplaceAnswer, ...errors(400, 413, 415, 429, 503) },

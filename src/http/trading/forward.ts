@@ -40,6 +40,11 @@ export interface CallInput {
   precharged?: boolean;
   /** With `precharged`: the party the caller proved (null: none could be). */
   party?: string | null;
+  /**
+   * The route's admission, taken by the caller before (a cancel-replace claims its place's client
+   * order id before sending its cancel: replace.ts); the route does not admit again, and settles it.
+   */
+  admitted?: Admitted | null;
 }
 
 /**
@@ -52,6 +57,8 @@ export type Admit = (party: string | null, call: CallInput) => Promise<Admitted 
 export interface Admitted {
   /** The engine's answer as judged (null with the error when the call threw). */
   settle(answer: PassedAnswer | null, error?: unknown): void;
+  /** The call will not be sent after all (a cancel-replace whose cancel failed): frees what admitting it took. */
+  release(): Promise<void>;
 }
 
 /**
@@ -109,8 +116,9 @@ export function routeCall(options: RouteOptions): RouteCall {
     }
     const hasBody = body !== undefined && body.length > 0;
     if (hasBody) headers['content-type'] = 'application/json';
-    const admission = options.admit ? options.admit(party, call) : null;
-    const admitted = admission === null ? null : await admission;
+    // Taken by the caller (replace.ts), or admitted here; null without a promise when nothing to admit.
+    const admission = call.admitted !== undefined ? call.admitted : options.admit ? options.admit(party, call) : null;
+    const admitted = admission === null || !(admission instanceof Promise) ? admission : await admission;
     const start = performance.now();
     let outcome = 'transport_error';
     try {

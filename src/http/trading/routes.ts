@@ -25,7 +25,7 @@ import { proxyMetrics } from './metrics.js';
 import type { DeskParts } from './batch.js';
 import { deskRoutes } from './desk-routes.js';
 import { MemoryClaims } from '../../fleet/claims.js';
-import { clientOrderAdmission, refuseKnownDuplicate } from './client-order-ids.js';
+import { clientOrderAdmission } from './client-order-ids.js';
 import { findClientOrder } from './client-order-routes.js';
 import { DeadMansSwitch } from './dead-mans-switch.js';
 import { MemorySwitchStore } from '../../fleet/switch-store.js';
@@ -130,9 +130,9 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
       return (accepted) => spendReplayEntries(replays, entries.filter((_, i) => accepted[i]));
     },
     budgets,
-    screenPlace: (party, body) => {
-      orderShape(body);
-      refuseKnownDuplicate(app.live, party, body);
+    admitPlace: async (call) => {
+      orderShape(call.body);
+      return admit(call.party ?? null, call);
     },
     log: (err) => app.log.warn({ err }, 'batch item failed'),
   };

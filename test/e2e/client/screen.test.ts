@@ -89,11 +89,13 @@ describe('a trading screen on the client (whole stack)', () => {
       await until(() => (snapshots > before ? true : undefined), 'a fresh snapshot');
       expect(book!.bids).toHaveLength(1);
 
-      // A closed watch's frames stop; what no watch needs leaves the connection's filters.
+      // A closed watch's frames stop; what no watch needs leaves the connection's filters. The book
+      // view's snapshots stay with its deltas (ADR 0191: this once read kinds ['orderbook.delta'],
+      // a connection that would never have received its book's next snapshot).
       trades.close();
       party.close();
       await live.settled();
-      expect(live.filters).toEqual({ kinds: ['orderbook.delta'], markets: [SEED_MARKET], intervals: null, party: [], book: '1|none' });
+      expect(live.filters).toEqual({ kinds: ['orderbook.delta', 'orderbook.snapshot'], markets: [SEED_MARKET], intervals: null, party: [], book: '1|none' });
       expect(sockets).toBe(1);
       expect(live.sockets).toBe(1);
     } finally {

@@ -2,7 +2,7 @@
 // share (src/contracts/engine-event-source.ts): in order, at most once, holes filled from the store
 // or reported and skipped, and a throwing sink never stops or repeats delivery.
 import { describe, expect, it } from 'vitest';
-import { OrderedDelivery } from '../../../src/engine/ordered-delivery.js';
+import { OrderedDelivery, WakeableSleep } from '../../../src/engine/ordered-delivery.js';
 import { event, memoryStore, noMetrics, quietLogger, recordingSink } from './delivery-support.js';
 
 function delivery(options: { startAfter?: number | null; store?: ReturnType<typeof memoryStore> | null; throwOn?: number; gapReportMs?: number } = {}) {
@@ -86,5 +86,31 @@ describe('OrderedDelivery', () => {
     const at = Date.now();
     while (Date.now() - at <= 25) await new Promise((r) => setTimeout(r, 5));
     expect(d.gap).toBeUndefined();
+  });
+});
+
+describe('WakeableSleep', () => {
+  it('wake() ends every sleep pending at once (two loops of one owner), and a later sleep runs its full time', async () => {
+    const pause = new WakeableSleep();
+    const at = Date.now();
+    const first = pause.sleep(60_000);
+    const second = pause.sleep(60_000); // before: the second replaced the first, which wake() then missed
+    pause.wake();
+    await Promise.all([first, second]);
+    expect(Date.now() - at).toBeLessThan(5_000);
+    const later = Date.now();
+    await pause.sleep(30);
+    expect(Date.now() - later).toBeGreaterThanOrEqual(25);
+  });
+
+  it('a sleep that ended by its own timer leaves the others wakeable', async () => {
+    const pause = new WakeableSleep();
+    const short = pause.sleep(10);
+    const long = pause.sleep(60_000);
+    await short; // before: its timer cleared the one pending entry, the long one's
+    const at = Date.now();
+    pause.wake();
+    await long;
+    expect(Date.now() - at).toBeLessThan(5_000);
   });
 });

@@ -206,9 +206,16 @@ describe('BookKeeper seeded order by order from the mirror', () => {
   });
 
   it('after a history replacement, does not seed from a mirror that holds another history at the first seq streamed', async () => {
-    let anchorKind = 'engine.tick_start';
-    let anchorTs = ts;
+    // The mirror's event at the anchor seq (3), as the seed read returns it.
+    let mirrorEvent: EngineEvent = { seq: 3, kind: 'engine.tick_start', ts, payload: { tick: 3 } };
     const asked: Array<number | null> = [];
+    // The mirror events the reads returned: one read twice means the keeper judged it (reads follow
+    // one another), whatever the machine's load.
+    const served: EngineEvent[] = [];
+    const judged = (e: EngineEvent) => {
+      const from = served.length;
+      return waitUntil(() => served.slice(from).filter((x) => x === e).length >= 2, 10_000);
+    };
     let position = 3;
     const { k } = keeper({
       // The source still reports the old history's position right after a replacement.
@@ -216,7 +223,8 @@ describe('BookKeeper seeded order by order from the mirror', () => {
       mirrorWaitMs: 60_000,
       readOrders: async (_m, anchor) => {
         asked.push(anchor);
-        return { asOfSeq: 3, orders: [order('a', 'buy', '99', '1')], anchorKind, anchorTs };
+        served.push(mirrorEvent);
+        return { asOfSeq: 3, orders: [order('a', 'buy', '99', '1')], anchor: mirrorEvent };
       },
       readBook: async () => ({ market: 'BTC-PERP', seq: 2, bids: [['99', '1']], asks: [] }),
     });
@@ -228,16 +236,24 @@ describe('BookKeeper seeded order by order from the mirror', () => {
     await sleep(30);
     expect(k.book('BTC-PERP')).toBeNull(); // no event of the new history yet: nothing to check the mirror by
     k.event(placed(3, 'x', 'buy', '50', '1'));
-    await sleep(150);
+    await judged(mirrorEvent);
     expect(asked.at(-1)).toBe(3);
     expect(k.book('BTC-PERP')).toBeNull(); // the mirror's event 3 is a tick: another history
     // The same kind at the same seq, at another engine time: still the old history (the soak's
     // engines place orders all the time, so the kinds at a seq often agree across histories).
-    anchorKind = 'engine.order_placed';
-    anchorTs = '2026-11-24T23:59:59.999Z';
-    await sleep(300);
+    mirrorEvent = { ...placed(3, 'x', 'buy', '50', '1'), ts: '2026-11-24T23:59:59.999Z' };
+    await judged(mirrorEvent);
     expect(k.book('BTC-PERP')).toBeNull();
-    anchorTs = ts;
+    // The same kind at the same engine time (the engine's clock is in milliseconds), another order:
+    // still another history.
+    mirrorEvent = placed(3, 'y', 'buy', '50', '1');
+    await judged(mirrorEvent);
+    expect(k.book('BTC-PERP')).toBeNull();
+    // The event the stream delivered, as the database gives it back (microseconds, its key order).
+    const streamed = placed(3, 'x', 'buy', '50', '1');
+    const fields = (streamed.payload as { order: Record<string, unknown> }).order;
+    const reversed = Object.fromEntries(Object.entries(fields).reverse());
+    mirrorEvent = { ...streamed, ts: '2026-11-25T00:00:00.000000Z', payload: { order: reversed } };
     await waitUntil(() => k.book('BTC-PERP') !== null, 3_000);
     expect(k.source('BTC-PERP')).toBe('orders');
   });

@@ -35,7 +35,14 @@ function feed(seed: OpenInterestSeed | null) {
   let head: number | null = null;
   const mirror = { seed, reads: 0 };
   const f = new OpenInterestFeed({
-    readSeed: seed ? async () => (mirror.reads++, mirror.seed!) : null,
+    // A mirror set to null is a database that does not answer (the read rejects).
+    readSeed: seed
+      ? async () => {
+          mirror.reads++;
+          if (!mirror.seed) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+          return mirror.seed;
+        }
+      : null,
     publish: (frame) => (published.push(frame), 1),
     head: () => head,
     logger: { warn: (_o, msg) => warnings.push(msg) },
@@ -141,6 +148,48 @@ describe('OpenInterestFeed', () => {
     mirror.seed = { asOfSeq: 4, longs: [{ market: 'BTC-PERP', positionId: 'a1', size: '5' }, { market: 'BTC-PERP', positionId: 'b1', size: '2' }], asOf: e4 };
     await reread(mirror);
     expect(values(published)).toEqual([['BTC-PERP', 5, '7.0000000000'], ['ETH-PERP', 5, '2.0000000000']]);
+  });
+
+  it('a database away at start: unknown, then known once the mirror holds an event this feed delivered (no restart)', async () => {
+    const { f, published, warnings, group, mirror } = feed({ asOfSeq: 0, longs: [] });
+    const seed = mirror.seed;
+    (mirror as { seed: OpenInterestSeed | null }).seed = null; // the database does not answer
+    await f.start();
+    expect(warnings).toEqual(['stream: open interest unknown (the mirror could not be read at start); sent once the mirror holds the events streamed']);
+    // Live from the engine's head: the first event delivered is 11.
+    const e11 = fill(11, 'BTC-PERP', leg('a', 'a1', '3'));
+    const e12 = fill(12, 'ETH-PERP', leg('b', 'b1', '1'));
+    expect(group(e11, e12)).toEqual([]);
+    expect(f.snapshot(sub('kinds=open_interest.update'))).toBeNull();
+    // The database is back, its mirror as of 11 (a1 held 3, and an older epoch of c): seeded there, 12's fill on top.
+    mirror.seed = { ...seed!, asOfSeq: 11, longs: [{ market: 'BTC-PERP', positionId: 'a1', size: '3' }, { market: 'BTC-PERP', positionId: 'c1', size: '2' }], asOf: e11 };
+    await reread(mirror);
+    expect(values(published)).toEqual([['BTC-PERP', 12, '5.0000000000'], ['ETH-PERP', 12, '1.0000000000']]);
+    expect(warnings.at(-1)).toBe('stream: open interest known again (seeded from the mirror)');
+  });
+
+  // Review probe (review-probe branch): a history replacement that reaches the feed before its first
+  // event, after a failed seed read at start, must not leave the figure unknown for good.
+  it('a database away at start, then a history replaced from its start before any event: followed from nothing', async () => {
+    const { f, group, mirror } = feed({ asOfSeq: 0, longs: [] });
+    (mirror as { seed: OpenInterestSeed | null }).seed = null; // the database does not answer at start
+    await f.start();
+    f.replaced(0); // the engine restarted with a new history before any event reached the feed
+    expect(values(group(tick(1), fill(2, 'ETH-PERP', leg('n', 'n1', '2'))))).toEqual([['BTC-PERP', 2, '0.0000000000'], ['ETH-PERP', 2, '2.0000000000']]);
+  });
+
+  it('a database away at start, then a history replaced past its start before any event: known once the mirror holds it', async () => {
+    const { f, published, group, mirror } = feed({ asOfSeq: 0, longs: [] });
+    (mirror as { seed: OpenInterestSeed | null }).seed = null;
+    await f.start();
+    f.replaced(4);
+    const e5 = fill(5, 'BTC-PERP', leg('n', 'n1', '1'));
+    const e6 = fill(6, 'BTC-PERP', leg('n', 'n1', '2'));
+    expect(group(e5, e6)).toEqual([]);
+    // The database is back, its mirror of the new history as of 5: seeded there, 6's fill on top.
+    mirror.seed = { asOfSeq: 5, longs: [{ market: 'BTC-PERP', positionId: 'n1', size: '1' }], asOf: e5 };
+    await reread(mirror);
+    expect(values(published)).toEqual([['BTC-PERP', 6, '2.0000000000'], ['ETH-PERP', 6, '0.0000000000']]);
   });
 
   it('a mirror ahead of the feed is used when its newest event arrives and matches', async () => {

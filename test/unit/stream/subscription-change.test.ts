@@ -52,6 +52,11 @@ describe('subscribe', () => {
     expect(() => applySubscribe(sub('kinds=trade'), subscribe({ kinds: ['orderbook.delta'], depth: 1001 }), KNOWN)).toThrow(/depth/);
     const dropped = applyUnsubscribe(withView, unsubscribe({ kinds: ['orderbook.delta'] }), KNOWN);
     expect(appliedFilters(dropped).book).toBeNull();
+    // The view's snapshots stay while its deltas do (ADR 0191); the message's other removals apply.
+    const snapshotKept = applyUnsubscribe(withView, unsubscribe({ kinds: ['orderbook.snapshot', 'trade'] }), KNOWN);
+    expect(appliedFilters(snapshotKept)).toMatchObject({ kinds: ['orderbook.delta', 'orderbook.snapshot'], book: { depth: 5, group: 'sig:3' } });
+    const both = applyUnsubscribe(withView, unsubscribe({ kinds: ['orderbook.delta', 'orderbook.snapshot'] }), KNOWN);
+    expect(appliedFilters(both)).toMatchObject({ kinds: ['trade'], book: null });
   });
 
   it('bounds what a connection holds', () => {
