@@ -50,6 +50,11 @@ const PROF_DIR = process.env.BENCH_CPU_PROF;
 const BATCH_ONLY = process.env.BENCH_BATCH_ONLY === '1';
 const PIN = process.env.BENCH_BATCH_PIN === '1' && !BATCH_ONLY && hasTaskset();
 const WITH_REDIS = process.env.BENCH_BATCH_REDIS !== '0' && !BATCH_ONLY && existsSync(REDIS_SERVER);
+/**
+ * BENCH_BATCH_SERIAL=0: no serial way. The serial way runs on the batch's gateway, which then
+ * serves 150 more calls a round than a baseline gateway does (see BENCH_BATCH_BASELINE).
+ */
+const WITH_SERIAL = process.env.BENCH_BATCH_SERIAL !== '0';
 
 /**
  * BENCH_BATCH_BASELINE=dir: a checkout of another version (e.g. `git archive main | tar -x -C dir`,
@@ -232,7 +237,7 @@ async function main(): Promise<void> {
     await funded.body.dump();
     if (redisGateway) await batchReady(redisPool, sRedis, 'the Redis gateway');
     if (baselineRedis) await batchReady(baselinePool, sBase, 'the baseline gateway');
-    const ways: Way[] = BATCH_ONLY ? ['batch'] : ['floor', 'batch', ...(redisGateway ? (['redis'] as const) : []), ...(baseline ? (['baseline'] as const) : []), 'serial'];
+    const ways: Way[] = BATCH_ONLY ? ['batch'] : ['floor', 'batch', ...(redisGateway ? (['redis'] as const) : []), ...(baseline ? (['baseline'] as const) : []), ...(WITH_SERIAL ? (['serial'] as const) : [])];
     const pidOf = (way: Way) => (way === 'baseline' ? baseline!.pid : way === 'redis' ? redisGateway!.pid : gateway.pid);
     const sessionOf = (way: Way) => (way === 'redis' ? sRedis : way === 'baseline' ? sBase : s);
     const run = (way: Way, orders: Signed[]): Promise<number> =>

@@ -130,17 +130,35 @@ export async function verifySignedRequest(sessions: SessionKeys, replays: Replay
  * know of the loss).
  */
 export async function spendEngineVerifiedMany(replays: ReplayGuard, signatures: readonly SignedHeaders[], now = Date.now()): Promise<boolean[]> {
+  return spendReplayEntries(replays, replayEntries(replays, signatures, now));
+}
+
+/**
+ * The replay memory's entries of signatures (null for one whose syntax is not the canonical one),
+ * made before they are spent: a batch makes them while the engine works on its items, so that
+ * once the last answer is in only the exchange with the memory is left (docs/adr/0188). Made
+ * earlier, an entry's time to live is counted from then, so it is remembered a little longer,
+ * never less.
+ */
+export function replayEntries(replays: ReplayGuard, signatures: readonly SignedHeaders[], now = Date.now()): (ReplayEntry | null)[] {
   const windowMs = replays.windowMs ?? SIGNATURE_WINDOW_MS;
+  return signatures.map((headers) => {
+    const parsed = parseSessionSig(headers.sig);
+    return parsed ? { key: replayKey(headers.sessionId, parsed.tsMs, parsed.signature), ttlMs: replayTtlMs(parsed.tsMs, now, windowMs), signedAtMs: parsed.tsMs } : null;
+  });
+}
+
+/** `spendEngineVerifiedMany` of entries made by `replayEntries`: one answer per entry (false for null). */
+export async function spendReplayEntries(replays: ReplayGuard, made: readonly (ReplayEntry | null)[]): Promise<boolean[]> {
   const entries: ReplayEntry[] = [];
   const at: number[] = [];
-  signatures.forEach((headers, i) => {
-    const parsed = parseSessionSig(headers.sig);
-    if (!parsed) return;
-    entries.push({ key: replayKey(headers.sessionId, parsed.tsMs, parsed.signature), ttlMs: replayTtlMs(parsed.tsMs, now, windowMs), signedAtMs: parsed.tsMs });
+  made.forEach((entry, i) => {
+    if (entry === null) return;
+    entries.push(entry);
     at.push(i);
   });
   const firsts = replays.firstUseMany ? await replays.firstUseMany(entries) : await Promise.all(entries.map((e) => replays.firstUse(e.key, e.ttlMs, e.signedAtMs)));
-  const out = signatures.map(() => false);
+  const out = made.map(() => false);
   at.forEach((i, j) => (out[i] = firsts[j]!));
   return out;
 }

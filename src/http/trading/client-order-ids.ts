@@ -18,7 +18,7 @@ import type { Claims } from '../../contracts/claims.js';
 import { parseJson } from '../../engine/client.js';
 import type { ClientOrderState } from '../../stream/client-orders.js';
 import { fromDomainError, ApiError } from '../errors.js';
-import type { Admit } from './forward.js';
+import type { Admit, Admitted } from './forward.js';
 import type { PassedAnswer } from './relay.js';
 
 /** How long a claim holds an id without the engine's events (10 min). */
@@ -66,19 +66,25 @@ function refuseKnownDuplicate(lookup: ClientOrderLookup | null, party: string | 
 }
 
 export function clientOrderAdmission(lookup: ClientOrderLookup | null, claims: Claims): Admit {
-  return async (party, call) => {
+  // Nothing to claim answers null at once (no promise): the call goes on without a microtask.
+  return (party, call) => {
     if (party === null) return null;
     const clientOrderId = clientOrderIdOf(call.body);
     if (clientOrderId === null) return null;
-    refuseKnownDuplicate(lookup, party, call.body);
-    const claimKey = `coid:${party}\n${clientOrderId}`;
-    if (!(await claims.claim(claimKey, CLAIM_TTL_MS))) throw duplicateRefusal(clientOrderId, lookup?.clientOrder(party, clientOrderId) ?? null);
-    return {
-      settle(answer, error) {
-        if (refusedForSure(answer, error)) void claims.release(claimKey);
-      },
-      // Never sent (a cancel-replace whose cancel failed): the id was not used.
-      release: () => claims.release(claimKey),
-    };
+    return claimed(lookup, claims, party, clientOrderId, call.body);
+  };
+}
+
+/** A place with a client order id: refused when known, else claimed while it is in flight. */
+async function claimed(lookup: ClientOrderLookup | null, claims: Claims, party: string, clientOrderId: string, body: Buffer | undefined): Promise<Admitted> {
+  refuseKnownDuplicate(lookup, party, body);
+  const claimKey = `coid:${party}\n${clientOrderId}`;
+  if (!(await claims.claim(claimKey, CLAIM_TTL_MS))) throw duplicateRefusal(clientOrderId, lookup?.clientOrder(party, clientOrderId) ?? null);
+  return {
+    settle(answer, error) {
+      if (refusedForSure(answer, error)) void claims.release(claimKey);
+    },
+    // Never sent (a cancel-replace whose cancel failed): the id was not used.
+    release: () => claims.release(claimKey),
   };
 }

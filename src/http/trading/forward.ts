@@ -49,9 +49,11 @@ export interface CallInput {
 
 /**
  * What a route checks once the party is known and before the engine is called (the client order
- * id of a place: client-order-ids.ts). Throws to refuse; the returned settle hears the outcome.
+ * id of a place: client-order-ids.ts). Throws (or rejects) to refuse; the returned settle hears the
+ * outcome. Null, not a promise, when there is nothing to admit: the call then reaches the engine
+ * client without waiting for a microtask.
  */
-export type Admit = (party: string | null, call: CallInput) => Promise<Admitted | null>;
+export type Admit = (party: string | null, call: CallInput) => Promise<Admitted | null> | null;
 export interface Admitted {
   /** The engine's answer as judged (null with the error when the call threw). */
   settle(answer: PassedAnswer | null, error?: unknown): void;
@@ -114,7 +116,9 @@ export function routeCall(options: RouteOptions): RouteCall {
     }
     const hasBody = body !== undefined && body.length > 0;
     if (hasBody) headers['content-type'] = 'application/json';
-    const admitted = call.admitted !== undefined ? call.admitted : options.admit ? await options.admit(party, call) : null;
+    // Taken by the caller (replace.ts), or admitted here; null without a promise when nothing to admit.
+    const admission = call.admitted !== undefined ? call.admitted : options.admit ? options.admit(party, call) : null;
+    const admitted = admission === null || !(admission instanceof Promise) ? admission : await admission;
     const start = performance.now();
     let outcome = 'transport_error';
     try {

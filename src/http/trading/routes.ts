@@ -10,7 +10,7 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { parseJson } from '../../engine/client.js';
-import { signedHeaders, spendEngineVerifiedMany } from '../../auth/signed-request.js';
+import { replayEntries, signedHeaders, spendReplayEntries } from '../../auth/signed-request.js';
 import { learnSession } from './learn-session.js';
 import { SessionLearning } from '../../auth/session-learning.js';
 import { ApiError } from '../errors.js';
@@ -125,7 +125,10 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
     place: placeOrderCall,
     cancel: cancelOrderCall,
     verify: (signature, method, target, body, offThread) => verifiedPartyForBudget(sessions, replays, { method, target, body, headers: signature, offThread }),
-    spend: (signatures) => spendEngineVerifiedMany(replays, signatures),
+    readySpend: (signatures) => {
+      const entries = replayEntries(replays, signatures);
+      return (accepted) => spendReplayEntries(replays, entries.filter((_, i) => accepted[i]));
+    },
     budgets,
     admitPlace: async (call) => {
       orderShape(call.body);

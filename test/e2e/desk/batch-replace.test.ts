@@ -22,6 +22,7 @@ import {
   type OrderRequest,
 } from '../../../packages/client/src/index.js';
 import WebSocket from 'ws';
+import type { BatchItem } from '../../../src/contracts/desk.js';
 
 const MARKET = 'BTC-PERP';
 const bid = (price: string, extra: Partial<OrderRequest> = {}): OrderRequest => ({ market: MARKET, side: 'buy', type: 'limit', size: '0.01', price, ...extra }) as OrderRequest;
@@ -80,6 +81,45 @@ describe('batches and cancel-replace (reference engine)', () => {
     expect(r[4]).toMatchObject({ op: 'place', outcome: 'refused', status: 401, body: { code: 'unauthorized' } });
     expect(await bookBids(engine)).toContainEqual(['41000.0000000000', '0.0100000000']);
     expect(await bookBids(engine)).not.toContainEqual(['1.0000000000', '0.0100000000']);
+  });
+
+  it('a concurrent batch mixing places with and without client order ids: every outcome in order, a twin id refused 409, the answered ones refused when sent again, each settled from entries made while the engine worked', async () => {
+    // Places with a client order id are claimed first (a promise), the others reach the engine
+    // client at once (ADR 0188); the replay entries are made before the answers: the answer must not
+    // tell any of it apart from a batch of single calls.
+    const session = alice.session!;
+    const n = 24;
+    const twinAt = 10; // its twin is item 1
+    const badAt = 15;
+    const forgedAt = 16;
+    const items: BatchItem[] = [];
+    for (let i = 0; i < n; i++) {
+      const price = String(38_000 + i);
+      if (i === 1 || i === twinAt) items.push(await signPlace(session, bid(price, { clientOrderId: 'chunk-twin' })));
+      else if (i === badAt) items.push({ op: 'place', body: '{not json', sig: (await signPlace(session, bid(price))).sig });
+      else if (i === forgedAt) items.push({ ...(await signPlace(session, bid(price))), body: JSON.stringify(bid('2')) });
+      else if (i % 3 === 0) items.push(await signPlace(session, bid(price, { clientOrderId: `chunk-${i}` })));
+      else items.push(await signPlace(session, bid(price)));
+    }
+    const answer = await sendBatch(alice, items);
+    expect(answer.results).toHaveLength(n);
+    answer.results.forEach((r, i) => {
+      if (i === twinAt) expect(r).toMatchObject({ op: 'place', outcome: 'refused', status: 409, body: { code: 'duplicate_client_order_id' } });
+      else if (i === badAt) expect(r).toMatchObject({ op: 'place', outcome: 'refused', status: 400, body: { code: 'bad_request' } });
+      else if (i === forgedAt) expect(r).toMatchObject({ op: 'place', outcome: 'refused', status: 401 });
+      else expect(r).toMatchObject({ op: 'place', outcome: 'answered', status: 200, body: { ok: true, status: 'open' } });
+    });
+    // Each answered item is the engine's answer to that very item: its order rests at the item's price.
+    const bids = await bookBids(engine);
+    answer.results.forEach((r, i) => {
+      if (r.outcome === 'answered') expect(bids).toContainEqual([`${38_000 + i}.0000000000`, '0.0100000000']);
+    });
+    expect(bids).not.toContainEqual([`${38_000 + twinAt}.0000000000`, '0.0100000000']);
+    // Sent again, the answered ones are refused as replays (that the gateway spent them before the
+    // answer, not only the engine, is the budget test below).
+    const again = await sendBatch(alice, items.filter((_, i) => answer.results[i]!.outcome === 'answered'));
+    for (const r of again.results) expect(r).toMatchObject({ outcome: 'refused', status: 401, body: { code: 'unauthorized' } });
+    await cancelOrders(alice, answer.results.flatMap((r) => (r.outcome === 'answered' ? [(r.body as { orderId: string }).orderId] : [])));
   });
 
   it('ordered with stopOnFailure: items after the first failure are skipped and never reach the engine', async () => {
