@@ -24,9 +24,15 @@ export class DependencyState {
     this.logger.warn({ dependency: this.name, reason }, `${this.name}: unreachable`);
   }
 
-  /** The dependency answered; logs `<name>: reachable again` (with the outage's length) after an outage. */
-  answered(): void {
+  /**
+   * The dependency answered; logs `<name>: reachable again` (with the outage's length) after an
+   * outage. `askedAt` (Date.now() when the request was sent): an answer to a request sent before
+   * the outage's first failure proves nothing about the outage (a query that was running when the
+   * server began to shut down may still complete), so it does not end it.
+   */
+  answered(askedAt?: number): void {
     if (this.downSince === null) return;
+    if (askedAt !== undefined && askedAt < this.downSince) return;
     const downMs = Date.now() - this.downSince;
     this.downSince = null;
     this.logger.warn({ dependency: this.name, downMs }, `${this.name}: reachable again`);

@@ -215,6 +215,7 @@ export class Database {
 
   private async readNow<T>(sql: Sql, fn: (sql: Sql) => Promise<T>, options: { needsV2?: boolean }): Promise<T> {
     this.readsInFlight++;
+    const askedAt = Date.now();
     try {
       return await this.withDeadline(async () => {
         if (options.needsV2) {
@@ -223,7 +224,7 @@ export class Database {
         }
         return fn(sql);
       }).then((answer) => {
-        this.answered();
+        this.answered(askedAt);
         return answer;
       });
     } catch (err) {
@@ -315,11 +316,12 @@ export class Database {
   async ping(): Promise<{ ok: boolean; latencyMs: number; error?: string }> {
     const sql = this.sql;
     const started = performance.now();
+    const askedAt = Date.now();
     if (!sql) return { ok: false, latencyMs: 0, error: 'DATABASE_URL is not set' };
     try {
       const query = sql`SELECT 1`;
       await this.withDeadline(() => query, undefined, () => void query.cancel());
-      this.answered();
+      this.answered(askedAt);
       return { ok: true, latencyMs: Math.round(performance.now() - started) };
     } catch (err) {
       const code = (err as { code?: string }).code;
@@ -336,9 +338,11 @@ export class Database {
     this.recheck.unref();
   }
 
-  private answered(): void {
+  /** `askedAt`: when the answered query was sent (an answer to one sent before the outage does not end it). */
+  private answered(askedAt: number): void {
     if (!this.state.down) return;
-    this.state.answered();
+    this.state.answered(askedAt);
+    if (this.state.down) return;
     if (this.recheck) clearInterval(this.recheck);
     this.recheck = null;
   }
