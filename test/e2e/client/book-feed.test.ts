@@ -4,41 +4,28 @@
 // (grouping) is another subscription. The socket is real; the test only alters or drops one
 // incoming message on its way to the client, as a faulty network or gateway would.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
 import { request } from 'undici';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
 import { fundedClient, SigningClient } from '../../sandbox/engine/helpers.js';
-import { GatewayClient, OrderBookFeed, type WebSocketCtor, type WebSocketLike } from '../../../packages/client/src/index.js';
+import { GatewayClient, OrderBookFeed, type WebSocketCtor } from '../../../packages/client/src/index.js';
 import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
+import { tappedSocket } from '../../support/tapped-socket.js';
 
 type Fault = (frame: { kind: string; payload: { checksum?: number } }) => 'pass' | 'drop' | 'corrupt';
 
 /** A real `ws` socket whose incoming messages pass through `fault` first (one fault per test). */
 function faultySocket(fault: Fault, opened: string[]): WebSocketCtor {
-  return function (this: unknown, url: string) {
-    opened.push(url);
-    const ws = new WebSocket(url);
-    const like: WebSocketLike = {
-      onopen: null,
-      onmessage: null,
-      onclose: null,
-      onerror: null,
-      send: (data) => ws.send(data),
-      close: (code, reason) => ws.close(code, reason),
-    };
-    ws.on('open', () => like.onopen?.({}));
-    ws.on('error', (e) => like.onerror?.(e));
-    ws.on('close', (code, reason) => like.onclose?.({ code, reason: reason.toString() }));
-    ws.on('message', (data) => {
-      const frame = JSON.parse(data.toString()) as { kind: string; payload: { checksum?: number } };
+  return tappedSocket({
+    opened,
+    received: (text) => {
+      const frame = JSON.parse(text) as { kind: string; payload: { checksum?: number } };
       const verdict = fault(frame);
-      if (verdict === 'drop') return;
+      if (verdict === 'drop') return null;
       if (verdict === 'corrupt') frame.payload.checksum = ((frame.payload.checksum ?? 0) + 1) >>> 0;
-      like.onmessage?.({ data: JSON.stringify(frame) });
-    });
-    return like;
-  } as unknown as WebSocketCtor;
+      return JSON.stringify(frame);
+    },
+  });
 }
 
 describe('OrderBookFeed (gateway + reference engine)', () => {

@@ -5,33 +5,19 @@
 // every delta while it waited for one. Here the scripted engine holds the gateway's read of the
 // book (the seed from the engine's levels: no database), so the changes happen mid-seed every time.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
-import { GatewayClient, LiveConnection, OrderBookFeed, type DeltaOrderBook, type WebSocketCtor, type WebSocketLike } from '../../../packages/client/src/index.js';
+import { GatewayClient, LiveConnection, OrderBookFeed, type DeltaOrderBook, type WebSocketCtor } from '../../../packages/client/src/index.js';
 import { startScriptedEngine, waitFor } from '../../support/scripted-sse.js';
+import { tappedSocket } from '../../support/tapped-socket.js';
 import { connect, startStack, type Stack } from './helpers.js';
 
 /** A real `ws` socket that records the messages the client sends (op and kinds). */
 function recordingSocket(sent: Array<{ op: string; kinds?: string[] }>): WebSocketCtor {
-  return function (this: unknown, url: string) {
-    const ws = new WebSocket(url);
-    const like: WebSocketLike = {
-      onopen: null,
-      onmessage: null,
-      onclose: null,
-      onerror: null,
-      send: (data) => {
-        const m = JSON.parse(String(data)) as { op: string; kinds?: string[] };
-        sent.push({ op: m.op, ...(m.kinds ? { kinds: m.kinds } : {}) });
-        ws.send(data);
-      },
-      close: (code, reason) => ws.close(code, reason),
-    };
-    ws.on('open', () => like.onopen?.({}));
-    ws.on('error', (e) => like.onerror?.(e));
-    ws.on('close', (code, reason) => like.onclose?.({ code, reason: reason.toString() }));
-    ws.on('message', (data) => like.onmessage?.({ data: data.toString() }));
-    return like;
-  } as unknown as WebSocketCtor;
+  return tappedSocket({
+    sent: (text) => {
+      const m = JSON.parse(text) as { op: string; kinds?: string[] };
+      sent.push({ op: m.op, ...(m.kinds ? { kinds: m.kinds } : {}) });
+    },
+  });
 }
 
 describe('a book view keeps its snapshots while it is seeded', () => {
