@@ -35,10 +35,11 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
 
 /**
  * Files outside src/ that the gateway may import, as the bottom layer: each must import nothing
- * at all (checked). The commitment scheme is written once, in the published client (which must
- * stand alone in its package), and the gateway recomputes roots with that same file.
+ * at all (checked). The commitment scheme and the stream's wire vocabulary (kinds, close codes) are
+ * written once, in the published client (which must stand alone in its package), and the gateway
+ * uses those same files.
  */
-export const SHARED_FROM_OUTSIDE: readonly string[] = ['../packages/client/src/verify/scheme.ts'];
+export const SHARED_FROM_OUTSIDE: readonly string[] = ['../packages/client/src/verify/scheme.ts', '../packages/client/src/wire/vocabulary.ts'];
 
 export interface Violation {
   from: string;

@@ -12,8 +12,11 @@
 // adding a desk call is one ClientCallDeclaration, its handler and its tests.
 import type { TSchema } from 'typebox';
 
-/** Who may receive a frame kind: everyone, or only connections holding (and, with auth, proving) its party. */
-export type FrameScope = 'public' | 'party';
+/**
+ * Who may receive a frame of a kind: everyone; only connections holding (and, with auth, proving)
+ * its party; or, for engine events, the party's connections when the event carries one and everyone otherwise.
+ */
+export type FrameScope = 'public' | 'party' | 'party-when-present';
 
 export interface FrameKindDeclaration {
   /** The wire `kind` (`orderbook.delta`). */
@@ -22,11 +25,17 @@ export interface FrameKindDeclaration {
   readonly schema: TSchema;
   /** One or two sentences for AsyncAPI and docs: what it is, when it is sent, its filters. */
   readonly summary: string;
-  /** true: sent only to a connection that names it in `kinds` (never part of "every kind"). */
+  /**
+   * true: sent only to a connection that names it in `kinds` (never part of "every kind"). Control
+   * messages are never in a `kinds` filter: theirs is false, and `summary` says who gets them.
+   */
   readonly optIn: boolean;
   readonly scope: FrameScope;
-  /** domain: made by the gateway's projections and features; passthrough: an engine event as the engine sent it. */
-  readonly origin: 'domain' | 'passthrough';
+  /**
+   * domain: made by the gateway's projections and features; passthrough: an engine event as the
+   * engine sent it; control: the stream's own news and the answers to a client's messages (not spec kinds).
+   */
+  readonly origin: 'domain' | 'passthrough' | 'control';
 }
 
 /**

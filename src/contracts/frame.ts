@@ -1,13 +1,16 @@
 // A frame: one message of the live stream (docs/stream.md). The projections make them from engine
 // events, the order book poller makes the book snapshots, and the stream writes them to the
 // connections whose filters match. Every layer that handles one imports it from here.
+// The kind names are the wire vocabulary shared with the client (packages/client/src/wire/vocabulary.ts);
+// what each kind carries (schema, opt-in, scope) is declared once in src/stream/frame-kinds.ts.
 import { ENGINE_EVENT_KINDS } from './engine-event.js';
+import { CANDLE_INTERVALS, DOMAIN_FRAME_KINDS, type CandleIntervalName } from '../../packages/client/src/wire/vocabulary.js';
 
-export const CANDLE_INTERVALS = ['1m', '5m', '15m', '30m', '1h', '4h', '1d', '1w'] as const;
-export type CandleInterval = (typeof CANDLE_INTERVALS)[number];
+export { CANDLE_INTERVALS };
+export type CandleInterval = CandleIntervalName;
 
 /** The gateway's own frame kinds (made by the projections and the order book poller). */
-export const DOMAIN_KINDS = ['position.update', 'balance.update', 'trade', 'orderbook.snapshot', 'orderbook.delta', 'candle.update', 'candle.close', 'account.update', 'order.update', 'fill', 'open_interest.update'] as const;
+export const DOMAIN_KINDS = DOMAIN_FRAME_KINDS;
 
 /** Engine kinds forwarded unchanged (docs/stream.md): all of them. */
 export const PASSTHROUGH_KINDS = ENGINE_EVENT_KINDS;

@@ -14,6 +14,7 @@ import { TradingSlot } from './trading/socket-calls.js';
 import { addressGroup, clientIp, trustFunction } from '../client-address.js';
 import { errors } from './schemas.js';
 import { buildAsyncApi } from '../stream/asyncapi.js';
+import { STREAM_CALL_DOCUMENTS } from './stream-call-documents.js';
 import { renderAsyncApiHtml } from '../stream/asyncapi-html.js';
 
 export const streamRoutes: FastifyPluginAsyncTypebox<{ trading?: TradingSlot }> = async (app, { trading = new TradingSlot() }) => {
@@ -120,7 +121,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox<{ trading?: TradingSlot }> 
     },
   );
 
-  const asyncapi = buildAsyncApi();
+  const asyncapi = buildAsyncApi(STREAM_CALL_DOCUMENTS);
   app.get('/docs/asyncapi.json', { schema: { hide: true } }, async () => asyncapi);
   // The same document for people: one static page, linked from /docs.
   const asyncapiHtml = renderAsyncApiHtml(asyncapi);

@@ -1,132 +1,52 @@
-// AsyncAPI 3.0 description of /v1/stream, generated from the same TypeBox schemas the frames are
-// checked against in tests (schemas.ts). Served at /docs/asyncapi.json.
+// AsyncAPI 3.0 description of /v1/stream, derived from the declarations: every frame kind and
+// control message the gateway sends (frame-kinds.ts) and every call a client may send (the trading
+// pipeline's call documents, passed in: they are declared in http/, above this layer). Nothing here
+// lists a kind or an op of its own. Served at /docs/asyncapi.json.
+import type { ClientCallDocument } from '../contracts/declarations.js';
 import { CANDLE_INTERVALS, DOMAIN_KINDS, PASSTHROUGH_KINDS } from '../contracts/frame.js';
-import {
-  BalanceUpdateFrame,
-  CandleCloseFrame,
-  CandleUpdateFrame,
-  CLOSE_CODES,
-  GapMessage,
-  HeartbeatMessage,
-  LaggingMessage,
-  OrderbookSnapshotFrame,
-  PassthroughFrame,
-  PositionUpdateFrame,
-  ResetMessage,
-  SubscribedMessage,
-  TradeFrame,
-  AccountUpdateFrame,
-  OpenInterestUpdateFrame,
-} from './schemas.js';
-import { OrderbookDeltaFrame } from './book-schemas.js';
-import { FillFrame, OrderUpdateFrame } from './user-schemas.js';
-import { AckMessage, AnswerMessage, BatchOp, CancelOrderOp, ErrorMessage, OrderStatusOp, PlaceOrderOp, ReplaceOp, SwitchArmOp, SwitchDisarmOp, SwitchHeartbeatOp, SubscribeOp, UnsubscribeOp } from './message-schemas.js';
+import { CLOSE_CODES } from './close-codes.js';
+import { FRAME_KIND_DECLARATIONS } from './frame-kinds.js';
 
 /** A plain JSON copy (TypeBox may carry non-JSON markers). */
 const json = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema));
 
-const MESSAGES = {
-  positionUpdate: { schema: PositionUpdateFrame, name: 'position.update', summary: 'Position epoch after a fill leg (user-scoped: needs `party`). Filter: party, markets.' },
-  balanceUpdate: { schema: BalanceUpdateFrame, name: 'balance.update', summary: 'Cash balance after a fill leg (user-scoped: needs `party`). Filter: party.' },
-  accountUpdate: { schema: AccountUpdateFrame, name: 'account.update', summary: 'The party account after a change of its collateral, positions, orders or a mark (user-scoped: needs `party`). Filter: party.' },
-  trade: { schema: TradeFrame, name: 'trade', summary: 'One per match, public. Filter: markets.' },
-  orderbookSnapshot: {
-    schema: OrderbookSnapshotFrame,
-    name: 'orderbook.snapshot',
-    summary: 'Full book. Without orderbook.delta: the polled engine book, when it changed. With it: the connection\'s view on subscribe and after a rebuild. Filter: markets.',
-  },
-  orderbookDelta: {
-    schema: OrderbookDeltaFrame,
-    name: 'orderbook.delta',
-    summary: 'Opt-in (kinds=orderbook.delta): changed levels of the connection\'s book view (depth, group), with bookSeq/prevBookSeq and a CRC-32 checksum. Filter: markets.',
-  },
-  orderUpdate: {
-    schema: OrderUpdateFrame,
-    name: 'order.update',
-    summary: 'User channel (needs a proven `party`): the order after each change, with the reason it ended; open orders on subscribe. Filter: party, markets.',
-  },
-  fill: {
-    schema: FillFrame,
-    name: 'fill',
-    summary: 'User channel (needs a proven `party`): the party\'s own fill legs only; the last fills on subscribe. Filter: party, markets.',
-  },
-  openInterestUpdate: {
-    schema: OpenInterestUpdateFrame,
-    name: 'open_interest.update',
-    summary: 'Opt-in (kinds=open_interest.update): a market\'s open interest (as GET /v1/markets openInterest) after a batch that changed it, at most once per market per batch; every market\'s on subscribe. Filter: markets.',
-  },
-  candleUpdate: { schema: CandleUpdateFrame, name: 'candle.update', summary: 'Open bucket after a match. Filter: markets, intervals.' },
-  candleClose: { schema: CandleCloseFrame, name: 'candle.close', summary: 'Exactly once per bucket. Filter: markets, intervals.' },
-  engineEvent: {
-    schema: PassthroughFrame,
-    name: 'engine event',
-    summary: `Engine events forwarded unchanged: ${PASSTHROUGH_KINDS.join(', ')}. Filter: kinds, markets, and party when they carry one.`,
-  },
-  streamSubscribed: {
-    schema: SubscribedMessage,
-    name: 'stream.subscribed',
-    summary: 'Control, opt-in (control=true or since): first message, the filters in effect; sent again when rule 1 changes them.',
-  },
-  streamGap: {
-    schema: GapMessage,
-    name: 'stream.gap',
-    summary:
-      'Control: to a replay client (since) when `since` is older than the replay history; to every control connection when the source skipped events live ' +
-      '(neither the engine nor the database had them, or one was longer than SSE_MAX_EVENT_BYTES). Backfill (requestedSince, oldestAvailableSeq] from /v1/events.',
-  },
-  streamReset: {
-    schema: ResetMessage,
-    name: 'stream.reset',
-    summary: 'Control (control=true or since): discard all state and bootstrap again; epoch_mismatch (a since= from another epoch) or history_replaced.',
-  },
-  streamHeartbeat: {
-    schema: HeartbeatMessage,
-    name: 'stream.heartbeat',
-    summary: 'Every `heartbeat` seconds, only to connections that asked for it: the head seq; lets a browser notice a half-open socket.',
-  },
-  streamLagging: {
-    schema: LaggingMessage,
-    name: 'stream.lagging',
-    summary: 'Control (control=true or since), fleet replicas only: this replica is behind the engine (every 2 s while it is; `lagging: false` once caught up). The frames follow; nothing is lost.',
-  },
-  streamAck: {
-    schema: AckMessage,
-    name: 'stream.ack',
-    summary: 'Answer to subscribe / unsubscribe (only to a client that sent one): the filters as applied; after a subscribe the snapshot frames of what was added follow.',
-  },
-  streamAnswer: {
-    schema: AnswerMessage,
-    name: 'stream.answer',
-    summary:
-      'Answer to order.place / order.cancel: the engine\'s answer as REST relays it (status + body, `reason` when an order ended at once); to order.batch / order.replace: the REST answer (every item\'s outcome).',
-  },
-  streamError: {
-    schema: ErrorMessage,
-    name: 'stream.error',
-    summary: 'A client message refused, with the code (and status) REST answers for the same refusal, the message\'s id and op.',
-  },
-} as const;
+/** `open_interest.update` → `openInterestUpdate`: an AsyncAPI message id. */
+const messageId = (name: string): string => name.replace(/[._]([a-z])/g, (_, c: string) => c.toUpperCase());
 
-/** What a client sends (docs/stream.md "Talking to the socket"), by op. */
-const CLIENT_MESSAGES = {
-  subscribe: { schema: SubscribeOp, name: 'subscribe', summary: 'Adds kinds, markets, intervals, parties (with proof) and sets the book view; answered by stream.ack or stream.error.' },
-  unsubscribe: { schema: UnsubscribeOp, name: 'unsubscribe', summary: 'Removes kinds, markets, intervals, parties; answered by stream.ack or stream.error.' },
-  orderPlace: { schema: PlaceOrderOp, name: 'order.place', summary: 'A signed POST /v1/orders; answered by stream.answer or stream.error.' },
-  orderCancel: { schema: CancelOrderOp, name: 'order.cancel', summary: 'A signed DELETE /v1/orders/:orderId; answered by stream.answer or stream.error.' },
-  orderBatch: { schema: BatchOp, name: 'order.batch', summary: 'Up to 50 signed place / cancel calls, each signed as alone (POST /v1/orders/batch); answered by stream.answer {results, weight} or stream.error.' },
-  orderStatus: { schema: OrderStatusOp, name: 'order.status', summary: 'An order of a party this connection holds, by its clientOrderId; answered by stream.answer {source, order} or stream.error (403, 404).' },
-  switchArm: { schema: SwitchArmOp, name: 'switch.arm', summary: 'Arms the dead man\'s switch with signed cancels (docs/trading.md "Dead man\'s switch"); also a heartbeat.' },
-  switchHeartbeat: { schema: SwitchHeartbeatOp, name: 'switch.heartbeat', summary: 'Pushes the armed switch\'s deadline to now + its timeout.' },
-  switchDisarm: { schema: SwitchDisarmOp, name: 'switch.disarm', summary: 'Disarms the switch.' },
-  orderReplace: { schema: ReplaceOp, name: 'order.replace', summary: 'A signed cancel, then a signed place once the engine confirmed the cancel (POST /v1/orders/replace); answered by stream.answer {cancel, place, replaced}.' },
-} as const;
+interface DocumentedMessage {
+  readonly name: string;
+  readonly summary: string;
+  readonly schema: unknown;
+}
 
-export function buildAsyncApi(): Record<string, unknown> {
+/** What the gateway sends: one message per domain kind and control message; the engine's kinds share one. */
+function receivedMessages(): Record<string, DocumentedMessage> {
+  const out: Record<string, DocumentedMessage> = {};
+  for (const d of FRAME_KIND_DECLARATIONS) {
+    if (d.origin === 'passthrough') continue;
+    out[messageId(d.kind)] = { name: d.kind, summary: d.summary, schema: d.schema };
+  }
+  const engine = FRAME_KIND_DECLARATIONS.find((d) => d.origin === 'passthrough');
+  if (engine) out.engineEvent = { name: 'engine event', summary: `Engine events forwarded unchanged: ${PASSTHROUGH_KINDS.join(', ')}. ${engine.summary}`, schema: engine.schema };
+  return out;
+}
+
+/** What a client sends on an open connection: each call that has a socket op. */
+function sentMessages(calls: readonly ClientCallDocument[]): Record<string, DocumentedMessage> {
+  const out: Record<string, DocumentedMessage> = {};
+  for (const c of calls) if (c.op !== null && c.message !== null) out[messageId(c.op)] = { name: c.op, summary: c.summary, schema: c.message };
+  return out;
+}
+
+/** The AsyncAPI document of /v1/stream, for the calls the trading pipeline declares. */
+export function buildAsyncApi(calls: readonly ClientCallDocument[]): Record<string, unknown> {
+  const received = receivedMessages();
+  const sent = sentMessages(calls);
   const messages: Record<string, unknown> = {};
-  for (const [id, m] of [...Object.entries(MESSAGES), ...Object.entries(CLIENT_MESSAGES)]) {
+  for (const [id, m] of [...Object.entries(received), ...Object.entries(sent)]) {
     messages[id] = { name: m.name, title: m.name, summary: m.summary, contentType: 'application/json', payload: json(m.schema) };
   }
-  const refs = Object.fromEntries([...Object.keys(MESSAGES), ...Object.keys(CLIENT_MESSAGES)].map((id) => [id, { $ref: `#/components/messages/${id}` }]));
+  const refs = Object.fromEntries([...Object.keys(received), ...Object.keys(sent)].map((id) => [id, { $ref: `#/components/messages/${id}` }]));
   return {
     asyncapi: '3.0.0',
     info: {
@@ -189,7 +109,7 @@ export function buildAsyncApi(): Record<string, unknown> {
         'receives what it subscribed to. Markets named by a message must be listed by the engine (`unknown_market`), never',
         'ignored as rule 1 ignores the URL\'s. A client that sends nothing receives exactly what it did before.',
         '',
-        `Close codes: ${Object.entries(CLOSE_CODES).map(([c, d]) => `${c} — ${d}`).join('; ')}.`,
+        `Close codes: ${Object.entries(CLOSE_CODES).map(([c, d]) => `${c} — ${d.meaning} (after it a client should: ${d.reconnect})`).join('; ')}.`,
         'Without ENGINE_ADMIN_TOKEN the gateway accepts connections and sends nothing (no control messages either).',
       ].join('\n'),
     },
@@ -251,13 +171,13 @@ export function buildAsyncApi(): Record<string, unknown> {
         action: 'receive',
         channel: { $ref: '#/channels/stream' },
         summary: 'Frames the gateway sends',
-        messages: Object.keys(MESSAGES).map((id) => ({ $ref: `#/channels/stream/messages/${id}` })),
+        messages: Object.keys(received).map((id) => ({ $ref: `#/channels/stream/messages/${id}` })),
       },
       sendStream: {
         action: 'send',
         channel: { $ref: '#/channels/stream' },
         summary: 'Messages a client sends on an open connection (each answered by stream.ack, stream.answer or stream.error with its id)',
-        messages: Object.keys(CLIENT_MESSAGES).map((id) => ({ $ref: `#/channels/stream/messages/${id}` })),
+        messages: Object.keys(sent).map((id) => ({ $ref: `#/channels/stream/messages/${id}` })),
       },
     },
     components: { messages },

@@ -8,6 +8,7 @@ import * as wsModule from 'ws';
 import type { Subscription } from './subscription.js';
 import type { InboundSink } from './inbound-limit.js';
 import type { FramePath } from './frame-path.js';
+import { SLOW_CONSUMER } from './close-codes.js';
 
 /**
  * What receives one connection's messages (those within the inbound bound): made per connection
@@ -50,7 +51,6 @@ export function wireFrame(data: Buffer): Buffer {
   return body ? Buffer.concat([header!, body]) : header!;
 }
 
-export const SLOW_CONSUMER = 4008;
 /** A slow client cannot read its close frame promptly; it is cut off after this grace period. */
 const SLOW_TERMINATE_MS = 5_000;
 

@@ -21,6 +21,7 @@ import { judgeMarketsFilter, marketsFilterMatchesNothing, matches, type Subscrip
 import type { SnapshotParts } from './snapshot.js';
 import { EMPTY_EPOCH } from './epoch.js';
 import { FramePath } from './frame-path.js';
+import { GOING_AWAY, INTERNAL_ERROR, STREAM_RESET } from './close-codes.js';
 
 /** What the hub counts (StreamMetrics). */
 export interface HubMetrics {
@@ -76,9 +77,6 @@ export type { ClientMessageHandlers } from './client.js';
 const OPENED: Promise<boolean> = Promise.resolve(true);
 /** Liveness pings of one period go out in this many slices (StreamHub.ensurePing). */
 const PING_SLICES = 10;
-export const GOING_AWAY = 1001;
-/** A connection that does not take control messages, after the engine history was replaced. */
-export const STREAM_RESET = 4011;
 export class StreamHub implements StreamFanout, ClientOwner {
   private readonly index = new SubscriberIndex();
   private readonly history: History;
@@ -279,7 +277,7 @@ export class StreamHub implements StreamFanout, ClientOwner {
     }, (err: unknown) => {
       this.options.logger.warn({ err: (err as Error).message }, 'stream connection could not be opened');
       this.remove(client);
-      client.close(1011, 'could not open the stream');
+      client.close(INTERNAL_ERROR, 'could not open the stream');
     });
     return client;
   }

@@ -9,6 +9,7 @@
 // `limitInbound`, so none of them can be reached by a client that floods.
 import type WebSocket from 'ws';
 import type { Config } from '../config/env.js';
+import { POLICY_VIOLATION as CLOSE_POLICY_VIOLATION } from './close-codes.js';
 
 export interface InboundLimits {
   /** Largest message, bytes (WS_CLIENT_MESSAGE_MAX_BYTES). */
@@ -34,7 +35,6 @@ export function hardMaxBytes(limits: InboundLimits): number {
   return limits.maxBytes * OVERSIZE_FACTOR;
 }
 
-export const CLOSE_POLICY_VIOLATION = 1008;
 /** A closed abuser that does not complete the close handshake is cut after this. */
 const CLOSE_GRACE_MS = 1_000;
 

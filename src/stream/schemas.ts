@@ -1,6 +1,6 @@
 // TypeBox schemas of every message on /v1/stream. One definition feeds the AsyncAPI document
 // (asyncapi.ts) and the tests that check real frames against it, so the two cannot drift.
-import { Type, type TSchema } from 'typebox';
+import { Type } from 'typebox';
 import { Decimal, Market, Party, Seq, Timestamp } from '../contracts/wire.js';
 import { CANDLE_INTERVALS, PASSTHROUGH_KINDS } from '../contracts/frame.js';
 import { AccountBody } from '../contracts/account-wire.js';
@@ -306,39 +306,3 @@ export const LaggingMessage = Type.Object(
       'elsewhere with since=<last seq>.',
   },
 );
-
-export const FRAME_SCHEMAS: Record<string, TSchema> = {
-  'position.update': PositionUpdateFrame,
-  'balance.update': BalanceUpdateFrame,
-  'account.update': AccountUpdateFrame,
-  trade: TradeFrame,
-  'orderbook.snapshot': OrderbookSnapshotFrame,
-  'orderbook.delta': OrderbookDeltaFrame,
-  'order.update': OrderUpdateFrame,
-  fill: FillFrame,
-  'open_interest.update': OpenInterestUpdateFrame,
-  'candle.update': CandleUpdateFrame,
-  'candle.close': CandleCloseFrame,
-  'stream.subscribed': SubscribedMessage,
-  'stream.gap': GapMessage,
-  'stream.reset': ResetMessage,
-  'stream.heartbeat': HeartbeatMessage,
-  'stream.lagging': LaggingMessage,
-  'stream.ack': AckMessage,
-  'stream.answer': AnswerMessage,
-  'stream.error': ErrorMessage,
-};
-
-/** The schema a message of this kind must satisfy (passthrough kinds share one). */
-export function schemaFor(kind: string): TSchema | undefined {
-  return FRAME_SCHEMAS[kind] ?? ((PASSTHROUGH_KINDS as readonly string[]).includes(kind) ? PassthroughFrame : undefined);
-}
-
-/** Close codes the server uses. */
-export const CLOSE_CODES = {
-  1001: 'Going away: the gateway is shutting down; reconnect with ?since=<last seq>',
-  1008: 'Policy violation: the client sent more messages than WS_CLIENT_MESSAGES_PER_S (bursts of WS_CLIENT_MESSAGE_BURST)',
-  1009: 'Message too big: the client sent a message over four times WS_CLIENT_MESSAGE_MAX_BYTES (one over the bound itself is answered payload_too_large)',
-  4008: 'Slow consumer: what was left unsent to it (live frames, answers to its messages, pongs to its pings) passed WS_CLIENT_BUFFER_BYTES (a since= replay is paced and never counts); reconnect with ?since=<last seq>',
-  4011: 'Stream reset: the engine history was replaced (connections without control messages); discard state, bootstrap from REST and reconnect without since',
-} as const;

@@ -8,6 +8,7 @@ import { MARKET_PATTERN, PARTY_PATTERN } from '../contracts/wire.js';
 import { CANDLE_INTERVALS, FRAME_KINDS, frameParty, type CandleInterval, type Frame } from '../contracts/frame.js';
 import { BOOK_QUERY_PARAMETERS, parseBookView } from './book-subscription.js';
 import { bookViewOf, viewKey, type BookViewSpec } from './book-views.js';
+import { OPT_IN_KINDS } from './frame-kinds.js';
 
 export interface Subscription {
   /** null: every kind. */
@@ -238,7 +239,7 @@ export function judgeMarketsFilter(sub: Subscription, knownMarkets: ReadonlySet<
  * Gateway extensions a connection receives only when its `kinds` names them, so a client that
  * follows the spec alone sees spec kinds only (docs/stream.md).
  */
-export const OPT_IN_KINDS: ReadonlySet<string> = new Set(['account.update', 'orderbook.delta', 'order.update', 'fill', 'open_interest.update']);
+export { OPT_IN_KINDS };
 
 /** The kinds filter alone: a connection without one takes every kind but the opt-in ones. */
 export function wantsKind(sub: Subscription, kind: string): boolean {

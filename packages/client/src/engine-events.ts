@@ -114,33 +114,18 @@ export interface EngineEventOf<K extends EngineEventKind> {
 /** Any engine event, narrowed by `kind` (`if (e.kind === 'engine.order_filled') e.payload.legs…`). */
 export type TypedEngineEvent = { [K in EngineEventKind]: EngineEventOf<K> }[EngineEventKind];
 
-export const ENGINE_EVENT_KINDS = [
-  'engine.tick_start',
-  'inbound.deposit',
-  'inbound.withdrawal_request',
-  'engine.approve_submitted',
-  'engine.reject_submitted',
-  'session.authorized',
-  'inbound.order',
-  'engine.order_placed',
-  'engine.order_filled',
-  'engine.order_cancelled',
-  'engine.order_rejected',
-  'engine.trigger_set',
-  'engine.trigger_cancelled',
-  'engine.trigger_fired',
-  'engine.attached_resolved',
-  'engine.user_batch_committed',
-  'outbound.batch_committed',
-] as const satisfies readonly EngineEventKind[];
-
-export const DOMAIN_FRAME_KINDS = ['position.update', 'balance.update', 'account.update', 'trade', 'orderbook.snapshot', 'orderbook.delta', 'order.update', 'fill', 'open_interest.update', 'candle.update', 'candle.close'] as const;
+// The kind names are the wire vocabulary the gateway imports too (wire/vocabulary.ts): one list each.
+export { ENGINE_EVENT_KINDS, DOMAIN_FRAME_KINDS, CANDLE_INTERVALS } from './wire/vocabulary.js';
+import type { CandleIntervalName, DomainFrameKind, EngineEventKindName } from './wire/vocabulary.js';
 
 /** Every kind the `kinds` filter accepts. */
-export type FrameKind = (typeof DOMAIN_FRAME_KINDS)[number] | EngineEventKind;
+export type FrameKind = DomainFrameKind | EngineEventKind;
 
-export const CANDLE_INTERVALS = ['1m', '5m', '15m', '30m', '1h', '4h', '1d', '1w'] as const;
-export type Interval = (typeof CANDLE_INTERVALS)[number];
+export type Interval = CandleIntervalName;
+
+/** The typed payloads above cover exactly the engine's kinds (a kind added to one side only fails to compile). */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+export const ENGINE_PAYLOADS_COVER_EVERY_KIND: Same<EngineEventKind, EngineEventKindName> = true;
 
 /** The markets of the reference engine, known at compile time. */
 export const KNOWN_MARKETS = ['BTC-PERP', 'ETH-PERP', 'SOL-PERP'] as const;

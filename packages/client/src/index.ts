@@ -40,6 +40,7 @@ export {
   type TriggerWouldFire,
   type TriggerCheck,
 } from './account.js';
+export { CLOSE_CODES, CONTROL_KINDS, reconnectRuleOf, type CloseCode, type ReconnectRule } from './wire/vocabulary.js';
 export {
   ENGINE_EVENT_KINDS,
   DOMAIN_FRAME_KINDS,

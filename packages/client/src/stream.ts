@@ -19,6 +19,10 @@ import type { GatewayClient } from './client.js';
 import type { SendRequest, SendResult, Sender } from './transport.js';
 import type { TriggerCheck, TriggerWouldFire } from './account.js';
 import type { AckMessage, AnswerMessage, ErrorMessage } from './generated/wire.js';
+import { reconnectRuleOf } from './wire/vocabulary.js';
+
+/** The code this client closes a socket with to reconnect (wire/vocabulary.ts CLOSE_CODES). */
+const CLIENT_RECONNECT = 4000;
 import type { Answer, ControlMessage, EngineEvent, Frame, GapMessage, OrderAccepted, OrderCancelled, OrderRequest, ResetMessage } from './types.js';
 
 /**
@@ -414,7 +418,7 @@ export class StreamClient<const M extends string = string> {
   /** Closes the current socket as if the network had dropped it (tests, "reconnect now" buttons). */
   reconnectNow(): void {
     if (this.stopped || !this.conn) return;
-    this.drop(4000, 'client reconnect');
+    this.drop(CLIENT_RECONNECT, 'client reconnect');
     this.scheduleReconnect(0);
   }
 
@@ -483,7 +487,7 @@ export class StreamClient<const M extends string = string> {
     ws.onclose = (ev) => {
       if (this.conn !== conn) return;
       this.detach(conn);
-      if (ev.code === 4011) this.resetState(null);
+      if (reconnectRuleOf(ev.code) === 'reset') this.resetState(null);
       if (!conn.opened) void this.probe();
       else this.scheduleReconnect();
     };
@@ -503,7 +507,7 @@ export class StreamClient<const M extends string = string> {
         conn.watchdog = setInterval(() => {
           if (this.conn !== conn || Date.now() - conn.lastMessageAt <= limit) return;
           this.options.onError?.(new Error(`no frame for ${limit} ms: the socket is half-open, reconnecting`));
-          this.drop(4000, 'heartbeat timeout');
+          this.drop(CLIENT_RECONNECT, 'heartbeat timeout');
           this.scheduleReconnect();
         }, Math.min(1000, hb * 500));
       }
@@ -707,7 +711,7 @@ export class StreamClient<const M extends string = string> {
       // Without the backfill the live frames would leave a gap: drop this socket and start over.
       this.options.onError?.(err);
       if (current()) {
-        this.drop(4000, 'backfill failed');
+        this.drop(CLIENT_RECONNECT, 'backfill failed');
         this.scheduleReconnect();
       }
       return;

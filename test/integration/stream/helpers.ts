@@ -7,7 +7,7 @@ import { startScriptedEngine, waitFor, type ScriptedEngine, type ScriptedEvent }
 import type { TestDatabase } from '../../support/db.js';
 import { tick } from '../../unit/projections/fixtures.js';
 import { LiveRuntime } from '../../../src/live.js';
-import { schemaFor } from '../../../src/stream/schemas.js';
+import { schemaFor } from '../../../src/stream/frame-kinds.js';
 
 export interface Msg {
   kind: string;

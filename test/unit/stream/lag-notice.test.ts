@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { LagNotice } from '../../../src/stream/lag-notice.js';
 import type { StreamLag } from '../../../src/stream/live-view.js';
-import { schemaFor } from '../../../src/stream/schemas.js';
+import { schemaFor } from '../../../src/stream/frame-kinds.js';
 import { Value } from 'typebox/value';
 
 describe('LagNotice', () => {

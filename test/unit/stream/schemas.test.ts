@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Value } from 'typebox/value';
 import { initialProjectionState, project } from '../../../src/projections/index.js';
-import { schemaFor } from '../../../src/stream/schemas.js';
+import { schemaFor } from '../../../src/stream/frame-kinds.js';
 import { simpleMatch, tick } from '../projections/fixtures.js';
 
 describe('frame schemas', () => {
