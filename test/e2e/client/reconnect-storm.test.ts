@@ -7,7 +7,8 @@
 import type { FrameKind } from '../../../packages/client/src/engine-events.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { botParties, startSimulator, type RunningSimulator } from '../../../sandbox/simulator/simulator.js';
 import { GatewayClient, StreamClient, type EngineEvent, type StreamMessage, type WebSocketCtor } from '../../../packages/client/src/index.js';
@@ -45,9 +46,10 @@ describe('reconnect storm', () => {
   let sim: RunningSimulator | null = null;
   let ticker: ReturnType<typeof setInterval>;
 
+  const stacks = fileScope();
   beforeAll(async () => {
     db = await createTestDatabase();
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     ticker = setInterval(() => engine.engine.tick(), 200);
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
     gw = await startGateway(
@@ -61,7 +63,6 @@ describe('reconnect storm', () => {
     await sim?.stop();
     await gw?.close();
     await indexer?.close();
-    await engine?.close();
     await db?.drop();
   });
 

@@ -6,7 +6,8 @@
 import type { FrameKind } from '../../../packages/client/src/engine-events.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { GatewayClient, GatewayError, localParty, PositionsStore, StreamClient, type PartySigner, type StreamMessage, type WebSocketCtor, type WebSocketLike } from '../../../packages/client/src/index.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
@@ -24,9 +25,10 @@ describe('client on the full stack', () => {
   let b: GatewayClient;
   const env = () => ({ DATABASE_URL: db.url, ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, FAUCET_ENABLED: 'true', FAUCET_AMOUNT: '50000', RATE_LIMIT_MAX: '100000' });
 
+  const stacks = fileScope();
   beforeAll(async () => {
     db = await createTestDatabase();
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
     gw = await startGateway(env(), { listen: true });
     await gw.deps.live!.start();
@@ -40,7 +42,6 @@ describe('client on the full stack', () => {
   afterAll(async () => {
     await gw?.close();
     await indexer?.close();
-    await engine?.close();
     await db?.drop();
   });
 
