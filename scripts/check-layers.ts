@@ -1,15 +1,16 @@
 // Checks the gateway's layering from its real imports (every `import`/`export … from`, type-only
 // included, and dynamic `import()`), as the TypeScript compiler reads them:
 //
-//   0  config/  contracts/  client-address.ts  decimal.ts  deadline.ts  dependency-state.ts  metrics.ts  tracing/
-//   1  db/  engine/  projections/
-//   2  auth/  markets/  stream/  fleet/  commitments/
-//   3  http/
-//   4  live.ts  relay/       the composition root, in the order its parts build on each other:
-//   5  live-features.ts        the live runtime and the relay, the live features listed once, the
-//   6  deps.ts                 dependencies, the app, the process
-//   7  app.ts
-//   8  main.ts
+//   0  contracts/             the seams (the clock among them), which every unit may use
+//   1  config/  client-address.ts  decimal.ts  deadline.ts  dependency-state.ts  metrics.ts  tracing/
+//   2  db/  engine/  projections/
+//   3  auth/  markets/  stream/  fleet/  commitments/
+//   4  http/
+//   5  live.ts  relay/       the composition root, in the order its parts build on each other:
+//   6  live-features.ts        the live runtime and the relay, the live features listed once, the
+//   7  deps.ts                 dependencies, the app, the process
+//   8  app.ts
+//   9  main.ts
 //
 // A module may import its own unit (folder or root file) and any unit of a LOWER layer; never a
 // unit of its own layer (no two of those folders import each other) nor of a higher one. A file
@@ -22,7 +23,8 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 export const LAYERS: ReadonlyArray<readonly string[]> = [
-  ['config', 'contracts', 'client-address.ts', 'decimal.ts', 'deadline.ts', 'dependency-state.ts', 'metrics.ts', 'tracing'],
+  ['contracts'],
+  ['config', 'client-address.ts', 'decimal.ts', 'deadline.ts', 'dependency-state.ts', 'metrics.ts', 'tracing'],
   ['db', 'engine', 'projections'],
   ['auth', 'markets', 'stream', 'fleet', 'commitments'],
   ['http'],

@@ -1,6 +1,8 @@
 // One line in the log when a dependency goes and one when it comes back (Redis, PostgreSQL, NATS),
 // at warn, so the default level shows both; nothing in between, however many requests fail. The
 // on-call engineer reads the outage's start and end from the replica's own log without a metric.
+import { systemClock, type Clock } from './contracts/clock.js';
+
 export interface WarnLogger {
   warn(obj: object, msg: string): void;
 }
@@ -11,6 +13,8 @@ export class DependencyState {
   constructor(
     private readonly name: string,
     private readonly logger: WarnLogger,
+    /** The clock of `downSince` and of the `askedAt` the callers pass. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   get down(): boolean {
@@ -20,20 +24,20 @@ export class DependencyState {
   /** The dependency failed; logs `<name>: unreachable` on the first failure of an outage only. */
   failed(reason: string): void {
     if (this.downSince !== null) return;
-    this.downSince = Date.now();
+    this.downSince = this.clock.now();
     this.logger.warn({ dependency: this.name, reason }, `${this.name}: unreachable`);
   }
 
   /**
    * The dependency answered; logs `<name>: reachable again` (with the outage's length) after an
-   * outage. `askedAt` (Date.now() when the request was sent): an answer to a request sent before
+   * outage. `askedAt` (this clock's time when the request was sent): an answer to a request sent before
    * the outage's first failure proves nothing about the outage (a query that was running when the
    * server began to shut down may still complete), so it does not end it.
    */
   answered(askedAt?: number): void {
     if (this.downSince === null) return;
     if (askedAt !== undefined && askedAt < this.downSince) return;
-    const downMs = Date.now() - this.downSince;
+    const downMs = this.clock.now() - this.downSince;
     this.downSince = null;
     this.logger.warn({ dependency: this.name, downMs }, `${this.name}: reachable again`);
   }

@@ -14,9 +14,12 @@ import { LiveRuntime } from './live.js';
 import { liveFeatures } from './live-features.js';
 import type { HttpDeps } from './http/dependencies.js';
 import { createSharedState, type SharedState } from './fleet/shared-state.js';
+import { systemClock, type Clock } from './contracts/clock.js';
 
 export interface AppDeps extends HttpDeps {
   config: Config;
+  /** The one source of time and timers (systemClock; a test may pass a VirtualClock). */
+  clock: Clock;
   logger: FastifyBaseLogger;
   db: Database;
   engine: EngineClient;
@@ -32,8 +35,9 @@ export interface AppDeps extends HttpDeps {
 }
 
 export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): AppDeps {
+  const clock = overrides.clock ?? systemClock;
   const logger = overrides.logger ?? pino({ level: config.logLevel });
-  const db = overrides.db ?? new Database(config, logger);
+  const db = overrides.db ?? new Database(config, logger, undefined, clock);
   const engine =
     overrides.engine ??
     new EngineClient({
@@ -43,13 +47,13 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
       connections: config.engineConnections,
     });
   const metrics = overrides.metrics ?? new Metrics();
-  const sessions = overrides.sessions ?? new SessionKeys(db);
+  const sessions = overrides.sessions ?? new SessionKeys(db, undefined, undefined, clock);
   const fleet = overrides.fleet !== undefined ? overrides.fleet : createSharedState(config, metrics.registry, logger);
   // With REDIS_URL one replay memory for the whole fleet (fails closed), else this process's own.
-  const replays = overrides.replays ?? fleet?.replays ?? new MemoryReplayGuard(config.replayMemoryMax, Date.now, config.signatureWindowMs);
+  const replays = overrides.replays ?? fleet?.replays ?? new MemoryReplayGuard(config.replayMemoryMax, () => clock.now(), config.signatureWindowMs);
   // An explicit `live: null` override builds an app without the live runtime.
   const live = overrides.live !== undefined ? overrides.live : new LiveRuntime({ config, logger, db, engine, metrics, features: liveFeatures({ config, logger, db, engine, metrics, sessions }) });
-  return { config, logger, db, engine, metrics, sessions, replays, live, fleet };
+  return { config, clock, logger, db, engine, metrics, sessions, replays, live, fleet };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {

@@ -5,6 +5,7 @@ import type { KeyObject } from 'node:crypto';
 import type { Database } from '../db/database.js';
 import { sessionById } from '../db/queries/sessions.js';
 import { importPublicKey } from './signature.js';
+import { systemClock, type Clock } from '../contracts/clock.js';
 
 export interface SessionKey {
   sessionId: string;
@@ -22,6 +23,7 @@ export class SessionKeys {
     private readonly db: Database | null,
     private readonly maxEntries = 200_000,
     private readonly missTtlMs = 2_000,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** Records a session from a `session.authorized` event or a `sessions` row. */
@@ -55,13 +57,13 @@ export class SessionKeys {
     const db = this.db;
     if (!db?.configured) return null;
     const missedAt = this.misses.get(sessionId);
-    if (missedAt !== undefined && Date.now() - missedAt < this.missTtlMs) return null;
+    if (missedAt !== undefined && this.clock.now() - missedAt < this.missTtlMs) return null;
     await beforeLookup?.();
     // Behind the one database deadline: a peer that is not PostgreSQL cannot hold the auth path.
     const row = await db.run((sql) => sessionById(sql, sessionId));
     if (!row || !this.add(row.sessionId, row.party, row.publicKey, row.expiresAt)) {
       if (this.misses.size > 10_000) this.misses.clear();
-      this.misses.set(sessionId, Date.now());
+      this.misses.set(sessionId, this.clock.now());
       return null;
     }
     return this.byId.get(sessionId) ?? null;
@@ -72,7 +74,7 @@ export class SessionKeys {
   }
 
   private evictExpired(): void {
-    const now = Date.now();
+    const now = this.clock.now();
     for (const [id, s] of this.byId) if (s.expiresAtMs <= now) this.byId.delete(id);
   }
 }

@@ -3,6 +3,7 @@
 // authenticate guard, the trading proxy's party budget and the stream's party proof all ask it.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ReplayEntry, ReplayGuard } from '../contracts/replay-guard.js';
+import { systemClock } from '../contracts/clock.js';
 import { AuthError } from './errors.js';
 import type { SessionKeys } from './session-keys.js';
 import { parseSessionSig, signedPayload, SIGNATURE_WINDOW_MS, verifySignature, verifySignatureOffThread } from './signature.js';
@@ -103,7 +104,7 @@ export async function verifySignedRequest(sessions: SessionKeys, replays: Replay
   const { user, sessionId, sig } = input.headers;
   const parsed = parseSessionSig(sig);
   if (!parsed) return refuse('header "X-Session-Sig" must be <tsMs>.<128 hex characters>');
-  const now = input.now ?? Date.now();
+  const now = input.now ?? systemClock.now();
   // serverTime lets the client correct its clock and sign again.
   const windowMs = replays.windowMs ?? SIGNATURE_WINDOW_MS;
   if (Math.abs(now - parsed.tsMs) > windowMs) return refuse(`signature timestamp is outside the ±${windowMs / 1_000} s window (check the client clock)`, { serverTime: now });
@@ -129,7 +130,7 @@ export async function verifySignedRequest(sessions: SessionKeys, replays: Replay
  * them. A signature from before a lost memory is refused like any other (the engine's 2xx does not
  * know of the loss).
  */
-export async function spendEngineVerifiedMany(replays: ReplayGuard, signatures: readonly SignedHeaders[], now = Date.now()): Promise<boolean[]> {
+export async function spendEngineVerifiedMany(replays: ReplayGuard, signatures: readonly SignedHeaders[], now = systemClock.now()): Promise<boolean[]> {
   return spendReplayEntries(replays, replayEntries(replays, signatures, now));
 }
 
@@ -140,7 +141,7 @@ export async function spendEngineVerifiedMany(replays: ReplayGuard, signatures: 
  * earlier, an entry's time to live is counted from then, so it is remembered a little longer,
  * never less.
  */
-export function replayEntries(replays: ReplayGuard, signatures: readonly SignedHeaders[], now = Date.now()): (ReplayEntry | null)[] {
+export function replayEntries(replays: ReplayGuard, signatures: readonly SignedHeaders[], now = systemClock.now()): (ReplayEntry | null)[] {
   const windowMs = replays.windowMs ?? SIGNATURE_WINDOW_MS;
   return signatures.map((headers) => {
     const parsed = parseSessionSig(headers.sig);

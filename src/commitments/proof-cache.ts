@@ -8,10 +8,13 @@
 // only appends; this is an operator's or an attacker's change) shows in the proof after at most
 // `ttlMs`. Only `verified` answers are kept: a `mismatch` is recomputed every time, so a repaired
 // mirror shows at once, and `pending` answers change when the chain records the batch.
+import { systemClock, type Clock } from '../contracts/clock.js';
+
 export interface ProofCacheOptions {
   maxBytes: number;
   ttlMs: number;
-  now?: () => number;
+  /** Default systemClock. */
+  clock?: Clock;
 }
 
 interface Entry {
@@ -23,10 +26,10 @@ interface Entry {
 export class ProofCache {
   private readonly entries = new Map<string, Entry>();
   private bytes = 0;
-  private readonly now: () => number;
+  private readonly clock: Clock;
 
   constructor(private readonly options: ProofCacheOptions) {
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
   }
 
   get size(): number {
@@ -41,7 +44,7 @@ export class ProofCache {
   get(key: string, identity: string): Buffer | null {
     const entry = this.entries.get(key);
     if (!entry) return null;
-    if (entry.identity !== identity || entry.expires <= this.now()) {
+    if (entry.identity !== identity || entry.expires <= this.clock.now()) {
       this.remove(key, entry);
       return null;
     }
@@ -55,7 +58,7 @@ export class ProofCache {
     const old = this.entries.get(key);
     if (old) this.remove(key, old);
     if (bytes.length > this.options.maxBytes) return;
-    this.entries.set(key, { identity, bytes, expires: this.now() + this.options.ttlMs });
+    this.entries.set(key, { identity, bytes, expires: this.clock.now() + this.options.ttlMs });
     this.bytes += bytes.length;
     for (const [k, e] of this.entries) {
       if (this.bytes <= this.options.maxBytes) break;

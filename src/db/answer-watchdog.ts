@@ -17,12 +17,15 @@
 // (max_pipeline 0, src/db/database.ts). The check reads plaintext bytes: with TLS the gateway keeps
 // postgres.js's own socket (keepalive only).
 import { Socket } from 'node:net';
+import { systemClock, type Clock, type ClockTimer } from '../contracts/clock.js';
 
 export interface WatchdogOptions {
   /** Silence allowed while an answer is owed: statement timeout + margin. */
   answerTimeoutMs: number;
   /** Told when a connection is destroyed for silence. */
   onDead?: (silentMs: number) => void;
+  /** The silence is measured and timed on this clock (default systemClock). */
+  clock?: Clock;
 }
 
 /** ReadyForQuery: 'Z', int32 length 5, then the transaction status byte. */
@@ -43,18 +46,19 @@ export class DeadPeerError extends Error {
 export function watchAnswers(socket: Socket, options: WatchdogOptions): void {
   let tail = Buffer.alloc(0);
   let owed = false;
-  let timer: NodeJS.Timeout | null = null;
+  const clock = options.clock ?? systemClock;
+  let timer: ClockTimer | null = null;
   let since = 0;
   const arm = (): void => {
-    if (timer) clearTimeout(timer);
-    since = Date.now();
-    timer = setTimeout(() => {
-      options.onDead?.(Date.now() - since);
+    if (timer) clock.clearTimeout(timer);
+    since = clock.now();
+    timer = clock.setTimeout(() => {
+      options.onDead?.(clock.now() - since);
       socket.destroy(new DeadPeerError(options.answerTimeoutMs));
     }, options.answerTimeoutMs);
   };
   const disarm = (): void => {
-    if (timer) clearTimeout(timer);
+    if (timer) clock.clearTimeout(timer);
     timer = null;
   };
   const write = socket.write;

@@ -25,6 +25,7 @@ import { watchedSocket } from './answer-watchdog.js';
 import { DatabaseUnavailableError, isDataError, SchemaBehindError, type DataError } from './errors.js';
 import { RowCache } from './json/row-cache.js';
 import { DependencyState } from '../dependency-state.js';
+import { systemClock, type Clock } from '../contracts/clock.js';
 
 export type Sql = postgres.Sql;
 export type Queryable = postgres.Sql | postgres.TransactionSql;
@@ -129,12 +130,13 @@ export class Database {
     private readonly log: Logger,
     /** How long a schema check is trusted before it is made again. */
     private readonly schemaTtlMs = 10_000,
+    private readonly clock: Clock = systemClock,
   ) {
     // A read may run up to three statements one after another (a page, the rows sharing its last
     // key, the schema check), each bounded by the server's statement timeout.
     this.deadlineMs = config.dbConnectTimeoutS * 1000 + 3 * config.dbStatementTimeoutMs + DEADLINE_MARGIN_MS;
     this.rows = new RowCache(config.listRowCacheBytes ?? 0);
-    this.state = new DependencyState('database', log);
+    this.state = new DependencyState('database', log, clock);
     const options = (max: number, transport: object) => ({
           max,
           connect_timeout: config.dbConnectTimeoutS,
@@ -189,6 +191,7 @@ export class Database {
       max_pipeline: 0,
       socket: watchedSocket({
         answerTimeoutMs: config.dbStatementTimeoutMs + DEADLINE_MARGIN_MS,
+        clock: this.clock,
         onDead: (silentMs) => this.log.warn({ silentMs }, 'database connection silent while owing an answer: closed'),
       }),
     };
@@ -215,7 +218,7 @@ export class Database {
 
   private async readNow<T>(sql: Sql, fn: (sql: Sql) => Promise<T>, options: { needsV2?: boolean }): Promise<T> {
     this.readsInFlight++;
-    const askedAt = Date.now();
+    const askedAt = this.clock.now();
     try {
       return await this.withDeadline(async () => {
         if (options.needsV2) {
@@ -288,9 +291,9 @@ export class Database {
   /** Which v2 migrations are missing, from the columns that actually exist (cached for schemaTtlMs). */
   async schema(): Promise<SchemaState> {
     const sql = this.sql;
-    if (!sql) return { current: false, missing: [], checkedAt: Date.now() };
+    if (!sql) return { current: false, missing: [], checkedAt: this.clock.now() };
     const cached = this.schemaState;
-    if (cached && Date.now() - cached.checkedAt < this.schemaTtlMs) return cached;
+    if (cached && this.clock.now() - cached.checkedAt < this.schemaTtlMs) return cached;
     this.schemaCheck ??= (async () => {
       try {
         const query = sql<{ tableName: string; columnName: string }[]>`
@@ -300,7 +303,7 @@ export class Database {
         const rows = await this.withDeadline(() => query, undefined, () => void query.cancel());
         const present = new Set(rows.map((r) => `${r.tableName}.${r.columnName}`));
         const missing = [...new Set(V2_COLUMNS.filter((c) => !present.has(`${c.table}.${c.column}`)).map((c) => c.migration))];
-        const state = { current: missing.length === 0, missing, checkedAt: Date.now() };
+        const state = { current: missing.length === 0, missing, checkedAt: this.clock.now() };
         this.schemaState = state;
         return state;
       } catch (err) {
@@ -316,7 +319,7 @@ export class Database {
   async ping(): Promise<{ ok: boolean; latencyMs: number; error?: string }> {
     const sql = this.sql;
     const started = performance.now();
-    const askedAt = Date.now();
+    const askedAt = this.clock.now();
     if (!sql) return { ok: false, latencyMs: 0, error: 'DATABASE_URL is not set' };
     try {
       const query = sql`SELECT 1`;

@@ -9,6 +9,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { EngineClient } from './client.js';
 import { normalizeDecimal } from '../decimal.js';
 import type { Frame } from '../contracts/frame.js';
+import { systemClock, type Clock, type ClockTimer } from '../contracts/clock.js';
 
 export interface Book {
   market: string;
@@ -28,6 +29,8 @@ export interface OrderbookPollerOptions {
   /** Told when the market list is first loaded and whenever it changes (rule 1 is judged again). */
   onMarkets?(known: ReadonlySet<string>): void;
   logger: FastifyBaseLogger;
+  /** Default systemClock. */
+  clock?: Clock;
 }
 
 function levels(v: unknown): Array<[string, string]> | null {
@@ -62,11 +65,14 @@ export class OrderbookPoller {
   private marketsLoadedAt = 0;
   private marketsKnown: ReadonlySet<string> | null = null;
   private readonly hashes = new Map<string, string>();
-  private timer: NodeJS.Timeout | null = null;
+  private timer: ClockTimer | null = null;
   private stopped = false;
   private current: Promise<void> | null = null;
+  private readonly clock: Clock;
 
-  constructor(private readonly options: OrderbookPollerOptions) {}
+  constructor(private readonly options: OrderbookPollerOptions) {
+    this.clock = options.clock ?? systemClock;
+  }
 
   /** The engine's active markets, null until the first successful read. */
   get knownMarkets(): ReadonlySet<string> | null {
@@ -86,14 +92,14 @@ export class OrderbookPoller {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) this.clock.clearTimeout(this.timer);
     this.timer = null;
     await this.current;
   }
 
   private schedule(ms: number): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => {
+    this.timer = this.clock.setTimeout(() => {
       this.timer = null;
       this.current = this.pollOnce().finally(() => {
         this.current = null;
@@ -130,7 +136,7 @@ export class OrderbookPoller {
   }
 
   private async refreshMarkets(): Promise<void> {
-    if (this.marketsKnown && Date.now() - this.marketsLoadedAt < (this.options.marketsRefreshMs ?? 30_000)) return;
+    if (this.marketsKnown && this.clock.now() - this.marketsLoadedAt < (this.options.marketsRefreshMs ?? 30_000)) return;
     try {
       const body = await this.options.engine.getJson<{ markets?: Array<{ symbol?: unknown; status?: unknown }> }>('/v1/markets');
       const symbols = (body.markets ?? [])
@@ -140,7 +146,7 @@ export class OrderbookPoller {
       const known = new Set(symbols);
       this.markets = symbols;
       this.marketsKnown = known;
-      this.marketsLoadedAt = Date.now();
+      this.marketsLoadedAt = this.clock.now();
       for (const m of this.hashes.keys()) if (!known.has(m)) this.hashes.delete(m);
       const changed = previous === null || previous.size !== known.size || symbols.some((m) => !previous.has(m));
       if (changed && this.options.onMarkets) {

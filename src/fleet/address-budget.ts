@@ -4,6 +4,7 @@
 // whole fleet (one INCRBY and, on a new window, PEXPIRE, atomically), failing open like the rate
 // limits: a budget protects capacity, and Redis being down must not refuse every subscriber.
 import type { RedisHandle } from './redis.js';
+import { systemClock, type Clock } from '../contracts/clock.js';
 
 export interface BudgetVerdict {
   ok: boolean;
@@ -31,10 +32,11 @@ class MemoryBudget implements AddressBudget {
   constructor(
     readonly max: number,
     readonly windowMs: number,
+    private readonly clock: Clock,
   ) {}
 
   async take(address: string, units: number): Promise<BudgetVerdict> {
-    const now = Date.now();
+    const now = this.clock.now();
     let w = this.windows.get(address);
     if (!w || w.endsAt <= now) {
       if (this.windows.size >= SWEEP_AT) for (const [k, v] of this.windows) if (v.endsAt <= now) this.windows.delete(k);
@@ -66,7 +68,7 @@ class RedisBudget implements AddressBudget {
   }
 }
 
-/** A budget named `key` (its Redis counters' name), shared through `redis` when given. */
-export function addressBudget(key: string, max: number, windowMs: number, redis: RedisHandle | null): AddressBudget {
-  return redis ? new RedisBudget(max, windowMs, redis, key) : new MemoryBudget(max, windowMs);
+/** A budget named `key` (its Redis counters' name), shared through `redis` when given; in memory, windows are timed on `clock`. */
+export function addressBudget(key: string, max: number, windowMs: number, redis: RedisHandle | null, clock: Clock = systemClock): AddressBudget {
+  return redis ? new RedisBudget(max, windowMs, redis, key) : new MemoryBudget(max, windowMs, clock);
 }

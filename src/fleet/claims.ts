@@ -3,6 +3,7 @@
 import type { Claims } from '../contracts/claims.js';
 import { SharedStateUnavailableError } from './errors.js';
 import type { RedisHandle } from './redis.js';
+import { systemClock, type Clock } from '../contracts/clock.js';
 
 /** One Map, bounded: past `maxEntries` unexpired claims it refuses new ones rather than forget one (fails closed). */
 export class MemoryClaims implements Claims {
@@ -11,11 +12,11 @@ export class MemoryClaims implements Claims {
 
   constructor(
     private readonly maxEntries = 1_000_000,
-    private readonly clock: () => number = Date.now,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async claim(key: string, ttlMs: number): Promise<boolean> {
-    const now = this.clock();
+    const now = this.clock.now();
     const expiry = this.held.get(key);
     if (expiry !== undefined && expiry > now) return false;
     if (now - this.lastSweep >= 1_000 || this.held.size >= this.maxEntries) this.sweep(now);

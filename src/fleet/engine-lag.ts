@@ -10,6 +10,8 @@
 // be observed at all (engine and NATS both out of reach) it keeps growing too: the replica cannot
 // claim to be current.
 
+import { systemClock, type Clock } from '../contracts/clock.js';
+
 /** A head observation older than this no longer proves that the replica is current. */
 export const HEAD_FRESH_MS = 5_000;
 
@@ -32,13 +34,13 @@ export class EngineLag {
   /** `position`: the replica's last delivered seq; null (nothing received yet) counts as 0. */
   constructor(
     private readonly position: () => number | null,
-    now = Date.now(),
+    private readonly clock: Clock = systemClock,
   ) {
-    this.syncedAt = now;
+    this.syncedAt = clock.now();
   }
 
   /** The engine's head as just observed. */
-  observe(head: number, now = Date.now()): void {
+  observe(head: number, now = this.clock.now()): void {
     if (this.head === null || head >= this.head) {
       this.head = head;
       this.headAt = now;
@@ -51,7 +53,7 @@ export class EngineLag {
   }
 
   /** The history was replaced: the old head means nothing for the new one. */
-  reset(now = Date.now()): void {
+  reset(now = this.clock.now()): void {
     this.head = null;
     this.pending = [];
     this.syncedAt = now;
@@ -65,7 +67,7 @@ export class EngineLag {
     }
   }
 
-  snapshot(now = Date.now()): LagSnapshot {
+  snapshot(now = this.clock.now()): LagSnapshot {
     this.settle();
     const pos = this.position() ?? 0;
     const head = this.head;

@@ -3,6 +3,7 @@
 // what it needs (HttpDeps); it never imports the composition root.
 import fp from 'fastify-plugin';
 import type { ReplayGuard } from '../contracts/replay-guard.js';
+import { systemClock, type Clock } from '../contracts/clock.js';
 import type { SessionKeys } from '../auth/session-keys.js';
 import type { Config } from '../config/env.js';
 import type { Database } from '../db/database.js';
@@ -15,6 +16,8 @@ import { workBudgets, type WorkBudgets } from './work-budgets.js';
 declare module 'fastify' {
   interface FastifyInstance {
     config: Config;
+    /** The gateway's time and timers (src/contracts/clock.ts). */
+    clock: Clock;
     db: Database;
     engine: EngineClient;
     metrics: Metrics;
@@ -33,6 +36,8 @@ declare module 'fastify' {
 /** What the routes are given (the composition root's AppDeps is one). */
 export interface HttpDeps {
   config: Config;
+  /** Default systemClock. */
+  clock?: Clock;
   db: Database;
   engine: EngineClient;
   metrics: Metrics;
@@ -45,6 +50,7 @@ export interface HttpDeps {
 export const dependencies = fp<{ deps: HttpDeps }>(
   async (app, { deps }) => {
     app.decorate('config', deps.config);
+    app.decorate('clock', deps.clock ?? systemClock);
     app.decorate('db', deps.db);
     app.decorate('engine', deps.engine);
     app.decorate('metrics', deps.metrics);
@@ -52,7 +58,7 @@ export const dependencies = fp<{ deps: HttpDeps }>(
     app.decorate('replays', deps.replays);
     app.decorate('live', deps.live);
     app.decorate('fleet', deps.fleet);
-    app.decorate('workBudgets', workBudgets(deps.config, deps.fleet?.redis ?? null));
+    app.decorate('workBudgets', workBudgets(deps.config, deps.fleet?.redis ?? null, deps.clock ?? systemClock));
   },
   { name: 'dependencies', fastify: '5.x' },
 );

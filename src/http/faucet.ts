@@ -21,7 +21,7 @@ import { FaucetAnswer, Rejection } from './trading/schemas.js';
 type Answer = Static<typeof FaucetAnswer> | Static<typeof Rejection>;
 
 export const faucetRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { config, db, engine, fleet } = app;
+  const { config, clock, db, engine, fleet } = app;
   const cooldownMs = config.faucetCooldownS * 1000;
   const ceiling = parseDecimal(config.faucetCeiling);
   const amount = normalizeDecimal(config.faucetAmount);
@@ -36,7 +36,7 @@ export const faucetRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   async function grant(party: string, reply: FastifyReply): Promise<Answer> {
     const facts = await faucetFacts(db, party);
-    const now = Date.now();
+    const now = clock.now();
     const mine = granted.get(party);
     const last = Math.max(facts.lastFaucetAtMs ?? -Infinity, mine ?? -Infinity);
     if (cooldownMs > 0 && now - last < cooldownMs) {
@@ -69,8 +69,8 @@ export const faucetRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
     if ('ok' in answer && claim?.granted) await claim.release(); // an engine refusal is not a grant
     if (!('ok' in answer)) {
-      granted.set(party, Date.now());
-      if (granted.size > 100_000) for (const [p, at] of granted) if (Date.now() - at >= cooldownMs) granted.delete(p);
+      granted.set(party, clock.now());
+      if (granted.size > 100_000) for (const [p, at] of granted) if (clock.now() - at >= cooldownMs) granted.delete(p);
     }
     return answer;
   }

@@ -203,7 +203,7 @@ export const systemRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (_req, reply) => {
-      const now = Date.now();
+      const now = app.clock.now();
       void reply.header('cache-control', 'no-store');
       return { serverTime: now, iso: new Date(now).toISOString() };
     },

@@ -9,6 +9,7 @@
 import type { Config } from '../config/env.js';
 import type { RedisHandle } from '../fleet/redis.js';
 import { addressBudget, type AddressBudget } from '../fleet/address-budget.js';
+import { systemClock, type Clock } from '../contracts/clock.js';
 import { ApiError } from './errors.js';
 
 export type BudgetName = 'session_lookups' | 'snapshot_reads';
@@ -20,10 +21,10 @@ export interface WorkBudgets {
 
 const SETTINGS: Record<BudgetName, string> = { session_lookups: 'SESSION_LOOKUPS_PER_IP', snapshot_reads: 'SNAPSHOT_READS_PER_IP' };
 
-export function workBudgets(config: Pick<Config, 'sessionLookupsPerIp' | 'snapshotReadsPerIp' | 'rateLimitWindowMs'>, redis: RedisHandle | null): WorkBudgets {
+export function workBudgets(config: Pick<Config, 'sessionLookupsPerIp' | 'snapshotReadsPerIp' | 'rateLimitWindowMs'>, redis: RedisHandle | null, clock: Clock = systemClock): WorkBudgets {
   const budgets: Record<BudgetName, AddressBudget> = {
-    session_lookups: addressBudget('session_lookups', config.sessionLookupsPerIp, config.rateLimitWindowMs, redis),
-    snapshot_reads: addressBudget('snapshot_reads', config.snapshotReadsPerIp, config.rateLimitWindowMs, redis),
+    session_lookups: addressBudget('session_lookups', config.sessionLookupsPerIp, config.rateLimitWindowMs, redis, clock),
+    snapshot_reads: addressBudget('snapshot_reads', config.snapshotReadsPerIp, config.rateLimitWindowMs, redis, clock),
   };
   return {
     async spend(name, address, units = 1) {

@@ -18,6 +18,7 @@ import { openInterestRows, type OpenInterestRow } from '../db/queries/open-inter
 import { RollingStats, roundQuote, WINDOW_MS, type WindowStats } from './rolling-stats.js';
 import { formatDecimal, isDecimal, normalizeDecimal, SCALE, ZERO } from '../decimal.js';
 import { TtlCache } from './ttl-cache.js';
+import { systemClock, type Clock } from '../contracts/clock.js';
 
 export const MARKET_LIST_TTL_MS = 5_000;
 export const STATS_TTL_MS = 1_000;
@@ -141,15 +142,15 @@ export class MarketCatalog {
     private readonly db: Database,
     private readonly engine: Pick<EngineClient, 'getJson'>,
     private readonly log: { warn(obj: object, msg: string): void },
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock = systemClock,
   ) {
-    this.rules = new TtlCache(() => this.loadRules(), MARKET_LIST_TTL_MS, now);
+    this.rules = new TtlCache(() => this.loadRules(), MARKET_LIST_TTL_MS, clock);
     const rolling = new RollingStats();
-    this.stats = new TtlCache(() => db.read(NO_STATS, (sql) => rolling.refresh(sql, this.now())), STATS_TTL_MS, now);
+    this.stats = new TtlCache(() => db.read(NO_STATS, (sql) => rolling.refresh(sql, this.clock.now())), STATS_TTL_MS, clock);
     this.openInterest = new TtlCache(
       async () => new Map((await db.read([] as OpenInterestRow[], (sql) => openInterestRows(sql))).map((r) => [r.market, normalizeDecimal(r.openInterest)])),
       STATS_TTL_MS,
-      now,
+      clock,
     );
   }
   /** Open interest per market, cached as the statistics are. */
@@ -175,10 +176,10 @@ export class MarketCatalog {
   private async lastTrades(markets: string[]): Promise<Map<string, LastTrade>> {
     const key = markets.join(',');
     const cached = this.lastTradeCache;
-    if (cached && cached.key === key && this.now() - cached.at < STATS_TTL_MS) return cached.value;
+    if (cached && cached.key === key && this.clock.now() - cached.at < STATS_TTL_MS) return cached.value;
     const rows = await this.db.read([] as LastTradeRow[], (sql) => lastTrades(sql, markets));
     const value = new Map(rows.map((r) => [r.market, { price: normalizeDecimal(r.price), seq: Number(r.seq), at: r.createdAt }]));
-    this.lastTradeCache = { at: this.now(), key, value };
+    this.lastTradeCache = { at: this.clock.now(), key, value };
     return value;
   }
 

@@ -29,6 +29,7 @@ import { matches, type Subscription } from './subscription.js';
 import { PartyRetention } from './account-retention.js';
 import { AccountMetrics } from './account-metrics.js';
 import type { Registry } from 'prom-client';
+import { systemClock, type Clock, type ClockTimer } from '../contracts/clock.js';
 
 export const ACCOUNT_KIND = 'account.update';
 
@@ -44,6 +45,8 @@ export interface AccountBookOptions {
   maxReadParties: number;
   /** Where `bff_account_parties` is reported (absent: not reported). */
   registry?: Registry;
+  /** Times reads, holds and the idle sweep (default systemClock). */
+  clock?: Clock;
 }
 
 /** The parties of a connection's filters that need a complete account. */
@@ -56,13 +59,15 @@ export class AccountBook {
   private state: AccountsState = initialAccounts();
   private readonly seeding = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | null = null;
-  private sweeper: NodeJS.Timeout | null = null;
+  private sweeper: ClockTimer | null = null;
+  private readonly clock: Clock;
   /** Bumped by reset(): a seed read before it is dropped. */
   private generation = 0;
   private readonly retention: PartyRetention;
   private readonly metrics: AccountMetrics | null;
 
   constructor(private readonly options: AccountBookOptions) {
+    this.clock = options.clock ?? systemClock;
     this.retention = new PartyRetention({
       idleMs: options.idleMs,
       maxRead: options.maxReadParties,
@@ -105,7 +110,7 @@ export class AccountBook {
     await this.complete(party);
     // The view is taken before the touch, in the same step: a touch may evict other parties, never this one.
     const view = accountView(this.state, party);
-    this.retention.touch(party, Date.now());
+    this.retention.touch(party, this.clock.now());
     return view;
   }
 
@@ -118,7 +123,7 @@ export class AccountBook {
     const was = accountParties(before);
     const now = accountParties(after);
     if (was === now) return;
-    const t = Date.now();
+    const t = this.clock.now();
     this.retention.hold([...now].filter((p) => !was.has(p)), 1, t);
     this.retention.hold([...was].filter((p) => !now.has(p)), -1, t);
   }
@@ -201,13 +206,19 @@ export class AccountBook {
   private startSweeping(): void {
     if (this.sweeper) return;
     const period = Math.min(60_000, Math.max(25, Math.floor(this.options.idleMs / 4)));
-    this.sweeper = setInterval(() => this.retention.trim(Date.now()), period);
-    this.sweeper.unref();
+    const sweep = (): void => {
+      try {
+        this.retention.trim(this.clock.now());
+      } finally {
+        if (this.sweeper) this.sweeper = this.clock.setTimeout(sweep, period).unref();
+      }
+    };
+    this.sweeper = this.clock.setTimeout(sweep, period).unref();
   }
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
-    if (this.sweeper) clearInterval(this.sweeper);
+    if (this.sweeper) this.clock.clearTimeout(this.sweeper);
     this.timer = null;
     this.sweeper = null;
   }

@@ -27,6 +27,7 @@ import { MarketBook, type TouchedLevel } from '../projections/order-book.js';
 import type { EngineEvent } from '../contracts/engine-event.js';
 import type { BookSeed } from '../contracts/book-seed.js';
 import { eventFingerprint } from '../engine/fingerprint.js';
+import { systemClock, type Clock } from '../contracts/clock.js';
 
 /** The engine's book as read from GET /v1/orderbook. */
 export interface EngineBook {
@@ -55,6 +56,8 @@ export interface BookKeeperOptions {
   logger: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
   /** How long a seed waits for the mirror to reach the point its holding started from (BOOK_MIRROR_WAIT_MS). */
   mirrorWaitMs?: number;
+  /** Times the seed's waits and retries (default systemClock). */
+  clock?: Clock;
 }
 
 /** The engine serves at most this many levels per side: the seed reads them all. */
@@ -117,6 +120,7 @@ export class BookKeeper {
   private generation = 0;
   private stopped = false;
   private readonly metrics: BookMetrics;
+  private readonly clock: Clock;
   /** Seq of the last event seen (any kind). */
   private lastSeen: number | null = null;
   /** After a history replacement: the first event seen, which the mirror must hold too (null: no check). */
@@ -128,6 +132,7 @@ export class BookKeeper {
 
   constructor(private readonly options: BookKeeperOptions) {
     this.metrics = metricsFor(options.registry);
+    this.clock = options.clock ?? systemClock;
   }
 
   /** The book of a market, null until seeded. */
@@ -185,11 +190,11 @@ export class BookKeeper {
 
   private seed(market: string): void {
     if (this.seeding.has(market) || this.stopped) return;
-    const s: Seeding = { holdFrom: this.position(), held: [], generation: this.generation, candidate: null, startedAt: Date.now() };
+    const s: Seeding = { holdFrom: this.position(), held: [], generation: this.generation, candidate: null, startedAt: this.clock.now() };
     this.seeding.set(market, s);
     const live = (): boolean => !this.stopped && this.seeding.get(market) === s && s.generation === this.generation;
     const later = (ms: number, step: () => Promise<void>): void => {
-      setTimeout(() => {
+      this.clock.setTimeout(() => {
         if (live()) step().catch((err: unknown) => this.options.logger.warn({ market, err: (err as Error).message }, 'order book: seed step failed'));
       }, ms).unref();
     };
@@ -217,7 +222,7 @@ export class BookKeeper {
         why = !seed ? 'empty mirror' : s.holdFrom === null ? 'stream position unknown' : seed.asOfSeq < s.holdFrom ? `mirror at ${seed.asOfSeq}, stream at ${s.holdFrom}` : 'mirror does not hold the history streamed since its replacement';
       }
       // Waited long enough with nothing to show: the engine's levels meanwhile, the mirror read again later.
-      if (!this.books.has(market) && Date.now() - s.startedAt >= waitMs) {
+      if (!this.books.has(market) && this.clock.now() - s.startedAt >= waitMs) {
         this.options.logger.warn({ market, reason: why }, 'order book: the mirror cannot seed the book yet; seeded from the engine price levels meanwhile');
         await fromLevels();
       }
@@ -314,7 +319,7 @@ export class BookKeeper {
     this.books.set(market, book);
     this.sources.set(market, source);
     this.metrics.seeds.inc({ market, source });
-    this.options.logger.info({ market, source, seq: book.seq, orders: book.orderCount, tookMs: Date.now() - startedAt }, 'order book: seeded');
+    this.options.logger.info({ market, source, seq: book.seq, orders: book.orderCount, tookMs: this.clock.now() - startedAt }, 'order book: seeded');
     // A re-seed that shows what the screens show already sends nothing.
     if (current && current.seq === book.seq && current.levelsKey() === book.levelsKey()) return;
     this.options.rebuilt(market);

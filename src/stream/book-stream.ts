@@ -7,6 +7,7 @@ import type { Frame } from '../contracts/frame.js';
 import { BookKeeper, type BookKeeperOptions, type EngineBook } from './book-keeper.js';
 import { BookViews } from './book-views.js';
 import type { Subscription } from './subscription.js';
+import type { Clock } from '../contracts/clock.js';
 
 export interface BookStreamOptions {
   readBook(market: string, depth: number): Promise<EngineBook | null>;
@@ -17,6 +18,8 @@ export interface BookStreamOptions {
   publish(frame: Frame): number;
   registry: Registry;
   logger: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
+  /** The seed's and the views' time (default systemClock). */
+  clock?: Clock;
 }
 
 export class BookStream {
@@ -24,7 +27,8 @@ export class BookStream {
   readonly views: BookViews;
 
   constructor(options: BookStreamOptions) {
-    this.views = new BookViews({ keeper: () => this.keeper, publish: options.publish });
+    const clock = options.clock;
+    this.views = new BookViews({ keeper: () => this.keeper, publish: options.publish, ...(clock ? { clock: () => clock.now() } : {}) });
     this.keeper = new BookKeeper({
       readBook: options.readBook,
       readOrders: options.readOrders ?? null,
@@ -34,6 +38,7 @@ export class BookStream {
       rebuilt: (market) => this.views.rebuilt(market),
       registry: options.registry,
       logger: options.logger,
+      ...(clock ? { clock } : {}),
     });
   }
 

@@ -3,7 +3,7 @@
 // client may resume on another replica, so it is derived from the history itself: a short hash of
 // the history's first event (seq 1). Any two gateways that follow the same history compute the
 // same string; a replaced history (whose seq 1 differs in kind, ts or payload) gives another.
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { EngineEvent } from '../contracts/engine-event.js';
 import { eventFingerprint } from '../engine/fingerprint.js';
 
@@ -20,7 +20,7 @@ export function epochOf(first: EngineEvent): string {
 
 /** The fallback epoch: this process alone uses it, so a resume on another replica is reset (safe, never silent). */
 export function localEpoch(): string {
-  return LOCAL_EPOCH_PREFIX + createHash('sha256').update(`${process.pid}|${Date.now()}|${Math.random()}`).digest('base64url').slice(0, 10);
+  return LOCAL_EPOCH_PREFIX + createHash('sha256').update(`${process.pid}|${randomUUID()}`).digest('base64url').slice(0, 10);
 }
 
 export interface EpochSources {

@@ -18,6 +18,7 @@ import { OpenInterestBook } from '../projections/open-interest.js';
 import type { OpenInterestSeed } from '../db/queries/open-interest.js';
 import { OpenInterestCatchUp } from './open-interest-catch-up.js';
 import { wantsKind, type Subscription } from './subscription.js';
+import { systemClock, type Clock, type ClockTimer } from '../contracts/clock.js';
 
 export const OPEN_INTEREST_KIND = 'open_interest.update';
 
@@ -29,6 +30,8 @@ export interface OpenInterestFeedOptions {
   logger: { warn(obj: object, msg: string): void };
   /** While the figure is unknown after a hole or a replaced history: how often the mirror is read again (ms). */
   reseedMs?: number;
+  /** Times the reads again (default systemClock). */
+  clock?: Clock;
 }
 
 /** The default of `reseedMs`: the indexer writes within a second or so of the engine. */
@@ -56,12 +59,16 @@ export class OpenInterestFeed implements LiveFeature<Subscription> {
   private catchUp: OpenInterestCatchUp | null = null;
   /** A seed of this history read ahead of the events delivered: used when its newest event arrives and matches. */
   private ahead: OpenInterestSeed | null = null;
-  private reseedTimer: NodeJS.Timeout | null = null;
+  private reseedTimer: ClockTimer | null = null;
   private reading = false;
   /** The seed read at start failed: the catch-up starts after the event before the first one delivered. */
   private catchUpAtFirstEvent = false;
 
-  constructor(private readonly options: OpenInterestFeedOptions) {}
+  private readonly clock: Clock;
+
+  constructor(private readonly options: OpenInterestFeedOptions) {
+    this.clock = options.clock ?? systemClock;
+  }
 
   /**
    * Seeds from the mirror whatever the stream's start: the events after the seed must then arrive
@@ -186,13 +193,17 @@ export class OpenInterestFeed implements LiveFeature<Subscription> {
   private catchUpAfter(seq: number): void {
     if (!this.options.readSeed) return;
     this.catchUp = new OpenInterestCatchUp(seq);
-    this.reseedTimer = setInterval(() => void this.readAgain(), this.options.reseedMs ?? RESEED_MS);
-    this.reseedTimer.unref();
+    const everyMs = this.options.reseedMs ?? RESEED_MS;
+    const tick = (): void => {
+      this.reseedTimer = this.clock.setTimeout(tick, everyMs).unref();
+      void this.readAgain();
+    };
+    this.reseedTimer = this.clock.setTimeout(tick, everyMs).unref();
     void this.readAgain();
   }
 
   private stopReseeding(): void {
-    if (this.reseedTimer) clearInterval(this.reseedTimer);
+    if (this.reseedTimer) this.clock.clearTimeout(this.reseedTimer);
     this.reseedTimer = null;
   }
 

@@ -15,6 +15,7 @@ import WebSocket from 'ws';
 import { expect } from 'vitest';
 import type { TestGateway } from './gateway.js';
 import { startScriptedEngine, type ScriptedEngine } from './scripted-sse.js';
+import { eventually } from './eventually.js';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -60,15 +61,9 @@ export async function closedPort(): Promise<number> {
   return port;
 }
 
-/** Polls until `check` is truthy or the deadline passes. */
+/** `eventually` (test/support/eventually.ts) with this file's older argument order. */
 export async function waitFor<T>(check: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  return eventually(check, { timeoutMs, what, everyMs: 25 });
 }
 
 /**

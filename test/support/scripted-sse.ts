@@ -5,6 +5,7 @@
 import type { EngineEvent } from '../../src/contracts/engine-event.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { eventually } from './eventually.js';
 
 /** What the scripted engine sends: the gateway's own engine event type. */
 export type ScriptedEvent = EngineEvent;
@@ -75,12 +76,9 @@ export interface ScriptedEngine {
   close(): Promise<void>;
 }
 
+/** `eventually` (test/support/eventually.ts) with this file's older argument order. */
 export async function waitFor(predicate: () => boolean, timeoutMs = 5_000, label = 'condition'): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${label}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await eventually(predicate, { timeoutMs, what: label });
 }
 
 function frame(e: ScriptedEvent): string {

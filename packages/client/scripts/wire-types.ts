@@ -3,7 +3,7 @@
 // src/http/reads/markets.ts and candles.ts, the body of GET /v1/time, the user batch proof of
 // src/http/reads/proofs.ts for records). The package cannot import the gateway's source (it is published alone, and its types
 // must not depend on TypeBox), so the types are printed once here and a test
-// (test/unit/client/client-extras.test.ts, "its wire types are … current") fails when the checked-in file differs from a fresh
+// (test/integration/client/client-extras.test.ts, "its wire types are … current") fails when the checked-in file differs from a fresh
 // generation: one source of truth, no hand copy.
 //   npx tsx packages/client/scripts/wire-types.ts          # rewrite the file
 import { writeFileSync } from 'node:fs';

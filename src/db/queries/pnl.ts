@@ -53,15 +53,15 @@ export interface PnlSource {
 export const PNL_MAX_LEGS = 200_000;
 
 /**
- * `toMs` defaults to the mirror's head (engine time of its newest event), `fromMs` to the party's
+ * `toMs` defaults to the mirror's head (engine time of its newest event; `nowMs` on an empty mirror), `fromMs` to the party's
  * first event, at most `maxPoints` buckets before `toMs`. Buckets are aligned on `intervalMs`.
  */
-export async function loadPnlSource(tx: Queryable, party: string, asked: { fromMs?: number | undefined; toMs?: number | undefined; intervalMs: number; originMs?: number; maxPoints: number }): Promise<PnlSource> {
+export async function loadPnlSource(tx: Queryable, party: string, asked: { fromMs?: number | undefined; toMs?: number | undefined; intervalMs: number; originMs?: number; maxPoints: number; nowMs: number }): Promise<PnlSource> {
   const [head] = await tx<{ seq: number | null; ts: Date | null }[]>`SELECT seq, ts FROM events ORDER BY seq DESC LIMIT 1`;
   const headMs = head?.ts ? new Date(head.ts).getTime() : null;
   const origin = asked.originMs ?? 0;
   const align = (ms: number) => Math.floor((ms - origin) / asked.intervalMs) * asked.intervalMs + origin;
-  const toMs = align(asked.toMs ?? headMs ?? Date.now());
+  const toMs = align(asked.toMs ?? headMs ?? asked.nowMs);
   const to = new Date(toMs + asked.intervalMs).toISOString();
   const legs = await tx<Array<Omit<PnlLegRow, 'tsMs'> & { ts: Date }>>`
     SELECT f.seq::int8 AS seq, f.leg, f.market, e.ts, f.fee::text AS fee, f.realized_pnl::text AS realized_pnl, f.new_balance::text AS new_balance,

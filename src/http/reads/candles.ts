@@ -41,7 +41,7 @@ export const Candle = Type.Object(
 
 export const candleRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
-  const pages = new KeyedTtlCache<{ page: { bars: BarRow[]; more: boolean }; nowMs: number | null }>(PAGE_TTL_MS);
+  const pages = new KeyedTtlCache<{ page: { bars: BarRow[]; more: boolean }; nowMs: number | null }>(PAGE_TTL_MS, undefined, app.clock);
 
   app.get(
     '/v1/candles',

@@ -69,7 +69,7 @@ const SOURCES =
   "answer, the indexer's `markets` table. 503 when the database cannot give the statistics.";
 
 export const marketRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const catalog = new MarketCatalog(app.db, app.engine, app.log);
+  const catalog = new MarketCatalog(app.db, app.engine, app.log, app.clock);
 
   app.get(
     '/v1/markets',

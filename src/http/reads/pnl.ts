@@ -100,7 +100,7 @@ export const pnlRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (from !== undefined && to !== undefined && Math.floor(to / intervalMs) - Math.floor(from / intervalMs) + 1 > PNL_MAX_POINTS) {
         throw new ApiError('bad_request', `at most ${PNL_MAX_POINTS} buckets per request: narrow from/to or take a longer interval`);
       }
-      const source = await db.readSnapshot(EMPTY, (tx) => loadPnlSource(tx, party, { fromMs: from, toMs: to, intervalMs, originMs: INTERVAL_ORIGIN_MS[interval], maxPoints: PNL_MAX_POINTS }));
+      const source = await db.readSnapshot(EMPTY, (tx) => loadPnlSource(tx, party, { fromMs: from, toMs: to, intervalMs, originMs: INTERVAL_ORIGIN_MS[interval], maxPoints: PNL_MAX_POINTS, nowMs: app.clock.now() }));
       if (source.legs.length > PNL_MAX_LEGS) throw new ApiError('bad_request', `this party has more than ${PNL_MAX_LEGS} fill legs: its PnL history is not served`);
       if ((source.toMs - source.fromMs) / intervalMs + 1 > PNL_MAX_POINTS) {
         throw new ApiError('bad_request', `at most ${PNL_MAX_POINTS} buckets per request: narrow from/to or take a longer interval`);

@@ -72,7 +72,7 @@ const PROOF_CACHE_TTL_MS = 60_000;
 
 export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
-  const cache = new ProofCache({ maxBytes: PROOF_CACHE_BYTES, ttlMs: PROOF_CACHE_TTL_MS });
+  const cache = new ProofCache({ maxBytes: PROOF_CACHE_BYTES, ttlMs: PROOF_CACHE_TTL_MS, clock: app.clock });
 
   app.get(
     '/v1/users/:party/user-batches/:userSeq/proof',

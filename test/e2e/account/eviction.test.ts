@@ -13,7 +13,8 @@
 //     unsubscribe or the close; the gauge bff_account_parties counts them.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { faucet, makeParty, signHex, SigningClient } from '../../sandbox/engine/helpers.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
@@ -85,9 +86,10 @@ describe('account book eviction against the reference engine', () => {
     return c.messages.slice(before).find(mine)!;
   }
 
+  const stacks = fileScope();
   beforeAll(async () => {
     db = await createTestDatabase();
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
     gw = await startGateway(
       {
@@ -108,7 +110,6 @@ describe('account book eviction against the reference engine', () => {
   afterAll(async () => {
     await gw?.close();
     await indexer?.close();
-    await engine?.close();
     await db?.drop();
   });
 

@@ -11,7 +11,8 @@
 // A party with history from before the gateway started is served from the database seed.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import WebSocket from 'ws';
 import { faucet, makeParty, signHex, SigningClient } from '../../sandbox/engine/helpers.js';
@@ -59,15 +60,15 @@ describe('account view against the reference engine', () => {
     return account;
   }
 
+  const stacks = fileScope();
   beforeAll(async () => {
     db = await createTestDatabase();
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
   });
   afterAll(async () => {
     await gw?.close();
     await indexer?.close();
-    await engine?.close();
     await db?.drop();
   });
 

@@ -5,7 +5,8 @@
 // incoming message on its way to the client, as a faulty network or gateway would.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { fundedClient, SigningClient } from '../../sandbox/engine/helpers.js';
 import { GatewayClient, OrderBookFeed, type WebSocketCtor } from '../../../packages/client/src/index.js';
 import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
@@ -34,15 +35,15 @@ describe('OrderBookFeed (gateway + reference engine)', () => {
   let maker: SigningClient;
   let price = 61000;
 
+  const stacks = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     gw = await startLiveGateway(engine);
     maker = await fundedClient(engine.url, engine.adminToken, '1000000', 'maker');
     await quote();
   });
   afterAll(async () => {
     await gw?.close();
-    await engine?.close();
   });
 
   async function quote(): Promise<void> {

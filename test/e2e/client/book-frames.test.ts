@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { request } from 'undici';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { fundedClient, SigningClient } from '../../sandbox/engine/helpers.js';
 import { DeltaOrderBook, GatewayClient, StreamClient, type StreamMessage, type WebSocketCtor } from '../../../packages/client/src/index.js';
 import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
@@ -17,14 +18,14 @@ describe('client order books (gateway + reference engine)', () => {
   let maker: SigningClient;
   let price = 60000;
 
+  const stacks = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     gw = await startLiveGateway(engine, { WS_ORDERBOOK_POLL_MS: '50' });
     maker = await fundedClient(engine.url, engine.adminToken, '1000000', 'maker');
   });
   afterAll(async () => {
     await gw?.close();
-    await engine?.close();
   });
 
   /** One more resting order: a new book (new seq) at the next poll. */

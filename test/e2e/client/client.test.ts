@@ -1,7 +1,8 @@
 // @gateway/client end to end: WebCrypto session, signed trading calls, the faucet and the
 // Node-only GET-body route, through the real gateway to the reference engine.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { GatewayClient, GatewayError, getUserMe, localParty, type PartySigner } from '../../../packages/client/src/node.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 
@@ -11,8 +12,9 @@ describe('@gateway/client against the gateway and the reference engine', () => {
   let party: PartySigner;
   let client: GatewayClient;
 
+  const stacks = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     gw = await startGateway(
       { ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, FAUCET_ENABLED: 'true', RATE_LIMIT_MAX: '100000' },
       { listen: true, overrides: { live: null } },
@@ -22,7 +24,6 @@ describe('@gateway/client against the gateway and the reference engine', () => {
   });
   afterAll(async () => {
     await gw?.close();
-    await engine?.close();
   });
 
   it('creates a session signed with WebCrypto Ed25519', async () => {

@@ -7,25 +7,19 @@
 import type { FrameKind } from '../../../packages/client/src/engine-events.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { botParties, startSimulator, type RunningSimulator } from '../../../sandbox/simulator/simulator.js';
 import { GatewayClient, StreamClient, type EngineEvent, type StreamMessage, type WebSocketCtor } from '../../../packages/client/src/index.js';
 import type { LiveRuntime } from '../../../src/live.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { eventually } from '../../support/eventually.js';
 
 const SEED = 5;
 const FORCED = 120; // forced reconnects per client (240 in all)
 const OUTAGE_EVERY = 15; // every n-th is a long outage (beyond the replay history)
-
-async function until(check: () => boolean | Promise<boolean>, what: string | (() => string), ms = 20_000, everyMs = 10): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 type Item = string; // "seq" or "seq:positionId": one expected frame
 type Leg = { party?: string; positionId?: string };
@@ -52,9 +46,10 @@ describe('reconnect storm', () => {
   let sim: RunningSimulator | null = null;
   let ticker: ReturnType<typeof setInterval>;
 
+  const stacks = fileScope();
   beforeAll(async () => {
     db = await createTestDatabase();
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     ticker = setInterval(() => engine.engine.tick(), 200);
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
     gw = await startGateway(
@@ -68,7 +63,6 @@ describe('reconnect storm', () => {
     await sim?.stop();
     await gw?.close();
     await indexer?.close();
-    await engine?.close();
     await db?.drop();
   });
 
@@ -133,18 +127,18 @@ describe('reconnect storm', () => {
 
     sim = await startSimulator({ engineUrl: engine.url, adminToken: engine.adminToken, rate: 120, bots: 4, seed: SEED });
     for (const w of watched) w.stream.start();
-    await until(() => watched.every((w) => w.firstHead !== null), 'both clients subscribed');
+    await eventually(() => watched.every((w) => w.firstHead !== null), { what: 'both clients subscribed', timeoutMs: 20_000 });
 
     // The storm: each client is dropped FORCED times; every OUTAGE_EVERY-th time it stays away
     // until the engine has moved on by more than the gateway's replay history holds.
     const storm = async (w: Watched) => {
       for (let i = 1; i <= FORCED; i++) {
         // Drop a connection that is up (dropping one still connecting would only test the backoff).
-        await until(() => w.state === 'live', `${w.name} live before drop ${i} (errors: ${w.errors.slice(-3).join('; ')})`);
+        await eventually(() => w.state === 'live', { what: `${w.name} live before drop ${i} (errors: ${w.errors.slice(-3).join('; ')})`, timeoutMs: 20_000 });
         if (i % OUTAGE_EVERY === 0) {
           w.stream.stop();
           const from = engine.engine.log.maxSeq;
-          await until(() => engine.engine.log.maxSeq > from + 120, 'the engine to move on');
+          await eventually(() => engine.engine.log.maxSeq > from + 120, { what: 'the engine to move on', timeoutMs: 20_000 });
           w.stream.start();
         } else {
           w.stream.reconnectNow();
@@ -159,12 +153,7 @@ describe('reconnect storm', () => {
     for (const w of watched) {
       // Orders in flight when the simulator stopped may still fill: judge against the log as it is now.
       const expected = () => w.expected(engine.engine.log.eventsSince(w.firstHead!));
-      await until(
-        () => w.items.length >= expected().length,
-        () => `${w.name}: every frame (${w.items.length}/${expected().length}; state ${w.state}; errors: ${w.errors.slice(-3).join('; ')})`,
-        30_000,
-        200, // parsing the engine log is not free
-      );
+      await eventually(() => w.items.length >= expected().length, { what: () => `${w.name}: every frame (${w.items.length}/${expected().length}; state ${w.state}; errors: ${w.errors.slice(-3).join('; ')})`, timeoutMs: 30_000, everyMs: 200 });
       // Exact equality: same frames, none missing, none twice, in engine order.
       expect(w.items, w.name).toEqual(expected());
       expect(w.items.length, `${w.name} saw a busy market`).toBeGreaterThan(50);

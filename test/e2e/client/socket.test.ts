@@ -5,7 +5,8 @@
 // stream.placeOrder / cancelOrder are signed as the REST calls and resolve with the engine's answer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { faucet, fundedClient, SigningClient } from '../../sandbox/engine/helpers.js';
 import { request } from 'undici';
 import { DeltaOrderBook, GatewayClient, GatewayError, localParty, StreamClient, type StreamMessage, type WebSocketCtor } from '../../../packages/client/src/index.js';
@@ -17,14 +18,14 @@ describe('client: talking to the socket (gateway + reference engine)', () => {
   let gw: TestGateway;
   let maker: SigningClient;
 
+  const stacks = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     gw = await startLiveGateway(engine, {}, { markets: true });
     maker = await fundedClient(engine.url, engine.adminToken, '1000000', 'maker');
   });
   afterAll(async () => {
     await gw?.close();
-    await engine?.close();
   });
 
   it('subscribe and unsubscribe change the live stream, and a reconnect keeps the change', { timeout: 30_000 }, async () => {

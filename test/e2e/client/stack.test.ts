@@ -6,19 +6,13 @@
 import type { FrameKind } from '../../../packages/client/src/engine-events.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { GatewayClient, GatewayError, localParty, PositionsStore, StreamClient, type PartySigner, type StreamMessage, type WebSocketCtor, type WebSocketLike } from '../../../packages/client/src/index.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
-
-async function until(check: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+import { eventually } from '../../support/eventually.js';
 
 describe('client on the full stack', () => {
   let db: TestDatabase;
@@ -31,9 +25,10 @@ describe('client on the full stack', () => {
   let b: GatewayClient;
   const env = () => ({ DATABASE_URL: db.url, ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, FAUCET_ENABLED: 'true', FAUCET_AMOUNT: '50000', RATE_LIMIT_MAX: '100000' });
 
+  const stacks = fileScope();
   beforeAll(async () => {
     db = await createTestDatabase();
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
     gw = await startGateway(env(), { listen: true });
     await gw.deps.live!.start();
@@ -47,7 +42,6 @@ describe('client on the full stack', () => {
   afterAll(async () => {
     await gw?.close();
     await indexer?.close();
-    await engine?.close();
     await db?.drop();
   });
 
@@ -55,7 +49,7 @@ describe('client on the full stack', () => {
     expect(await a.faucet(alice.party)).toMatchObject({ party: alice.party, newBalance: '50000.0000000000' });
     expect(await b.faucet(bob.party)).toMatchObject({ party: bob.party });
     await indexer.waitFor(engine.engine.log.maxSeq, 5_000);
-    await until(async () => (await db.sql`SELECT count(*)::int AS n FROM deposits WHERE source = 'faucet'`)[0]!.n === 2, 'mirror deposits');
+    await eventually(async () => (await db.sql`SELECT count(*)::int AS n FROM deposits WHERE source = 'faucet'`)[0]!.n === 2, { what: 'mirror deposits' });
     const fresh = await startGateway(env(), { listen: true, overrides: { live: null } });
     try {
       const c = new GatewayClient({ baseUrl: fresh.url, retry: { retries: 0 } });
@@ -76,13 +70,13 @@ describe('client on the full stack', () => {
       new StreamClient({ client, ...options, WebSocket: WebSocket as unknown as WebSocketCtor, reconnect: { baseDelayMs: 10 }, onMessage: () => {}, onState: (s) => states.push(s), onRefused: (e) => refusals.push(e) });
     const unknownKind = open(a, { kinds: ['trades' as FrameKind /* a JavaScript caller: the types refuse it */] });
     unknownKind.start();
-    await until(() => refusals.length === 1, 'the 400');
+    await eventually(() => refusals.length === 1, { what: 'the 400' });
     expect([refusals[0]!.status, refusals[0]!.code]).toEqual([400, 'bad_request']);
     // A party stream without a session: 401.
     const anonymous = new GatewayClient({ baseUrl: gw.url });
     const noSession = open(anonymous, { party: [alice.party] });
     noSession.start();
-    await until(() => refusals.length === 2, 'the 401');
+    await eventually(() => refusals.length === 2, { what: 'the 401' });
     expect([refusals[1]!.status, refusals[1]!.code]).toEqual([401, 'unauthorized']);
     expect(states.filter((s) => s === 'refused')).toHaveLength(2);
     expect(states.filter((s) => s === 'connecting')).toHaveLength(2); // no retry after a 4xx
@@ -120,11 +114,11 @@ describe('client on the full stack', () => {
     };
     try {
       stream.start();
-      await until(() => states.at(-1) === 'live', 'first socket live');
+      await eventually(() => states.at(-1) === 'live', { what: 'first socket live' });
       await new Promise((r) => setTimeout(r, 300)); // let the upgrade complete
       await trade('60000');
       const seqFrames = () => messages.filter((m) => m.source === 'live' && !m.frame.snapshot && typeof m.frame.seq === 'number');
-      await until(() => seqFrames().length > 0, 'first position frame');
+      await eventually(() => seqFrames().length > 0, { what: 'first position frame' });
       const liveBefore = seqFrames().length;
 
       // Drop the socket, trade twice while it is down.
@@ -133,10 +127,10 @@ describe('client on the full stack', () => {
       await trade('60100');
       await trade('60200');
       await indexer.waitFor(engine.engine.log.maxSeq, 5_000);
-      await until(() => states.includes('live'), 'reconnected');
+      await eventually(() => states.includes('live'), { what: 'reconnected' });
       // And one more, live again.
       await trade('60300');
-      await until(() => positions.open()[0]?.size === '0.0400000000', 'position 0.04', 15_000);
+      await eventually(() => positions.open()[0]?.size === '0.0400000000', { what: 'position 0.04', timeoutMs: 15_000 });
 
       // Everything came from the socket: the replay covered the outage, REST was not needed.
       expect(messages.filter((m) => m.source === 'backfill')).toHaveLength(0);

@@ -4,7 +4,8 @@
 // trader expects: verified when everything is committed and equal, never failed for an honest engine.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient, type AccountVerdict } from '../../../packages/client/src/index.js';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { formatDec } from '../../../sandbox/engine/decimal.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
@@ -19,9 +20,10 @@ describe('verifyAccount at the edges (honest engine)', () => {
   let gateway: TestGateway;
   let client: GatewayClient;
 
+  const stacks = fileScope();
   beforeAll(async () => {
     db = await createTestDatabase();
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
     gateway = await startLiveGateway(engine, { DATABASE_URL: db.url, AUTH_DISABLED: 'true', RATE_LIMIT_MAX: '1000000' });
     client = new GatewayClient({ baseUrl: gateway.url, retry: { retries: 0 } });
@@ -29,7 +31,6 @@ describe('verifyAccount at the edges (honest engine)', () => {
   afterAll(async () => {
     await gateway?.close();
     await indexer?.close();
-    await engine?.close();
     await db?.drop();
   });
 

@@ -4,7 +4,8 @@
 // that is not well formed (a root that is not 64 hex characters, a negative event count) is
 // reported as a `mismatch` with reason `record`, never a 5xx.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
@@ -17,8 +18,9 @@ describe('proof route: values the contract does not allow', () => {
   let gateway: TestGateway;
   let party = '';
 
+  const stacks = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     db = await createTestDatabase();
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken });
     const [ann, ben] = await Promise.all(['ann', 'ben'].map((h) => fundedClient(engine.url, engine.adminToken, '100000', h)));
@@ -33,7 +35,6 @@ describe('proof route: values the contract does not allow', () => {
   afterAll(async () => {
     await gateway?.close();
     await indexer?.close();
-    await engine?.close();
     await db?.drop();
   });
 

@@ -4,7 +4,8 @@
 // checked with the independent verifier (test/support/independent-verifier.ts), not the gateway's code.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
@@ -38,8 +39,9 @@ describe('user batch proofs', () => {
   let gateway: TestGateway;
   const ids: string[] = [];
 
+  const stacks = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     db = await createTestDatabase();
     // Manifest 1: three user batches (ann, ben, cat); the 2nd user batch recorded wrong. Manifest 3 recorded wrong.
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, corruptUserBatch: 2, corruptBatch: 3 });
@@ -65,7 +67,6 @@ describe('user batch proofs', () => {
   afterAll(async () => {
     await gateway?.close();
     await indexer?.close();
-    await engine?.close();
     await db?.drop();
   });
 

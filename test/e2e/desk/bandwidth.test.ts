@@ -4,7 +4,8 @@
 // negotiated only for connections that ask (compress=deflate) and WS_DEFLATE allows, and counted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { http } from '../../sandbox/engine/helpers.js';
 import { deskTrader } from '../../support/desk.js';
 import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
@@ -19,14 +20,14 @@ describe('throttled book views and deflate', () => {
   let gw: TestGateway;
   let maker: GatewayClient;
 
+  const stacks = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', WS_ORDERBOOK_POLL_MS: '60000' }, { markets: true });
     maker = await deskTrader(gw.url, engine, 'maker', '100000000');
   });
   afterAll(async () => {
     await gw?.close();
-    await engine?.close();
   });
 
   it('a throttled view sends fewer deltas, each chained and checksummed, ending at the engine\'s book', async () => {

@@ -3,7 +3,8 @@
 // batches of up to 50; by market or every market. Against the reference engine.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { deskTrader, engineOpenOrders } from '../../support/desk.js';
 import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/fleet.js';
@@ -17,14 +18,14 @@ describe('cancel-all', () => {
   let alice: GatewayClient;
   const openOf = async (market?: string) => (await engineOpenOrders(engine, alice.session!.party)).filter((o) => market === undefined || o.market === market).length;
 
+  const stacks = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
     alice = await deskTrader(gw.url, engine, 'alice', '10000000');
   });
   afterAll(async () => {
     await gw?.close();
-    await engine?.close();
   });
 
   it('by market, then every market, from the engine\'s list: more than 50 orders in batches of 50', async () => {

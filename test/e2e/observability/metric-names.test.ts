@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { http, makeParty, SigningClient } from '../../sandbox/engine/helpers.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
@@ -55,8 +56,9 @@ let gw: TestGateway;
 let exposed: Set<string>;
 let streamClient: TestClient | undefined;
 
+const stacks = fileScope();
 beforeAll(async () => {
-  engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+  engine = await testEngine(stacks);
   db = await createTestDatabase();
   gw = await startGateway(
     { DATABASE_URL: db.url, ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, FAUCET_ENABLED: 'true', RATE_LIMIT_MAX: '100000', WS_ORDERBOOK_POLL_MS: '100' },
@@ -109,7 +111,6 @@ beforeAll(async () => {
 afterAll(async () => {
   streamClient?.ws.close();
   await gw?.close();
-  await engine?.close();
   await db?.drop();
 });
 

@@ -5,7 +5,8 @@
 // gateway's book is repaired from the engine's poll, counted and sent as a fresh snapshot.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { startSimulator } from '../../../sandbox/simulator/simulator.js';
 import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
@@ -20,13 +21,13 @@ describe('order book deltas (reference engine + simulator)', () => {
   let engine: RunningEngine;
   let gw: TestGateway;
 
+  const stacks = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     gw = await startLiveGateway(engine, { WS_ORDERBOOK_POLL_MS: '100' });
   });
   afterAll(async () => {
     await gw?.close();
-    await engine?.close();
   });
 
   const engineBook = async (market: string) =>

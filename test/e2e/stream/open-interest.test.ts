@@ -7,7 +7,8 @@
 // figures on subscribe, from its seed alone. (Auth off: the positions of four parties are read
 // without their sessions; the frame itself is public.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { faucet, makeParty, SigningClient } from '../../sandbox/engine/helpers.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
@@ -85,9 +86,10 @@ describe('open_interest.update', () => {
     return out;
   };
 
+  const stacks = fileScope();
   beforeAll(async () => {
     db = await createTestDatabase();
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
     parties = ['a', 'b', 'c', 'd'].map((h) => new SigningClient(engine.url, makeParty(h)));
     for (const c of parties) {
@@ -99,7 +101,6 @@ describe('open_interest.update', () => {
     for (const c of clients) c.ws.close();
     for (const gw of gateways) await gw.close();
     await indexer?.close();
-    await engine?.close();
     await db?.drop();
   });
 

@@ -6,7 +6,8 @@
 // refused at once with rate_limited, and the connection's other requests are not held by them.
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { fundedClient, signHex, type SigningClient } from '../../sandbox/engine/helpers.js';
 import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { fleetServices, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
@@ -61,8 +62,9 @@ describe.skipIf(!redis)('switch calls and order.status wait in counted queues', 
   let proxy: Awaited<ReturnType<typeof stallableProxy>>;
   let alice: SigningClient;
 
+  const stacks = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     proxy = await stallableProxy(new URL(REDIS_URL));
     gw = await startLiveGateway(engine, {
       REDIS_URL: proxy.url,
@@ -78,7 +80,6 @@ describe.skipIf(!redis)('switch calls and order.status wait in counted queues', 
   afterAll(async () => {
     proxy?.stall(false);
     await gw?.close();
-    await engine?.close();
     proxy?.close();
   });
 

@@ -5,7 +5,8 @@
 // request accepted once across REST and the socket (the same replay memory); one party budget for
 // both; unsigned and forged messages refused with the REST code.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { faucet, http, makeParty, signHex, SigningClient } from '../../sandbox/engine/helpers.js';
 import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
@@ -39,8 +40,9 @@ describe('talking to the socket (reference engine)', () => {
   };
   const orderBody = (o: Record<string, unknown>) => JSON.stringify(o);
 
+  const stacks = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '12', RATE_LIMIT_IP_MAX: '10000', RATE_LIMIT_WINDOW_MS: '60000' });
     alice = new SigningClient(gw.url, makeParty('alice'));
     bob = new SigningClient(gw.url, makeParty('bob'));
@@ -52,7 +54,6 @@ describe('talking to the socket (reference engine)', () => {
   });
   afterAll(async () => {
     await gw?.close();
-    await engine?.close();
   });
 
   it('subscribe adds markets, kinds and a book view, acks the filters and sends the snapshot of what was added', { timeout: 30_000 }, async () => {

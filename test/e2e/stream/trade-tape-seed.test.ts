@@ -5,7 +5,8 @@
 // last LAST_TRADES trades of each market: exactly the frames the first one published live, as
 // snapshot frames, oldest first. A match after the restart joins the tape after them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { faucet, makeParty, SigningClient } from '../../sandbox/engine/helpers.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
@@ -31,15 +32,15 @@ describe('trade tape seeded from the database at start', () => {
     return gw;
   }
 
+  const stacks = fileScope();
   beforeAll(async () => {
     db = await createTestDatabase();
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
   });
   afterAll(async () => {
     for (const gw of gateways) await gw.close();
     await indexer?.close();
-    await engine?.close();
     await db?.drop();
   });
 

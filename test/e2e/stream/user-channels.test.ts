@@ -3,7 +3,8 @@
 // the engine's code), fill frames of her own legs only, engine.order_filled only for matches she is
 // in, and on a new connection the open orders and last fills as snapshot frames.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { faucet, fundedClient, makeParty, signHex, SigningClient } from '../../sandbox/engine/helpers.js';
 import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
@@ -21,8 +22,9 @@ describe('user channels (reference engine, three parties)', () => {
     return `user=${encodeURIComponent(c.id)}&sessionId=${encodeURIComponent(c.sessionId)}&sig=${ts}.${signHex(c.session.privateKey, `GET\n/v1/stream\n${ts}\n`)}`;
   };
 
+  const stacks = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     gw = await startLiveGateway(engine);
     alice = new SigningClient(engine.url, makeParty('alice'));
     bob = new SigningClient(engine.url, makeParty('bob'));
@@ -35,7 +37,6 @@ describe('user channels (reference engine, three parties)', () => {
   });
   afterAll(async () => {
     await gw?.close();
-    await engine?.close();
   });
 
   it('order.update and fill frames carry Alice\'s own orders and legs only', { timeout: 60_000 }, async () => {

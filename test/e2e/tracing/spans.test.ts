@@ -10,7 +10,8 @@ import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { http, makeParty, SigningClient } from '../../sandbox/engine/helpers.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
@@ -67,9 +68,10 @@ async function spansWhere(match: (s: ReadableSpan) => boolean, count = 1): Promi
   }
 }
 
+const stacks = fileScope();
 beforeAll(async () => {
   await startTracing('trading-gateway', { spanProcessors: [new SimpleSpanProcessor({ exporter })] });
-  engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+  engine = await testEngine(stacks);
   forwarder = await recordingForwarder(engine.url);
   db = await createTestDatabase();
   gw = await startGateway(
@@ -85,7 +87,6 @@ afterAll(async () => {
   await gw?.close();
   await stopTracing();
   await new Promise((r) => forwarder?.server.close(r));
-  await engine?.close();
   await db?.drop();
 });
 

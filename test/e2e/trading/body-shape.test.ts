@@ -5,7 +5,8 @@
 // naming the field, and the engine's history does not move (it saw nothing); a valid body, however
 // it is spelled, is still forwarded and placed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { faucet, makeParty, SigningClient } from '../../sandbox/engine/helpers.js';
 import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { connect, type Msg } from '../../integration/stream/helpers.js';
@@ -17,8 +18,9 @@ describe('trading bodies of the contract shape only', () => {
   let gw: TestGateway;
   let alice: SigningClient;
 
+  const stacks = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     gw = await startLiveGateway({ url: engine.url, adminToken: engine.adminToken }, { RATE_LIMIT_MAX: '1000', RATE_LIMIT_IP_MAX: '10000' });
     alice = new SigningClient(gw.url, makeParty('alice'));
     expect((await alice.authorize()).body).toMatchObject({ ok: true });
@@ -26,7 +28,6 @@ describe('trading bodies of the contract shape only', () => {
   });
   afterAll(async () => {
     await gw?.close();
-    await engine?.close();
   });
 
   const orderCases: Array<[string, string, string | undefined]> = [

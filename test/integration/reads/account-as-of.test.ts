@@ -4,7 +4,8 @@
 // reference indexer writes the mirror; the route, asked for each noted seq, answers exactly the
 // engine's state at that seq. Then its strict query rules and the answer beyond the mirror's head.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { formatDec } from '../../../sandbox/engine/decimal.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
@@ -25,9 +26,10 @@ let indexer: RunningIndexer;
 let gw: TestGateway;
 const noted: Noted[] = [];
 
+const stacks = fileScope();
 beforeAll(async () => {
   db = await createTestDatabase();
-  engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+  engine = await testEngine(stacks);
   indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
   gw = await startGateway({ DATABASE_URL: db.url, AUTH_DISABLED: 'true' });
   const e = engine.engine;
@@ -69,7 +71,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.close();
   await indexer?.close();
-  await engine?.close();
   await db?.drop();
 });
 

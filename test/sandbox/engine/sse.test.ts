@@ -3,6 +3,7 @@ import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/server.js';
 import { http } from './helpers.js';
+import { eventually } from '../../support/eventually.js';
 
 let eng: RunningEngine | undefined;
 afterEach(async () => {
@@ -42,14 +43,6 @@ async function openStream(e: RunningEngine, opts: { lastEventId?: string; query?
   return reader;
 }
 
-const waitFor = async (cond: () => boolean, ms = 10_000): Promise<void> => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timeout');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
-
 describe('admin SSE stream', () => {
   it('requires the bearer token', async () => {
     eng = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
@@ -64,7 +57,7 @@ describe('admin SSE stream', () => {
     eng = await startEngine({ port: 0, tickMs: 0, commitMs: 0, heartbeatMs: 30 });
     eng.engine.tick();
     const r = await openStream(eng, { query: '?since=0' });
-    await waitFor(() => r.events.length >= 1 && r.comments.includes('hb'));
+    await eventually(() => r.events.length >= 1 && r.comments.includes('hb'));
     expect(r.events[0]).toMatchObject({ id: '1', event: 'engine.tick_start' });
     expect(JSON.parse(r.events[0]!.data)).toEqual({ seq: 1, kind: 'engine.tick_start', ts: expect.any(String), payload: { tick: 1 } });
     r.abort();
@@ -94,7 +87,7 @@ describe('admin SSE stream', () => {
     expect(Number(lastId)).toBeGreaterThanOrEqual(1500);
     const second = await openStream(e, { lastEventId: lastId });
     await producer;
-    await waitFor(() => second.events.length > 0 && Number(second.events.at(-1)!.id) === total);
+    await eventually(() => second.events.length > 0 && Number(second.events.at(-1)!.id) === total);
     second.abort();
     await second.done;
     const seqs = [...first.events, ...second.events].map((m) => Number(m.id));
@@ -113,7 +106,7 @@ describe('admin SSE stream', () => {
     expect(gone2.status).toBe(410);
     const r = await openStream(eng, { lastEventId: '150' });
     expect(r.status).toBe(200);
-    await waitFor(() => r.events.length === 50);
+    await eventually(() => r.events.length === 50);
     expect(r.events[0]!.id).toBe('151');
     expect(r.events.at(-1)!.id).toBe('200');
     r.abort();

@@ -1,7 +1,8 @@
 // The corrupt-root settings make the chain record disagree with the engine's claim for exactly one
 // user batch and one manifest, and the gateway's verification routes report those as mismatches.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
@@ -13,8 +14,9 @@ describe('INDEXER_CORRUPT_USER_BATCH / INDEXER_CORRUPT_BATCH', () => {
   let indexer: RunningIndexer;
   let gateway: TestGateway;
 
+  const stacks = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     db = await createTestDatabase();
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, corruptUserBatch: 2, corruptBatch: 2 });
     // Three parties → three user batches in manifest 1; two more in manifest 2.
@@ -30,7 +32,6 @@ describe('INDEXER_CORRUPT_USER_BATCH / INDEXER_CORRUPT_BATCH', () => {
   afterAll(async () => {
     await gateway?.close();
     await indexer?.close();
-    await engine?.close();
     await db?.drop();
   });
 

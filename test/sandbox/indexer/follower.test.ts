@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Follower } from '../../../sandbox/indexer/follower.js';
 import type { EngineEvent } from '../../../sandbox/indexer/rows.js';
+import { eventually } from '../../support/eventually.js';
 
 const frame = (seq: number): string =>
   `id: ${seq}\nevent: engine.tick_start\ndata: ${JSON.stringify({ seq, kind: 'engine.tick_start', ts: '2026-11-21T10:00:00.000Z', payload: { tick: seq } })}\n\n`;
@@ -63,14 +64,6 @@ async function follow(url: string, from: number, token = 't0k'): Promise<{ follo
   return { follower, got, logs };
 }
 
-async function until(fn: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 describe('engine event stream follower', () => {
   it('resumes after a drop, ignores repeats, and reconnects on a gap', async () => {
     const engine = await fakeEngine([
@@ -80,7 +73,7 @@ describe('engine event stream follower', () => {
     ]);
     cleanup.push(() => new Promise((r) => { engine.server.closeAllConnections(); engine.server.close(() => r()); }));
     const { got, logs } = await follow(engine.url, 2);
-    await until(() => got.length >= 7);
+    await eventually(() => got.length >= 7, { timeoutMs: 5_000 });
     expect(got).toEqual([3, 4, 5, 6, 7, 8, 9]);
     expect(engine.requests.slice(0, 3)).toEqual([
       { since: '2', lastEventId: '2', auth: 'Bearer t0k' },
@@ -98,7 +91,7 @@ describe('engine event stream follower', () => {
     const engine = await fakeEngine([unauthorized, unauthorized, (res) => sse(res, frame(1), false)]);
     cleanup.push(() => new Promise((r) => { engine.server.closeAllConnections(); engine.server.close(() => r()); }));
     const { got, logs, follower } = await follow(engine.url, 0, 'wrong');
-    await until(() => got.length === 1);
+    await eventually(() => got.length === 1, { timeoutMs: 5_000 });
     expect(got).toEqual([1]);
     expect(engine.requests.map((r) => r.since)).toEqual(['0', '0', '0']);
     expect(logs.filter((l) => l.includes('HTTP 401'))).toHaveLength(2);

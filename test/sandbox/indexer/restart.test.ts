@@ -11,16 +11,9 @@ import { connect, IndexerStore } from '../../../sandbox/indexer/store.js';
 import { startSimulator, type RunningSimulator } from '../../../sandbox/simulator/simulator.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { dumpTables } from './tables.js';
+import { eventually } from '../../support/eventually.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, fn: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 describe('reference indexer: kill mid-stream, resume, compare with a replay', () => {
   let engine: RunningEngine;
@@ -61,16 +54,12 @@ describe('reference indexer: kill mid-stream, resume, compare with a replay', ()
       const rows = await db.sql<{ n: number | null }[]>`SELECT max(seq)::int AS n FROM events`.catch(() => [{ n: null }]);
       return rows[0]?.n ?? 0;
     };
-    await until('the first indexer to write 400 events', async () => (await indexed()) >= 400, 25_000);
+    await eventually(async () => (await indexed()) >= 400, { what: 'the first indexer to write 400 events', timeoutMs: 25_000, everyMs: 50 });
     child.kill('SIGKILL'); // no clean shutdown: whatever was in flight is lost or committed whole
     await new Promise((r) => child!.once('exit', r));
     // A COMMIT the killed indexer sent just before dying still lands: read what it left only once
     // PostgreSQL has ended its connection (its backend finished whatever it had received).
-    await until(
-      "the killed indexer's connection to end",
-      async () => (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'reference-indexer'`)[0]!.n === 0,
-      10_000,
-    );
+    await eventually(async () => (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'reference-indexer'`)[0]!.n === 0, { what: "the killed indexer's connection to end", timeoutMs: 10_000, everyMs: 50 });
     const atKill = await indexed();
     expect(stderr).toBe('');
     await sleep(300); // the engine keeps going while no indexer runs
@@ -84,7 +73,7 @@ describe('reference indexer: kill mid-stream, resume, compare with a replay', ()
       return (kinds.get('engine.order_filled') ?? 0) > 100 && (kinds.get('engine.trigger_fired') ?? 0) > 0 &&
         (kinds.get('engine.approve_submitted') ?? 0) > 0 && (kinds.get('outbound.batch_committed') ?? 0) > 2;
     };
-    await until('a market with fills, fired triggers, approved withdrawals and batches', async () => eventful(), 30_000);
+    await eventually(async () => eventful(), { what: 'a market with fills, fired triggers, approved withdrawals and batches', timeoutMs: 30_000, everyMs: 50 });
     await sleep(500); // and some more events for the resumed indexer
     const stats = sim.stats();
     await sim.stop();

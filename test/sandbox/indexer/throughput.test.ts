@@ -2,7 +2,8 @@
 // The target is ≥ 10 000 events/s (about 15 000 measured alone on PostgreSQL); the assertion only
 // catches order-of-magnitude regressions, since other suites share the 2-core CI machine.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { startIndexer } from '../../../sandbox/indexer/indexer.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 
@@ -11,8 +12,9 @@ const party = (i: number): string => `t${i}::${i.toString(16).padStart(64, '0')}
 describe('reference indexer throughput', () => {
   let engine: RunningEngine;
   let db: TestDatabase;
+  const stacks = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(stacks);
     db = await createTestDatabase();
     const core = engine.engine;
     for (let i = 0; i < 20; i++) core.deposit({ party: party(i), amount: '100000000' }, 'faucet');
@@ -29,7 +31,6 @@ describe('reference indexer throughput', () => {
     }
   }, 60_000);
   afterAll(async () => {
-    await engine?.close();
     await db?.drop();
   });
 

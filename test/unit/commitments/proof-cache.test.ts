@@ -2,6 +2,7 @@
 // it was made from and while fresh; least recently used entries go first when the bytes exceed the bound.
 import { describe, expect, it } from 'vitest';
 import { ProofCache } from '../../../src/commitments/proof-cache.js';
+import { VirtualClock } from '../../support/virtual-clock.js';
 
 const body = (n: number, fill = 'x') => Buffer.from(fill.repeat(n));
 
@@ -15,13 +16,13 @@ describe('ProofCache', () => {
     expect(cache.totalBytes).toBe(0);
   });
 
-  it('expires entries after the TTL', () => {
-    let now = 1_000;
-    const cache = new ProofCache({ maxBytes: 1_000, ttlMs: 100, now: () => now });
+  it('expires entries after the TTL', async () => {
+    const clock = new VirtualClock(1_000);
+    const cache = new ProofCache({ maxBytes: 1_000, ttlMs: 100, clock });
     cache.set('a', 'id', body(10));
-    now += 99;
+    await clock.advance(99);
     expect(cache.get('a', 'id')).not.toBeNull();
-    now += 1;
+    await clock.advance(1);
     expect(cache.get('a', 'id')).toBeNull();
     expect(cache.size).toBe(0);
   });

@@ -3,7 +3,7 @@
 // or reported and skipped, and a throwing sink never stops or repeats delivery.
 import { describe, expect, it } from 'vitest';
 import { OrderedDelivery, WakeableSleep } from '../../../src/engine/ordered-delivery.js';
-import { event, memoryStore, noMetrics, quietLogger, recordingSink } from './delivery-support.js';
+import { event, memoryStore, noMetrics, quietLogger, recordingSink } from '../../support/delivery-support.js';
 
 function delivery(options: { startAfter?: number | null; store?: ReturnType<typeof memoryStore> | null; throwOn?: number; gapReportMs?: number } = {}) {
   const sink = recordingSink({ throwOn: options.throwOn });

@@ -2,6 +2,7 @@
 // reused for the TTL after it settled, failures never cached, a bounded number of keys.
 import { describe, expect, it } from 'vitest';
 import { KeyedTtlCache, TtlCache } from '../../../src/markets/ttl-cache.js';
+import { VirtualClock } from '../../support/virtual-clock.js';
 
 function deferred<T>() {
   let resolve!: (v: T) => void;
@@ -15,18 +16,18 @@ function deferred<T>() {
 
 describe('TtlCache', () => {
   it('shares one load, keeps the value for the TTL, and does not cache a failure', async () => {
-    let now = 0;
+    const clock = new VirtualClock(0);
     let loads = 0;
     let fail = false;
     const cache = new TtlCache(async () => {
       loads++;
       if (fail) throw new Error('down');
       return loads;
-    }, 1_000, () => now);
+    }, 1_000, clock);
     expect(await Promise.all([cache.get(), cache.get(), cache.get()])).toEqual([1, 1, 1]);
-    now = 999;
+    await clock.advance(999);
     expect([await cache.get(), loads]).toEqual([1, 1]);
-    now = 1_000;
+    await clock.advance(1);
     fail = true;
     await expect(cache.get()).rejects.toThrow('down');
     fail = false;
@@ -36,8 +37,8 @@ describe('TtlCache', () => {
 
 describe('KeyedTtlCache', () => {
   it('shares a load per key while it runs, reuses it for the TTL after it settled, then loads again', async () => {
-    let now = 0;
-    const cache = new KeyedTtlCache<string>(1_000, 10, () => now);
+    const clock = new VirtualClock(0);
+    const cache = new KeyedTtlCache<string>(1_000, 10, clock);
     const first = deferred<string>();
     let loads = 0;
     const load = () => {
@@ -45,13 +46,13 @@ describe('KeyedTtlCache', () => {
       return loads === 1 ? first.promise : Promise.resolve(`v${loads}`);
     };
     const a = cache.get('k', load);
-    now = 5_000; // a slow load: still shared while in flight, whatever the clock says
+    await clock.advance(5_000); // a slow load: still shared while in flight, whatever the clock says
     const b = cache.get('k', load);
     first.resolve('v1');
     expect([await a, await b, loads]).toEqual(['v1', 'v1', 1]);
-    now = 5_999;
+    await clock.advance(999);
     expect([await cache.get('k', load), loads]).toEqual(['v1', 1]);
-    now = 6_000;
+    await clock.advance(1);
     expect([await cache.get('k', load), loads]).toEqual(['v2', 2]);
     expect([await cache.get('other', load), loads]).toEqual(['v3', 3]);
   });

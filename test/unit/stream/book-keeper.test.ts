@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { formatDecimal } from '../../../src/decimal.js';
 import type { EngineEvent } from '../../../src/contracts/engine-event.js';
 import { BookKeeper, type EngineBook } from '../../../src/stream/book-keeper.js';
+import { eventually } from '../../support/eventually.js';
 
 const ts = '2026-11-25T00:00:00.000Z';
 const placed = (seq: number, id: string, side: 'buy' | 'sell', price: string, size: string): EngineEvent => ({
@@ -158,7 +159,7 @@ describe('BookKeeper seeded order by order from the mirror', () => {
       },
     });
     k.track(['BTC-PERP']);
-    await waitUntil(() => k.book('BTC-PERP') !== null);
+    await eventually(() => k.book('BTC-PERP') !== null, { timeoutMs: 2_000 });
     expect(asOf).toEqual([]); // read three times
     expect(engineReads).toBeGreaterThanOrEqual(1);
     expect(k.book('BTC-PERP')!.seq).toBe(7); // the engine's book seq (no event after the mirror changed it)
@@ -174,11 +175,11 @@ describe('BookKeeper seeded order by order from the mirror', () => {
       readBook: async () => ({ market: 'BTC-PERP', seq: 30, bids: [['99', '3']], asks: [] }),
     });
     k.track(['BTC-PERP']);
-    await waitUntil(() => k.book('BTC-PERP') !== null);
+    await eventually(() => k.book('BTC-PERP') !== null, { timeoutMs: 2_000 });
     expect(k.source('BTC-PERP')).toBe('levels');
     expect(levels(k, 'buy')).toEqual([['99.0000000000', '3.0000000000', 1]]);
     mirror = 30;
-    await waitUntil(() => k.source('BTC-PERP') === 'orders', 3_000);
+    await eventually(() => k.source('BTC-PERP') === 'orders', { timeoutMs: 3_000 });
     expect(levels(k, 'buy')).toEqual([['99.0000000000', '3.0000000000', 2]]);
     expect(k.book('BTC-PERP')!.seq).toBe(30); // kept from the book it replaced
     expect(rebuilt).toEqual(['BTC-PERP', 'BTC-PERP']); // the counts changed: sent whole
@@ -195,13 +196,13 @@ describe('BookKeeper seeded order by order from the mirror', () => {
       readBook: async () => ({ market: 'BTC-PERP', seq: 12, bids: [['99', '1']], asks: [] }),
     });
     k.track(['BTC-PERP']);
-    await waitUntil(() => k.book('BTC-PERP') !== null);
+    await eventually(() => k.book('BTC-PERP') !== null, { timeoutMs: 2_000 });
     // The engine shows another book at the same seq (what a lost event would leave): repaired, then re-seeded.
     expect(k.reconcile({ market: 'BTC-PERP', seq: 12, bids: [['99', '1'], ['98', '4']], asks: [] }, 20)).toBe(true);
     expect(warnings.some((w) => w.includes('differs from the engine book'))).toBe(true);
     expect(await registry.getSingleMetricAsString('bff_book_divergences_total')).toContain('bff_book_divergences_total{market="BTC-PERP"} 1');
     expect(k.source('BTC-PERP')).toBe('levels');
-    await waitUntil(() => k.source('BTC-PERP') === 'orders');
+    await eventually(() => k.source('BTC-PERP') === 'orders', { timeoutMs: 2_000 });
     expect(await registry.getSingleMetricAsString('bff_book_seeds_total')).toContain('bff_book_seeds_total{market="BTC-PERP",source="orders"} 2');
   });
 
@@ -214,7 +215,7 @@ describe('BookKeeper seeded order by order from the mirror', () => {
     const served: EngineEvent[] = [];
     const judged = (e: EngineEvent) => {
       const from = served.length;
-      return waitUntil(() => served.slice(from).filter((x) => x === e).length >= 2, 10_000);
+      return eventually(() => served.slice(from).filter((x) => x === e).length >= 2, { timeoutMs: 10_000 });
     };
     let position = 3;
     const { k } = keeper({
@@ -229,7 +230,7 @@ describe('BookKeeper seeded order by order from the mirror', () => {
       readBook: async () => ({ market: 'BTC-PERP', seq: 2, bids: [['99', '1']], asks: [] }),
     });
     k.track(['BTC-PERP']);
-    await waitUntil(() => k.book('BTC-PERP') !== null);
+    await eventually(() => k.book('BTC-PERP') !== null, { timeoutMs: 2_000 });
     position = 15_715;
     k.reset(2);
     expect(k.book('BTC-PERP')).toBeNull();
@@ -254,15 +255,8 @@ describe('BookKeeper seeded order by order from the mirror', () => {
     const fields = (streamed.payload as { order: Record<string, unknown> }).order;
     const reversed = Object.fromEntries(Object.entries(fields).reverse());
     mirrorEvent = { ...streamed, ts: '2026-11-25T00:00:00.000000Z', payload: { order: reversed } };
-    await waitUntil(() => k.book('BTC-PERP') !== null, 3_000);
+    await eventually(() => k.book('BTC-PERP') !== null, { timeoutMs: 3_000 });
     expect(k.source('BTC-PERP')).toBe('orders');
   });
 });
 
-async function waitUntil(predicate: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}

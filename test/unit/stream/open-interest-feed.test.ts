@@ -8,6 +8,7 @@ import { parseSubscription } from '../../../src/stream/subscription.js';
 import type { EngineEvent } from '../../../src/contracts/engine-event.js';
 import type { Frame } from '../../../src/contracts/frame.js';
 import type { OpenInterestSeed } from '../../../src/db/queries/open-interest.js';
+import { VirtualClock } from '../../support/virtual-clock.js';
 
 const MARKETS = new Set(['BTC-PERP', 'ETH-PERP']);
 const feeds: OpenInterestFeed[] = [];
@@ -15,9 +16,9 @@ afterEach(() => {
   for (const f of feeds.splice(0)) f.stop();
 });
 /** Until the feed has read the mirror twice more (every read after the call sees the mirror as it is now). */
-async function reread(mirror: { reads: number }): Promise<void> {
+async function reread(mirror: { reads: number; clock: VirtualClock }): Promise<void> {
   const until = mirror.reads + 2;
-  for (let i = 0; i < 500 && mirror.reads < until; i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 500 && mirror.reads < until; i++) await mirror.clock.advance(10);
 }
 const leg = (party: string, positionId: string, positionSize: string) => ({
   party, orderId: 'o', role: 'maker', side: 'buy', size: '1', price: '100', fee: '0', positionId, positionSize, entryPrice: '100', realizedPnl: '0', newBalance: '0',
@@ -28,12 +29,12 @@ const fill = (seq: number, market: string, ...legs: ReturnType<typeof leg>[]): E
 });
 const tick = (seq: number): EngineEvent => ({ seq, kind: 'engine.tick_start', ts: '2026-01-01T00:00:00.000Z', payload: {} });
 
-/** A feed whose mirror is `mirror.seed` (changed by a test as an indexer would change it), read again every 10 ms when it must catch up. */
+/** A feed whose mirror is `mirror.seed` (changed by a test as an indexer would change it), read again every 10 ms of `mirror.clock` when it must catch up. */
 function feed(seed: OpenInterestSeed | null) {
   const published: Frame[] = [];
   const warnings: string[] = [];
   let head: number | null = null;
-  const mirror = { seed, reads: 0 };
+  const mirror = { seed, reads: 0, clock: new VirtualClock() };
   const f = new OpenInterestFeed({
     // A mirror set to null is a database that does not answer (the read rejects).
     readSeed: seed
@@ -47,6 +48,7 @@ function feed(seed: OpenInterestSeed | null) {
     head: () => head,
     logger: { warn: (_o, msg) => warnings.push(msg) },
     reseedMs: 10,
+    clock: mirror.clock,
   });
   feeds.push(f);
   f.markets(MARKETS);
@@ -129,7 +131,7 @@ describe('OpenInterestFeed', () => {
     expect(values(published)).toEqual([['BTC-PERP', 7, '4.0000000000'], ['ETH-PERP', 7, '4.0000000000']]);
     expect(values(deliver(fill(8, 'BTC-PERP', leg('m', 'm1', '0'))))).toEqual([['BTC-PERP', 8, '3.0000000000']]);
     const reads = mirror.reads;
-    await new Promise((r) => setTimeout(r, 50));
+    await mirror.clock.advance(50);
     expect(mirror.reads).toBe(reads); // known again: the mirror is no longer read
   });
 

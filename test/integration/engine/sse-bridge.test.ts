@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SseBridge } from '../../../src/engine/sse-bridge.js';
 import { startScriptedEngine, waitFor, type ScriptedEngine } from '../../support/scripted-sse.js';
-import { event, memoryStore, noMetrics, quietLogger, recordingSink, type RecordingSink } from './delivery-support.js';
+import { event, memoryStore, noMetrics, quietLogger, recordingSink, type RecordingSink } from '../../support/delivery-support.js';
 import type { EngineEvent } from '../../../src/contracts/engine-event.js';
 
 const cleanups: Array<() => Promise<void>> = [];

@@ -1,8 +1,8 @@
 // A recording EngineEventSink and the quiet logger and metrics the engine event sources need in tests.
 import pino from 'pino';
-import type { EngineEvent } from '../../../src/contracts/engine-event.js';
-import type { EngineEventSink } from '../../../src/contracts/engine-event-source.js';
-import type { SourceMetrics } from '../../../src/engine/ordered-delivery.js';
+import type { EngineEvent } from '../../src/contracts/engine-event.js';
+import type { EngineEventSink } from '../../src/contracts/engine-event-source.js';
+import type { SourceMetrics } from '../../src/engine/ordered-delivery.js';
 
 export const quietLogger = pino({ level: 'silent' });
 

@@ -7,14 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { GatewayClient, GatewayError, localParty, StreamClient, type StreamMessage, type StreamOptions, type WebSocketCtor, type WebSocketLike } from '../../../packages/client/src/index.js';
 import { startFakeStreamGateway, type FakeStreamGateway } from '../../support/fake-stream-gateway.js';
-
-async function until(check: () => boolean, what: string | (() => string), ms = 8_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { eventually } from '../../support/eventually.js';
 
 describe('StreamClient', () => {
   let fake: FakeStreamGateway;
@@ -58,13 +51,13 @@ describe('StreamClient', () => {
     fake.publishTrades(3);
     const client = new GatewayClient({ baseUrl: fake.url });
     open(client);
-    await until(() => fake.sockets.length === 1 && isLive(), 'first connection');
+    await eventually(() => fake.sockets.length === 1 && isLive(), { what: 'first connection', timeoutMs: 8_000 });
     fake.publishTrades(2);
-    await until(() => seqFrames().length === 2, 'two live frames');
+    await eventually(() => seqFrames().length === 2, { what: 'two live frames', timeoutMs: 8_000 });
     // Down: five more happen meanwhile.
     fake.sockets[0]!.terminate();
     fake.publishTrades(5);
-    await until(() => seqFrames().length === 7, 'replayed frames');
+    await eventually(() => seqFrames().length === 7, { what: 'replayed frames', timeoutMs: 8_000 });
     const resume = fake.upgrades[1]!;
     expect(resume.searchParams.get('since')).toBe('4'); // last delivered 5, one below
     expect(resume.searchParams.get('epoch')).toBe('e1');
@@ -78,18 +71,18 @@ describe('StreamClient', () => {
   it('gets the frames of a seq it saw only partly, and not the ones it had', async () => {
     const client = new GatewayClient({ baseUrl: fake.url });
     open(client);
-    await until(() => isLive() && fake.sockets.length === 1, 'connected');
+    await eventually(() => isLive() && fake.sockets.length === 1, { what: 'connected', timeoutMs: 8_000 });
     // A flip: two position.update frames of one party at one seq, then a trade of the same seq.
     const pos = (id: string) => ({ kind: 'position.update', seq: 7, market: 'BTC-PERP', userParty: 'a::1', payload: { positionId: id } });
     fake.publish(pos('p1'));
-    await until(() => seqFrames().length === 1, 'first leg');
+    await eventually(() => seqFrames().length === 1, { what: 'first leg', timeoutMs: 8_000 });
     // The connection drops before the rest arrives.
     fake.silent = true;
     fake.publish(pos('p2'));
     fake.publish({ kind: 'trade', seq: 7, market: 'BTC-PERP', payload: {} });
     fake.silent = false;
     fake.sockets[0]!.terminate();
-    await until(() => seqFrames().length === 3, 'the rest of seq 7');
+    await eventually(() => seqFrames().length === 3, { what: 'the rest of seq 7', timeoutMs: 8_000 });
     const got = messages.flatMap((m) => (m.source === 'live' && !m.frame.snapshot ? [`${m.frame.kind}:${(m.frame.payload as { positionId?: string }).positionId ?? ''}`] : []));
     expect(got).toEqual(['position.update:p1', 'position.update:p2', 'trade:']);
   });
@@ -102,19 +95,19 @@ describe('StreamClient', () => {
       for (let i = 0; i < n; i++) fake.publish({ kind: 'position.update', seq: fake.head() + 1, market: 'BTC-PERP', userParty: 'a::1', payload: { positionId: 'p1' } });
     };
     open(client, { party: ['a::1'], kinds: ['position.update'], gapPollMs: 20 });
-    await until(() => isLive() && fake.sockets.length === 1, 'connected');
+    await eventually(() => isLive() && fake.sockets.length === 1, { what: 'connected', timeoutMs: 8_000 });
     positions(2);
-    await until(() => seqFrames().length === 2, 'live');
+    await eventually(() => seqFrames().length === 2, { what: 'live', timeoutMs: 8_000 });
     fake.sockets[0]!.terminate();
     fake.mirrorLag = 12; // the REST copy trails: it does not yet hold what the replay lacks
     positions(20); // history keeps only the last 5 (seqs 18..22)
-    await until(() => messages.some((m) => m.source === 'control' && m.message.kind === 'stream.gap'), 'gap');
-    await until(() => states.at(-1) === 'backfilling', 'backfilling');
+    await eventually(() => messages.some((m) => m.source === 'control' && m.message.kind === 'stream.gap'), { what: 'gap', timeoutMs: 8_000 });
+    await eventually(() => states.at(-1) === 'backfilling', { what: 'backfilling', timeoutMs: 8_000 });
     await new Promise((r) => setTimeout(r, 150));
     expect(messages.filter((m) => m.source === 'backfill')).toHaveLength(0); // waits, delivers nothing
     fake.mirrorLag = 0;
     positions(1); // a live frame during the backfill is held
-    await until(() => seqFrames().length === 23, 'everything');
+    await eventually(() => seqFrames().length === 23, { what: 'everything', timeoutMs: 8_000 });
     expect(seqFrames()).toEqual(Array.from({ length: 23 }, (_, i) => i + 1));
     const sources = messages.filter((m) => m.source !== 'control' && !(m.source === 'live' && m.frame.snapshot)).map((m) => m.source);
     // 3..18 from REST (the oldest seq of the history included: REST stands for all its frames),
@@ -130,17 +123,17 @@ describe('StreamClient', () => {
     fake.publishTrades(3);
     const client = new GatewayClient({ baseUrl: fake.url });
     open(client, { onReset: (r) => resets.push(r) });
-    await until(() => isLive() && fake.sockets.length === 1, 'connected');
+    await eventually(() => isLive() && fake.sockets.length === 1, { what: 'connected', timeoutMs: 8_000 });
     fake.publishTrades(1);
-    await until(() => seqFrames().length === 1, 'live');
+    await eventually(() => seqFrames().length === 1, { what: 'live', timeoutMs: 8_000 });
     fake.sockets[0]!.terminate();
     fake.epoch = 'e2';
-    await until(() => resets.length === 1, 'reset');
+    await eventually(() => resets.length === 1, { what: 'reset', timeoutMs: 8_000 });
     expect(resets[0]).toEqual({ epoch: 'e2', previousEpoch: 'e1', reason: 'epoch_mismatch' });
     expect(stream!.epoch).toBe('e2');
     expect(stream!.lastSeq).toBe(4);
     fake.publishTrades(1);
-    await until(() => seqFrames().at(-1) === 5, 'live after reset');
+    await eventually(() => seqFrames().at(-1) === 5, { what: 'live after reset', timeoutMs: 8_000 });
   });
 
   it('a refused upgrade reaches the app with the status and code, and stops the retry loop', async () => {
@@ -148,7 +141,7 @@ describe('StreamClient', () => {
     const refused: GatewayError[] = [];
     const client = new GatewayClient({ baseUrl: fake.url });
     open(client, { kinds: ['trades' as FrameKind /* a JavaScript caller: the types refuse it */], onRefused: (e) => refused.push(e) });
-    await until(() => refused.length === 1, 'refusal');
+    await eventually(() => refused.length === 1, { what: 'refusal', timeoutMs: 8_000 });
     expect(refused[0]).toBeInstanceOf(GatewayError);
     expect(refused[0]!.status).toBe(400);
     expect(refused[0]!.code).toBe('bad_request');
@@ -163,9 +156,9 @@ describe('StreamClient', () => {
     const client = new GatewayClient({ baseUrl: fake.url });
     const errors: unknown[] = [];
     open(client, { onError: (e) => errors.push(e) });
-    await until(() => fake.upgrades.length >= 3, 'retries');
+    await eventually(() => fake.upgrades.length >= 3, { what: 'retries', timeoutMs: 8_000 });
     fake.refuse = null;
-    await until(() => isLive() && fake.sockets.length === 1, () => `connected at last (states ${states.slice(-5).join(',')}, sockets ${fake.sockets.length}, upgrades ${fake.upgrades.length})`);
+    await eventually(() => isLive() && fake.sockets.length === 1, { what: () => `connected at last (states ${states.slice(-5).join(',')}, sockets ${fake.sockets.length}, upgrades ${fake.upgrades.length})`, timeoutMs: 8_000 });
     expect(errors.some((e) => e instanceof GatewayError && e.code === 'too_many_connections')).toBe(true);
   });
 
@@ -180,7 +173,7 @@ describe('StreamClient', () => {
     } as unknown as WebSocketCtor;
     const refused: unknown[] = [];
     open(client, { WebSocket: Flaky, onRefused: (e) => refused.push(e) });
-    await until(() => isLive() && sockets.length === 2, () => `live on the second socket (states ${states.join(',')})`);
+    await eventually(() => isLive() && sockets.length === 2, { what: () => `live on the second socket (states ${states.join(',')})`, timeoutMs: 8_000 });
     expect(refused).toEqual([]);
     expect(fake.probes).toHaveLength(1);
   });
@@ -193,7 +186,7 @@ describe('StreamClient', () => {
     const { Session, generateKeyPair } = await import('../../../packages/client/src/index.js');
     client.session = new Session(alice.party, 'sess-1', Date.now() + 3_600_000, (await generateKeyPair()).privateKey, () => client.now());
     open(client, { party: [alice.party] });
-    await until(() => isLive() && fake.sockets.length === 1, 'connected');
+    await eventually(() => isLive() && fake.sockets.length === 1, { what: 'connected', timeoutMs: 8_000 });
     expect(Math.abs(client.clock.offsetMs - 45_000)).toBeLessThan(2_000);
     expect(fake.probes).toHaveLength(1);
   });
@@ -212,7 +205,7 @@ describe('StreamClient', () => {
     client.session = new Session('alice::1', 'sess-1', Date.now() + 3_600_000, key, () => client.now());
     fake.expiredSessions.add('sess-1'); // the gateway knows better than the local clock
     open(client, { party: ['alice::1'] });
-    await until(() => isLive() && fake.sockets.length === 1, 'connected');
+    await eventually(() => isLive() && fake.sockets.length === 1, { what: 'connected', timeoutMs: 8_000 });
     expect(renewals).toBe(1);
     expect(fake.upgrades.at(-1)!.searchParams.get('sessionId')).toBe('sess-2');
   });
@@ -221,13 +214,13 @@ describe('StreamClient', () => {
     const client = new GatewayClient({ baseUrl: fake.url });
     const errors: unknown[] = [];
     open(client, { heartbeatS: 1, onError: (e) => errors.push(e) });
-    await until(() => isLive() && fake.sockets.length === 1, 'connected');
+    await eventually(() => isLive() && fake.sockets.length === 1, { what: 'connected', timeoutMs: 8_000 });
     expect(fake.upgrades[0]!.searchParams.get('heartbeat')).toBe('1');
-    await until(() => messages.some((m) => m.source === 'control' && m.message.kind === 'stream.heartbeat'), 'a heartbeat');
+    await eventually(() => messages.some((m) => m.source === 'control' && m.message.kind === 'stream.heartbeat'), { what: 'a heartbeat', timeoutMs: 8_000 });
     fake.silent = true; // the socket stays open but nothing arrives
-    await until(() => fake.upgrades.length === 2, 'reconnect after silence', 10_000);
+    await eventually(() => fake.upgrades.length === 2, { what: 'reconnect after silence', timeoutMs: 10_000 });
     fake.silent = false;
     expect(String(errors.at(-1))).toMatch(/half-open/);
-    await until(() => isLive(), 'live again');
+    await eventually(() => isLive(), { what: 'live again', timeoutMs: 8_000 });
   });
 });
