@@ -19,3 +19,14 @@ export class EngineTimeoutError extends Error {
     this.name = 'EngineTimeoutError';
   }
 }
+
+/**
+ * The client address already has its bound of engine calls waiting for its fair share of the
+ * pool (ENGINE_ADDRESS_QUEUE, engine/fair-share.ts): refused before anything is sent.
+ */
+export class EngineShareExhaustedError extends Error {
+  constructor(readonly waiting: number) {
+    super(`this client address already has ${waiting} engine calls waiting for its share of the engine; retry once they are answered`);
+    this.name = 'EngineShareExhaustedError';
+  }
+}

@@ -66,16 +66,16 @@ export interface DeskContext {
 /** An item read into the call it stands for (a refusal of the item alone when it cannot be). */
 export type PreparedItem = { op: BatchItem['op']; call: CallInput } | { op: BatchItem['op']; refusal: ApiError };
 
-export function prepareItem(item: BatchItem, user: string, sessionId: string, requestId: string): PreparedItem {
+export function prepareItem(item: BatchItem, user: string, sessionId: string, requestId: string, address?: string): PreparedItem {
   const signature: SignedHeaders = { user, sessionId, sig: item.sig };
   try {
     if (item.op === 'place') {
       // As REST judges a body: JSON (the app's parser), else 400.
       const body = Buffer.from(item.body, 'utf8');
       if (parseJson(body) === undefined) throw new ApiError('bad_request', 'item body is not valid JSON');
-      return { op: item.op, call: { method: 'POST', target: '/v1/orders', body, signature, requestId, precharged: true } };
+      return { op: item.op, call: { method: 'POST', target: '/v1/orders', body, signature, requestId, address, precharged: true } };
     }
-    return { op: item.op, call: { method: 'DELETE', target: orderIdPath(item.orderId), body: undefined, signature, requestId, precharged: true } };
+    return { op: item.op, call: { method: 'DELETE', target: orderIdPath(item.orderId), body: undefined, signature, requestId, address, precharged: true } };
   } catch (err) {
     return { op: item.op, refusal: fromDomainError(err) ?? new ApiError('internal_error', 'the item could not be read') };
   }
@@ -201,7 +201,7 @@ export async function runBatch(parts: DeskParts, ctx: DeskContext, request: Batc
   if (request.stopOnFailure && request.mode !== 'ordered') {
     throw new ApiError('bad_request', 'stopOnFailure needs mode "ordered" (concurrent items are all sent at once)');
   }
-  const prepared = request.items.map((item, i) => prepareItem(item, request.user, request.sessionId, `${ctx.requestId}.${i}`));
+  const prepared = request.items.map((item, i) => prepareItem(item, request.user, request.sessionId, `${ctx.requestId}.${i}`, ctx.ip));
   const weight = batchWeight(prepared.length);
   const { rest, readySettle, first } = await chargeDesk(parts, ctx, prepared, weight);
   if (request.mode !== 'ordered') {
