@@ -133,7 +133,7 @@ export class EngineClient {
       const flow = opts.flow ?? GATEWAY_FLOW;
       const ticket = this.share.submit(flow, dispatch);
       if (ticket === null) {
-        call.refuse(new EngineShareExhaustedError(this.share.held(flow.address).waiting));
+        call.refuse(new EngineShareExhaustedError(1));
         return;
       }
       call.placed(ticket);

@@ -25,8 +25,8 @@ export class EngineTimeoutError extends Error {
  * pool (ENGINE_ADDRESS_QUEUE, engine/fair-share.ts): refused before anything is sent.
  */
 export class EngineShareExhaustedError extends Error {
-  constructor(readonly waiting: number) {
-    super(`this client address already has ${waiting} engine calls waiting for its share of the engine; retry once they are answered`);
+  constructor(readonly calls: number) {
+    super(`this client address has no room for ${calls} more engine call(s) in its share of the engine (ENGINE_ADDRESS_IN_FLIGHT + ENGINE_ADDRESS_QUEUE); retry once its calls are answered`);
     this.name = 'EngineShareExhaustedError';
   }
 }

@@ -223,6 +223,16 @@ export class FairShare {
   }
 
   /**
+   * Calls `address` could submit now without any being refused: its free in-flight places and
+   * queue places (a batch asks before its items are checked, so a burst past it is refused whole,
+   * before any of its work is done).
+   */
+  room(address: string): number {
+    const a = this.addresses.get(address);
+    return Math.max(0, this.options.addressInFlight - (a?.running ?? 0)) + Math.max(0, this.options.addressQueue - (a?.waiting ?? 0));
+  }
+
+  /**
    * Submits a call costing `cost` (default 1: one engine call); `start` runs when its turn comes
    * (maybe before this returns). Null: refused, the address already has `addressQueue` waiting.
    */

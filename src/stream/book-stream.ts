@@ -7,6 +7,7 @@ import type { Frame } from '../contracts/frame.js';
 import { BookKeeper, type BookKeeperOptions, type EngineBook } from './book-keeper.js';
 import { BookViews } from './book-views.js';
 import type { Subscription } from './subscription.js';
+import { TickGroupings } from './tick-groupings.js';
 
 export interface BookStreamOptions {
   readBook(market: string, depth: number): Promise<EngineBook | null>;
@@ -22,6 +23,8 @@ export interface BookStreamOptions {
 export class BookStream {
   readonly keeper: BookKeeper;
   readonly views: BookViews;
+  /** Distinct `tick:` groupings held by connections, bounded (tick-groupings.ts). */
+  readonly ticks = new TickGroupings();
 
   constructor(options: BookStreamOptions) {
     this.views = new BookViews({ keeper: () => this.keeper, publish: options.publish });

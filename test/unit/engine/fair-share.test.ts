@@ -181,6 +181,17 @@ describe('FairShare order', () => {
     expect(h.share.running).toBe(0);
   });
 
+  it('says how many more calls an address can hand over without a refusal', () => {
+    const h = harness({ capacity: 4, addressInFlight: 2, addressQueue: 3 });
+    expect(h.share.room('a')).toBe(5);
+    for (let i = 0; i < 4; i++) h.submit('a');
+    expect(h.share.room('a')).toBe(1);
+    h.submit('a');
+    expect(h.share.room('a')).toBe(0);
+    expect(h.submit('a').ticket).toBeNull();
+    expect(h.share.room('b')).toBe(5);
+  });
+
   it('forgets an address once it holds nothing', () => {
     const h = harness({ capacity: 1, addressInFlight: 1, addressQueue: 100 });
     const a = h.submit('a');
