@@ -23,6 +23,8 @@
  * exits 1 on any error of the victim (any non-200, any missing pong); no docs are written.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
+import { constants as zlibConstants, deflateRawSync } from 'node:zlib';
 import { Agent, request as httpRequest } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -146,6 +148,20 @@ async function victim(gatewayUrl: string, s: Session, pinger: WebSocket, ms: num
   return sample;
 }
 
+/**
+ * A client's compressed text message as one masked WebSocket frame (RSV1 set: permessage-deflate,
+ * the deflate stream's trailing 00 00 ff ff removed), built once and written as is on every send.
+ */
+function bombFrame(text: string): Buffer {
+  const full = deflateRawSync(Buffer.from(text), { finishFlush: zlibConstants.Z_SYNC_FLUSH });
+  const payload = full.subarray(0, full.length - 4);
+  const mask = Buffer.from([0x12, 0x34, 0x56, 0x78]);
+  const masked = Buffer.from(payload.map((b, i) => b ^ mask[i % 4]!));
+  const len = payload.length;
+  const header = len < 126 ? Buffer.from([0xc1, 0x80 | len]) : Buffer.from([0xc1, 0x80 | 126, len >> 8, len & 0xff]);
+  return Buffer.concat([header, mask, masked]);
+}
+
 /** A deflate socket from `from` (open once resolved). */
 function deflateSocket(url: string, from: string): Promise<WebSocket> {
   const ws = new WebSocket(`${url}?compress=deflate`, { localAddress: from, perMessageDeflate: { threshold: 0, clientNoContextTakeover: true, serverNoContextTakeover: true } });
@@ -242,10 +258,10 @@ async function main(): Promise<void> {
     results.at(-1)!.detail += `; its items: ${[...burstOutcomes].map(([k, n]) => `${n} × ${k}`).join(', ')}`;
 
     // 2. The deflate bomb: small compressed messages inflating to 250 KB, on many sockets, reconnecting.
-    const bomb = JSON.stringify({ op: 'subscribe', id: 'b', pad: ' '.repeat(250_000) });
+    const bomb = bombFrame(JSON.stringify({ op: 'subscribe', id: 'b', pad: ' '.repeat(250_000) }));
     let bombsSent = 0;
     let bombCloses = 0;
-    await measure('deflate bomb', `${BOMB_SOCKETS} deflate sockets from 127.0.0.3, messages of ~300 bytes inflating to 250 KB, 20/s each, reconnecting when closed`, async (stopped) => {
+    await measure('deflate bomb', `${BOMB_SOCKETS} deflate sockets from 127.0.0.3, messages of ${bomb.length} bytes inflating to 250 KB, 20/s each, reconnecting when closed`, async (stopped) => {
       await Promise.all(
         Array.from({ length: BOMB_SOCKETS }, async () => {
           while (!stopped()) {
@@ -259,8 +275,11 @@ async function main(): Promise<void> {
             const closed = new Promise<void>((r) => ws.once('close', () => r()));
             let open = true;
             void closed.then(() => ((open = false), bombCloses++));
+            const raw = (ws as unknown as { _socket: Socket })._socket;
             while (open && !stopped()) {
-              ws.send(bomb);
+              // The frame built once: compressing 250 KB per send would load this process, where the
+              // victim measures, not the gateway.
+              raw.write(bomb);
               bombsSent++;
               await sleep(50);
             }
@@ -316,8 +335,9 @@ async function main(): Promise<void> {
     await measure(
       'deflate connections',
       `${DEFLATE_CONNECTIONS} deflate connections from 127.0.0.5–.7, each sending one compressed message, then closed; ${DEFLATE_ROUNDS} rounds`,
-      async (stopped) => {
-        for (let round = 0; round < DEFLATE_ROUNDS && !stopped(); round++) {
+      async () => {
+        // Every round runs (bounded in count), past the victim's window if need be.
+        for (let round = 0; round < DEFLATE_ROUNDS; round++) {
           const before = rss();
           const open = await Promise.all(
             Array.from({ length: DEFLATE_CONNECTIONS }, async (_, i) => {

@@ -72,6 +72,8 @@ export class EngineClient {
       capacity: options.connections,
       addressInFlight: Math.min(options.addressInFlight ?? options.connections, options.connections),
       addressQueue: options.addressQueue ?? Number.POSITIVE_INFINITY,
+      // The gateway's own calls wait as long as they must: none of them is refused for want of room.
+      unboundedQueue: [GATEWAY_FLOW.address],
     });
     const url = new URL(options.baseUrl);
     this.origin = url.origin;

@@ -10,8 +10,9 @@
 //   others always find `capacity - addressInFlight × (busy addresses - 1)` … at least one slot
 //   free whenever capacity > addressInFlight, and wait behind no more than that address's
 //   `addressInFlight` calls at the engine.
-// - At most `addressQueue` calls of one address wait; past it `submit` refuses (returns null) at
-//   once: what one address holds is bounded by addressInFlight + addressQueue.
+// - At most `addressQueue` calls of one address wait (except the addresses of `unboundedQueue`);
+//   past it `submit` refuses (returns null) at once: what one address holds is bounded by
+//   addressInFlight + addressQueue.
 // - Work-conserving: a call waits only while its address is at its bound or every slot is taken.
 // - Between addresses continuously waiting, starts are shared in proportion to their weights
 //   (deficit round robin: over any stretch, two addresses of weight 1 differ by at most one
@@ -31,6 +32,8 @@ export interface FairShareOptions {
   addressQueue: number;
   /** Weight of an address (default 1): its share of the starts among the waiting addresses. */
   weight?: (address: string) => number;
+  /** Addresses whose waiting calls are not bounded (the gateway's own: a fired switch's cancels must all be sent). */
+  unboundedQueue?: readonly string[];
 }
 
 /** Whose call it is: the client address (already grouped: IPv6 by /64) and the party, if known. */
@@ -245,7 +248,7 @@ export class FairShare {
     // It would wait when calls of its address wait before it (FIFO per party, fair between them)
     // or there is no room for it now; refused when its address already has addressQueue waiting.
     const startsNow = a.waiting === 0 && a.running < this.options.addressInFlight && this.runningTotal < this.options.capacity;
-    if (!startsNow && a.waiting >= this.options.addressQueue) {
+    if (!startsNow && a.waiting >= this.options.addressQueue && !this.options.unboundedQueue?.includes(flow.address)) {
       this.forget(a);
       return null;
     }

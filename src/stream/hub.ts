@@ -75,8 +75,8 @@ export type { ClientMessageHandlers } from './client.js';
 /** The `opening` of every connection once live (a settled promise, the same for all). */
 const OPENED: Promise<boolean> = Promise.resolve(true);
 /**
- * zlib's output buffer per stream (its default is 16 KiB, kept for the connection's life by each of
- * its two streams): the gateway's frames and the clients' messages are mostly far smaller.
+ * zlib's output buffer of a connection's compression stream (its default is 16 KiB, kept for the
+ * connection's life): the gateway's frames are mostly far smaller.
  */
 const DEFLATE_CHUNK_BYTES = 4_096;
 /** Liveness pings of one period go out in this many slices (StreamHub.ensurePing). */
@@ -169,8 +169,9 @@ export class StreamHub implements StreamFanout, ClientOwner {
         serverMaxWindowBits: 10,
         // No clientMaxWindowBits: as a number ws refuses (400) every offer that does not propose
         // a client window, so inflating a client's messages keeps the window it chose (up to 32 KiB).
+        // Inflating keeps zlib's 16 KiB output buffer: a smaller one makes a message inflating to the
+        // bound take more trips between the thread pool and the event loop, which a bomb multiplies.
         zlibDeflateOptions: { memLevel: 4, level: 6, chunkSize: DEFLATE_CHUNK_BYTES },
-        zlibInflateOptions: { chunkSize: DEFLATE_CHUNK_BYTES },
         // Compression runs on the thread pool: at most this many at once for the whole process.
         concurrencyLimit: 4,
       },

@@ -181,6 +181,14 @@ describe('FairShare order', () => {
     expect(h.share.running).toBe(0);
   });
 
+  it('never refuses the calls of an address whose queue is unbounded, and still bounds its calls in flight', () => {
+    const h = harness({ capacity: 4, addressInFlight: 2, addressQueue: 1, unboundedQueue: ['gateway'] });
+    const calls = Array.from({ length: 50 }, () => h.submit('gateway'));
+    expect(calls.every((c) => c.ticket !== null)).toBe(true);
+    expect(h.share.held('gateway')).toEqual({ running: 2, waiting: 48 });
+    expect(h.submit('client').started).toBe(true);
+  });
+
   it('says how many more calls an address can hand over without a refusal', () => {
     const h = harness({ capacity: 4, addressInFlight: 2, addressQueue: 3 });
     expect(h.share.room('a')).toBe(5);
