@@ -67,7 +67,7 @@ function http(from: string, url: string, method: string, headers: Record<string,
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown = null;
+        let json: unknown;
         try {
           json = text ? JSON.parse(text) : null;
         } catch {

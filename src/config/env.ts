@@ -452,7 +452,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'ENGINE_BASE_URL', meaning: 'The matching engine (http or https URL).' },
   { name: 'ENGINE_ADMIN_TOKEN', meaning: "Bearer token of the engine's admin API. Unset: no SSE bridge, no order book polling, no live open-orders read; WebSocket clients connect and receive nothing, the start logs a warning naming it, `/readyz` reports `stream.enabled: false` and, with `NODE_ENV=production`, is degraded (503), as is the replica probe `/readyz/replica`." },
   { name: 'ENGINE_TIMEOUT_MS', meaning: 'Deadline of a whole engine call (waiting for a pooled connection, headers and body); past it a proxied call answers 504 `engine_timeout` and the engine connection is closed.' },
-  { name: 'ENGINE_CONNECTIONS', meaning: 'Keep-alive connections in the engine pool. Below 50, a full concurrent batch (docs/trading.md "Batches") queues the items past it behind the others, where sending the 50 straight to the engine would not.' },
+  { name: 'ENGINE_CONNECTIONS', meaning: 'Keep-alive connections in the engine pool, shared in fair order between client addresses (`ENGINE_ADDRESS_IN_FLIGHT`). A full concurrent batch (docs/trading.md "Batches") has at most `ENGINE_ADDRESS_IN_FLIGHT` of its items at the engine at once; the rest wait for their turn.' },
   {
     name: 'ENGINE_ADDRESS_IN_FLIGHT',
     meaning:
