@@ -45,6 +45,8 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
       adminToken: config.engineAdminToken,
       timeoutMs: config.engineTimeoutMs,
       connections: config.engineConnections,
+      addressInFlight: config.engineAddressInFlight,
+      addressQueue: config.engineAddressQueue,
     });
   const metrics = overrides.metrics ?? new Metrics();
   const sessions = overrides.sessions ?? new SessionKeys(db, undefined, undefined, clock);

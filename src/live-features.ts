@@ -131,6 +131,7 @@ export function liveFeatures(deps: LiveFeatureDeps): ComposeLiveFeatures {
         endOfBatch: () => books.endOfBatch(),
         snapshot: (sub) => ({ frames: books.snapshot(sub) }),
         markets: (known) => books.markets(known),
+        subscriptionChanged: (before, after) => books.ticks.changed(before, after),
         polled: (book, depth) => books.polled(book, depth),
         replaced: (head) => books.reset(head),
         stop: () => books.stop(),

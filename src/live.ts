@@ -43,6 +43,7 @@ import type { LiveFeatureQueries, LiveStatus, LiveView } from './stream/live-vie
 import type { ClientOrderState } from './stream/client-orders.js';
 import { LagNotice } from './stream/lag-notice.js';
 import type { CommitmentStatus } from './contracts/commitment-status.js';
+import type { BookViewSpec } from './stream/book-views.js';
 import type { AccountBook } from './stream/account-book.js';
 import { StreamMetrics } from './stream/metrics.js';
 import { LiveState, partyStore } from './stream/snapshot.js';
@@ -104,6 +105,11 @@ export class LiveRuntime implements LiveView {
   /** The accounts (docs/account.md), when a feature keeps them. */
   get accounts(): AccountBook | undefined {
     return this.queries.accounts;
+  }
+
+  /** The bound on distinct `tick:` book groupings, when the books feature keeps them. */
+  admitBookView(spec: BookViewSpec | null): void {
+    this.queries.books?.ticks.admit(spec);
   }
 
   /** The features, in the order events reach them (src/live-features.ts), and what the edge asks of them. */

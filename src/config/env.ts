@@ -33,6 +33,10 @@ export interface Config {
   engineAdminToken: string | null;
   engineTimeoutMs: number;
   engineConnections: number;
+  /** Engine calls of one client address at the engine at once (the fair share, src/engine/fair-share.ts). */
+  engineAddressInFlight: number;
+  /** Engine calls of one client address waiting for its share; past it refused 429. */
+  engineAddressQueue: number;
   /** Identical concurrent order book reads share one engine call (src/engine/shared-read.ts). */
   orderbookSharedReads: boolean;
   wsOrderbookPollMs: number;
@@ -358,6 +362,8 @@ export function loadConfig(env: Env = process.env): Config {
     engineAdminToken: raw(env, 'ENGINE_ADMIN_TOKEN') ?? null,
     engineTimeoutMs: int(env, 'ENGINE_TIMEOUT_MS', 5000, 50, 120_000),
     engineConnections: int(env, 'ENGINE_CONNECTIONS', 64, 1, 1024),
+    engineAddressInFlight: int(env, 'ENGINE_ADDRESS_IN_FLIGHT', 16, 1, 1024),
+    engineAddressQueue: int(env, 'ENGINE_ADDRESS_QUEUE', 256, 0, 1_000_000),
     orderbookSharedReads: bool(env, 'ORDERBOOK_SHARED_READS', true),
     wsOrderbookPollMs: int(env, 'WS_ORDERBOOK_POLL_MS', 500, 50, 3_600_000),
     wsOrderbookDepth: int(env, 'WS_ORDERBOOK_DEPTH', 20, 1, 100),
@@ -446,7 +452,13 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'ENGINE_BASE_URL', meaning: 'The matching engine (http or https URL).' },
   { name: 'ENGINE_ADMIN_TOKEN', meaning: "Bearer token of the engine's admin API. Unset: no SSE bridge, no order book polling, no live open-orders read; WebSocket clients connect and receive nothing, the start logs a warning naming it, `/readyz` reports `stream.enabled: false` and, with `NODE_ENV=production`, is degraded (503), as is the replica probe `/readyz/replica`." },
   { name: 'ENGINE_TIMEOUT_MS', meaning: 'Deadline of a whole engine call (waiting for a pooled connection, headers and body); past it a proxied call answers 504 `engine_timeout` and the engine connection is closed.' },
-  { name: 'ENGINE_CONNECTIONS', meaning: 'Keep-alive connections in the engine pool. Below 50, a full concurrent batch (docs/trading.md "Batches") queues the items past it behind the others, where sending the 50 straight to the engine would not.' },
+  { name: 'ENGINE_CONNECTIONS', meaning: 'Keep-alive connections in the engine pool, shared in fair order between client addresses (`ENGINE_ADDRESS_IN_FLIGHT`). A full concurrent batch (docs/trading.md "Batches") has at most `ENGINE_ADDRESS_IN_FLIGHT` of its items at the engine at once; the rest wait for their turn.' },
+  {
+    name: 'ENGINE_ADDRESS_IN_FLIGHT',
+    meaning:
+      'Engine calls of one client address (IPv6 by /64) on the engine pool at once, all its parties together (a batch item is one call); its further calls wait for their turn, taken in fair order between addresses and, within an address, between parties (docs/trading.md "A fair share of the engine"). At most `ENGINE_CONNECTIONS`. The gateway\'s own calls (health, order book polls) share as one address of their own.',
+  },
+  { name: 'ENGINE_ADDRESS_QUEUE', meaning: 'Engine calls of one client address waiting for their turn; past it a call is refused at once, 429 `budget_exhausted` (`budget: "engine_calls"`, Retry-After 1 s; in a batch, that item\'s outcome). What one address holds is thus at most `ENGINE_ADDRESS_IN_FLIGHT` + `ENGINE_ADDRESS_QUEUE` calls, each bounded by `ENGINE_TIMEOUT_MS`.' },
   { name: 'ORDERBOOK_SHARED_READS', meaning: 'Identical `GET /v1/orderbook` requests arriving while one is in flight share the next engine call (never one that started before they arrived); `false` forwards each read alone. See docs/trading.md.' },
   { name: 'WS_ORDERBOOK_POLL_MS', meaning: 'Order book polling period for `orderbook.snapshot` frames.' },
   { name: 'WS_ORDERBOOK_DEPTH', meaning: 'Levels per polled book (1..100).' },

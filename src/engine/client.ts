@@ -2,19 +2,30 @@
 // place where transport failures become the gateway's error codes:
 //   connection refused / reset      -> 502 engine_unavailable
 //   no whole answer within the timeout -> 504 engine_timeout
-// The timeout bounds the whole call: waiting for a pooled connection, the headers AND the body.
+// The timeout bounds the whole call: waiting for its turn (the fair share), a pooled connection,
+// the headers AND the body.
 // undici's headersTimeout/bodyTimeout only bound each wait (the gap between two body chunks), so an
 // engine trickling a byte every few seconds would hold a call, and its pooled connection, for ever.
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
-import { EngineTimeoutError, EngineUnavailableError } from './errors.js';
+import { EngineShareExhaustedError, EngineTimeoutError, EngineUnavailableError } from './errors.js';
 import { traced, traceHeaders, tracingOn } from '../tracing/index.js';
+import { systemClock, type Clock, type ClockTimer } from '../contracts/clock.js';
+import { FairShare, type FairTicket, type Flow } from './fair-share.js';
 
 export interface EngineClientOptions {
   baseUrl: string;
   adminToken: string | null;
   timeoutMs: number;
   connections: number;
+  /**
+   * The fair share of the pool (fair-share.ts): calls of one client address running at once, and
+   * waiting (past it refused: EngineShareExhaustedError). Default: no bound of its own per address
+   * (the pool's connections; waiting unbounded), the share still taken in fair order.
+   */
+  addressInFlight?: number;
+  addressQueue?: number;
+  clock?: Clock;
 }
 
 export interface EngineResponse {
@@ -29,7 +40,16 @@ export interface EngineRequest {
   headers?: Record<string, string>;
   body?: Buffer | string | null;
   timeoutMs?: number;
+  /**
+   * Whose call it is, for the fair share of the pool: the client address (grouped as the rate
+   * limits group it) and the verified party. Absent: the gateway's own calls (health, order book
+   * polls, markets, live reads), which share as one address of their own, GATEWAY_FLOW.
+   */
+  flow?: Flow;
 }
+
+/** The flow of the gateway's own engine calls (no client address can be spelt so). */
+export const GATEWAY_FLOW: Flow = { address: 'gateway', party: null };
 
 export interface EngineHealth {
   ok: boolean;
@@ -42,8 +62,19 @@ export class EngineClient {
   readonly pool: Pool;
   readonly origin: string;
   readonly basePath: string;
+  /** Who gets the pool's connections next (fair-share.ts). */
+  readonly share: FairShare;
+  private readonly clock: Clock;
 
   constructor(readonly options: EngineClientOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.share = new FairShare({
+      capacity: options.connections,
+      addressInFlight: Math.min(options.addressInFlight ?? options.connections, options.connections),
+      addressQueue: options.addressQueue ?? Number.POSITIVE_INFINITY,
+      // The gateway's own calls wait as long as they must: none of them is refused for want of room.
+      unboundedQueue: [GATEWAY_FLOW.address],
+    });
     const url = new URL(options.baseUrl);
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, '');
@@ -83,22 +114,31 @@ export class EngineClient {
   private send(opts: EngineRequest, headers: Record<string, string>): Promise<EngineResponse> {
     const timeout = opts.timeoutMs ?? this.options.timeoutMs;
     return new Promise<EngineResponse>((resolve, reject) => {
-      const call = new EngineCall(resolve, reject, timeout);
-      try {
-        this.pool.dispatch(
-          {
-            method: opts.method,
-            path: this.basePath + opts.path,
-            headers,
-            body: opts.body ?? null,
-            headersTimeout: timeout,
-            bodyTimeout: timeout,
-          },
-          call,
-        );
-      } catch (err) {
-        call.onResponseError(null, err as Error);
+      const call = new EngineCall(resolve, reject, timeout, this.clock);
+      const dispatch = (): void => {
+        try {
+          this.pool.dispatch(
+            {
+              method: opts.method,
+              path: this.basePath + opts.path,
+              headers,
+              body: opts.body ?? null,
+              headersTimeout: timeout,
+              bodyTimeout: timeout,
+            },
+            call,
+          );
+        } catch (err) {
+          call.onResponseError(null, err as Error);
+        }
+      };
+      const flow = opts.flow ?? GATEWAY_FLOW;
+      const ticket = this.share.submit(flow, dispatch);
+      if (ticket === null) {
+        call.refuse(new EngineShareExhaustedError(1));
+        return;
       }
+      call.placed(ticket);
     });
   }
 
@@ -160,35 +200,61 @@ class EngineCall implements Dispatcher.DispatchHandler {
   private size = 0;
   private settled = false;
   private controller: Dispatcher.DispatchController | null = null;
-  /** The whole call's deadline (queue, headers and body); cleared when the call settles. */
-  private readonly deadline: NodeJS.Timeout;
+  /** The whole call's deadline (its turn, queue, headers and body); cleared when the call settles. */
+  private readonly deadline: ClockTimer;
+  /** Its place in the fair share: cancelled while waiting, done once undici is finished with it. */
+  private ticket: FairTicket | null = null;
+  /** undici is finished with it (maybe before `placed`: a dispatch that threw at once). */
+  private finished = false;
 
   constructor(
     private readonly resolve: (res: EngineResponse) => void,
     private readonly reject: (err: unknown) => void,
     timeoutMs: number,
+    private readonly clock: Clock,
   ) {
-    this.deadline = setTimeout(() => this.expire(), timeoutMs);
+    this.deadline = clock.setTimeout(() => this.expire(), timeoutMs);
   }
 
   /**
-   * Past the deadline the caller gets 504 at once, and the request is aborted: undici destroys its
-   * connection (a half-read answer cannot be reused), so the pool slot is free again. A request
-   * still queued for a connection is aborted the moment it gets one (onRequestStart).
+   * Past the deadline the caller gets 504 at once. A call still waiting for its turn leaves the
+   * fair share; one sent is aborted: undici destroys its connection (a half-read answer cannot be
+   * reused), so the pool slot is free again. A request still queued for a connection is aborted
+   * the moment it gets one (onRequestStart).
    */
   private expire(): void {
     if (this.settled) return;
     this.settled = true;
     this.chunks = [];
     this.reject(engineTimeoutError());
+    this.ticket?.cancel();
     this.controller?.abort(engineTimeoutError());
+  }
+
+  /** Refused before it was sent (the address's share is full). */
+  refuse(err: Error): void {
+    if (!this.settle()) return;
+    this.reject(err);
   }
 
   private settle(): boolean {
     if (this.settled) return false;
     this.settled = true;
-    clearTimeout(this.deadline);
+    this.clock.clearTimeout(this.deadline);
     return true;
+  }
+
+  /** Its place in the fair share (it may have started, and even ended, already). */
+  placed(ticket: FairTicket): void {
+    this.ticket = ticket;
+    if (this.finished) ticket.done();
+  }
+
+  /** undici is done with the request (answered, failed or aborted): its slot goes to the next call. */
+  private over(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.ticket?.done();
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -214,6 +280,7 @@ class EngineCall implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
+    this.over();
     if (!this.settle()) return;
     const { chunks } = this;
     const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size);
@@ -221,6 +288,7 @@ class EngineCall implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController | null, err: Error): void {
+    this.over();
     if (!this.settle()) return;
     this.reject(engineFailure(err));
   }

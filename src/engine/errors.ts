@@ -19,3 +19,14 @@ export class EngineTimeoutError extends Error {
     this.name = 'EngineTimeoutError';
   }
 }
+
+/**
+ * The client address already has its bound of engine calls waiting for its fair share of the
+ * pool (ENGINE_ADDRESS_QUEUE, engine/fair-share.ts): refused before anything is sent.
+ */
+export class EngineShareExhaustedError extends Error {
+  constructor(readonly calls: number) {
+    super(`this client address has no room for ${calls} more engine call(s) in its share of the engine (ENGINE_ADDRESS_IN_FLIGHT + ENGINE_ADDRESS_QUEUE); retry once its calls are answered`);
+    this.name = 'EngineShareExhaustedError';
+  }
+}

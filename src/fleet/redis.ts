@@ -1,6 +1,9 @@
-// The gateway's one Redis connection (REDIS_URL), shared by the rate limits, the signature replay
-// memory and the faucet lock (docs/fleet.md). No I/O until the first command (lazyConnect), so
-// building the app stays free of I/O.
+// A Redis connection of the gateway (REDIS_URL). The gateway keeps two to the same server
+// (shared-state.ts, docs/fleet.md "Two connections"): one for what every signed call waits on
+// (the replay memory, the rate limits, the client order id claims, the work budgets), one for the
+// bulk (the dead man's switches, the faucet lock), so a burst of large switch writes never queues
+// ahead of a signature's check on the same socket. No I/O until the first command (lazyConnect),
+// so building the app stays free of I/O.
 //
 // Failing fast matters more than waiting: a command that has no answer within COMMAND_TIMEOUT_MS
 // fails, and each use decides what a failure means (replay memory and faucet: refuse with 503;
@@ -39,10 +42,28 @@ export interface RedisStatus {
   replicas?: { wanted: number; connected: number };
 }
 
+/** What a connection reports to: `bff_redis_up` and `bff_redis_failures_total` (made once per registry). */
+export interface RedisMeters {
+  up: { set(value: number): void };
+  failures: { inc(labels: { use: RedisUse; outcome: FailureOutcome }): void };
+}
+
+export function redisMeters(registry: Registry): RedisMeters {
+  return {
+    up: new Gauge({ name: 'bff_redis_up', help: '1 when the last Redis exchange succeeded (REDIS_URL set), else 0', registers: [registry] }),
+    failures: new Counter({
+      name: 'bff_redis_failures_total',
+      help: 'Requests decided without Redis, by use (replay, rate_limit, faucet, work_budget) and outcome (fail_open: let through, fail_closed: refused 503)',
+      labelNames: ['use', 'outcome'],
+      registers: [registry],
+    }),
+  };
+}
+
 export class RedisHandle {
   readonly client: Redis;
-  private readonly up: Gauge;
-  private readonly failures: Counter<'use' | 'outcome'>;
+  private readonly up: RedisMeters['up'];
+  private readonly failures: RedisMeters['failures'];
   private lastError: string | null = null;
   /**
    * Why the connection itself fails (a sentinel's "No such master with that name", a refused
@@ -56,10 +77,12 @@ export class RedisHandle {
   constructor(
     target: RedisTarget | string,
     readonly prefix: string,
-    registry: Registry,
+    meters: Registry | RedisMeters,
     private readonly logger: FastifyBaseLogger,
     /** Replicas that must acknowledge a key that must survive a failover (REDIS_WAIT_REPLICAS). */
     private readonly waitReplicas = 0,
+    /** Its name in the log (the bulk connection logs as `redis-bulk`). */
+    name = 'redis',
   ) {
     const options: RedisOptions = {
       lazyConnect: true,
@@ -88,20 +111,16 @@ export class RedisHandle {
         failoverDetector: true,
       });
     }
-    this.up = new Gauge({ name: 'bff_redis_up', help: '1 when the last Redis exchange succeeded (REDIS_URL set), else 0', registers: [registry] });
-    this.failures = new Counter({
-      name: 'bff_redis_failures_total',
-      help: 'Requests decided without Redis, by use (replay, rate_limit, faucet, work_budget) and outcome (fail_open: let through, fail_closed: refused 503)',
-      labelNames: ['use', 'outcome'],
-      registers: [registry],
-    });
-    this.state = new DependencyState('redis', logger);
+    const m = 'up' in meters ? meters : redisMeters(meters);
+    this.up = m.up;
+    this.failures = m.failures;
+    this.state = new DependencyState(name, logger);
     this.client.on('ready', () => {
       this.lastError = null;
       this.connectionError = null;
       this.up.set(1);
       if (this.state.down) this.state.answered();
-      else this.logger.info('redis: connected');
+      else this.logger.info(`${name}: connected`);
     });
     this.client.on('error', (err: Error) => {
       this.connectionError = err.message || err.name;

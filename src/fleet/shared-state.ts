@@ -5,7 +5,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/env.js';
 import type { ReplayGuard } from '../contracts/replay-guard.js';
-import { RedisHandle, type RedisStatus, type RedisTarget } from './redis.js';
+import { RedisHandle, redisMeters, type RedisStatus, type RedisTarget } from './redis.js';
 import { RedisReplayGuard, type ReplayMemoryStatus } from './redis-replay-guard.js';
 import { RedisFaucetLock, type FaucetLock } from './faucet-lock.js';
 import { RedisClaims } from './claims.js';
@@ -14,7 +14,13 @@ import type { SwitchStore } from '../contracts/switch-store.js';
 import { RedisSwitchStore } from './switch-store.js';
 
 export interface SharedState {
+  /**
+   * The connection of what a signed call waits on: the replay memory, the rate limits, the client
+   * order id claims, the work budgets. Nothing bulky is sent on it.
+   */
   redis: RedisHandle;
+  /** The connection of the bulk: the dead man's switches (kilobytes a write), the faucet lock. */
+  bulk: RedisHandle;
   replays: ReplayGuard;
   faucetLock: FaucetLock;
   /** Client order ids taken, switches armed: first replica wins (claims.ts). */
@@ -33,20 +39,29 @@ export function createSharedState(config: Config, registry: Registry, logger: Fa
       ? { url: config.redisUrl }
       : null;
   if (target === null) return null;
-  const redis = new RedisHandle(target, config.redisPrefix, registry, logger, config.redisWaitReplicas);
+  // Two connections to the same server: ioredis sends one connection's commands in order over one
+  // socket, and Redis answers them in order, so a 36 KB switch write queued there delays every
+  // signature check behind it. The bulk connection reports to the same failure counter; only the
+  // urgent one sets bff_redis_up (what /readyz and the alerts read).
+  const meters = redisMeters(registry);
+  const redis = new RedisHandle(target, config.redisPrefix, meters, logger, config.redisWaitReplicas);
+  const bulk = new RedisHandle(target, config.redisPrefix, { up: { set: () => undefined }, failures: meters.failures }, logger, config.redisWaitReplicas, 'redis-bulk');
   const replays = new RedisReplayGuard(redis, config.signatureWindowMs, registry, logger);
   return {
     redis,
+    bulk,
     replays,
-    faucetLock: new RedisFaucetLock(redis),
+    faucetLock: new RedisFaucetLock(bulk),
     claims: new RedisClaims(redis),
-    switches: new RedisSwitchStore(redis),
+    switches: new RedisSwitchStore(bulk),
     status: async () => {
       const status = await redis.status();
       if (!status.reachable) return status;
       const memory = await replays.status();
       return memory.refusingSignedBefore ? { ...status, replayMemory: memory } : status;
     },
-    close: () => redis.close(),
+    close: async () => {
+      await Promise.all([redis.close(), bulk.close()]);
+    },
   };
 }

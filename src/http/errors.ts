@@ -5,7 +5,7 @@
 import { AuthError, type AuthFailure } from '../auth/errors.js';
 import { ReplayMemoryFull } from '../auth/replay-guard.js';
 import { DatabaseUnavailableError, SchemaBehindError } from '../db/errors.js';
-import { EngineTimeoutError, EngineUnavailableError } from '../engine/errors.js';
+import { EngineShareExhaustedError, EngineTimeoutError, EngineUnavailableError } from '../engine/errors.js';
 import { ReplayMemoryLostError, SharedStateUnavailableError } from '../fleet/errors.js';
 import { InvalidSubscriptionError, type SubscriptionFailure } from '../stream/errors.js';
 import { MixedPartiesError } from '../contracts/batch-party.js';
@@ -101,6 +101,7 @@ export function fromDomainError(err: unknown): ApiError | null {
   if (err instanceof InvalidSubscriptionError) return new ApiError(SUBSCRIPTION_CODES[err.failure], err.message, err.details);
   if (err instanceof EngineUnavailableError) return new ApiError('engine_unavailable', err.message, err.engineStatus === undefined ? {} : { engineStatus: err.engineStatus });
   if (err instanceof EngineTimeoutError) return new ApiError('engine_timeout', err.message);
+  if (err instanceof EngineShareExhaustedError) return new ApiError('budget_exhausted', err.message, { budget: 'engine_calls', retryAfterS: 1 });
   if (err instanceof ReplayMemoryLostError) return new ApiError('shared_state_unavailable', err.message, { retryAfterS: err.retryAfterS });
   if (err instanceof SharedStateUnavailableError) return new ApiError('shared_state_unavailable', err.message);
   if (err instanceof DatabaseUnavailableError) return new ApiError('database_unavailable', err.message);

@@ -147,6 +147,7 @@ class ConnectionMessages implements ClientMessageHandlers {
         ctx.budgets.spend('session_lookups', this.address),
       );
       next = applySubscribe(client.sub, message, ctx.knownMarkets());
+      if (next.book !== client.sub.book) ctx.admitBookView?.(next.book);
       snapshot = message.snapshot ?? client.sub.snapshot;
       // The snapshot reads every held party's user channels again: charged before, refused whole past the budget.
       await ctx.budgets.spend('snapshot_reads', this.address, snapshotReads(next, snapshot));

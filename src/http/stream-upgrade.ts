@@ -13,6 +13,7 @@ import type { StreamFanout } from '../stream/fanout.js';
 import type { ClientMessageHandlers } from '../stream/hub.js';
 import type { StreamMetrics } from '../stream/metrics.js';
 import { parseSubscription, type Subscription } from '../stream/subscription.js';
+import type { BookViewSpec } from '../stream/book-views.js';
 import { ApiError, fromDomainError } from './errors.js';
 import { allowedOrigin, writeRawError } from './raw-error.js';
 import { connectionBudget, type ConnectionBudget } from './connection-limits.js';
@@ -26,6 +27,8 @@ export interface UpgradeContext {
   deps: { config: Config; sessions: SessionKeys; replays: ReplayGuard; logger: FastifyBaseLogger };
   hub: StreamFanout;
   knownMarkets: () => ReadonlySet<string> | null;
+  /** Refuses a book view past the bound on distinct `tick:` groupings (stream/tick-groupings.ts); absent: no bound. */
+  admitBookView?: (spec: BookViewSpec | null) => void;
   metrics: StreamMetrics;
   /** What the open-file limit leaves (connection-limits.ts); default: this process's, from its config. */
   budget?: ConnectionBudget;
@@ -115,6 +118,7 @@ export class StreamGate {
     const before = this.unavailable(address);
     if (before) throw before;
     const sub = parseSubscription(url.searchParams, this.ctx.knownMarkets());
+    this.ctx.admitBookView?.(sub.book);
     try {
       await authorize(sub, this.ctx, address);
       if (options.upgrade) await this.ctx.budgets.spend('snapshot_reads', address, snapshotReads(sub, sub.snapshot));

@@ -37,7 +37,15 @@ export const streamRoutes: FastifyPluginAsyncTypebox<{ trading?: TradingSlot }> 
   const deps = { config: app.config, sessions: app.sessions, replays: app.replays, logger: app.log };
   const budgets = app.workBudgets;
   const budget = connectionBudget(app.config);
-  const context: UpgradeContext = { deps, hub, metrics, budget, knownMarkets: () => runtime?.knownMarkets() ?? null, budgets };
+  const context: UpgradeContext = {
+    deps,
+    hub,
+    metrics,
+    budget,
+    knownMarkets: () => runtime?.knownMarkets() ?? null,
+    budgets,
+    admitBookView: (spec) => runtime?.admitBookView?.(spec),
+  };
   const gate = new StreamGate(context);
   metrics.connectionLimit.set(gate.limit);
   // What the operator sized (WS_MAX_CONNECTIONS, the file limit, FD_HEADROOM) and what applies.

@@ -8,6 +8,7 @@ import { BookKeeper, type BookKeeperOptions, type EngineBook } from './book-keep
 import { BookViews } from './book-views.js';
 import type { Subscription } from './subscription.js';
 import type { Clock } from '../contracts/clock.js';
+import { TickGroupings } from './tick-groupings.js';
 
 export interface BookStreamOptions {
   readBook(market: string, depth: number): Promise<EngineBook | null>;
@@ -25,6 +26,8 @@ export interface BookStreamOptions {
 export class BookStream {
   readonly keeper: BookKeeper;
   readonly views: BookViews;
+  /** Distinct `tick:` groupings held by connections, bounded (tick-groupings.ts). */
+  readonly ticks = new TickGroupings();
 
   constructor(options: BookStreamOptions) {
     const clock = options.clock;

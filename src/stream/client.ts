@@ -101,6 +101,12 @@ export function pingFrame(): Ping {
   return { payload, wire: body ? Buffer.concat([header!, body]) : header! };
 }
 
+/** The pong answering a peer's ping `payload` (at most 125 bytes): a complete, unmasked control frame. */
+export function pongFrame(payload: Buffer): Buffer {
+  const [header, body] = Sender.frame(payload, { fin: true, rsv1: false, opcode: 0xa, mask: false, readOnly: false });
+  return body ? Buffer.concat([header!, body]) : header!;
+}
+
 export class StreamClient implements InboundSink {
   /** Answered the last liveness ping (or none was sent yet). */
   alive = true;
@@ -278,8 +284,10 @@ export class StreamClient implements InboundSink {
    * Sends the liveness ping `ping` (its payload unguessable, and new for each slice: a peer learns
    * it only by reading its ping). ws emits 'pong' for unsolicited pongs too, so only a pong echoing
    * this payload (RFC 6455 §5.5.3) marks the peer alive. The pre-built frame is written straight
-   * to the socket, as the data frames are; with deflate, through ws's sender, in order with its
-   * queued (compressing) messages.
+   * to the socket, as the data frames are, with deflate too: ws's sender writes each frame whole
+   * in one synchronous write, so a control frame written between two never splits one (RFC 6455
+   * §5.4 lets control frames pass data messages), and a ping never waits behind this connection's
+   * messages queued for the process-wide zlib pool, which another connection can keep busy.
    */
   ping(ping: Ping): void {
     this.alive = false;
@@ -287,7 +295,7 @@ export class StreamClient implements InboundSink {
     if (this.ws.readyState !== WebSocket.OPEN) return; // the next round finds it not alive
     const socket = this.socket;
     if (this.pending) this.flush();
-    if (!this.deflate && socket?.writable) socket.write(ping.wire);
+    if (socket?.writable) socket.write(ping.wire);
     else this.ws.ping(ping.payload);
   }
 
@@ -310,7 +318,11 @@ export class StreamClient implements InboundSink {
       return;
     }
     if (this.held) this.heldBytes += bytes;
-    this.ws.pong(data);
+    // Written straight to the socket, as the liveness ping (above): with deflate, ws's sender would
+    // queue it behind this connection's messages waiting for the zlib pool.
+    const socket = this.socket;
+    if (socket?.writable) socket.write(pongFrame(data));
+    else this.ws.pong(data);
   }
 
   onPong(data: Buffer): void {

@@ -75,6 +75,11 @@ export type { ClientMessageHandlers } from './client.js';
 
 /** The `opening` of every connection once live (a settled promise, the same for all). */
 const OPENED: Promise<boolean> = Promise.resolve(true);
+/**
+ * zlib's output buffer of a connection's compression stream (its default is 16 KiB, kept for the
+ * connection's life): the gateway's frames are mostly far smaller.
+ */
+const DEFLATE_CHUNK_BYTES = 4_096;
 /** Liveness pings of one period go out in this many slices (StreamHub.ensurePing). */
 const PING_SLICES = 10;
 export class StreamHub implements StreamFanout, ClientOwner {
@@ -113,7 +118,7 @@ export class StreamHub implements StreamFanout, ClientOwner {
     const inbound = this.options.inbound ?? DEFAULT_INBOUND_LIMITS;
     const deflate = sub.compress && this.options.deflate ? this.options.deflate : null;
     const wss = deflate
-      ? (this.wssDeflate ??= this.deflateServer(deflate, hardMaxBytes(inbound)))
+      ? (this.wssDeflate ??= this.deflateServer(deflate, inbound.maxBytes))
       : (this.wss ??= new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: hardMaxBytes(inbound), autoPong: false }));
     wss.handleUpgrade(req, socket, head, (ws) => {
       const client = this.add(ws, sub);
@@ -139,6 +144,15 @@ export class StreamHub implements StreamFanout, ClientOwner {
     this.closeSlow(client, { kind, seq: 0 });
   }
 
+  /**
+   * The deflate connections' server. A client's compressed message is inflated on the process-wide
+   * zlib pool, which every deflate connection's messages share both ways: `maxPayload` is the
+   * message bound itself (WS_CLIENT_MESSAGE_MAX_BYTES), so ws stops inflating a message the moment
+   * it passes the bound and closes the connection 1009 (a bomb of a few bytes inflating to 250 KB
+   * costs the pool one bound's worth, once per connection), where a plain connection's oversize
+   * message up to hardMaxBytes is read and answered `payload_too_large`. Pings and pongs never
+   * wait for the pool (client.ts writes them to the socket).
+   */
   private deflateServer(settings: DeflateSettings, maxPayload: number): WebSocketServer {
     return new WebSocketServer({
       noServer: true,
@@ -151,7 +165,11 @@ export class StreamHub implements StreamFanout, ClientOwner {
         serverNoContextTakeover: true,
         clientNoContextTakeover: true,
         serverMaxWindowBits: 10,
-        zlibDeflateOptions: { memLevel: 4, level: 6 },
+        // No clientMaxWindowBits: as a number ws refuses (400) every offer that does not propose
+        // a client window, so inflating a client's messages keeps the window it chose (up to 32 KiB).
+        // Inflating keeps zlib's 16 KiB output buffer: a smaller one makes a message inflating to the
+        // bound take more trips between the thread pool and the event loop, which a bomb multiplies.
+        zlibDeflateOptions: { memLevel: 4, level: 6, chunkSize: DEFLATE_CHUNK_BYTES },
         // Compression runs on the thread pool: at most this many at once for the whole process.
         concurrencyLimit: 4,
       },

@@ -6,6 +6,7 @@ import type { StreamMetrics } from './metrics.js';
 import type { CommitmentStatus } from '../contracts/commitment-status.js';
 import type { AccountBook } from './account-book.js';
 import type { BookStream } from './book-stream.js';
+import type { BookViewSpec } from './book-views.js';
 import type { ClientOrderState } from './client-orders.js';
 
 /** What the live stream runtime reports to /readyz and /metrics. */
@@ -64,6 +65,8 @@ export interface LiveView {
   commitmentStatus(): CommitmentStatus | null;
   /** The order a party placed with a client order id, as the engine events last told it; null when not known here. */
   clientOrder(party: string, clientOrderId: string): ClientOrderState | null;
+  /** Throws the refusal of a book view past the bound on distinct `tick:` groupings (tick-groupings.ts). */
+  admitBookView?(spec: BookViewSpec | null): void;
 }
 
 /**

@@ -10,6 +10,7 @@
 //   - an answer listing every item's outcome in order: an item that fails, in the gateway or the
 //     engine, is an outcome like any other and never hides the others'.
 import { parseJson } from '../../engine/client.js';
+import { EngineShareExhaustedError } from '../../engine/errors.js';
 import type { SignedHeaders } from '../../auth/signed-request.js';
 import { ApiError, fromDomainError } from '../errors.js';
 import type { Admitted, CallInput, RouteCall } from './forward.js';
@@ -51,6 +52,12 @@ export interface DeskParts {
    */
   admitPlace: (call: CallInput) => Promise<Admitted | null>;
   log: (err: unknown) => void;
+  /**
+   * Engine calls the client address may still hand the engine's fair share now (engine/fair-share.ts
+   * `room`): a batch with more items than that is refused whole, 429 `budget_exhausted`
+   * (`engine_calls`), before its budget is charged or any signature checked. Absent: no check.
+   */
+  engineRoom?: (ip: string) => number;
 }
 
 /** How the desk call arrived: REST has already spent one request of the address budget (its onRequest rule). */
@@ -66,16 +73,16 @@ export interface DeskContext {
 /** An item read into the call it stands for (a refusal of the item alone when it cannot be). */
 export type PreparedItem = { op: BatchItem['op']; call: CallInput } | { op: BatchItem['op']; refusal: ApiError };
 
-export function prepareItem(item: BatchItem, user: string, sessionId: string, requestId: string): PreparedItem {
+export function prepareItem(item: BatchItem, user: string, sessionId: string, requestId: string, address?: string): PreparedItem {
   const signature: SignedHeaders = { user, sessionId, sig: item.sig };
   try {
     if (item.op === 'place') {
       // As REST judges a body: JSON (the app's parser), else 400.
       const body = Buffer.from(item.body, 'utf8');
       if (parseJson(body) === undefined) throw new ApiError('bad_request', 'item body is not valid JSON');
-      return { op: item.op, call: { method: 'POST', target: '/v1/orders', body, signature, requestId, precharged: true } };
+      return { op: item.op, call: { method: 'POST', target: '/v1/orders', body, signature, requestId, address, precharged: true } };
     }
-    return { op: item.op, call: { method: 'DELETE', target: orderIdPath(item.orderId), body: undefined, signature, requestId, precharged: true } };
+    return { op: item.op, call: { method: 'DELETE', target: orderIdPath(item.orderId), body: undefined, signature, requestId, address, precharged: true } };
   } catch (err) {
     return { op: item.op, refusal: fromDomainError(err) ?? new ApiError('internal_error', 'the item could not be read') };
   }
@@ -201,7 +208,11 @@ export async function runBatch(parts: DeskParts, ctx: DeskContext, request: Batc
   if (request.stopOnFailure && request.mode !== 'ordered') {
     throw new ApiError('bad_request', 'stopOnFailure needs mode "ordered" (concurrent items are all sent at once)');
   }
-  const prepared = request.items.map((item, i) => prepareItem(item, request.user, request.sessionId, `${ctx.requestId}.${i}`));
+  // A burst past the address's share of the engine is refused at the door, whole: its items would
+  // be refused one by one after the charge and the signature checks, work done for nothing.
+  const room = parts.engineRoom?.(ctx.ip);
+  if (room !== undefined && room < request.items.length) throw new EngineShareExhaustedError(request.items.length);
+  const prepared = request.items.map((item, i) => prepareItem(item, request.user, request.sessionId, `${ctx.requestId}.${i}`, ctx.ip));
   const weight = batchWeight(prepared.length);
   const { rest, readySettle, first } = await chargeDesk(parts, ctx, prepared, weight);
   if (request.mode !== 'ordered') {

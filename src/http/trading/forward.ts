@@ -11,6 +11,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { engineTimeoutError, type EngineClient, type EngineResponse } from '../../engine/client.js';
+import { addressGroup } from '../../client-address.js';
 import { signedHeaders, type SignedHeaders } from '../../auth/signed-request.js';
 import { within } from '../../deadline.js';
 import { SharedRead } from '../../engine/shared-read.js';
@@ -33,6 +34,12 @@ export interface CallInput {
   body: Buffer | undefined;
   signature: SignedHeaders | null;
   requestId: string;
+  /**
+   * The client address the call came from (`request.ip`, the socket's): its engine call takes its
+   * turn in that address's fair share of the pool (engine/fair-share.ts). Absent: a call the
+   * gateway makes itself (a fired switch's cancels), shared as the gateway's own.
+   */
+  address?: string;
   /**
    * The signature was verified and the party budget charged by the caller (a batch charges its
    * items once, by weight: batch.ts): the route does not verify or charge again.
@@ -122,7 +129,9 @@ export function routeCall(options: RouteOptions): RouteCall {
     const start = performance.now();
     let outcome = 'transport_error';
     try {
-      const res = await engine.request({ method: call.method as Dispatcher.HttpMethod, path: call.target, headers, body: hasBody ? body : null });
+      // Each call, a batch's items included, takes its own turn in its address's share of the pool.
+      const flow = call.address === undefined ? undefined : { address: addressGroup(call.address), party };
+      const res = await engine.request({ method: call.method as Dispatcher.HttpMethod, path: call.target, headers, body: hasBody ? body : null, ...(flow ? { flow } : {}) });
       outcome = String(res.status);
       onAnswer?.(call, res);
       let answer: PassedAnswer;
@@ -179,6 +188,7 @@ export function forwarder(options: RouteOptions): Forwarder {
       body: rawBody ?? request.rawBody,
       signature,
       requestId: request.id,
+      address: request.ip,
     });
     return sendPassed(answer, reply);
   };

@@ -21,8 +21,8 @@ export interface ReplaceResult {
 export const REPLACE_WEIGHT = 1;
 
 export async function runReplace(parts: DeskParts, ctx: DeskContext, request: ReplaceBody): Promise<ReplaceResult> {
-  const cancel = prepareItem({ op: 'cancel', ...request.cancel }, request.user, request.sessionId, `${ctx.requestId}.cancel`);
-  const place = prepareItem({ op: 'place', ...request.place }, request.user, request.sessionId, `${ctx.requestId}.place`);
+  const cancel = prepareItem({ op: 'cancel', ...request.cancel }, request.user, request.sessionId, `${ctx.requestId}.cancel`, ctx.ip);
+  const place = prepareItem({ op: 'place', ...request.place }, request.user, request.sessionId, `${ctx.requestId}.place`, ctx.ip);
   // Both signatures are verified and spent before either is sent, as a batch's.
   await (await chargeDesk(parts, ctx, [cancel, place], REPLACE_WEIGHT)).rest();
   // A place the gateway itself refuses (not JSON, not the order's shape, a client order id the

@@ -10,6 +10,7 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { parseJson } from '../../engine/client.js';
+import { addressGroup } from '../../client-address.js';
 import { replayEntries, signedHeaders, spendReplayEntries } from '../../auth/signed-request.js';
 import { learnSession } from './learn-session.js';
 import { SessionLearning } from '../../auth/session-learning.js';
@@ -135,6 +136,7 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
       return admit(call.party ?? null, call);
     },
     log: (err) => app.log.warn({ err }, 'batch item failed'),
+    engineRoom: (ip) => engine.share.room(addressGroup(ip)),
   };
   await app.register(deskRoutes, { parts: desk });
   const clientOrder = (party: string, clientOrderId: string) => findClientOrder(app.live, app.db, party, clientOrderId);

@@ -97,12 +97,12 @@ export function socketTrading(parts: {
       if (bytes.length === 0) throw new ApiError('bad_request', 'body is required: the signed order JSON');
       if (parseJson(bytes) === undefined) throw new ApiError('bad_request', 'request body is not valid JSON');
       const signed = readSignature(signature);
-      return parts.placeOrder({ method: 'POST', target: '/v1/orders', body: bytes, signature: signed, requestId: ctx.requestId });
+      return parts.placeOrder({ method: 'POST', target: '/v1/orders', body: bytes, signature: signed, requestId: ctx.requestId, address: ctx.ip });
     },
     async cancelOrder(orderId, signature, ctx) {
       await parts.budgets.address(ctx.ip);
       const signed = readSignature(signature);
-      return parts.cancelOrder({ method: 'DELETE', target: orderIdPath(orderId), body: undefined, signature: signed, requestId: ctx.requestId });
+      return parts.cancelOrder({ method: 'DELETE', target: orderIdPath(orderId), body: undefined, signature: signed, requestId: ctx.requestId, address: ctx.ip });
     },
   };
 }
