@@ -4,7 +4,7 @@
 // (client-messages.ts), the answers are checked in tests, and both feed the AsyncAPI document.
 import { Type, type TSchema } from 'typebox';
 import { CANDLE_INTERVALS, FRAME_KINDS } from '../contracts/frame.js';
-import { Market, Party, Seq, Timestamp } from '../contracts/wire.js';
+import { ClientOrderId, Market, Party, Seq, Timestamp } from '../contracts/wire.js';
 import { BatchFields, MAX_BATCH_ITEMS, ReplaceFields } from '../contracts/desk.js';
 
 const strict = { additionalProperties: false } as const;
@@ -108,7 +108,7 @@ export const OrderStatusOp = Type.Object(
     op: Type.Literal('order.status'),
     id: MessageIdField,
     party: Party,
-    clientOrderId: Type.String({ minLength: 1, maxLength: 64, description: 'The clientOrderId the order was placed with' }),
+    clientOrderId: ClientOrderId('The clientOrderId the order was placed with'),
   },
   {
     ...strict,

@@ -47,7 +47,10 @@ export interface DeadMansSwitchHandle {
   refresh(extraOrderIds?: string[]): Promise<ArmedSwitch>;
   /** Places an order (over the socket) and, once it rests, covers it at once. */
   place<const M extends string>(order: OrderRequest<M>): Promise<Answer<OrderAccepted> | TriggerWouldFire>;
-  /** Disarms at the gateway and stops refreshing. */
+  /**
+   * Stops refreshing, waits for the refreshes and heartbeats already on their way, then disarms at
+   * the gateway: once it resolves the switch never fires (docs/trading.md "Dead man's switch").
+   */
   disarm(): Promise<void>;
   /** Stops refreshing without disarming: the gateway fires after the timeout (what a crash does). */
   stop(): void;
@@ -67,8 +70,20 @@ export async function deadMansSwitch(options: DeadMansSwitchOptions): Promise<De
   const fail = (err: unknown): void => options.onError?.(err);
   let armed: ArmedSwitch | null = null;
   let stopped = false;
+  // Refreshes and heartbeats still on their way (signing, or awaiting the gateway's answer): a
+  // disarm waits for them, so none can reach the gateway after it (and arm the switch again).
+  const inFlight = new Set<Promise<unknown>>();
+  const track = <T>(call: Promise<T>): Promise<T> => {
+    inFlight.add(call);
+    void call.then(
+      () => inFlight.delete(call),
+      () => inFlight.delete(call),
+    );
+    return call;
+  };
 
-  const refresh = async (extra: string[] = []): Promise<ArmedSwitch> => {
+  const refresh = (extra: string[] = []): Promise<ArmedSwitch> => track(arm(extra));
+  const arm = async (extra: string[]): Promise<ArmedSwitch> => {
     const ids = new Set<string>(extra);
     for (const o of options.orders()) {
       if (o.orderId !== null && (o.status === undefined || o.status === 'open' || o.status === 'partially_filled')) ids.add(o.orderId);
@@ -85,7 +100,7 @@ export async function deadMansSwitch(options: DeadMansSwitchOptions): Promise<De
 
   await refresh();
   const refreshTimer = setInterval(() => void refresh().catch(fail), refreshMs);
-  const heartbeatTimer = setInterval(() => void stream.ask('switch.heartbeat', { party: session.party, name }).then((a) => (armed = a as ArmedSwitch), fail), heartbeatMs);
+  const heartbeatTimer = setInterval(() => void track(stream.ask('switch.heartbeat', { party: session.party, name })).then((a) => (armed = a as ArmedSwitch), fail), heartbeatMs);
   const stop = (): void => {
     stopped = true;
     clearInterval(refreshTimer);
@@ -100,7 +115,10 @@ export async function deadMansSwitch(options: DeadMansSwitchOptions): Promise<De
     },
     async disarm() {
       stop();
+      // A refresh in flight would otherwise re-arm the switch after this disarm.
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
       await stream.ask('switch.disarm', { party: session.party, name });
+      armed = null;
     },
     stop,
     get armed() {
