@@ -7,8 +7,8 @@
 // - per verified party, RATE_LIMIT_MAX: only a request whose signature the gateway has verified
 //   (session known, inside the ±30 s window, ed25519 over the request, first use) spends its
 //   party's budget, so nobody can spend or exhaust another party's budget by copying its public
-//   `X-User` and `X-Session-Id`. A signed request the gateway cannot verify (unknown session, bad or
-//   replayed signature) is counted under its IP only, and the engine judges it as always.
+//   `X-User` and `X-Session-Id`. A signed request the gateway cannot verify (unknown session, bad
+//   signature) is counted under its IP only, and the engine judges it as always; a replayed one is refused (401).
 //
 // The limiter options are built in one place (`rateLimitOptions`) so a shared store (a Redis client)
 // can be passed in and every replica then counts together; by default each process counts alone.
