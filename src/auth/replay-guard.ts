@@ -41,6 +41,11 @@ export class MemoryReplayGuard implements ReplayGuard {
     return entries.map((e) => this.firstUseNow(e.key, e.ttlMs));
   }
 
+  async spent(keys: readonly string[]): Promise<boolean[]> {
+    const now = this.clock();
+    return keys.map((key) => (this.seen.get(key) ?? 0) > now);
+  }
+
   /** Synchronous core (the interface is async for shared stores). */
   firstUseNow(key: string, ttlMs: number): boolean {
     const now = this.clock();

@@ -70,8 +70,29 @@ export function replayTtlMs(tsMs: number, now: number, windowMs = SIGNATURE_WIND
   return tsMs + windowMs + 1_000 - now;
 }
 
+/**
+ * Why a signed request proves nothing. Every reason but `unknown_session` is certain: the engine
+ * refuses such a call too (a session the gateway has not learnt yet may be the engine's).
+ */
+export type RefusalReason = 'syntax' | 'window' | 'unknown_session' | 'expired' | 'other_party' | 'invalid' | 'replayed';
+
 /** The verdict on a signed request: the proven party, or why it proves nothing. */
-export type SignatureVerdict = { ok: true; party: string } | { ok: false; refusal: AuthError };
+export type SignatureVerdict = { ok: true; party: string } | { ok: false; refusal: AuthError; reason: RefusalReason };
+
+/**
+ * Which refusals the gateway makes itself instead of forwarding the call for the engine to judge:
+ * `spent`: a signature its replay memory holds (the engine may never have seen it: a skipped batch
+ * item, a replace's unsent place), on every path; `certain`: any refusal the engine would make as
+ * well (a cancel-replace judges its place so before sending its cancel).
+ */
+export type RefuseWhen = 'spent' | 'certain';
+
+/** The refusal the gateway answers itself for this verdict, or null (proven, or the engine's to judge). */
+export function gatewayRefusal(verdict: SignatureVerdict, when: RefuseWhen): AuthError | null {
+  if (verdict.ok) return null;
+  if (verdict.reason === 'replayed') return verdict.refusal;
+  return when === 'certain' && verdict.reason !== 'unknown_session' ? verdict.refusal : null;
+}
 
 export interface SignedRequest {
   method: string;
@@ -88,9 +109,10 @@ export interface SignedRequest {
   beforeLookup?: () => Promise<void>;
 }
 
-const refuse = (message: string, details?: Record<string, unknown>): SignatureVerdict => ({
+const refuse = (reason: RefusalReason, message: string, details?: Record<string, unknown>): SignatureVerdict => ({
   ok: false,
   refusal: new AuthError('unauthenticated', message, details),
+  reason,
 });
 
 /**
@@ -103,20 +125,20 @@ const refuse = (message: string, details?: Record<string, unknown>): SignatureVe
 export async function verifySignedRequest(sessions: SessionKeys, replays: ReplayGuard, input: SignedRequest): Promise<SignatureVerdict> {
   const { user, sessionId, sig } = input.headers;
   const parsed = parseSessionSig(sig);
-  if (!parsed) return refuse('header "X-Session-Sig" must be <tsMs>.<128 hex characters>');
+  if (!parsed) return refuse('syntax', 'header "X-Session-Sig" must be <tsMs>.<128 hex characters>');
   const now = input.now ?? systemClock.now();
   // serverTime lets the client correct its clock and sign again.
   const windowMs = replays.windowMs ?? SIGNATURE_WINDOW_MS;
-  if (Math.abs(now - parsed.tsMs) > windowMs) return refuse(`signature timestamp is outside the ±${windowMs / 1_000} s window (check the client clock)`, { serverTime: now });
+  if (Math.abs(now - parsed.tsMs) > windowMs) return refuse('window', `signature timestamp is outside the ±${windowMs / 1_000} s window (check the client clock)`, { serverTime: now });
   const session = await sessions.get(sessionId, input.beforeLookup);
-  if (!session) return refuse('unknown session');
-  if (session.expiresAtMs <= now) return refuse('session expired');
-  if (session.party !== user) return refuse('session does not belong to X-User');
+  if (!session) return refuse('unknown_session', 'unknown session');
+  if (session.expiresAtMs <= now) return refuse('expired', 'session expired');
+  if (session.party !== user) return refuse('other_party', 'session does not belong to X-User');
   const payload = signedPayload(input.method, input.target, parsed.tsMs, input.body);
   const valid = input.offThread ? await verifySignatureOffThread(session.key, payload, parsed.signature) : verifySignature(session.key, payload, parsed.signature);
-  if (!valid) return refuse('invalid signature');
+  if (!valid) return refuse('invalid', 'invalid signature');
   const first = await replays.firstUse(replayKey(sessionId, parsed.tsMs, parsed.signature), replayTtlMs(parsed.tsMs, now, windowMs), parsed.tsMs);
-  if (!first) return refuse('signature already used (replay)');
+  if (!first) return { ok: false, refusal: spentRefusal(), reason: 'replayed' };
   return { ok: true, party: user };
 }
 
@@ -147,6 +169,32 @@ export function replayEntries(replays: ReplayGuard, signatures: readonly SignedH
     const parsed = parseSessionSig(headers.sig);
     return parsed ? { key: replayKey(headers.sessionId, parsed.tsMs, parsed.signature), ttlMs: replayTtlMs(parsed.tsMs, now, windowMs), signedAtMs: parsed.tsMs } : null;
   });
+}
+
+/**
+ * Which of these signatures the replay memory holds as spent (one exchange): a call carrying one is
+ * refused by the gateway itself (`gatewayRefusal`), whether or not the engine ever saw it. A
+ * signature whose syntax is not the canonical one is not spent (false).
+ */
+export async function spentSignatures(replays: ReplayGuard, signatures: readonly SignedHeaders[]): Promise<boolean[]> {
+  const keys: string[] = [];
+  const at: number[] = [];
+  signatures.forEach((headers, i) => {
+    const parsed = parseSessionSig(headers.sig);
+    if (!parsed) return;
+    keys.push(replayKey(headers.sessionId, parsed.tsMs, parsed.signature));
+    at.push(i);
+  });
+  const out = signatures.map(() => false);
+  if (keys.length === 0) return out;
+  const spent = await replays.spent(keys);
+  at.forEach((i, j) => (out[i] = spent[j]!));
+  return out;
+}
+
+/** The refusal of a call whose signature the replay memory holds (as `verifySignedRequest` words it). */
+export function spentRefusal(): AuthError {
+  return new AuthError('unauthenticated', 'signature already used (replay)');
 }
 
 /** `spendEngineVerifiedMany` of entries made by `replayEntries`: one answer per entry (false for null). */

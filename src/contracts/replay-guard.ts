@@ -21,6 +21,13 @@ export interface ReplayGuard {
    * Absent: the caller offers them one by one (signed-request.ts spendEngineVerifiedMany).
    */
   firstUseMany?(entries: readonly ReplayEntry[]): Promise<boolean[]>;
+  /**
+   * Whether each key is remembered now (spent), without offering it: a concurrent batch asks this of
+   * the items it sends without checking their signatures first, so that one the gateway spent
+   * without the engine seeing it (a skipped item) is refused, not sent (one exchange for all).
+   * Throws as `firstUse` does when the memory cannot answer.
+   */
+  spent(keys: readonly string[]): Promise<boolean[]>;
 }
 
 /** One key offered to `firstUseMany`, with `firstUse`'s arguments. */

@@ -26,4 +26,13 @@ export const Party = Type.String({
   maxLength: 114,
   description: 'Party id `<hint>::<ed25519 public key hex>`',
 });
+/**
+ * A client order id: 1–64 characters, none of them a control character (C0, DEL, C1: a NUL cannot
+ * even be stored in PostgreSQL text, CR/LF split log lines), and not "." or ".." (a path segment
+ * every URL parser resolves away, so the status route could never be asked for it).
+ */
+export const CLIENT_ORDER_ID_PATTERN = '^(?!\\.\\.?$)[^\\u0000-\\u001f\\u007f-\\u009f]+$';
+export const ClientOrderId = (description = '1–64 characters, no control characters, not "." or ".."') =>
+  Type.String({ minLength: 1, maxLength: 64, pattern: CLIENT_ORDER_ID_PATTERN, description });
+
 export const Market = Type.String({ pattern: MARKET_PATTERN, description: 'Exact engine market symbol, e.g. BTC-PERP' });

@@ -113,6 +113,21 @@ export class RedisReplayGuard implements ReplayGuard {
     return firsts;
   }
 
+  /** One MGET for all (fails closed, as a write does). */
+  async spent(keys: readonly string[]): Promise<boolean[]> {
+    if (keys.length === 0) return [];
+    let values: (string | null)[];
+    try {
+      this.redis.ensureConnected();
+      values = await this.redis.client.mget(...keys.map((k) => `${this.redis.prefix}replay:${k}`));
+    } catch (err) {
+      this.redis.failed('replay', 'fail_closed', err);
+      throw new SharedStateUnavailableError('the signature replay memory (Redis) is unavailable; retry shortly');
+    }
+    this.redis.succeeded();
+    return values.map((v) => v !== null);
+  }
+
   /** For /readyz: looks at the marker (a loss is noticed without traffic) and says what is refused. */
   async status(): Promise<ReplayMemoryStatus> {
     try {

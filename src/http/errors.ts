@@ -31,6 +31,7 @@ export type ErrorCode =
   | 'unknown_market'
   | 'too_many_subscriptions'
   | 'too_many_switches'
+  | 'switch_disarmed'
   | 'duplicate_client_order_id'
   | 'mixed_parties'
   | 'not_yet_indexed'
@@ -57,6 +58,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   unknown_market: 400,
   too_many_subscriptions: 400,
   too_many_switches: 400,
+  switch_disarmed: 409,
   duplicate_client_order_id: 409,
   mixed_parties: 400,
   not_yet_indexed: 409,

@@ -222,8 +222,8 @@ class ConnectionMessages implements ClientMessageHandlers {
         message.op === 'switch.arm'
           ? calls.switchArm({ party: message.party, sessionId: message.sessionId!, name, timeoutMs: message.timeoutMs!, cancels: message.cancels! }, { ip: this.ip, requestId: randomUUID() })
           : message.op === 'switch.heartbeat'
-            ? calls.switchHeartbeat(message.party, name)
-            : calls.switchDisarm(message.party, name);
+            ? calls.switchHeartbeat(message.party, name, { ip: this.ip, requestId: '' })
+            : calls.switchDisarm(message.party, name, { ip: this.ip, requestId: '' });
       run
         .then((body) => this.send(client, answer('stream.answer', this.ctx.hub.head(), message.id, message.op, { status: 200, body: body as Record<string, unknown> })))
         .catch((err: unknown) => this.refuse(client, err, message.id, message.op))

@@ -4,7 +4,7 @@
 // (client-messages.ts), the answers are checked in tests, and both feed the AsyncAPI document.
 import { Type, type TSchema } from 'typebox';
 import { CANDLE_INTERVALS, FRAME_KINDS } from '../contracts/frame.js';
-import { Market, Party, Seq, Timestamp } from '../contracts/wire.js';
+import { ClientOrderId, Market, Party, Seq, Timestamp } from '../contracts/wire.js';
 import { BatchFields, MAX_BATCH_ITEMS, ReplaceFields } from '../contracts/desk.js';
 
 const strict = { additionalProperties: false } as const;
@@ -108,7 +108,7 @@ export const OrderStatusOp = Type.Object(
     op: Type.Literal('order.status'),
     id: MessageIdField,
     party: Party,
-    clientOrderId: Type.String({ minLength: 1, maxLength: 64, description: 'The clientOrderId the order was placed with' }),
+    clientOrderId: ClientOrderId('The clientOrderId the order was placed with'),
   },
   {
     ...strict,
@@ -239,7 +239,7 @@ export const ErrorMessage = Type.Object(
         error: Type.String({ description: 'What was wrong, for people' }),
         code: Type.String({
           description:
-            'The code REST answers for the same refusal (bad_request, invalid_body, unauthorized, forbidden, not_found, duplicate_client_order_id (409, with `order`), rate_limited, budget_exhausted, payload_too_large, shared_state_unavailable, engine_unavailable, engine_timeout, …), or unknown_market / too_many_subscriptions / too_many_switches',
+            'The code REST answers for the same refusal (bad_request, invalid_body, unauthorized, forbidden, not_found, duplicate_client_order_id (409, with `order`), rate_limited, budget_exhausted, payload_too_large, shared_state_unavailable, engine_unavailable, engine_timeout, …), or unknown_market / too_many_subscriptions / too_many_switches / switch_disarmed (409: a disarm came while this switch.arm was in flight, nothing armed)',
         }),
         status: Type.Integer({ minimum: 400, maximum: 599, description: 'The HTTP status REST would answer' }),
       },

@@ -11,7 +11,8 @@
 //     engine, is an outcome like any other and never hides the others'.
 import { parseJson } from '../../engine/client.js';
 import { EngineShareExhaustedError } from '../../engine/errors.js';
-import type { SignedHeaders } from '../../auth/signed-request.js';
+import { spentRefusal, type RefuseWhen, type SignedHeaders } from '../../auth/signed-request.js';
+import { AuthError } from '../../auth/errors.js';
 import { ApiError, fromDomainError } from '../errors.js';
 import type { Admitted, CallInput, RouteCall } from './forward.js';
 import type { PassedAnswer } from './relay.js';
@@ -33,8 +34,15 @@ export interface DeskParts {
   /** POST /v1/orders and DELETE /v1/orders/:orderId, their party budget charged by the caller (`precharged`). */
   place: RouteCall;
   cancel: RouteCall;
-  /** The gateway's own check of a signature (spends it in the replay memory): the party, or null when it cannot tell. */
-  verify: (signature: SignedHeaders, method: string, target: string, body: Buffer, offThread: boolean) => Promise<string | null>;
+  /**
+   * The gateway's own check of a signature (spends it in the replay memory): the party, or null when
+   * it cannot tell. Throws the AuthError of a refusal the gateway makes itself (`when`,
+   * auth/signed-request.ts gatewayRefusal: a spent signature always; with 'certain', any the engine
+   * would make too).
+   */
+  verify: (signature: SignedHeaders, method: string, target: string, body: Buffer, offThread: boolean, when?: RefuseWhen) => Promise<string | null>;
+  /** Which signatures the replay memory holds as spent (auth/signed-request.ts spentSignatures): one exchange for all. */
+  spent: (signatures: readonly SignedHeaders[]) => Promise<boolean[]>;
   /**
    * Readies the spending of signatures the engine may accept (their replay memory entries made
    * now); the function returned spends, without checking them here, those it accepted (answered
@@ -104,6 +112,17 @@ export interface DeskRest {
   first: number;
 }
 
+export interface ChargeOptions {
+  /** Which refusals the gateway makes itself (default 'spent'; a cancel-replace: 'certain'). */
+  when?: RefuseWhen;
+  /**
+   * A concurrent batch, whose items after the one proving the party are sent without the
+   * gateway's check: the replay memory is asked which of them it holds as spent (at the same time
+   * as the first check, so it costs no extra wait), and those are refused, not sent.
+   */
+  checkSpent?: boolean;
+}
+
 /**
  * Charges both budgets the weight once, for the party the items' signatures prove, and spends
  * every item's signature in the replay memory, as a single call's is spent. Throws 429 before
@@ -116,46 +135,81 @@ export interface DeskRest {
  * much CPU as the engine's own checks and competed with them for the machine's cores, are then
  * made only for the items the engine did not accept (docs/adr/0160-batch-signatures-spent-on-engine-proof.md),
  * and the accepted ones are spent in one exchange with the replay memory (docs/adr/0171).
+ *
+ * An item whose signature the gateway refuses itself (spent already: the engine may never have
+ * seen it; see ChargeOptions.when) becomes a refusal in `prepared`: it is never sent.
  */
-export async function chargeDesk(parts: DeskParts, ctx: DeskContext, prepared: PreparedItem[], weight: number): Promise<DeskRest> {
+export async function chargeDesk(parts: DeskParts, ctx: DeskContext, prepared: PreparedItem[], weight: number, options: ChargeOptions = {}): Promise<DeskRest> {
+  const when = options.when ?? 'spent';
   // The weight's units are charged at once, not one after the other: with the fleet's Redis store
   // each is a round trip, and a full batch's 4 + 5 in a row held every item back.
   const lefts = await Promise.all(Array.from({ length: Math.max(0, weight - ctx.addressCharged) }, () => parts.budgets.address(ctx.ip)));
   if (lefts.length > 0) ctx.addressLeft = lefts.reduce((a, b) => (b.remaining < a.remaining ? b : a));
-  const check = (p: PreparedItem, offThread: boolean): Promise<string | null> =>
-    'call' in p ? parts.verify(p.call.signature!, p.call.method, p.call.target, p.call.body ?? Buffer.alloc(0), offThread) : Promise.resolve(null);
+  const spentCheck = options.checkSpent ? askSpent(parts, prepared.slice(1)) : null;
+  // A refusal the gateway makes itself becomes the item's outcome; any other failure is thrown.
+  const check = async (i: number, offThread: boolean): Promise<string | null> => {
+    const p = prepared[i]!;
+    if (!('call' in p)) return null;
+    try {
+      return await parts.verify(p.call.signature!, p.call.method, p.call.target, p.call.body ?? Buffer.alloc(0), offThread, when);
+    } catch (err) {
+      if (!(err instanceof AuthError)) throw err;
+      prepared[i] = { op: p.op, refusal: fromDomainError(err)! };
+      return null;
+    }
+  };
   let party: string | null = null;
   let next = 0;
-  while (party === null && next < prepared.length) party = await check(prepared[next++]!, false);
+  while (party === null && next < prepared.length) party = await check(next++, false);
   const proven = party;
   if (proven) await Promise.all(Array.from({ length: weight }, () => parts.budgets.party(proven)));
   for (const p of prepared) if ('call' in p) p.call.party = party;
-  const remaining = prepared.slice(next);
+  if (spentCheck) {
+    const spent = await spentCheck;
+    for (let i = next; i < prepared.length; i++) {
+      const p = prepared[i]!;
+      if (spent[i - 1] && 'call' in p) prepared[i] = { op: p.op, refusal: fromDomainError(spentRefusal())! };
+    }
+  }
+  const first = next;
+  const indices = (): number[] => prepared.map((_, i) => i).filter((i) => i >= first && 'call' in prepared[i]!);
   return {
-    first: next,
+    first,
     rest: async () => {
-      await Promise.all(remaining.map((p) => check(p, true).catch(() => null)));
+      // As before, a store that cannot answer leaves the engine's own replay check to hold.
+      await Promise.all(indices().map((i) => check(i, true).catch(() => null)));
     },
     readySettle: () => {
-      const calls: CallInput[] = [];
-      const at: number[] = [];
-      remaining.forEach((p, i) => {
-        if (!('call' in p)) return;
-        calls.push(p.call);
-        at.push(i);
-      });
+      const at = indices();
+      const calls = at.map((i) => (prepared[i] as { call: CallInput }).call);
       const spend = parts.readySpend(calls.map((c) => c.signature!));
+      const verifyAfter = (c: CallInput) => parts.verify(c.signature!, c.method, c.target, c.body ?? Buffer.alloc(0), true).catch(() => null);
       return async (outcomes) => {
         const others: Promise<unknown>[] = [];
-        at.forEach((i) => {
-          if (outcomes[i]!.outcome !== 'answered') others.push(check(remaining[i]!, true).catch(() => null));
+        at.forEach((i, j) => {
+          if (outcomes[i - first]!.outcome !== 'answered') others.push(verifyAfter(calls[j]!));
         });
-        const accepted = at.map((i) => outcomes[i]!.outcome === 'answered');
+        const accepted = at.map((i) => outcomes[i - first]!.outcome === 'answered');
         // As `rest`: a memory that cannot take them leaves the engine's own replay check to hold.
         await Promise.all([spend(accepted).catch(() => null), ...others]);
       };
     },
   };
+}
+
+/** Which of these items' signatures are spent (false for an item that is already a refusal). */
+async function askSpent(parts: DeskParts, items: readonly PreparedItem[]): Promise<boolean[]> {
+  const at: number[] = [];
+  const signatures: SignedHeaders[] = [];
+  items.forEach((p, i) => {
+    if (!('call' in p)) return;
+    at.push(i);
+    signatures.push(p.call.signature!);
+  });
+  const out = items.map(() => false);
+  const spent = await parts.spent(signatures);
+  at.forEach((i, j) => (out[i] = spent[j]!));
+  return out;
 }
 
 function parsedBody(passed: PassedAnswer): Record<string, unknown> {
@@ -214,7 +268,7 @@ export async function runBatch(parts: DeskParts, ctx: DeskContext, request: Batc
   if (room !== undefined && room < request.items.length) throw new EngineShareExhaustedError(request.items.length);
   const prepared = request.items.map((item, i) => prepareItem(item, request.user, request.sessionId, `${ctx.requestId}.${i}`, ctx.ip));
   const weight = batchWeight(prepared.length);
-  const { rest, readySettle, first } = await chargeDesk(parts, ctx, prepared, weight);
+  const { rest, readySettle, first } = await chargeDesk(parts, ctx, prepared, weight, { checkSpent: request.mode !== 'ordered' });
   if (request.mode !== 'ordered') {
     // Every item at once; all settled in the replay memory before the answer is sent, so a client
     // that resends one after reading the answer is refused by the gateway itself. What settling

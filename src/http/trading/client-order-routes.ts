@@ -9,10 +9,10 @@ import { orderByClientId } from '../../db/queries/orders.js';
 import { ApiError } from '../errors.js';
 import { errors, PartyParams } from '../schemas.js';
 import { SIGNED } from './schemas.js';
+import { ClientOrderId } from '../../contracts/wire.js';
 import type { Database } from '../../db/database.js';
 import type { ClientOrderLookup } from './client-order-ids.js';
 
-export const ClientOrderId = Type.String({ minLength: 1, maxLength: 64, description: 'The clientOrderId the order was placed with' });
 
 export const ClientOrderAnswer = Type.Object(
   {
@@ -41,7 +41,7 @@ export const clientOrderRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description:
         'Signed (party route). The party\'s order placed with this clientOrderId: its status as the engine\'s events last told it, else the database mirror\'s; 404 when neither knows it (an order still in flight is refused as a duplicate, not found here).',
       security: SIGNED,
-      params: Type.Object({ party: PartyParams.properties.party, clientOrderId: ClientOrderId }),
+      params: Type.Object({ party: PartyParams.properties.party, clientOrderId: ClientOrderId('The clientOrderId the order was placed with') }),
       response: { 200: ClientOrderAnswer, ...errors(400, 401, 403, 404, 429, 503) },
     },
     handler: async (request) => findClientOrder(app.live, db, request.params.party, request.params.clientOrderId),

@@ -7,13 +7,22 @@
 // as. It holds only cancels (a place cannot be armed), so it can cancel what the trader signed and
 // nothing else. The state is in the switch store (Redis for a fleet), and every replica looks for
 // due switches, so a switch fires even when the replica that held its connection died.
+//
+// What it promises beyond that (docs/adr/0200-switch-fencing.md): once a disarm is answered the
+// switch never fires (the store fences it: an arm in flight cannot write it back, a heartbeat only
+// moves a switch still armed); the calls of one switch are applied in the order they arrived; a
+// heartbeat costs O(1) in the store and spends a request of the address budget; and each due
+// switch fires on its own, its cancels sharing the engine fairly with the others' (switch-firing.ts).
 import { randomUUID } from 'node:crypto';
 import type { SessionKeys } from '../../auth/session-keys.js';
 import { verifySignedRequest } from '../../auth/signed-request.js';
-import type { ArmedSwitch, SignedCancel, SwitchStore } from '../../contracts/switch-store.js';
+import { systemClock, type Clock, type ClockTimer } from '../../contracts/clock.js';
+import type { ArmedSwitch, SignedCancel, SwitchDeadline, SwitchStore } from '../../contracts/switch-store.js';
 import { ApiError, fromDomainError } from '../errors.js';
 import type { RouteCall } from './forward.js';
 import { orderIdPath } from './targets.js';
+import { FairFiring, KeyedOrder } from './switch-firing.js';
+import { batchWeight } from './batch.js';
 
 /** Timeout bounds: at least a second; at most 30 s, so a heartbeat-driven deadline always falls inside a refreshed cancel's window. */
 export const MIN_TIMEOUT_MS = 1_000;
@@ -26,9 +35,13 @@ export const MAX_SWITCHES_PER_PARTY = 16;
 export const EXPIRY_MARGIN_MS = 3_000;
 /** How often each replica looks for due switches. */
 export const POLL_MS = 250;
+/** Due switches taken per look; a full take is followed by another at once. */
+export const TAKE_MAX = 100;
+/** Cancels of fired switches in flight at once per replica, shared in turns (switch-firing.ts). */
+export const FIRE_IN_FLIGHT = 32;
 const WINDOW_MS = 30_000;
 /** Verifies a signature without spending it: the switch sends it later, and only the engine judges it then. */
-const NEVER_SPENT = { firstUse: async () => true };
+const NEVER_SPENT = { firstUse: async () => true, spent: async (keys: readonly string[]) => keys.map(() => false) };
 
 export interface ArmRequest {
   party: string;
@@ -51,6 +64,9 @@ export interface ArmedAnswer {
 export interface FiredSwitch {
   key: string;
   party: string;
+  /** Unix ms it was due, and when its last cancel was answered. */
+  fireAt: number;
+  doneAt: number;
   results: { orderId: string; status: number; code: string | null }[];
 }
 
@@ -58,31 +74,58 @@ export interface SwitchOptions {
   store: SwitchStore;
   sessions: SessionKeys;
   cancel: RouteCall;
+  /** The address budget a switch call spends (an arm: a batch's weight of its cancels; a heartbeat or disarm: one request). */
+  chargeAddress?: (ip: string) => Promise<unknown>;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   /** Told of every switch this replica fired (metrics, tests). */
   onFired?: (fired: FiredSwitch) => void;
-  now?: () => number;
+  clock?: Clock;
+  /** Cancels of fired switches in flight at once (FIRE_IN_FLIGHT). */
+  fireInFlight?: number;
 }
 
 const keyOf = (party: string, name: string): string => `${party}\n${name}`;
 
 export class DeadMansSwitch {
-  private timer: NodeJS.Timeout | null = null;
-  private polling = false;
-  private readonly now: () => number;
+  private timer: ClockTimer | null = null;
+  private running = false;
+  private polling: Promise<void> | null = null;
+  private readonly clock: Clock;
+  private readonly order = new KeyedOrder();
+  private readonly firing: FairFiring;
+  private readonly fires = new Set<Promise<void>>();
 
   constructor(private readonly o: SwitchOptions) {
-    this.now = o.now ?? Date.now;
+    this.clock = o.clock ?? systemClock;
+    this.firing = new FairFiring(o.fireInFlight ?? FIRE_IN_FLIGHT);
   }
 
-  /** Arms or re-arms (a heartbeat too). Every cancel must verify as the party's session's over its DELETE. */
-  async arm(request: ArmRequest): Promise<ArmedAnswer> {
+  private async charge(ip: string | undefined, units: number): Promise<void> {
+    if (ip === undefined || !this.o.chargeAddress) return;
+    await Promise.all(Array.from({ length: units }, () => this.o.chargeAddress!(ip)));
+  }
+
+  /**
+   * Arms or re-arms (a heartbeat too). Every cancel must verify as the party's session's over its
+   * DELETE. Applied in turn with the switch's other calls; refused 409 `switch_disarmed` when a
+   * disarm (or the switch firing) came, on any replica, after this arm began.
+   */
+  arm(request: ArmRequest, ip?: string): Promise<ArmedAnswer> {
+    return this.order.run(keyOf(request.party, request.name), () => this.armNow(request, ip));
+  }
+
+  private async armNow(request: ArmRequest, ip: string | undefined): Promise<ArmedAnswer> {
     const { party, sessionId, name, timeoutMs, cancels } = request;
+    const key = keyOf(party, name);
+    // Read first: a disarm answered after this moment, here or on another replica, wins over this arm.
+    const fence = await this.o.store.fence(key);
+    // Its cancels' checks cost what a batch's do: charged as a batch of that many items.
+    await this.charge(ip, batchWeight(cancels.length));
     if (!Number.isSafeInteger(timeoutMs) || timeoutMs < MIN_TIMEOUT_MS || timeoutMs > MAX_TIMEOUT_MS) {
       throw new ApiError('bad_request', `timeoutMs must be an integer from ${MIN_TIMEOUT_MS} to ${MAX_TIMEOUT_MS}`);
     }
     if (cancels.length > MAX_SWITCH_CANCELS) throw new ApiError('bad_request', `a switch holds at most ${MAX_SWITCH_CANCELS} cancels`);
-    const now = this.now();
+    const now = this.clock.now();
     const held = await this.o.store.namesOf(party, now);
     if (!held.includes(name) && held.length >= MAX_SWITCHES_PER_PARTY) {
       throw new ApiError('too_many_switches', `a party holds at most ${MAX_SWITCHES_PER_PARTY} switches (${held.length} armed): disarm one or re-arm one of its names`);
@@ -100,78 +143,101 @@ export class DeadMansSwitch {
     if (cancels.length === 0) validUntil = now + WINDOW_MS + EXPIRY_MARGIN_MS + MAX_TIMEOUT_MS;
     const fireAt = Math.min(now + timeoutMs, validUntil - EXPIRY_MARGIN_MS);
     if (fireAt <= now) throw new ApiError('bad_request', 'the cancels leave the ±30 s window too soon: sign them with timestamps ahead of now (docs/trading.md "Dead man\'s switch")');
-    const state: ArmedSwitch = { key: keyOf(party, name), party, sessionId, name, cancels, timeoutMs, heartbeatAt: now, validUntil, fireAt };
-    await this.o.store.put(state);
+    const state: ArmedSwitch = { key, party, sessionId, name, cancels, timeoutMs, heartbeatAt: now, validUntil, fireAt };
+    if (!(await this.o.store.put(state, fence))) {
+      throw new ApiError('switch_disarmed', `switch ${JSON.stringify(name)} was disarmed (or fired) while this arm was in flight: nothing was armed; arm again to arm it`);
+    }
     return { name, cancels: cancels.length, timeoutMs, fireAt, validUntil };
   }
 
-  /** Pushes the deadline of an armed switch to now + its timeout (never past its cancels' validity). */
-  async heartbeat(party: string, name: string): Promise<ArmedAnswer> {
-    const state = await this.o.store.get(keyOf(party, name));
-    if (!state) throw new ApiError('not_found', `no armed switch ${JSON.stringify(name)} for this party (it fired, or was never armed)`);
-    const now = this.now();
-    const next = { ...state, heartbeatAt: now, fireAt: Math.min(now + state.timeoutMs, state.validUntil - EXPIRY_MARGIN_MS) };
-    await this.o.store.put(next);
-    return { name, cancels: next.cancels.length, timeoutMs: next.timeoutMs, fireAt: next.fireAt, validUntil: next.validUntil };
+  /** Pushes the deadline of an armed switch to now + its timeout (never past its cancels' validity): O(1) in the store. */
+  heartbeat(party: string, name: string, ip?: string): Promise<ArmedAnswer> {
+    return this.order.run(keyOf(party, name), async () => {
+      await this.charge(ip, 1);
+      const moved: SwitchDeadline | null = await this.o.store.heartbeat(keyOf(party, name), this.clock.now(), EXPIRY_MARGIN_MS);
+      if (!moved) throw new ApiError('not_found', `no armed switch ${JSON.stringify(name)} for this party (it fired, was disarmed, or was never armed)`);
+      return { name, cancels: moved.cancels, timeoutMs: moved.timeoutMs, fireAt: moved.fireAt, validUntil: moved.validUntil };
+    });
   }
 
-  async disarm(party: string, name: string): Promise<{ name: string; disarmed: boolean }> {
-    const key = keyOf(party, name);
-    const held = await this.o.store.get(key);
-    await this.o.store.remove(key);
-    return { name, disarmed: held !== null };
+  /** Removes it: once answered, it never fires (`disarmed: false`: none was armed, or it had already been taken to fire). */
+  disarm(party: string, name: string, ip?: string): Promise<{ name: string; disarmed: boolean }> {
+    return this.order.run(keyOf(party, name), async () => {
+      await this.charge(ip, 1);
+      return { name, disarmed: await this.o.store.remove(keyOf(party, name)) };
+    });
   }
 
   /** Starts looking for due switches (every replica does). */
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => void this.poll(), POLL_MS);
+    if (this.running) return;
+    this.running = true;
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (!this.running) return;
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = null;
+      void this.poll().finally(() => this.schedule());
+    }, POLL_MS);
     this.timer.unref();
   }
 
+  /** Stops looking; waits for the switches being fired to be sent. */
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    this.running = false;
+    if (this.timer) this.clock.clearTimeout(this.timer);
     this.timer = null;
+    await this.polling;
+    await Promise.all([...this.fires]);
   }
 
-  /** Fires every switch due now that this replica gets to take. */
-  async poll(): Promise<void> {
-    if (this.polling) return;
-    this.polling = true;
+  /** Takes every switch due now that this replica gets, and starts firing each (not waiting for any). */
+  poll(): Promise<void> {
+    this.polling ??= this.takeAll().finally(() => (this.polling = null));
+    return this.polling;
+  }
+
+  private async takeAll(): Promise<void> {
     try {
-      const due = await this.o.store.takeDue(this.now(), 50);
-      await Promise.all(due.map((s) => this.fire(s)));
+      for (;;) {
+        const due = await this.o.store.takeDue(this.clock.now(), TAKE_MAX);
+        for (const s of due) {
+          const firing = this.fire(s).finally(() => this.fires.delete(firing));
+          this.fires.add(firing);
+        }
+        if (due.length < TAKE_MAX) return;
+      }
     } catch (err) {
       this.o.log.warn({ err }, 'dead man\'s switch: could not look for due switches');
-    } finally {
-      this.polling = false;
     }
   }
 
   private async fire(s: ArmedSwitch): Promise<void> {
     const requestId = `switch-${randomUUID()}`;
-    const results = await Promise.all(
-      s.cancels.map(async (c) => {
-        try {
-          const answer = await this.o.cancel({
-            method: 'DELETE',
-            target: orderIdPath(c.orderId),
-            body: undefined,
-            signature: { user: s.party, sessionId: s.sessionId, sig: c.sig },
-            requestId,
-            precharged: true,
-            party: s.party,
-          });
-          const body = JSON.parse(answer.body.toString('utf8')) as { ok?: unknown; code?: unknown };
-          return { orderId: c.orderId, status: answer.status, code: body.ok === true ? null : String(body.code ?? 'refused') };
-        } catch (err) {
-          const known = fromDomainError(err);
-          return { orderId: c.orderId, status: known?.status ?? 500, code: known?.code ?? 'internal_error' };
-        }
-      }),
-    );
-    const fired: FiredSwitch = { key: s.key, party: s.party, results };
+    const results = await this.firing.fire(s.cancels, (c) => this.sendCancel(s, c, requestId));
+    const fired: FiredSwitch = { key: s.key, party: s.party, fireAt: s.fireAt, doneAt: this.clock.now(), results };
     this.o.log.info({ party: s.party, name: s.name, cancels: results.length, refused: results.filter((r) => r.code !== null).length, requestId }, 'dead man\'s switch fired');
     this.o.onFired?.(fired);
+  }
+
+  private async sendCancel(s: ArmedSwitch, c: SignedCancel, requestId: string): Promise<FiredSwitch['results'][number]> {
+    try {
+      const answer = await this.o.cancel({
+        method: 'DELETE',
+        target: orderIdPath(c.orderId),
+        body: undefined,
+        signature: { user: s.party, sessionId: s.sessionId, sig: c.sig },
+        requestId,
+        precharged: true,
+        party: s.party,
+      });
+      const body = JSON.parse(answer.body.toString('utf8')) as { ok?: unknown; code?: unknown };
+      return { orderId: c.orderId, status: answer.status, code: body.ok === true ? null : String(body.code ?? 'refused') };
+    } catch (err) {
+      const known = fromDomainError(err);
+      return { orderId: c.orderId, status: known?.status ?? 500, code: known?.code ?? 'internal_error' };
+    }
   }
 }

@@ -7,8 +7,8 @@
 // - per verified party, RATE_LIMIT_MAX: only a request whose signature the gateway has verified
 //   (session known, inside the ±30 s window, ed25519 over the request, first use) spends its
 //   party's budget, so nobody can spend or exhaust another party's budget by copying its public
-//   `X-User` and `X-Session-Id`. A signed request the gateway cannot verify (unknown session, bad or
-//   replayed signature) is counted under its IP only, and the engine judges it as always.
+//   `X-User` and `X-Session-Id`. A signed request the gateway cannot verify (unknown session, bad
+//   signature) is counted under its IP only, and the engine judges it as always; a replayed one is refused (401).
 //
 // The limiter options are built in one place (`rateLimitOptions`) so a shared store (a Redis client)
 // can be passed in and every replica then counts together; by default each process counts alone.
@@ -17,7 +17,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../../config/env.js';
 import type { SessionKeys } from '../../auth/session-keys.js';
 import type { ReplayGuard } from '../../contracts/replay-guard.js';
-import { verifySignedRequest, type SignedRequest } from '../../auth/signed-request.js';
+import { gatewayRefusal, verifySignedRequest, type RefuseWhen, type SignatureVerdict, type SignedRequest } from '../../auth/signed-request.js';
 import { ApiError } from '../errors.js';
 import { ReplayMemoryFull } from '../../auth/replay-guard.js';
 import { SharedStateUnavailableError } from '../../fleet/errors.js';
@@ -116,10 +116,15 @@ export function chargeProvenParty(charge: PartyBudget) {
 }
 
 /**
- * The party a proxied signed request proves, checked by the gateway itself for the budget only;
- * null when it cannot tell (the request is then counted under its IP, and forwarded as before:
- * the engine's verdict and answer are the client's). The one signature check (auth/signed-request.ts):
- * a verified signature is remembered, so a replay spends nobody's party budget either.
+ * The party a proxied signed request proves, checked by the gateway itself; null when it cannot
+ * tell (the request is then counted under its IP, and forwarded as before: the engine's verdict and
+ * answer are the client's). The one signature check (auth/signed-request.ts): a verified signature
+ * is remembered, so a replay spends nobody's party budget either.
+ *
+ * A signature the replay memory already holds is refused here (401), not forwarded: the gateway
+ * may have spent it without the engine ever seeing it (a skipped batch item, a replace's unsent
+ * place), so only the gateway can refuse it (`gatewayRefusal`). With `when: 'certain'` every
+ * refusal the engine would make too is thrown (a cancel-replace's place, judged before its cancel).
  *
  * A session store that cannot answer (the database down) gives null: the engine still verifies
  * the signature, so trading goes on through a database outage. The replay memory that cannot
@@ -127,12 +132,16 @@ export function chargeProvenParty(charge: PartyBudget) {
  * is thrown, and the call is refused with 503 before it reaches the engine: a signature the gateway
  * cannot remember could be replayed through another replica (docs/fleet.md).
  */
-export async function verifiedPartyForBudget(sessions: SessionKeys, replays: ReplayGuard, input: SignedRequest): Promise<string | null> {
+export async function verifiedPartyForBudget(sessions: SessionKeys, replays: ReplayGuard, input: SignedRequest, when: RefuseWhen = 'spent'): Promise<string | null> {
+  let verdict: SignatureVerdict;
   try {
-    const verdict = await verifySignedRequest(sessions, replays, input);
-    return verdict.ok ? verdict.party : null;
+    verdict = await verifySignedRequest(sessions, replays, input);
   } catch (err) {
     if (err instanceof SharedStateUnavailableError || err instanceof ReplayMemoryFull) throw err;
     return null; // the session store cannot answer: counted under the IP only
   }
+  if (verdict.ok) return verdict.party;
+  const refusal = gatewayRefusal(verdict, when);
+  if (refusal) throw refusal;
+  return null;
 }

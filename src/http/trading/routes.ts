@@ -11,7 +11,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { parseJson } from '../../engine/client.js';
 import { addressGroup } from '../../client-address.js';
-import { replayEntries, signedHeaders, spendReplayEntries } from '../../auth/signed-request.js';
+import { replayEntries, signedHeaders, spendReplayEntries, spentSignatures } from '../../auth/signed-request.js';
 import { learnSession } from './learn-session.js';
 import { SessionLearning } from '../../auth/session-learning.js';
 import { ApiError } from '../errors.js';
@@ -125,7 +125,8 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
   const desk: DeskParts = {
     place: placeOrderCall,
     cancel: cancelOrderCall,
-    verify: (signature, method, target, body, offThread) => verifiedPartyForBudget(sessions, replays, { method, target, body, headers: signature, offThread }),
+    verify: (signature, method, target, body, offThread, when) => verifiedPartyForBudget(sessions, replays, { method, target, body, headers: signature, offThread }, when),
+    spent: (signatures) => spentSignatures(replays, signatures),
     readySpend: (signatures) => {
       const entries = replayEntries(replays, signatures);
       return (accepted) => spendReplayEntries(replays, entries.filter((_, i) => accepted[i]));
@@ -151,6 +152,7 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
     store: app.fleet?.switches ?? new MemorySwitchStore(),
     sessions,
     cancel: cancelOrderCall,
+    chargeAddress: (ip) => budgets.address(ip),
     log: app.log,
     onFired: (f) => {
       for (const r of f.results) fired.inc({ outcome: r.code === null ? 'cancelled' : 'refused' });

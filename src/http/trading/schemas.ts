@@ -6,6 +6,7 @@
 // gateway 400s (docs/trading.md). The answers are documentation.
 import { Type, type TSchema } from 'typebox';
 import { Market, Party } from '../schemas.js';
+import { ClientOrderId } from '../../contracts/wire.js';
 
 /** The longest decimal string a body may carry (20 integer digits, a point, 10 decimals, a sign, and room). */
 export const DECIMAL_MAX_LENGTH = 40;
@@ -74,8 +75,7 @@ export const OrderBody = Type.Object(
     price: Type.Optional(OrNull(DecimalIn)),
     tif: Type.Optional(Type.Union([Type.Literal('gtc'), Type.Literal('ioc'), Type.Literal('alo')])),
     reduceOnly: Type.Optional(Type.Boolean()),
-    // Not "." or "..": a path segment every URL parser resolves away, so GET …/by-client-id/.. could never ask for it.
-    clientOrderId: Type.Optional(OrNull(Type.String({ minLength: 1, maxLength: 64, pattern: '^(?!\\.\\.?$)', description: '1–64 characters, not "." or ".."' }))),
+    clientOrderId: Type.Optional(OrNull(ClientOrderId())),
     tp: Type.Optional(OrNull(LegIn)),
     sl: Type.Optional(OrNull(LegIn)),
   },

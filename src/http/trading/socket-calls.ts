@@ -17,7 +17,7 @@ import type { RouteCall } from './forward.js';
 import type { TradingBudgets } from './rate-limit.js';
 import type { PassedAnswer } from './relay.js';
 import { orderIdPath } from './targets.js';
-import { batchWeight, runBatch, type BatchRequest, type BatchResult, type DeskParts } from './batch.js';
+import { runBatch, type BatchRequest, type BatchResult, type DeskParts } from './batch.js';
 import type { ArmRequest, DeadMansSwitch } from './dead-mans-switch.js';
 import type { ReplaceBody } from '../../contracts/desk.js';
 import { runReplace, type ReplaceResult } from './replace.js';
@@ -44,8 +44,8 @@ export interface SocketTrading {
   clientOrder(party: string, clientOrderId: string, ctx: SocketCallContext): Promise<unknown>;
   /** The dead man's switch (dead-mans-switch.ts); the caller checked the connection holds the party. */
   switchArm(request: ArmRequest, ctx: SocketCallContext): Promise<unknown>;
-  switchHeartbeat(party: string, name: string): Promise<unknown>;
-  switchDisarm(party: string, name: string): Promise<unknown>;
+  switchHeartbeat(party: string, name: string, ctx: SocketCallContext): Promise<unknown>;
+  switchDisarm(party: string, name: string, ctx: SocketCallContext): Promise<unknown>;
 }
 
 /**
@@ -81,13 +81,10 @@ export function socketTrading(parts: {
       await parts.budgets.party(party);
       return parts.clientOrder(party, clientOrderId);
     },
-    async switchArm(request, ctx) {
-      // Its cancels' checks cost what a batch's do: charged as a batch of that many items.
-      for (let i = 0; i < batchWeight(request.cancels.length); i++) await parts.budgets.address(ctx.ip);
-      return dms.arm(request);
-    },
-    switchHeartbeat: (party, name) => dms.heartbeat(party, name),
-    switchDisarm: (party, name) => dms.disarm(party, name),
+    // Called as the message arrives (the switch applies one switch's calls in arrival order) and charged there.
+    switchArm: (request, ctx) => dms.arm(request, ctx.ip),
+    switchHeartbeat: (party, name, ctx) => dms.heartbeat(party, name, ctx.ip),
+    switchDisarm: (party, name, ctx) => dms.disarm(party, name, ctx.ip),
     batch: (request, ctx) => runBatch(parts.desk, { ...ctx, addressCharged: 0 }, request),
     replace: (request, ctx) => runReplace(parts.desk, { ...ctx, addressCharged: 0 }, request),
     async placeOrder(body, signature, ctx) {

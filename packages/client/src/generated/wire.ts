@@ -225,7 +225,7 @@ export interface ErrorMessage {
   payload: {
     /** What was wrong, for people */
     error: string;
-    /** The code REST answers for the same refusal (bad_request, invalid_body, unauthorized, forbidden, not_found, duplicate_client_order_id (409, with `order`), rate_limited, budget_exhausted, payload_too_large, shared_state_unavailable, engine_unavailable, engine_timeout, …), or unknown_market / too_many_subscriptions / too_many_switches */
+    /** The code REST answers for the same refusal (bad_request, invalid_body, unauthorized, forbidden, not_found, duplicate_client_order_id (409, with `order`), rate_limited, budget_exhausted, payload_too_large, shared_state_unavailable, engine_unavailable, engine_timeout, …), or unknown_market / too_many_subscriptions / too_many_switches / switch_disarmed (409: a disarm came while this switch.arm was in flight, nothing armed) */
     code: string;
     /** The HTTP status REST would answer */
     status: number;
