@@ -149,6 +149,15 @@ export async function verifyAccount(source: AccountSource, party: string, option
       proofs.set(s, proof);
       return proof;
     },
+    ...(source.listUserBatchProofs
+      ? {
+          listUserBatchProofs: async (p: string, q: { since?: number; limit?: number }) => {
+            const page = await source.listUserBatchProofs!(p, q);
+            for (const proof of page.items) if (!proofs.has(proof.userSeq)) proofs.set(proof.userSeq, proof);
+            return page;
+          },
+        }
+      : {}),
   };
   // The history first, then the gateway's reads (ADR 0190). A list of the mirror (positions,
   // deposits, approved withdrawals) says nothing of when it was read: a position row's updatedSeq is
