@@ -67,18 +67,8 @@ export interface RecordedUserBatch extends ChainUserBatch {
  * event of its user batches, and the party's earlier claims precede this batch's events).
  */
 export async function recordedUserBatch(sql: Queryable, party: string, userSeq: number): Promise<RecordedUserBatch | null> {
-  const [row] = await sql<Array<RecordedUserBatch & { claimUserSeq: string | null }>>`
-    SELECT ub.party, ub.user_seq, ub.batch_num, ub.root, ub.prev_root, ub.event_count, ub.tx_id, ub.committed_at,
-           b.root AS manifest_root, c.seq AS claim_seq, c.user_seq AS claim_user_seq
-    FROM user_batches ub
-    LEFT JOIN batches b ON b.batch_num = ub.batch_num
-    LEFT JOIN LATERAL (
-      SELECT seq, payload->>'userSeq' AS user_seq FROM events
-      WHERE party = ub.party AND seq > b.last_seq AND kind = ${USER_CLAIM} ORDER BY seq ASC LIMIT 1) c ON true
-    WHERE ub.party = ${party} AND ub.user_seq = ${userSeq}`;
-  if (!row) return null;
-  const { claimUserSeq, ...rest } = row;
-  return { ...rest, claimSeq: claimUserSeq === String(userSeq) ? rest.claimSeq : null };
+  const [row] = await recordedUserBatches(sql, party, userSeq - 1, 1);
+  return row?.userSeq === userSeq ? row : null;
 }
 
 export interface UserClaim {
@@ -138,8 +128,8 @@ export async function batchEvents(sql: Queryable, party: string, claimSeq: numbe
 
 /**
  * The chain's user batches of a party with userSeq > `since`, ascending, at most `limit`, each with
- * its manifest and the engine's claim, as recordedUserBatch reads one (pk range of user_batches;
- * per row one probe of batches and one of events (party, seq)).
+ * its manifest and the engine's claim (pk range of user_batches; per row one probe of batches and
+ * one of events (party, seq)).
  */
 export async function recordedUserBatches(sql: Queryable, party: string, since: number, limit: number): Promise<RecordedUserBatch[]> {
   const rows = await sql<Array<RecordedUserBatch & { claimUserSeq: string | null }>>`
