@@ -110,20 +110,7 @@ export async function userClaim(sql: Queryable, party: string, userSeq: number, 
  * walking the party's events back from this claim (index (party, seq)): about the batch's size.
  */
 export async function batchEvents(sql: Queryable, party: string, claimSeq: number): Promise<EventEnvelope[]> {
-  const rows = await sql<EventRow[]>`
-    WITH prev AS MATERIALIZED (
-      SELECT coalesce((SELECT seq FROM events WHERE party = ${party} AND seq < ${claimSeq} AND kind = ${USER_CLAIM}
-                       ORDER BY seq DESC LIMIT 1), 0) AS seq
-    )
-    SELECT ${sql(COLUMNS)} FROM events
-    WHERE party = ${party} AND seq > (SELECT seq FROM prev) AND seq < ${claimSeq} AND kind <> ${USER_CLAIM}
-    UNION ALL
-    SELECT e.seq, e.kind, e.ts, e.market, e.party, e.payload
-    FROM (SELECT DISTINCT seq FROM fills WHERE party = ${party} AND seq > (SELECT seq FROM prev) AND seq < ${claimSeq}) l
-    CROSS JOIN LATERAL (
-      SELECT ${sql(COLUMNS)} FROM events x WHERE x.seq = l.seq AND x.kind = 'engine.order_filled' AND x.party IS NULL LIMIT 1) e
-    ORDER BY seq`;
-  return rows.map(toEnvelope);
+  return (await batchesEvents(sql, party, [claimSeq])).get(claimSeq) ?? [];
 }
 
 /**
