@@ -252,9 +252,11 @@ export class EngineCore {
   /** Credit collateral (admin deposit `chain`, or faucet). */
   deposit(body: unknown, source: 'chain' | 'faucet'): { ok: true; depositId: string; newBalance: string } {
     const { party, amount, rest } = this.checkPartyAmount(body);
+    // A chain deposit carries the id of the chain transaction the on-chain projection records for
+    // it (engine contract, commitments): without it the trader cannot match receipt and credit.
     let txId: string | null = null;
-    if (source === 'chain' && rest.txId !== undefined && rest.txId !== null) {
-      if (typeof rest.txId !== 'string' || rest.txId.length > 128) throw new BadRequest('txId must be a string');
+    if (source === 'chain') {
+      if (typeof rest.txId !== 'string' || rest.txId.length === 0 || rest.txId.length > 128) throw new BadRequest('txId (the chain transaction id, 1 to 128 characters) is required for a chain deposit');
       txId = rest.txId;
     }
     // The `deposit` fault commits a chain deposit without crediting it (tests of verifiers only).

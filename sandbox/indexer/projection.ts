@@ -451,8 +451,9 @@ function deposit(state: ProjectionState, changes: Changes, e: EngineEvent, p: Re
     party,
     amount: formatDec(amount),
     source,
-    // The chain has a transaction for every chain deposit; the engine's txId wins when it sent one.
-    tx_id: strOrNull(p.txId) ?? (source === 'chain' ? chainTxId(`deposit:${depositId}`) : null),
+    // The transaction id the engine committed, as it committed it: an id made up here would be a
+    // receipt that matches no credit (the trader's verification compares the two).
+    tx_id: strOrNull(p.txId),
     created_at: e.ts,
   });
   // The testnet faucet mints into the vault, so faucet deposits count like chain deposits.

@@ -2,6 +2,7 @@
 // makers quoting around a random-walk mid price on each market's grid, takers crossing, position
 // flips, take-profit/stop-loss (attached to orders and via /v1/tpsl), cancels, deposits,
 // withdrawals and faucet top-ups. Every trading call is signed like a real client's.
+import { randomBytes } from 'node:crypto';
 import { Pool } from 'undici';
 import { admin, Bot, call } from './bot.js';
 import { gridAbs, gridPrice, gridSize, type MarketInfo } from './grid.js';
@@ -37,6 +38,9 @@ export interface RunningSimulator {
   stats(): SimulatorStats;
   stop(): Promise<void>;
 }
+
+/** The id of a chain transaction (unique across runs, which the seeded choices are not). */
+const chainTxId = (): string => `0x${randomBytes(32).toString('hex')}`;
 
 /** Where a market's mid starts when its book is empty. */
 const REFERENCE_PRICES: Record<string, number> = { 'BTC-PERP': 65000, 'ETH-PERP': 3200, 'SOL-PERP': 150 };
@@ -171,7 +175,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
         return;
       }
       case 'deposit':
-        return record('deposit', await admin(pool, options.adminToken, '/v1/admin/deposit', { party: bot.party, amount: String(rng.int(900) + 100) }));
+        // A chain deposit names the chain transaction it comes from (engine contract: the engine
+        // commits that id, the on-chain projection records it, the trader matches the two).
+        return record('deposit', await admin(pool, options.adminToken, '/v1/admin/deposit', { party: bot.party, amount: String(rng.int(900) + 100), txId: chainTxId() }));
       case 'withdraw':
         return record('withdraw', await bot.withdraw(String(rng.int(90) + 10)));
       case 'faucet':

@@ -5,7 +5,7 @@
 import type { Sql } from 'postgres';
 import { byParty, type PathStep } from '../../packages/client/src/verify/scheme.js';
 import type { EventEnvelope } from '../db/queries/events.js';
-import { batchEvents, manifestMembers, recordedUserBatch, userClaim, type RecordedUserBatch } from '../db/queries/commitments.js';
+import { batchEvents, batchesEvents, manifestMembers, manifestsMembers, recordedUserBatch, recordedUserBatches, userClaim, type RecordedUserBatch } from '../db/queries/commitments.js';
 import { manifestPath, userBatchRoot, userRootLeaf, nodeHash } from './hash.js';
 
 export type ProofStatus = 'verified' | 'mismatch' | 'pending';
@@ -64,6 +64,11 @@ export function readRecord(sql: Sql, party: string, userSeq: number): Promise<Re
   return recordedUserBatch(sql, party, userSeq);
 }
 
+/** The chain's records of a party's user batches after userSeq `since`, ascending, at most `limit` (one round trip). */
+export function readRecords(sql: Sql, party: string, since: number, limit: number): Promise<RecordedUserBatch[]> {
+  return recordedUserBatches(sql, party, since, limit);
+}
+
 /**
  * Everything of a record a proof depends on besides the events: the chain's user batch, its
  * manifest root, and the seq of the engine's claim (null for a batch the chain has not put under a
@@ -88,6 +93,42 @@ export async function buildProof(sql: Sql, party: string, userSeq: number, recor
     claimSeq !== null ? batchEvents(sql, party, claimSeq) : Promise.resolve([]),
     manifestNum !== null ? manifestMembers(sql, manifestNum) : Promise.resolve([]),
   ]);
+  return assembleProof(party, userSeq, row, claimSeq, events, members);
+}
+
+/**
+ * The proofs of the chain's user batches `records` (one party's, as recordedUserBatches reads them)
+ * in two more reads whatever their number: every manifest's user roots, and the events of every
+ * batch as one span split at the party's claims. Each proof is the one buildProof makes.
+ */
+export async function buildProofs(sql: Sql, party: string, records: readonly RecordedUserBatch[]): Promise<UserBatchProof[]> {
+  const claims = records.map((r) => r.claimSeq ?? null);
+  const manifests = [...new Set(records.filter((r) => r.manifestRoot !== null && r.batchNum !== null).map((r) => r.batchNum!))];
+  const [events, members] = await Promise.all([
+    batchesEvents(sql, party, claims.filter((c): c is number => c !== null)),
+    manifestsMembers(sql, manifests),
+  ]);
+  return Promise.all(
+    records.map(async (row) => {
+      // A batch whose claim the mirror lacks where expected is looked up as buildProof does.
+      const claimSeq = row.claimSeq ?? (await userClaim(sql, party, row.userSeq, null))?.seq ?? null;
+      const own = claimSeq === null ? [] : (row.claimSeq !== null ? events.get(claimSeq) : undefined) ?? (await batchEvents(sql, party, claimSeq));
+      const manifestNum = row.manifestRoot !== null ? row.batchNum : null;
+      return assembleProof(party, row.userSeq, row, claimSeq, own, manifestNum !== null ? (members.get(manifestNum) ?? []) : []);
+    }),
+  );
+}
+
+/** The proof from what was read: the chain's record, the claim's seq, the batch's events and the manifest's user roots. */
+function assembleProof(
+  party: string,
+  userSeq: number,
+  row: RecordedUserBatch | null,
+  claimSeq: number | null,
+  events: EventEnvelope[],
+  members: ReadonlyArray<{ party: string; root: string }>,
+): UserBatchProof {
+  const manifestNum = row?.manifestRoot != null ? row.batchNum : null;
   const chain: ChainRecord | null = row
     ? {
         userRoot: row.root,

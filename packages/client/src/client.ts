@@ -294,11 +294,20 @@ export class GatewayClient {
     return this.party(party, `/user-batches/${userSeq}/proof`);
   }
   /**
+   * The proofs of the party's recorded user batches after userSeq `since`, oldest first: at most
+   * `limit` (1..100, default 100) a page, and a page ends once it holds 10 000 events; pass
+   * `nextCursor` back as `since`. Each is the proof getUserBatchProof answers.
+   */
+  listUserBatchProofs(party: string, query: { since?: number; limit?: number } = {}): Promise<List<UserBatchProof>> {
+    return this.party(party, '/user-batches/proofs', query);
+  }
+  /**
    * Verifies every user batch of `party` against the chain, in this process (WebCrypto SHA-256):
-   * each proof with verifyUserBatch, and the chain of batches (docs/verification.md).
+   * each proof with verifyUserBatch, and the chain of batches (docs/verification.md). The proofs
+   * come a page at a time (listUserBatchProofs), one by one from a gateway without that route.
    */
   verifyHistory(party: string, options: HistoryOptions = {}): Promise<HistoryVerdict> {
-    return verifyHistory({ listUserBatches: (p, q) => this.listUserBatches(p, q), getUserBatchProof: (p, s) => this.getUserBatchProof(p, s) }, party, options);
+    return verifyHistory(this, party, options);
   }
 
   /**

@@ -67,18 +67,8 @@ export interface RecordedUserBatch extends ChainUserBatch {
  * event of its user batches, and the party's earlier claims precede this batch's events).
  */
 export async function recordedUserBatch(sql: Queryable, party: string, userSeq: number): Promise<RecordedUserBatch | null> {
-  const [row] = await sql<Array<RecordedUserBatch & { claimUserSeq: string | null }>>`
-    SELECT ub.party, ub.user_seq, ub.batch_num, ub.root, ub.prev_root, ub.event_count, ub.tx_id, ub.committed_at,
-           b.root AS manifest_root, c.seq AS claim_seq, c.user_seq AS claim_user_seq
-    FROM user_batches ub
-    LEFT JOIN batches b ON b.batch_num = ub.batch_num
-    LEFT JOIN LATERAL (
-      SELECT seq, payload->>'userSeq' AS user_seq FROM events
-      WHERE party = ub.party AND seq > b.last_seq AND kind = ${USER_CLAIM} ORDER BY seq ASC LIMIT 1) c ON true
-    WHERE ub.party = ${party} AND ub.user_seq = ${userSeq}`;
-  if (!row) return null;
-  const { claimUserSeq, ...rest } = row;
-  return { ...rest, claimSeq: claimUserSeq === String(userSeq) ? rest.claimSeq : null };
+  const [row] = await recordedUserBatches(sql, party, userSeq - 1, 1);
+  return row?.userSeq === userSeq ? row : null;
 }
 
 export interface UserClaim {
@@ -120,18 +110,73 @@ export async function userClaim(sql: Queryable, party: string, userSeq: number, 
  * walking the party's events back from this claim (index (party, seq)): about the batch's size.
  */
 export async function batchEvents(sql: Queryable, party: string, claimSeq: number): Promise<EventEnvelope[]> {
+  return (await batchesEvents(sql, party, [claimSeq])).get(claimSeq) ?? [];
+}
+
+/**
+ * The chain's user batches of a party with userSeq > `since`, ascending, at most `limit`, each with
+ * its manifest and the engine's claim (pk range of user_batches; per row one probe of batches and
+ * one of events (party, seq)).
+ */
+export async function recordedUserBatches(sql: Queryable, party: string, since: number, limit: number): Promise<RecordedUserBatch[]> {
+  const rows = await sql<Array<RecordedUserBatch & { claimUserSeq: string | null }>>`
+    SELECT ub.party, ub.user_seq, ub.batch_num, ub.root, ub.prev_root, ub.event_count, ub.tx_id, ub.committed_at,
+           b.root AS manifest_root, c.seq AS claim_seq, c.user_seq AS claim_user_seq
+    FROM user_batches ub
+    LEFT JOIN batches b ON b.batch_num = ub.batch_num
+    LEFT JOIN LATERAL (
+      SELECT seq, payload->>'userSeq' AS user_seq FROM events
+      WHERE party = ub.party AND seq > b.last_seq AND kind = ${USER_CLAIM} ORDER BY seq ASC LIMIT 1) c ON true
+    WHERE ub.party = ${party} AND ub.user_seq > ${since}
+    ORDER BY ub.user_seq ASC LIMIT ${limit}`;
+  return rows.map(({ claimUserSeq, ...rest }) => ({ ...rest, claimSeq: claimUserSeq === String(rest.userSeq) ? rest.claimSeq : null }));
+}
+
+/** The user roots the chain recorded under each of several manifests, with their parties and batch numbers. */
+export async function manifestsMembers(sql: Queryable, batchNums: readonly number[]): Promise<Map<number, Array<{ party: string; root: string }>>> {
+  const out = new Map<number, Array<{ party: string; root: string }>>();
+  if (batchNums.length === 0) return out;
+  const rows = await sql<Array<{ batchNum: number; party: string; root: string }>>`
+    SELECT batch_num, party, root FROM user_batches WHERE batch_num IN ${sql([...batchNums])}`;
+  for (const r of rows) {
+    const list = out.get(r.batchNum) ?? [];
+    list.push({ party: r.party, root: r.root });
+    out.set(r.batchNum, list);
+  }
+  return out;
+}
+
+/**
+ * The events of several user batches of a party in one read, given their claims' seqs: exactly what
+ * batchEvents gives for each claim (the events after the party's previous claim, whichever it is,
+ * and before this one), read as one span from the claim before the lowest to the highest and split
+ * at the party's claims within it.
+ */
+export async function batchesEvents(sql: Queryable, party: string, claimSeqs: readonly number[]): Promise<Map<number, EventEnvelope[]>> {
+  const out = new Map<number, EventEnvelope[]>();
+  if (claimSeqs.length === 0) return out;
+  const low = Math.min(...claimSeqs);
+  const high = Math.max(...claimSeqs);
   const rows = await sql<EventRow[]>`
     WITH prev AS MATERIALIZED (
-      SELECT coalesce((SELECT seq FROM events WHERE party = ${party} AND seq < ${claimSeq} AND kind = ${USER_CLAIM}
+      SELECT coalesce((SELECT seq FROM events WHERE party = ${party} AND seq < ${low} AND kind = ${USER_CLAIM}
                        ORDER BY seq DESC LIMIT 1), 0) AS seq
     )
     SELECT ${sql(COLUMNS)} FROM events
-    WHERE party = ${party} AND seq > (SELECT seq FROM prev) AND seq < ${claimSeq} AND kind <> ${USER_CLAIM}
+    WHERE party = ${party} AND seq > (SELECT seq FROM prev) AND seq <= ${high}
     UNION ALL
     SELECT e.seq, e.kind, e.ts, e.market, e.party, e.payload
-    FROM (SELECT DISTINCT seq FROM fills WHERE party = ${party} AND seq > (SELECT seq FROM prev) AND seq < ${claimSeq}) l
+    FROM (SELECT DISTINCT seq FROM fills WHERE party = ${party} AND seq > (SELECT seq FROM prev) AND seq < ${high}) l
     CROSS JOIN LATERAL (
       SELECT ${sql(COLUMNS)} FROM events x WHERE x.seq = l.seq AND x.kind = 'engine.order_filled' AND x.party IS NULL LIMIT 1) e
     ORDER BY seq`;
-  return rows.map(toEnvelope);
+  const wanted = new Set(claimSeqs);
+  let segment: EventEnvelope[] = [];
+  for (const row of rows) {
+    if (row.kind === USER_CLAIM && row.party === party) {
+      if (wanted.has(row.seq)) out.set(row.seq, segment);
+      segment = [];
+    } else segment.push(toEnvelope(row));
+  }
+  return out;
 }

@@ -2,8 +2,9 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../errors.js';
-import { errors, MAX_SEQ, Party, NullableTimestamp } from '../schemas.js';
-import { buildProof, readRecord, recordIdentity, type UserBatchProof } from '../../commitments/proof.js';
+import { errors, List, MAX_SEQ, Party, NullableTimestamp } from '../schemas.js';
+import { buildProof, buildProofs, readRecord, readRecords, recordIdentity, type UserBatchProof } from '../../commitments/proof.js';
+import type { RecordedUserBatch } from '../../db/queries/commitments.js';
 import { ProofCache } from '../../commitments/proof-cache.js';
 import { EventEnvelope } from './shapes.js';
 import type { FastifyReply } from 'fastify';
@@ -65,6 +66,10 @@ export const UserBatchProofBody = Type.Object(
   { description: 'Everything needed to check one user batch against the chain (docs/verification.md)' },
 );
 
+/** Most user batches in one page of proofs, and the events past which a page ends (by the chain's counts; one batch at least). */
+export const MAX_PROOF_PAGE = 100;
+export const PROOF_PAGE_EVENTS = 10_000;
+
 /** The cache of verified answers (ADR 0063): about 500 answers of a 100-event batch. */
 const PROOF_CACHE_BYTES = 32 * 1024 * 1024;
 /** How long an event of the mirror altered after a verified answer can go unseen by this route. */
@@ -112,6 +117,65 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const bytes = Buffer.from(reply.serialize(proof) as string, 'utf8');
       cache.set(key, identity, bytes);
       return sendBytes(reply, bytes);
+    },
+  );
+
+  app.get(
+    '/v1/users/:party/user-batches/proofs',
+    {
+      schema: {
+        operationId: 'listUserBatchProofs',
+        tags: ['batches'],
+        summary: "Proofs of a range of a party's user batches, oldest first: what verifying a whole history fetches",
+        description:
+          'The user batches the chain recorded with a userSeq above `since`, ascending, each with the proof ' +
+          '`GET /v1/users/{party}/user-batches/{userSeq}/proof` answers (the same object, status included): check each exactly as one. ' +
+          `A page holds at most \`limit\` batches (1..${MAX_PROOF_PAGE}, default ${MAX_PROOF_PAGE}) and ends after the batch that brings its events ` +
+          `(by the chain's counts) to ${PROOF_PAGE_EVENTS} or more, so one page is a few MB at most; \`nextCursor\` is the last userSeq ` +
+          'when more batches are recorded, to pass back as `since`, else null. A batch the engine claimed that the chain has not recorded ' +
+          'is not listed (its single proof route answers it `pending`).',
+        params: Type.Object({ party: Party }),
+        querystring: Type.Object({
+          since: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SEQ, description: 'Only user batches with a greater userSeq (take it from `nextCursor`); default 0' })),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PROOF_PAGE, description: `Most user batches in the page, 1..${MAX_PROOF_PAGE}; default ${MAX_PROOF_PAGE}` })),
+        }),
+        response: { 200: List(UserBatchProofBody, 'pass back as `since` (a userSeq)'), ...errors(400, 401, 403, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { party } = request.params;
+      const { since = 0, limit = MAX_PROOF_PAGE } = request.query;
+      // Each proof is written by the single route's serializer, so a kept answer serves both.
+      const serialize = reply.compileSerializationSchema(UserBatchProofBody as unknown as Record<string, unknown>) as unknown as (proof: UserBatchProof) => string;
+      const page = await db.read<{ parts: Buffer[]; more: boolean; last: number | null }>({ parts: [], more: false, last: null }, async (sql) => {
+        const rows = await readRecords(sql, party, since, limit + 1);
+        const records: RecordedUserBatch[] = [];
+        let events = 0;
+        for (const row of rows.slice(0, limit)) {
+          if (records.length > 0 && events >= PROOF_PAGE_EVENTS) break;
+          records.push(row);
+          events += Math.max(0, row.eventCount);
+        }
+        const parts: Array<Buffer | null> = records.map((r) => {
+          const identity = recordIdentity(r);
+          return identity === null ? null : cache.get(`${party}\u0000${r.userSeq}`, identity);
+        });
+        const missing = records.filter((_, i) => parts[i] === null);
+        const built = await buildProofs(sql, party, missing);
+        built.forEach((proof, i) => {
+          const record = missing[i]!;
+          const bytes = Buffer.from(serialize(proof), 'utf8');
+          const identity = recordIdentity(record);
+          if (proof.status === 'verified' && identity !== null) cache.set(`${party}\u0000${record.userSeq}`, identity, bytes);
+          parts[records.indexOf(record)] = bytes;
+        });
+        return { parts: parts as Buffer[], more: rows.length > records.length, last: records.at(-1)?.userSeq ?? null };
+      });
+      const comma = Buffer.from(',');
+      const body: Buffer[] = [Buffer.from('{"items":[')];
+      page.parts.forEach((part, i) => body.push(...(i > 0 ? [comma, part] : [part])));
+      body.push(Buffer.from(`],"nextCursor":${page.more && page.last !== null ? page.last : 'null'}}`));
+      return sendBytes(reply, Buffer.concat(body));
     },
   );
 };

@@ -5,7 +5,7 @@
 // sibling in the path, a user root that is not under the manifest.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GatewayClient, verifyUserBatch, userRootOf, type UserBatchProof } from '../../../packages/client/src/index.js';
+import { GatewayClient, verifyHistory, verifyUserBatch, userRootOf, type UserBatchProof } from '../../../packages/client/src/index.js';
 import { userBatchRoot } from '../../../sandbox/engine/commitments.js';
 import { seed, type SeedResult } from '../../../sandbox/seed/index.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
@@ -158,6 +158,36 @@ describe('verifyUserBatch', () => {
 });
 
 describe('verifyHistory', () => {
+  it('fetches the proofs a page at a time (the range route), with the verdicts of one by one; a gateway without the route: one by one', async () => {
+    const party = seeded.mismatch!.party;
+    const elsewhere = new GatewayClient({ baseUrl: `${gw.url}/before-the-range-route`, retry: { retries: 0 } });
+    const calls = { pages: 0, single: 0 };
+    const counted = (pages: 'range' | 'none' | 'missing') => ({
+      listUserBatches: (p: string, q: { since?: number; limit?: number }) => client.listUserBatches(p, q),
+      getUserBatchProof: (p: string, s: number) => (calls.single++, client.getUserBatchProof(p, s)),
+      ...(pages === 'none'
+        ? {}
+        : {
+            listUserBatchProofs: async (p: string, q: { since?: number }) => {
+              calls.pages++;
+              // A gateway without the route answers 404 (here the real one, asked under a path it does not serve).
+              return (pages === 'missing' ? elsewhere : client).listUserBatchProofs(p, { ...q, limit: 3 }); // small pages: several of them
+            },
+          }),
+    });
+    const one = await verifyHistory(counted('none'), party);
+    expect([calls.pages, calls.single]).toEqual([0, one.batches]);
+    calls.single = 0;
+    const paged = await verifyHistory(counted('range'), party);
+    expect([calls.pages, calls.single]).toEqual([Math.ceil(one.batches / 3), 0]);
+    expect(paged.verdicts).toEqual(one.verdicts);
+    expect({ ...paged, verdicts: [] }).toEqual({ ...one, verdicts: [] });
+    calls.pages = 0;
+    const fallback = await verifyHistory(counted('missing'), party);
+    expect([calls.pages, calls.single]).toEqual([1, one.batches]);
+    expect(fallback.verdicts).toEqual(one.verdicts);
+  });
+
   it('a party with no batch yet is "empty", never "verified" (nothing was checked)', async () => {
     const nobody = `nobody::${'ab'.repeat(32)}`;
     const verdict = await client.verifyHistory(nobody);

@@ -134,6 +134,65 @@ describe('user batch proofs', () => {
     expect(seen.filter((s) => s === 'verified')).toHaveLength(3); // manifests 2 (ann, ben) and 4 (ben)
   });
 
+  const range = (party: string, query: string) => gateway.app.inject({ method: 'GET', url: `/v1/users/${party}/user-batches/proofs${query}` });
+  /** Every page of the range route, `limit` batches a page: its items, each as text, and the pages' cursors. */
+  async function pages(party: string, limit: number): Promise<{ items: string[]; cursors: Array<number | null> }> {
+    const items: string[] = [];
+    const cursors: Array<number | null> = [];
+    for (let since = 0; ; ) {
+      const res = await range(party, `?since=${since}&limit=${limit}`);
+      expect([res.statusCode, res.headers['content-type']]).toEqual([200, 'application/json; charset=utf-8']);
+      const body = res.json() as { items: unknown[]; nextCursor: number | null };
+      items.push(...body.items.map((p) => JSON.stringify(p)));
+      cursors.push(body.nextCursor);
+      if (body.nextCursor === null) return { items, cursors };
+      since = body.nextCursor;
+    }
+  }
+  /** Each item of the range is the single route's answer for that batch, in userSeq order, whatever the page size. */
+  async function rangeEqualsSingles(party: string): Promise<number> {
+    const recorded = (await gateway.app.inject(`/v1/users/${party}/user-batches?limit=1000`)).json().items as Array<{ userSeq: number }>;
+    const singles: string[] = [];
+    for (const b of recorded) singles.push(JSON.stringify((await get(party, b.userSeq)).json()));
+    for (const limit of [1, 2, 100]) {
+      const { items, cursors } = await pages(party, limit);
+      expect(items).toEqual(singles);
+      expect(cursors.at(-1)).toBeNull();
+      expect(cursors.length).toBe(Math.max(1, Math.ceil(singles.length / limit)));
+    }
+    return singles.length;
+  }
+
+  it('the range route: each proof is the one the single route answers, verified, mismatch or kept alike, page by page', async () => {
+    let batches = 0;
+    for (const party of ids) batches += await rangeEqualsSingles(party);
+    expect(batches).toBe(8);
+    // From a cold cache too: the range's own answers, then the single route's kept ones are the same bytes.
+    const [ann] = ids as [string];
+    const fresh = await startGateway({ DATABASE_URL: db.url, AUTH_DISABLED: 'true' });
+    try {
+      const text = (await fresh.app.inject(`/v1/users/${ann}/user-batches/proofs`)).body;
+      const single = (await fresh.app.inject(`/v1/users/${ann}/user-batches/2/proof`)).body;
+      expect(text).toContain(single);
+    } finally {
+      await fresh.close();
+    }
+    // No batch after the last: an empty page; an unknown party has none either.
+    const last = (await pages(ann, 100)).items.length;
+    expect((await range(ann, `?since=${last}`)).json()).toEqual({ items: [], nextCursor: null });
+    expect((await range(`nobody::${'9'.repeat(64)}`, '')).json()).toEqual({ items: [], nextCursor: null });
+  });
+
+  it('the range route refuses malformed input with a 400 and a code, and bounds its page', async () => {
+    const [ann] = ids as [string];
+    for (const bad of ['?limit=0', '?limit=101', '?limit=abc', '?limit=1.5', '?since=-1', '?since=01', '?since=1e3', '?since=', '?other=1']) {
+      const res = await range(ann, bad);
+      expect([bad, res.statusCode, res.json().code]).toEqual([bad, 400, 'bad_request']);
+    }
+    const badParty = await range('Ann::xyz', '');
+    expect([badParty.statusCode, badParty.json().code]).toEqual([400, 'bad_request']);
+  });
+
   it('mismatch events: the chain root the corrupt indexer wrote is not the root of the events', async () => {
     const sorted = [...ids].sort();
     const proof = (await get(sorted[1]!, 1)).json() as Proof;
@@ -156,6 +215,9 @@ describe('user batch proofs', () => {
     const unrecorded = (await get(ann, last.userSeq)).json() as Proof;
     expect(unrecorded).toMatchObject({ status: 'pending', chain: null, path: [] });
     expect(unrecorded.events).toEqual(proof.events);
+    // The range lists what the chain recorded: the batch without a record is not in it.
+    const listed = (await pages(ann, 100)).items.map((t) => (JSON.parse(t) as Proof).userSeq);
+    expect(listed).toEqual(Array.from({ length: last.userSeq - 1 }, (_, i) => i + 1));
   });
 
   it('404 for an unknown batch; 400 with a code for every malformed input', async () => {

@@ -39,7 +39,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const SUFFIXES = ['deposits', 'withdrawals', 'withdrawal-counter', 'user-batches', 'user-batches/1/proof', 'orders', 'fills', 'positions', 'triggers', 'balance', 'account/as-of?seq=1'];
+const SUFFIXES = ['deposits', 'withdrawals', 'withdrawal-counter', 'user-batches', 'user-batches/1/proof', 'user-batches/proofs', 'orders', 'fills', 'positions', 'triggers', 'balance', 'account/as-of?seq=1'];
 
 describe('guards on party-scoped reads', () => {
   it('401 without the signed-request headers, on every party route', async () => {

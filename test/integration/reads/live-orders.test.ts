@@ -204,7 +204,7 @@ describe('against the reference engine', () => {
     const { get, logs } = await gateway({ ENGINE_BASE_URL: current.url, ENGINE_ADMIN_TOKEN: current.adminToken });
     expect(view((await get()).body)).toEqual(['o-6:rejected:mirror', 'o-5:cancelled:mirror', 'o-1:filled:mirror']);
     // An order the engine holds but the mirror has not recorded yet.
-    current.engine.deposit({ party: A, amount: '100000' }, 'chain');
+    current.engine.deposit({ party: A, amount: '100000', txId: `0x${'a'.repeat(64)}` }, 'chain');
     const placed = current.engine.placeOrder(A, { market: 'BTC-PERP', side: 'buy', type: 'limit', size: '0.1', price: '60000' }) as {
       ok: boolean;
       orderId: string;

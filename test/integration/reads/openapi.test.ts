@@ -25,6 +25,7 @@ const READS: Array<{ path: string; op: string; query: string[]; errors: number[]
   { path: '/v1/batches/{batchNum}', op: 'getBatch', query: [], errors: [400, 404, 503] },
   { path: '/v1/user-batches', op: 'listUserBatches', query: ['before', 'limit'], errors: [400, 503] },
   { path: '/v1/users/{party}/user-batches', op: 'listUserBatchesOfUser', query: ['since', 'limit'], errors: [400, 401, 403, 429, 503] },
+  { path: '/v1/users/{party}/user-batches/proofs', op: 'listUserBatchProofs', query: ['since', 'limit'], errors: [400, 401, 403, 429, 503] },
   { path: '/v1/orders', op: 'listOrders', query: ['user', 'market', 'status', 'before', 'limit'], errors: [400, 503] },
   { path: '/v1/users/{party}/orders', op: 'listUserOrders', query: ['market', 'status', 'before', 'limit'], errors: [400, 401, 403, 429, 503] },
   { path: '/v1/fills', op: 'listFills', query: ['user', 'market', 'before', 'limit'], errors: [400, 503] },

@@ -94,7 +94,13 @@ describe('collateral', () => {
     expect(after(mark)).toEqual([
       expect.objectContaining({ kind: 'inbound.deposit', party: c.id, payload: { depositId: dep.body.depositId, amount: '250.5000000000', source: 'chain', txId: 'tx-1', newBalance: '750.5000000000' } }),
     ]);
+    // A chain deposit names its chain transaction (engine contract): without one it is refused, nothing committed.
     mark = eng.engine.log.maxSeq;
+    for (const txId of [undefined, null, '', 7, 'x'.repeat(129)]) {
+      const bare = await http(eng.url, 'POST', '/v1/admin/deposit', { headers: h, body: JSON.stringify({ party: c.id, amount: '1', txId }) });
+      expect([bare.status, bare.body.code, bare.body.error]).toEqual([400, 'bad_request', expect.stringContaining('txId')]);
+    }
+    expect(after(mark)).toEqual([]);
     const f = await http(eng.url, 'POST', '/v1/admin/faucet', { headers: h, body: JSON.stringify({ party: c.id, amount: '1' }) });
     expect(f.body).toEqual({ ok: true, depositId: expect.any(String), newBalance: '751.5000000000' });
     expect(after(mark)[0]!.payload).toMatchObject({ source: 'faucet', txId: null });

@@ -30,7 +30,7 @@ describe('indexer after an engine reset', () => {
 
   it('wipes and re-indexes when the new history is shorter or different; waits otherwise', async () => {
     const first = await engineWith(5);
-    first.engine.deposit({ party, amount: '10' }, 'chain');
+    first.engine.deposit({ party, amount: '10', txId: '0x10' }, 'chain');
     let ix = await startIndexer({ databaseUrl: db.url, engineUrl: first.url, adminToken: first.adminToken, onEngineReset: 'wipe' });
     await ix.waitFor(6);
     await ix.close();

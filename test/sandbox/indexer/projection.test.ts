@@ -50,6 +50,14 @@ describe('projection (pure)', () => {
     expect(state.positions.get('pB2')).toMatchObject({ status: 'open', size: '1.0000000000' });
   });
 
+  it('records the transaction id the engine committed, and never one of its own', () => {
+    // An engine that broke the contract (a chain deposit without its transaction id) is recorded as
+    // it committed: an id made up here would be a receipt that matches no credit.
+    const [first] = EVENTS.filter((e) => e.kind === 'inbound.deposit');
+    const bare = { ...first!, payload: { ...first!.payload, txId: null } };
+    expect(project([bare]).changes.deposits.map((d) => d.tx_id)).toEqual([null]);
+  });
+
   it('follows triggers through armed, cancelled and fired', () => {
     expect(state.triggers.get('t1')).toMatchObject({ status: 'cancelled', parent_order_id: 'o2', position_id: 'pA1', created_seq: 7, updated_seq: 13, size: null });
     expect(state.triggers.get('t2')).toEqual({
@@ -61,7 +69,7 @@ describe('projection (pure)', () => {
 
   it('plays the chain: deposits, withdrawals, counters, vault, batches', () => {
     expect(changes.deposits.map((d) => [d.deposit_id, d.source, d.amount, d.tx_id])).toEqual([
-      ['d1', 'chain', '10000.0000000000', chainTxId('deposit:d1')],
+      ['d1', 'chain', '10000.0000000000', `0x${'d1'.repeat(32)}`],
       ['d2', 'faucet', '5000.5000000000', null],
     ]);
     expect(state.withdrawals.get('w1')).toMatchObject({ status: 'approved', decided_seq: 21, decided_at: ts(21), reason: null, nonce: 1 });

@@ -32,7 +32,7 @@ function leg(l: Record<string, unknown>): Record<string, unknown> {
 
 export const EVENTS: EngineEvent[] = [
   { seq: 1, kind: 'session.authorized', ts: ts(1), party: A, payload: { sessionId: 's1', sessionPublicKey: 'c'.repeat(64), expiresAt: '2026-11-21T11:00:00.000Z' } },
-  { seq: 2, kind: 'inbound.deposit', ts: ts(2), party: A, payload: { depositId: 'd1', amount: '10000', source: 'chain', txId: null, newBalance: '10000' } },
+  { seq: 2, kind: 'inbound.deposit', ts: ts(2), party: A, payload: { depositId: 'd1', amount: '10000', source: 'chain', txId: `0x${'d1'.repeat(32)}`, newBalance: '10000' } },
   { seq: 3, kind: 'inbound.deposit', ts: ts(3), party: B, payload: { depositId: 'd2', amount: '5000.5', source: 'faucet', txId: null, newBalance: '5000.5' } },
   // Bob rests a sell of 2 @ 100; Alice buys 1 (partial), then 1 more (filled).
   { seq: 4, kind: 'engine.order_placed', ts: ts(4), market: 'BTC-PERP', party: B, payload: { order: order({ orderId: 'o1', party: B, side: 'sell', size: '2', price: '100', seq: 4, clientOrderId: 'bob-1' }) } },

@@ -62,7 +62,29 @@ describe('checkAccount', () => {
     expect(checkAccount(j).first).toMatchObject({ kind: 'deposit', message: expect.stringMatching(/^a deposit d-\S+ of 1000\.0000000000 was credited to your balance at seq 1, but no such deposit is recorded$/) });
     const k = inputs();
     k.deposits = [{ ...k.deposits[0]!, amount: '1001.0000000000' }];
-    expect(checkAccount(k).first).toMatchObject({ kind: 'deposit', message: expect.stringMatching(/recorded for 1001\.0000000000 at seq 1 \(chain transaction 0xaa\), credited to your balance 1000\.0000000000 at seq 1/) });
+    expect(checkAccount(k).first).toMatchObject({
+      kind: 'deposit', field: 'amount', expected: '1001.0000000000', actual: '1000.0000000000',
+      message: expect.stringMatching(/of 1001\.0000000000 at seq 1 differs from its credit: the amount: 1001\.0000000000 recorded, 1000\.0000000000 credited to your balance$/),
+    });
+  });
+
+  it('a receipt whose chain transaction differs from the credit names the field and both ids (issue 39)', () => {
+    // The receipt and the credit agree on id, amount and seq: only the transaction id tells them apart.
+    const i = inputs();
+    i.deposits = [{ ...i.deposits[0]!, txId: '0xf16d' }];
+    const first = checkAccount(i).first;
+    expect(first).toMatchObject({ kind: 'deposit', field: 'txId', expected: '0xf16d', actual: '0xaa' });
+    expect(first?.message).toMatch(/differs from its credit: the chain transaction: recorded with transaction 0xf16d, the credit committed at seq 1 carries transaction 0xaa$/);
+    // A credit committed without the id the chain recorded (the simulator's chain deposits before the fix).
+    const j = inputs();
+    const proof = j.proofs.get(1)!;
+    const events = proof.events.map((e) => (e.kind === 'inbound.deposit' ? { ...e, payload: { ...e.payload, txId: null } } : e));
+    j.proofs = new Map([[1, { ...proof, events }]]);
+    expect(checkAccount(j).first).toMatchObject({ kind: 'deposit', field: 'txId', expected: '0xaa', actual: null, message: expect.stringMatching(/recorded with transaction 0xaa, the credit committed at seq 1 carries no transaction id$/) });
+    // An amount and a seq that differ too: every difference is in the message, the first is the field.
+    const k = inputs();
+    k.deposits = [{ ...k.deposits[0]!, amount: '5.0000000000', seq: 9, txId: '0xbb' }];
+    expect(checkAccount(k).first).toMatchObject({ field: 'amount', message: expect.stringMatching(/the amount: .*; the seq: recorded at seq 9, credited to your balance at seq 1; the chain transaction: /) });
   });
 
   it('an approved withdrawal never debited is named; one newer than the commitment is pending, apart from the verified numbers', () => {

@@ -51,7 +51,24 @@ export interface HistoryVerdict {
 export interface HistorySource {
   listUserBatches(party: string, query: { since?: number; limit?: number }): Promise<List<UserBatch>>;
   getUserBatchProof(party: string, userSeq: number): Promise<UserBatchProof>;
+  /**
+   * The proofs of the party's recorded batches after userSeq `since`, oldest first, a page at a time
+   * (`nextCursor`: pass back as `since`). When present, the history is fetched through it (a few
+   * requests instead of one per batch); a gateway without the route (404) falls back to one by one.
+   */
+  listUserBatchProofs?(party: string, query: { since?: number; limit?: number }): Promise<List<UserBatchProof>>;
 }
+
+/** Runs `f` over `items`, `n` at a time. */
+async function pool<T>(items: readonly T[], n: number, f: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(n, items.length)) }, async () => {
+    while (next < items.length) await f(items[next++]!);
+  }));
+}
+
+/** Is this the answer of a gateway that lacks the route? */
+const missingRoute = (err: unknown): boolean => typeof err === 'object' && err !== null && (err as { status?: unknown }).status === 404;
 
 const ZERO = '0'.repeat(64);
 
@@ -69,21 +86,37 @@ export async function verifyHistory(source: HistorySource, party: string, option
   options.onProgress?.({ ...progress });
   const proofs: UserBatchProof[] = new Array(total);
   const verdicts: BatchVerdict[] = new Array(total);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < total) {
-      if (options.signal?.aborted) throw new Error('verifyHistory aborted');
-      const i = next++;
-      const proof = await source.getUserBatchProof(party, recorded[i]!.userSeq);
-      proofs[i] = proof;
-      const verdict = await verifyUserBatch(proof);
-      verdicts[i] = verdict;
-      progress.done++;
-      progress[verdict.status === 'verified' ? 'verified' : verdict.status === 'pending' ? 'pending' : 'failed']++;
-      options.onProgress?.({ ...progress });
-    }
+  const indexOf = new Map(recorded.map((b, i) => [b.userSeq, i]));
+  const check = async (i: number, proof: UserBatchProof): Promise<void> => {
+    if (options.signal?.aborted) throw new Error('verifyHistory aborted');
+    proofs[i] = proof;
+    const verdict = await verifyUserBatch(proof);
+    verdicts[i] = verdict;
+    progress.done++;
+    progress[verdict.status === 'verified' ? 'verified' : verdict.status === 'pending' ? 'pending' : 'failed']++;
+    options.onProgress?.({ ...progress });
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 8, total)) }, worker));
+  const concurrency = options.concurrency ?? 8;
+  // Pages of proofs: the next page is fetched while this one is checked, each proof exactly as one
+  // fetched alone. A proof missing from the pages (recorded meanwhile) is fetched alone below.
+  if (source.listUserBatchProofs && total > 0) {
+    const lastUserSeq = recorded[total - 1]!.userSeq;
+    const page = (since: number) => source.listUserBatchProofs!(party, { since });
+    try {
+      for (let next: Promise<List<UserBatchProof>> | null = page(0); next; ) {
+        const current: List<UserBatchProof> = await next;
+        const last = current.items.at(-1)?.userSeq ?? lastUserSeq;
+        next = current.nextCursor !== null && current.items.length > 0 && last < lastUserSeq ? page(current.nextCursor) : null;
+        next?.catch(() => {}); // awaited on the next turn; an early failure of this page must not go unhandled
+        const mine = current.items.filter((p) => indexOf.has(p.userSeq) && proofs[indexOf.get(p.userSeq)!] === undefined);
+        await pool(mine, concurrency, (p) => check(indexOf.get(p.userSeq)!, p));
+      }
+    } catch (err) {
+      if (!missingRoute(err) || progress.done > 0) throw err;
+    }
+  }
+  const rest = recorded.map((_, i) => i).filter((i) => proofs[i] === undefined);
+  await pool(rest, concurrency, async (i) => check(i, await source.getUserBatchProof(party, recorded[i]!.userSeq)));
 
   const chainBreaks: ChainBreak[] = [];
   const eventBatches = new Map<number, number>();

@@ -49,8 +49,8 @@ export interface CheckedPosition {
 export type AccountProblem =
   | { kind: 'history'; userSeq: number; message: string }
   | ({ kind: 'event'; eventKind: string } & Omit<Discrepancy, 'kind'>)
-  | { kind: 'deposit'; depositId: string; seq: number; message: string }
-  | { kind: 'withdrawal'; withdrawalId: string; seq: number; message: string }
+  | ({ kind: 'deposit'; depositId: string } & RecordProblem)
+  | ({ kind: 'withdrawal'; withdrawalId: string } & RecordProblem)
   | {
       kind: 'view';
       /** `account`: the current account view; `positions`: the positions list; `account-as-of`: the record as of the last committed event. */
@@ -61,6 +61,19 @@ export type AccountProblem =
       actual: string | null;
       message: string;
     };
+
+/**
+ * A deposit (withdrawal) the chain recorded (approved) against the credit (debit) the engine
+ * committed. When both exist but differ, `field` names the first that differs, `expected` is the
+ * chain's record of it and `actual` the committed event's; without a field, one of the two is missing.
+ */
+export interface RecordProblem {
+  seq: number;
+  field?: 'amount' | 'seq' | 'txId';
+  expected?: string | null;
+  actual?: string | null;
+  message: string;
+}
 
 /** Something the chain has not committed yet: the check of it waits for the next commitment. */
 export type PendingItem =
@@ -136,6 +149,15 @@ export async function verifyAccount(source: AccountSource, party: string, option
       proofs.set(s, proof);
       return proof;
     },
+    ...(source.listUserBatchProofs
+      ? {
+          listUserBatchProofs: async (p: string, q: { since?: number; limit?: number }) => {
+            const page = await source.listUserBatchProofs!(p, q);
+            for (const proof of page.items) if (!proofs.has(proof.userSeq)) proofs.set(proof.userSeq, proof);
+            return page;
+          },
+        }
+      : {}),
   };
   // The history first, then the gateway's reads (ADR 0190). A list of the mirror (positions,
   // deposits, approved withdrawals) says nothing of when it was read: a position row's updatedSeq is
@@ -229,16 +251,16 @@ export function checkAccount(input: AccountInputs): AccountVerdict {
     input.deposits.map((r) => ({ id: r.depositId, seq: r.seq, amount: r.amount, txId: r.txId })),
     ledger.deposits,
     committedSeq,
-    { noun: 'deposit', recorded: 'recorded', done: 'credited to your balance' },
+    { noun: 'deposit', recorded: 'recorded', done: 'credited to your balance', move: 'credit' },
   );
   const withdrawals = reconcile(
     input.withdrawals.map((w) => ({ id: w.withdrawalId, seq: w.decidedSeq ?? Infinity, amount: w.amount, txId: null })),
     ledger.withdrawals,
     committedSeq,
-    { noun: 'withdrawal', recorded: 'approved', done: 'debited' },
+    { noun: 'withdrawal', recorded: 'approved', done: 'debited', move: 'debit' },
   );
-  for (const m of deposits.problems) problem({ kind: 'deposit', depositId: m.id, seq: m.seq, message: m.message });
-  for (const m of withdrawals.problems) problem({ kind: 'withdrawal', withdrawalId: m.id, seq: m.seq, message: m.message });
+  for (const { id, ...m } of deposits.problems) problem({ kind: 'deposit', depositId: id, ...m });
+  for (const { id, ...m } of withdrawals.problems) problem({ kind: 'withdrawal', withdrawalId: id, ...m });
   if (deposits.pending > 0) pending.push({ what: 'deposits', count: deposits.pending, message: `${deposits.pending} deposit(s) not committed yet` });
   if (withdrawals.pending > 0) pending.push({ what: 'withdrawals', count: withdrawals.pending, message: `${withdrawals.pending} approved withdrawal(s) not committed yet` });
 
@@ -357,26 +379,43 @@ export function checkAccount(input: AccountInputs): AccountVerdict {
 
 /**
  * Records (deposits the chain recorded, withdrawals it approved) against the ledger's credits or
- * debits: each matched once, by id, with the same amount, seq and transaction id (when recorded);
- * nothing moved that is not recorded. A record newer than the committed history with no move yet
- * is pending.
+ * debits: each matched once, by id, with the same amount, seq and transaction id (null on both
+ * sides for a faucet deposit or a withdrawal); nothing moved that is not recorded. A record newer
+ * than the committed history with no move yet is pending. A difference names the field and both values.
  */
 function reconcile(
   records: ReadonlyArray<{ id: string; seq: number; amount: string; txId: string | null }>,
   moved: ReadonlyMap<string, { seq: number; amount: bigint; txId?: string | null }>,
   committedSeq: number,
-  words: { noun: string; recorded: string; done: string },
-): { matched: number; pending: number; problems: Array<{ id: string; seq: number; message: string }> } {
-  const out = { matched: 0, pending: 0, problems: [] as Array<{ id: string; seq: number; message: string }> };
+  words: { noun: string; recorded: string; done: string; move: string },
+): { matched: number; pending: number; problems: Array<{ id: string } & RecordProblem> } {
+  const out = { matched: 0, pending: 0, problems: [] as Array<{ id: string } & RecordProblem> };
   const ids = new Set<string>();
+  const tx = (id: string | null | undefined): string => (id ? `transaction ${id}` : 'no transaction id');
   for (const r of records) {
     ids.add(r.id);
     const m = moved.get(r.id);
     if (!m && r.seq > committedSeq) out.pending++;
     else if (!m) out.problems.push({ id: r.id, seq: r.seq, message: `${words.noun} ${r.id} of ${r.amount}${r.txId ? ` (chain transaction ${r.txId})` : ''} was ${words.recorded} but never ${words.done}` });
-    else if (m.amount !== parseWire(r.amount) || m.seq !== r.seq || (r.txId !== null && m.txId !== r.txId)) {
-      out.problems.push({ id: r.id, seq: m.seq, message: `${words.noun} ${r.id}: ${words.recorded} for ${r.amount} at seq ${r.seq}${r.txId ? ` (chain transaction ${r.txId})` : ''}, ${words.done} ${formatWire(m.amount)} at seq ${m.seq}${m.txId ? ` (transaction ${m.txId})` : ''}` });
-    } else out.matched++;
+    else {
+      const amount = parseWire(r.amount);
+      const differs: Array<{ field: 'amount' | 'seq' | 'txId'; expected: string | null; actual: string | null; words: string }> = [];
+      if (amount === null || m.amount !== amount) differs.push({ field: 'amount', expected: r.amount, actual: formatWire(m.amount), words: `the amount: ${r.amount} ${words.recorded}, ${formatWire(m.amount)} ${words.done}` });
+      if (m.seq !== r.seq) differs.push({ field: 'seq', expected: String(r.seq), actual: String(m.seq), words: `the seq: ${words.recorded} at seq ${r.seq}, ${words.done} at seq ${m.seq}` });
+      if ((r.txId ?? null) !== (m.txId ?? null)) differs.push({ field: 'txId', expected: r.txId ?? null, actual: m.txId ?? null, words: `the chain transaction: ${words.recorded} with ${tx(r.txId)}, the ${words.move} committed at seq ${m.seq} carries ${tx(m.txId)}` });
+      const first = differs[0];
+      if (!first) out.matched++;
+      else {
+        out.problems.push({
+          id: r.id,
+          seq: m.seq,
+          field: first.field,
+          expected: first.expected,
+          actual: first.actual,
+          message: `${words.noun} ${r.id} of ${r.amount} at seq ${r.seq} differs from its ${words.move}: ${differs.map((d) => d.words).join('; ')}`,
+        });
+      }
+    }
   }
   for (const [id, m] of moved) {
     if (!ids.has(id)) out.problems.push({ id, seq: m.seq, message: `a ${words.noun} ${id} of ${formatWire(m.amount)} was ${words.done} at seq ${m.seq}, but no such ${words.noun} is ${words.recorded}` });
