@@ -1,5 +1,7 @@
 // AsyncAPI 3.0 description of /v1/stream, generated from the same TypeBox schemas the frames are
-// checked against in tests (schemas.ts). Served at /docs/asyncapi.json.
+// checked against in tests (schemas.ts), and, for what a client sends, from the client calls'
+// declarations (src/http/calls/), passed in: this module lists no op of its own. Served at
+// /docs/asyncapi.json.
 import { CANDLE_INTERVALS, DOMAIN_KINDS, PASSTHROUGH_KINDS } from '../contracts/frame.js';
 import {
   BalanceUpdateFrame,
@@ -20,7 +22,8 @@ import {
 } from './schemas.js';
 import { OrderbookDeltaFrame } from './book-schemas.js';
 import { FillFrame, OrderUpdateFrame } from './user-schemas.js';
-import { AckMessage, AnswerMessage, BatchOp, CancelOrderOp, ErrorMessage, OrderStatusOp, PlaceOrderOp, ReplaceOp, SwitchArmOp, SwitchDisarmOp, SwitchHeartbeatOp, SubscribeOp, UnsubscribeOp } from './message-schemas.js';
+import { AckMessage, AnswerMessage, ErrorMessage } from './message-schemas.js';
+import type { ClientCallDocument } from '../contracts/declarations.js';
 
 /** A plain JSON copy (TypeBox may carry non-JSON markers). */
 const json = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema));
@@ -107,26 +110,23 @@ const MESSAGES = {
   },
 } as const;
 
-/** What a client sends (docs/stream.md "Talking to the socket"), by op. */
-const CLIENT_MESSAGES = {
-  subscribe: { schema: SubscribeOp, name: 'subscribe', summary: 'Adds kinds, markets, intervals, parties (with proof) and sets the book view; answered by stream.ack or stream.error.' },
-  unsubscribe: { schema: UnsubscribeOp, name: 'unsubscribe', summary: 'Removes kinds, markets, intervals, parties; answered by stream.ack or stream.error.' },
-  orderPlace: { schema: PlaceOrderOp, name: 'order.place', summary: 'A signed POST /v1/orders; answered by stream.answer or stream.error.' },
-  orderCancel: { schema: CancelOrderOp, name: 'order.cancel', summary: 'A signed DELETE /v1/orders/:orderId; answered by stream.answer or stream.error.' },
-  orderBatch: { schema: BatchOp, name: 'order.batch', summary: 'Up to 50 signed place / cancel calls, each signed as alone (POST /v1/orders/batch); answered by stream.answer {results, weight} or stream.error.' },
-  orderStatus: { schema: OrderStatusOp, name: 'order.status', summary: 'An order of a party this connection holds, by its clientOrderId; answered by stream.answer {source, order} or stream.error (403, 404).' },
-  switchArm: { schema: SwitchArmOp, name: 'switch.arm', summary: 'Arms the dead man\'s switch with signed cancels (docs/trading.md "Dead man\'s switch"); also a heartbeat.' },
-  switchHeartbeat: { schema: SwitchHeartbeatOp, name: 'switch.heartbeat', summary: 'Pushes the armed switch\'s deadline to now + its timeout.' },
-  switchDisarm: { schema: SwitchDisarmOp, name: 'switch.disarm', summary: 'Disarms the switch.' },
-  orderReplace: { schema: ReplaceOp, name: 'order.replace', summary: 'A signed cancel, then a signed place once the engine confirmed the cancel (POST /v1/orders/replace); answered by stream.answer {cancel, place, replaced}.' },
-} as const;
+/** The id of an op's message in the document (`order.place` → `orderPlace`). */
+const messageId = (op: string): string => op.replace(/\.([a-z])/g, (_, c: string) => c.toUpperCase());
 
-export function buildAsyncApi(): Record<string, unknown> {
+/** What a client sends (docs/stream.md "Talking to the socket"): one message per call that has a socket op. */
+function clientMessages(calls: readonly ClientCallDocument[]): Record<string, { schema: unknown; name: string; summary: string }> {
+  const out: Record<string, { schema: unknown; name: string; summary: string }> = {};
+  for (const call of calls) if (call.op !== null && call.message !== null) out[messageId(call.op)] = { schema: call.message, name: call.op, summary: call.summary };
+  return out;
+}
+
+export function buildAsyncApi(calls: readonly ClientCallDocument[]): Record<string, unknown> {
+  const sent = clientMessages(calls);
   const messages: Record<string, unknown> = {};
-  for (const [id, m] of [...Object.entries(MESSAGES), ...Object.entries(CLIENT_MESSAGES)]) {
+  for (const [id, m] of [...Object.entries(MESSAGES), ...Object.entries(sent)]) {
     messages[id] = { name: m.name, title: m.name, summary: m.summary, contentType: 'application/json', payload: json(m.schema) };
   }
-  const refs = Object.fromEntries([...Object.keys(MESSAGES), ...Object.keys(CLIENT_MESSAGES)].map((id) => [id, { $ref: `#/components/messages/${id}` }]));
+  const refs = Object.fromEntries([...Object.keys(MESSAGES), ...Object.keys(sent)].map((id) => [id, { $ref: `#/components/messages/${id}` }]));
   return {
     asyncapi: '3.0.0',
     info: {
@@ -257,7 +257,7 @@ export function buildAsyncApi(): Record<string, unknown> {
         action: 'send',
         channel: { $ref: '#/channels/stream' },
         summary: 'Messages a client sends on an open connection (each answered by stream.ack, stream.answer or stream.error with its id)',
-        messages: Object.keys(CLIENT_MESSAGES).map((id) => ({ $ref: `#/channels/stream/messages/${id}` })),
+        messages: Object.keys(sent).map((id) => ({ $ref: `#/channels/stream/messages/${id}` })),
       },
     },
     components: { messages },
