@@ -59,9 +59,10 @@ export const cancelOrder = declareCall<CancelInput>({
       return { orderId, ...fromRequest(request) };
     },
   },
+  engine: { route: 'DELETE /v1/orders/:orderId' },
   handle: async (input, env, ctx) => {
     const signature = input.signature();
-    const relayed = await env.trading.cancel({ method: 'DELETE', target: orderIdPath(input.orderId), body: input.body(), signature, requestId: ctx.requestId });
+    const relayed = await env.send({ method: 'DELETE', target: orderIdPath(input.orderId), body: input.body(), signature, requestId: ctx.requestId });
     return { relayed };
   },
 });

@@ -5,6 +5,8 @@
 // the REST adapter (rest.ts) read these fields and nothing else; every call then goes through the
 // one pipeline (pipeline.ts): shape → verify → charge → admit → send → explain.
 import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import type { TSchema } from 'typebox';
+import type { RouteCall } from '../trading/forward.js';
 import type { ClientCallDocument } from '../../contracts/declarations.js';
 import type { DeskContext } from '../trading/batch.js';
 import type { PassedAnswer } from '../trading/relay.js';
@@ -26,7 +28,26 @@ export interface CallContext extends DeskContext {
 /** What a handler has to work with: the trading parts (404 when the gateway has none), and the connection on the socket. */
 export interface CallEnv {
   readonly trading: CallParts;
+  /** The call's own verified-forward to its declared engine route (`engine`). */
+  readonly send: RouteCall;
   readonly connection: ConnectionScope | null;
+}
+
+/**
+ * The engine route a signed call is forwarded to. The trading routes build its verified-forward
+ * once (trading/forward.ts routeCall): shape (the body's schema) → verify (auth/) and charge the
+ * party it proves → admit → send → explain (the engine's answer judged; an order that ended at once
+ * given its reason).
+ */
+export interface EngineRoute {
+  /** `METHOD /path` as the metrics label it and refusals name it. */
+  readonly route: string;
+  /** The signed body's schema (trading/body-shape.ts): a body not of this shape is 400 `invalid_body`, nothing sent. */
+  readonly body?: TSchema;
+  /** A place's admission: its client order id, neither known nor claimed by the party, claimed (client-order-ids.ts). */
+  readonly admit?: 'client-order-id';
+  /** A 2xx `cancelled` place answer waits briefly for why the order ended (`reason`). */
+  readonly explain?: 'ended-at-once';
 }
 
 /**
@@ -75,6 +96,8 @@ export interface ClientCall<In = any> extends ClientCallDocument {
   /** Checks of the input the schema cannot express: refused (400) before any budget is spent. */
   readonly shape?: (input: In) => void;
   readonly route?: RestRoute<In>;
+  /** The engine route of a signed call that is forwarded alone (its handler sends through `env.send`). */
+  readonly engine?: EngineRoute;
   readonly handle: (input: In, env: CallEnv, ctx: CallContext) => Promise<CallResult>;
 }
 

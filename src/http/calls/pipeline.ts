@@ -60,6 +60,11 @@ export class CallPipeline {
       get trading() {
         return trading();
       },
+      get send() {
+        const forward = trading().forwards.get(call);
+        if (!forward) throw new Error(`call ${call.op ?? call.rest?.url}: no engine route declared`);
+        return forward;
+      },
       connection,
     };
     return call.handle(input, env, ctx);

@@ -60,10 +60,11 @@ export const placeOrder = declareCall<SignedBodyInput>({
       return fromRequest(request);
     },
   },
+  engine: { route: 'POST /v1/orders', body: OrderBody, admit: 'client-order-id', explain: 'ended-at-once' },
   handle: async (input, env, ctx) => {
     // In the order REST judges them: the body is parsed before the headers are read.
     const body = input.body();
-    const relayed = await env.trading.place({ method: 'POST', target: '/v1/orders', body, signature: input.signature(), requestId: ctx.requestId });
+    const relayed = await env.send({ method: 'POST', target: '/v1/orders', body, signature: input.signature(), requestId: ctx.requestId });
     return { relayed };
   },
 });

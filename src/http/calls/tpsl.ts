@@ -29,9 +29,10 @@ export const setTpsl = declareCall<SignedBodyInput>({
       return fromRequest(request);
     },
   },
+  engine: { route: 'POST /v1/tpsl', body: TpslBody },
   handle: async (input, env, ctx) => {
     const body = input.body();
-    const relayed = await env.trading.tpsl({ method: 'POST', target: '/v1/tpsl', body, signature: input.signature(), requestId: ctx.requestId });
+    const relayed = await env.send({ method: 'POST', target: '/v1/tpsl', body, signature: input.signature(), requestId: ctx.requestId });
     return { relayed };
   },
 });

@@ -21,7 +21,10 @@ import { ApiError } from '../errors.js';
 import { errors } from '../schemas.js';
 import { canonicalTarget, documentOnly, PROXY_ERRORS, SIGNED_NOTE } from '../calls/rest.js';
 import type { CallPipeline } from '../calls/pipeline.js';
-import { forwarder, routeCall } from './forward.js';
+import type { ClientCall } from '../calls/declaration.js';
+import { placeOrder } from '../calls/place.js';
+import { cancelOrder } from '../calls/cancel.js';
+import { forwarder, routeCall, type RouteCall } from './forward.js';
 import type { LiveView } from '../../stream/live-view.js';
 import type { EngineResponse } from '../../engine/client.js';
 import { readGetBody } from './get-body.js';
@@ -33,10 +36,10 @@ import { findClientOrder } from './client-order-routes.js';
 import { DeadMansSwitch } from './dead-mans-switch.js';
 import { MemorySwitchStore } from '../../fleet/switch-store.js';
 import { Counter } from 'prom-client';
-import { Orderbook, OrderbookQuery, OrderBody, SessionAuthAnswer, SessionAuthBody, SIGNED, TpslBody, UserMeAnswer, UserMeBody } from './schemas.js';
+import { Orderbook, OrderbookQuery, OrderBody, SessionAuthAnswer, SessionAuthBody, SIGNED, UserMeAnswer, UserMeBody } from './schemas.js';
 import { bodyShape, TRADING_BODY_MAX_BYTES } from './body-shape.js';
 
-export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBudgets; calls?: CallPipeline }> = async (app, { budgets, calls }) => {
+export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBudgets; calls: CallPipeline }> = async (app, { budgets, calls }) => {
   const { engine, sessions, config, replays } = app;
   const metrics = proxyMetrics(app.metrics);
   const learning = new SessionLearning(sessions);
@@ -55,23 +58,35 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
     shape: bodyShape('POST /v1/session-auth', SessionAuthBody),
     onAnswer: (call, res) => learnSession(learning, call.body === undefined ? undefined : parseJson(call.body), res),
   });
-  // Place, cancel, TP/SL: one verified-forward each, the handlers of their calls (src/http/calls/),
-  // so REST and the socket are the same check, memory and budget.
   // One order per client order id and party, across replicas when they share Redis (client-order-ids.ts).
   const claims = app.fleet?.claims ?? new MemoryClaims();
   const admit = clientOrderAdmission(app.live, claims);
   const orderShape = bodyShape('POST /v1/orders', OrderBody);
-  const placeOrderCall = routeCall({
-    engine,
-    metrics,
-    route: 'POST /v1/orders',
-    signed: true,
-    chargeParty,
-    admit,
-    shape: orderShape,
-    amend: (res: EngineResponse) => explainEndedAtOnce(app.live, res),
-  });
-  const cancelOrderCall = routeCall({ engine, metrics, route: 'DELETE /v1/orders/:orderId', signed: true, chargeParty });
+  const explain = (res: EngineResponse) => explainEndedAtOnce(app.live, res);
+  // Each call's verified-forward (place, cancel, TP/SL), built once from its declared engine route
+  // (src/http/calls/): REST and the socket send through the same check, memory and budget.
+  const forwards = new Map<ClientCall, RouteCall>();
+  for (const call of calls.calls) {
+    const e = call.engine;
+    if (!e) continue;
+    forwards.set(
+      call,
+      routeCall({
+        engine,
+        metrics,
+        route: e.route,
+        signed: true,
+        chargeParty,
+        ...(e.body ? { shape: bodyShape(e.route, e.body) } : {}),
+        ...(e.admit === 'client-order-id' ? { admit } : {}),
+        ...(e.explain === 'ended-at-once' ? { amend: explain } : {}),
+      }),
+    );
+  }
+  // The desk's items and the switch's cancels are the very calls sent alone.
+  const placeOrderCall = forwards.get(placeOrder);
+  const cancelOrderCall = forwards.get(cancelOrder);
+  if (!placeOrderCall || !cancelOrderCall) throw new Error('the desk needs the place and cancel calls in the list of calls');
   // The desk (batches, cancel-replace): the same verified-forwards, their budget charged by weight.
   const desk: DeskParts = {
     place: placeOrderCall,
@@ -107,8 +122,7 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
   });
   app.addHook('onReady', async () => deadMansSwitch.start());
   app.addHook('onClose', async () => deadMansSwitch.stop());
-  const setTpsl = routeCall({ engine, metrics, route: 'POST /v1/tpsl', signed: true, chargeParty, shape: bodyShape('POST /v1/tpsl', TpslBody) });
-  if (calls) calls.parts = { budgets, place: placeOrderCall, cancel: cancelOrderCall, tpsl: setTpsl, desk, clientOrder, deadMansSwitch };
+  calls.parts = { budgets, forwards, desk, clientOrder, deadMansSwitch };
   const orderbook = forwarder({
     engine,
     metrics,
