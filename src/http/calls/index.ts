@@ -1,6 +1,6 @@
 // Every client call, listed once (docs/trading.md "One pipeline"). The socket's ops, the REST
 // routes of the trading calls, their OpenAPI operations, the AsyncAPI messages, budgets and queues
-// are all read from this list. Adding a call: its declaration (one file here, with its schema and
+// are all read from this list (in this order: the AsyncAPI document lists the ops so). Adding a call: its declaration (one file here, with its schema and
 // handler), a line below, and its tests.
 import type { ClientCall } from './declaration.js';
 import { subscribe } from './subscribe.js';
@@ -21,10 +21,10 @@ export const CLIENT_CALLS: readonly ClientCall[] = [
   placeOrder,
   cancelOrder,
   orderBatch,
-  orderReplace,
   orderStatus,
   switchArm,
   switchHeartbeat,
   switchDisarm,
+  orderReplace,
   setTpsl,
 ];
