@@ -64,6 +64,17 @@ function relayedAnswer(passed: PassedAnswer, head: number | null, id: MessageId,
   return answer('stream.error', head, id, op, { ...(body as object), status: passed.status, ...extra });
 }
 
+/** A socket call's context: its request id (forwarded to the engine as X-Request-Id) made only when a call reads it. */
+class SocketCall implements CallContext {
+  addressCharged = 0;
+  heldParty?: string;
+  private id: string | null = null;
+  constructor(readonly ip: string) {}
+  get requestId(): string {
+    return (this.id ??= randomUUID());
+  }
+}
+
 /**
  * The handlers of one connection, from the client address the upgrade saw: `ip` for the trading
  * budgets (as REST), `address` (IPv6 by /64) for the work budgets (as the connection caps).
@@ -131,7 +142,7 @@ class ConnectionMessages implements ClientMessageHandlers {
       return this.refuse(client, err, id, op);
     }
     const { call, input, id, op } = read;
-    const ctx: CallContext = { ip: this.ip, requestId: randomUUID(), addressCharged: 0 };
+    const ctx: CallContext = new SocketCall(this.ip);
     try {
       const party = call.heldParty?.(input);
       if (party !== undefined) {
