@@ -23,7 +23,8 @@ import { clientErrorHandler, installConnectionLimits } from './http/connection-l
 import { systemRoutes } from './http/system.js';
 import { readRoutes } from './http/reads.js';
 import { tradingRoutes } from './http/trading.js';
-import { TradingSlot } from './http/trading/socket-calls.js';
+import { CallPipeline } from './http/calls/pipeline.js';
+import { CLIENT_CALLS } from './http/calls/index.js';
 import { streamRoutes } from './http/stream.js';
 import { httpTracingPlugin } from './tracing/index.js';
 
@@ -86,9 +87,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   await app.register(systemRoutes);
   await app.register(readRoutes);
-  // Order messages on the stream are the trading routes' own verified-forward (src/http/trading/socket-calls.ts).
-  const trading = new TradingSlot();
-  await app.register(tradingRoutes, { slot: trading });
-  await app.register(streamRoutes, { trading });
+  // Every client call, declared once (src/http/calls/), through one pipeline: the trading routes give
+  // it its parts and register the calls' REST routes; the stream reads the calls' socket messages
+  // with it and documents them.
+  const calls = new CallPipeline(CLIENT_CALLS);
+  await app.register(tradingRoutes, { calls });
+  await app.register(streamRoutes, { calls });
   return app;
 }

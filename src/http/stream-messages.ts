@@ -1,76 +1,47 @@
-// The messages a client sends on an open /v1/stream connection (docs/stream.md "Talking to the
-// socket"), read (src/stream/client-messages.ts), checked and answered here, at the edge:
+// The socket adapter of the client calls (docs/stream.md "Talking to the socket"): the messages a
+// client sends on an open /v1/stream connection, read into the call they name (calls/messages.ts,
+// from the calls' declarations), run through the one pipeline (calls/pipeline.ts) and answered here:
 //
-//   subscribe / unsubscribe   → `stream.ack` {filters as applied}, then the snapshot frames of what was added
-//   order.place / order.cancel → `stream.answer` {status, body}: the engine's 2xx answer, as REST relays it
-//   order.batch / order.replace → `stream.answer` {status: 200, body}: every item's outcome, as REST answers it
-//   anything refused          → `stream.error` {code, error, status, …}: the code REST would answer
+//   subscribe / unsubscribe     → `stream.ack` {filters as applied}, then the snapshot frames of what was added
+//   order.place / order.cancel  → `stream.answer` {status, body}: the engine's 2xx answer, as REST relays it
+//   every other call            → `stream.answer` {status: 200, body}: what REST answers (every item's outcome, …)
+//   anything refused            → `stream.error` {code, error, status, …}: the code REST would answer
 //
 // Every answer carries the message's `id` and `op`. Domain errors become socket errors in one
 // place (`errorMessage`), through the same mapping as REST (`fromDomainError`), so a refusal has
-// the same code on both. Subscription changes of one connection are applied one after the other,
-// after its opening (at most MAX_PENDING_CHANGES waiting); orders run concurrently (at most
-// MAX_PENDING_ORDERS per connection), and so do the dead man's switch calls (MAX_PENDING_SWITCH_CALLS)
-// and order.status lookups (MAX_PENDING_LOOKUPS): every request waits in a counted queue.
+// the same code on both. Each call waits in the per-connection lane it declares (calls/lanes.ts);
+// a call acting for a party the connection must hold is refused 403 when it does not.
 import { randomUUID } from 'node:crypto';
 import type { ClientMessageHandlers } from '../stream/hub.js';
 import type { StreamClient } from '../stream/client.js';
 import { control } from '../stream/control.js';
-import {
-  messageIdOf,
-  messageOpOf,
-  parseClientMessage,
-  MalformedMessageError,
-  type ClientMessage,
-  type ClientOp,
-  type MessageId,
-  type SubscribeMessage,
-  type UnsubscribeMessage,
-} from '../stream/client-messages.js';
-import { appliedFilters, applySubscribe, applyUnsubscribe } from '../stream/subscription-change.js';
-import { snapshotReads } from '../stream/user-snapshot.js';
+import { MalformedMessageError, type MessageId } from '../stream/client-messages.js';
+import { appliedFilters } from '../stream/subscription-change.js';
 import type { Subscription } from '../stream/subscription.js';
 import { ApiError, fromDomainError } from './errors.js';
-import { proveParties, type UpgradeContext } from './stream-upgrade.js';
-import type { TradingSlot } from './trading/socket-calls.js';
+import type { UpgradeContext } from './stream-upgrade.js';
+import type { CallPipeline } from './calls/pipeline.js';
+import type { CallContext, CallResult } from './calls/declaration.js';
+import type { ReadMessage } from './calls/messages.js';
+import { ConnectionLanes } from './calls/lanes.js';
 import type { PassedAnswer } from './trading/relay.js';
 
-/** Orders of one connection awaiting the engine at once; more are refused (`rate_limited`) until one is answered. */
-export const MAX_PENDING_ORDERS = 32;
-
-/**
- * Subscription changes of one connection waiting at once (they run one after the other, and one
- * may wait for its snapshot's reads: the engine's live orders, the database); more are refused
- * (`rate_limited`) until one is answered. Without it a slow engine let the queue grow by the
- * message rate for as long as it was slow, and answered changes minutes late.
- */
-export const MAX_PENDING_CHANGES = 32;
-
-/**
- * Dead man's switch calls (switch.arm / heartbeat / disarm) of one connection awaiting the switch
- * store at once (Redis for a fleet); more are refused (`rate_limited`) until one is answered. A
- * bound of their own: a heartbeat is never refused because the connection's orders or lookups wait
- * (a refused heartbeat lets the switch fire).
- */
-export const MAX_PENDING_SWITCH_CALLS = 32;
-
-/** order.status lookups of one connection awaiting at once (budgets, the database mirror); more are refused (`rate_limited`). */
-export const MAX_PENDING_LOOKUPS = 32;
+export { MAX_PENDING_CHANGES, MAX_PENDING_LOOKUPS, MAX_PENDING_ORDERS, MAX_PENDING_SWITCH_CALLS } from './calls/lanes.js';
 
 export interface MessageContext extends UpgradeContext {
-  trading: TradingSlot;
+  calls: CallPipeline;
   /** The inbound bound's maxBytes (for the answer to a message over it). */
   maxBytes: number;
 }
 
 type Answer = Record<string, unknown>;
 
-function answer(kind: string, head: number | null, id: MessageId | null, op: ClientOp | null, payload: Record<string, unknown>): Answer {
+function answer(kind: string, head: number | null, id: MessageId | null, op: string | null, payload: Record<string, unknown>): Answer {
   return { ...control(kind, head ?? 0, payload), id, op };
 }
 
 /** The one mapping of a refusal to its socket message: the REST code, status and extra fields. */
-export function errorMessage(err: unknown, head: number | null, id: MessageId | null, op: ClientOp | null, log: (err: unknown) => void): Answer {
+export function errorMessage(err: unknown, head: number | null, id: MessageId | null, op: string | null, log: (err: unknown) => void): Answer {
   let known = err instanceof MalformedMessageError ? new ApiError('bad_request', err.message) : fromDomainError(err);
   if (!known) {
     log(err);
@@ -79,17 +50,30 @@ export function errorMessage(err: unknown, head: number | null, id: MessageId | 
   return answer('stream.error', head, id, op, { ...known.body(), status: known.status, ...(known.retryAfter !== undefined ? { retryAfter: known.retryAfter } : {}) });
 }
 
-/** The id and op of a message that could not be read, as far as they can be. */
-function idAndOp(text: string): { id: MessageId | null; op: ClientOp | null } {
+/** An engine answer relayed on the socket: 2xx as `stream.answer`, a refusal in the gateway's error shape as `stream.error`. */
+function relayedAnswer(passed: PassedAnswer, head: number | null, id: MessageId, op: string): Answer {
+  let body: unknown;
   try {
-    const value: unknown = JSON.parse(text);
-    return { id: messageIdOf(value), op: messageOpOf(value) };
+    body = JSON.parse(passed.body.toString('utf8'));
   } catch {
-    return { id: null, op: null };
+    throw new ApiError('engine_unavailable', 'the engine answered with a body that is not JSON', { engineStatus: passed.status });
   }
+  if (passed.status >= 200 && passed.status < 300) return answer('stream.answer', head, id, op, { status: passed.status, body });
+  // REST relays it with its status: an error here too.
+  const extra = passed.retryAfter !== undefined ? { retryAfter: passed.retryAfter } : {};
+  return answer('stream.error', head, id, op, { ...(body as object), status: passed.status, ...extra });
 }
 
-const SETTLED: Promise<void> = Promise.resolve();
+/** A socket call's context: its request id (forwarded to the engine as X-Request-Id) made only when a call reads it. */
+class SocketCall implements CallContext {
+  addressCharged = 0;
+  heldParty?: string;
+  private id: string | null = null;
+  constructor(readonly ip: string) {}
+  get requestId(): string {
+    return (this.id ??= randomUUID());
+  }
+}
 
 /**
  * The handlers of one connection, from the client address the upgrade saw: `ip` for the trading
@@ -104,12 +88,8 @@ export function streamMessageHandlers(ctx: MessageContext, ip: string, address: 
  * by every connection: closures made per connection cost memory on every idle one).
  */
 class ConnectionMessages implements ClientMessageHandlers {
-  /** The subscription changes, one after the other (the shared settled promise until the first). */
-  private changes: Promise<void> = SETTLED;
-  private pendingOrders = 0;
-  private pendingChanges = 0;
-  private pendingSwitchCalls = 0;
-  private pendingLookups = 0;
+  /** Made on the first call (an idle connection holds none). */
+  private lanes: ConnectionLanes | null = null;
 
   constructor(
     private readonly ctx: MessageContext,
@@ -121,144 +101,63 @@ class ConnectionMessages implements ClientMessageHandlers {
     this.ctx.deps.logger.warn({ err }, 'stream message failed');
   }
 
-  private count(op: ClientOp | null, answer: string): void {
+  private count(op: string | null, answer: string): void {
     this.ctx.metrics.clientMessages.inc({ op: op ?? 'invalid', answer });
   }
 
   private send(client: StreamClient, message: Answer): void {
-    this.count(message.op as ClientOp | null, message.kind === 'stream.error' ? String((message.payload as { code?: unknown }).code) : String(message.kind).slice('stream.'.length));
+    this.count(message.op as string | null, message.kind === 'stream.error' ? String((message.payload as { code?: unknown }).code) : String(message.kind).slice('stream.'.length));
     this.ctx.hub.reply(client, message);
   }
 
-  private refuse(client: StreamClient, err: unknown, id: MessageId | null, op: ClientOp | null): void {
+  private refuse(client: StreamClient, err: unknown, id: MessageId | null, op: string | null): void {
     this.send(client, errorMessage(err, this.ctx.hub.head(), id, op, (e) => this.log(e)));
   }
 
-  private async change(client: StreamClient, message: SubscribeMessage | UnsubscribeMessage): Promise<void> {
-    const { ctx } = this;
-    // After the opening: its snapshot and replay were made for the URL's filters.
-    if (client.opening && !(await client.opening.catch(() => false))) return;
-    if (client.closing) return;
-    let next: Subscription;
-    let snapshot = false;
-    if (message.op === 'subscribe') {
-      // Only the parties this message adds need its proof; those held were proven before.
-      await proveParties((message.lists.party ?? []).filter((p) => !client.sub.parties.has(p)), message.proof, ctx.deps, () =>
-        ctx.budgets.spend('session_lookups', this.address),
-      );
-      next = applySubscribe(client.sub, message, ctx.knownMarkets());
-      if (next.book !== client.sub.book) ctx.admitBookView?.(next.book);
-      snapshot = message.snapshot ?? client.sub.snapshot;
-      // The snapshot reads every held party's user channels again: charged before, refused whole past the budget.
-      await ctx.budgets.spend('snapshot_reads', this.address, snapshotReads(next, snapshot));
-    } else {
-      next = applyUnsubscribe(client.sub, message, ctx.knownMarkets());
-    }
-    await ctx.hub.resubscribe(client, next, (sub, head) => answer('stream.ack', head, message.id, message.op, appliedFilters(sub)), snapshot);
-    this.count(message.op, 'ack');
-  }
-
-  private async order(client: StreamClient, message: ClientMessage & { op: 'order.place' | 'order.cancel' | 'order.batch' | 'order.replace' }): Promise<void> {
-    const { ctx } = this;
-    const calls = ctx.trading.calls;
-    if (!calls) throw new ApiError('not_found', 'this gateway has no trading routes');
-    const callCtx = { ip: this.ip, requestId: randomUUID() };
-    if (message.op === 'order.batch' || message.op === 'order.replace') {
-      // The REST answer's body (every item's outcome); a refusal of the whole call throws (stream.error).
-      const body = message.op === 'order.batch' ? await calls.batch(message, callCtx) : await calls.replace(message, callCtx);
-      this.send(client, answer('stream.answer', ctx.hub.head(), message.id, message.op, { status: 200, body }));
-      return;
-    }
-    const passed: PassedAnswer =
-      message.op === 'order.place' ? await calls.placeOrder(message.body, message.signature, callCtx) : await calls.cancelOrder(message.orderId, message.signature, callCtx);
-    let body: unknown;
+  /** Runs one read call through the pipeline and answers it (never rejects). */
+  private async run(client: StreamClient, read: ReadMessage, ctx: CallContext): Promise<void> {
+    const { id, op } = read;
     try {
-      body = JSON.parse(passed.body.toString('utf8'));
-    } catch {
-      throw new ApiError('engine_unavailable', 'the engine answered with a body that is not JSON', { engineStatus: passed.status });
+      const ack = (sub: Subscription, head: number | null) => answer('stream.ack', head, id, op, appliedFilters(sub));
+      const result: CallResult = await this.ctx.calls.run(read.call, read.input, ctx, { client, stream: this.ctx, address: this.address, ack });
+      if ('answered' in result) {
+        if (result.answered !== null) this.count(op, result.answered);
+        return;
+      }
+      const head = this.ctx.hub.head();
+      this.send(client, 'relayed' in result ? relayedAnswer(result.relayed, head, id, op) : answer('stream.answer', head, id, op, { status: 200, body: result.value }));
+    } catch (err) {
+      this.refuse(client, err, id, op);
     }
-    if (passed.status >= 200 && passed.status < 300) {
-      this.send(client, answer('stream.answer', ctx.hub.head(), message.id, message.op, { status: passed.status, body }));
-      return;
-    }
-    // A refusal the engine made in the gateway's error shape (REST relays it with its status): an error here too.
-    const extra = passed.retryAfter !== undefined ? { retryAfter: passed.retryAfter } : {};
-    this.send(client, answer('stream.error', ctx.hub.head(), message.id, message.op, { ...(body as object), status: passed.status, ...extra }));
   }
 
   message(data: Buffer, client: StreamClient): void {
     const text = data.toString('utf8');
-    let message: ClientMessage;
+    const { messages } = this.ctx.calls;
+    let read: ReadMessage;
     try {
-      message = parseClientMessage(text);
+      read = messages.read(text);
     } catch (err) {
-      const { id, op } = idAndOp(text);
+      const { id, op } = messages.idAndOp(text);
       return this.refuse(client, err, id, op);
     }
-    if (message.op === 'subscribe' || message.op === 'unsubscribe') {
-      if (this.pendingChanges >= MAX_PENDING_CHANGES) {
-        return this.refuse(client, new ApiError('rate_limited', `at most ${MAX_PENDING_CHANGES} subscription changes of one connection may wait at once`, { retryAfterS: 1 }), message.id, message.op);
+    const { call, input, id, op } = read;
+    const ctx: CallContext = new SocketCall(this.ip);
+    try {
+      const party = call.heldParty?.(input);
+      if (party !== undefined) {
+        // The party's calls are its own: only a connection holding the party (proven) may make them.
+        if (!client.sub.parties.has(party)) throw new ApiError('forbidden', `${op} needs the party on this connection (subscribe to it with its proof first)`);
+        ctx.heldParty = party;
       }
-      this.pendingChanges++;
-      this.changes = this.changes.then(() =>
-        this.change(client, message)
-          .catch((err: unknown) => this.refuse(client, err, message.id, message.op))
-          .finally(() => this.pendingChanges--),
-      );
-      return;
+      (this.lanes ??= new ConnectionLanes()).enter(call.lane, () => this.run(client, read, ctx));
+    } catch (err) {
+      this.refuse(client, err, id, op);
     }
-    if (message.op === 'switch.arm' || message.op === 'switch.heartbeat' || message.op === 'switch.disarm') {
-      const calls = this.ctx.trading.calls;
-      if (!calls) return this.refuse(client, new ApiError('not_found', 'this gateway has no trading routes'), message.id, message.op);
-      if (!client.sub.parties.has(message.party)) {
-        return this.refuse(client, new ApiError('forbidden', `${message.op} needs the party on this connection (subscribe to it with its proof first)`), message.id, message.op);
-      }
-      if (this.pendingSwitchCalls >= MAX_PENDING_SWITCH_CALLS) {
-        return this.refuse(client, new ApiError('rate_limited', `at most ${MAX_PENDING_SWITCH_CALLS} switch calls of one connection may wait at once`, { retryAfterS: 1 }), message.id, message.op);
-      }
-      this.pendingSwitchCalls++;
-      const name = message.name ?? 'default';
-      const run =
-        message.op === 'switch.arm'
-          ? calls.switchArm({ party: message.party, sessionId: message.sessionId!, name, timeoutMs: message.timeoutMs!, cancels: message.cancels! }, { ip: this.ip, requestId: randomUUID() })
-          : message.op === 'switch.heartbeat'
-            ? calls.switchHeartbeat(message.party, name, { ip: this.ip, requestId: '' })
-            : calls.switchDisarm(message.party, name, { ip: this.ip, requestId: '' });
-      run
-        .then((body) => this.send(client, answer('stream.answer', this.ctx.hub.head(), message.id, message.op, { status: 200, body: body as Record<string, unknown> })))
-        .catch((err: unknown) => this.refuse(client, err, message.id, message.op))
-        .finally(() => this.pendingSwitchCalls--);
-      return;
-    }
-    if (message.op === 'order.status') {
-      const calls = this.ctx.trading.calls;
-      if (!calls) return this.refuse(client, new ApiError('not_found', 'this gateway has no trading routes'), message.id, message.op);
-      // The party's orders are its own: only a connection holding the party (proven) may ask.
-      if (!client.sub.parties.has(message.party)) {
-        return this.refuse(client, new ApiError('forbidden', 'order.status needs the party on this connection (subscribe to it with its proof first)'), message.id, message.op);
-      }
-      if (this.pendingLookups >= MAX_PENDING_LOOKUPS) {
-        return this.refuse(client, new ApiError('rate_limited', `at most ${MAX_PENDING_LOOKUPS} order.status lookups of one connection may wait at once`, { retryAfterS: 1 }), message.id, message.op);
-      }
-      this.pendingLookups++;
-      calls
-        .clientOrder(message.party, message.clientOrderId, { ip: this.ip, requestId: randomUUID() })
-        .then((body) => this.send(client, answer('stream.answer', this.ctx.hub.head(), message.id, message.op, { status: 200, body: body as Record<string, unknown> })))
-        .catch((err: unknown) => this.refuse(client, err, message.id, message.op))
-        .finally(() => this.pendingLookups--);
-      return;
-    }
-    if (this.pendingOrders >= MAX_PENDING_ORDERS) {
-      return this.refuse(client, new ApiError('rate_limited', `at most ${MAX_PENDING_ORDERS} orders of one connection may await the engine at once`, { retryAfterS: 1 }), message.id, message.op);
-    }
-    this.pendingOrders++;
-    this.order(client, message)
-      .catch((err: unknown) => this.refuse(client, err, message.id, message.op))
-      .finally(() => this.pendingOrders--);
   }
 
   oversize(data: Buffer, client: StreamClient): void {
-    const { id, op } = idAndOp(data.toString('utf8'));
+    const { id, op } = this.ctx.calls.messages.idAndOp(data.toString('utf8'));
     this.refuse(client, new ApiError('payload_too_large', `the message is larger than ${this.ctx.maxBytes} bytes (WS_CLIENT_MESSAGE_MAX_BYTES)`), id, op);
   }
 }

@@ -10,14 +10,14 @@ import { inboundLimits } from '../stream/inbound-limit.js';
 import { createUpgradeHandler, StreamGate, STREAM_PATH, type UpgradeContext } from './stream-upgrade.js';
 import { connectionBudget } from './connection-limits.js';
 import { streamMessageHandlers } from './stream-messages.js';
-import { TradingSlot } from './trading/socket-calls.js';
+import { CallPipeline } from './calls/pipeline.js';
+import { CLIENT_CALLS } from './calls/index.js';
 import { addressGroup, clientIp, trustFunction } from '../client-address.js';
 import { errors } from './schemas.js';
 import { buildAsyncApi } from '../stream/asyncapi.js';
-import { STREAM_CALL_DOCUMENTS } from './stream-call-documents.js';
 import { renderAsyncApiHtml } from '../stream/asyncapi-html.js';
 
-export const streamRoutes: FastifyPluginAsyncTypebox<{ trading?: TradingSlot }> = async (app, { trading = new TradingSlot() }) => {
+export const streamRoutes: FastifyPluginAsyncTypebox<{ calls?: CallPipeline }> = async (app, { calls = new CallPipeline(CLIENT_CALLS) }) => {
   const runtime = app.live;
   // An app built without the runtime still accepts clients; they receive nothing (no event source).
   const metrics = runtime?.streamMetrics ?? StreamMetrics.for(app.metrics.registry);
@@ -54,7 +54,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox<{ trading?: TradingSlot }> 
   else if (budget.streams < app.config.wsMaxConnections) app.log.info(limits, 'connection limits: the open-file limit lowers the stream limit below WS_MAX_CONNECTIONS');
   else app.log.info(limits, 'connection limits');
   // What a connection sends (subscribe, unsubscribe, signed orders): read and answered per connection.
-  const messageContext = { ...context, trading, maxBytes: inboundLimits(app.config).maxBytes };
+  const messageContext = { ...context, calls, maxBytes: inboundLimits(app.config).maxBytes };
   context.messages = (req) => {
     const ip = clientIp(req, trust);
     return streamMessageHandlers(messageContext, ip, addressGroup(ip));
@@ -129,7 +129,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox<{ trading?: TradingSlot }> 
     },
   );
 
-  const asyncapi = buildAsyncApi(STREAM_CALL_DOCUMENTS);
+  const asyncapi = buildAsyncApi(calls.documents);
   app.get('/docs/asyncapi.json', { schema: { hide: true } }, async () => asyncapi);
   // The same document for people: one static page, linked from /docs.
   const asyncapiHtml = renderAsyncApiHtml(asyncapi);

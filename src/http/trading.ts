@@ -1,4 +1,5 @@
-// Signed, non-custodial trading proxy to the engine (docs/trading.md) and the testnet faucet.
+// Signed, non-custodial trading proxy to the engine (docs/trading.md), the client calls' REST routes
+// (src/http/calls/) and the testnet faucet.
 // Both share one encapsulated rate limit that covers no other route: every request per client IP
 // (RATE_LIMIT_IP_MAX), and verified signed requests per party as well (RATE_LIMIT_MAX); see
 // trading/rate-limit.ts.
@@ -8,13 +9,17 @@ import { redisRateLimitOptions } from '../fleet/rate-limit-store.js';
 import { chargeProvenParty, registerRateLimit } from './trading/rate-limit.js';
 import { partyScope } from './party-scope.js';
 import { tradingProxyRoutes } from './trading/routes.js';
-import { clientOrderRoutes } from './trading/client-order-routes.js';
-import type { TradingSlot } from './trading/socket-calls.js';
+import { callRoutes } from './calls/rest.js';
+import type { CallPipeline } from './calls/pipeline.js';
 
-export const tradingRoutes: FastifyPluginAsyncTypebox<{ slot?: TradingSlot }> = async (app, { slot }) => {
+export const tradingRoutes: FastifyPluginAsyncTypebox<{ calls: CallPipeline }> = async (app, { calls }) => {
   const budgets = await registerRateLimit(app, app.config, app.fleet ? redisRateLimitOptions(app.fleet.redis) : {});
-  // The slot receives the socket form of place/cancel (the stream's order messages).
-  await app.register(tradingProxyRoutes, slot ? { budgets, slot } : { budgets });
+  // Gives the pipeline its parts (the verified-forwards, the desk, the switch), and registers the proxy's other routes.
+  await app.register(tradingProxyRoutes, { budgets, calls });
+  // The REST routes of the client calls (src/http/calls/), each charged and run by the pipeline.
+  await app.register(callRoutes(calls, 'trading'));
+  // The party calls' routes are guarded by the party scope; the pipeline charges the proven party.
+  await app.register(partyScope, { routes: [callRoutes(calls, 'party')] });
   // The faucet is a party route: guarded by the party scope, then charged to the proven party.
-  await app.register(partyScope, { routes: [faucetRoutes, clientOrderRoutes], afterGuards: chargeProvenParty(budgets.party) });
+  await app.register(partyScope, { routes: [faucetRoutes], afterGuards: chargeProvenParty(budgets.party) });
 };

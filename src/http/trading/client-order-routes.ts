@@ -1,15 +1,11 @@
-// An order by its client order id (docs/trading.md "Client order ids"): a party route, so signed
-// and guarded as every `/v1/users/:party/...` read, and charged to the party like the faucet.
+// An order by its client order id (docs/trading.md "Client order ids"): the lookup and its answer's
+// shape, for the call `order.status` (src/http/calls/order-status.ts: its REST route and socket op).
 // Where the order comes from, in order: the live path (the user channels' last word on it), the
 // database mirror (ids the live path no longer holds, orders from before the gateway started), a
 // claim still held (placed through a gateway, the engine's events not yet arrived: `pending`).
 import { Type } from 'typebox';
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { orderByClientId } from '../../db/queries/orders.js';
 import { ApiError } from '../errors.js';
-import { errors, PartyParams } from '../schemas.js';
-import { SIGNED } from './schemas.js';
-import { ClientOrderId } from '../../contracts/wire.js';
 import type { Database } from '../../db/database.js';
 import type { ClientOrderLookup } from './client-order-ids.js';
 
@@ -30,23 +26,6 @@ export const ClientOrderAnswer = Type.Object(
   },
   { additionalProperties: false },
 );
-
-export const clientOrderRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { db } = app;
-  app.get('/v1/users/:party/orders/by-client-id/:clientOrderId', {
-    schema: {
-      tags: ['trading'],
-      summary: 'An order by its clientOrderId',
-      operationId: 'getOrderByClientId',
-      description:
-        'Signed (party route). The party\'s order placed with this clientOrderId: its status as the engine\'s events last told it, else the database mirror\'s; 404 when neither knows it (an order still in flight is refused as a duplicate, not found here).',
-      security: SIGNED,
-      params: Type.Object({ party: PartyParams.properties.party, clientOrderId: ClientOrderId('The clientOrderId the order was placed with') }),
-      response: { 200: ClientOrderAnswer, ...errors(400, 401, 403, 404, 429, 503) },
-    },
-    handler: async (request) => findClientOrder(app.live, db, request.params.party, request.params.clientOrderId),
-  });
-};
 
 /** The order, from the live path, else the mirror; 404 `not_found` when neither knows it (REST and the socket's order.status). */
 export async function findClientOrder(live: ClientOrderLookup | null, db: Database, party: string, clientOrderId: string) {

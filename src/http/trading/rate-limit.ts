@@ -15,12 +15,7 @@
 import rateLimit, { type RateLimitPluginOptions } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../../config/env.js';
-import type { SessionKeys } from '../../auth/session-keys.js';
-import type { ReplayGuard } from '../../contracts/replay-guard.js';
-import { gatewayRefusal, verifySignedRequest, type RefuseWhen, type SignatureVerdict, type SignedRequest } from '../../auth/signed-request.js';
 import { ApiError } from '../errors.js';
-import { ReplayMemoryFull } from '../../auth/replay-guard.js';
-import { SharedStateUnavailableError } from '../../fleet/errors.js';
 
 /** A shared counter store for the limiter: @fastify/rate-limit's store options (src/fleet/rate-limit-store.ts). */
 export type RateLimitStore = Pick<RateLimitPluginOptions, 'store' | 'skipOnError'>;
@@ -113,35 +108,4 @@ export function chargeProvenParty(charge: PartyBudget) {
   return async (request: FastifyRequest): Promise<void> => {
     if (request.provenParty) await charge(request.provenParty);
   };
-}
-
-/**
- * The party a proxied signed request proves, checked by the gateway itself; null when it cannot
- * tell (the request is then counted under its IP, and forwarded as before: the engine's verdict and
- * answer are the client's). The one signature check (auth/signed-request.ts): a verified signature
- * is remembered, so a replay spends nobody's party budget either.
- *
- * A signature the replay memory already holds is refused here (401), not forwarded: the gateway
- * may have spent it without the engine ever seeing it (a skipped batch item, a replace's unsent
- * place), so only the gateway can refuse it (`gatewayRefusal`). With `when: 'certain'` every
- * refusal the engine would make too is thrown (a cancel-replace's place, judged before its cancel).
- *
- * A session store that cannot answer (the database down) gives null: the engine still verifies
- * the signature, so trading goes on through a database outage. The replay memory that cannot
- * answer (Redis down: SharedStateUnavailableError; the in-process memory full: ReplayMemoryFull)
- * is thrown, and the call is refused with 503 before it reaches the engine: a signature the gateway
- * cannot remember could be replayed through another replica (docs/fleet.md).
- */
-export async function verifiedPartyForBudget(sessions: SessionKeys, replays: ReplayGuard, input: SignedRequest, when: RefuseWhen = 'spent'): Promise<string | null> {
-  let verdict: SignatureVerdict;
-  try {
-    verdict = await verifySignedRequest(sessions, replays, input);
-  } catch (err) {
-    if (err instanceof SharedStateUnavailableError || err instanceof ReplayMemoryFull) throw err;
-    return null; // the session store cannot answer: counted under the IP only
-  }
-  if (verdict.ok) return verdict.party;
-  const refusal = gatewayRefusal(verdict, when);
-  if (refusal) throw refusal;
-  return null;
 }

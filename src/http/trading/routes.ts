@@ -4,11 +4,15 @@
 // the signature; its answers come back unchanged (see relay.ts). Session keys created through
 // `/v1/session-auth` are also taught to the guard of the party-scoped reads, so a client can read
 // its own data right after creating a session, before the SSE event or the mirror catch up.
+//
+// The client calls (place, cancel, TP/SL, the desk's) are declared in src/http/calls/ and reach the
+// engine through the one pipeline; this plugin builds the parts their handlers act with (the
+// verified-forward of each engine route, the desk's, the switch) and hands them to the pipeline.
+// The routes registered here are the proxy's others: session-auth, the order book, user/me.
 import type { SignedHeaders } from '../../auth/signed-request.js';
-import { verifiedPartyForBudget, type TradingBudgets } from './rate-limit.js';
-import type { FastifyRequest } from 'fastify';
+import type { TradingBudgets } from './rate-limit.js';
+import { verifiedPartyForBudget } from '../../auth/party-for-budget.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import { parseJson } from '../../engine/client.js';
 import { addressGroup } from '../../client-address.js';
 import { replayEntries, signedHeaders, spendReplayEntries, spentSignatures } from '../../auth/signed-request.js';
@@ -16,72 +20,27 @@ import { learnSession } from './learn-session.js';
 import { SessionLearning } from '../../auth/session-learning.js';
 import { ApiError } from '../errors.js';
 import { errors } from '../schemas.js';
-import { forwarder, routeCall } from './forward.js';
+import { canonicalTarget, documentOnly, PROXY_ERRORS, SIGNED_NOTE } from '../calls/rest.js';
+import type { CallPipeline } from '../calls/pipeline.js';
+import type { ClientCall } from '../calls/declaration.js';
+import { placeOrder } from '../calls/place.js';
+import { cancelOrder } from '../calls/cancel.js';
+import { forwarder, routeCall, type RouteCall } from './forward.js';
 import type { LiveView } from '../../stream/live-view.js';
 import type { EngineResponse } from '../../engine/client.js';
 import { readGetBody } from './get-body.js';
-import { orderIdPath } from './targets.js';
-import { socketTrading, type TradingSlot } from './socket-calls.js';
 import { proxyMetrics } from './metrics.js';
 import type { DeskParts } from './batch.js';
-import { deskRoutes } from './desk-routes.js';
 import { MemoryClaims } from '../../fleet/claims.js';
 import { clientOrderAdmission } from './client-order-ids.js';
 import { findClientOrder } from './client-order-routes.js';
 import { DeadMansSwitch } from './dead-mans-switch.js';
 import { MemorySwitchStore } from '../../fleet/switch-store.js';
 import { Counter } from 'prom-client';
-import {
-  CancelAnswer,
-  CancelParams,
-  Orderbook,
-  OrderbookQuery,
-  OrderAnswer,
-  OrderBody,
-  SessionAuthAnswer,
-  SessionAuthBody,
-  SIGNED,
-  TpslAnswer,
-  TpslBody,
-  UserMeAnswer,
-  UserMeBody,
-} from './schemas.js';
+import { Orderbook, OrderbookQuery, OrderBody, SessionAuthAnswer, SessionAuthBody, SIGNED, UserMeAnswer, UserMeBody } from './schemas.js';
 import { bodyShape, TRADING_BODY_MAX_BYTES } from './body-shape.js';
 
-/**
- * The target forwarded to the engine is built from validated parameters only, never taken from the
- * request line. The engine verifies the signature over the target as the client sent it, so the two
- * must be the same bytes: a target that is not that origin-form path (an absolute-form
- * `http://host/v1/orders`, a stray `?`, another percent-encoding) is refused, not rewritten.
- */
-function canonicalTarget(request: FastifyRequest, path: string): string {
-  if (request.url !== path) {
-    throw new ApiError('bad_request', `the request target must be exactly ${JSON.stringify(path)} (origin form, canonical encoding)`);
-  }
-  return path;
-}
-
-/**
- * Fastify does not validate the bodies: its Ajv would coerce (a number into a string) and answer
- * its own 400. The body schemas are checked by routeCall (body-shape.ts), for REST and the socket
- * alike, on the raw bytes that are then forwarded unchanged.
- */
-const documentOnly = () => () => true;
-const PROXY_ERRORS = errors(400, 401, 413, 415, 429, 502, 503, 504);
-/** A place whose client order id the party already used (client-order-ids.ts): the shared 409 text is the mirror's. */
-const DUPLICATE_ORDER = {
-  409: {
-    ...Type.Ref('Error'),
-    description:
-      'Duplicate (code `duplicate_client_order_id`, with `order`: the first order of this party with this clientOrderId, `{clientOrderId, orderId, status, …}`; `{clientOrderId, status: "pending", orderId: null}` while it is on its way): nothing was sent to the engine (docs/trading.md "Client order ids")',
-  },
-};
-const SIGNED_NOTE =
-  'Signed: headers `X-User`, `X-Session-Id`, `X-Session-Sig` (docs/engine.md "Signing"), forwarded unchanged with the raw body. ' +
-  `A body that is not this request's shape (a field not listed, a number for a decimal string, a value outside an enum, a string over its length, more than ${TRADING_BODY_MAX_BYTES} bytes) ` +
-  'is refused 400 `invalid_body` (with `field`) before anything is forwarded (docs/trading.md).';
-
-export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBudgets; slot?: TradingSlot }> = async (app, { budgets, slot }) => {
+export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBudgets; calls: CallPipeline }> = async (app, { budgets, calls }) => {
   const { engine, sessions, config, replays } = app;
   const metrics = proxyMetrics(app.metrics);
   const learning = new SessionLearning(sessions);
@@ -100,27 +59,35 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
     shape: bodyShape('POST /v1/session-auth', SessionAuthBody),
     onAnswer: (call, res) => learnSession(learning, call.body === undefined ? undefined : parseJson(call.body), res),
   });
-  // Place and cancel: one verified-forward each, called by the REST routes below and by the
-  // socket's order messages (socket-calls.ts), so both are the same check, memory and budget.
   // One order per client order id and party, across replicas when they share Redis (client-order-ids.ts).
   const claims = app.fleet?.claims ?? new MemoryClaims();
   const admit = clientOrderAdmission(app.live, claims);
   const orderShape = bodyShape('POST /v1/orders', OrderBody);
-  const placeOrderOptions = {
-    engine,
-    metrics,
-    route: 'POST /v1/orders',
-    signed: true,
-    chargeParty,
-    admit,
-    shape: orderShape,
-    amend: (res: EngineResponse) => explainEndedAtOnce(app.live, res),
-  };
-  const cancelOrderOptions = { engine, metrics, route: 'DELETE /v1/orders/:orderId', signed: true, chargeParty };
-  const placeOrderCall = routeCall(placeOrderOptions);
-  const cancelOrderCall = routeCall(cancelOrderOptions);
-  const placeOrder = forwarder(placeOrderOptions);
-  const cancelOrder = forwarder(cancelOrderOptions);
+  const explain = (res: EngineResponse) => explainEndedAtOnce(app.live, res);
+  // Each call's verified-forward (place, cancel, TP/SL), built once from its declared engine route
+  // (src/http/calls/): REST and the socket send through the same check, memory and budget.
+  const forwards = new Map<ClientCall, RouteCall>();
+  for (const call of calls.calls) {
+    const e = call.engine;
+    if (!e) continue;
+    forwards.set(
+      call,
+      routeCall({
+        engine,
+        metrics,
+        route: e.route,
+        signed: true,
+        chargeParty,
+        ...(e.body ? { shape: bodyShape(e.route, e.body) } : {}),
+        ...(e.admit === 'client-order-id' ? { admit } : {}),
+        ...(e.explain === 'ended-at-once' ? { amend: explain } : {}),
+      }),
+    );
+  }
+  // The desk's items and the switch's cancels are the very calls sent alone.
+  const placeOrderCall = forwards.get(placeOrder);
+  const cancelOrderCall = forwards.get(cancelOrder);
+  if (!placeOrderCall || !cancelOrderCall) throw new Error('the desk needs the place and cancel calls in the list of calls');
   // The desk (batches, cancel-replace): the same verified-forwards, their budget charged by weight.
   const desk: DeskParts = {
     place: placeOrderCall,
@@ -139,7 +106,6 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
     log: (err) => app.log.warn({ err }, 'batch item failed'),
     engineRoom: (ip) => engine.share.room(addressGroup(ip)),
   };
-  await app.register(deskRoutes, { parts: desk });
   const clientOrder = (party: string, clientOrderId: string) => findClientOrder(app.live, app.db, party, clientOrderId);
   // The dead man's switch: every replica looks for due switches in the shared store (dead-mans-switch.ts).
   const fired = new Counter({
@@ -160,8 +126,7 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
   });
   app.addHook('onReady', async () => deadMansSwitch.start());
   app.addHook('onClose', async () => deadMansSwitch.stop());
-  if (slot) slot.calls = socketTrading({ placeOrder: placeOrderCall, cancelOrder: cancelOrderCall, budgets, desk, clientOrder, deadMansSwitch });
-  const setTpsl = forwarder({ engine, metrics, route: 'POST /v1/tpsl', signed: true, chargeParty, shape: bodyShape('POST /v1/tpsl', TpslBody) });
+  calls.parts = { budgets, forwards, desk, clientOrder, deadMansSwitch };
   const orderbook = forwarder({
     engine,
     metrics,
@@ -191,47 +156,6 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
       if (!request.rawBody || request.rawBody.length === 0) throw new ApiError('bad_request', 'body is required: {party, sessionPublicKey, expiresAt, signature}');
       return sessionAuth(request, reply, canonicalTarget(request, '/v1/session-auth'));
     },
-  });
-
-  app.post('/v1/orders', {
-    validatorCompiler: documentOnly,
-    schema: {
-      tags: ['trading'],
-      summary: 'Place an order',
-      operationId: 'placeOrder',
-      description: `${SIGNED_NOTE} Accepted and rejected orders are both HTTP 200: check \`ok\`.`,
-      security: SIGNED,
-      body: OrderBody,
-      response: { 200: OrderAnswer, ...PROXY_ERRORS, ...DUPLICATE_ORDER },
-    },
-    handler: (request, reply) => placeOrder(request, reply, canonicalTarget(request, '/v1/orders')),
-  });
-
-  app.delete('/v1/orders/:orderId', {
-    schema: {
-      tags: ['trading'],
-      summary: 'Cancel an order',
-      operationId: 'cancelOrder',
-      description: `${SIGNED_NOTE} No body.`,
-      security: SIGNED,
-      params: CancelParams,
-      response: { 200: CancelAnswer, ...errors(400, 401, 404, 413, 415, 429, 502, 503, 504) },
-    },
-    handler: (request, reply) => cancelOrder(request, reply, canonicalTarget(request, orderIdPath(request.params.orderId))),
-  });
-
-  app.post('/v1/tpsl', {
-    validatorCompiler: documentOnly,
-    schema: {
-      tags: ['trading'],
-      summary: 'Set or cancel take-profit / stop-loss on a position',
-      operationId: 'setTpsl',
-      description: `${SIGNED_NOTE} A leg set to null cancels that leg.`,
-      security: SIGNED,
-      body: TpslBody,
-      response: { 200: TpslAnswer, ...PROXY_ERRORS },
-    },
-    handler: (request, reply) => setTpsl(request, reply, canonicalTarget(request, '/v1/tpsl')),
   });
 
   // No automatic HEAD twins: a HEAD would be forwarded as HEAD, which the engine does not serve.

@@ -8,7 +8,7 @@ import { SessionKeys } from '../../../src/auth/session-keys.js';
 import { signedPayload } from '../../../src/auth/signature.js';
 import { ApiError, fromDomainError } from '../../../src/http/errors.js';
 import type { ReplayGuard } from '../../../src/contracts/replay-guard.js';
-import { verifiedPartyForBudget } from '../../../src/http/trading/rate-limit.js';
+import { verifiedPartyForBudget } from '../../../src/auth/party-for-budget.js';
 import { ReplayMemoryFull } from '../../../src/auth/replay-guard.js';
 
 /** The one verifier as the guard uses it (a refusal thrown), its errors mapped as the HTTP edge maps them. */
@@ -141,6 +141,14 @@ describe('verifiedPartyForBudget (the trading proxy)', () => {
   it('an unknown session is the engine\'s to judge (null: forwarded, counted under the address)', async () => {
     const { replays, headers } = setup();
     expect(await verifiedPartyForBudget(new SessionKeys(null), replays, { method: 'GET', target: '/t', body: '', headers: headers(NOW), now: NOW })).toBeNull();
+  });
+
+  it('a session store that cannot answer gives null; a replay memory that cannot answer is thrown, whatever it throws', async () => {
+    const { sessions, replays, headers } = setup();
+    const down = { get: async () => Promise.reject(new Error('database down')) } as unknown as SessionKeys;
+    expect(await verifiedPartyForBudget(down, replays, { method: 'GET', target: '/t', body: '', headers: headers(NOW), now: NOW })).toBeNull();
+    const lost = { firstUse: async () => Promise.reject(new Error('redis down')), spent: async () => Promise.reject(new Error('redis down')) };
+    await expect(verifiedPartyForBudget(sessions, lost, { method: 'GET', target: '/t', body: '', headers: headers(NOW), now: NOW })).rejects.toThrow('redis down');
   });
 });
 

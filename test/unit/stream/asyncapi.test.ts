@@ -8,9 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { buildAsyncApi } from '../../../src/stream/asyncapi.js';
 import { FRAME_KINDS, PASSTHROUGH_KINDS } from '../../../src/contracts/frame.js';
 import { FRAME_KIND_DECLARATIONS } from '../../../src/stream/frame-kinds.js';
-import { STREAM_CALL_DOCUMENTS } from '../../../src/http/stream-call-documents.js';
-import { OP_SCHEMAS } from '../../../src/stream/message-schemas.js';
-import { CLIENT_OPS } from '../../../src/stream/client-messages.js';
+import { CLIENT_CALLS } from '../../../src/http/calls/index.js';
 
 type Doc = {
   info: { description: string };
@@ -19,7 +17,9 @@ type Doc = {
   channels: { stream: { messages: Record<string, { $ref: string }> } };
 };
 
-const doc = buildAsyncApi(STREAM_CALL_DOCUMENTS) as unknown as Doc;
+const doc = buildAsyncApi(CLIENT_CALLS) as unknown as Doc;
+/** Every op a client may send: those of the calls that have one. */
+const CLIENT_OPS = CLIENT_CALLS.flatMap((c) => (c.op === null ? [] : [c.op]));
 
 /** The message ids an operation lists, resolved to their documented messages. */
 function messagesOf(action: 'send' | 'receive') {
@@ -67,7 +67,7 @@ describe('AsyncAPI: every message in both directions', () => {
     expect(ops.sort()).toEqual([...CLIENT_OPS].sort());
     for (const op of CLIENT_OPS) {
       const documented = sent.find((m) => literals(m, 'op').includes(op))!;
-      expect(documented.payload).toEqual(JSON.parse(JSON.stringify(OP_SCHEMAS[op])));
+      expect(documented.payload).toEqual(JSON.parse(JSON.stringify(CLIENT_CALLS.find((c) => c.op === op)!.message)));
     }
   });
 

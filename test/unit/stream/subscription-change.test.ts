@@ -6,13 +6,18 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { parseSubscription, matches, marketsFilterMatchesNothing, type Subscription } from '../../../src/stream/subscription.js';
 import { applySubscribe, applyUnsubscribe, appliedFilters } from '../../../src/stream/subscription-change.js';
-import { MalformedMessageError, parseClientMessage, type SubscribeMessage, type UnsubscribeMessage } from '../../../src/stream/client-messages.js';
+import { MalformedMessageError, type SubscribeMessage, type UnsubscribeMessage } from '../../../src/stream/client-messages.js';
+import { CallMessages } from '../../../src/http/calls/messages.js';
+import { CLIENT_CALLS } from '../../../src/http/calls/index.js';
 import { InvalidSubscriptionError } from '../../../src/stream/errors.js';
 import { StreamHub } from '../../../src/stream/hub.js';
 import { StreamMetrics } from '../../../src/stream/metrics.js';
 import type { Frame } from '../../../src/contracts/frame.js';
 import { fakeSocket as fakeSocketOf } from '../../support/fake-socket.js';
 
+/** A message read as the socket reads it (from the calls' declarations): the call's input. */
+const reader = new CallMessages(CLIENT_CALLS);
+const parseClientMessage = (text: string): any => reader.read(text).input;
 const KNOWN = new Set(['BTC-PERP', 'ETH-PERP', 'SOL-PERP']);
 const sub = (query = ''): Subscription => parseSubscription(new URLSearchParams(query), KNOWN);
 const subscribe = (text: Record<string, unknown>) => parseClientMessage(JSON.stringify({ op: 'subscribe', id: 1, ...text })) as SubscribeMessage;
@@ -111,13 +116,13 @@ describe('reading a message', () => {
 
   it('reads the four ops', () => {
     expect(parseClientMessage('{"op":"subscribe","id":"a","kinds":["trade"],"depth":5}')).toMatchObject({ op: 'subscribe', id: 'a', lists: { kinds: ['trade'] }, depth: '5' });
-    expect(parseClientMessage('{"op":"order.place","id":2,"body":"{}","user":"u","sessionId":"s","sig":"1.ab"}')).toEqual({
-      op: 'order.place',
-      id: 2,
-      body: '{}',
-      signature: { user: 'u', sessionId: 's', sig: '1.ab' },
-    });
-    expect(parseClientMessage('{"op":"order.cancel","id":3,"orderId":"o-1"}')).toEqual({ op: 'order.cancel', id: 3, orderId: 'o-1', signature: {} });
+    const place = reader.read('{"op":"order.place","id":2,"body":"{}","user":"u","sessionId":"s","sig":"1.ab"}');
+    expect([place.op, place.id, String(parseClientMessage('{"op":"order.place","id":2,"body":"{}"}').body())]).toEqual(['order.place', 2, '{}']);
+    expect((place.input as { signature: () => unknown }).signature()).toEqual({ user: 'u', sessionId: 's', sig: '1.ab' });
+    const cancel = reader.read('{"op":"order.cancel","id":3,"orderId":"o-1"}');
+    expect([cancel.op, cancel.id, (cancel.input as { orderId: string }).orderId]).toEqual(['order.cancel', 3, 'o-1']);
+    // No signing values: refused as REST refuses missing signing headers, once the call runs.
+    expect(() => (cancel.input as { signature: () => unknown }).signature()).toThrow(/signed request required/);
   });
 });
 

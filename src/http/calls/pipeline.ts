@@ -1,0 +1,72 @@
+// The one pipeline every client call goes through, whichever way it came (docs/trading.md "One
+// pipeline"): built once by the composition root (app.ts), given the trading parts by the trading
+// routes, used by the REST adapter (rest.ts) and the socket adapter (stream-messages.ts).
+//
+//   shape    the transport checked the call against its declared schema; `shape` adds what a schema
+//            cannot say (400 before any budget is spent)
+//   charge   the address budget, the call's declared weight (less what the transport already spent),
+//            and the held party's when the call declares the held party pays
+//   verify, admit, send, explain
+//            the call's handler: the verified-forward of its engine route (trading/forward.ts
+//            routeCall: signature verified in auth/, the party it proves charged, the admission —
+//            a client order id claimed —, the engine call, the answer judged and explained), or the
+//            desk's cores (batch.ts, replace.ts, dead-mans-switch.ts), or a lookup
+//
+// What the call answers is put on the wire by the adapter that carried it.
+import type { ClientCallDocument } from '../../contracts/declarations.js';
+import { ApiError } from '../errors.js';
+import type { CallContext, CallEnv, CallResult, ClientCall } from './declaration.js';
+import { CallMessages } from './messages.js';
+import type { CallParts } from './parts.js';
+import type { ConnectionScope } from './connection.js';
+
+export class CallPipeline {
+  /** Set by the trading routes when they are registered; null: every trading call is 404. */
+  parts: CallParts | null = null;
+  /** The socket's reader of these calls' messages. */
+  readonly messages: CallMessages;
+
+  constructor(readonly calls: readonly ClientCall[]) {
+    this.messages = new CallMessages(calls);
+  }
+
+  /** The calls' documented faces (OpenAPI is made from their routes, AsyncAPI from these). */
+  get documents(): readonly ClientCallDocument[] {
+    return this.calls;
+  }
+
+  private trading(): CallParts {
+    if (!this.parts) throw new ApiError('not_found', 'this gateway has no trading routes');
+    return this.parts;
+  }
+
+  async run<In>(call: ClientCall<In>, input: In, ctx: CallContext, connection: ConnectionScope | null = null): Promise<CallResult> {
+    call.shape?.(input);
+    const weight = call.budget.weight(input);
+    if (weight > ctx.addressCharged) {
+      // At once, not one after the other: with the fleet's Redis store each unit is a round trip.
+      const { budgets } = this.trading();
+      const lefts = await Promise.all(Array.from({ length: weight - ctx.addressCharged }, () => budgets.address(ctx.ip)));
+      ctx.addressLeft = lefts.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+      ctx.addressCharged = weight;
+    }
+    const held = ctx.heldParty;
+    if (call.budget.party === 'held' && held !== undefined && weight > 0) {
+      const { budgets } = this.trading();
+      await Promise.all(Array.from({ length: weight }, () => budgets.party(held)));
+    }
+    const trading = () => this.trading();
+    const env: CallEnv = {
+      get trading() {
+        return trading();
+      },
+      get send() {
+        const forward = trading().forwards.get(call);
+        if (!forward) throw new Error(`call ${call.op ?? call.rest?.url}: no engine route declared`);
+        return forward;
+      },
+      connection,
+    };
+    return call.handle(input, env, ctx);
+  }
+}
