@@ -286,3 +286,10 @@ async function startingMid(pool: Pool, m: MarketInfo): Promise<number> {
   if (bid > 0 && ask > 0) return (bid + ask) / 2;
   return REFERENCE_PRICES[m.symbol] ?? 100;
 }
+
+/** Each party of a simulator run with this seed and its 32-byte key seed (hex): `localParty(hint, seedHex)` acts as it. */
+export function simulatedKeys(seed: number, n: number): Array<{ hint: string; seedHex: string; party: string }> {
+  const keys = botSeeds(new Random(seed), n).map((b) => ({ hint: b.hint, seedHex: b.seed.toString('hex'), party: partyId(b.hint, keyPairFromSeed(b.seed)) }));
+  const maker = makerSeed(seed);
+  return [...keys, { hint: MAKER_HINT, seedHex: maker.toString('hex'), party: makerParty(seed) }];
+}
