@@ -30,6 +30,8 @@ export function groupingsFor(m: Pick<Market, 'priceSigFigs' | 'maxPriceDecimals'
   }
   return options;
 }
+type Groupings = (price: string | null) => ReadonlyArray<{ value: string; label: string }>;
+
 export const DEPTHS = [5, 10, 20, 50] as const;
 
 export interface BookPanelHooks {
@@ -56,6 +58,9 @@ export class BookPanel {
   private readonly bidsBody: HTMLElement;
   private readonly spreadCell: HTMLElement;
   private group = 'none';
+  private groupings: Groupings = () => [{ value: 'none', label: 'none' }];
+  /** Whether the grouping choices were made from a price (else the book's first level gives one). */
+  private priced = false;
   private depth = 10;
   readonly probe: BookProbe = { market: '', group: 'none', depth: 10, bookSeq: null, resyncs: 0 };
 
@@ -88,12 +93,15 @@ export class BookPanel {
     return { bid: b?.bids[0]?.[0] ?? null, ask: b?.asks[0]?.[0] ?? null };
   }
 
-  /** Shows another market (a new subscription), with the grouping choices of its tick and price. */
-  show(market: string, groupings: ReadonlyArray<{ value: string; label: string }> = [{ value: 'none', label: 'none' }]): void {
+  /**
+   * Shows another market (a new subscription), with the grouping choices of its tick and price
+   * (`groupings` of a price); a market with no trade yet is priced by its book once it shows one.
+   */
+  show(market: string, groupings: Groupings = () => [{ value: 'none', label: 'none' }], price: string | null = null): void {
     this.feed?.stop();
-    // A grouping the new market does not offer (a 100 bucket on a $144 market) falls back to none.
-    if (!groupings.some((g) => g.value === this.group)) this.group = this.probe.group = 'none';
-    this.groupSelect.innerHTML = groupings.map((g) => `<option value="${escapeHtml(g.value)}"${g.value === this.group ? ' selected' : ''}>${escapeHtml(g.label)}</option>`).join('');
+    this.groupings = groupings;
+    this.priced = price !== null;
+    this.renderGroupings(price);
     this.probe.market = market;
     this.probe.bookSeq = null;
     this.draw(null);
@@ -110,6 +118,13 @@ export class BookPanel {
       onRefused: (err) => this.hooks.onRefused(err),
     });
     this.feed.start();
+  }
+
+  private renderGroupings(price: string | null): void {
+    const options = this.groupings(price);
+    // A grouping the new market does not offer (a 100 bucket on a $144 market) falls back to none.
+    if (!options.some((g) => g.value === this.group)) this.group = this.probe.group = 'none';
+    this.groupSelect.innerHTML = options.map((g) => `<option value="${escapeHtml(g.value)}"${g.value === this.group ? ' selected' : ''}>${escapeHtml(g.label)}</option>`).join('');
   }
 
   private setView(group: string, depth: number): void {
@@ -133,6 +148,10 @@ export class BookPanel {
     const market = this.probe.market;
     // One number of decimals for the whole column: the best ask's (else the best bid's).
     const reference = asks[0]?.[0] ?? bids[0]?.[0] ?? null;
+    if (!this.priced && reference !== null) {
+      this.priced = true;
+      this.renderGroupings(reference);
+    }
     // Cumulative size from the spread outwards (exact), and the depth bar of each level against the deeper side's total.
     const cumulative = (levels: BookLevel[]): string[] => {
       let total = '0';

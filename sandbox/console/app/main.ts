@@ -334,7 +334,7 @@ function onPartyMessage(message: StreamMessage): void {
 function selectMarket(sameMarket = false): void {
   marketWatch?.close();
   const shown = market();
-  if (!sameMarket) bookPanel.show(selected, shown ? groupingsFor(shown, shown.stats24h.last ?? shown.lastTrade?.price) : undefined);
+  if (!sameMarket) bookPanel.show(selected, shown ? (price) => groupingsFor(shown, price) : undefined, shown?.stats24h.last ?? shown?.lastTrade?.price ?? null);
   // The URL follows the market and the interval (a reload or a shared link opens the same screen).
   const url = new URL(location.href);
   url.searchParams.set('market', selected);
