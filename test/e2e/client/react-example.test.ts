@@ -5,6 +5,7 @@
 // a production build, where React does not mount effects twice: the remount of a book watch is
 // covered by test/integration/stream/book-view-snapshot.test.ts.)
 import { spawn } from 'node:child_process';
+import { stripVTControlCharacters as stripAnsi } from 'node:util';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -135,7 +136,7 @@ describe.skipIf(!run)('the Vite + React example in Chromium', () => {
         const timer = setTimeout(() => fail(new Error(`no URL printed in 40 s:\n${printed}`)), 40_000);
         const onData = (d: Buffer) => {
           printed += d.toString();
-          const m = /Local:\s+(http:\/\/\S+)/.exec(printed.replace(/\x1b\[[0-9;]*m/g, ''));
+          const m = /Local:\s+(http:\/\/\S+)/.exec(stripAnsi(printed));
           if (m) {
             clearTimeout(timer);
             ok(m[1]!);
