@@ -43,3 +43,10 @@ export function onPriceGrid(m: MarketInfo, price: string): boolean {
   if (f.length > 6 - m.szDecimals) return false;
   return (int.replace(/^0+/, '') + f).replace(/^0+/, '').length <= 5;
 }
+
+/** The grid's price step at `p`: the smallest price difference the grid allows there. */
+export function gridTick(m: MarketInfo, p: number): number {
+  const maxDecimals = Math.max(0, 6 - m.szDecimals);
+  const magnitude = Math.floor(Math.log10(p));
+  return 10 ** -Math.max(0, Math.min(maxDecimals, 4 - magnitude));
+}

@@ -1,11 +1,13 @@
 // startSimulator(): bots that keep the engine's markets alive at `rate` actions per second —
-// makers quoting around a random-walk mid price on each market's grid, takers crossing, position
+// a market maker keeping a ladder on both sides of every book around a random-walk mid (maker.ts),
+// bots quoting around it on each market's grid, takers crossing with a bounded price, position
 // flips, take-profit/stop-loss (attached to orders and via /v1/tpsl), cancels, deposits,
 // withdrawals and faucet top-ups. Every trading call is signed like a real client's.
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'undici';
 import { admin, Bot, call } from './bot.js';
 import { gridAbs, gridPrice, gridSize, type MarketInfo } from './grid.js';
+import { MarketMaker } from './maker.js';
 import { Random } from './random.js';
 import { keyPairFromSeed, partyId } from './signing.js';
 
@@ -34,6 +36,7 @@ export interface SimulatorStats {
 }
 
 export interface RunningSimulator {
+  /** The bots' parties, then the market maker's. */
   parties: string[];
   stats(): SimulatorStats;
   stop(): Promise<void>;
@@ -45,7 +48,16 @@ const chainTxId = (): string => `0x${randomBytes(32).toString('hex')}`;
 /** Where a market's mid starts when its book is empty. */
 const REFERENCE_PRICES: Record<string, number> = { 'BTC-PERP': 65000, 'ETH-PERP': 3200, 'SOL-PERP': 150 };
 
-type Action = 'quote' | 'take' | 'take_tpsl' | 'flip' | 'tpsl' | 'cancel' | 'deposit' | 'withdraw' | 'faucet';
+/**
+ * How far from the mid a taker of the simulator may trade (0.5 %): every order that takes is a limit
+ * `ioc` at that bound, and every take-profit/stop-loss has a limit price, so none ever sweeps a book
+ * that happens to be thin.
+ */
+const TAKE_BOUND = 0.005;
+/** How often the market maker brings each market's ladder to the mid. */
+const MAKER_REFRESH_MS = 500;
+
+type Action = 'make' | 'quote' | 'take' | 'take_tpsl' | 'flip' | 'tpsl' | 'cancel' | 'deposit' | 'withdraw' | 'faucet';
 const WEIGHTS: Array<[Action, number]> = [
   ['quote', 46],
   ['take', 18],
@@ -78,7 +90,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   for (const m of markets) mid.set(m.symbol, await startingMid(pool, m));
 
   const bots = botSeeds(rng, options.bots ?? 8).map((b) => Bot.fromSeed(pool, b.hint, b.seed));
-  for (const b of bots) {
+  const makerBot = Bot.fromSeed(pool, MAKER_HINT, makerSeed(options.seed ?? 1));
+  for (const b of [...bots, makerBot]) {
     await b.authorize();
     const f = await admin(pool, options.adminToken, '/v1/admin/faucet', { party: b.party, amount: options.funding ?? '1000000' });
     if (f.body?.ok !== true) throw new Error(`faucet failed for ${b.hint}: HTTP ${f.status} ${JSON.stringify(f.body)}`);
@@ -92,6 +105,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       stats.rejected[code] = (stats.rejected[code] ?? 0) + 1;
     }
   };
+
+  const maker = new MarketMaker(makerBot, pool, (r) => record('make', r));
+  /** A bounded limit price for a taker on `side`: the mid moved TAKE_BOUND against it. */
+  const bound = (m: MarketInfo, side: string, px: number): string => gridPrice(m, side === 'buy' ? px * (1 + TAKE_BOUND) : px * (1 - TAKE_BOUND), side === 'buy');
 
   const quote = async (bot: Bot, m: MarketInfo): Promise<void> => {
     const px = mid.get(m.symbol)!;
@@ -110,11 +127,11 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const take = async (bot: Bot, m: MarketInfo, withTpsl: boolean): Promise<void> => {
     const px = mid.get(m.symbol)!;
     const side = rng.chance(0.5) ? 'buy' : 'sell';
-    const order: Record<string, unknown> = { market: m.symbol, side, type: 'market', size: gridSize(m, px, rng.between(50, 800)) };
+    const order: Record<string, unknown> = { market: m.symbol, side, type: 'limit', tif: 'ioc', price: bound(m, side, px), size: gridSize(m, px, rng.between(50, 800)) };
     if (withTpsl) {
       const up = side === 'buy' ? 1 : -1;
-      order.tp = { triggerPrice: gridPrice(m, px * (1 + up * 0.003)) };
-      order.sl = { triggerPrice: gridPrice(m, px * (1 - up * 0.003)), limitPrice: rng.chance(0.5) ? gridPrice(m, px * (1 - up * 0.01)) : undefined };
+      order.tp = { triggerPrice: gridPrice(m, px * (1 + up * 0.003)), limitPrice: gridPrice(m, px * (1 + up * 0.003 - up * TAKE_BOUND)) };
+      order.sl = { triggerPrice: gridPrice(m, px * (1 - up * 0.003)), limitPrice: gridPrice(m, px * (1 - up * (0.003 + TAKE_BOUND * rng.between(0.2, 1)))) };
     }
     record(withTpsl ? 'take_tpsl' : 'take', await bot.placeOrder(order));
   };
@@ -126,7 +143,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     const m = markets.find((x) => x.symbol === p.market);
     if (!m) return;
     const size = gridAbs(m, 2 * p.size);
-    record('flip', await bot.placeOrder({ market: m.symbol, side: p.size > 0 ? 'sell' : 'buy', type: 'market', size }));
+    const side = p.size > 0 ? 'sell' : 'buy';
+    record('flip', await bot.placeOrder({ market: m.symbol, side, type: 'limit', tif: 'ioc', price: bound(m, side, mid.get(m.symbol)!), size }));
   };
 
   const tpsl = async (bot: Bot): Promise<void> => {
@@ -140,7 +158,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     const half = gridAbs(m, p.size / 2);
     const body: Record<string, unknown> = {
       market: m.symbol,
-      tp: { triggerPrice: gridPrice(m, px * (1 + up * 0.002)), size: Number(half) > 0 && rng.chance(0.5) ? half : undefined },
+      tp: { triggerPrice: gridPrice(m, px * (1 + up * 0.002)), limitPrice: gridPrice(m, px * (1 + up * 0.002 - up * TAKE_BOUND)), size: Number(half) > 0 && rng.chance(0.5) ? half : undefined },
       sl: rng.chance(0.8) ? { triggerPrice: gridPrice(m, px * (1 - up * 0.002)), limitPrice: gridPrice(m, px * (1 - up * 0.008)) } : null,
     };
     record('tpsl', await bot.tpsl(body));
@@ -185,8 +203,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     }
   };
 
-  // Seed both sides of every book so the first takers find liquidity.
-  for (const m of markets) for (let i = 0; i < 4; i++) await quote(bots[i % bots.length]!, m);
+  // Both sides of every book before the first taker.
+  for (const m of markets) await maker.refresh(m, mid.get(m.symbol)!);
 
   let inFlight = 0;
   let budget = 0;
@@ -216,18 +234,28 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       running.add(p);
     }
   }, 20);
-  // The mid drifts as a random walk (about 0.1 % per second) so prices keep moving.
+  // The mid drifts as a random walk (about 0.004 % per second, a calm day's pace) so prices keep moving.
   const drift = setInterval(() => {
-    for (const m of markets) mid.set(m.symbol, mid.get(m.symbol)! * Math.exp(rng.normal() * 0.0005));
+    for (const m of markets) mid.set(m.symbol, mid.get(m.symbol)! * Math.exp(rng.normal() * 0.00002));
   }, 250);
+  const making = setInterval(() => {
+    for (const m of markets) {
+      const p: Promise<void> = maker.refresh(m, mid.get(m.symbol)!).catch((err: Error) => {
+        stats.errors++;
+        options.onError?.(err);
+      }).finally(() => running.delete(p));
+      running.add(p);
+    }
+  }, MAKER_REFRESH_MS);
 
   return {
-    parties: bots.map((b) => b.party),
+    parties: [...bots.map((b) => b.party), maker.party],
     stats: () => structuredClone(stats),
     async stop() {
       stopped = true;
       clearInterval(pump);
       clearInterval(drift);
+      clearInterval(making);
       await Promise.allSettled([...running]);
       await pool.close();
     },
@@ -237,6 +265,18 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
 /** Bot hints and key seeds, drawn first from the run's PRNG: a seed always yields the same parties. */
 function botSeeds(rng: Random, n: number): Array<{ hint: string; seed: Buffer }> {
   return Array.from({ length: n }, (_, i) => ({ hint: `bot-${i + 1}`, seed: rng.bytes(32) }));
+}
+
+const MAKER_HINT = 'maker-1';
+
+/** The market maker's key seed: drawn from its own PRNG, so the bots' parties and choices stay those of the seed. */
+function makerSeed(seed: number): Buffer {
+  return new Random(seed ^ 0x6d616b72).bytes(32);
+}
+
+/** The market maker's party in a simulator run with this seed. */
+export function makerParty(seed: number): string {
+  return partyId(MAKER_HINT, keyPairFromSeed(makerSeed(seed)));
 }
 
 /** The party ids a simulator run with this seed uses (for docs, banners and tests). */
@@ -251,4 +291,11 @@ async function startingMid(pool: Pool, m: MarketInfo): Promise<number> {
   const ask = Number((r.body?.asks as string[][] | undefined)?.[0]?.[0]);
   if (bid > 0 && ask > 0) return (bid + ask) / 2;
   return REFERENCE_PRICES[m.symbol] ?? 100;
+}
+
+/** Each party of a simulator run with this seed and its 32-byte key seed (hex): `localParty(hint, seedHex)` acts as it. */
+export function simulatedKeys(seed: number, n: number): Array<{ hint: string; seedHex: string; party: string }> {
+  const keys = botSeeds(new Random(seed), n).map((b) => ({ hint: b.hint, seedHex: b.seed.toString('hex'), party: partyId(b.hint, keyPairFromSeed(b.seed)) }));
+  const maker = makerSeed(seed);
+  return [...keys, { hint: MAKER_HINT, seedHex: maker.toString('hex'), party: makerParty(seed) }];
 }

@@ -1,4 +1,5 @@
-// Testnet faucet `POST /v1/users/:party/faucet` (docs/trading.md "Faucet"). Guarded like every
+// Testnet faucet `POST /v1/users/:party/faucet` (docs/trading.md "Faucet"), and `GET` of the same
+// path: the cooldown left, so a screen can disable its button instead of collecting 429s. Guarded like every
 // party route (registered in the party scope, http/party-scope.ts: authenticate + own-party), so only
 // the party itself can top itself up. Order of checks: enabled (404) → guards (401/403) →
 // cooldown (429 + Retry-After + retryAfterS) → ceiling (403) → engine admin faucet.
@@ -16,7 +17,7 @@ import { ApiError } from './errors.js';
 import { errors, PartyParams } from './schemas.js';
 import { faucetFacts } from './trading/faucet-policy.js';
 import { isDecimal, normalizeDecimal, parseDecimal } from '../decimal.js';
-import { FaucetAnswer, Rejection } from './trading/schemas.js';
+import { FaucetAnswer, FaucetStatus, Rejection } from './trading/schemas.js';
 
 type Answer = Static<typeof FaucetAnswer> | Static<typeof Rejection>;
 
@@ -34,11 +35,13 @@ export const faucetRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (!config.faucetEnabled) throw new ApiError('not_found', 'the faucet is not enabled on this gateway (FAUCET_ENABLED)');
   };
 
+  /** Unix ms of the party's last grant: the mirror's, or this process's own while the mirror lags it. */
+  const lastGrantMs = (party: string, facts: { lastFaucetAtMs: number | null }): number => Math.max(facts.lastFaucetAtMs ?? -Infinity, granted.get(party) ?? -Infinity);
+
   async function grant(party: string, reply: FastifyReply): Promise<Answer> {
     const facts = await faucetFacts(db, party);
     const now = clock.now();
-    const mine = granted.get(party);
-    const last = Math.max(facts.lastFaucetAtMs ?? -Infinity, mine ?? -Infinity);
+    const last = lastGrantMs(party, facts);
     if (cooldownMs > 0 && now - last < cooldownMs) {
       const retryAfterS = Math.max(1, Math.ceil((last + cooldownMs - now) / 1000));
       void reply.header('retry-after', String(retryAfterS));
@@ -95,6 +98,26 @@ export const faucetRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
     return { party, amount, newBalance: normalizeDecimal(answer.newBalance) };
   }
+
+  app.get('/v1/users/:party/faucet', {
+    onRequest: refuseWhenDisabled,
+    schema: {
+      tags: ['mirror'],
+      summary: 'Testnet faucet: the cooldown left (FAUCET_ENABLED only)',
+      operationId: 'faucetStatus',
+      description:
+        "What a top-up would give and when it is allowed: `retryAfterS` 0 and `nextAt` null when now, else the seconds and the time the party's cooldown ends (its last faucet deposit + FAUCET_COOLDOWN_S). The same facts the POST checks; a fleet's Redis claim is not read, so a grant on another replica shows once the mirror has it (seconds). 404 when the faucet is disabled.",
+      params: PartyParams,
+      response: { 200: FaucetStatus, ...errors(400, 401, 403, 404, 503, 504) },
+    },
+    handler: async (request) => {
+      const { party } = request.params;
+      const last = lastGrantMs(party, await faucetFacts(db, party));
+      const endsAt = last + cooldownMs;
+      const left = cooldownMs > 0 && Date.now() < endsAt ? endsAt - Date.now() : 0;
+      return { party, amount, cooldownS: config.faucetCooldownS, retryAfterS: Math.ceil(left / 1000), nextAt: left > 0 ? new Date(endsAt).toISOString() : null };
+    },
+  });
 
   app.post('/v1/users/:party/faucet', {
     onRequest: refuseWhenDisabled,

@@ -1,13 +1,13 @@
 // A small trading screen on @gateway/client/react (docs/client.md "React"): one provider, one
 // socket, a book, a tape, a chart's bars, the stream state, and a party of its own (made in the
-// browser, funded by the faucet) with its account, orders and fills. `?gateway=<url>` picks the
-// gateway (default http://127.0.0.1:4000).
+// browser, funded by the faucet) with its account, orders and fills. The gateway: `?gateway=<url>`,
+// else VITE_GATEWAY_URL at build or dev-server start, else the local stack's http://127.0.0.1:4000.
 import { StrictMode, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { GatewayClient, formatMoney, formatPrice, formatSize, localParty, type Market } from '@gateway/client';
 import { GatewayProvider, useGateway, useAccount, useCandles, useFills, useOrderBook, useOpenInterest, useOrders, useStreamState, useTrades } from '@gateway/client/react';
 
-const gateway = new URLSearchParams(location.search).get('gateway') ?? 'http://127.0.0.1:4000';
+const gateway = new URLSearchParams(location.search).get('gateway') ?? ((import.meta as ImportMeta & { env: Record<string, string | undefined> }).env.VITE_GATEWAY_URL || 'http://127.0.0.1:4000');
 const client = new GatewayClient({ baseUrl: gateway });
 // The party is made once per page, outside React: StrictMode runs effects twice, and the client holds
 // one session (a second party's session would sign the first party's reads).

@@ -20,6 +20,7 @@ import type {
   Deposit,
   EngineEvent,
   FaucetGrant,
+  FaucetStatus,
   Fill,
   Health,
   List,
@@ -372,6 +373,11 @@ export class GatewayClient {
   faucet(party: string): Promise<FaucetGrant | Rejection> {
     return this.transport.call({ method: 'POST', path: `/v1/users/${enc(party)}/faucet`, signed: true, retries: 0 });
   }
+  /** The faucet's cooldown for the party: `retryAfterS` 0 when a top-up is allowed now (a screen disables its button until then). */
+  faucetStatus(party: string): Promise<FaucetStatus> {
+    return this.transport.call({ method: 'GET', path: `/v1/users/${enc(party)}/faucet`, signed: true });
+  }
+
 
   // ---- verifications ----
 

@@ -103,11 +103,12 @@ export interface LimitOrderRequest<M extends string = string> extends OrderField
   /** gtc (default), ioc, or alo (post-only). */
   tif?: 'gtc' | 'ioc' | 'alo';
 }
-/** A market order: `price` is an optional worst price; it never rests (tif is ioc). */
+/** A market order: `price` is an optional worst price; it never rests (it is always ioc). */
 export interface MarketOrderRequest<M extends string = string> extends OrderFields<M> {
   type: 'market';
   price?: Decimal;
-  tif?: 'ioc';
+  /** No time in force: a market order is always ioc, so a `tif` here does not compile. */
+  tif?: never;
 }
 /** Typed by order type: a limit order without a price does not compile. */
 export type OrderRequest<M extends string = string> = LimitOrderRequest<M> | MarketOrderRequest<M>;
@@ -152,6 +153,16 @@ export interface FaucetGrant {
   party: string;
   amount: Decimal;
   newBalance: Decimal;
+}
+/** GET /v1/users/:party/faucet: the cooldown left. */
+export interface FaucetStatus {
+  party: string;
+  amount: Decimal;
+  cooldownS: number;
+  /** 0 when a top-up is allowed now. */
+  retryAfterS: number;
+  /** When the cooldown ends (ISO 8601); null when a top-up is allowed now. */
+  nextAt: string | null;
 }
 export interface UserMe {
   party: string;

@@ -4,7 +4,7 @@
 // reconnection, so the stores are idempotent: an order update counts only when its `asOfSeq` is
 // above the one held for that order (a snapshot read from the engine may be newer than live frames
 // still queued behind it), and a fill leg is kept once by (matchId, orderId, positionId).
-import type { FillFrame, OrderUpdateFrame } from './generated/wire.js';
+import type { FillFrame, Order, OrderUpdateFrame } from './generated/wire.js';
 
 export type OrderUpdate = OrderUpdateFrame['payload'] & { market: string | null; seq: number; ts: string };
 export type UserFill = FillFrame['payload'] & { market: string; seq: number; ts: string };
@@ -23,7 +23,43 @@ export class UserOrdersStore {
 
   /** Applies an `order.update` frame; true when it changed the store. */
   apply(frame: OrderUpdateFrame): boolean {
-    const update: OrderUpdate = { ...frame.payload, market: frame.market ?? null, seq: frame.seq, ts: frame.ts };
+    return this.put({ ...frame.payload, market: frame.market ?? null, seq: frame.seq, ts: frame.ts });
+  }
+
+  /**
+   * Adds orders read over REST (`listUserOrders`, newest first), held only where newer than what the
+   * stream gave: the channel's snapshot on subscribe holds the open orders alone, so after a reload
+   * this is what brings back the history (a filled order). The mirror keeps no reason for a
+   * cancellation: such an order shows `reason: null`. True when anything changed.
+   */
+  load(orders: readonly Order[]): boolean {
+    let changed = false;
+    for (const o of [...orders].sort((a, b) => a.updatedSeq - b.updatedSeq)) {
+      changed =
+        this.put({
+          orderId: o.orderId,
+          clientOrderId: o.clientOrderId,
+          side: o.side,
+          type: o.type,
+          price: o.price,
+          size: o.size,
+          filledSize: o.filledSize,
+          avgPrice: o.avgPrice,
+          status: o.status,
+          reason: null,
+          code: null,
+          error: null,
+          asOfSeq: o.updatedSeq,
+          market: o.market,
+          seq: o.updatedSeq,
+          ts: o.updatedAt,
+        }) || changed;
+    }
+    if (changed) this.ended.sort((a, b) => a.asOfSeq - b.asOfSeq);
+    return changed;
+  }
+
+  private put(update: OrderUpdate): boolean {
     const id = update.orderId;
     if (id !== null) {
       const held = this.byId.get(id);

@@ -23,11 +23,15 @@ function percent(ratio: string | null): string {
   return ratio === null ? '—' : `${roundTo(mulDecimal(ratio, '100'), 2)} %`;
 }
 
-/** A leverage ratio for display: small ones keep four decimals so a first position is visible. */
-function times(ratio: string | null): string {
-  if (ratio === null) return '—';
+/**
+ * A leverage ratio for display: "–" when there is none to show (no position: the view's zero; equity
+ * at or below zero: null), small ones with four decimals so a first position is visible.
+ */
+export function times(ratio: string | null): string {
+  if (ratio === null || /^-?0(\.0*)?$/.test(ratio)) return '–';
   const places = ratio.replace(/^-/, '').startsWith('0') ? 4 : 2;
-  return `${roundTo(ratio, places)}×`;
+  const shown = roundTo(ratio, places);
+  return /^-?0\.0+$/.test(shown) ? '< 0.0001×' : `${shown}×`;
 }
 
 export function renderAccount(account: Account): void {

@@ -2,22 +2,36 @@
 // OrderBookFeed (snapshot, then deltas checked by chain and CRC-32; a fresh subscription on a gap
 // or a mismatch), drawn with each level's order count. The grouping and depth selectors change the
 // subscription's view (docs/stream.md "Order book deltas"); nothing here polls.
-import { OrderBookFeed, addDecimal, compareDecimal, divDecimal, formatDecimal, mulDecimal, roundDecimal, subDecimal, type BookLevel, type DeltaOrderBook, type GatewayClient, type GatewayError, type LiveConnection } from '@gateway/client';
+import { OrderBookFeed, addDecimal, compareDecimal, divDecimal, formatDecimal, mulDecimal, roundDecimal, subDecimal, type BookLevel, type DeltaOrderBook, type GatewayClient, type GatewayError, type LiveConnection, type Market } from '@gateway/client';
 import { escapeHtml, px, sz } from './format.js';
 
-/** Grouping choices: tick multiples and significant figures (the gateway's `group`). */
-export const GROUPINGS: ReadonlyArray<{ value: string; label: string }> = [
-  { value: 'none', label: 'none' },
-  { value: 'tick:0.1', label: '0.1' },
-  { value: 'tick:1', label: '1' },
-  { value: 'tick:10', label: '10' },
-  { value: 'tick:100', label: '100' },
-  { value: 'tick:1000', label: '1000' },
-  { value: 'sig:5', label: '5 sig. figs' },
-  { value: 'sig:4', label: '4 sig. figs' },
-  { value: 'sig:3', label: '3 sig. figs' },
-  { value: 'sig:2', label: '2 sig. figs' },
-];
+/** A power of ten as an exact decimal string: 10^e. */
+function powerOfTen(e: number): string {
+  return e >= 0 ? `1${'0'.repeat(e)}` : `0.${'0'.repeat(-e - 1)}1`;
+}
+
+/**
+ * Grouping choices for one market at its price (the gateway's `group`): `none`, then tick multiples
+ * from the grid's own tick at that price up to 1 % of it, then significant figures coarser than the
+ * tick up to 2 % of it. A ~$144 market so gets 0.01, 0.1 and 1, never a 1000 bucket that holds the
+ * whole book. Without a price (no trade yet) only `none`.
+ */
+export function groupingsFor(m: Pick<Market, 'priceSigFigs' | 'maxPriceDecimals'>, price: string | null | undefined): Array<{ value: string; label: string }> {
+  const options = [{ value: 'none', label: 'none' }];
+  const p = Number(price);
+  if (!(p > 0)) return options;
+  const magnitude = Math.floor(Math.log10(p));
+  const tickExp = -Math.min(m.maxPriceDecimals, Math.max(0, m.priceSigFigs - 1 - magnitude));
+  const share = (e: number): string => `${Number(((10 ** e / p) * 100).toPrecision(2))}%`;
+  for (let e = tickExp; 10 ** e <= p * 0.01; e++) options.push({ value: `tick:${powerOfTen(e)}`, label: `${powerOfTen(e)} (${share(e)})` });
+  for (let n = 5; n >= 2; n--) {
+    const e = magnitude + 1 - n; // the bucket of n significant figures at this price
+    if (e > tickExp && 10 ** e <= p * 0.02) options.push({ value: `sig:${n}`, label: `${n} sig. figs (${share(e)})` });
+  }
+  return options;
+}
+type Groupings = (price: string | null) => ReadonlyArray<{ value: string; label: string }>;
+
 export const DEPTHS = [5, 10, 20, 50] as const;
 
 export interface BookPanelHooks {
@@ -44,6 +58,9 @@ export class BookPanel {
   private readonly bidsBody: HTMLElement;
   private readonly spreadCell: HTMLElement;
   private group = 'none';
+  private groupings: Groupings = () => [{ value: 'none', label: 'none' }];
+  /** Whether the grouping choices were made from a price (else the book's first level gives one). */
+  private priced = false;
   private depth = 10;
   readonly probe: BookProbe = { market: '', group: 'none', depth: 10, bookSeq: null, resyncs: 0 };
 
@@ -65,7 +82,6 @@ export class BookPanel {
       const row = (ev.target as HTMLElement).closest<HTMLElement>('tr[data-price]');
       if (row?.dataset.price) this.hooks.onPrice?.(row.dataset.price);
     });
-    groupSelect.innerHTML = GROUPINGS.map((g) => `<option value="${escapeHtml(g.value)}">${escapeHtml(g.label)}</option>`).join('');
     depthSelect.innerHTML = DEPTHS.map((d) => `<option value="${d}"${d === this.depth ? ' selected' : ''}>${d}</option>`).join('');
     groupSelect.addEventListener('change', () => this.setView(groupSelect.value, this.depth));
     depthSelect.addEventListener('change', () => this.setView(this.group, Number(depthSelect.value)));
@@ -77,9 +93,15 @@ export class BookPanel {
     return { bid: b?.bids[0]?.[0] ?? null, ask: b?.asks[0]?.[0] ?? null };
   }
 
-  /** Shows another market (a new subscription). */
-  show(market: string): void {
+  /**
+   * Shows another market (a new subscription), with the grouping choices of its tick and price
+   * (`groupings` of a price); a market with no trade yet is priced by its book once it shows one.
+   */
+  show(market: string, groupings: Groupings = () => [{ value: 'none', label: 'none' }], price: string | null = null): void {
     this.feed?.stop();
+    this.groupings = groupings;
+    this.priced = price !== null;
+    this.renderGroupings(price);
     this.probe.market = market;
     this.probe.bookSeq = null;
     this.draw(null);
@@ -96,6 +118,13 @@ export class BookPanel {
       onRefused: (err) => this.hooks.onRefused(err),
     });
     this.feed.start();
+  }
+
+  private renderGroupings(price: string | null): void {
+    const options = this.groupings(price);
+    // A grouping the new market does not offer (a 100 bucket on a $144 market) falls back to none.
+    if (!options.some((g) => g.value === this.group)) this.group = this.probe.group = 'none';
+    this.groupSelect.innerHTML = options.map((g) => `<option value="${escapeHtml(g.value)}"${g.value === this.group ? ' selected' : ''}>${escapeHtml(g.label)}</option>`).join('');
   }
 
   private setView(group: string, depth: number): void {
@@ -119,6 +148,10 @@ export class BookPanel {
     const market = this.probe.market;
     // One number of decimals for the whole column: the best ask's (else the best bid's).
     const reference = asks[0]?.[0] ?? bids[0]?.[0] ?? null;
+    if (!this.priced && reference !== null) {
+      this.priced = true;
+      this.renderGroupings(reference);
+    }
     // Cumulative size from the spread outwards (exact), and the depth bar of each level against the deeper side's total.
     const cumulative = (levels: BookLevel[]): string[] => {
       let total = '0';

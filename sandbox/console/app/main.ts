@@ -26,6 +26,7 @@ import {
   type StreamState,
   type Watch,
   type OrderRequest,
+  type OrderAccepted,
   type Account,
   type Trigger,
   type CandleInterval,
@@ -47,10 +48,12 @@ import { orderFrom, baseSize, type TicketFields } from './ticket.js';
 import { PnlPanel } from './pnl.js';
 import { VerificationPanel } from './verification.js';
 import { AccountVerificationPanel } from './account-verification.js';
-import { BookPanel, type BookProbe } from './book.js';
+import { BookPanel, groupingsFor, type BookProbe } from './book.js';
 import { mountDeskActions } from './desk-actions.js';
 import { TradeTape } from './tape.js';
 import { renderFills, renderOpenOrders, renderOrderHistory, type SentOrder } from './my-orders.js';
+import { closeOrder, describeClose } from './close.js';
+import { FaucetButton } from './faucet-button.js';
 import { socketFirstOrderPath, type OrderPath, type PathName } from './order-path.js';
 
 /** Timings read by the benchmark and the browser test (ms since navigation start). */
@@ -330,7 +333,8 @@ function onPartyMessage(message: StreamMessage): void {
 /** Another market: book, tape, chart and stream again; another interval (`sameMarket`): the chart and the market stream only. */
 function selectMarket(sameMarket = false): void {
   marketWatch?.close();
-  if (!sameMarket) bookPanel.show(selected);
+  const shown = market();
+  if (!sameMarket) bookPanel.show(selected, shown ? (price) => groupingsFor(shown, price) : undefined, shown?.stats24h.last ?? shown?.lastTrade?.price ?? null);
   // The URL follows the market and the interval (a reload or a shared link opens the same screen).
   const url = new URL(location.href);
   url.searchParams.set('market', selected);
@@ -410,13 +414,16 @@ $('order-form').addEventListener('submit', (ev) => {
   })();
 });
 
-/** Sends an order (the ticket's, or a position's close) and shows the answer. */
-async function send(order: OrderRequest, allowImmediateTrigger: boolean): Promise<void> {
+/** Sends an order (the ticket's, or a position's close) and shows the answer (`describe`: in the caller's words). */
+async function send(order: OrderRequest, allowImmediateTrigger: boolean, describe?: (answer: OrderAccepted) => string): Promise<void> {
   const out = $('order-result');
   try {
     const { answer, path } = await orderPath.place(order, { allowImmediateTrigger });
     showPath(path);
-    if (answer.ok) {
+    if (answer.ok && describe) {
+      out.className = /^0(\.0*)?$/.test(answer.filledSize) ? 'msg err' : 'msg ok';
+      out.textContent = `${describe(answer)} (${answer.orderId})`;
+    } else if (answer.ok) {
       out.className = 'msg ok';
       out.textContent = `${answer.status}: ${answer.orderId}${answer.avgPrice ? ` @ ${px(order.market, answer.avgPrice)}` : ''}`;
     } else {
@@ -429,14 +436,17 @@ async function send(order: OrderRequest, allowImmediateTrigger: boolean): Promis
   }
 }
 
-// Close: a reduce-only market order for the whole position, the other way.
+// Close: a reduce-only market order for the whole position, the other way, no worse than 1 % from the mark (close.ts).
 $('positions').addEventListener('click', (ev) => {
   const button = (ev.target as HTMLElement).closest<HTMLElement>('button[data-close]');
-  const symbol = button?.dataset.close;
+  const m = markets.find((x) => x.symbol === button?.dataset.close);
   const size = button?.dataset.size;
-  if (!symbol || !size) return;
-  const long = !size.startsWith('-');
-  void send({ market: symbol, side: long ? 'sell' : 'buy', type: 'market', size: formatDecimal(long ? size : size.slice(1), 10), reduceOnly: true }, true);
+  const mark = button?.dataset.mark;
+  if (!m || !size || !mark) return;
+  const order = closeOrder(m, { size, markPrice: mark });
+  $('order-result').className = 'msg';
+  $('order-result').textContent = 'closing…';
+  void send(order, true, (answer) => describeClose(order, answer, (v) => px(m.symbol, v)));
 });
 
 mountDeskActions({ client, orders, table: $('orders'), out: $('order-result'), openStream: () => (live.client && (liveState === 'live' || liveState === 'backfilling') ? live.client : null) });
@@ -479,11 +489,16 @@ $('tpsl-form').addEventListener('submit', (ev) => {
 
 for (const id of ['order-side', 'order-type', 'order-size', 'order-price', 'order-tif', 'order-reduce', 'order-size-unit']) $(id).addEventListener('input', updateTicket);
 
+const faucetButton = new FaucetButton(client, $<HTMLButtonElement>('faucet'), showError);
 $('faucet').addEventListener('click', () => {
-  void client.faucet(party).then(
-    (answer) => ('newBalance' in answer ? renderBalance(answer.newBalance) : showError(new Error(`faucet: ${answer.code}`))),
-    (err: unknown) => showError(err),
-  );
+  $<HTMLButtonElement>('faucet').disabled = true;
+  void client
+    .faucet(party)
+    .then(
+      (answer) => ('newBalance' in answer ? renderBalance(answer.newBalance) : showError(new Error(`faucet: ${answer.code}`))),
+      (err: unknown) => showError(err),
+    )
+    .finally(() => void faucetButton.refresh());
 });
 
 $('markets').addEventListener('click', (ev) => {
@@ -545,12 +560,16 @@ async function openParty(hint: string): Promise<void> {
   sent.clear();
   triggers = [];
   await refreshPartyState();
+  // The user channel's snapshot holds the open orders only: the history (a filled order) comes from REST.
+  orders.load((await client.listUserOrders(party, { limit: 50 })).items);
   // A party made in this browser starts with nothing: fund it once from the faucet.
   if ((await client.getAccount(party)).collateral === '0.0000000000') {
     const grant = await client.faucet(party).catch((err: unknown) => (showError(err), null));
     if (grant && 'newBalance' in grant) renderBalance(grant.newBalance);
     await loadBalance();
   }
+  faucetButton.party = party;
+  void faucetButton.refresh();
   renderOrders();
   renderFills($('fills'), fills.list());
   startPartyStream();

@@ -3,6 +3,7 @@
 // header's uPnL (one mark for both: the market's last match), so the two never disagree.
 import { divDecimal, mulDecimal, type Account } from '@gateway/client';
 import { escapeHtml, money, pct, px, sz } from './format.js';
+import { CLOSE_SLIPPAGE_LABEL } from './close.js';
 
 export function renderPositions(table: HTMLElement, account: Account | null): void {
   const rows = (account?.positions ?? []).map((p) => {
@@ -17,7 +18,7 @@ export function renderPositions(table: HTMLElement, account: Account | null): vo
       `<td class="${p.unrealizedPnl.startsWith('-') ? 'sell' : 'buy'}" data-testid="position-upnl">${money(p.unrealizedPnl)}</td>` +
       `<td class="${roe?.startsWith('-') ? 'sell' : 'buy'}" data-testid="position-roe">${pct(roe)}</td>` +
       `<td>${money(p.initialMargin)}</td><td>${money(p.realizedPnl)}</td>` +
-      `<td><button type="button" data-close="${escapeHtml(p.market)}" data-size="${escapeHtml(p.size)}" title="a reduce-only market order for the whole position">Close</button></td></tr>`
+      `<td><button type="button" data-close="${escapeHtml(p.market)}" data-size="${escapeHtml(p.size)}" data-mark="${escapeHtml(p.markPrice)}" title="a reduce-only market order for the whole position, no worse than ${CLOSE_SLIPPAGE_LABEL} from the mark">Close ≤ ${CLOSE_SLIPPAGE_LABEL}</button></td></tr>`
     );
   });
   table.innerHTML = `<tr><th>Market</th><th>Size</th><th>Entry</th><th>Mark</th><th>uPnL</th><th>ROE</th><th>Margin</th><th>Realized</th><th></th></tr>${rows.join('') || '<tr><td colspan="9" class="dim">no open position</td></tr>'}`;

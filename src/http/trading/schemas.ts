@@ -148,4 +148,12 @@ export const FaucetAnswer = Type.Object({
   newBalance: Decimal10,
 });
 
+export const FaucetStatus = Type.Object({
+  party: Party,
+  amount: Decimal10,
+  cooldownS: Type.Integer({ minimum: 0, description: 'FAUCET_COOLDOWN_S: the least time between two top-ups of one party' }),
+  retryAfterS: Type.Integer({ minimum: 0, description: 'Seconds until a top-up is allowed again; 0 when it is now' }),
+  nextAt: Type.Union([Type.String({ description: 'When the cooldown ends (ISO 8601 UTC)' }), Type.Null()], { description: 'null when a top-up is allowed now' }),
+});
+
 export const SIGNED = [{ xUser: [], xSessionId: [], xSessionSig: [] }];

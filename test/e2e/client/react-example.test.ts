@@ -4,6 +4,8 @@
 // the page from ONE socket, and the page logs no error. (The page runs under StrictMode, but this is
 // a production build, where React does not mount effects twice: the remount of a book watch is
 // covered by test/integration/stream/book-view-snapshot.test.ts.)
+import { spawn } from 'node:child_process';
+import { stripVTControlCharacters as stripAnsi } from 'node:util';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -33,14 +35,19 @@ describe.skipIf(!run)('the Vite + React example in Chromium', () => {
 
   beforeAll(async () => {
     out = mkdtempSync(join(tmpdir(), 'react-example-'));
+    db = await createTestDatabase();
+    stack = await startTradingStack(db.url);
     // A production build, as `vite build` makes it (vitest runs with NODE_ENV=test, which Vite and
-    // the React plugin would take for a development build).
+    // the React plugin would take for a development build), for this stack's gateway by
+    // VITE_GATEWAY_URL (the page's address names none).
     const env = process.env.NODE_ENV;
     process.env.NODE_ENV = 'production';
+    process.env.VITE_GATEWAY_URL = stack.gateway.url;
     try {
       await build({ configFile: join(EXAMPLE, 'vite.config.ts'), build: { outDir: out, emptyOutDir: true }, logLevel: 'error' });
     } finally {
       process.env.NODE_ENV = env;
+      delete process.env.VITE_GATEWAY_URL;
     }
     server = createServer((req, res) => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
@@ -49,9 +56,7 @@ describe.skipIf(!run)('the Vite + React example in Chromium', () => {
       res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(readFileSync(file));
     });
     await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-    db = await createTestDatabase();
-    stack = await startTradingStack(db.url);
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/?gateway=${encodeURIComponent(stack.gateway.url)}`;
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     browser = await launchBrowser();
     page = await browser.context.newPage();
     page.on('pageerror', (e) => (errors.push(String(e)), process.env.DEBUG_EXAMPLE && console.log('PAGEERR', String(e))));
@@ -115,5 +120,37 @@ describe.skipIf(!run)('the Vite + React example in Chromium', () => {
     expect(open.size).toBe(1);
     expect(opened).toBe(1); // a production build mounts each effect once: one socket opened, ever
     expect(errors).toEqual([]);
+  });
+
+  it('npm run example:react starts Vite, which prints its URL and serves the page', { timeout: 60_000 }, async () => {
+    const port = await new Promise<number>((ok) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const p = (probe.address() as AddressInfo).port;
+        probe.close(() => ok(p));
+      });
+    });
+    const child = spawn('npm', ['run', 'example:react', '--', '--port', String(port), '--strictPort', '--host', '127.0.0.1'], { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let printed = '';
+      const local = await new Promise<string>((ok, fail) => {
+        const timer = setTimeout(() => fail(new Error(`no URL printed in 40 s:\n${printed}`)), 40_000);
+        const onData = (d: Buffer) => {
+          printed += d.toString();
+          const m = /Local:\s+(http:\/\/\S+)/.exec(stripAnsi(printed));
+          if (m) {
+            clearTimeout(timer);
+            ok(m[1]!);
+          }
+        };
+        child.stdout!.on('data', onData);
+        child.stderr!.on('data', onData);
+      });
+      expect(local).toBe(`http://127.0.0.1:${port}/`);
+      const page = await fetch(local);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('<div id="root">');
+    } finally {
+      process.kill(-child.pid!, 'SIGTERM'); // npm and the Vite under it
+    }
   });
 });

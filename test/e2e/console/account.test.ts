@@ -47,7 +47,12 @@ describe.skipIf(!run)('web console account in Chromium', () => {
     expect(await text('#balance')).toBe('100000.00');
     expect(await text('[data-testid=free-collateral]')).toBe('100000.00');
     expect(await text('[data-testid=margin-use]')).toBe('0.00 %');
-    expect(await text('[data-testid=leverage]')).toBe('0.0000×');
+    expect(await text('[data-testid=leverage]')).toBe('–'); // no position: no leverage, not "0.0000×"
+    // Just funded: the faucet shows its cooldown instead of answering a click with a 429.
+    await expect.poll(() => text('#faucet'), { timeout: 10_000 }).toMatch(/^Faucet in (59|60) min$/);
+    expect(await page.isDisabled('#faucet')).toBe(true);
+    // Grouping from BTC's tick (1) and price (60 000): 1 to 100, and significant figures up to 1 000 (1.7 %).
+    expect(await page.$$eval('#book-group option', (os) => os.map((o) => (o as HTMLOptionElement).value))).toEqual(['none', 'tick:1', 'tick:10', 'tick:100', 'sig:4', 'sig:3', 'sig:2']);
 
     // The ticket: 0.5 BTC at 60 000 at 20× needs 1 500; 100 BTC does not fit.
     await page.selectOption('#order-side', 'buy');
@@ -96,9 +101,19 @@ describe.skipIf(!run)('web console account in Chromium', () => {
     // button (a reduce-only market order for the whole size): the epoch shows closed, its triggers
     // cancelled, nothing in use.
     expect(await text('[data-testid=position-roe]')).toMatch(/^-\d+\.\d\d%$/);
+    expect(await text('[data-testid=position] button[data-close]')).toBe('Close ≤ 1 %');
     await page.click('[data-testid=position] button[data-close]');
+    await expect.poll(() => text('#order-result'), { timeout: 10_000 }).toMatch(/^closed 0\.002 at 59900 \(/);
     await expect.poll(() => page.locator('[data-testid=closed-epoch]').count(), { timeout: 15_000 }).toBe(1);
     await expect.poll(() => page.locator('[data-testid=trigger][data-status=cancelled]').count(), { timeout: 10_000 }).toBe(2);
     await expect.poll(() => text('[data-testid=margin-use]'), { timeout: 10_000 }).toBe('0.00 %');
+
+    // After a reload the filled orders (the market buy, the close) are still in Order history, and
+    // the faucet still shows its cooldown.
+    await page.reload();
+    await page.waitForFunction(() => (globalThis as unknown as { __console?: { ready: boolean } }).__console?.ready === true, null, { timeout: 30_000 });
+    await expect.poll(() => page.locator('[data-testid=ended-order]:has([data-testid=order-status]:text-is("filled"))').count(), { timeout: 10_000 }).toBe(2);
+    await expect.poll(() => text('#faucet'), { timeout: 10_000 }).toMatch(/^Faucet in (59|60) min$/);
+    await page.screenshot({ path: resolve(ARTIFACTS, 'console-account-reloaded.png'), fullPage: true });
   }
 });

@@ -21,11 +21,11 @@ function newUser(gw: TestGateway, hint: string): User {
   return u;
 }
 
-async function faucet(gw: TestGateway, u: User, path = `/v1/users/${u.party.id}/faucet`) {
+async function faucet(gw: TestGateway, u: User, path = `/v1/users/${u.party.id}/faucet`, method = 'POST') {
   lastTs = Math.max(lastTs + 1, Date.now());
-  const sig = signHex(u.key.privateKey, `POST\n${path}\n${lastTs}\n`);
+  const sig = signHex(u.key.privateKey, `${method}\n${path}\n${lastTs}\n`);
   const res = await fetch(gw.url + path, {
-    method: 'POST',
+    method,
     headers: { 'x-user': u.party.id, 'x-session-id': u.sessionId, 'x-session-sig': `${lastTs}.${sig}` },
   });
   return { status: res.status, retryAfter: res.headers.get('retry-after'), json: (await res.json()) as any };
@@ -106,6 +106,25 @@ describe('faucet', () => {
     expect(res.json.retryAfterS).toBeLessThanOrEqual(3000);
     expect(res.json.error).toBe(`faucet cooldown: one top-up per 3600 s; retry in ${res.json.retryAfterS} s`);
     expect(engine.requests).toHaveLength(0);
+  });
+
+  it('GET tells the cooldown left: none for a new party, the time to the end after a grant, none once it passed', async () => {
+    const u = newUser(gw, 'status');
+    const path = `/v1/users/${u.party.id}/faucet`;
+    expect((await faucet(gw, u, path, 'GET')).json).toEqual({ party: u.party.id, amount: '1000.0000000000', cooldownS: 3600, retryAfterS: 0, nextAt: null });
+    await faucetDeposit(u.party.id, ago(600_000)); // ten minutes ago
+    const during = await faucet(gw, u, path, 'GET');
+    expect(during.status).toBe(200);
+    expect(during.json.retryAfterS).toBeGreaterThan(2990);
+    expect(during.json.retryAfterS).toBeLessThanOrEqual(3000);
+    expect(Date.parse(during.json.nextAt) - Date.now()).toBeGreaterThan(2_990_000);
+    // The POST agrees: refused, with the same time left.
+    const post = await faucet(gw, u);
+    expect(post.status).toBe(429);
+    expect(Math.abs(post.json.retryAfterS - during.json.retryAfterS)).toBeLessThanOrEqual(2);
+    const other = newUser(gw, 'status-old');
+    await faucetDeposit(other.party.id, ago(3_601_000));
+    expect((await faucet(gw, other, `/v1/users/${other.party.id}/faucet`, 'GET')).json).toMatchObject({ retryAfterS: 0, nextAt: null });
   });
 
   it('allows a top-up once the cooldown has passed, and ignores chain deposits', async () => {

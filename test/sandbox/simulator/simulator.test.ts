@@ -10,7 +10,8 @@ import { Pool } from 'undici';
 import { Bot } from '../../../sandbox/simulator/bot.js';
 import { gridAbs, gridPrice, gridSize, onPriceGrid } from '../../../sandbox/simulator/grid.js';
 import { keyPairFromSeed, partyId } from '../../../sandbox/simulator/signing.js';
-import { startSimulator } from '../../../sandbox/simulator/simulator.js';
+import { botParties, makerParty, simulatedKeys, startSimulator } from '../../../sandbox/simulator/simulator.js';
+import { localParty } from '../../../packages/client/src/index.js';
 
 const infos = DEFAULT_MARKETS.map((m) => ({ symbol: m.symbol, szDecimals: m.szDecimals, minNotional: Number(m.minNotional), maxLeverage: m.maxLeverage }));
 
@@ -42,6 +43,15 @@ describe('simulator grid', () => {
     expect(gridAbs(eth!, -0.0125)).toBe('0.013');
     expect(onPriceGrid(sol!, '150.123')).toBe(false);
     expect(onPriceGrid(eth!, '1234.56')).toBe(false);
+  });
+});
+
+describe('acting as a simulated trader (docs/client.md)', () => {
+  it('simulatedKeys gives each party its seed: localParty(hint, seedHex) is that party', async () => {
+    const keys = simulatedKeys(1, 8);
+    expect(keys.map((k) => k.party)).toEqual([...botParties(1, 8), makerParty(1)]);
+    expect(keys[0]!.party).toBe('bot-1::8453dc67752ee82b16602c5fc19b48b0dea26662594284a86c9dec168def8dd1');
+    for (const k of [keys[0]!, keys.at(-1)!]) expect((await localParty(k.hint, k.seedHex)).party).toBe(k.party);
   });
 });
 
@@ -103,8 +113,8 @@ describe('simulator signing and run', () => {
     await sim.stop();
     expect(seen()).toEqual(all);
     const stats = sim.stats();
-    expect(sim.parties).toHaveLength(6);
-    expect(new Set(sim.parties).size).toBe(6);
+    expect(sim.parties).toHaveLength(7); // 6 bots and the market maker
+    expect(new Set(sim.parties).size).toBe(7);
     expect(stats.errors).toBe(0);
     for (const code of ['invalid_price', 'invalid_size', 'invalid_signature', 'http_401', 'http_400']) expect(stats.rejected[code]).toBeUndefined();
   }, 40_000);

@@ -119,7 +119,7 @@ describe('npm start (sandbox/stack/main.ts)', () => {
     });
     expect(orders[0].orderId).toEqual(expect.any(String));
     const vault = await getJson(`${gateway}/v1/vault`);
-    expect(vault).toMatchObject({ status: 200, body: { operator: 'operator-1', userCount: 6 } });
+    expect(vault).toMatchObject({ status: 200, body: { operator: 'operator-1', userCount: 7 } }); // 6 bots and the market maker
 
     // Public WebSocket frames: trades and order book snapshots from the live engine stream.
     const frames = await new Promise<Array<{ kind: string; seq: number }>>((resolve, reject) => {

@@ -25,14 +25,16 @@ import {
 const client = new GatewayClient({ baseUrl: 'http://127.0.0.1:9', retry: { retries: 0 } });
 
 describe('client types', () => {
-  it('an order request is typed by its order type: a limit needs a price, a market order takes no tif but ioc', () => {
+  it('an order request is typed by its order type: a limit needs a price, a market order takes no tif at all', () => {
     const limit: OrderRequest = { market: 'BTC-PERP', side: 'buy', type: 'limit', size: '0.01', price: '60000' };
     const marketOrder: OrderRequest = { market: 'BTC-PERP', side: 'sell', type: 'market', size: '0.01' };
     // @ts-expect-error a limit order without a price
     const noPrice: OrderRequest = { market: 'BTC-PERP', side: 'buy', type: 'limit', size: '0.01' };
     // @ts-expect-error a market order cannot rest (gtc)
     const restingMarket: OrderRequest = { market: 'BTC-PERP', side: 'buy', type: 'market', size: '0.01', tif: 'gtc' };
-    expect([limit, marketOrder, noPrice, restingMarket]).toHaveLength(4);
+    // @ts-expect-error a market order is always ioc: even tif 'ioc' is refused (docs/client.md says so)
+    const iocMarket: OrderRequest = { market: 'BTC-PERP', side: 'buy', type: 'market', size: '0.01', tif: 'ioc' };
+    expect([limit, marketOrder, noPrice, restingMarket, iocMarket]).toHaveLength(5);
     expectTypeOf(client.placeOrder).returns.resolves.toEqualTypeOf<Answer<OrderAccepted> | TriggerWouldFire>();
   });
 
