@@ -114,7 +114,7 @@ export const faucetRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { party } = request.params;
       const last = lastGrantMs(party, await faucetFacts(db, party));
       const endsAt = last + cooldownMs;
-      const left = cooldownMs > 0 && Date.now() < endsAt ? endsAt - Date.now() : 0;
+      const left = cooldownMs > 0 && clock.now() < endsAt ? endsAt - clock.now() : 0;
       return { party, amount, cooldownS: config.faucetCooldownS, retryAfterS: Math.ceil(left / 1000), nextAt: left > 0 ? new Date(endsAt).toISOString() : null };
     },
   });
