@@ -6,8 +6,9 @@
 //   2  auth/  markets/  stream/  fleet/  commitments/
 //   3  http/
 //   4  live.ts  relay/       the composition root, in the order its parts build on each other:
-//   5  live-features.ts        the live runtime and the relay, the live features listed once, the
-//   6  deps.ts                 dependencies, the app, the process
+//   5  live-features.ts        the live runtime and the relay, the live features listed once and
+//      live-source.ts          the source of engine events chosen, the dependencies, the app, the process
+//   6  deps.ts
 //   7  app.ts
 //   8  main.ts
 //
@@ -27,7 +28,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['auth', 'markets', 'stream', 'fleet', 'commitments'],
   ['http'],
   ['live.ts', 'relay'],
-  ['live-features.ts'],
+  ['live-features.ts', 'live-source.ts'],
   ['deps.ts'],
   ['app.ts'],
   ['main.ts'],
