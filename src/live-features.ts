@@ -103,7 +103,7 @@ export function liveFeatures(deps: LiveFeatureDeps): ComposeLiveFeatures {
       {
         name: 'accounts',
         start: () => accounts.start(),
-        event: (e) => accounts.onEvent(e),
+        event: (e, fill) => accounts.onEvent(e, fill),
         snapshot: (sub) => later(accounts.snapshot(sub)),
         subscriptionChanged: (before, after) => accounts.subscriptionChanged(before, after),
         replaced: () => accounts.reset(),

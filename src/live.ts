@@ -10,6 +10,7 @@ import type { EngineClient } from './engine/client.js';
 import type { Metrics } from './metrics.js';
 import { OrderbookPoller } from './engine/orderbook-poller.js';
 import { engineHead } from './engine/engine-head.js';
+import { asFill } from './projections/fill.js';
 import type { EngineEventSink, EngineEventSource } from './contracts/engine-event-source.js';
 import type { LiveFeature } from './contracts/live-feature.js';
 import { inboundLimits } from './stream/inbound-limit.js';
@@ -193,11 +194,12 @@ export class LiveRuntime implements LiveView {
       for (const event of batch) {
         this.current = event.seq;
         this.epochs.observe(event, () => this.hub.epochChanged());
+        const fill = asFill(event);
         for (const feature of this.composed.features) {
           if (!feature.event) continue;
           let out: readonly Frame[] | void;
           try {
-            out = feature.event(event);
+            out = feature.event(event, fill);
           } catch (err) {
             this.deps.logger.error({ err, seq: event.seq, kind: event.kind, feature: feature.name }, 'live feature failed on an event');
             continue;

@@ -10,7 +10,7 @@
 //
 // Generic in the subscription type so that this layer-0 contract does not import the hub's
 // (stream/subscription.ts); the runtime instantiates it with the hub's Subscription.
-import type { EngineEvent } from './engine-event.js';
+import type { EngineEvent, FillPayload } from './engine-event.js';
 import type { Frame } from './frame.js';
 
 /** The engine's book of one market as a poll read it, at the engine's seq of the read. */
@@ -62,8 +62,8 @@ export interface LiveFeature<Sub = unknown> {
    * (all features concurrently); a rejection is logged and the start goes on.
    */
   start?(startAfter: number | null): void | Promise<void>;
-  /** The next event of the history; returns the frames to publish for it, if any. */
-  event?(event: EngineEvent): readonly Frame[] | void;
+  /** The next event of the history (`fill`: its fill payload, read once for every feature); returns the frames to publish for it, if any. */
+  event?(event: EngineEvent, fill: FillPayload | null): readonly Frame[] | void;
   /** Every frame published on the live path, after the hub was given it. */
   frame?(frame: Frame): void;
   /** The group of events delivered together has ended (guarantees above): publish what was coalesced over it. */

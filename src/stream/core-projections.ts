@@ -5,7 +5,7 @@
 // replays the rest and the bars continue exactly.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../db/database.js';
-import type { EngineEvent } from '../contracts/engine-event.js';
+import type { EngineEvent, FillPayload } from '../contracts/engine-event.js';
 import type { Frame } from '../contracts/frame.js';
 import type { FeatureSnapshot, LiveFeature } from '../contracts/live-feature.js';
 import { loadCandleSeed } from '../db/queries/candles.js';
@@ -48,9 +48,9 @@ export class CoreProjections implements LiveFeature<Subscription> {
     this.liveState.coveredAfter = startAfter;
   }
 
-  event(event: EngineEvent): readonly Frame[] {
+  event(event: EngineEvent, fill: FillPayload | null): readonly Frame[] {
     if (this.liveState.coveredAfter === null) this.liveState.coveredAfter = event.seq - 1;
-    const { state, frames } = project(this.state, event);
+    const { state, frames } = project(this.state, event, fill);
     this.state = state;
     for (const f of frames) if (f.kind === 'position.update' || f.kind === 'balance.update') this.liveState.observe(f);
     return frames;
