@@ -323,7 +323,10 @@ export class SseBridge implements EngineEventSource {
         parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
         conn.end ??= this.take(received, conn);
         received.length = 0;
-        if (conn.end) break;
+        if (conn.end) {
+          conn.abort.abort(); // before leaving the loop: ending the body's iteration waits for the stream to close
+          break;
+        }
       }
     } catch (err) {
       if (!this.stopped && !conn.abort.signal.aborted) this.options.logger.warn({ err: (err as Error).message }, 'engine SSE stream failed');
