@@ -7,8 +7,9 @@
 //   3  auth/  markets/  stream/  fleet/  commitments/
 //   4  http/
 //   5  live.ts  relay/       the composition root, in the order its parts build on each other:
-//   6  live-features.ts        the live runtime and the relay, the live features listed once, the
-//   7  deps.ts                 dependencies, the app, the process
+//   6  live-features.ts        the live runtime and the relay, the live features listed once and
+//      live-source.ts          the source of engine events chosen, the dependencies, the app, the process
+//   7  deps.ts
 //   8  app.ts
 //   9  main.ts
 //
@@ -29,7 +30,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['auth', 'markets', 'stream', 'fleet', 'commitments'],
   ['http'],
   ['live.ts', 'relay'],
-  ['live-features.ts'],
+  ['live-features.ts', 'live-source.ts'],
   ['deps.ts'],
   ['app.ts'],
   ['main.ts'],

@@ -11,6 +11,7 @@ import { SessionKeys } from './auth/session-keys.js';
 import { MemoryReplayGuard } from './auth/replay-guard.js';
 import type { ReplayGuard } from './contracts/replay-guard.js';
 import { LiveRuntime } from './live.js';
+import { engineEventSource } from './live-source.js';
 import { liveFeatures } from './live-features.js';
 import type { HttpDeps } from './http/dependencies.js';
 import { createSharedState, type SharedState } from './fleet/shared-state.js';
@@ -54,7 +55,7 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
   // With REDIS_URL one replay memory for the whole fleet (fails closed), else this process's own.
   const replays = overrides.replays ?? fleet?.replays ?? new MemoryReplayGuard(config.replayMemoryMax, () => clock.now(), config.signatureWindowMs);
   // An explicit `live: null` override builds an app without the live runtime.
-  const live = overrides.live !== undefined ? overrides.live : new LiveRuntime({ config, logger, db, engine, metrics, features: liveFeatures({ config, logger, db, engine, metrics, sessions }) });
+  const live = overrides.live !== undefined ? overrides.live : new LiveRuntime({ config, logger, db, engine, metrics, features: liveFeatures({ config, logger, db, engine, metrics, sessions }), source: engineEventSource({ config, logger, db, engine, metrics }) });
   return { config, clock, logger, db, engine, metrics, sessions, replays, live, fleet };
 }
 

@@ -1,13 +1,15 @@
 // The live path's features, listed once (docs/architecture.md "The live path"). Every follower of
-// the engine's history beside the stream's own projections is a LiveFeature
+// the engine's history, the stream's own projections included, is a LiveFeature
 // (src/contracts/live-feature.ts) in FEATURE ORDER below; the runtime (src/live.ts) calls them in
 // that order for each event, snapshot, replacement, start and stop, and knows none of them. A new
 // feature is a module of its own and one entry here.
 //
 // Order matters where a feature relies on another having seen the same event, and it is the order
-// of a connection's snapshot: the session keys first (a proof signed by a key the same chunk
-// authorised verifies), then the commitment check, the accounts, the user channels, the trade
-// tape, the open interest and last the order books (their deltas are made once per batch, after every other frame).
+// of a connection's snapshot: the stream's own projections first (candles, positions, balances,
+// trades, and the state their snapshot is made of), the session keys (a proof signed by a key the
+// same chunk authorised verifies), then the commitment check, the accounts, the user channels, the
+// trade tape, the open interest and last the order books (their deltas are made once per batch,
+// after every other frame).
 //
 // What the HTTP edge asks of the features (an account, an order's end, the commitment status) is
 // answered through `queries` (LiveFeatureQueries), so the edge never reaches a feature either.
@@ -20,6 +22,7 @@ import type { Frame } from './contracts/frame.js';
 import type { SessionKeys } from './auth/session-keys.js';
 import { SessionLearning } from './auth/session-learning.js';
 import { LiveCommitments } from './commitments/live-commitments.js';
+import { CoreProjections } from './stream/core-projections.js';
 import { AccountBook } from './stream/account-book.js';
 import { UserFeed } from './stream/user-feed.js';
 import { ClientOrders } from './stream/client-orders.js';
@@ -86,7 +89,9 @@ export function liveFeatures(deps: LiveFeatureDeps): ComposeLiveFeatures {
     });
 
     const clientOrders = new ClientOrders();
+    const core = new CoreProjections({ db, logger, head: context.head });
     const features: LiveFeature<Subscription>[] = [
+      core,
       new SessionLearning(deps.sessions),
       {
         name: 'commitments',
@@ -98,7 +103,7 @@ export function liveFeatures(deps: LiveFeatureDeps): ComposeLiveFeatures {
       {
         name: 'accounts',
         start: () => accounts.start(),
-        event: (e) => accounts.onEvent(e),
+        event: (e, fill) => accounts.onEvent(e, fill),
         snapshot: (sub) => later(accounts.snapshot(sub)),
         subscriptionChanged: (before, after) => accounts.subscriptionChanged(before, after),
         replaced: () => accounts.reset(),
@@ -139,6 +144,7 @@ export function liveFeatures(deps: LiveFeatureDeps): ComposeLiveFeatures {
     ];
     return {
       features,
+      startPoint: (replayFrom) => core.startPoint(replayFrom),
       queries: {
         accounts,
         books,

@@ -27,6 +27,32 @@ export interface EngineEvent {
   readonly raw?: string;
 }
 
+/** The payload of an `engine.order_filled` event (src/projections/fill.ts narrows an event to it). */
+export interface FillLeg {
+  party: string;
+  orderId: string;
+  role: 'taker' | 'maker';
+  side: 'buy' | 'sell';
+  size: string;
+  price: string;
+  fee: string;
+  positionId: string;
+  positionSize: string;
+  entryPrice: string;
+  realizedPnl: string;
+  newBalance: string;
+}
+
+export interface FillPayload {
+  matchId: string;
+  price: string;
+  size: string;
+  takerSide: 'buy' | 'sell';
+  takerOrderId: string;
+  makerOrderId: string;
+  legs: FillLeg[];
+}
+
 /** Attaches the text an event (or the frame that forwards it unchanged) arrived as, as its `raw` field. */
 export function withRaw<T extends object>(value: T, text: string): T & { readonly raw: string } {
   Object.defineProperty(value, 'raw', { value: text, enumerable: false, writable: false, configurable: false });

@@ -16,7 +16,7 @@ import type { Frame } from './frame.js';
  * waits for a client.
  *
  * Threading: synchronous, on the event loop; no method may be called from inside another one of
- * this interface except `publish`/`publishAll` inside `batched`. A publisher that is disabled (no
+ * this interface except `publish`/`publishAll` inside `batched` (or between `beginBatch` and `endBatch`). A publisher that is disabled (no
  * engine admin token) accepts every call and sends nothing.
  */
 export interface FramePublisher {
@@ -30,6 +30,9 @@ export interface FramePublisher {
   publishAll(frames: readonly Frame[]): void;
   /** Runs `fn` (which publishes): its frames leave for each connection in one write. Nesting runs inside the outer batch. */
   batched(fn: () => void): void;
+  /** `batched` without a callback: frames published until `endBatch` leave for each connection in one write (inside a batch: nothing). */
+  beginBatch(): void;
+  endBatch(): void;
   /** The replay history is complete after `seq` (the source's start point, or the end of a skipped gap). */
   markCoveredAfter(seq: number): void;
   /** The source skipped `from..to`: the history is complete after `to`, and control connections are told `stream.gap`. */

@@ -1,6 +1,6 @@
-// The live path's feature seam: everything that follows the engine's history beside the core
-// projections (books, user channels, recent trades, order outcomes, accounts, commitments, session
-// keys, the desk's switches, …) is a LiveFeature, listed once where the runtime is composed
+// The live path's feature seam: everything that follows the engine's history (the stream's own
+// projections first, then books, user channels, recent trades, order outcomes, accounts,
+// commitments, session keys, the desk's switches, …) is a LiveFeature, listed once where the runtime is composed
 // (src/live-features.ts). The runtime (src/live.ts) wires the list to the sink and the hub and
 // knows no feature by name: the path of an event is the same list, in the same order, for all.
 //
@@ -10,7 +10,7 @@
 //
 // Generic in the subscription type so that this layer-0 contract does not import the hub's
 // (stream/subscription.ts); the runtime instantiates it with the hub's Subscription.
-import type { EngineEvent } from './engine-event.js';
+import type { EngineEvent, FillPayload } from './engine-event.js';
 import type { Frame } from './frame.js';
 
 /** The engine's book of one market as a poll read it, at the engine's seq of the read. */
@@ -43,11 +43,10 @@ export interface FeatureSnapshot {
  *   the other features or the clients (a feature bug must not stop the stream).
  * - `replaced` is called for every feature, in list order, before anything of a new history is
  *   delivered; after it nothing of the old history may survive in the feature.
- * - `endOfBatch` is called exactly once after the last event of each group the source delivered
- *   together (the sink's outermost `batch`: a network chunk, a database page) that delivered at
- *   least one event, and after an event delivered outside any group (a group of one). Every event
- *   is followed by exactly one `endOfBatch` before any event of the next group reaches any feature;
- *   by then every feature has seen every event of the group. Features are called in list order; the
+ * - `endOfBatch` is called exactly once after the last event of each batch the source delivered
+ *   together (one sink `events` call: a network chunk, a database page). Every event is followed
+ *   by exactly one `endOfBatch` before any event of the next batch reaches any feature; by then
+ *   every feature has seen every event of the batch. Features are called in list order; the
  *   frames they publish from it go to the clients in the same write as the group's other frames.
  *   It is where a feature that coalesces per group (one book delta, one open interest frame per
  *   market) publishes, so none keeps its own "am I inside a batch" state.
@@ -62,8 +61,8 @@ export interface LiveFeature<Sub = unknown> {
    * (all features concurrently); a rejection is logged and the start goes on.
    */
   start?(startAfter: number | null): void | Promise<void>;
-  /** The next event of the history; returns the frames to publish for it, if any. */
-  event?(event: EngineEvent): readonly Frame[] | void;
+  /** The next event of the history (`fill`: its fill payload, read once for every feature); returns the frames to publish for it, if any. */
+  event?(event: EngineEvent, fill: FillPayload | null): readonly Frame[] | void;
   /** Every frame published on the live path, after the hub was given it. */
   frame?(frame: Frame): void;
   /** The group of events delivered together has ended (guarantees above): publish what was coalesced over it. */

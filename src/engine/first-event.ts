@@ -5,7 +5,9 @@
 import { request } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { parseEngineEvent, type EngineEvent } from '../contracts/engine-event.js';
-import { DEFAULT_MAX_EVENT_BYTES } from './sse-bridge.js';
+
+/** An engine event is a few hundred bytes; this leaves room for any real one (SSE_MAX_EVENT_BYTES). */
+export const DEFAULT_MAX_EVENT_BYTES = 1_048_576;
 
 export async function readFirstEngineEvent(url: string, token: string, timeoutMs: number): Promise<EngineEvent | null> {
   const ac = new AbortController();

@@ -1,47 +1,26 @@
-// A replica's engine events from JetStream (NATS_URL), in place of its own SSE connection to the
-// engine: the relay (src/relay/) reads the engine once and every replica consumes the stream from
-// its own resume point with an ordered consumer. An EngineEventSource like the SSE bridge, with the
-// same guarantees toward its sink (src/contracts/engine-event-source.ts): every seq at most once,
-// strictly increasing; a gap is filled from the indexer's `events` table (`fillFrom`) or reported
-// (`gap` in /readyz) and skipped.
-//
-// Resume point: the replica's own last seq; its stream position is found by the engine seq in the
-// message ids (src/fleet/jetstream.ts). A resume point older than the stream's retention is
-// filled from the database first. An engine seq going backwards is the relay's purge after the
-// engine's history was replaced: the sink is told (`replaced`, awaited) as with the SSE bridge.
-//
-// `bounds()` lets the runtime choose a start point BEFORE its newest events, so that a replica
-// started a second ago fills its replay history from the stream like an old one (live.ts).
-//
-// No silent stall (docs/fleet.md "Behind the engine"): every second the source observes the
-// engine's head (the engine's /healthz maxSeq, else the stream's last message) and measures how far
-// its own position is behind it (src/fleet/engine-lag.ts). Behind and not moving for STALL_MS, it
-// logs a warning, drops its consumer and makes a new one from its position (whatever broke the
-// old one: a dead seed, a dead stream leader, a rolled-back tail, a partition), and while NATS
-// gives nothing it delivers what the indexer's `events` table already holds. An engine seq at or
-// below the position at the stream seq where it already was (same stream-seq offset) is a
-// redelivery after such a recreation or after a tail was republished: skipped, never taken for a
-// replaced history.
-//
-// A new stream leader (the cluster's advisory, src/fleet/leader-elections.ts) makes a new consumer
-// at once: after a leader's death nothing works until the election and everything right after it,
-// so the source does not wait for its next stall check to notice.
+// A fleet replica's engine events from JetStream (NATS_URL): the relay (src/relay/) reads the engine
+// once, and every replica consumes the stream from its own resume point (its stream position found
+// by the engine seq in the message ids, src/fleet/jetstream.ts). An EngineEventSource with the SSE
+// bridge's guarantees; it catches up with the stream's head at start before it is `ready`, so a
+// replica started a second ago replays like an old one. It never stalls silently: behind the
+// engine's head and not moving, it makes a new consumer and delivers what the database holds
+// (docs/fleet.md "Behind the engine"; why each rule exists: ADR 0230).
 import { AckPolicy, DeliverPolicy, nanos, type Consumer, type ConsumerMessages, type JetStreamManager, type NatsConnection } from 'nats';
 import type { FastifyBaseLogger } from 'fastify';
 import { parseEngineEvent, type EngineEvent } from '../contracts/engine-event.js';
-import type { EngineEventSink, EngineEventSource } from '../contracts/engine-event-source.js';
+import type { EngineEventSink, EngineEventSource, SourceLag } from '../contracts/engine-event-source.js';
 import { connectNats, directGet, isNotFound, streamBounds, streamSeqFor, streamTail, type DirectMessage, type StreamBounds } from './jetstream.js';
 import { watchLeaderElections } from './leader-elections.js';
 import { EngineLag } from './engine-lag.js';
-import { OrderedDelivery, WakeableSleep, type SourceMetrics } from '../engine/ordered-delivery.js';
+import { OrderedDelivery, WakeableSleep, repeat, type SourceMetrics } from '../engine/ordered-delivery.js';
 import { traced } from '../tracing/index.js';
 import { DependencyState } from '../dependency-state.js';
+import { systemClock, type Clock } from '../contracts/clock.js';
 
 export interface JetStreamSourceOptions {
   url: string;
   stream: string;
   subject: string;
-  startAfter: number | null;
   /** With no start point: begin this many events before the stream's head (fills the replay history). */
   prefill: number;
   /** Where every event, skipped gap and history replacement goes. */
@@ -56,18 +35,10 @@ export interface JetStreamSourceOptions {
   behindMaxS?: number;
   /** Behind and no progress for this long: the consumer is made again (default STALL_MS, 2 s). */
   stallMs?: number;
+  clock?: Clock;
 }
 
-/** What /readyz, the metrics and the hub learn about the replica's lag behind the engine. */
-export interface SourceLag {
-  engineHead: number | null;
-  events: number | null;
-  seconds: number;
-  /** Further behind than the configured bound. */
-  behind: boolean;
-  /** Behind and not moving: the source is recovering (new consumer, database). */
-  stalled: boolean;
-}
+export type { SourceLag } from '../contracts/engine-event-source.js';
 
 const WATCH_MS = 1_000;
 /** Behind and not moving this long: stalled (an engine moving on never leaves a healthy consumer silent this long). */
@@ -88,57 +59,80 @@ const SKIPPED_MAX = 1_000;
 /** A server that does not answer a stream info within this while the source is stalled is left for another. */
 const SERVER_PROBE_MS = 1_000;
 
+/** How one consumer's life ended; the loop handles each in one switch. */
+type Outcome =
+  | { kind: 'stopped' }
+  /** Nothing is published yet: tried again shortly. */
+  | { kind: 'empty' }
+  /** A consumer was made and consumed until a renewal was asked for (a stall, a new leader). */
+  | { kind: 'renewed' }
+  /** No consumer (or no stream info) could be had, or it failed; the stream may have been read directly meanwhile. */
+  | { kind: 'failed'; err: unknown };
+
+/** The consumer side, as the watchdog and a new leader see it. */
+interface Consuming {
+  /** The pull under way (stopped to end the consumer early). */
+  messages: ConsumerMessages | null;
+  /** A new consumer was asked for: the current one ends after its pull. */
+  renew: boolean;
+  /** A direct reading is under way (readDirectly): the stall check leaves it to run its course. */
+  reading: boolean;
+}
+
+/** The stall check's memory (watchdog). */
+interface StallWatch {
+  /** Where the position was last seen to move, and when. */
+  progress: { seq: number | null; at: number };
+  lastRecovery: number;
+  /** Recoveries since the position last moved. */
+  recoveries: number;
+  reportedBehind: boolean;
+  /** A check is running (they never overlap). */
+  checking: boolean;
+}
+
 export class JetStreamSource implements EngineEventSource {
+  readonly kind = 'jetstream' as const;
   private readonly delivery: OrderedDelivery;
-  private readonly pause = new WakeableSleep();
-  private nc: NatsConnection | null = null;
-  private messages: ConsumerMessages | null = null;
-  private jsm: JetStreamManager | null = null;
-  /** The watchdog asked for a new consumer: the current one ends after its pull. */
-  private renew = false;
-  private stopped = false;
+  private readonly clock: Clock;
+  private readonly pause: WakeableSleep;
+  private readonly stopping = new AbortController();
   private running: Promise<void> | null = null;
+  private stopWatch: (() => void) | null = null;
+  private nc: NatsConnection | null = null;
+  private jsm: JetStreamManager | null = null;
   private connectedNow = false;
   /** One warning when NATS goes, one when it comes back (src/dependency-state.ts). */
   private readonly nats: DependencyState;
-  /** The stream's head when consumption began: not ready (`connected`) until it is reached. */
-  private catchUpTo: number | null = null;
-  /** Nothing was published when consumption began: there is no history to catch up with. */
-  private emptyAtStart = false;
-  private readonly lag: EngineLag;
-  private watch: NodeJS.Timeout | null = null;
-  private polling = false;
-  /** Where the position was last seen to move, and when. */
-  private progress = { seq: null as number | null, at: Date.now() };
-  private lastRecovery = 0;
-  /** Recoveries since the position last moved. */
-  private recoveries = 0;
-  private reportedBehind = false;
-  /** Stream seq minus engine seq of the stream's messages (constant within one history), null until known. */
-  private offset: number | null = null;
-  /** A direct reading is under way (readDirectly). */
-  private reading = false;
-  /** The stream answers direct gets (else the API's message get): as its last stream info said; the relay sets it. */
-  private direct = true;
+  private readonly engineLag: EngineLag;
+  private consuming: Consuming = { messages: null, renew: false, reading: false };
+  private stall: StallWatch;
+  /**
+   * The stream as last learnt: stream seq minus engine seq of its messages (constant within one
+   * history; null until known), and whether it answers direct gets (else the API's message get).
+   */
+  private stream: { offset: number | null; direct: boolean } = { offset: null, direct: true };
   /** Delivery is serial: the consumer's messages and the watchdog's database fill never interleave. */
   private serial: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: JetStreamSourceOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.pause = new WakeableSleep(this.clock);
     this.nats = new DependencyState('nats', options.logger);
-    this.delivery = new OrderedDelivery({
-      ...options,
-      label: 'JetStream source',
-      retention: 'JetStream retention',
-      stopped: () => this.stopped,
-    });
-    this.lag = new EngineLag(() => this.last);
+    this.delivery = new OrderedDelivery({ ...options, label: 'JetStream source', retention: 'JetStream retention', stopped: () => this.stopped, catchesUp: true, clock: this.clock });
+    this.engineLag = new EngineLag(() => this.last, this.clock);
+    this.stall = { progress: { seq: null, at: this.clock.now() }, lastRecovery: 0, recoveries: 0, reportedBehind: false, checking: false };
+  }
+
+  private get stopped(): boolean {
+    return this.stopping.signal.aborted;
   }
 
   /** How far behind the engine's head this replica is, as of now. */
-  lagStatus(now = Date.now()): SourceLag {
-    const l = this.lag.snapshot(now);
+  lag(now = this.clock.now()): SourceLag {
+    const l = this.engineLag.snapshot(now);
     const behind = l.seconds > (this.options.behindMaxS ?? 5);
-    const stalled = (l.events ?? 0) > 0 && now - this.progress.at >= (this.options.stallMs ?? STALL_MS);
+    const stalled = (l.events ?? 0) > 0 && now - this.stall.progress.at >= (this.options.stallMs ?? STALL_MS);
     return { ...l, behind, stalled };
   }
 
@@ -147,82 +141,70 @@ export class JetStreamSource implements EngineEventSource {
     return this.delivery.last;
   }
 
-  private set last(seq: number | null) {
-    this.delivery.last = seq;
-  }
-
   get position(): number | null {
     return this.last;
   }
 
-  /**
-   * Reached the head the stream had when this replica began consuming (or the stream was empty
-   * then): what it delivers from now on is live, not the replay that fills its history.
-   */
-  get caughtUp(): boolean {
-    return this.emptyAtStart || (this.catchUpTo !== null && this.last !== null && this.last >= this.catchUpTo);
+  /** Reached the head the stream had when this replica began consuming (or the stream was empty then). */
+  get ready(): boolean {
+    return this.delivery.ready;
   }
 
-  /** Whether the event `seq` comes after the head the stream had at start (or the stream was empty then): a live event, not catch-up. */
-  isLive(seq: number): boolean {
-    return this.emptyAtStart || (this.catchUpTo !== null && seq > this.catchUpTo);
+  whenReady(): Promise<void> {
+    return this.delivery.whenReady();
   }
 
   get connected(): boolean {
-    const caughtUp = this.catchUpTo === null || (this.last !== null && this.last >= this.catchUpTo);
-    return caughtUp && this.connectedNow && this.nc !== null && !this.nc.isClosed();
+    return !this.delivery.catchingUp && this.connectedNow && this.nc !== null && !this.nc.isClosed();
   }
 
   get gap(): string | undefined {
     return this.delivery.gap;
   }
 
-  /** The stream's engine seqs, or null when NATS does not answer within `timeoutMs` or the stream is empty. */
-  async bounds(timeoutMs = 2_000): Promise<StreamBounds | null> {
-    const attempt = (async () => {
-      const nc = await this.connection();
-      return streamBounds(await nc.jetstreamManager(), this.options.stream);
-    })();
-    const timeout = new Promise<null>((r) => setTimeout(() => r(null), timeoutMs).unref());
-    return Promise.race([attempt.catch(() => null), timeout]);
+  /** Before the stream's head by the replay history's size, so that it is filled from the stream; null when NATS does not answer or the stream is empty. */
+  async replayStart(historySize: number): Promise<number | null> {
+    const bounds = await this.bounds();
+    return bounds ? Math.max(bounds.firstEngineSeq - 1, bounds.lastEngineSeq - historySize) : null;
   }
 
-  /**
-   * The history's first event (engine seq 1) when the stream still holds it, else null: what the
-   * stream's epoch is derived from, so a replica never opens an SSE connection of its own for it.
-   */
+  /** The stream's engine seqs, or null when NATS does not answer within `timeoutMs` or the stream is empty. */
+  async bounds(timeoutMs = 2_000): Promise<StreamBounds | null> {
+    return this.bounded(async () => streamBounds(await (await this.connection()).jetstreamManager(), this.options.stream), timeoutMs);
+  }
+
+  /** The history's first event (engine seq 1) when the stream still holds it, else null: a replica never opens an SSE connection of its own for it. */
   async firstEvent(timeoutMs = 2_000): Promise<EngineEvent | null> {
-    const attempt = (async () => {
+    return this.bounded(async () => {
       const jsm = await (await this.connection()).jetstreamManager();
       const bounds = await streamBounds(jsm, this.options.stream);
       if (!bounds || bounds.firstEngineSeq !== 1) return null;
       const m = await jsm.streams.getMessage(this.options.stream, { seq: bounds.firstStreamSeq });
       return parseEngineEvent(new TextDecoder().decode(m.data));
-    })();
-    const timeout = new Promise<null>((r) => setTimeout(() => r(null), timeoutMs).unref());
-    return Promise.race([attempt.catch(() => null), timeout]);
+    }, timeoutMs);
   }
 
-  /** Sets the start point (before `start()`; the runtime may choose it after `bounds()`). */
-  startAfter(seq: number | null): void {
-    this.delivery.startAfter(seq);
+  /** `work`'s answer, or null when it fails or takes longer than `ms`. */
+  private bounded<T>(work: () => Promise<T | null>, ms: number): Promise<T | null> {
+    const timeout = new Promise<null>((r) => this.clock.setTimeout(() => r(null), ms).unref());
+    return Promise.race([work().catch(() => null), timeout]);
   }
 
-  start(): void {
-    this.running ??= this.loop();
-    if (!this.watch) {
-      this.watch = setInterval(() => void this.watchdog(), WATCH_MS);
-      this.watch.unref();
-    }
+  start(after: number | null): void {
+    if (this.running) return;
+    this.delivery.startAfter(after);
+    this.running = this.loop();
+    this.stopWatch = repeat(this.clock, WATCH_MS, () => void this.watchdog(), { unref: true });
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.watch) clearInterval(this.watch);
-    this.watch = null;
-    this.messages?.stop();
+    this.stopping.abort();
+    this.stopWatch?.();
+    this.stopWatch = null;
+    this.consuming.messages?.stop();
     this.pause.wake();
     await this.running;
+    this.delivery.markLive(); // nothing more will come: whoever waits for the catch-up is released
     await this.nc?.close().catch(() => undefined);
   }
 
@@ -240,10 +222,14 @@ export class JetStreamSource implements EngineEventSource {
     watchLeaderElections(nc, this.options.stream, (leader) => this.leaderElected(leader));
     void (async () => {
       for await (const s of nc.status()) {
-        if (s.type === 'disconnect') this.connectedNow = false;
-        if (s.type === 'reconnect' && this.messages) this.connectedNow = true;
-        if (s.type === 'disconnect') this.nats.failed(`disconnected from ${String(s.data)}`);
-        if (s.type === 'reconnect') this.nats.answered();
+        if (s.type === 'disconnect') {
+          this.connectedNow = false;
+          this.nats.failed(`disconnected from ${String(s.data)}`);
+        }
+        if (s.type === 'reconnect') {
+          if (this.consuming.messages) this.connectedNow = true;
+          this.nats.answered();
+        }
       }
     })();
     return nc;
@@ -253,10 +239,15 @@ export class JetStreamSource implements EngineEventSource {
   private leaderElected(leader: string | null): void {
     if (this.stopped) return;
     this.options.logger.info({ leader, position: this.last }, 'JetStream source: new stream leader; making a new consumer from the position');
-    this.lastRecovery = Date.now();
-    this.recoveries = 0;
-    this.renew = true;
-    this.messages?.stop();
+    this.stall.lastRecovery = this.clock.now();
+    this.stall.recoveries = 0;
+    this.renew();
+  }
+
+  /** Ends the current consumer after its pull; the loop makes a new one at once. */
+  private renew(): void {
+    this.consuming.renew = true;
+    this.consuming.messages?.stop();
     this.pause.wake();
   }
 
@@ -265,61 +256,66 @@ export class JetStreamSource implements EngineEventSource {
     let failures = 0;
     let lastFailureLog = 0;
     while (!this.stopped) {
-      try {
-        await this.consumeOnce();
-        attempt = 0;
-      } catch (err) {
-        // One line per 10 s of failures (with how many), not one per retry during an outage.
-        failures++;
-        if (!this.stopped && Date.now() - lastFailureLog >= 10_000) {
-          this.options.logger.warn({ err: (err as Error).message, failures, server: this.nc?.info?.server_name }, 'JetStream source: consume failed');
-          lastFailureLog = Date.now();
-          failures = 0;
-        }
-      }
+      const outcome = await this.consumeOnce().catch((err: unknown): Outcome => ({ kind: 'failed', err }));
       this.connectedNow = false;
-      this.messages = null;
-      if (this.stopped) break;
+      this.consuming.messages = null;
+      if (this.stopped || outcome.kind === 'stopped') break;
+      switch (outcome.kind) {
+        case 'empty':
+        case 'renewed':
+          attempt = 0;
+          break;
+        case 'failed':
+          // One line per 10 s of failures (with how many), not one per retry during an outage.
+          failures++;
+          if (this.clock.now() - lastFailureLog >= 10_000) {
+            this.options.logger.warn({ err: (outcome.err as Error).message, failures, server: this.nc?.info?.server_name }, 'JetStream source: consume failed');
+            lastFailureLog = this.clock.now();
+            failures = 0;
+          }
+          break;
+      }
       this.options.metrics.reconnects.inc();
       await this.pause.sleep(Math.min(500, 100 * 2 ** Math.min(attempt++, 3)));
     }
   }
 
-  private async consumeOnce(): Promise<void> {
+  private async consumeOnce(): Promise<Outcome> {
     // The consumer made now is the one a renewal asked for (one asked while none was running must
     // not end it before its first pull).
-    this.renew = false;
+    this.consuming.renew = false;
     // Each (re)connection is a span of its own (src/tracing/): the time to reach the stream again.
     const made = await traced('engine stream connect', () => this.subscribe(), { kind: 'client', attributes: { 'engine.stream.source': 'jetstream', 'engine.stream.after': this.last ?? -1 } });
-    if (!made) return;
+    if (made.kind !== 'consumer') return made;
     const { consumer, name } = made;
     try {
       // Bounded pulls, each ending by itself (a batch, or `expires`): nothing here can wait for
       // ever on a server that went away; the watchdog ends a pull early to make a new consumer.
-      while (!this.stopped && !this.renew) {
+      while (!this.stopped && !this.consuming.renew) {
         const batch = await consumer.fetch({ max_messages: 1_000, expires: 2_000 });
-        this.messages = batch;
+        this.consuming.messages = batch;
         for await (const m of batch) {
           if (this.stopped) break;
           await this.handle({ seq: m.seq, text: m.string() });
         }
-        this.messages = null;
+        this.consuming.messages = null;
       }
     } finally {
-      this.renew = false;
-      this.messages = null;
+      this.consuming.renew = false;
+      this.consuming.messages = null;
       // An ephemeral consumer also goes by itself after CONSUMER_IDLE_MS unused; this is only tidier.
       void this.jsm?.consumers.delete(this.options.stream, name).catch(() => undefined);
     }
+    return this.stopped ? { kind: 'stopped' } : { kind: 'renewed' };
   }
 
   /**
    * Makes an ephemeral pull consumer starting after the last delivered event (no acks, in memory,
-   * one copy: it is this replica's alone and made again whenever in doubt). null when nothing is
-   * published yet. The library's ordered consumer is not used: after the death of its server it
-   * kept retrying inside `consume()` without ever returning or failing (ADR 0120).
+   * one copy: it is this replica's alone and made again whenever in doubt). The library's ordered
+   * consumer is not used: after the death of its server it kept retrying inside `consume()`
+   * without ever returning or failing (ADR 0120).
    */
-  private async subscribe(): Promise<{ consumer: Consumer; name: string } | null> {
+  private async subscribe(): Promise<Outcome | { kind: 'consumer'; consumer: Consumer; name: string }> {
     const nc = await this.connection();
     const jsm = await nc.jetstreamManager({ timeout: API_TIMEOUT_MS, checkAPI: false }); // no account-info round trip: the stream info below says as much
     this.jsm = jsm;
@@ -327,23 +323,23 @@ export class JetStreamSource implements EngineEventSource {
     try {
       bounds = await streamBounds(jsm, this.options.stream);
     } catch (err) {
-      // Without a meta leader (its server died: an election of its own, measured at up to 25 s on
-      // 2.9.10) the servers answer stream infos 503 while the stream itself still serves: a
-      // replica with a position reads on from it directly meanwhile.
-      if (this.last === null || this.offset === null) throw err;
+      // Without a meta leader (an election of its own, measured at up to 25 s on 2.9.10) the
+      // servers answer stream infos 503 while the stream itself still serves: a replica with a
+      // position reads on from it directly meanwhile.
+      if (this.last === null || this.stream.offset === null) throw err;
       this.options.logger.info({ err: (err as Error).message, after: this.last }, 'JetStream source: no stream info; reading the stream directly');
-      await this.readDirectly(nc, this.last + 1 + this.offset);
-      throw err;
+      await this.readDirectly(nc, this.last + 1 + this.stream.offset);
+      return { kind: 'failed', err };
     }
     if (!bounds) {
-      if (this.catchUpTo === null) this.emptyAtStart = true;
-      return null; // nothing published yet: try again shortly
+      this.delivery.catchUpTo(null); // nothing published when consumption began: no history to catch up with
+      return { kind: 'empty' };
     }
-    this.direct = bounds.allowDirect;
-    if (this.last === null) this.startAfter(Math.max(bounds.firstEngineSeq - 1, bounds.lastEngineSeq - this.options.prefill));
-    this.catchUpTo ??= bounds.lastEngineSeq;
+    this.stream.direct = bounds.allowDirect;
+    if (this.last === null) this.delivery.startAfter(Math.max(bounds.firstEngineSeq - 1, bounds.lastEngineSeq - this.options.prefill));
+    this.delivery.catchUpTo(bounds.lastEngineSeq);
     // Learnt once: a later stream at another offset is another history (a purge), told by handle().
-    this.offset ??= bounds.lastStreamSeq - bounds.lastEngineSeq;
+    this.stream.offset ??= bounds.lastStreamSeq - bounds.lastEngineSeq;
     if (this.last! + 1 < bounds.firstEngineSeq) {
       // Older than the stream's retention: the database first, then the stream.
       await this.serially(async () => {
@@ -369,12 +365,12 @@ export class JetStreamSource implements EngineEventSource {
       // can be made. Meanwhile the stream is read message by message; then a consumer is tried again.
       this.options.logger.info({ err: (err as Error).message, streamSeq: startSeq }, 'JetStream source: no consumer yet; reading the stream directly');
       await this.readDirectly(nc, startSeq);
-      throw err;
+      return { kind: 'failed', err };
     }
     const consumer = await nc.jetstream({ timeout: API_TIMEOUT_MS }).consumers.get(this.options.stream, info.name);
     this.connectedNow = true;
     this.options.logger.info({ after: this.last, streamSeq: startSeq, consumer: info.name, server: nc.info?.server_name }, 'JetStream source: consuming');
-    return { consumer, name: info.name };
+    return { kind: 'consumer', consumer, name: info.name };
   }
 
   /**
@@ -388,17 +384,16 @@ export class JetStreamSource implements EngineEventSource {
   private async readDirectly(nc: NatsConnection, streamSeq: number): Promise<void> {
     const jsm = await nc.jetstreamManager({ timeout: DIRECT_GET_TIMEOUT_MS, checkAPI: false });
     const get = (seq: number) => this.storedMessage(nc, jsm, seq);
-    // This reading is the answer to whatever renewal was asked while the consumer was being made
-    // (a stall check while its creation timed out): only a new leader ends it early (the stall
-    // check leaves a reading alone, see recover()).
-    this.renew = false;
-    this.reading = true;
-    const began = Date.now();
+    // This reading answers whatever renewal was asked while the consumer was being made: only a
+    // new leader ends it early (the stall check leaves a reading alone, see recover()).
+    this.consuming.renew = false;
+    this.consuming.reading = true;
+    const began = this.clock.now();
     const until = began + DIRECT_READ_MS;
     let seq = streamSeq;
     let failed = 0;
     try {
-      while (!this.stopped && !this.renew && Date.now() < until) {
+      while (!this.stopped && !this.consuming.renew && this.clock.now() < until) {
         const seqs = Array.from({ length: 64 }, (_, i) => seq + i);
         // A get that failed (timed out on a server that stopped answering) ends the batch like a
         // missing message: the next one, 100 ms later, may reach another server.
@@ -407,7 +402,7 @@ export class JetStreamSource implements EngineEventSource {
         const stored = settled.map((r) => (r.status === 'fulfilled' ? r.value : null));
         let read = 0;
         for (const m of stored) {
-          if (!m || this.renew) break;
+          if (!m || this.consuming.renew) break;
           if (m.subject === this.options.subject) await this.handle({ seq: m.seq, text: new TextDecoder().decode(m.data) });
           read++;
         }
@@ -415,9 +410,9 @@ export class JetStreamSource implements EngineEventSource {
         if (read < seqs.length) await this.pause.sleep(100);
       }
     } finally {
-      this.reading = false;
+      this.consuming.reading = false;
     }
-    this.options.logger.info({ fromStreamSeq: streamSeq, read: seq - streamSeq, failedGets: failed, ms: Date.now() - began, direct: this.direct }, 'JetStream source: read the stream directly');
+    this.options.logger.info({ fromStreamSeq: streamSeq, read: seq - streamSeq, failedGets: failed, ms: this.clock.now() - began, direct: this.stream.direct }, 'JetStream source: read the stream directly');
   }
 
   /**
@@ -431,7 +426,7 @@ export class JetStreamSource implements EngineEventSource {
       if (isNotFound(err)) return null;
       throw err;
     };
-    if (this.direct) {
+    if (this.stream.direct) {
       // Unanswered (a paused server's replica took it, or the stream stopped allowing direct
       // gets): the API's message get, answered by the stream's leader.
       const m = await directGet(nc, this.options.stream, seq, DIRECT_GET_TIMEOUT_MS).catch(() => undefined);
@@ -459,25 +454,15 @@ export class JetStreamSource implements EngineEventSource {
     }
     const last = this.last;
     const offset = m.seq - event.seq;
-    if (last !== null && event.seq <= last && this.offset === offset) {
-      // Already delivered (a consumer made again from an older stream seq, a tail republished
-      // after a leader change, or the database got there first): same history, nothing to do.
-      return;
-    }
-    const sameHistory = this.offset === offset;
-    this.offset = offset;
+    const sameHistory = this.stream.offset === offset;
+    // Already delivered (a consumer made again from an older stream seq, a tail republished after
+    // a leader change, or the database got there first): same history, nothing to do.
+    if (last !== null && event.seq <= last && sameHistory) return;
+    this.stream.offset = offset;
     if (last !== null && event.seq <= last) {
       // An ordered consumer never goes back: an older engine seq at another offset is a new engine history.
-      const text = `engine history replaced: stream went from seq ${last} to ${event.seq}`;
-      this.delivery.announce(text);
-      this.options.logger.error({ last, seq: event.seq }, `JetStream source: ${text}`);
-      this.last = event.seq - 1;
-      this.lag.reset();
-      try {
-        await this.options.sink.replaced(event.seq - 1);
-      } catch (err) {
-        this.options.logger.error({ err }, 'JetStream source: the runtime failed to reset after a history replacement');
-      }
+      this.engineLag.reset();
+      await this.delivery.replaced(event.seq - 1, `engine history replaced: stream went from seq ${last} to ${event.seq}`);
     } else if (last !== null && event.seq > last + 1) {
       // Same stream-seq offset: the stream holds the events in between at the stream seqs in
       // between (another offset is a hole the relay left, which the stream never held).
@@ -485,14 +470,13 @@ export class JetStreamSource implements EngineEventSource {
       await this.delivery.fillFromStore(event.seq - 1);
       if (this.last! < event.seq - 1) this.delivery.report(this.last! + 1, event.seq - 1);
     }
-    this.delivery.deliverBatched(event);
+    this.delivery.deliver([event]);
   }
 
   /**
    * Delivers stream seqs `from`..`to` (at most SKIPPED_MAX) by direct gets, in order, until one is
-   * missing: messages a consumer skipped though the stream holds them. A pull with no acks can lose
-   * the messages the server sent just as the client gave the pull up (its `expires` passed on a
-   * loaded machine): seen once at load 25, an event missing for one replica's clients only.
+   * missing: messages a consumer skipped though the stream holds them (a pull with no acks can lose
+   * what the server sent just as the client gave the pull up; ADR 0230).
    */
   private async readSkipped(from: number, to: number): Promise<void> {
     const nc = this.nc;
@@ -512,39 +496,37 @@ export class JetStreamSource implements EngineEventSource {
     }
   }
 
-  /**
-   * Every second: observe the engine's head, keep the lag measured against it, and recover from a
-   * stall (see the file's head). Never throws; never overlaps itself.
-   */
+  /** Every second: observe the engine's head, keep the lag measured against it, and recover from a stall. Never throws; never overlaps itself. */
   private async watchdog(): Promise<void> {
-    if (this.polling || this.stopped) return;
-    this.polling = true;
+    const stall = this.stall;
+    if (stall.checking || this.stopped) return;
+    stall.checking = true;
     try {
       const head = await this.observeHead();
-      if (head !== null) this.lag.observe(head);
-      const now = Date.now();
-      if (this.last !== this.progress.seq) {
-        this.progress = { seq: this.last, at: now };
-        this.recoveries = 0;
+      if (head !== null) this.engineLag.observe(head, this.clock.now());
+      const now = this.clock.now();
+      if (this.last !== stall.progress.seq) {
+        stall.progress = { seq: this.last, at: now };
+        stall.recoveries = 0;
       }
-      const lag = this.lagStatus(now);
+      const lag = this.lag(now);
       // The event-age gauge must not freeze while the replica is behind: it is at least the lag.
       if ((lag.events ?? 0) > 0 || lag.behind) this.options.metrics.lagSeconds.set(Math.max(lag.seconds, this.eventAge(now)));
-      if (lag.behind && !this.reportedBehind) {
-        this.reportedBehind = true;
+      if (lag.behind && !stall.reportedBehind) {
+        stall.reportedBehind = true;
         this.options.logger.warn({ position: this.last, engineHead: lag.engineHead, behindEvents: lag.events, behindSeconds: lag.seconds }, 'JetStream source: behind the engine');
-      } else if (!lag.behind && this.reportedBehind && (lag.events ?? 0) === 0) {
-        this.reportedBehind = false;
+      } else if (!lag.behind && stall.reportedBehind && (lag.events ?? 0) === 0) {
+        stall.reportedBehind = false;
         this.options.logger.warn({ position: this.last, engineHead: lag.engineHead }, 'JetStream source: caught up with the engine again');
       }
-      if (lag.stalled && now - this.lastRecovery >= (this.options.stallMs ?? STALL_MS)) {
-        this.lastRecovery = now;
+      if (lag.stalled && now - stall.lastRecovery >= (this.options.stallMs ?? STALL_MS)) {
+        stall.lastRecovery = now;
         await this.recover(lag);
       }
     } catch (err) {
       this.options.logger.warn({ err: (err as Error).message }, 'JetStream source: watchdog failed');
     } finally {
-      this.polling = false;
+      stall.checking = false;
     }
   }
 
@@ -555,16 +537,11 @@ export class JetStreamSource implements EngineEventSource {
 
   /** The engine's head: the engine itself, else what the stream holds (each bounded in time). */
   private async observeHead(): Promise<number | null> {
-    const timeout = <T>(p: Promise<T>, ms: number): Promise<T | null> =>
-      Promise.race([p.catch(() => null), new Promise<null>((r) => setTimeout(() => r(null), ms).unref())]);
-    const fromEngine = this.options.engineHead ? await timeout(this.options.engineHead(), 1_500) : null;
+    const fromEngine = this.options.engineHead ? await this.bounded(this.options.engineHead, 1_500) : null;
     if (fromEngine !== null) return fromEngine;
     const nc = this.nc;
     if (!nc || nc.isClosed() || !this.connectedNow) return null;
-    const tail = await timeout(
-      nc.jetstreamManager({ timeout: 1_500, checkAPI: false }).then((jsm) => streamTail(jsm, this.options.stream)),
-      1_500,
-    );
+    const tail = await this.bounded(() => nc.jetstreamManager({ timeout: 1_500, checkAPI: false }).then((jsm) => streamTail(jsm, this.options.stream)), 1_500);
     return tail?.lastEngineSeq ?? null;
   }
 
@@ -588,25 +565,18 @@ export class JetStreamSource implements EngineEventSource {
   /** Behind and not moving: a new consumer from the position, and meanwhile what the database holds. */
   private async recover(lag: SourceLag): Promise<void> {
     this.options.logger.warn(
-      { position: this.last, engineHead: lag.engineHead, behindEvents: lag.events, behindSeconds: lag.seconds, consuming: this.messages !== null },
+      { position: this.last, engineHead: lag.engineHead, behindEvents: lag.events, behindSeconds: lag.seconds, consuming: this.consuming.messages !== null },
       'JetStream source: stalled behind the engine; making a new consumer from the position',
     );
     this.options.metrics.reconnects.inc();
-    // Still stalled at the second attempt in a row: the server this connection is on may be the
-    // problem without having closed the socket (paused, half-partitioned; pings take seconds to
-    // tell). It is left for another server of the cluster if it does not answer for the stream;
-    // one that answers is kept (leaving it would only cut the requests in flight on it).
-    if (++this.recoveries >= 2 && this.nc && !this.nc.isClosed()) {
-      this.recoveries = 0;
+    // Still stalled at the second attempt in a row: the server may be the problem without having
+    // closed the socket (paused, half-partitioned); it is left for another if it does not answer.
+    if (++this.stall.recoveries >= 2 && this.nc && !this.nc.isClosed()) {
+      this.stall.recoveries = 0;
       void this.leaveIfSilent(this.nc);
     }
-    // A direct reading under way is left to run its course (it ends by itself after DIRECT_READ_MS):
-    // ending it here cut readings whose first gets were still waiting on a paused server.
-    if (!this.reading) {
-      this.renew = true;
-      this.messages?.stop();
-      this.pause.wake();
-    }
+    // A direct reading under way is left to run its course (it ends by itself after DIRECT_READ_MS).
+    if (!this.consuming.reading) this.renew();
     if (this.options.fillFrom && this.last !== null && lag.engineHead !== null) {
       const head = lag.engineHead;
       await this.serially(() => this.delivery.fillFromStore(head));

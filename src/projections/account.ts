@@ -160,7 +160,7 @@ function endOrder(p: PartyAccount, orderId: string, seq: number): void {
  * Applies one engine event. Returns the parties whose account changed and the markets whose mark
  * changed (an account holding a position there changed too).
  */
-export function applyAccountEvent(state: AccountsState, event: EngineEvent): { parties: Set<string>; markets: Set<string> } {
+export function applyAccountEvent(state: AccountsState, event: EngineEvent, filled = asFill(event)): { parties: Set<string>; markets: Set<string> } {
   const parties = new Set<string>();
   const markets = new Set<string>();
   if (event.seq <= state.head) return { parties, markets };
@@ -213,7 +213,7 @@ export function applyAccountEvent(state: AccountsState, event: EngineEvent): { p
       settleMatching(state, null);
       break;
     case 'engine.order_filled': {
-      const fill = asFill(event);
+      const fill = filled;
       if (!fill) break;
       settleMatching(state, fill.takerOrderId);
       const market = event.market!;

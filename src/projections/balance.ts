@@ -6,8 +6,7 @@ import { asFill } from './fill.js';
 import type { EngineEvent } from '../contracts/engine-event.js';
 import type { Frame } from '../contracts/frame.js';
 
-export function projectBalances(event: EngineEvent): Frame[] {
-  const fill = asFill(event);
+export function projectBalances(event: EngineEvent, fill = asFill(event)): Frame[] {
   if (!fill) return [];
   return fill.legs.map((leg) => ({
     kind: 'balance.update',

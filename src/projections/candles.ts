@@ -166,14 +166,13 @@ export function addTrade(state: CandlesState, trade: CandleTrade): Array<[Candle
   return updated;
 }
 
-export function projectCandles(state: CandlesState, event: EngineEvent): { state: CandlesState; frames: Frame[] } {
+export function projectCandles(state: CandlesState, event: EngineEvent, fill = asFill(event)): { state: CandlesState; frames: Frame[] } {
   const tsMs = Date.parse(event.ts);
   if (!Number.isFinite(tsMs)) return { state, frames: [] };
   const frames: Frame[] = [];
   for (const [market, interval, b] of closeDue(state, tsMs)) {
     frames.push({ kind: 'candle.close', seq: event.seq, ts: event.ts, market, interval, payload: bucketPayload(b) });
   }
-  const fill = asFill(event);
   if (fill) {
     const trade: CandleTrade = {
       market: event.market!,

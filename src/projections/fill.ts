@@ -25,18 +25,13 @@ function isLeg(v: unknown): v is FillLeg {
   );
 }
 
-// Several projections look at the same event: it is checked once (events are not mutated).
-const checked = new WeakMap<EngineEvent, FillPayload | null>();
-
-/** The fill of an `engine.order_filled` event with a market, or null when it is not one. */
+/**
+ * The fill of an `engine.order_filled` event with a market, or null when it is not one. The live
+ * runtime reads it once per event and hands it to every feature (LiveFeature `event`); the
+ * projections take it as an argument and read it themselves only when called alone.
+ */
 export function asFill(event: EngineEvent): FillPayload | null {
-  if (event.kind !== 'engine.order_filled') return null;
-  let fill = checked.get(event);
-  if (fill === undefined) {
-    fill = check(event);
-    checked.set(event, fill);
-  }
-  return fill;
+  return event.kind === 'engine.order_filled' ? check(event) : null;
 }
 
 function check(event: EngineEvent): FillPayload | null {

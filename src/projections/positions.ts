@@ -20,8 +20,7 @@ export function projectPositions(state: PositionsState, event: EngineEvent): { s
 }
 
 /** One entry per fill leg (null where the leg says nothing new), so callers can pair legs. */
-export function positionFramesByLeg(state: PositionsState, event: EngineEvent): Array<Frame | null> {
-  const fill = asFill(event);
+export function positionFramesByLeg(state: PositionsState, event: EngineEvent, fill = asFill(event)): Array<Frame | null> {
   if (!fill) return [];
   const frames: Array<Frame | null> = [];
   for (const leg of fill.legs) {

@@ -14,7 +14,7 @@
 // snapshot read from the engine (`know`); a fill of an order known to neither still sends its
 // `fill` frame, and an order.update with what the fill says (filledSize counts from this fill on).
 import { formatDecimal, parseDecimal } from '../decimal.js';
-import type { EngineEvent } from '../contracts/engine-event.js';
+import type { EngineEvent, FillPayload } from '../contracts/engine-event.js';
 import type { Frame } from '../contracts/frame.js';
 import { asFill } from './fill.js';
 
@@ -68,13 +68,13 @@ export class UserOrders {
   }
 
   /** The frames of one engine event (in order), updating the orders. */
-  apply(event: EngineEvent): Frame[] {
+  apply(event: EngineEvent, fill = asFill(event)): Frame[] {
     try {
       switch (event.kind) {
         case 'engine.order_placed':
           return this.placed(event);
         case 'engine.order_filled':
-          return this.filled(event);
+          return this.filled(event, fill);
         case 'engine.order_cancelled':
           return this.cancelled(event);
         case 'engine.order_rejected':
@@ -132,8 +132,7 @@ export class UserOrders {
     return [orderFrame(o, event)];
   }
 
-  private filled(event: EngineEvent): Frame[] {
-    const fill = asFill(event);
+  private filled(event: EngineEvent, fill: FillPayload | null): Frame[] {
     if (!fill) return [];
     const frames: Frame[] = [];
     const byOrder = new Map<string, { party: string; side: string; size: bigint; notional: bigint }>();

@@ -183,17 +183,14 @@ export class EngineRelay {
       token: this.options.token,
       idleMs: this.options.idleMs,
       ...(this.options.maxEventBytes !== undefined ? { maxEventBytes: this.options.maxEventBytes } : {}),
-      startAfter,
       sink: {
-        event: (e) => {
-          if (this.tooLarge(e)) {
-            this.leftOut.add(e.seq, e.seq);
-            return;
+        events: (batch) => {
+          for (const e of batch) {
+            if (this.tooLarge(e)) this.leftOut.add(e.seq, e.seq);
+            else this.queue.push(e);
           }
-          this.queue.push(e);
           void this.pump();
         },
-        batch: (deliver) => deliver(),
         skipped: (to, from) => this.leftOut.add(from ?? to, to),
         // The purge is not awaited: the queue is emptied, and the next event is published after it.
         replaced: async () => {
@@ -207,7 +204,7 @@ export class EngineRelay {
       metrics: { reconnects: { inc() {} }, lagSeconds: { set() {} }, maxSeq: { set() {} }, events: { inc() {} } },
     });
     this.bridge = bridge;
-    bridge.start();
+    bridge.start(startAfter);
   }
 
   /** An event above the bound (from the database): counted, logged, left out of the stream. */

@@ -22,7 +22,7 @@ import {
   type AccountsState,
   type AccountView,
 } from '../projections/account.js';
-import type { EngineEvent } from '../contracts/engine-event.js';
+import type { EngineEvent, FillPayload } from '../contracts/engine-event.js';
 import type { Frame } from '../contracts/frame.js';
 import type { SnapshotParts } from './snapshot.js';
 import { matches, type Subscription } from './subscription.js';
@@ -84,8 +84,8 @@ export class AccountBook {
    * receive it; its read computes the view): the work per event beyond the reducer grows with the
    * parties connections ask for, not with those read lately (ADR 0082).
    */
-  onEvent(event: EngineEvent): Frame[] {
-    const { parties, markets } = applyAccountEvent(this.state, event);
+  onEvent(event: EngineEvent, fill?: FillPayload | null): Frame[] {
+    const { parties, markets } = applyAccountEvent(this.state, event, fill);
     const frames: Frame[] = [];
     if (this.retention.held === 0) return frames;
     const changed = new Set<string>();

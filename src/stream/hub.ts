@@ -392,14 +392,24 @@ export class StreamHub implements StreamFanout, ClientOwner {
    */
   batched(fn: () => void): void {
     if (this.batch) return fn();
-    const batch = { root: new FramePath(), clients: [] as StreamClient[] };
-    this.batch = batch;
+    this.beginBatch();
     try {
       fn();
     } finally {
-      this.batch = null;
-      for (const c of batch.clients) c.flush();
+      this.endBatch();
     }
+  }
+
+  /** Opens a batch (nothing inside one): what is published until `endBatch` leaves for each client in one write. */
+  beginBatch(): void {
+    this.batch ??= { root: new FramePath(), clients: [] };
+  }
+
+  endBatch(): void {
+    const batch = this.batch;
+    if (!batch) return;
+    this.batch = null;
+    for (const c of batch.clients) c.flush();
   }
 
   /**

@@ -11,7 +11,7 @@
 // history up to an event this feed delivered itself (open-interest-catch-up.ts), and the fills
 // delivered since are applied on top. Either way every market's figure is then sent once.
 import type { LiveFeature } from '../contracts/live-feature.js';
-import type { EngineEvent } from '../contracts/engine-event.js';
+import type { EngineEvent, FillPayload } from '../contracts/engine-event.js';
 import type { Frame } from '../contracts/frame.js';
 import { asFill } from '../projections/fill.js';
 import { OpenInterestBook } from '../projections/open-interest.js';
@@ -91,7 +91,7 @@ export class OpenInterestFeed implements LiveFeature<Subscription> {
     this.seededAt = this.last = seed.asOfSeq ?? 0;
   }
 
-  event(e: EngineEvent): void {
+  event(e: EngineEvent, filled?: FillPayload | null): void {
     if (this.catchUpAtFirstEvent) {
       this.catchUpAtFirstEvent = false;
       this.last = e.seq - 1;
@@ -114,7 +114,7 @@ export class OpenInterestFeed implements LiveFeature<Subscription> {
       return;
     }
     if (e.market === undefined) return;
-    const fill = asFill(e);
+    const fill = filled === undefined ? asFill(e) : filled;
     if (!fill || !this.book.apply(e.market, fill)) return;
     const at = { seq: e.seq, ts: e.ts };
     this.lastChange.set(e.market, at);

@@ -75,5 +75,5 @@ export class RecentTrades {
 export async function tradesFromDatabase(db: Database, upTo: number, n = LAST_TRADES): Promise<Frame[]> {
   const markets = await db.run((sql) => listMarketRows(sql));
   const events = await Promise.all(markets.map((m) => db.run((sql) => lastMatchEvents(sql, m.symbol, upTo, n))));
-  return events.flat().flatMap(projectTrade);
+  return events.flat().flatMap((e) => projectTrade(e));
 }

@@ -2,7 +2,7 @@
 // party's orders and fills (projections/user-orders.ts) makes the `order.update` and `fill` frames
 // of each event; the channels' state on subscribe (user-snapshot.ts) and the cancel reasons the
 // place-order answer waits for (order-outcomes.ts) are kept from those same frames.
-import type { EngineEvent } from '../contracts/engine-event.js';
+import type { EngineEvent, FillPayload } from '../contracts/engine-event.js';
 import type { Frame } from '../contracts/frame.js';
 import type { FeatureSnapshot, LiveFeature } from '../contracts/live-feature.js';
 import { UserOrders } from '../projections/user-orders.js';
@@ -20,8 +20,8 @@ export class UserFeed implements LiveFeature<Subscription> {
     this.channels = new UserChannels({ ...sources, orders: this.orders });
   }
 
-  event(event: EngineEvent): Frame[] {
-    const frames = this.orders.apply(event);
+  event(event: EngineEvent, fill?: FillPayload | null): Frame[] {
+    const frames = this.orders.apply(event, fill);
     for (const f of frames) {
       this.channels.observe(f);
       this.outcomes.observe(f);

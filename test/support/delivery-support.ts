@@ -26,10 +26,10 @@ export const event = (seq: number, extra: Partial<EngineEvent> = {}): EngineEven
   ...extra,
 });
 
-/** What a sink saw, in the order it saw it: `e<seq>`, `skipped<seq>`, `replaced<head>`, `[`/`]` around a batch. */
+/** What a sink saw, in the order it saw it: `e<seq>`, `skipped<seq>`, `replaced<head>`, `[`/`]` around each `events` call. */
 export interface RecordingSink extends EngineEventSink {
   log: string[];
-  events: EngineEvent[];
+  delivered: EngineEvent[];
   seqs(): number[];
   /** Held open until released: what `replaced` returns (the source must await it). */
   holdReplaced: boolean;
@@ -40,21 +40,17 @@ export function recordingSink(options: { throwOn?: number } = {}): RecordingSink
   let release: (() => void) | null = null;
   const sink: RecordingSink = {
     log: [],
-    events: [],
+    delivered: [],
     holdReplaced: false,
-    seqs: () => sink.events.map((e) => e.seq),
-    event(e) {
-      sink.log.push(`e${e.seq}`);
-      sink.events.push(e);
-      if (e.seq === options.throwOn) throw new Error('projection bug');
-    },
-    batch(deliver) {
+    seqs: () => sink.delivered.map((e) => e.seq),
+    events(batch) {
       sink.log.push('[');
-      try {
-        deliver();
-      } finally {
-        sink.log.push(']');
+      for (const e of batch) {
+        sink.log.push(`e${e.seq}`);
+        sink.delivered.push(e);
       }
+      sink.log.push(']');
+      if (batch.some((e) => e.seq === options.throwOn)) throw new Error('projection bug');
     },
     skipped(seq) {
       sink.log.push(`skipped${seq}`);

@@ -13,7 +13,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(options: { startAfter?: number | null; store?: EngineEvent[] } = {}): Promise<{ engine: ScriptedEngine; bridge: SseBridge; sink: RecordingSink }> {
+async function setup(options: { store?: EngineEvent[] } = {}): Promise<{ engine: ScriptedEngine; bridge: SseBridge; sink: RecordingSink }> {
   const engine = await startScriptedEngine({ heartbeatMs: 50 });
   cleanups.push(() => engine.close());
   const sink = recordingSink();
@@ -21,7 +21,6 @@ async function setup(options: { startAfter?: number | null; store?: EngineEvent[
     url: `${engine.url}/v1/admin/events/stream`,
     token: engine.token,
     idleMs: 2_000,
-    startAfter: options.startAfter ?? 0,
     sink,
     fillFrom: options.store ? memoryStore(options.store) : null,
     logger: quietLogger,
@@ -36,15 +35,15 @@ async function setup(options: { startAfter?: number | null; store?: EngineEvent[
 describe('SseBridge', () => {
   it('hands the sink every event once, in order, with its raw text, each received chunk in one batch', async () => {
     const { engine, bridge, sink } = await setup();
-    bridge.start();
+    bridge.start(0);
     await waitFor(() => bridge.connected, 5_000, 'connected');
     engine.push(event(1), event(2), event(3));
-    await waitFor(() => sink.events.length === 3, 5_000, 'three events');
+    await waitFor(() => sink.delivered.length === 3, 5_000, 'three events');
     expect(sink.seqs()).toEqual([1, 2, 3]);
     expect(bridge.position).toBe(3);
     // The text as the engine sent it travels with the event (not enumerable: the envelope stays the engine's).
-    expect(sink.events[0]!.raw).toBe(JSON.stringify(event(1)));
-    expect(Object.keys(sink.events[0]!)).not.toContain('raw');
+    expect(sink.delivered[0]!.raw).toBe(JSON.stringify(event(1)));
+    expect(Object.keys(sink.delivered[0]!)).not.toContain('raw');
     // Every sink call for an event is inside a batch.
     let depth = 0;
     for (const x of sink.log) {
@@ -56,51 +55,51 @@ describe('SseBridge', () => {
 
   it('after a drop resumes one event early, compares it, and delivers nothing twice', async () => {
     const { engine, bridge, sink } = await setup();
-    bridge.start();
+    bridge.start(0);
     await waitFor(() => bridge.connected, 5_000, 'connected');
     engine.push(event(1), event(2));
-    await waitFor(() => sink.events.length === 2, 5_000, 'two events');
+    await waitFor(() => sink.delivered.length === 2, 5_000, 'two events');
     engine.dropAll();
     await waitFor(() => engine.connections.length >= 2 && bridge.connected, 5_000, 'reconnected');
     expect(engine.connections.at(-1)!.lastEventId).toBe('1');
     engine.push(event(3));
-    await waitFor(() => sink.events.length === 3, 5_000, 'third event');
+    await waitFor(() => sink.delivered.length === 3, 5_000, 'third event');
     expect(sink.seqs()).toEqual([1, 2, 3]);
   });
 
   it('ignores duplicates, and asks the engine again for a skipped seq instead of delivering past it', async () => {
     const { engine, bridge, sink } = await setup();
-    bridge.start();
+    bridge.start(0);
     await waitFor(() => bridge.connected, 5_000, 'connected');
     engine.push(event(1), event(2));
-    await waitFor(() => sink.events.length === 2, 5_000, 'two events');
+    await waitFor(() => sink.delivered.length === 2, 5_000, 'two events');
     engine.writeRaw(event(2)); // a repeat
     engine.writeRaw(event(4)); // seq 3 skipped
     await waitFor(() => engine.connections.length >= 2, 5_000, 'asked again');
     engine.push(event(3), event(4));
-    await waitFor(() => sink.events.length === 4, 5_000, 'four events');
+    await waitFor(() => sink.delivered.length === 4, 5_000, 'four events');
     expect(sink.seqs()).toEqual([1, 2, 3, 4]);
     expect(sink.log.some((x) => x.startsWith('skipped'))).toBe(false);
   });
 
   it('fills what the engine no longer holds (410) from the store, in order, before live events', async () => {
     const stored = Array.from({ length: 6 }, (_, i) => event(i + 1));
-    const { engine, bridge, sink } = await setup({ startAfter: 0, store: stored });
+    const { engine, bridge, sink } = await setup({ store: stored });
     engine.push(...stored, event(7));
     engine.oldestSeq = 5; // since=0 is before retention
-    bridge.start();
-    await waitFor(() => sink.events.length === 7, 5_000, 'seven events');
+    bridge.start(0);
+    await waitFor(() => sink.delivered.length === 7, 5_000, 'seven events');
     expect(sink.seqs()).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(engine.connections[0]!.status).toBe(410);
     expect(bridge.gap).toBeUndefined();
   });
 
   it('skips and reports what neither the engine nor the store holds, telling the sink before the next event', async () => {
-    const { engine, bridge, sink } = await setup({ startAfter: 0, store: [event(1), event(2)] });
+    const { engine, bridge, sink } = await setup({ store: [event(1), event(2)] });
     engine.push(...Array.from({ length: 6 }, (_, i) => event(i + 1)));
     engine.oldestSeq = 5;
-    bridge.start();
-    await waitFor(() => sink.events.length === 4, 5_000, 'events around the gap');
+    bridge.start(0);
+    await waitFor(() => sink.delivered.length === 4, 5_000, 'events around the gap');
     expect(sink.seqs()).toEqual([1, 2, 5, 6]);
     expect(sink.log.filter((x) => !'[]'.includes(x))).toEqual(['e1', 'e2', 'skipped4', 'e5', 'e6']);
     expect(bridge.gap).toBe('events 3..4 unavailable (engine retention and database)');
@@ -130,7 +129,6 @@ describe('SseBridge', () => {
       url: `http://127.0.0.1:${(flood.address() as AddressInfo).port}/v1/admin/events/stream`,
       token: 't',
       idleMs: 10_000,
-      startAfter: 0,
       sink,
       fillFrom: memoryStore(Array.from({ length: 50 }, (_, i) => event(i + 1))),
       engineHead: () => Promise.resolve(1_000),
@@ -142,7 +140,7 @@ describe('SseBridge', () => {
       random: () => 1,
     });
     cleanups.push(() => bridge.stop());
-    bridge.start();
+    bridge.start(0);
     await waitFor(() => opened.length >= 5, 15_000, 'five connections');
     await bridge.stop();
     // The first drop is passed at once; from the second in a row on, each waits the doubling backoff.
@@ -157,10 +155,10 @@ describe('SseBridge', () => {
 
   it('on a replaced history awaits the sink before delivering anything of the new one', async () => {
     const { engine, bridge, sink } = await setup();
-    bridge.start();
+    bridge.start(0);
     await waitFor(() => bridge.connected, 5_000, 'connected');
     engine.push(event(1), event(2), event(3));
-    await waitFor(() => sink.events.length === 3, 5_000, 'old history');
+    await waitFor(() => sink.delivered.length === 3, 5_000, 'old history');
     sink.holdReplaced = true;
     engine.reset();
     const other = (seq: number) => event(seq, { kind: 'inbound.deposit', payload: { other: seq } });
@@ -170,8 +168,8 @@ describe('SseBridge', () => {
     await waitFor(() => engine.connections.length >= 2, 5_000, 'reconnected');
     expect(sink.seqs()).toEqual([1, 2, 3]);
     sink.releaseReplaced();
-    await waitFor(() => sink.events.length === 5, 5_000, 'new history after its head');
-    expect(sink.events.slice(3).map((e) => [e.seq, e.kind])).toEqual([
+    await waitFor(() => sink.delivered.length === 5, 5_000, 'new history after its head');
+    expect(sink.delivered.slice(3).map((e) => [e.seq, e.kind])).toEqual([
       [4, 'inbound.deposit'],
       [5, 'inbound.deposit'],
     ]);

@@ -95,7 +95,7 @@ describe.skipIf(!available)('JetStream relay and replicas', () => {
     const early = await replica(); // consumes the stream from its start
     // It has looked at the stream and found it empty: every event from now on is live for it (were
     // the events there first, they would be its catch-up, which a client without since= never gets).
-    await waitFor(() => ((early.deps.live as LiveRuntime).source as JetStreamSource | null)?.caughtUp === true, 5_000, 'replica subscribed');
+    await waitFor(() => ((early.deps.live as LiveRuntime).source as JetStreamSource | null)?.ready === true, 5_000, 'replica subscribed');
     const c = await connect(early.url, 'kinds=engine.tick_start');
 
     engine.push(...ticks(1, 100));

@@ -37,7 +37,7 @@ describe.skipIf(!available)('the stream loses its tail', () => {
       { listen: true },
     );
     await (gw.deps.live as LiveRuntime).start();
-    await waitFor(() => ((gw.deps.live as LiveRuntime).source as JetStreamSource | null)?.caughtUp === true, 5_000, 'replica subscribed');
+    await waitFor(() => ((gw.deps.live as LiveRuntime).source as JetStreamSource | null)?.ready === true, 5_000, 'replica subscribed');
   });
   afterAll(async () => {
     await gw?.close();

@@ -11,6 +11,7 @@ import { EngineClient } from '../../../src/engine/client.js';
 import { Metrics } from '../../../src/metrics.js';
 import { SessionKeys } from '../../../src/auth/session-keys.js';
 import { LiveRuntime } from '../../../src/live.js';
+import { engineEventSource } from '../../../src/live-source.js';
 import { liveFeatures } from '../../../src/live-features.js';
 import type { LiveFeature } from '../../../src/contracts/live-feature.js';
 import type { Frame } from '../../../src/contracts/frame.js';
@@ -97,8 +98,9 @@ describe('live features (the runtime knows none of them)', () => {
       features: (context) => {
         publish = context.publish;
         const composed = gateway(context);
-        return { features: [broken, ...composed.features, maker, recorder], queries: composed.queries };
+        return { ...composed, features: [broken, ...composed.features, maker, recorder] };
       },
+      source: engineEventSource({ config, logger, db, engine: engineClient, metrics }),
     });
     gw = await startGateway(env, { listen: true, overrides: { logger, db, engine: engineClient, metrics, sessions, live } });
     await live.start();
@@ -156,43 +158,32 @@ describe('live features (the runtime knows none of them)', () => {
     client.ws.close();
   });
 
-  it('endOfBatch: once per outermost group that delivered events, after all of them, in list order; a lone event is a group of one', async () => {
-    // The runtime's own sink driven as a source drives it (groups nest, a group may deliver nothing
-    // or throw part-way), with features that record what they are told.
+  it('endOfBatch: once per batch of the source, after all of its events, in list order', async () => {
+    // The runtime's own sink driven as a source drives it, with features that record what they are told.
     const seen: string[] = [];
     const probe = (name: string): LiveFeature<Subscription> => ({
       name,
       event: (e) => void seen.push(`${name}:${e.seq}`),
       endOfBatch: () => void seen.push(`${name}:end`),
     });
-    const thrower: LiveFeature<Subscription> = { name: 'thrower', endOfBatch: () => { throw new Error('end'); } };
+    const thrower: LiveFeature<Subscription> = { name: 'thrower', event: () => { throw new Error('event'); }, endOfBatch: () => { throw new Error('end'); } };
     const env = { ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.token, AUTH_DISABLED: 'true' };
     const config = loadConfig(env);
     const logger = pino({ level: 'silent' });
     const db = new Database(config, logger);
     const engineClient = new EngineClient({ baseUrl: config.engineBaseUrl, adminToken: config.engineAdminToken, timeoutMs: config.engineTimeoutMs, connections: 1 });
+    const metrics = new Metrics({ defaultMetrics: false });
     const runtime = new LiveRuntime({
-      config, logger, db, engine: engineClient, metrics: new Metrics({ defaultMetrics: false }),
-      features: () => ({ features: [probe('a'), thrower, probe('b')], queries: { orderOutcome: async () => null, commitmentStatus: () => null } }),
+      config, logger, db, engine: engineClient, metrics,
+      features: () => ({ features: [probe('a'), thrower, probe('b')], queries: { orderOutcome: async () => null, commitmentStatus: () => null }, startPoint: async () => null }),
+      source: engineEventSource({ config, logger, db, engine: engineClient, metrics }),
     });
     const { sink } = runtime;
-    sink.batch(() => {
-      sink.event(tick(1, ts(1)));
-      sink.batch(() => sink.event(tick(2, ts(2)))); // nested: part of the outer group
-      sink.event(tick(3, ts(3)));
-    });
-    sink.batch(() => {}); // a group that delivered nothing has no end
-    sink.event(tick(4, ts(4))); // outside any group: a group of one
-    expect(() =>
-      sink.batch(() => {
-        sink.event(tick(5, ts(5)));
-        throw new Error('source failed part-way');
-      }),
-    ).toThrow('part-way');
+    sink.events([tick(1, ts(1)), tick(2, ts(2)), tick(3, ts(3))]);
+    sink.events([tick(4, ts(4))]);
     expect(seen).toEqual([
       'a:1', 'b:1', 'a:2', 'b:2', 'a:3', 'b:3', 'a:end', 'b:end',
       'a:4', 'b:4', 'a:end', 'b:end',
-      'a:5', 'b:5', 'a:end', 'b:end',
     ]);
     await runtime.stop();
     await engineClient.close();

@@ -9,7 +9,6 @@ function delivery(options: { startAfter?: number | null; store?: ReturnType<type
   const sink = recordingSink({ throwOn: options.throwOn });
   const metrics = noMetrics();
   const d = new OrderedDelivery({
-    startAfter: options.startAfter ?? null,
     sink,
     fillFrom: options.store ?? null,
     logger: quietLogger,
@@ -19,26 +18,27 @@ function delivery(options: { startAfter?: number | null; store?: ReturnType<type
     retention: 'test retention',
     stopped: () => false,
   });
+  d.startAfter(options.startAfter ?? null);
   return { d, sink, metrics };
 }
 
 describe('OrderedDelivery', () => {
-  it('delivers each event to the sink, one batch per event delivered as a chunk, and tracks the position', () => {
+  it('delivers the events received together to the sink in one call, and tracks the position', () => {
     const { d, sink, metrics } = delivery({ startAfter: 4 });
     expect(d.last).toBe(4);
     expect(metrics.maxSeqValue).toBe(4);
-    d.deliverBatched(event(5));
-    d.deliver(event(6));
-    expect(sink.log).toEqual(['[', 'e5', ']', 'e6']);
+    d.deliver([event(5)]);
+    d.deliver([event(6)]);
+    expect(sink.log).toEqual(['[', 'e5', ']', '[', 'e6', ']']);
     expect(d.last).toBe(6);
     expect(d.lastEvent?.seq).toBe(6);
     expect(metrics.maxSeqValue).toBe(6);
     expect(metrics.eventCount).toBe(2);
   });
 
-  it('counts an event whose sink call throws as delivered, and goes on with the next', () => {
+  it('counts events whose sink call throws as delivered, and goes on with the next', () => {
     const { d, sink } = delivery({ startAfter: 0, throwOn: 2 });
-    for (const seq of [1, 2, 3]) d.deliver(event(seq));
+    for (const seq of [1, 2, 3]) d.deliver([event(seq)]);
     expect(sink.seqs()).toEqual([1, 2, 3]);
     expect(d.last).toBe(3);
   });
@@ -67,7 +67,7 @@ describe('OrderedDelivery', () => {
     expect(d.last).toBe(7);
     expect(sink.log).toEqual(['skipped7']);
     expect(d.gap).toBe('events 3..7 unavailable (test retention and database)');
-    d.deliver(event(8));
+    d.deliver([event(8)]);
     expect(sink.seqs()).toEqual([8]);
   });
 
