@@ -11,7 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { Agent, request } from 'undici';
 import { connect as natsConnect } from 'nats';
-import { startNginx } from '../deploy/nginx.js';
+import { REPLICA_KEEP_ALIVE_MS, startNginx } from '../deploy/nginx.js';
 import { startScriptedEngine, type ScriptedEngine } from '../test/support/scripted-sse.js';
 import type { ClientCmd, ClientReport } from './stream-shared.js';
 import { freePort } from './processes.js';
@@ -195,11 +195,11 @@ async function fleetRun(replicaCount: number, clients: number, rates: number[], 
   for (let i = 0; i < replicaCount; i++) {
     const port = await freePort();
     ports.push(port);
-    replicas.push(node('src/main.ts', { ...nats, PORT: String(port), HOST: '127.0.0.1', ENGINE_BASE_URL: source.url, ENGINE_ADMIN_TOKEN: TOKEN, WS_ORDERBOOK_POLL_MS: '3600000', WS_MAX_CONNECTIONS: '100000', WS_MAX_CONNECTIONS_PER_IP: '0', HTTP_MAX_CONNECTIONS_PER_IP: '0' }));
+    replicas.push(node('src/main.ts', { ...nats, PORT: String(port), HOST: '127.0.0.1', ENGINE_BASE_URL: source.url, ENGINE_ADMIN_TOKEN: TOKEN, WS_ORDERBOOK_POLL_MS: '3600000', WS_MAX_CONNECTIONS: '100000', WS_MAX_CONNECTIONS_PER_IP: '0', HTTP_MAX_CONNECTIONS_PER_IP: '0', HTTP_KEEP_ALIVE_TIMEOUT_MS: String(REPLICA_KEEP_ALIVE_MS) }));
   }
   for (const p of ports) await until(async () => (await request(`http://127.0.0.1:${p}/healthz`)).statusCode === 200, 'replica');
   const lbPort = await freePort();
-  const nginx = await startNginx({ listen: `127.0.0.1:${lbPort}`, upstreams: ports.map((p) => `127.0.0.1:${p}`), workers: 1, maxConnectionsPerClient: 0 });
+  const nginx = await startNginx({ listen: `127.0.0.1:${lbPort}`, upstreams: ports.map((p) => `127.0.0.1:${p}`), workers: 1, maxConnectionsPerClient: 0, replicaKeepAliveMs: REPLICA_KEEP_ALIVE_MS });
   const client = await clientProcess();
   await client.send({ cmd: 'connect', url: `ws://127.0.0.1:${lbPort}/v1/stream`, queries: ['kinds=engine.tick_start'], n: clients });
   const rows: string[] = [];
