@@ -8,9 +8,11 @@
  * Floor, same run, same page: WebCrypto digests of the same leaf inputs alone (one digest per
  * event, no JSON, no tree). `BENCH_CONSOLE_ONLY=verify` runs only this part.
  */
+import { sized } from './short.js';
+import { writeDocsFile } from './docs-block.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,11 +26,11 @@ import { formatDec } from '../sandbox/engine/decimal.js';
 import { MarketRegistry } from '../sandbox/engine/markets.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const BATCHES = 1_000;
+const BATCHES = sized(1_000, 16);
 const EVENTS_PER_BATCH = 100;
 const PER_MANIFEST = 8;
 /** Rounds of each measure; best of them (and, for the account check, the median of the paired differences). */
-const ROUNDS = Number(process.env.BENCH_VERIFY_ROUNDS ?? 6);
+const ROUNDS = Number(process.env.BENCH_VERIFY_ROUNDS ?? sized(6, 1));
 const PARTY = `trader-7::${'7'.repeat(64)}`;
 const OTHER = `maker-1::${'1'.repeat(64)}`;
 
@@ -324,7 +326,7 @@ export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
     const end = text.indexOf('<!-- console-verify-bench:end -->');
     if (start >= 0 && end > start) text = text.slice(0, start) + block + text.slice(end + '<!-- console-verify-bench:end -->'.length);
     else text = `${text.replace(/\n*$/, '\n\n')}${block}\n`;
-    writeFileSync(file, text);
+    writeDocsFile(file, text);
     return out;
   } finally {
     await browser.close();

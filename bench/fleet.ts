@@ -6,6 +6,7 @@
 // Needs nginx, and Redis/NATS as for the fleet tests (NATS_URL, default nats://127.0.0.1:4222).
 // Processes: the engine (A) or a synthetic SSE source in this process (B), the relay, the
 // replicas, nginx, and a client process (bench/stream-clients.ts) holding the WebSocket clients.
+import { sized } from './short.js';
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -29,7 +30,8 @@ function cpuMs(pid: number): number {
   return ((Number(rest[11]) + Number(rest[12])) * 1000) / TICK_S; // utime + stime
 }
 
-async function until(check: () => Promise<boolean>, what: string, ms = 30_000): Promise<void> {
+// A process started with tsx on a loaded shared machine can take more than 30 s to listen.
+async function until(check: () => Promise<boolean>, what: string, ms = 120_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check().catch(() => false))) {
     if (Date.now() > end) throw new Error(`${what}: timed out`);
@@ -78,7 +80,7 @@ async function engineReaders(): Promise<string[]> {
   const url = `http://127.0.0.1:${port}`;
   await until(async () => (await request(`${url}/healthz`)).statusCode === 200, 'engine');
   const agent = new Agent({ connections: 16 });
-  const EVENTS = 3_000;
+  const EVENTS = sized(3_000, 200);
   let party = 0;
   async function generate(n: number): Promise<void> {
     let next = 0;
@@ -255,9 +257,9 @@ if (process.env.BENCH_FLEET_PART !== 'B') {
   out.push('', '### Engine CPU per event: direct SSE readers against one relay', '');
   out.push(...(await engineReaders()));
 }
-const CLIENTS = Number(process.env.BENCH_FLEET_CLIENTS || '300');
-const RATES = (process.env.BENCH_FLEET_RATES || '100,400').split(',').map(Number);
-const SECONDS = Number(process.env.BENCH_FLEET_SECONDS || '8');
+const CLIENTS = Number(process.env.BENCH_FLEET_CLIENTS || sized('300', '20'));
+const RATES = (process.env.BENCH_FLEET_RATES || sized('100,400', '50')).split(',').map(Number);
+const SECONDS = Number(process.env.BENCH_FLEET_SECONDS || sized('8', '1'));
 out.push('', `### Through nginx: 3 replicas against 1 (one relay, JetStream, ${CLIENTS} clients, \`kinds=engine.tick_start\`, ${SECONDS} s per load)`, '');
 out.push('| Replicas | Clients | Events/s offered | Deliveries/s offered | Deliveries/s received | Delivered | p50 ms | p99 ms | Replicas CPU (per delivery) | nginx CPU (per delivery) | Relay CPU | Clients CPU | Open |', '|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const n of (process.env.BENCH_FLEET_REPLICAS || '1,3').split(',').map(Number)) out.push(...(await fleetRun(n, CLIENTS, RATES, SECONDS)));
