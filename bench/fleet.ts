@@ -39,8 +39,16 @@ async function until(check: () => Promise<boolean>, what: string, ms = 120_000):
   }
 }
 
+/** Every process the bench started, killed if it stops on an error (they would outlive it). */
+const started = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const p of started) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+});
+
 function node(entry: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', entry], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const p = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  started.add(p);
+  return p;
 }
 
 async function stop(p: ChildProcess): Promise<void> {
@@ -202,6 +210,7 @@ async function fleetRun(replicaCount: number, clients: number, rates: number[], 
   for (const p of ports) await until(async () => (await request(`http://127.0.0.1:${p}/healthz`)).statusCode === 200, 'replica');
   const lbPort = await freePort();
   const nginx = await startNginx({ listen: `127.0.0.1:${lbPort}`, upstreams: ports.map((p) => `127.0.0.1:${p}`), workers: 1, maxConnectionsPerClient: 0, replicaKeepAliveMs: REPLICA_KEEP_ALIVE_MS });
+  started.add(nginx.proc);
   const client = await clientProcess();
   await client.send({ cmd: 'connect', url: `ws://127.0.0.1:${lbPort}/v1/stream`, queries: ['kinds=engine.tick_start'], n: clients });
   const rows: string[] = [];
