@@ -51,9 +51,12 @@ function run(script: string, env: Record<string, string>): Promise<any> {
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('exit', (code) => {
+      // The report is the JSON object printed from a line `{` to a line `}`; bench/rest.ts prints its
+      // proof bench's markdown after it.
       const start = out.search(/^\{$/m);
-      if (code !== 0 || start < 0) reject(new Error(`${script} exited ${code}`));
-      else resolve(JSON.parse(out.slice(start)));
+      const end = out.indexOf('\n}', start);
+      if (code !== 0 || start < 0 || end < 0) reject(new Error(`${script} exited ${code}`));
+      else resolve(JSON.parse(out.slice(start, end + 2)));
     });
   });
 }
