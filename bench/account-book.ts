@@ -4,6 +4,7 @@
 // changes), kept for reads alone or held by stream connections (those get an account.update frame
 // per change). Same events, runs alternated, best of 3, on one core; the ratio is what matters
 // (the machine may be shared: the load average is printed).
+import { sized } from './short.js';
 import { loadavg } from 'node:os';
 import pino from 'pino';
 import { initialProjectionState, project } from '../src/projections/index.js';
@@ -13,7 +14,7 @@ import { Database } from '../src/db/database.js';
 import { parseSubscription } from '../src/stream/subscription.js';
 import { syntheticFill } from './stream-shared.js';
 
-const N = Number(process.env.BENCH_EVENTS ?? 20_000);
+const N = Number(process.env.BENCH_EVENTS ?? sized(20_000, 1_000));
 const MARKETS = ['BTC-PERP', 'ETH-PERP', 'SOL-PERP'];
 const T0 = Date.parse('2026-11-21T10:00:00.000Z');
 const db = new Database({ databaseUrl: null, dbPoolMax: 1, dbConnectTimeoutS: 1, dbStatementTimeoutMs: 1000 }, pino({ level: 'silent' }));
@@ -72,12 +73,12 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
   run(evs, null);
   run(evs, book);
 }
-for (const k of [0, 10, 100, 1000]) {
+for (const k of sized([0, 10, 100, 1000], [0, 10])) {
   for (const held of k === 0 ? [false] : [false, true]) {
     let plain = Infinity;
     let withBook = Infinity;
     let frames = 0;
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < sized(3, 1); i++) {
       const { book, head } = await bookWith(k, held);
       const evs = events(head);
       plain = Math.min(plain, run(evs, null).s);

@@ -19,6 +19,7 @@
 // the real app; bench/stream-bare.ts), and BENCH_CAPACITY_PROCS client processes per server
 // (bench/stream-clients.ts), each with its own file limit. BENCH_CAPACITY_PROF=<dir>: the gateway
 // writes a V8 CPU profile there when its size is done.
+import { sized } from './short.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { request } from 'undici';
@@ -31,12 +32,12 @@ const kb = (bytes: number) => (bytes / 1024).toFixed(1);
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
 const env = (name: string, fallback: string) => process.env[name] || fallback;
 
-const SIZES = env('BENCH_CAPACITY_CLIENTS', '5000,10000,max').split(',');
-const PROCS = Number(env('BENCH_CAPACITY_PROCS', '4'));
-const IDLE_S = Number(env('BENCH_CAPACITY_IDLE_S', '65'));
+const SIZES = env('BENCH_CAPACITY_CLIENTS', sized('5000,10000,max', '200')).split(',');
+const PROCS = Number(env('BENCH_CAPACITY_PROCS', sized('4', '1')));
+const IDLE_S = Number(env('BENCH_CAPACITY_IDLE_S', sized('65', '2')));
 const FILLS_PER_S = Number(env('BENCH_CAPACITY_FILLS_PER_S', '2'));
-const SECONDS = Number(env('BENCH_CAPACITY_SECONDS', '10'));
-const ROUNDS = Number(env('BENCH_CAPACITY_ROUNDS', '6'));
+const SECONDS = Number(env('BENCH_CAPACITY_SECONDS', sized('10', '2')));
+const ROUNDS = Number(env('BENCH_CAPACITY_ROUNDS', sized('6', '1')));
 const OVER = Number(env('BENCH_CAPACITY_OVER', '500'));
 const PROF = process.env.BENCH_CAPACITY_PROF;
 

@@ -17,11 +17,13 @@
  * (one WebCrypto digest per event of the same leaf inputs) and the replay alone (checkAccount).
  *
  * Settings: BENCH_DATABASE_URL (server, default postgres://postgres@127.0.0.1:5432/postgres),
- * BENCH_VERIFY_EVENTS (the party's committed events, default 100 000), BENCH_VERIFY_ROUNDS
+ * BENCH_VERIFY_EVENTS (the party's committed events, default 100 000; 2 000 under BENCH_SHORT=1), BENCH_VERIFY_ROUNDS
  * (default 6). docs/performance.md is rewritten only by a run of 100 000 events and 3 rounds or
  * more; a short run (`BENCH_VERIFY_EVENTS=2000 BENCH_VERIFY_ROUNDS=1`) checks the whole path.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { sized } from './short.js';
+import { writeDocsFile } from './docs-block.js';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
@@ -38,8 +40,8 @@ import { holdersOf } from '../packages/client/src/verify/scheme.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const EVENTS = Number(process.env.BENCH_VERIFY_EVENTS ?? 100_000);
-const ROUNDS = Number(process.env.BENCH_VERIFY_ROUNDS ?? 6);
+const EVENTS = Number(process.env.BENCH_VERIFY_EVENTS ?? sized(100_000, 2_000));
+const ROUNDS = Number(process.env.BENCH_VERIFY_ROUNDS ?? sized(6, 1));
 const PER_BATCH = 100;
 const PARTY = `trader-7::${'7'.repeat(64)}`;
 const MAKERS = ['1', '2', '3', '4'].map((d) => `maker-${d}::${d.repeat(64)}`);
@@ -320,7 +322,7 @@ export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
       const end = text.indexOf('<!-- console-verify-bench:end -->');
       if (start >= 0 && end > start) text = text.slice(0, start) + block + text.slice(end + '<!-- console-verify-bench:end -->'.length);
       else text = `${text.replace(/\n*$/, '\n\n')}${block}\n`;
-      writeFileSync(file, text);
+      writeDocsFile(file, text);
     }
     return out;
   } finally {

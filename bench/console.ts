@@ -18,6 +18,7 @@
  * BENCH_CONSOLE_LOADS (default 10), BENCH_CONSOLE_ONLY (`verify`: the verification part alone;
  * `screen`: this part alone).
  */
+import { sized } from './short.js';
 import { gzipSync } from 'node:zlib';
 import postgres from 'postgres';
 import { migrate } from '../schema/migrate.js';
@@ -27,7 +28,7 @@ import { startTradingStack } from '../test/support/trading-stack.js';
 import { consoleVerifyBench } from './console-verify.js';
 
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const LOADS = Number(process.env.BENCH_CONSOLE_LOADS ?? 10);
+const LOADS = Number(process.env.BENCH_CONSOLE_LOADS ?? sized(10, 1));
 
 interface Metrics {
   firstFrameMs: number;

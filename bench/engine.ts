@@ -7,9 +7,11 @@
  *   2. SSE delivery: a live reader during the order run, then a full replay from seq 0.
  * Prints JSON and writes the block between the engine-bench markers of docs/performance.md.
  */
+import { sized } from './short.js';
+import { writeDocsFile } from './docs-block.js';
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -33,12 +35,12 @@ const autocannon = createRequire(import.meta.url)('autocannon') as (
 ) => { on(event: 'response', fn: () => void): void };
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const ORDERS = Number(process.env.BENCH_ORDERS ?? 40_000);
+const ORDERS = Number(process.env.BENCH_ORDERS ?? sized(40_000, 2_000));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const PIPELINING = Number(process.env.BENCH_PIPELINING ?? 1);
 const PARTIES = 16;
 /** Whole measurements, each on a fresh engine; the median by orders/s is reported. */
-const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 3));
+const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? sized(3, 1)));
 const TOKEN = 'bench-admin-token';
 
 function keyPair(): { hex: string; priv: KeyObject } {
@@ -307,7 +309,7 @@ function writeDocs(r: any): void {
   } else {
     text = text.length === 0 ? `${block}\n` : `${text.replace(/\n*$/, '\n\n')}${block}\n`;
   }
-  writeFileSync(file, text);
+  writeDocsFile(file, text);
 }
 
 /**

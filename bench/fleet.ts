@@ -6,12 +6,13 @@
 // Needs nginx, and Redis/NATS as for the fleet tests (NATS_URL, default nats://127.0.0.1:4222).
 // Processes: the engine (A) or a synthetic SSE source in this process (B), the relay, the
 // replicas, nginx, and a client process (bench/stream-clients.ts) holding the WebSocket clients.
+import { sized } from './short.js';
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { Agent, request } from 'undici';
 import { connect as natsConnect } from 'nats';
-import { startNginx } from '../deploy/nginx.js';
+import { REPLICA_KEEP_ALIVE_MS, startNginx } from '../deploy/nginx.js';
 import { startScriptedEngine, type ScriptedEngine } from '../test/support/scripted-sse.js';
 import type { ClientCmd, ClientReport } from './stream-shared.js';
 import { freePort } from './processes.js';
@@ -29,7 +30,8 @@ function cpuMs(pid: number): number {
   return ((Number(rest[11]) + Number(rest[12])) * 1000) / TICK_S; // utime + stime
 }
 
-async function until(check: () => Promise<boolean>, what: string, ms = 30_000): Promise<void> {
+// A process started with tsx on a loaded shared machine can take more than 30 s to listen.
+async function until(check: () => Promise<boolean>, what: string, ms = 120_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check().catch(() => false))) {
     if (Date.now() > end) throw new Error(`${what}: timed out`);
@@ -37,8 +39,16 @@ async function until(check: () => Promise<boolean>, what: string, ms = 30_000): 
   }
 }
 
+/** Every process the bench started, killed if it stops on an error (they would outlive it). */
+const started = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const p of started) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+});
+
 function node(entry: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', entry], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const p = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  started.add(p);
+  return p;
 }
 
 async function stop(p: ChildProcess): Promise<void> {
@@ -78,7 +88,7 @@ async function engineReaders(): Promise<string[]> {
   const url = `http://127.0.0.1:${port}`;
   await until(async () => (await request(`${url}/healthz`)).statusCode === 200, 'engine');
   const agent = new Agent({ connections: 16 });
-  const EVENTS = 3_000;
+  const EVENTS = sized(3_000, 200);
   let party = 0;
   async function generate(n: number): Promise<void> {
     let next = 0;
@@ -195,11 +205,12 @@ async function fleetRun(replicaCount: number, clients: number, rates: number[], 
   for (let i = 0; i < replicaCount; i++) {
     const port = await freePort();
     ports.push(port);
-    replicas.push(node('src/main.ts', { ...nats, PORT: String(port), HOST: '127.0.0.1', ENGINE_BASE_URL: source.url, ENGINE_ADMIN_TOKEN: TOKEN, WS_ORDERBOOK_POLL_MS: '3600000', WS_MAX_CONNECTIONS: '100000', WS_MAX_CONNECTIONS_PER_IP: '0', HTTP_MAX_CONNECTIONS_PER_IP: '0' }));
+    replicas.push(node('src/main.ts', { ...nats, PORT: String(port), HOST: '127.0.0.1', ENGINE_BASE_URL: source.url, ENGINE_ADMIN_TOKEN: TOKEN, WS_ORDERBOOK_POLL_MS: '3600000', WS_MAX_CONNECTIONS: '100000', WS_MAX_CONNECTIONS_PER_IP: '0', HTTP_MAX_CONNECTIONS_PER_IP: '0', HTTP_KEEP_ALIVE_TIMEOUT_MS: String(REPLICA_KEEP_ALIVE_MS) }));
   }
   for (const p of ports) await until(async () => (await request(`http://127.0.0.1:${p}/healthz`)).statusCode === 200, 'replica');
   const lbPort = await freePort();
-  const nginx = await startNginx({ listen: `127.0.0.1:${lbPort}`, upstreams: ports.map((p) => `127.0.0.1:${p}`), workers: 1, maxConnectionsPerClient: 0 });
+  const nginx = await startNginx({ listen: `127.0.0.1:${lbPort}`, upstreams: ports.map((p) => `127.0.0.1:${p}`), workers: 1, maxConnectionsPerClient: 0, replicaKeepAliveMs: REPLICA_KEEP_ALIVE_MS });
+  started.add(nginx.proc);
   const client = await clientProcess();
   await client.send({ cmd: 'connect', url: `ws://127.0.0.1:${lbPort}/v1/stream`, queries: ['kinds=engine.tick_start'], n: clients });
   const rows: string[] = [];
@@ -255,9 +266,9 @@ if (process.env.BENCH_FLEET_PART !== 'B') {
   out.push('', '### Engine CPU per event: direct SSE readers against one relay', '');
   out.push(...(await engineReaders()));
 }
-const CLIENTS = Number(process.env.BENCH_FLEET_CLIENTS || '300');
-const RATES = (process.env.BENCH_FLEET_RATES || '100,400').split(',').map(Number);
-const SECONDS = Number(process.env.BENCH_FLEET_SECONDS || '8');
+const CLIENTS = Number(process.env.BENCH_FLEET_CLIENTS || sized('300', '20'));
+const RATES = (process.env.BENCH_FLEET_RATES || sized('100,400', '50')).split(',').map(Number);
+const SECONDS = Number(process.env.BENCH_FLEET_SECONDS || sized('8', '1'));
 out.push('', `### Through nginx: 3 replicas against 1 (one relay, JetStream, ${CLIENTS} clients, \`kinds=engine.tick_start\`, ${SECONDS} s per load)`, '');
 out.push('| Replicas | Clients | Events/s offered | Deliveries/s offered | Deliveries/s received | Delivered | p50 ms | p99 ms | Replicas CPU (per delivery) | nginx CPU (per delivery) | Relay CPU | Clients CPU | Open |', '|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const n of (process.env.BENCH_FLEET_REPLICAS || '1,3').split(',').map(Number)) out.push(...(await fleetRun(n, CLIENTS, RATES, SECONDS)));

@@ -15,8 +15,9 @@ export function freePort(): Promise<number> {
 }
 
 /** Polls `${url}/healthz` every 100 ms until it answers 200, for at most `attempts` tries. */
-export async function waitHealthy(url: string, attempts = 300): Promise<void> {
-  for (let i = 0; i < attempts; i++) {
+// A process started with tsx on a loaded shared machine can take more than 30 s to listen.
+export async function waitHealthy(url: string, timeoutMs = 120_000): Promise<void> {
+  for (const end = Date.now() + timeoutMs; Date.now() < end; ) {
     try {
       const r = await request(`${url}/healthz`);
       await r.body.dump();

@@ -25,6 +25,7 @@
  * Target: batch within 1.2× of the floor.
  * Writes the block between the batch-bench markers of docs/performance.md.
  */
+import { sized } from './short.js';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -36,13 +37,13 @@ import { freePort, hasTaskset, procCpuMs, stop, stopWithBench, waitHealthy } fro
 import { GatewayClient, localParty, requestMessage, type Session } from '../packages/client/src/index.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const ROUNDS = Number(process.env.BENCH_BATCH_ROUNDS ?? 60);
+const ROUNDS = Number(process.env.BENCH_BATCH_ROUNDS ?? sized(60, 1));
 /**
  * Runs of each way per round (BENCH_BATCH_REPEAT, default 3), interleaved (floor, batch, …, floor,
  * batch, …); the round's figure of a way is the median of its runs, so one run that met a load
  * spike does not decide a round's ratio.
  */
-const REPEAT = Number(process.env.BENCH_BATCH_REPEAT ?? 3);
+const REPEAT = Number(process.env.BENCH_BATCH_REPEAT ?? sized(3, 1));
 const N = 50;
 const TOKEN = 'bench-batch-token';
 const REDIS_SERVER = '/usr/bin/redis-server';

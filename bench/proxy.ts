@@ -24,9 +24,11 @@
  * each), so a drift of the shared machine's load hits both sides alike.
  * Prints JSON and writes the block between the proxy-bench markers of docs/performance.md.
  */
+import { sized } from './short.js';
+import { writeDocsFile } from './docs-block.js';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -71,12 +73,12 @@ function autocannon(opts: Record<string, unknown>): Promise<Run> {
 }
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const ORDERS = Number(process.env.BENCH_PROXY_ORDERS ?? 20_000);
-const READS = Number(process.env.BENCH_PROXY_READS ?? 30_000);
-const PROBE = Number(process.env.BENCH_PROXY_PROBE ?? 2_000);
+const ORDERS = Number(process.env.BENCH_PROXY_ORDERS ?? sized(20_000, 1_000));
+const READS = Number(process.env.BENCH_PROXY_READS ?? sized(30_000, 1_500));
+const PROBE = Number(process.env.BENCH_PROXY_PROBE ?? sized(2_000, 200));
 const CONNECTIONS = Number(process.env.BENCH_PROXY_CONNECTIONS ?? 16);
 /** Seconds to wait for the 1-minute load average to fall below LOAD_OK before measuring. */
-const WAIT_S = Number(process.env.BENCH_PROXY_WAIT_S ?? 60);
+const WAIT_S = Number(process.env.BENCH_PROXY_WAIT_S ?? sized(60, 0));
 const LOAD_OK = 3;
 const PARTIES = 16;
 const TOKEN = 'bench-admin-token';
@@ -414,7 +416,7 @@ function writeDocs(r: any): void {
   const end = text.indexOf('<!-- proxy-bench:end -->');
   if (start >= 0 && end > start) text = text.slice(0, start) + block + text.slice(end + '<!-- proxy-bench:end -->'.length);
   else text = text.length === 0 ? `${block}\n` : `${text.replace(/\n*$/, '\n\n')}${block}\n`;
-  writeFileSync(file, text);
+  writeDocsFile(file, text);
 }
 
 await main();

@@ -6,8 +6,9 @@
  * schema (3 parties, a commit every 150 seqs, so a party's batch holds about 100 events). Writes the
  * block between the proof-bench markers of docs/performance.md. `BENCH_REST_ONLY=proof` runs only this.
  */
+import { writeDocsFile } from './docs-block.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -110,7 +111,7 @@ export async function proofBench(server: string, seconds: number, connections: n
     const end = text.indexOf('<!-- proof-bench:end -->');
     if (start >= 0 && end > start) text = text.slice(0, start) + block + text.slice(end + '<!-- proof-bench:end -->'.length);
     else text = `${text.replace(/\n*$/, '\n\n')}${block}\n`;
-    writeFileSync(file, text);
+    writeDocsFile(file, text);
   } finally {
     if (gateway) await stop(gateway);
     await sql.end({ timeout: 5 });

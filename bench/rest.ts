@@ -24,8 +24,10 @@
  * measure, e.g. `events,status=mismatch`; docs/performance.md is then left alone),
  * BENCH_CPU_PROF=<dir> (every server writes a CPU profile there when it stops).
  */
+import { sized } from './short.js';
+import { writeDocsFile } from './docs-block.js';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -57,10 +59,10 @@ const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const FILLS = Number(process.env.BENCH_REST_FILLS ?? 300_000);
-const ROUNDS = Number(process.env.BENCH_REST_ROUNDS ?? 2);
-const PARTIES = Number(process.env.BENCH_REST_PARTIES ?? 500);
-const SECONDS = Number(process.env.BENCH_REST_SECONDS ?? 5);
+const FILLS = Number(process.env.BENCH_REST_FILLS ?? sized(300_000, 5_000));
+const ROUNDS = Number(process.env.BENCH_REST_ROUNDS ?? sized(2, 1));
+const PARTIES = Number(process.env.BENCH_REST_PARTIES ?? sized(500, 20));
+const SECONDS = Number(process.env.BENCH_REST_SECONDS ?? sized(5, 1));
 const CONNECTIONS = Number(process.env.BENCH_REST_CONNECTIONS ?? 16);
 
 
@@ -360,7 +362,7 @@ function writeDocs(r: {
   const end = text.indexOf('<!-- rest-bench:end -->');
   if (start >= 0 && end > start) text = text.slice(0, start) + block + text.slice(end + '<!-- rest-bench:end -->'.length);
   else text = text.length === 0 ? `${block}\n` : `${text.replace(/\n*$/, '\n\n')}${block}\n`;
-  writeFileSync(file, text);
+  writeDocsFile(file, text);
 }
 
 const ONLY = process.env.BENCH_REST_ONLY;

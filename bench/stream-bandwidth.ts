@@ -12,6 +12,7 @@
  * messages per second per client, and the gateway's CPU (from /proc) per second of the run.
  * Writes the block between the bandwidth-bench markers of docs/performance.md.
  */
+import { sized } from './short.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -23,8 +24,8 @@ import { freePort, procCpuMs, stop, waitHealthy } from './processes.js';
 import { GatewayClient, localParty } from '../packages/client/src/index.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLIENTS = Number(process.env.BENCH_BW_CLIENTS ?? 20);
-const SECONDS = Number(process.env.BENCH_BW_SECONDS ?? 8);
+const CLIENTS = Number(process.env.BENCH_BW_CLIENTS ?? sized(20, 5));
+const SECONDS = Number(process.env.BENCH_BW_SECONDS ?? sized(8, 2));
 const TOKEN = 'bench-bw-token';
 
 function spawnTs(script: string, env: Record<string, string>): ChildProcess {

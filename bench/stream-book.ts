@@ -11,8 +11,10 @@
 // (started through `taskset`: every thread of it), the engine (this process) and both client processes on cpu 0.
 // BENCH_BOOK_PIN=0, or a machine without taskset or with one core: nothing pinned, all share both.
 // Results go between the book-bench markers of docs/performance.md.
+import { sized } from './short.js';
+import { writeDocsFile } from './docs-block.js';
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { startEngine } from '../sandbox/engine/index.js';
 import { hasTaskset } from './processes.js';
@@ -23,8 +25,8 @@ if (process.argv.includes('--pipeline-only')) {
   process.exit(0);
 }
 
-const CLIENTS = Number(process.env.BENCH_BOOK_CLIENTS ?? 1000);
-const SECONDS = Number(process.env.BENCH_BOOK_SECONDS ?? 10);
+const CLIENTS = Number(process.env.BENCH_BOOK_CLIENTS ?? sized(1000, 50));
+const SECONDS = Number(process.env.BENCH_BOOK_SECONDS ?? sized(10, 2));
 const ORDERS_PER_S = 100;
 /** CPU of the server under test, CPU of the engine and the clients; null: nothing pinned. */
 const PIN = process.env.BENCH_BOOK_PIN !== '0' && cpus().length >= 2 && hasTaskset() ? { server: '1', rest: '0' } : null;
@@ -189,6 +191,6 @@ if (existsSync(DOC)) {
   const START = '<!-- book-bench:start -->';
   const END = '<!-- book-bench:end -->';
   const block = `${START}\n${rows}\n${END}`;
-  writeFileSync(DOC, doc.includes(START) ? doc.replace(new RegExp(`${START}[\\s\\S]*?${END}`), block) : `${doc.trimEnd()}\n\n## Order book frames (\`npm run bench:stream\`, book part)\n\n${block}\n`);
+  writeDocsFile(DOC, doc.includes(START) ? doc.replace(new RegExp(`${START}[\\s\\S]*?${END}`), block) : `${doc.trimEnd()}\n\n## Order book frames (\`npm run bench:stream\`, book part)\n\n${block}\n`);
 }
 process.exit(0);

@@ -3,6 +3,7 @@
 // framed-text.ts), against the WebSocket frame alone with the JSON as a view into it.
 // Frames are copies of a full soak's history (13:30 UTC, 2026-11-27): of every 100, 77 candle
 // updates, 12 trades, 11 order fills (mean 395 bytes in the soak). Run with --expose-gc (the script does).
+import { sized } from './short.js';
 import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +18,7 @@ if (typeof globalThis.gc !== 'function') {
 }
 const gc = globalThis.gc as () => void;
 
-const SIZE = 10_000; // WS_HISTORY_SIZE's default
+const SIZE = sized(10_000, 1_000); // WS_HISTORY_SIZE's default
 const fill = { entryPrice: '3299.4749321266', fee: '0.7111069000', newBalance: '1077570.4840806541', orderId: 'o-2a6c520a-zyf', party: 'bot-2::1b1c7b557f7a093c944f285a365ca03e7ff52ab933fdb8357972483b6250892d', positionId: 'p-2a6c520a-zpb', positionSize: '-0.6740000000', price: '3299.8000000000', realizedPnl: '-0.1401042534', role: 'taker', side: 'buy', size: '0.4310000000' };
 function frameAt(seq: number): Frame {
   const ts = new Date(Date.UTC(2026, 10, 27, 13, 0, 0, seq)).toISOString();

@@ -8,8 +8,10 @@
 // held, idle memory per connection, latency, deliveries/s; server CPU. And the platform's floor
 // (bench/stream-floor.ts): the same latency for plain TCP writes to as many loopback sockets.
 // Results go between the stream-bench markers of docs/performance.md.
+import { sized } from './short.js';
+import { writeDocsFile } from './docs-block.js';
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { createParser } from 'eventsource-parser';
 import { initialProjectionState, project } from '../src/projections/index.js';
@@ -140,7 +142,7 @@ async function pipelineBench(n: number, fillEvery: number): Promise<PipelineResu
   let h = Infinity;
   let w = Infinity;
   dropped = 0;
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < sized(5, 1); i++) {
     a = Math.min(a, (await run('plain')).s);
     h = Math.min(h, (await run('handoff')).s);
     if (i < 3) {
@@ -280,16 +282,19 @@ async function withClients<T>(fn: (clients: ChildProcess) => Promise<T>): Promis
 
 // ---------- run ----------
 const FRAMES_PER_FILL = 8; // public: passthrough + trade + 6 candle.update
-const BURST = Number(process.env.BENCH_BURST ?? 250);
-const N_SMALL = Number(process.env.BENCH_CLIENTS_SMALL ?? 1000);
-const N_LARGE = Number(process.env.BENCH_CLIENTS_LARGE ?? 10000);
+const BURST = Number(process.env.BENCH_BURST ?? sized(250, 20));
+const N_SMALL = Number(process.env.BENCH_CLIENTS_SMALL ?? sized(1000, 50));
+const N_LARGE = Number(process.env.BENCH_CLIENTS_LARGE ?? sized(10000, 200));
+/** Events per pipeline stream, and ms of each latency run. */
+const PIPELINE_EVENTS = sized(100_000, 5_000);
+const LATENCY_MS = sized(5_000, 1_000);
 /** A light, steady load: one fill every 500 ms. */
 const LIGHT_FILLS_PER_S = 2;
 
 const loadAtStart = loadavg().map((l) => l.toFixed(1)).join(' / ');
 console.log(`stream bench: ${cpus().length} cores, node ${process.version}, load average ${loadAtStart}`);
-const pipelineFills = await pipelineBench(100_000, 1);
-const pipelineMixed = await pipelineBench(100_000, 5);
+const pipelineFills = await pipelineBench(PIPELINE_EVENTS, 1);
+const pipelineMixed = await pipelineBench(PIPELINE_EVENTS, 5);
 /** Extra main-thread time per event of the commitment check, as a share of the SSE→frames time per event. */
 const signed = (x: number) => `${x < 0 ? '−' : '+'}${Math.abs(x).toFixed(1)}`;
 const commitmentCost = (p: PipelineResult) => (p.eventsPerS / p.withCommitmentsPerS - 1) * 100;
@@ -319,7 +324,7 @@ for (const [name, p] of [['fills only', pipelineFills], ['1 fill in 5 events', p
   const docPath = new URL('../docs/performance.md', import.meta.url).pathname;
   const doc = readFileSync(docPath, 'utf8');
   const re = /<!-- commitment-bench:start -->[\s\S]*<!-- commitment-bench:end -->/;
-  if (re.test(doc)) writeFileSync(docPath, doc.replace(re, block));
+  if (re.test(doc)) writeDocsFile(docPath, doc.replace(re, block));
 }
 if (process.argv.includes('--pipeline-only')) {
   source.close();
@@ -342,8 +347,8 @@ const small = await withServer('./stream-gateway.ts', (server, url) =>
     const b = await burst(server, clients, N_SMALL, BURST, FRAMES_PER_FILL);
     const steady = await steadyCapacity(clients, N_SMALL, FRAMES_PER_FILL, b.deliveriesPerS / (N_SMALL * FRAMES_PER_FILL));
     const half = steady / 2 / (N_SMALL * FRAMES_PER_FILL);
-    const lat = await latencyRun(server, clients, half, 5_000);
-    const light = await latencyRun(server, clients, LIGHT_FILLS_PER_S, 5_000);
+    const lat = await latencyRun(server, clients, half, LATENCY_MS);
+    const light = await latencyRun(server, clients, LIGHT_FILLS_PER_S, LATENCY_MS);
     return { b, steady, lat, light };
   }),
 );
@@ -370,8 +375,8 @@ async function largeRun() {
         const b = await burst(server, clients, N_LARGE, Math.max(20, Math.floor(BURST / 10)), MIXED_FRAMES);
         const steady = await steadyCapacity(clients, N_LARGE, MIXED_FRAMES, b.deliveriesPerS / (N_LARGE * MIXED_FRAMES));
         const half = steady / 2 / (N_LARGE * MIXED_FRAMES);
-        const lat = await latencyRun(server, clients, half, 5_000);
-        const light = await latencyRun(server, clients, LIGHT_FILLS_PER_S, 5_000);
+        const lat = await latencyRun(server, clients, half, LATENCY_MS);
+        const light = await latencyRun(server, clients, LIGHT_FILLS_PER_S, LATENCY_MS);
         const perConnRss = (idle.rss - before.rss) / N_LARGE;
         const perConnHeap = (idle.heapUsed - before.heapUsed) / N_LARGE;
         return { open: conn.open, perConnRss, perConnHeap, b, steady, lat, light };
@@ -393,7 +398,7 @@ const large = await largeRun();
 const FLOOR_BYTES = 700;
 const floors: FloorResult[] = [];
 for (const [n, writers] of [[N_SMALL, 1], [N_LARGE, 1], [N_LARGE, 2]] as const) {
-  const f = await measureFloor(n, writers, FLOOR_BYTES, 10, 500);
+  const f = await measureFloor(n, writers, FLOOR_BYTES, sized(10, 2), 500);
   floors.push(f);
   console.log(
     `floor, plain TCP, ${n} sockets, ${writers} writer process(es): p50 ${f.p50} ms, p99 ${f.p99} ms; CPU per event: writers ${f.writerCpuMsPerEvent.toFixed(0)} ms, reader ${f.readerCpuMsPerEvent.toFixed(0)} ms`,
@@ -456,6 +461,5 @@ const existing = existsSync(docPath) ? readFileSync(docPath, 'utf8') : '# Perfor
 const next = /<!-- stream-bench:start -->[\s\S]*<!-- stream-bench:end -->/.test(existing)
   ? existing.replace(/<!-- stream-bench:start -->[\s\S]*<!-- stream-bench:end -->/, table)
   : `${existing.trimEnd()}\n\n${table}\n`;
-writeFileSync(docPath, next);
-console.log(`results written to docs/performance.md`);
+writeDocsFile(docPath, next);
 process.exit(0);

@@ -11,16 +11,19 @@
  * BENCH_PROXY_ORDERS 4000, BENCH_PROXY_READS 6000, BENCH_PROXY_PROBE 500, BENCH_REST_FILLS 50000,
  * BENCH_REST_SECONDS 1).
  */
+import { SHORT as SHORT_RUN, sized } from './short.js';
+import { writeDocsFile } from './docs-block.js';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './processes.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const ROUNDS = Number(process.env.BENCH_TRACING_ROUNDS ?? 2);
-const SHORT = {
+const ROUNDS = Number(process.env.BENCH_TRACING_ROUNDS ?? sized(2, 1));
+/** The proxy and REST benches sized for a tracing round (a short run keeps their own short sizes). */
+const CHILD_SIZES = SHORT_RUN ? {} : {
   BENCH_PROXY_ORDERS: '4000',
   BENCH_PROXY_READS: '6000',
   BENCH_PROXY_PROBE: '500',
@@ -42,15 +45,18 @@ function run(script: string, env: Record<string, string>): Promise<any> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, script)], {
       cwd: ROOT,
-      env: { ...SHORT, ...process.env, BENCH_NO_DOCS: '1', ...env },
+      env: { ...CHILD_SIZES, ...process.env, BENCH_NO_DOCS: '1', ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('exit', (code) => {
+      // The report is the JSON object printed from a line `{` to a line `}`; bench/rest.ts prints its
+      // proof bench's markdown after it.
       const start = out.search(/^\{$/m);
-      if (code !== 0 || start < 0) reject(new Error(`${script} exited ${code}`));
-      else resolve(JSON.parse(out.slice(start)));
+      const end = out.indexOf('\n}', start);
+      if (code !== 0 || start < 0 || end < 0) reject(new Error(`${script} exited ${code}`));
+      else resolve(JSON.parse(out.slice(start, end + 2)));
     });
   });
 }
@@ -159,7 +165,7 @@ function writeDocs(r: ReturnType<typeof summarize>): void {
   const end = text.indexOf('<!-- tracing-bench:end -->');
   if (start >= 0 && end > start) text = text.slice(0, start) + block + text.slice(end + '<!-- tracing-bench:end -->'.length);
   else text = `${text.replace(/\n*$/, '\n\n')}${block}\n`;
-  writeFileSync(file, text);
+  writeDocsFile(file, text);
 }
 
 await main();

@@ -17,9 +17,11 @@
  * Reports each read's p50/p99 and the ratio of p99 under attack to the baseline p99, with what the
  * attacker got answered; writes the block between the budgets-bench markers of docs/performance.md.
  */
+import { sized } from './short.js';
+import { writeDocsFile } from './docs-block.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,7 +34,7 @@ import { freePort, stop, waitHealthy } from './processes.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TOKEN = 'bench-admin-token';
-const PHASE_S = Number(process.env.BENCH_BUDGETS_PHASE_S ?? 10);
+const PHASE_S = Number(process.env.BENCH_BUDGETS_PHASE_S ?? sized(10, 1));
 const DATABASE = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SOCKETS = 50;
 const PARTIES = 50;
@@ -302,7 +304,7 @@ function writeDoc(r: { date: string; cpus: string; node: string; phaseS: number;
   const start = text.indexOf('<!-- budgets-bench:start -->');
   const end = text.indexOf('<!-- budgets-bench:end -->');
   const next = start >= 0 && end > start ? text.slice(0, start) + block + text.slice(end + '<!-- budgets-bench:end -->'.length) : `${text.trimEnd()}\n\n## Work budgets under attack\n\n${block}\n`;
-  writeFileSync(file, next);
+  writeDocsFile(file, next);
 }
 
 if (process.argv[2] === 'attack') {

@@ -21,7 +21,7 @@ import { seedList } from '../src/fleet/jetstream.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../sandbox/pglite-server.js';
 import { choosePort, describeExit, httpOk, startChild, waitFor, type Child } from '../sandbox/stack/children.js';
 import { parseOptions, USAGE, UsageError, type StackOptions } from '../sandbox/stack/options.js';
-import { startNginx, type RunningNginx } from './nginx.js';
+import { REPLICA_KEEP_ALIVE_MS, startNginx, type RunningNginx } from './nginx.js';
 import { Supervised } from './supervisor.js';
 import { GATEWAY_NODE_FLAGS } from '../sandbox/stack/gateway-node-flags.js';
 import { startPrometheus, type RunningPrometheus } from './prometheus.js';
@@ -201,6 +201,8 @@ async function main(): Promise<void> {
           // Behind nginx every TCP connection comes from nginx: the per-client TCP cap is nginx's
           // (limit_conn in the template); the stream cap keys on the forwarded client (docs/security.md).
           HTTP_MAX_CONNECTIONS_PER_IP: '0',
+          // nginx closes idle connections first (deploy/nginx.ts proxyIdleTimeoutMs).
+          HTTP_KEEP_ALIVE_TIMEOUT_MS: String(REPLICA_KEEP_ALIVE_MS),
           AUTH_DISABLED: String(opts.authDisabled),
           FAUCET_ENABLED: 'true',
           VAULT_OPERATOR: 'operator-1',
@@ -215,7 +217,7 @@ async function main(): Promise<void> {
   });
   await waitFor('replicas', async () => (await Promise.all(replicaPorts.map((p) => httpOk(`http://127.0.0.1:${p}/readyz`)))).every(Boolean), 90_000, () => failure);
 
-  nginx = await startNginx({ listen: `127.0.0.1:${lbPort}`, upstreams: replicaPorts.map((p) => `127.0.0.1:${p}`), prefix: join(opts.dataDir, 'nginx') });
+  nginx = await startNginx({ listen: `127.0.0.1:${lbPort}`, upstreams: replicaPorts.map((p) => `127.0.0.1:${p}`), prefix: join(opts.dataDir, 'nginx'), replicaKeepAliveMs: REPLICA_KEEP_ALIVE_MS });
   nginx.proc.once('exit', (code, signal) => {
     if (!stopping) onExit('nginx', describeExit(code, signal));
   });

@@ -22,6 +22,25 @@ export interface NginxOptions {
   maxConnectionsPerClient?: number;
   /** The temp directory (made when absent). */
   prefix?: string;
+  /**
+   * The replicas' HTTP_KEEP_ALIVE_TIMEOUT_MS: nginx closes an idle connection to a replica after
+   * `proxyIdleTimeoutMs` of it, before the replica would (REPLICA_KEEP_ALIVE_MS where shipped).
+   */
+  replicaKeepAliveMs: number;
+}
+
+/** The replicas' HTTP_KEEP_ALIVE_TIMEOUT_MS in every shipped manifest (deploy/kubernetes, deploy/systemd, `npm run fleet`). */
+export const REPLICA_KEEP_ALIVE_MS = 75_000;
+
+/**
+ * How long whatever holds connections to a replica (nginx, an ingress, a cloud balancer) may keep
+ * one idle: 80 % of the replica's keep-alive timeout, so the proxy always closes first. A request
+ * written on a connection the replica is closing gets no answer, and a signed call cannot be sent
+ * again: nginx answers it 502 (docs/operations.md "Keep-alive"). 75 s gives 60 s, the usual default
+ * of ingress-nginx and cloud balancers.
+ */
+export function proxyIdleTimeoutMs(replicaKeepAliveMs: number): number {
+  return Math.floor(replicaKeepAliveMs * 0.8);
 }
 
 export function nginxBinary(): string | null {
@@ -61,6 +80,7 @@ export function renderNginxConfig(o: NginxOptions & { prefix: string }): string 
     .replaceAll('{{PREFIX}}', o.prefix)
     .replaceAll('{{LISTEN}}', o.listen)
     .replaceAll('{{UPSTREAM_SERVERS}}', servers)
+    .replaceAll('{{UPSTREAM_KEEPALIVE_TIMEOUT}}', `${proxyIdleTimeoutMs(o.replicaKeepAliveMs)}ms`)
     .replaceAll('{{ERROR_PAGES}}', ERROR_PAGES);
 }
 

@@ -243,3 +243,26 @@ export function ownRedis(port: number): { start(): Promise<void>; kill(): Promis
     running: () => proc !== null,
   };
 }
+
+/** Node closes an idle keep-alive socket this long after its keepAliveTimeout (http.Server keepAliveTimeoutBuffer). */
+const NODE_KEEP_ALIVE_BUFFER_MS = 1_000;
+
+/**
+ * Idle gaps (ms) that put a request on nginx's idle connections to the replicas just short of and
+ * just past each moment one of them is closed: by nginx (its derived idle timeout), at the replica's
+ * keep-alive timeout, and when the replica really closes it (Node waits 1 s more).
+ */
+export function idleGapsAround(replicaKeepAliveMs: number, proxyIdleMs: number): number[] {
+  const closing = replicaKeepAliveMs + NODE_KEEP_ALIVE_BUFFER_MS;
+  return [proxyIdleMs - 100, proxyIdleMs + 50, replicaKeepAliveMs - 50, replicaKeepAliveMs + 50, closing - 100, closing - 40, closing - 15, closing, closing + 15, closing + 40, closing + 100];
+}
+
+/** Runs `burst` once to open connections, then again after each idle gap; every answer, in order. */
+export async function burstsAfterIdleGaps<T>(gaps: readonly number[], burst: () => Promise<T[]>): Promise<T[]> {
+  const answers: T[] = await burst();
+  for (const gap of gaps) {
+    await new Promise((r) => setTimeout(r, gap));
+    answers.push(...(await burst()));
+  }
+  return answers;
+}

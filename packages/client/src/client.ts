@@ -9,6 +9,7 @@ import { defaultRetry, type RetryPolicy } from './retry.js';
 import { prepareSession, Session, type PartySigner } from './signing.js';
 import { fetchSender, Transport, type Sender, type SessionRenewer } from './transport.js';
 import { requireDecimalStrings } from './decimal-input.js';
+import { outcomeUnknown, settleByClientOrderId } from './unknown-outcome.js';
 import { attachedWouldFire, tpslWouldFire, type Account, type TriggerCheck, type TriggerWouldFire } from './account.js';
 import type {
   AccountAsOf,
@@ -67,6 +68,12 @@ export interface ClientOptions {
    */
   retryOrders?: boolean;
   /**
+   * How long placeOrder keeps asking for an order by its clientOrderId after an answer that leaves
+   * its outcome unknown (network error, 502, 504, a 503 without a gateway code), while the gateway
+   * knows no such order yet (default 3 000 ms; docs/client.md "Errors and retries").
+   */
+  unknownOutcomeWaitMs?: number;
+  /**
    * Local clock (ms). Signatures use it plus the offset learnt from the gateway (`syncTime()`, or
    * the `serverTime` of a 401 for a timestamp outside the ±30 s window, after which the call is
    * signed again once), so a device clock that is off still signs valid calls.
@@ -106,6 +113,7 @@ export class GatewayClient {
   readonly transport: Transport;
   readonly clock: Clock;
   private readonly retryOrders: boolean;
+  private readonly unknownOutcomeWaitMs: number;
   private readonly marketsCacheMs: number;
   private markets: { at: number; value: Promise<List<Market>> } | null = null;
 
@@ -114,6 +122,7 @@ export class GatewayClient {
     this.transport = new Transport(options.baseUrl.replace(/\/+$/, ''), { ...defaultRetry, ...options.retry }, fetchSender(options.fetch), this.clock);
     this.transport.renewSession = options.onSessionExpired ?? null;
     this.retryOrders = options.retryOrders ?? false;
+    this.unknownOutcomeWaitMs = options.unknownOutcomeWaitMs ?? 3_000;
     this.marketsCacheMs = options.marketsCacheMs ?? 30_000;
   }
 
@@ -149,12 +158,21 @@ export class GatewayClient {
   /**
    * A TP/SL attached to the order that would fire at once on its limit price is refused as a value
    * (`trigger_would_fire`, nothing signed or sent) unless `allowImmediateTrigger`.
+   * An order with a `clientOrderId` whose answer leaves its outcome unknown (a network error after
+   * sending, 502, 504, a 503 without a gateway code) is looked up by that id before placeOrder
+   * answers: its real outcome, or a GatewayError `order_outcome_unknown` when no gateway knows it.
    */
   async placeOrder<const M extends string>(order: OrderRequest<M>, options: TriggerCheck & Via = {}): Promise<Answer<OrderAccepted> | TriggerWouldFire> {
     requireDecimalStrings(order, ['size', 'price'], ['tp', 'sl']);
     const refused = options.allowImmediateTrigger ? null : attachedWouldFire(order);
     if (refused) return refused;
-    return this.transport.call({ method: 'POST', path: '/v1/orders', body: order, signed: true, ...(this.retryOrders ? {} : { retries: 0 }), ...via(options) });
+    try {
+      return await this.transport.call({ method: 'POST', path: '/v1/orders', body: order, signed: true, ...(this.retryOrders ? {} : { retries: 0 }), ...via(options) });
+    } catch (err) {
+      const party = this.session?.party;
+      if (!order.clientOrderId || !party || !outcomeUnknown(err)) throw err;
+      return settleByClientOrderId(this.transport, err, { party, clientOrderId: order.clientOrderId, waitMs: this.unknownOutcomeWaitMs });
+    }
   }
   cancelOrder(orderId: string, options: Via = {}): Promise<Answer<OrderCancelled>> {
     return this.transport.call({ method: 'DELETE', path: `/v1/orders/${enc(orderId)}`, signed: true, ...via(options) });

@@ -2,6 +2,7 @@
 // `getUserMe` lives in the Node entry (`@gateway/client/node`): it needs a GET body.
 export { GatewayClient, type ClientOptions, type Page, type Via } from './client.js';
 export { GatewayError, type ErrorBody } from './errors.js';
+export { outcomeUnknown } from './unknown-outcome.js';
 export { defaultRetry, backoffDelay, isRetryableStatus, type RetryPolicy } from './retry.js';
 export { Session, localParty, prepareSession, sessionAuthMessage, requestMessage, MAX_SESSION_MS, MAX_TS_LEAD_MS, type PartySigner, type SignedHeaders } from './signing.js';
 export { generateKeyPair, keyPairFromSeed, signHex, type CryptoKey, type Ed25519KeyPair } from './ed25519.js';

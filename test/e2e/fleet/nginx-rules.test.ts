@@ -1,8 +1,9 @@
 // nginx's three rules (deploy/nginx/gateway.conf.template, docs/fleet.md "nginx"), with a real nginx:
 // 1. a dependency's outage stays the answer of the requests that need it: with PostgreSQL down,
 //    order placement and the order book go on through nginx while list reads answer the replicas'
-//    JSON 503; with Redis down too, signed calls answer JSON 503 `shared_state_unavailable` (the
-//    engine never sees them) while the order book and the stream go on. No replica is marked
+//    JSON 503; with Redis down too, every signed call answers JSON 503 `shared_state_unavailable`
+//    (the engine never sees them), never a 502, also on connections left idle about as long as the
+//    replicas keep them, while the order book and the stream go on. No replica is marked
 //    failed by its own 503, and no answer is nginx's HTML page;
 // 2. a signed request, or any request but GET/HEAD, is sent to one replica only: a replica that
 //    takes the request and dies gets it answered by nginx's JSON 502, never retried on another
@@ -15,10 +16,10 @@ import { request as httpRequest, type IncomingMessage, type ServerResponse } fro
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { generateKeyPair, makeParty, signHex } from '../../sandbox/engine/helpers.js';
-import { closedPort, fleetServices, REDIS_URL, startLiveReplicas, startOrderTakingEngine, tcpReachable, tickClient, uniqueName, waitFor } from '../../support/fleet.js';
+import { burstsAfterIdleGaps, closedPort, fleetServices, idleGapsAround, REDIS_URL, startLiveReplicas, startOrderTakingEngine, tcpReachable, tickClient, uniqueName, waitFor } from '../../support/fleet.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { startScriptedEngine, type ScriptedEngine } from '../../support/scripted-sse.js';
-import { startNginx, type RunningNginx } from '../../../deploy/nginx.js';
+import { proxyIdleTimeoutMs, startNginx, type RunningNginx } from '../../../deploy/nginx.js';
 import { sleep, ticks } from '../../integration/stream/helpers.js';
 
 const REDIS_SERVER = '/usr/bin/redis-server';
@@ -58,6 +59,7 @@ async function call(base: string, method: string, path: string, headers: Record<
   return { status: res.status, type, upstream: res.headers.get('x-upstream') ?? '', json };
 }
 
+const KEEP_ALIVE_MS = 2_000;
 const ORDER = JSON.stringify({ market: 'BTC-PERP', side: 'buy', type: 'limit', price: '100.0000000000', size: '1.0000000000' });
 
 describe.skipIf(!available)('nginx: a dependency down stays its requests\' answer', () => {
@@ -93,10 +95,12 @@ describe.skipIf(!available)('nginx: a dependency down stays its requests\' answe
       REDIS_URL: `redis://127.0.0.1:${redisPort}`,
       REDIS_PREFIX: prefix,
       SIGNATURE_WINDOW_MS: '3000',
+      // Short, so the outage below can reuse idle connections around their closing moments in seconds.
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_MS),
     };
     gws.push(...(await startLiveReplicas(2, () => startGateway(env, { listen: true }), { id: sessionId, party: party.id, publicKeyHex: key.publicKeyHex })));
     await new Promise((r) => setTimeout(r, Math.max(0, redisUp + 4_100 - Date.now())));
-    nginx = await startNginx({ listen: `127.0.0.1:${await closedPort()}`, upstreams: gws.map((g) => new URL(g.url).host) });
+    nginx = await startNginx({ listen: `127.0.0.1:${await closedPort()}`, upstreams: gws.map((g) => new URL(g.url).host), replicaKeepAliveMs: gws[0]!.deps.config.httpKeepAliveTimeoutMs });
   }, 60_000);
 
   afterAll(async () => {
@@ -154,16 +158,26 @@ describe.skipIf(!available)('nginx: a dependency down stays its requests\' answe
     redis = null;
     const before = orderSigs.length;
     const upstreams = new Set<string>();
-    for (let i = 0; i < 8; i++) {
-      const placed = await call(nginx.url, 'POST', '/v1/orders', signed('POST', '/v1/orders', ORDER), ORDER);
-      expect(placed).toMatchObject({ status: 503, json: { code: 'shared_state_unavailable' } });
-      expect(placed.type).toContain('application/json');
-      const cancel = await call(nginx.url, 'DELETE', '/v1/orders/o-1', signed('DELETE', '/v1/orders/o-1'));
-      expect(cancel).toMatchObject({ status: 503, json: { code: 'shared_state_unavailable' } });
-      const book = await call(nginx.url, 'GET', '/v1/orderbook?market=BTC-PERP');
-      expect(book.status).toBe(200);
-      upstreams.add(book.upstream);
-    }
+    // Every answer of a signed call during the outage, in bursts after idle gaps around the moments
+    // nginx and the replicas close idle connections: a 503 with a code (or a success), never a 502.
+    const signedCall = async (i: number): Promise<string> => {
+      try {
+        const r = i % 2 === 0 ? await call(nginx.url, 'POST', '/v1/orders', signed('POST', '/v1/orders', ORDER), ORDER) : await call(nginx.url, 'DELETE', '/v1/orders/o-1', signed('DELETE', '/v1/orders/o-1'));
+        upstreams.add(r.upstream);
+        return `${r.status} ${r.json.code ?? ''}`.trim();
+      } catch (err) {
+        return `failed: ${(err as Error).message} ${String((err as Error & { cause?: unknown }).cause ?? '')}`;
+      }
+    };
+    const gaps = idleGapsAround(KEEP_ALIVE_MS, proxyIdleTimeoutMs(KEEP_ALIVE_MS));
+    const answers = await burstsAfterIdleGaps(gaps, () => Promise.all(Array.from({ length: 12 }, (_, i) => signedCall(i))));
+    const tally: Record<string, number> = {};
+    for (const a of answers) tally[a] = (tally[a] ?? 0) + 1;
+    console.log(`[redis down] ${answers.length} signed calls through nginx: ${JSON.stringify(tally)}`);
+    expect(answers.filter((a) => !/^(2\d\d|503 [a-z_]+)$/.test(a))).toEqual([]);
+    expect(tally).toEqual({ '503 shared_state_unavailable': (gaps.length + 1) * 12 });
+    const book = await call(nginx.url, 'GET', '/v1/orderbook?market=BTC-PERP');
+    expect(book.status).toBe(200);
     expect(orderSigs.length).toBe(before);
     expect(upstreams.size).toBe(2);
 
@@ -172,7 +186,7 @@ describe.skipIf(!available)('nginx: a dependency down stays its requests\' answe
     await waitFor(() => client.seqs.length >= 10, 10_000, 'frames while Redis is down');
     expect(client.seqs).toEqual(Array.from({ length: 10 }, (_, i) => from + i));
     client.ws.close();
-  });
+  }, 90_000);
 });
 
 describe.skipIf(!available)('nginx: sent once, and its own errors in JSON', () => {
@@ -208,7 +222,7 @@ describe.skipIf(!available)('nginx: sent once, and its own errors in JSON', () =
     gw.deps.sessions.add(sessionId, party.id, key.publicKeyHex, Date.now() + 3_600_000);
     // The dying replica first; the healthy one as a backup, asked only when a request may go on.
     const port = (dying.address() as { port: number }).port;
-    nginx = await startNginx({ listen: `127.0.0.1:${await closedPort()}`, upstreams: [`127.0.0.1:${port}`, `${new URL(gw.url).host} backup`] });
+    nginx = await startNginx({ listen: `127.0.0.1:${await closedPort()}`, upstreams: [`127.0.0.1:${port}`, `${new URL(gw.url).host} backup`], replicaKeepAliveMs: gw.deps.config.httpKeepAliveTimeoutMs });
   }, 30_000);
 
   afterAll(async () => {
@@ -271,7 +285,7 @@ describe.skipIf(!available)('nginx: sent once, and its own errors in JSON', () =
 
   it("nginx's own errors are JSON: no replica left, body too large", async () => {
     // Both gone: the dying one just failed and the backup is stopped.
-    const stopped = await startNginx({ listen: `127.0.0.1:${await closedPort()}`, upstreams: [`127.0.0.1:${await closedPort()}`] });
+    const stopped = await startNginx({ listen: `127.0.0.1:${await closedPort()}`, upstreams: [`127.0.0.1:${await closedPort()}`], replicaKeepAliveMs: gw.deps.config.httpKeepAliveTimeoutMs });
     try {
       const r = await call(stopped.url, 'GET', '/v1/orderbook?market=BTC-PERP');
       expect(r).toMatchObject({ status: 502, json: { code: 'replica_unavailable' } });

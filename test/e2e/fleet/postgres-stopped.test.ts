@@ -85,7 +85,7 @@ describe.skipIf(!available)('PostgreSQL stopped under live clients', () => {
         { listen: true, overrides: i === 0 ? { logger } : {} },
       );
     gws.push(...(await startLiveReplicas(2, start, { id: sessionId, party: party.id, publicKeyHex: key.publicKeyHex })));
-    nginx = await startNginx({ listen: `127.0.0.1:${await closedPort()}`, upstreams: gws.map((g) => new URL(g.url).host) });
+    nginx = await startNginx({ listen: `127.0.0.1:${await closedPort()}`, upstreams: gws.map((g) => new URL(g.url).host), replicaKeepAliveMs: gws[0]!.deps.config.httpKeepAliveTimeoutMs });
   }, 60_000);
 
   afterAll(async () => {

@@ -52,7 +52,7 @@ describe('stream caps behind a proxy', () => {
     let gw: TestGateway;
     beforeAll(async () => {
       gw = await gateway({ WS_MAX_CONNECTIONS_PER_IP: '2' });
-      nginx = await startNginx({ listen: `127.0.0.1:${await closedPort()}`, upstreams: [new URL(gw.url).host] });
+      nginx = await startNginx({ listen: `127.0.0.1:${await closedPort()}`, upstreams: [new URL(gw.url).host], replicaKeepAliveMs: gw.deps.config.httpKeepAliveTimeoutMs });
     });
 
     it('one client at its cap does not shut out another client of the same proxy', async () => {

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { generateKeyPair, makeParty, signHex } from '../../sandbox/engine/helpers.js';
 import { closedPort, fleetServices, forgetFleetState, NATS_URL, REDIS_URL, uniqueName, waitFor, startReplica, startTestRelay, stopReplicas, type Replica } from '../../support/fleet.js';
 import { startScriptedEngine, type ScriptedEngine } from '../../support/scripted-sse.js';
-import { startNginx, type RunningNginx } from '../../../deploy/nginx.js';
+import { REPLICA_KEEP_ALIVE_MS, startNginx, type RunningNginx } from '../../../deploy/nginx.js';
 import type { EngineRelay } from '../../../src/relay/relay.js';
 import { ticks, ts } from '../../integration/stream/helpers.js';
 
@@ -49,6 +49,7 @@ describe.skipIf(!available)('a fleet behind nginx', () => {
     NATS_URL,
     NATS_STREAM: stream,
     NATS_SUBJECT: `${name}.events`,
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: String(REPLICA_KEEP_ALIVE_MS),
   });
 
   function push(n: number): void {
@@ -91,7 +92,7 @@ describe.skipIf(!available)('a fleet behind nginx', () => {
     await waitFor(() => relay.streamLastSeq === 5, 10_000, 'relay');
     const ports = [await closedPort(), await closedPort()];
     replicas.push(...(await Promise.all(ports.map((p) => startReplica(p, env(p))))));
-    nginx = await startNginx({ listen: `127.0.0.1:${await closedPort()}`, upstreams: ports.map((p) => `127.0.0.1:${p}`) });
+    nginx = await startNginx({ listen: `127.0.0.1:${await closedPort()}`, upstreams: ports.map((p) => `127.0.0.1:${p}`), replicaKeepAliveMs: REPLICA_KEEP_ALIVE_MS });
   }, 90_000);
 
   afterAll(async () => {

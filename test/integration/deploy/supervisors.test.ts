@@ -13,6 +13,7 @@ import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { proxyIdleTimeoutMs, renderNginxConfig, REPLICA_KEEP_ALIVE_MS } from '../../../deploy/nginx.js';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -78,6 +79,12 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     expect(config.TRUST_PROXY).toMatch(/\d+\.\d+\.\d+\.\d+\/\d+/);
     expect(config.HTTP_MAX_CONNECTIONS_PER_IP).toBe('0');
     expect(config.NODE_ENV).toBe('production');
+  });
+
+  it('the ingress closes an idle connection before the replica does: the replica keeps it the shipped 75 s, 1.25x the usual 60 s of an ingress', () => {
+    const config = find('ConfigMap', 'trading-gateway').data!;
+    expect(Number(config.HTTP_KEEP_ALIVE_TIMEOUT_MS)).toBe(REPLICA_KEEP_ALIVE_MS);
+    expect(proxyIdleTimeoutMs(REPLICA_KEEP_ALIVE_MS)).toBeGreaterThanOrEqual(60_000);
   });
 
   it('the gateway drains before SIGTERM: a preStop delay longer than the readiness probe takes to notice, within the grace period', () => {
@@ -237,5 +244,15 @@ describe.skipIf(!hasAnalyze)('systemd units (deploy/systemd)', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('idle connections closed by the proxy first (deploy/nginx, deploy/systemd)', () => {
+  it('the shipped replicas keep an idle connection 75 s; nginx rendered for them closes it at 60 s', () => {
+    const unit = readFileSync(join(SYSTEMD, 'trading-gateway@.service'), 'utf8');
+    expect(unit).toMatch(new RegExp(`^Environment=HTTP_KEEP_ALIVE_TIMEOUT_MS=${REPLICA_KEEP_ALIVE_MS}$`, 'm'));
+    const conf = renderNginxConfig({ listen: '127.0.0.1:1', upstreams: ['127.0.0.1:2'], prefix: '/tmp/x', replicaKeepAliveMs: REPLICA_KEEP_ALIVE_MS });
+    expect(conf).toMatch(/upstream gateway \{[^}]*keepalive_timeout 60000ms;/);
+    expect(proxyIdleTimeoutMs(2_000)).toBe(1_600);
   });
 });
