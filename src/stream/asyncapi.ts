@@ -19,15 +19,13 @@ interface DocumentedMessage {
   readonly schema: unknown;
 }
 
-/** What the gateway sends: one message per domain kind and control message; the engine's kinds share one. */
+/** What the gateway sends: one message per domain kind and control message, in declaration order; the engine's kinds share one. */
 function receivedMessages(): Record<string, DocumentedMessage> {
   const out: Record<string, DocumentedMessage> = {};
   for (const d of FRAME_KIND_DECLARATIONS) {
-    if (d.origin === 'passthrough') continue;
-    out[messageId(d.kind)] = { name: d.kind, summary: d.summary, schema: d.schema };
+    if (d.origin !== 'passthrough') out[messageId(d.kind)] = { name: d.kind, summary: d.summary, schema: d.schema };
+    else out.engineEvent ??= { name: 'engine event', summary: `Engine events forwarded unchanged: ${PASSTHROUGH_KINDS.join(', ')}. ${d.summary}`, schema: d.schema };
   }
-  const engine = FRAME_KIND_DECLARATIONS.find((d) => d.origin === 'passthrough');
-  if (engine) out.engineEvent = { name: 'engine event', summary: `Engine events forwarded unchanged: ${PASSTHROUGH_KINDS.join(', ')}. ${engine.summary}`, schema: engine.schema };
   return out;
 }
 
