@@ -79,18 +79,36 @@ describe('order book deltas (reference engine + simulator)', () => {
     const live = gw.deps.live as LiveRuntime;
     const client = await connect(gw.url, 'kinds=orderbook.delta&markets=ETH-PERP&depth=50');
     await client.waitFor((m) => m.some((x) => x.kind === 'orderbook.snapshot'));
+    // The engine's book at rest first (a take-profit or stop-loss of the first test's simulator may
+    // still fire): the repaired snapshot is compared with this read.
+    let target = await engineBook('ETH-PERP');
+    for (let quiet = 0; quiet < 3; ) {
+      await new Promise((r) => setTimeout(r, 300));
+      const again = await engineBook('ETH-PERP');
+      quiet = again.seq === target.seq ? quiet + 1 : 0;
+      target = again;
+    }
+    await waitFor(() => live.queries.books!.keeper.book('ETH-PERP')?.seq === target.seq, 5_000, 'the gateway book at the engine seq');
     const book = live.queries.books!.keeper.book('ETH-PERP')!;
-    const target = await engineBook('ETH-PERP');
     expect(book.seq).toBe(target.seq);
     // Corrupt the gateway's book at the same seq (as a lost event would): a phantom best bid.
     const phantom = target.bids.length > 0 ? parseDecimal(target.bids[0]![0]) + 1n : parseDecimal('1');
-    book.replaceLevels([[phantom, parseDecimal('7')], ...target.bids.map(([p, s]) => [parseDecimal(p), parseDecimal(s)] as [bigint, bigint])], [], target.seq, 100);
+    const levelsOf = (side: Array<[string, string]>) => side.map(([p, s]) => [parseDecimal(p), parseDecimal(s)] as [bigint, bigint]);
+    // Within the levels the engine poll reads (WS_ORDERBOOK_DEPTH, 20): the divergence check compares those.
+    book.replaceLevels([[phantom, parseDecimal('7')], ...levelsOf(target.bids)], levelsOf(target.asks), target.seq, 100);
     const metric = async () => {
       const text = await (await request(`${gw.url}/metrics`)).body.text();
       const line = text.split('\n').find((l) => l.startsWith('bff_book_divergences_total{market="ETH-PERP"}'));
       return line ? Number(line.split(' ')[1]) : 0;
     };
-    await client.waitFor((m) => m.filter((x) => x.kind === 'orderbook.snapshot').length >= 2);
+    // The repair replaces the levels the poll read (WS_ORDERBOOK_DEPTH) and re-seeds the book order by
+    // order: a fresh snapshot follows each step, the last one the engine's book to the view's depth.
+    const levels = (l: L[]) => l.map((x) => [x[0], x[1]]);
+    const matches = (x: { kind: string; payload: Record<string, unknown> }) =>
+      x.kind === 'orderbook.snapshot' &&
+      JSON.stringify(levels(x.payload.bids as L[])) === JSON.stringify(target.bids.slice(0, 50)) &&
+      JSON.stringify(levels(x.payload.asks as L[])) === JSON.stringify(target.asks.slice(0, 50));
+    await client.waitFor((m) => m.filter((x) => x.kind === 'orderbook.snapshot').length >= 2 && matches(m.filter((x) => x.kind === 'orderbook.snapshot').at(-1)!), 10_000);
     expect(await metric()).toBe(1);
     const repaired = client.messages.filter((x) => x.kind === 'orderbook.snapshot').at(-1)!;
     expect(repaired.snapshot).toBeUndefined(); // a live snapshot, not state on subscribe

@@ -182,7 +182,10 @@ describe('the book a client keeps from deltas equals the engine book at every se
           if (r.body?.ok === true) stats.preSeedCancelled++;
           else cancelRefusals[String(r.body?.code ?? r.status)] = (cancelRefusals[String(r.body?.code ?? r.status)] ?? 0) + 1;
         } else if (i % 5 === 0) {
-          const r = await place(m, side, side === 'buy' ? px * 1.002 : px * 0.998, 2_000 + 500 * (i % 9), { tif: 'ioc' });
+          // Now and then one deep enough to reach past the simulator's market maker into the pre-seed
+          // orders among its quotes (partly filling one that is cancelled later).
+          const deep = i % 25 === 0;
+          const r = await place(m, side, side === 'buy' ? px * (deep ? 1.004 : 1.002) : px * (deep ? 0.996 : 0.998), deep ? 120_000 : 2_000 + 500 * (i % 9), { tif: 'ioc' });
           stats.ioc++;
           if (r.body?.ok === true && r.body.filledSize !== undefined && parseDecimal(String(r.body.filledSize)) > 0n) stats.iocFilled++;
         } else if (i % 5 === 1) {
