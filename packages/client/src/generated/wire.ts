@@ -116,7 +116,8 @@ export interface AnswerMessage {
   ts: string;
   /** The client's id of the message (1..64 printable ASCII characters, or an integer), echoed in its answer */
   id: string | number;
-  op: "order.place" | "order.cancel" | "order.batch" | "order.replace" | "order.status" | "switch.arm" | "switch.heartbeat" | "switch.disarm";
+  /** The op of the message answered (one of sendStream's) */
+  op: string;
   payload: {
     /** The HTTP status REST would answer */
     status: number;
@@ -220,7 +221,7 @@ export interface ErrorMessage {
   /** The id of the message answered (null when the message had no readable id) */
   id: string | number | null;
   /** The op of the message answered (null when it named none that exists) */
-  op: "subscribe" | "unsubscribe" | "order.place" | "order.cancel" | "order.batch" | "order.replace" | "order.status" | "switch.arm" | "switch.heartbeat" | "switch.disarm" | null;
+  op: string | null;
   /** Plus the fields REST adds (retryAfterS, serverTime, engineStatus, markets, budget, field, …) */
   payload: {
     /** What was wrong, for people */
