@@ -129,7 +129,7 @@ describe('reference indexer: kill mid-stream, resume, compare with a replay', ()
 
     // (3) the mirror agrees with the engine's live state for every bot.
     const traders = (await db.sql<{ party: string }[]>`SELECT DISTINCT party FROM fills`).map((r) => r.party);
-    expect(traders.length).toBe(6);
+    expect(traders.length).toBe(7); // the six bots and the simulator's market maker
     for (const party of traders) {
       const me = engine.engine.userMe(party) as {
         positions: Array<{ positionId: string; size: string; entryPrice: string; realizedPnl: string }>;
