@@ -202,8 +202,8 @@ async function main(): Promise<void> {
   const sockets: WebSocket[] = [];
   try {
     // Up to two minutes each: on a loaded machine compiling and starting them takes that long.
-    await waitHealthy(engineUrl, 1_200);
-    await waitHealthy(gatewayUrl, 1_200);
+    await waitHealthy(engineUrl);
+    await waitHealthy(gatewayUrl);
     const v = await sessionFor(gatewayUrl, 'isolation-victim');
     const funded = await http('127.0.0.1', `${engineUrl}/v1/admin/faucet`, 'POST', { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, JSON.stringify({ party: v.party, amount: '100000000' }));
     if (funded.status !== 200) throw new Error(`faucet: ${funded.status}`);
