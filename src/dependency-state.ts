@@ -9,6 +9,8 @@ export interface WarnLogger {
 
 export class DependencyState {
   private downSince: number | null = null;
+  /** When the last outage ended: a failure of a request sent before it is that outage's tail. */
+  private upSince: number | null = null;
 
   constructor(
     private readonly name: string,
@@ -21,9 +23,14 @@ export class DependencyState {
     return this.downSince !== null;
   }
 
-  /** The dependency failed; logs `<name>: unreachable` on the first failure of an outage only. */
-  failed(reason: string): void {
+  /**
+   * The dependency failed; logs `<name>: unreachable` on the first failure of an outage only.
+   * `askedAt`: a request sent before the last outage ended (a query queued while it was down that
+   * fails late) proves nothing about now, so it does not start a new outage.
+   */
+  failed(reason: string, askedAt?: number): void {
     if (this.downSince !== null) return;
+    if (askedAt !== undefined && this.upSince !== null && askedAt < this.upSince) return;
     this.downSince = this.clock.now();
     this.logger.warn({ dependency: this.name, reason }, `${this.name}: unreachable`);
   }
@@ -39,6 +46,7 @@ export class DependencyState {
     if (askedAt !== undefined && askedAt < this.downSince) return;
     const downMs = this.clock.now() - this.downSince;
     this.downSince = null;
+    this.upSince = this.clock.now();
     this.logger.warn({ dependency: this.name, downMs }, `${this.name}: reachable again`);
   }
 }

@@ -231,7 +231,7 @@ export class Database {
         return answer;
       });
     } catch (err) {
-      throw this.translate(err);
+      throw this.translate(err, askedAt);
     } finally {
       this.readsInFlight--;
     }
@@ -271,7 +271,7 @@ export class Database {
   }
 
   /** Maps a driver error to the domain error the edge turns into a response; logs the original. */
-  translate(err: unknown): DataError {
+  translate(err: unknown, askedAt?: number): DataError {
     if (isDataError(err)) return err;
     const code = (err as { code?: string } | null)?.code;
     if (code === '42703' || code === '42P01') {
@@ -281,7 +281,7 @@ export class Database {
     }
     if (isUnavailable(code)) {
       this.log.warn({ code, msg: (err as Error).message }, 'database unavailable');
-      this.unreachable(code ?? 'error');
+      this.unreachable(code ?? 'error', askedAt);
       return new DatabaseUnavailableError();
     }
     this.log.error({ err }, 'database query failed');
@@ -328,14 +328,14 @@ export class Database {
       return { ok: true, latencyMs: Math.round(performance.now() - started) };
     } catch (err) {
       const code = (err as { code?: string }).code;
-      this.unreachable(code ?? 'error');
+      this.unreachable(code ?? 'error', askedAt);
       return { ok: false, latencyMs: Math.round(performance.now() - started), error: `unreachable (${code ?? 'error'})` };
     }
   }
 
   /** The first failure of an outage is logged, and pings begin so its end is logged too (no traffic needed). */
-  private unreachable(reason: string): void {
-    this.state.failed(reason);
+  private unreachable(reason: string, askedAt?: number): void {
+    this.state.failed(reason, askedAt);
     if (this.recheck || !this.sql) return;
     this.recheck = setInterval(() => void this.ping(), RECHECK_MS);
     this.recheck.unref();
