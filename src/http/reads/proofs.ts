@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../errors.js';
 import { errors, List, MAX_SEQ, Party, NullableTimestamp } from '../schemas.js';
-import { buildProof, buildProofs, readRecord, readRecords, recordIdentity, type UserBatchProof } from '../../commitments/proof.js';
+import { buildProof, buildProofs, readRecord, readRecords, recordIdentity, writeProof, type UserBatchProof } from '../../commitments/proof.js';
 import type { RecordedUserBatch } from '../../db/queries/commitments.js';
 import { ProofCache } from '../../commitments/proof-cache.js';
 import { EventEnvelope } from './shapes.js';
@@ -66,6 +66,9 @@ export const UserBatchProofBody = Type.Object(
   { description: 'Everything needed to check one user batch against the chain (docs/verification.md)' },
 );
 
+/** The proof schema's serializer (compiled once by Fastify, per schema), which writeProof completes with the events. */
+const serializerOf = (reply: FastifyReply) => reply.compileSerializationSchema(UserBatchProofBody as unknown as Record<string, unknown>) as unknown as (proof: UserBatchProof) => string;
+
 /** Most user batches in one page of proofs, and the events past which a page ends (by the chain's counts; one batch at least). */
 export const MAX_PROOF_PAGE = 100;
 export const PROOF_PAGE_EVENTS = 10_000;
@@ -112,10 +115,9 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (answer.cached) return sendBytes(reply, answer.cached);
       const { proof, identity } = answer;
       if (!proof) throw new ApiError('not_found', `no user batch ${userSeq} of ${party}`);
-      if (proof.status !== 'verified' || identity === null) return proof;
-      // The same bytes the response schema's serializer writes, kept.
-      const bytes = Buffer.from(reply.serialize(proof) as string, 'utf8');
-      cache.set(key, identity, bytes);
+      // The bytes the range route writes for this batch too; a verified answer is kept.
+      const bytes = writeProof(proof, serializerOf(reply));
+      if (proof.status === 'verified' && identity !== null) cache.set(key, identity, bytes);
       return sendBytes(reply, bytes);
     },
   );
@@ -145,8 +147,8 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { party } = request.params;
       const { since = 0, limit = MAX_PROOF_PAGE } = request.query;
-      // Each proof is written by the single route's serializer, so a kept answer serves both.
-      const serialize = reply.compileSerializationSchema(UserBatchProofBody as unknown as Record<string, unknown>) as unknown as (proof: UserBatchProof) => string;
+      // Each proof is written as the single route writes it, so a kept answer serves both.
+      const serialize = serializerOf(reply);
       const page = await db.read<{ parts: Buffer[]; more: boolean; last: number | null }>({ parts: [], more: false, last: null }, async (sql) => {
         const rows = await readRecords(sql, party, since, limit + 1);
         const records: RecordedUserBatch[] = [];
@@ -164,7 +166,7 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const built = await buildProofs(sql, party, missing);
         built.forEach((proof, i) => {
           const record = missing[i]!;
-          const bytes = Buffer.from(serialize(proof), 'utf8');
+          const bytes = writeProof(proof, serialize);
           const identity = recordIdentity(record);
           if (proof.status === 'verified' && identity !== null) cache.set(`${party}\u0000${record.userSeq}`, identity, bytes);
           parts[records.indexOf(record)] = bytes;
