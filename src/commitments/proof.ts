@@ -102,27 +102,40 @@ export async function buildProof(sql: Sql, party: string, userSeq: number, recor
   return assembleProof(party, userSeq, row, claimSeq, events, members);
 }
 
+/** What the proofs of some records are made of, all read: each record with its claim's seq, its events and its manifest's user roots. */
+export interface ProofInputs {
+  party: string;
+  batches: Array<{ row: RecordedUserBatch; claimSeq: number | null; events: EventEnvelope[]; members: ReadonlyArray<{ party: string; root: string }> }>;
+}
+
 /**
- * The proofs of the chain's user batches `records` (one party's, as recordedUserBatches reads them)
- * in two more reads whatever their number: every manifest's user roots, and the events of every
- * batch as one span split at the party's claims. Each proof is the one buildProof makes.
+ * What the proofs of the chain's user batches `records` (one party's, as recordedUserBatches reads
+ * them) are made of, in two more reads whatever their number: every manifest's user roots, and the
+ * events of every batch as one span split at the party's claims. No hashing: assembleProofs makes
+ * the proofs after the reads, outside the database's deadline.
  */
-export async function buildProofs(sql: Sql, party: string, records: readonly RecordedUserBatch[]): Promise<UserBatchProof[]> {
+export async function readProofInputs(sql: Sql, party: string, records: readonly RecordedUserBatch[]): Promise<ProofInputs> {
   const claims = records.map((r) => r.claimSeq ?? null);
   const manifests = [...new Set(records.filter((r) => r.manifestRoot !== null && r.batchNum !== null).map((r) => r.batchNum!))];
   const [events, members] = await Promise.all([
     batchesEvents(sql, party, claims.filter((c): c is number => c !== null)),
     manifestsMembers(sql, manifests),
   ]);
-  return Promise.all(
+  const batches = await Promise.all(
     records.map(async (row) => {
       // A batch whose claim the mirror lacks where expected is looked up as buildProof does.
       const claimSeq = row.claimSeq ?? (await userClaim(sql, party, row.userSeq, null))?.seq ?? null;
       const own = claimSeq === null ? [] : (row.claimSeq !== null ? events.get(claimSeq) : undefined) ?? (await batchEvents(sql, party, claimSeq));
       const manifestNum = row.manifestRoot !== null ? row.batchNum : null;
-      return assembleProof(party, row.userSeq, row, claimSeq, own, manifestNum !== null ? (members.get(manifestNum) ?? []) : []);
+      return { row, claimSeq, events: own, members: manifestNum !== null ? (members.get(manifestNum) ?? []) : [] };
     }),
   );
+  return { party, batches };
+}
+
+/** The proofs of what readProofInputs read, in its order: each the one buildProof makes. */
+export function assembleProofs({ party, batches }: ProofInputs): UserBatchProof[] {
+  return batches.map((b) => assembleProof(party, b.row.userSeq, b.row, b.claimSeq, b.events, b.members));
 }
 
 /** The proof from what was read: the chain's record, the claim's seq, the batch's events and the manifest's user roots. */

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../errors.js';
 import { errors, List, MAX_SEQ, Party, NullableTimestamp } from '../schemas.js';
-import { buildProof, buildProofs, readRecord, readRecords, recordIdentity, writeProof, type UserBatchProof } from '../../commitments/proof.js';
+import { assembleProofs, buildProof, readProofInputs, readRecord, readRecords, recordIdentity, writeProof, type ProofInputs, type UserBatchProof } from '../../commitments/proof.js';
 import type { RecordedUserBatch } from '../../db/queries/commitments.js';
 import { ProofCache } from '../../commitments/proof-cache.js';
 import { EventEnvelope } from './shapes.js';
@@ -153,30 +153,38 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { since = 0, limit = MAX_PROOF_PAGE } = request.query;
       // Each proof is written as the single route writes it, so a kept answer serves both.
       const serialize = serializerOf(reply);
-      const page = await db.read<{ parts: Buffer[]; more: boolean; last: number | null }>({ parts: [], more: false, last: null }, async (sql) => {
-        const rows = await readRecords(sql, party, since, limit + 1);
-        const records: RecordedUserBatch[] = [];
-        let events = 0;
-        for (const row of rows.slice(0, limit)) {
-          if (records.length > 0 && events >= PROOF_PAGE_EVENTS) break;
-          records.push(row);
-          events += Math.max(0, row.eventCount);
-        }
-        const parts: Array<Buffer | null> = records.map((r) => {
-          const identity = recordIdentity(r);
-          return identity === null ? null : cache.get(`${party}\u0000${r.userSeq}`, identity);
-        });
-        const missing = records.filter((_, i) => parts[i] === null);
-        const built = await buildProofs(sql, party, missing);
-        built.forEach((proof, i) => {
-          const record = missing[i]!;
+      // The reads within the database's deadline; the hashing and writing after them.
+      const page = await db.read<{ parts: Array<Buffer | null>; inputs: ProofInputs | null; more: boolean; last: number | null }>(
+        { parts: [], inputs: null, more: false, last: null },
+        async (sql) => {
+          const rows = await readRecords(sql, party, since, limit + 1);
+          const records: RecordedUserBatch[] = [];
+          let events = 0;
+          for (const row of rows.slice(0, limit)) {
+            if (records.length > 0 && events >= PROOF_PAGE_EVENTS) break;
+            records.push(row);
+            events += Math.max(0, row.eventCount);
+          }
+          const parts: Array<Buffer | null> = records.map((r) => {
+            const identity = recordIdentity(r);
+            return identity === null ? null : cache.get(`${party}\u0000${r.userSeq}`, identity);
+          });
+          const inputs = await readProofInputs(sql, party, records.filter((_, i) => parts[i] === null));
+          return { parts, inputs, more: rows.length > records.length, last: records.at(-1)?.userSeq ?? null };
+        },
+      );
+      if (page.inputs) {
+        const built = assembleProofs(page.inputs);
+        let next = 0;
+        for (const [i, proof] of built.entries()) {
+          const record = page.inputs.batches[i]!.row;
           const bytes = writeProof(proof, serialize);
           const identity = recordIdentity(record);
           if (proof.status === 'verified' && identity !== null) cache.set(`${party}\u0000${record.userSeq}`, identity, bytes);
-          parts[records.indexOf(record)] = bytes;
-        });
-        return { parts: parts as Buffer[], more: rows.length > records.length, last: records.at(-1)?.userSeq ?? null };
-      });
+          while (page.parts[next] !== null) next++;
+          page.parts[next++] = bytes;
+        }
+      }
       const comma = Buffer.from(',');
       const body: Buffer[] = [Buffer.from('{"items":[')];
       page.parts.forEach((part, i) => body.push(...(i > 0 ? [comma, part] : [part])));

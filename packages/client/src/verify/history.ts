@@ -70,8 +70,8 @@ async function pool<T>(items: readonly T[], n: number, f: (item: T) => Promise<v
 /** The gateway's page of proofs (ADR 0250): at most PAGE_BATCHES batches, ending after the batch that brings its events to PAGE_EVENTS. */
 const PAGE_BATCHES = 100;
 const PAGE_EVENTS = 10_000;
-/** Pages fetched ahead of the one being checked: the gateway builds one while the next is sent and this one checked. */
-const PAGES_AHEAD = 2;
+/** Pages fetched ahead of the one being checked (the gateway builds the next while this one is checked): more at once only stretch each past the database deadline on a busy gateway. */
+const PAGES_AHEAD = 1;
 
 interface PageRange {
   /** The userSeq before the range (passed as `since`). */
