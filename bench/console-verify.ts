@@ -130,14 +130,20 @@ export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
   if (kept !== undefined && !/^[a-z_][a-z0-9_]*$/.test(kept)) throw new Error(`BENCH_VERIFY_SCHEMA must be a plain lower-case schema name (got ${kept})`);
   const schema = kept ?? `bench_verify_${Date.now().toString(36)}`;
   const admin = postgres(SERVER, { max: 1, onnotice: () => {} });
-  const [{ exists }] = await admin<Array<{ exists: boolean }>>`SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = ${schema}) AS exists`;
+  const exists = (await admin<Array<{ exists: boolean }>>`SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = ${schema}) AS exists`)[0]?.exists === true;
   if (!exists) await admin.unsafe(`CREATE SCHEMA ${schema}`);
   const u = new URL(SERVER);
   u.searchParams.set('search_path', schema);
   const sql = postgres(u.toString(), { max: 2, onnotice: () => {} });
-  const closers: Array<() => Promise<unknown>> = [async () => (kept ? undefined : admin.unsafe(`DROP SCHEMA ${schema} CASCADE`)).then(() => admin.end()), () => sql.end()];
+  const closers: Array<() => Promise<unknown>> = [
+    async () => {
+      if (!kept) await admin.unsafe(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.end();
+    },
+    () => sql.end(),
+  ];
   try {
-    const reuse = exists && kept !== undefined && (await sql`SELECT to_regclass('user_batches') AS t`)[0]!.t !== null && (await sql`SELECT 1 FROM user_batches LIMIT 1`).length > 0;
+    const reuse = exists && kept !== undefined && (await sql<Array<{ t: string | null }>>`SELECT to_regclass('user_batches') AS t`)[0]?.t != null && (await sql`SELECT 1 FROM user_batches LIMIT 1`).length > 0;
     if (reuse) console.error(`history: reusing the one kept in schema ${schema}`);
     else {
       await migrate(sql);

@@ -187,7 +187,10 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
       const comma = Buffer.from(',');
       const body: Buffer[] = [Buffer.from('{"items":[')];
-      page.parts.forEach((part, i) => body.push(...(i > 0 ? [comma, part] : [part])));
+      page.parts.forEach((part, i) => {
+        if (part === null) throw new Error(`no answer made for item ${i} of the page`);
+        body.push(...(i > 0 ? [comma, part] : [part]));
+      });
       body.push(Buffer.from(`],"nextCursor":${page.more && page.last !== null ? page.last : 'null'}}`));
       return sendBytes(reply, Buffer.concat(body));
     },
