@@ -13,8 +13,8 @@
  *
  * Measured in the page, each round: verifyAccount and verifyHistory, fetching included (the first
  * verifyAccount of the run finds no proof kept by the gateway). Then, on the proofs fetched once
- * (untimed): their fetch alone, the verification alone (verifyUserBatch, 8 at a time), its floor
- * (one WebCrypto digest per event of the same leaf inputs) and the replay alone (checkAccount).
+ * (untimed): their fetch alone, the verification alone (verifyUserBatch, 8 at a time), for comparison
+ * one WebCrypto digest per event of the same leaf inputs (the client hashes in JavaScript, ADR 0300) and the replay alone (checkAccount).
  *
  * Settings: BENCH_DATABASE_URL (server, default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_VERIFY_EVENTS (the party's committed events, default 100 000; 2 000 under BENCH_SHORT=1), BENCH_VERIFY_ROUNDS
@@ -318,14 +318,15 @@ export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
       `| \`verifyHistory\` (the batches alone, no replay), fetching included, best of ${ROUNDS} | ${out.historyMs} ms | |`,
       `| Fetching the proofs alone: ${out.pages} pages of \`/v1/users/:party/user-batches/proofs\`, one after the other | ${out.fetchMs} ms | |`,
       `| Verifying them alone (\`verifyUserBatch\`, 8 at a time), the proofs in the page, best of ${ROUNDS} | ${out.verifyMs} ms | |`,
-      `| Floor: one WebCrypto SHA-256 digest per event of the same leaf inputs, no JSON, no tree | ${out.floorMs} ms | |`,
+      `| For comparison: one WebCrypto SHA-256 digest per event of the same leaf inputs, no JSON, no tree (the client hashes in JavaScript, ADR 0300) | ${out.floorMs} ms | |`,
       `| The replay and checks alone (\`checkAccount\`: ${out.legs.toLocaleString('en-US')} fill legs, deposits, withdrawals, the view), best of ${ROUNDS} | ${out.replayMs} ms | < 300 ms |`,
       '',
       'The history is made by the reference engine and recorded by the reference indexer (one party trading against four makers, fills',
       'both ways with flips through zero, a chain deposit and a withdrawal every 1 000 of its events, a commitment every 100), so every',
       'claim is recomputed and compared. Engine and indexer are stopped before the clock starts; the gateway runs in the bench\'s process',
       '(auth off: a signed read adds one ed25519 signature per page) and reads PostgreSQL. `verifyAccount` fetches the proofs a page at a',
-      'time (up to 100 batches or 10 000 events), the next page while it checks the one it has, and the account reads alongside.',
+      'time (up to 100 batches or 10 000 events), two in flight: the next while it checks the one it has; then the account reads.',
+      'The gateway keeps a verified answer for 60 s (ADR 0063): a round more than a minute after the first rebuilds the pages.',
       'Rerun: `BENCH_CONSOLE_ONLY=verify npm run bench:console`; `BENCH_VERIFY_EVENTS=2000 BENCH_VERIFY_ROUNDS=1` runs the whole path in seconds.',
       '<!-- console-verify-bench:end -->',
     ].join('\n');
