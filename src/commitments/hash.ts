@@ -15,6 +15,11 @@ export function eventLeaf(event: CommittedEvent): Buffer {
   return hash('sha256', `\u0000${leafText(event)}`, 'buffer');
 }
 
+/** sha256(0x00 ‖ utf8(text)): the leaf of an event whose canonical JSON is `text`. */
+export function textLeaf(text: string): Buffer {
+  return hash('sha256', `\u0000${text}`, 'buffer');
+}
+
 /** sha256(0x00 ‖ the 32 raw bytes of a user root): a manifest's leaf. */
 export function userRootLeaf(rootHex: string): Buffer {
   const input = Buffer.alloc(33);

@@ -3,10 +3,10 @@
 // sibling path from the user root up to the manifest root. The gateway's `status` is a convenience;
 // a client recomputes everything from `events`, `chain` and `path` (packages/client verifyUserBatch).
 import type { Sql } from 'postgres';
-import { byParty, type PathStep } from '../../packages/client/src/verify/scheme.js';
+import { byParty, leafText, type PathStep } from '../../packages/client/src/verify/scheme.js';
 import type { EventEnvelope } from '../db/queries/events.js';
 import { batchEvents, batchesEvents, manifestMembers, manifestsMembers, recordedUserBatch, recordedUserBatches, userClaim, type RecordedUserBatch } from '../db/queries/commitments.js';
-import { manifestPath, userBatchRoot, userRootLeaf, nodeHash } from './hash.js';
+import { manifestPath, rootOf, textLeaf, userRootLeaf, nodeHash } from './hash.js';
 
 export type ProofStatus = 'verified' | 'mismatch' | 'pending';
 
@@ -28,6 +28,12 @@ export interface UserBatchProof {
   /** With reason `record`: what in the chain's record the contract does not allow. */
   problem?: string;
   events: EventEnvelope[];
+  /**
+   * Each event's canonical JSON (the text its leaf hashes), in order: what an answer writes for
+   * `events` (writeProof), so an event is made canonical once, for the status and the answer alike,
+   * and a client's canonical form of it is the text it received (its fast path, scheme.ts).
+   */
+  eventTexts: string[];
   chain: ChainRecord | null;
   path: PathStep[];
 }
@@ -96,27 +102,40 @@ export async function buildProof(sql: Sql, party: string, userSeq: number, recor
   return assembleProof(party, userSeq, row, claimSeq, events, members);
 }
 
+/** What the proofs of some records are made of, all read: each record with its claim's seq, its events and its manifest's user roots. */
+export interface ProofInputs {
+  party: string;
+  batches: Array<{ row: RecordedUserBatch; claimSeq: number | null; events: EventEnvelope[]; members: ReadonlyArray<{ party: string; root: string }> }>;
+}
+
 /**
- * The proofs of the chain's user batches `records` (one party's, as recordedUserBatches reads them)
- * in two more reads whatever their number: every manifest's user roots, and the events of every
- * batch as one span split at the party's claims. Each proof is the one buildProof makes.
+ * What the proofs of the chain's user batches `records` (one party's, as recordedUserBatches reads
+ * them) are made of, in two more reads whatever their number: every manifest's user roots, and the
+ * events of every batch as one span split at the party's claims. No hashing: assembleProofs makes
+ * the proofs after the reads, outside the database's deadline.
  */
-export async function buildProofs(sql: Sql, party: string, records: readonly RecordedUserBatch[]): Promise<UserBatchProof[]> {
+export async function readProofInputs(sql: Sql, party: string, records: readonly RecordedUserBatch[]): Promise<ProofInputs> {
   const claims = records.map((r) => r.claimSeq ?? null);
   const manifests = [...new Set(records.filter((r) => r.manifestRoot !== null && r.batchNum !== null).map((r) => r.batchNum!))];
   const [events, members] = await Promise.all([
     batchesEvents(sql, party, claims.filter((c): c is number => c !== null)),
     manifestsMembers(sql, manifests),
   ]);
-  return Promise.all(
+  const batches = await Promise.all(
     records.map(async (row) => {
       // A batch whose claim the mirror lacks where expected is looked up as buildProof does.
       const claimSeq = row.claimSeq ?? (await userClaim(sql, party, row.userSeq, null))?.seq ?? null;
       const own = claimSeq === null ? [] : (row.claimSeq !== null ? events.get(claimSeq) : undefined) ?? (await batchEvents(sql, party, claimSeq));
       const manifestNum = row.manifestRoot !== null ? row.batchNum : null;
-      return assembleProof(party, row.userSeq, row, claimSeq, own, manifestNum !== null ? (members.get(manifestNum) ?? []) : []);
+      return { row, claimSeq, events: own, members: manifestNum !== null ? (members.get(manifestNum) ?? []) : [] };
     }),
   );
+  return { party, batches };
+}
+
+/** The proofs of what readProofInputs read, in its order: each the one buildProof makes. */
+export function assembleProofs({ party, batches }: ProofInputs): UserBatchProof[] {
+  return batches.map((b) => assembleProof(party, b.row.userSeq, b.row, b.claimSeq, b.events, b.members));
 }
 
 /** The proof from what was read: the chain's record, the claim's seq, the batch's events and the manifest's user roots. */
@@ -146,11 +165,28 @@ function assembleProof(
     const index = ordered.findIndex((m) => m.party === party);
     if (index >= 0) path = manifestPath(ordered.map((m) => m.root), index);
   }
+  const eventTexts = events.map(leafText);
   const problem = row ? recordProblem(row, members) : null;
-  if (problem !== null) return { party, userSeq, events, chain, path: [], status: 'mismatch', reason: 'record', problem };
-  const base = { party, userSeq, events, chain, path };
+  if (problem !== null) return { party, userSeq, events, eventTexts, chain, path: [], status: 'mismatch', reason: 'record', problem };
+  const base = { party, userSeq, events, eventTexts, chain, path };
   if (!chain || manifestNum === null || chain.manifestRoot === null) return { ...base, status: 'pending' };
-  if (claimSeq === null || events.length !== chain.eventCount || userBatchRoot(events) !== chain.userRoot) return { ...base, status: 'mismatch', reason: 'events' };
+  if (claimSeq === null || events.length !== chain.eventCount || rootOf(eventTexts.map(textLeaf)) !== chain.userRoot) return { ...base, status: 'mismatch', reason: 'events' };
   if (foldPath(chain.userRoot, path) !== chain.manifestRoot) return { ...base, status: 'mismatch', reason: 'manifest' };
   return { ...base, status: 'verified' };
 }
+
+/**
+ * The answer's bytes: `serialize` (the response schema's serializer) writes everything but the
+ * events, which are each event's canonical JSON as it is (`eventTexts`): the same envelope, its
+ * members in sorted order, never parsed again nor re-serialised. Both proof routes write through here.
+ */
+export function writeProof(proof: UserBatchProof, serialize: (proof: UserBatchProof) => string): Buffer {
+  const head = serialize({ ...proof, events: [] });
+  // The first `"events":[` is the member: only party (a checked pattern), userSeq, status, reason
+  // and problem (the gateway's own words) come before it.
+  const at = head.indexOf(EVENTS) + EVENTS.length;
+  if (at < EVENTS.length || head[at] !== ']') throw new Error('the proof serializer wrote no empty events member');
+  return Buffer.from(`${head.slice(0, at)}${proof.eventTexts.join(',')}${head.slice(at)}`, 'utf8');
+}
+
+const EVENTS = '"events":[';

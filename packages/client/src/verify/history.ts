@@ -67,6 +67,38 @@ async function pool<T>(items: readonly T[], n: number, f: (item: T) => Promise<v
   }));
 }
 
+/** The gateway's page of proofs (ADR 0250): at most PAGE_BATCHES batches, ending after the batch that brings its events to PAGE_EVENTS. */
+const PAGE_BATCHES = 100;
+const PAGE_EVENTS = 10_000;
+/** Pages fetched ahead of the one being checked (the gateway builds the next while this one is checked): more at once only stretch each past the database deadline on a busy gateway. */
+const PAGES_AHEAD = 1;
+
+interface PageRange {
+  /** The userSeq before the range (passed as `since`). */
+  since: number;
+  lastUserSeq: number;
+  batches: number;
+}
+
+/** The recorded batches cut into the gateway's pages, by the chain's event counts as it counts them. */
+function pageRanges(recorded: readonly UserBatch[]): PageRange[] {
+  const ranges: PageRange[] = [];
+  let since = 0;
+  let batches = 0;
+  let events = 0;
+  recorded.forEach((b, i) => {
+    batches++;
+    events += Math.max(0, b.eventCount);
+    if (batches === PAGE_BATCHES || events >= PAGE_EVENTS || i === recorded.length - 1) {
+      ranges.push({ since, lastUserSeq: b.userSeq, batches });
+      since = b.userSeq;
+      batches = 0;
+      events = 0;
+    }
+  });
+  return ranges;
+}
+
 /** Is this the answer of a gateway that lacks the route? */
 const missingRoute = (err: unknown): boolean => typeof err === 'object' && err !== null && (err as { status?: unknown }).status === 404;
 
@@ -97,18 +129,39 @@ export async function verifyHistory(source: HistorySource, party: string, option
     options.onProgress?.({ ...progress });
   };
   const concurrency = options.concurrency ?? 8;
-  // Pages of proofs: the next page is fetched while this one is checked, each proof exactly as one
-  // fetched alone. A proof missing from the pages (recorded meanwhile) is fetched alone below.
+  // Pages of proofs, planned from the recorded list by the gateway's own page rule (ADR 0250) so
+  // that several are fetched at once (PAGES_AHEAD in flight while one is checked), each proof checked
+  // exactly as one fetched alone. A range the gateway cuts shorter is followed by its nextCursor; a
+  // proof missing from the pages (recorded meanwhile) is fetched alone below.
   if (source.listUserBatchProofs && total > 0) {
-    const lastUserSeq = recorded[total - 1]!.userSeq;
-    const page = (since: number) => source.listUserBatchProofs!(party, { since });
+    const list = source.listUserBatchProofs.bind(source);
+    const ranges = pageRanges(recorded);
+    const fetchRange = async (r: PageRange): Promise<UserBatchProof[]> => {
+      const items: UserBatchProof[] = [];
+      for (let since = r.since; ; ) {
+        const page = await list(party, { since, limit: Math.min(PAGE_BATCHES, r.batches) });
+        items.push(...page.items);
+        const last = page.items.at(-1)?.userSeq;
+        // A cursor that does not move on ends the range too: what it lacks is fetched alone below.
+        if (page.nextCursor === null || last === undefined || last >= r.lastUserSeq || page.nextCursor <= since) return items;
+        since = page.nextCursor;
+      }
+    };
+    const inFlight: Array<Promise<UserBatchProof[]>> = [];
+    let planned = 0;
+    const fill = (): void => {
+      while (planned < ranges.length && inFlight.length < PAGES_AHEAD + 1) {
+        const p = fetchRange(ranges[planned++]!);
+        p.catch(() => {}); // awaited in its turn; an early failure must not go unhandled
+        inFlight.push(p);
+      }
+    };
     try {
-      for (let next: Promise<List<UserBatchProof>> | null = page(0); next; ) {
-        const current: List<UserBatchProof> = await next;
-        const last = current.items.at(-1)?.userSeq ?? lastUserSeq;
-        next = current.nextCursor !== null && current.items.length > 0 && last < lastUserSeq ? page(current.nextCursor) : null;
-        next?.catch(() => {}); // awaited on the next turn; an early failure of this page must not go unhandled
-        const mine = current.items.filter((p) => indexOf.has(p.userSeq) && proofs[indexOf.get(p.userSeq)!] === undefined);
+      fill();
+      while (inFlight.length > 0) {
+        const items = await inFlight.shift()!;
+        fill();
+        const mine = items.filter((p) => indexOf.has(p.userSeq) && proofs[indexOf.get(p.userSeq)!] === undefined);
         await pool(mine, concurrency, (p) => check(indexOf.get(p.userSeq)!, p));
       }
     } catch (err) {

@@ -27,7 +27,49 @@ export function canonicalJson(value: unknown): string {
   // Fast path: when every object already lists its members in sorted order (an engine that writes
   // sorted keys, as the reference engine does), the native JSON.stringify writes the same text.
   if (isSortedShape(value)) return JSON.stringify(value);
+  // Otherwise (the members in another order, as PostgreSQL's jsonb keeps them): the native writer
+  // with the sorted list of every key in the value as its replacer, which writes each object's
+  // members in that list's order (ECMA-262 SerializeJSONObject) and leaves out the absent ones.
+  const keys = new Set<string>();
+  if (value !== undefined && collectKeys(value, keys)) return JSON.stringify(value, [...keys].sort());
   return canonicalSlow(value);
+}
+
+const own = Object.prototype.hasOwnProperty;
+
+/**
+ * Every key of every object in a plain JSON value into `keys`; false when the value is not plain
+ * JSON (another prototype, a function, NaN…) or has a key an object inherits (`__proto__`,
+ * `toString`…), which a replacer list would read through every object that lacks it.
+ */
+function collectKeys(v: unknown, keys: Set<string>): boolean {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+    case 'undefined':
+      return true;
+    case 'number':
+      return Number.isFinite(v);
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (v === null) return true;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!collectKeys(v[i], keys)) return false;
+    return true;
+  }
+  const proto = Object.getPrototypeOf(v) as unknown;
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const k in v) {
+    if (!keys.has(k)) {
+      if (k === '__proto__' || own.call(Object.prototype, k)) return false;
+      keys.add(k);
+    }
+    if (!collectKeys((v as Record<string, unknown>)[k], keys)) return false;
+  }
+  return true;
 }
 
 /** Plain JSON values only, every object's keys in sorted order, no undefined, no NaN/Infinity. */

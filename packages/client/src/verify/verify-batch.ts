@@ -1,12 +1,13 @@
 // verifyUserBatch(proof): the client's own check of one user batch (docs/verification.md), trusting
 // nothing the gateway computed: the user root is recomputed from the events, the path folded up to
 // the manifest root, and each is compared with what the chain recorded (`proof.chain`). The
-// gateway's `status` is only reported alongside. Hashing is WebCrypto SHA-256; every digest of one
-// tree level is requested at once, through views into one buffer (WebCrypto runs them off the main
-// thread in browsers; the per-call cost, not the bytes, is what matters: ADR 0064).
+// gateway's `status` is only reported alongside. Hashing is SHA-256 in plain JavaScript, each leaf
+// and node in place in one buffer (sha256-sync.ts, ADR 0300): a history is about two hashes of a few
+// hundred bytes per event, where WebCrypto's cost was its per-call hop, not the bytes (ADR 0064).
 import type { UserBatchProof } from '../generated/wire.js';
 import { heldBy, isHash, leafText, type CommittedEvent } from './scheme.js';
-import { fromHex, leafOfRoot, leavesOfTexts, levelUp, nodeOf, toHex } from './sha256.js';
+import { fromHex, toHex } from './sha256.js';
+import { leavesOf, nodeSync, rootLeaf, treeRootOf } from './sha256-sync.js';
 
 /** The step of the check that failed. */
 export type VerifyStep =
@@ -47,30 +48,32 @@ export type BatchVerdict =
       gatewayStatus: string;
     };
 
-/** The root (bytes) of leaves, level by level; an unpaired last node moves up unchanged. */
-async function rootOf(leaves: ArrayBuffer[]): Promise<Uint8Array | null> {
-  if (leaves.length === 0) return null;
-  let level = leaves;
-  while (level.length > 1) level = await levelUp(level);
-  return new Uint8Array(level[0]!);
-}
-
 const ZERO = '0'.repeat(64);
 
 /** The user root (hex) of a batch's events, in the order given. */
-export async function userRootOf(events: readonly CommittedEvent[]): Promise<string> {
-  const root = await rootOf(await leavesOfTexts(events.map(leafText)));
+function userRootHex(events: readonly CommittedEvent[]): string {
+  const root = treeRootOf(leavesOf(events.map(leafText)), events.length);
   return root ? toHex(root) : ZERO;
+}
+
+/** The manifest root (hex) a path folds to from a user root. */
+function foldPathHex(userRoot: string, path: ReadonlyArray<{ side: string; hash: string }>): string {
+  let acc = rootLeaf(fromHex(userRoot));
+  for (const step of path) {
+    const sibling = fromHex(step.hash);
+    acc = step.side === 'left' ? nodeSync(sibling, acc) : nodeSync(acc, sibling);
+  }
+  return toHex(acc);
+}
+
+/** The user root (hex) of a batch's events, in the order given. */
+export async function userRootOf(events: readonly CommittedEvent[]): Promise<string> {
+  return userRootHex(events);
 }
 
 /** Folds a path from a user root: the manifest root it leads to (hex). */
 export async function foldPath(userRoot: string, path: ReadonlyArray<{ side: string; hash: string }>): Promise<string> {
-  let acc = await leafOfRoot(fromHex(userRoot));
-  for (const step of path) {
-    const sibling = fromHex(step.hash);
-    acc = step.side === 'left' ? await nodeOf(sibling, acc) : await nodeOf(acc, sibling);
-  }
-  return toHex(acc);
+  return foldPathHex(userRoot, path);
 }
 
 function shapeError(proof: unknown): string | null {
@@ -123,9 +126,9 @@ export async function verifyUserBatch(proof: UserBatchProof): Promise<BatchVerdi
   const chain = proof.chain;
   if (!chain || chain.manifestRoot === null) return { status: 'pending', party, userSeq, eventCount: events.length, gatewayStatus };
   if (events.length !== chain.eventCount) return fail('eventCount', `${events.length} events, the chain recorded ${chain.eventCount}`, String(chain.eventCount), String(events.length));
-  const userRoot = await userRootOf(events);
+  const userRoot = userRootHex(events);
   if (userRoot !== chain.userRoot) return fail('userRoot', "the events do not hash to the chain's user root", chain.userRoot, userRoot);
-  const manifestRoot = await foldPath(userRoot, proof.path);
+  const manifestRoot = foldPathHex(userRoot, proof.path);
   if (manifestRoot !== chain.manifestRoot) return fail('manifest', "the user root is not under the chain's manifest root", chain.manifestRoot, manifestRoot);
   return {
     status: 'verified',
