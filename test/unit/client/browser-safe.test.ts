@@ -25,10 +25,11 @@ function graph(entry: string): { files: string[]; external: string[] } {
 }
 
 describe('@gateway/client entries', () => {
-  it('the browser entry imports nothing outside the package but its one pure-JS dependency, and no node: module', () => {
+  it('the browser entry imports nothing outside the package but its pure-JS dependencies, and no node: module', () => {
     const g = graph('index.ts');
-    // crc-32 (SheetJS, plain JavaScript, browser-safe): the order book checksum (docs/client.md "Order books").
-    expect(g.external).toEqual(['crc-32']);
+    // crc-32 (SheetJS): the order book checksum (docs/client.md "Order books"); @noble/hashes: the
+    // synchronous SHA-256 of verifyAccount (ADR 0300). Both plain JavaScript, browser-safe.
+    expect(g.external.sort()).toEqual(['@noble/hashes/sha2.js', 'crc-32']);
     expect(g.files).not.toContain('node.ts');
     expect(g.files).toEqual(
       expect.arrayContaining(['client.ts', 'ed25519.ts', 'signing.ts', 'stream.ts', 'transport.ts', 'positions.ts', 'toast.ts', 'errors.ts', 'retry.ts']),
@@ -36,6 +37,6 @@ describe('@gateway/client entries', () => {
   });
 
   it('only the Node entry uses node:http / node:https', () => {
-    expect(graph('node.ts').external.sort()).toEqual(['crc-32', 'node:http', 'node:https']);
+    expect(graph('node.ts').external.sort()).toEqual(['@noble/hashes/sha2.js', 'crc-32', 'node:http', 'node:https']);
   });
 });
