@@ -37,6 +37,8 @@ export interface Config {
   engineAddressInFlight: number;
   /** Engine calls of one client address waiting for its share; past it refused 429. */
   engineAddressQueue: number;
+  /** Trading requests of one client address in progress at once; past it refused 429 before the body is read. */
+  tradingAddressInProgress: number;
   /** Identical concurrent order book reads share one engine call (src/engine/shared-read.ts). */
   orderbookSharedReads: boolean;
   wsOrderbookPollMs: number;
@@ -364,6 +366,7 @@ export function loadConfig(env: Env = process.env): Config {
     engineConnections: int(env, 'ENGINE_CONNECTIONS', 64, 1, 1024),
     engineAddressInFlight: int(env, 'ENGINE_ADDRESS_IN_FLIGHT', 16, 1, 1024),
     engineAddressQueue: int(env, 'ENGINE_ADDRESS_QUEUE', 256, 0, 1_000_000),
+    tradingAddressInProgress: int(env, 'TRADING_ADDRESS_IN_PROGRESS', 32, 0, 1_000_000),
     orderbookSharedReads: bool(env, 'ORDERBOOK_SHARED_READS', true),
     wsOrderbookPollMs: int(env, 'WS_ORDERBOOK_POLL_MS', 500, 50, 3_600_000),
     wsOrderbookDepth: int(env, 'WS_ORDERBOOK_DEPTH', 20, 1, 100),
@@ -459,6 +462,11 @@ export const SETTINGS: readonly Setting[] = [
       'Engine calls of one client address (IPv6 by /64) on the engine pool at once, all its parties together (a batch item is one call); its further calls wait for their turn, taken in fair order between addresses and, within an address, between parties (docs/trading.md "A fair share of the engine"). At most `ENGINE_CONNECTIONS`. The gateway\'s own calls (health, order book polls) share as one address of their own.',
   },
   { name: 'ENGINE_ADDRESS_QUEUE', meaning: 'Engine calls of one client address waiting for their turn; past it a call is refused at once, 429 `budget_exhausted` (`budget: "engine_calls"`, Retry-After 1 s; in a batch, that item\'s outcome). What one address holds is thus at most `ENGINE_ADDRESS_IN_FLIGHT` + `ENGINE_ADDRESS_QUEUE` calls, each bounded by `ENGINE_TIMEOUT_MS`.' },
+  {
+    name: 'TRADING_ADDRESS_IN_PROGRESS',
+    meaning:
+      'Requests of one client address (IPv6 by /64) in progress at once on the trading routes (orders, batches, cancels, session creation, the faucet, the proxied reads), from their first byte to their answer; one more is refused at once, before its body is read, 429 `budget_exhausted` (`budget: "requests_in_progress"`, Retry-After 1 s), spending nothing of the address\'s budget. Bounds what one address can make the gateway parse, check and verify ahead of everyone else (docs/trading.md "A fair share of the engine"). `0` disables it (behind a proxy that does not pass the client address, every client is one address).',
+  },
   { name: 'ORDERBOOK_SHARED_READS', meaning: 'Identical `GET /v1/orderbook` requests arriving while one is in flight share the next engine call (never one that started before they arrived); `false` forwards each read alone. See docs/trading.md.' },
   { name: 'WS_ORDERBOOK_POLL_MS', meaning: 'Order book polling period for `orderbook.snapshot` frames.' },
   { name: 'WS_ORDERBOOK_DEPTH', meaning: 'Levels per polled book (1..100).' },
