@@ -23,6 +23,8 @@ import type { WorkBudgets } from './work-budgets.js';
 import { systemClock, type Clock } from '../contracts/clock.js';
 
 export const STREAM_PATH = '/v1/stream';
+/** How long a deflate upgrade refused for the address's compression bombs waits for its answer (ADR 0311). */
+export const DEFLATE_REFUSAL_DELAY_MS = 1_000;
 
 export interface UpgradeContext {
   deps: { config: Config; sessions: SessionKeys; replays: ReplayGuard; logger: FastifyBaseLogger };
@@ -230,8 +232,17 @@ export function createUpgradeHandler(
     if (url.pathname !== STREAM_PATH) return refuse(new ApiError('not_found', `no WebSocket route ${url.pathname}`));
     const address = gate.addressOf(req);
     // Synchronous refusals (limits, query) are answered before any await.
-    const early = gate.unavailable(address) ?? (url.searchParams.get('compress') === 'deflate' ? gate.deflateRefused(address) : null);
+    const early = gate.unavailable(address);
     if (early) return refuse(early);
+    const bomber = url.searchParams.get('compress') === 'deflate' ? gate.deflateRefused(address) : null;
+    if (bomber) {
+      // Answered after a second, not at once: a client that reconnects the moment it is refused
+      // (bench:isolation's bomber, on each of its 100 sockets) would otherwise make the gateway
+      // accept and refuse thousands of upgrades a second; held, its sockets count against
+      // HTTP_MAX_CONNECTIONS_PER_IP meanwhile.
+      setTimeout(refuse, DEFLATE_REFUSAL_DELAY_MS, bomber).unref();
+      return;
+    }
     gate.admit(url, address, { upgrade: true }).then(
       (sub) => {
         if (socket.destroyed) return;
