@@ -25,21 +25,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { constants as zlibConstants, deflateRawSync } from 'node:zlib';
-import { Agent, request as httpRequest } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { writeDocsBlock } from './docs-block.js';
-import { freePort, procUsage, stop, stopWithBench, waitHealthy } from './processes.js';
-import { GatewayClient, localParty, requestMessage, type Session } from '../packages/client/src/index.js';
+import { freePort, procCpuMs, procUsage, stop, stopWithBench, waitHealthy } from './processes.js';
+import { requestMessage, type Session } from '../packages/client/src/index.js';
+import { agents, deflateSocket, http, PING_EVERY_MS, q, r1, sessionFor, sleep, VICTIM_EVERY_MS, type Sample } from './isolation-shared.js';
+import type { VictimMessage } from './isolation-victim.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SHORT = process.argv.includes('--short') || process.env.BENCH_SHORT === '1';
 const TOKEN = 'bench-isolation-token';
 const WINDOW_MS = Number(process.env.BENCH_ISOLATION_WINDOW_MS ?? (SHORT ? 2_000 : 8_000));
-const VICTIM_EVERY_MS = 200;
-const PING_EVERY_MS = 100;
 const IP_MAX = 1_200;
 const BURST_BATCHES = SHORT ? 20 : IP_MAX / 5;
 const BOMB_SOCKETS = SHORT ? 10 : 100;
@@ -47,105 +46,13 @@ const HEARTBEAT_SOCKETS = SHORT ? 5 : 50;
 const SWITCH_CANCELS = SHORT ? 20 : 200;
 const DEFLATE_CONNECTIONS = SHORT ? 30 : 300;
 const DEFLATE_ROUNDS = SHORT ? 1 : 3;
+/** BENCH_ISOLATION_ONLY=engine,deflate bomb: only the attacks whose names start so (nothing written to the docs). */
+const ONLY = process.env.BENCH_ISOLATION_ONLY ? process.env.BENCH_ISOLATION_ONLY.split(',').map((s) => s.trim()) : null;
+/** BENCH_ISOLATION_PROF=dir: the gateway writes a V8 CPU profile there when it stops (--cpu-prof). */
+const PROF_DIR = process.env.BENCH_ISOLATION_PROF;
 
-function spawnTs(script: string, env: Record<string, string>): ChildProcess {
-  return stopWithBench(spawn(process.execPath, ['--import', 'tsx', join(ROOT, script)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] }));
-}
-
-const agents = new Map<string, Agent>();
-/** One keep-alive agent per local address, so each attacker is a client of its own. */
-function agentFor(from: string): Agent {
-  let a = agents.get(from);
-  if (!a) agents.set(from, (a = new Agent({ keepAlive: true, maxSockets: 256, localAddress: from } as ConstructorParameters<typeof Agent>[0])));
-  return a;
-}
-
-function http(from: string, url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; json: any }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method, headers, agent: agentFor(from) }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = text ? JSON.parse(text) : null;
-        } catch {
-          json = text;
-        }
-        resolve({ status: res.statusCode ?? 0, json });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const q = (xs: number[], p: number) => {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
-};
-const r1 = (x: number) => Math.round(x * 10) / 10;
-
-interface Sample {
-  orders: number[];
-  errors: string[];
-  pongs: number[];
-  pongsMissing: number;
-}
-
-async function sessionFor(gatewayUrl: string, name: string): Promise<Session> {
-  const client = new GatewayClient({ baseUrl: gatewayUrl, retry: { retries: 0 } });
-  const created = await client.createSession(await localParty(name));
-  if (!created.ok) throw new Error(`session ${name}: ${created.code}`);
-  return client.session!;
-}
-
-const signedHeaders = (s: Session, sig: string, json = true) => ({ ...(json ? { 'content-type': 'application/json' } : {}), 'x-user': s.party, 'x-session-id': s.sessionId, 'x-session-sig': sig });
-
-/** The victim for `ms`: an order every VICTIM_EVERY_MS (sell then buy at one price: they match), a ping every PING_EVERY_MS. */
-async function victim(gatewayUrl: string, s: Session, pinger: WebSocket, ms: number): Promise<Sample> {
-  const sample: Sample = { orders: [], errors: [], pongs: [], pongsMissing: 0 };
-  const until = performance.now() + ms;
-  const pings = (async () => {
-    while (performance.now() < until) {
-      const t0 = performance.now();
-      const pong = await new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), 10_000);
-        pinger.once('pong', () => {
-          clearTimeout(timer);
-          resolve(true);
-        });
-        pinger.ping();
-      });
-      if (pong) sample.pongs.push(performance.now() - t0);
-      else sample.pongsMissing++;
-      await sleep(Math.max(0, PING_EVERY_MS - (performance.now() - t0)));
-    }
-  })();
-  let i = 0;
-  const orders: Promise<void>[] = [];
-  while (performance.now() < until) {
-    const t0 = performance.now();
-    const body = JSON.stringify({ market: 'ETH-PERP', side: i++ % 2 === 0 ? 'sell' : 'buy', type: 'limit', size: '0.01', price: '3000' });
-    const ts = await s.nextTs();
-    const sig = `${ts}.${await s.signature(requestMessage('POST', '/v1/orders', ts, body))}`;
-    orders.push(
-      http('127.0.0.1', `${gatewayUrl}/v1/orders`, 'POST', signedHeaders(s, sig), body).then(
-        (r) => {
-          if (r.status === 200 && r.json?.ok === true) sample.orders.push(performance.now() - t0);
-          else sample.errors.push(`${r.status} ${r.json?.code ?? r.json?.reason ?? ''}`);
-        },
-        (err: Error) => void sample.errors.push(err.message),
-      ),
-    );
-    await sleep(Math.max(0, VICTIM_EVERY_MS - (performance.now() - t0)));
-  }
-  await Promise.all([pings, ...orders]);
-  return sample;
+function spawnTs(script: string, env: Record<string, string>, flags: string[] = []): ChildProcess {
+  return stopWithBench(spawn(process.execPath, [...flags, '--import', 'tsx', join(ROOT, script)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] }));
 }
 
 /**
@@ -162,13 +69,28 @@ function bombFrame(text: string): Buffer {
   return Buffer.concat([header, mask, masked]);
 }
 
-/** A deflate socket from `from` (open once resolved). */
-function deflateSocket(url: string, from: string): Promise<WebSocket> {
-  const ws = new WebSocket(`${url}?compress=deflate`, { localAddress: from, perMessageDeflate: { threshold: 0, clientNoContextTakeover: true, serverNoContextTakeover: true } });
-  return new Promise((resolve, reject) => {
-    ws.once('open', () => resolve(ws));
-    ws.once('error', reject);
-  });
+/** The victim's own process (bench/isolation-victim.ts): its windows are not delayed by the attacks' load on this one. */
+function spawnVictim(env: Record<string, string>): ChildProcess {
+  return stopWithBench(spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/isolation-victim.ts')], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+}
+
+/** Asks the victim for a window of `ms` (null: waits for it to be ready); its Sample. */
+function victimWindows(child: ChildProcess): (ms: number | null) => Promise<Sample> {
+  return (ms) =>
+    new Promise((resolve, reject) => {
+      const onMessage = (m: VictimMessage) => {
+        if ('failed' in m) reject(new Error(`victim: ${m.failed}`));
+        else if (ms === null && 'ready' in m) resolve({ orders: [], errors: [], pongs: [], pongsMissing: 0 });
+        else if (ms !== null && 'sample' in m) resolve(m.sample);
+        else return;
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+      };
+      const onExit = () => reject(new Error('victim: exited'));
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+      if (ms !== null) child.send({ window: ms });
+    });
 }
 
 interface AttackResult {
@@ -177,6 +99,8 @@ interface AttackResult {
   baseline: Sample;
   attacked: Sample;
   rssMiB: { before: number; during: number; after: number };
+  /** CPU time of the gateway and the engine during the window alone and the attacked one. */
+  cpuMs: { gateway: [number, number]; engine: [number, number] };
 }
 
 async function main(): Promise<void> {
@@ -196,33 +120,70 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'error',
     RATE_LIMIT_IP_MAX: String(IP_MAX),
     RATE_LIMIT_MAX: String(IP_MAX),
-  });
+  }, PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`] : []);
   const rss = () => r1((procUsage(gateway.pid)?.rss ?? 0) / 1_048_576);
+  const cpuOf = () => ({ gateway: procCpuMs(gateway.pid) ?? 0, engine: procCpuMs(engine.pid) ?? 0 });
+  let victimProcess: ChildProcess | null = null;
   const results: AttackResult[] = [];
   const sockets: WebSocket[] = [];
   try {
     // Up to two minutes each: on a loaded machine compiling and starting them takes that long.
     await waitHealthy(engineUrl);
     await waitHealthy(gatewayUrl);
-    const v = await sessionFor(gatewayUrl, 'isolation-victim');
-    const funded = await http('127.0.0.1', `${engineUrl}/v1/admin/faucet`, 'POST', { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, JSON.stringify({ party: v.party, amount: '100000000' }));
-    if (funded.status !== 200) throw new Error(`faucet: ${funded.status}`);
-    const pinger = await deflateSocket(wsUrl, '127.0.0.1');
-    sockets.push(pinger);
+    victimProcess = spawnVictim({ ISOLATION_GATEWAY_URL: gatewayUrl, ISOLATION_ENGINE_URL: engineUrl, ISOLATION_TOKEN: TOKEN });
+    const victimWindow = victimWindows(victimProcess);
+    await victimWindow(null);
 
+    const addDetail = (name: string, text: string) => {
+      const r = results.find((x) => x.name === name);
+      if (r) r.detail += text;
+    };
+    // BENCH_ISOLATION_METRICS=1: where the victim's time went, from the gateway's histograms (counts per bucket in each window).
+    const metricLines = async (): Promise<Map<string, number>> => {
+      const out = new Map<string, number>();
+      if (!process.env.BENCH_ISOLATION_METRICS) return out;
+      const text = (await http('127.0.0.1', `${gatewayUrl}/metrics`, 'GET', {})).json as string;
+      for (const line of String(text).split('\n')) {
+        if (/^(bff_engine_proxy_duration_seconds_bucket\{[^}]*route="POST \/v1\/orders"|bff_http_request_duration_seconds_bucket\{[^}]*route="\/v1\/orders"[^}]*method="POST"|bff_http_request_duration_seconds_bucket\{[^}]*method="POST"[^}]*route="\/v1\/orders"|nodejs_eventloop_lag_max)/.test(line)) {
+          const i = line.lastIndexOf(' ');
+          out.set(line.slice(0, i), Number(line.slice(i + 1)));
+        }
+      }
+      return out;
+    };
+    const metricDiff = (label: string, a: Map<string, number>, b: Map<string, number>) => {
+      if (!process.env.BENCH_ISOLATION_METRICS) return;
+      console.log(`-- ${label}`);
+      for (const [k, v] of b) if (k.startsWith('nodejs') || v - (a.get(k) ?? 0) > 0) console.log(`   ${k} ${k.startsWith('nodejs') ? v : v - (a.get(k) ?? 0)}`);
+    };
     const measure = async (name: string, detail: string, attack: (stop: () => boolean) => Promise<void>, after?: () => Promise<void>) => {
-      const baseline = await victim(gatewayUrl, v, pinger, WINDOW_MS);
+      if (ONLY && !ONLY.some((o) => name.startsWith(o))) return;
+      const cpu0 = cpuOf();
+      const m0 = await metricLines();
+      const baseline = await victimWindow(WINDOW_MS);
+      const m1 = await metricLines();
+      metricDiff(`${name}: alone`, m0, m1);
+      const cpu1 = cpuOf();
       const before = rss();
       let stopped = false;
       let peak = before;
       const sampler = setInterval(() => (peak = Math.max(peak, rss())), 250);
       const running = attack(() => stopped);
-      const attacked = await victim(gatewayUrl, v, pinger, WINDOW_MS);
+      const attacked = await victimWindow(WINDOW_MS);
+      const cpu2 = cpuOf();
+      metricDiff(`${name}: attacked`, m1, await metricLines());
       stopped = true;
       await running;
       await after?.();
       clearInterval(sampler);
-      results.push({ name, detail, baseline, attacked, rssMiB: { before, during: peak, after: rss() } });
+      results.push({
+        name,
+        detail,
+        baseline,
+        attacked,
+        rssMiB: { before, during: peak, after: rss() },
+        cpuMs: { gateway: [cpu1.gateway - cpu0.gateway, cpu2.gateway - cpu1.gateway], engine: [cpu1.engine - cpu0.engine, cpu2.engine - cpu1.engine] },
+      });
       report(results.at(-1)!);
     };
 
@@ -256,7 +217,7 @@ async function main(): Promise<void> {
         ),
       );
     });
-    results.at(-1)!.detail += `; its items: ${[...burstOutcomes].map(([k, n]) => `${n} × ${k}`).join(', ')}`;
+    addDetail('engine-pool burst', `; its items: ${[...burstOutcomes].map(([k, n]) => `${n} × ${k}`).join(', ')}`);
 
     // 2. The deflate bomb: small compressed messages inflating to 250 KB, on many sockets, reconnecting.
     const bomb = bombFrame(JSON.stringify({ op: 'subscribe', id: 'b', pad: ' '.repeat(250_000) }));
@@ -289,10 +250,12 @@ async function main(): Promise<void> {
         }),
       );
     });
-    results.at(-1)!.detail += `; ${bombsSent} bombs sent, ${bombCloses} sockets closed by the gateway`;
+    addDetail('deflate bomb', `; ${bombsSent} bombs sent, ${bombCloses} sockets closed by the gateway`);
 
     // 3. Heartbeat flood: switches of many cancels, heartbeats at the socket's message rate.
-    const hbParties = await Promise.all(Array.from({ length: HEARTBEAT_SOCKETS }, (_, i) => sessionFor(gatewayUrl, `isolation-hb-${i}`)));
+    // Made a few at a time: from one address, at most TRADING_ADDRESS_IN_PROGRESS requests are taken at once.
+    const hbParties: Session[] = [];
+    for (let i = 0; i < HEARTBEAT_SOCKETS; i += 10) hbParties.push(...(await Promise.all(Array.from({ length: Math.min(10, HEARTBEAT_SOCKETS - i) }, (_, j) => sessionFor(gatewayUrl, `isolation-hb-${i + j}`)))));
     let heartbeats = 0;
     const hbAnswers = new Map<string, number>();
     await measure('heartbeat flood', `${HEARTBEAT_SOCKETS} sockets from 127.0.0.4, each a switch of ${SWITCH_CANCELS} cancels, heartbeats at 20/s per socket`, async (stopped) => {
@@ -329,7 +292,7 @@ async function main(): Promise<void> {
         }),
       );
     });
-    results.at(-1)!.detail += `; ${heartbeats} heartbeats sent${hbAnswers.size ? `, errors: ${[...hbAnswers].map(([k, n]) => `${n} × ${k}`).join(', ')}` : ''}`;
+    addDetail('heartbeat flood', `; ${heartbeats} heartbeats sent${hbAnswers.size ? `, errors: ${[...hbAnswers].map(([k, n]) => `${n} × ${k}`).join(', ')}` : ''}`);
 
     // 4. Many deflate connections, opened and closed in rounds: RSS per connection, and what stays.
     const rounds: string[] = [];
@@ -355,11 +318,11 @@ async function main(): Promise<void> {
         }
       },
     );
-    results.at(-1)!.detail += `; ${rounds.join('; ')}`;
+    addDetail('deflate connections', `; ${rounds.join('; ')}`);
   } finally {
     for (const ws of sockets) ws.terminate();
     for (const a of agents.values()) a.destroy();
-    await Promise.all([stop(gateway), stop(engine)]);
+    await Promise.all([stop(gateway), stop(engine), ...(victimProcess ? [stop(victimProcess)] : [])]);
   }
 
   const failures = results.flatMap((r) => [...r.baseline.errors, ...r.attacked.errors, ...(r.baseline.pongsMissing + r.attacked.pongsMissing > 0 ? ['pong missing'] : [])].map((e) => `${r.name}: ${e}`));
@@ -368,18 +331,18 @@ async function main(): Promise<void> {
     '',
     `Measured ${new Date().toISOString().slice(0, 10)} on ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, load average ${load} (1, 5, 15 min) at the end of the run; windows of ${WINDOW_MS / 1000} s, victim order every ${VICTIM_EVERY_MS} ms, ping every ${PING_EVERY_MS} ms.`,
     '',
-    '| Attack | Victim order p50 / p99 / max, ms (alone → attacked) | Victim errors | Victim pong p50 / p99 / max, ms (alone → attacked) | Gateway RSS MiB (before / peak / after) |',
-    '|---|---|---|---|---|',
+    '| Attack | Victim order p50 / p99 / max, ms (alone → attacked) | Victim errors | Victim pong p50 / p99 / max, ms (alone → attacked) | Gateway RSS MiB (before / peak / after) | CPU ms in the window, gateway / engine (alone → attacked) |',
+    '|---|---|---|---|---|---|',
     ...results.map(
       (r) =>
-        `| ${r.name} | ${fmt(r.baseline.orders)} → ${fmt(r.attacked.orders)} | ${r.baseline.errors.length} → ${r.attacked.errors.length} | ${fmt(r.baseline.pongs)} → ${fmt(r.attacked.pongs)}${r.attacked.pongsMissing ? ` (${r.attacked.pongsMissing} missing)` : ''} | ${r.rssMiB.before} / ${r.rssMiB.during} / ${r.rssMiB.after} |`,
+        `| ${r.name} | ${fmt(r.baseline.orders)} → ${fmt(r.attacked.orders)} | ${r.baseline.errors.length} → ${r.attacked.errors.length} | ${fmt(r.baseline.pongs)} → ${fmt(r.attacked.pongs)}${r.attacked.pongsMissing ? ` (${r.attacked.pongsMissing} missing)` : ''} | ${r.rssMiB.before} / ${r.rssMiB.during} / ${r.rssMiB.after} | ${r.cpuMs.gateway[0]} / ${r.cpuMs.engine[0]} → ${r.cpuMs.gateway[1]} / ${r.cpuMs.engine[1]} |`,
     ),
     '',
     ...results.map((r) => `- ${r.name}: ${r.detail}.`),
     '',
   ];
   console.log(lines.join('\n'));
-  if (!SHORT) writeDocsBlock('isolation-bench', lines);
+  if (!SHORT && !ONLY) writeDocsBlock('isolation-bench', lines);
   if (failures.length > 0) {
     console.error(`bench:isolation: ${failures.length} victim errors:\n${[...new Set(failures)].join('\n')}`);
     process.exit(1);
@@ -391,7 +354,7 @@ function fmt(xs: number[]): string {
 }
 
 function report(r: AttackResult): void {
-  console.log(`${r.name}: orders ${fmt(r.baseline.orders)} → ${fmt(r.attacked.orders)} ms, errors ${r.baseline.errors.length} → ${r.attacked.errors.length}, pongs ${fmt(r.baseline.pongs)} → ${fmt(r.attacked.pongs)} ms, RSS ${r.rssMiB.before}/${r.rssMiB.during}/${r.rssMiB.after} MiB`);
+  console.log(`${r.name}: orders ${fmt(r.baseline.orders)} → ${fmt(r.attacked.orders)} ms, errors ${r.baseline.errors.length} → ${r.attacked.errors.length}, pongs ${fmt(r.baseline.pongs)} → ${fmt(r.attacked.pongs)} ms, RSS ${r.rssMiB.before}/${r.rssMiB.during}/${r.rssMiB.after} MiB, CPU ms gateway/engine ${r.cpuMs.gateway[0]}/${r.cpuMs.engine[0]} → ${r.cpuMs.gateway[1]}/${r.cpuMs.engine[1]}`);
 }
 
 main().catch((err: unknown) => {

@@ -37,6 +37,10 @@ export interface Config {
   engineAddressInFlight: number;
   /** Engine calls of one client address waiting for its share; past it refused 429. */
   engineAddressQueue: number;
+  /** Deflate connections of one address closed for a message inflating past the bound, per rate-limit window, before its deflate upgrades are refused. */
+  wsDeflateOversizePerIp: number;
+  /** Trading requests of one client address in progress at once; past it refused 429 before the body is read. */
+  tradingAddressInProgress: number;
   /** Identical concurrent order book reads share one engine call (src/engine/shared-read.ts). */
   orderbookSharedReads: boolean;
   wsOrderbookPollMs: number;
@@ -364,6 +368,8 @@ export function loadConfig(env: Env = process.env): Config {
     engineConnections: int(env, 'ENGINE_CONNECTIONS', 64, 1, 1024),
     engineAddressInFlight: int(env, 'ENGINE_ADDRESS_IN_FLIGHT', 16, 1, 1024),
     engineAddressQueue: int(env, 'ENGINE_ADDRESS_QUEUE', 256, 0, 1_000_000),
+    tradingAddressInProgress: int(env, 'TRADING_ADDRESS_IN_PROGRESS', 32, 0, 1_000_000),
+    wsDeflateOversizePerIp: int(env, 'WS_DEFLATE_OVERSIZE_PER_IP', 3, 0, 1_000_000),
     orderbookSharedReads: bool(env, 'ORDERBOOK_SHARED_READS', true),
     wsOrderbookPollMs: int(env, 'WS_ORDERBOOK_POLL_MS', 500, 50, 3_600_000),
     wsOrderbookDepth: int(env, 'WS_ORDERBOOK_DEPTH', 20, 1, 100),
@@ -459,6 +465,11 @@ export const SETTINGS: readonly Setting[] = [
       'Engine calls of one client address (IPv6 by /64) on the engine pool at once, all its parties together (a batch item is one call); its further calls wait for their turn, taken in fair order between addresses and, within an address, between parties (docs/trading.md "A fair share of the engine"). At most `ENGINE_CONNECTIONS`. The gateway\'s own calls (health, order book polls) share as one address of their own.',
   },
   { name: 'ENGINE_ADDRESS_QUEUE', meaning: 'Engine calls of one client address waiting for their turn; past it a call is refused at once, 429 `budget_exhausted` (`budget: "engine_calls"`, Retry-After 1 s; in a batch, that item\'s outcome). What one address holds is thus at most `ENGINE_ADDRESS_IN_FLIGHT` + `ENGINE_ADDRESS_QUEUE` calls, each bounded by `ENGINE_TIMEOUT_MS`.' },
+  {
+    name: 'TRADING_ADDRESS_IN_PROGRESS',
+    meaning:
+      'Requests of one client address (IPv6 by /64) in progress at once on the trading routes (orders, batches, cancels, session creation, the faucet, the proxied reads), from their first byte to their answer; one more is refused at once, before its body is read, 429 `budget_exhausted` (`budget: "requests_in_progress"`, Retry-After 1 s), spending nothing of the address\'s budget. Bounds what one address can make the gateway parse, check and verify ahead of everyone else (docs/trading.md "A fair share of the engine"). `0` disables it (behind a proxy that does not pass the client address, every client is one address).',
+  },
   { name: 'ORDERBOOK_SHARED_READS', meaning: 'Identical `GET /v1/orderbook` requests arriving while one is in flight share the next engine call (never one that started before they arrived); `false` forwards each read alone. See docs/trading.md.' },
   { name: 'WS_ORDERBOOK_POLL_MS', meaning: 'Order book polling period for `orderbook.snapshot` frames.' },
   { name: 'WS_ORDERBOOK_DEPTH', meaning: 'Levels per polled book (1..100).' },
@@ -467,6 +478,11 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'WS_CLIENT_BUFFER_BYTES', meaning: 'Unsent bytes a client may accumulate before it is closed with code 4008.' },
   { name: 'WS_PING_MS', meaning: "Ping period; a peer that does not answer the gateway's ping (with its payload) before the next one is dropped. The connections are pinged in ten slices spread over the period (each once per period), not all at once." },
   { name: 'WS_DEFLATE', meaning: 'Negotiate permessage-deflate with stream connections that ask for it (`compress=deflate` in the URL, docs/stream.md "Compression"); false: never.' },
+  {
+    name: 'WS_DEFLATE_OVERSIZE_PER_IP',
+    meaning:
+      'Deflate connections of one client address (`request.ip`, IPv6 by /64) closed with 1009 for a compressed message inflating past `WS_CLIENT_MESSAGE_MAX_BYTES`, per `RATE_LIMIT_WINDOW_MS`; at this count the address\'s further `compress=deflate` upgrades are refused until the window ends, 429 `budget_exhausted` (`budget: "deflate_oversize"`, Retry-After), before the handshake; plain connections are still accepted. Counted per replica. `0`: never refused.',
+  },
   { name: 'WS_DEFLATE_THRESHOLD_BYTES', meaning: 'On a deflate connection, frames smaller than this are sent uncompressed (compressing them costs more CPU than it saves bytes).' },
   { name: 'WS_CLIENT_MESSAGE_MAX_BYTES', meaning: 'Largest message a stream client may send (64 KiB: a full 50-item `order.batch` fits); a larger one is answered `payload_too_large` unread, one over four times this closes the connection with 1009.' },
   { name: 'WS_CLIENT_MESSAGES_PER_S', meaning: 'Messages a second a stream client may send, sustained (token bucket); past it (and its burst) the client is closed with 1008.' },

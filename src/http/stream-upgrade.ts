@@ -20,8 +20,11 @@ import { connectionBudget, type ConnectionBudget } from './connection-limits.js'
 import { addressGroup, clientIp, trustFunction, type TrustFunction } from '../client-address.js';
 import { snapshotReads } from '../stream/user-snapshot.js';
 import type { WorkBudgets } from './work-budgets.js';
+import { systemClock, type Clock } from '../contracts/clock.js';
 
 export const STREAM_PATH = '/v1/stream';
+/** How long a deflate upgrade refused for the address's compression bombs waits for its answer (ADR 0311). */
+export const DEFLATE_REFUSAL_DELAY_MS = 1_000;
 
 export interface UpgradeContext {
   deps: { config: Config; sessions: SessionKeys; replays: ReplayGuard; logger: FastifyBaseLogger };
@@ -36,6 +39,8 @@ export interface UpgradeContext {
   messages?: (req: IncomingMessage) => ClientMessageHandlers;
   /** Per-address budgets of the work a proof or a snapshot makes (work-budgets.ts). */
   budgets: WorkBudgets;
+  /** The windows of WS_DEFLATE_OVERSIZE_PER_IP (default: the system's clock). */
+  clock?: Clock;
 }
 
 /**
@@ -68,6 +73,11 @@ async function authorize(sub: Subscription, ctx: UpgradeContext, address: string
 export class StreamGate {
   /** Open streams per client address group (src/client-address.ts). */
   private readonly perAddress = new Map<string, number>();
+  /**
+   * Deflate connections of an address closed for a message inflating past the bound, in the
+   * current window (WS_DEFLATE_OVERSIZE_PER_IP per RATE_LIMIT_WINDOW_MS; ADR 0311).
+   */
+  private readonly oversize = new Map<string, { count: number; endsAt: number }>();
   private readonly trust: TrustFunction | null;
   /** Streams open at once: WS_MAX_CONNECTIONS, lowered to what the file limit leaves (FD_HEADROOM). */
   readonly limit: number;
@@ -133,6 +143,37 @@ export class StreamGate {
     return sub;
   }
 
+  /**
+   * A deflate connection of `address` was closed for a compressed message inflating past
+   * WS_CLIENT_MESSAGE_MAX_BYTES. Each cost the zlib pool, shared by every deflate connection, a
+   * bound's worth of inflating, and the handshake and zlib streams of a new connection: an address
+   * reconnecting to send one more (bench:isolation: 250 a second from one address) spent most of a
+   * core. Past WS_DEFLATE_OVERSIZE_PER_IP in a window, its deflate upgrades are refused.
+   */
+  tooLarge(address: string): void {
+    const now = (this.ctx.clock ?? systemClock).now();
+    const w = this.oversize.get(address);
+    if (!w || w.endsAt <= now) {
+      if (this.oversize.size >= 10_000) for (const [k, v] of this.oversize) if (v.endsAt <= now) this.oversize.delete(k);
+      this.oversize.set(address, { count: 1, endsAt: now + this.ctx.deps.config.rateLimitWindowMs });
+    } else w.count++;
+  }
+
+  /** The refusal of a deflate upgrade from an address past WS_DEFLATE_OVERSIZE_PER_IP in this window; null: it may open. */
+  deflateRefused(address: string): ApiError | null {
+    const max = this.ctx.deps.config.wsDeflateOversizePerIp;
+    const w = this.oversize.get(address);
+    if (max === 0 || !w) return null;
+    const now = (this.ctx.clock ?? systemClock).now();
+    if (w.endsAt <= now || w.count < max) return null;
+    const retryAfterS = Math.max(1, Math.ceil((w.endsAt - now) / 1000));
+    return new ApiError(
+      'budget_exhausted',
+      `this client address sent ${w.count} compressed messages inflating past ${this.ctx.deps.config.wsClientMessageMaxBytes} bytes in this window (WS_DEFLATE_OVERSIZE_PER_IP); compressed connections are refused for ${retryAfterS} s, plain ones are not`,
+      { budget: 'deflate_oversize', retryAfterS },
+    );
+  }
+
   /** Counts an accepted stream under its address until its socket closes (without a per-address cap, nothing to count). */
   opened(address: string, socket: Duplex): void {
     if (this.ctx.deps.config.wsMaxConnectionsPerIp === 0) return;
@@ -193,6 +234,15 @@ export function createUpgradeHandler(
     // Synchronous refusals (limits, query) are answered before any await.
     const early = gate.unavailable(address);
     if (early) return refuse(early);
+    const bomber = url.searchParams.get('compress') === 'deflate' ? gate.deflateRefused(address) : null;
+    if (bomber) {
+      // Answered after a second, not at once: a client that reconnects the moment it is refused
+      // (bench:isolation's bomber, on each of its 100 sockets) would otherwise make the gateway
+      // accept and refuse thousands of upgrades a second; held, its sockets count against
+      // HTTP_MAX_CONNECTIONS_PER_IP meanwhile.
+      setTimeout(refuse, DEFLATE_REFUSAL_DELAY_MS, bomber).unref();
+      return;
+    }
     gate.admit(url, address, { upgrade: true }).then(
       (sub) => {
         if (socket.destroyed) return;
@@ -202,7 +252,7 @@ export function createUpgradeHandler(
         if (late) return refuse(late);
         try {
           gate.opened(address, socket);
-          ctx.hub.accept(req, socket, head, sub, ctx.messages?.(req));
+          ctx.hub.accept(req, socket, head, sub, ctx.messages?.(req), sub.compress ? () => gate.tooLarge(address) : undefined);
         } catch (err) {
           ctx.deps.logger.warn({ err }, 'stream upgrade: hand-over failed');
           socket.destroy(); // the handshake may have begun: no HTTP answer can follow; the client retries

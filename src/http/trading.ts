@@ -10,9 +10,12 @@ import { chargeProvenParty, registerRateLimit } from './trading/rate-limit.js';
 import { partyScope } from './party-scope.js';
 import { tradingProxyRoutes } from './trading/routes.js';
 import { callRoutes } from './calls/rest.js';
+import { installAddressGate } from './trading/address-gate.js';
 import type { CallPipeline } from './calls/pipeline.js';
 
 export const tradingRoutes: FastifyPluginAsyncTypebox<{ calls: CallPipeline }> = async (app, { calls }) => {
+  // First: past its bound of requests in progress an address is refused before anything else runs.
+  installAddressGate(app, app.config.tradingAddressInProgress);
   const budgets = await registerRateLimit(app, app.config, app.fleet ? redisRateLimitOptions(app.fleet.redis) : {});
   // Gives the pipeline its parts (the verified-forwards, the desk, the switch), and registers the proxy's other routes.
   await app.register(tradingProxyRoutes, { budgets, calls });

@@ -73,7 +73,9 @@ function onClose(this: Tagged): void {
   if (client) client.owner?.remove(client);
 }
 
-function onError(this: Tagged): void {
+function onError(this: Tagged, err?: Error & { code?: string }): void {
+  // ws stopped inflating a message at the bound (maxPayload) and is closing with 1009: told first.
+  if (err?.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') this[CLIENT]?.tooLarge?.();
   this.terminate();
 }
 
@@ -146,6 +148,8 @@ export class StreamClient implements InboundSink {
    * (the pre-built, uncompressed wire frame is for the others).
    */
   readonly deflate: boolean;
+  /** A deflate connection's: told when ws closes it for a message inflating past the bound (hub.accept). */
+  tooLarge: (() => void) | null = null;
 
   constructor(
     readonly ws: WebSocket,

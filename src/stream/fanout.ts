@@ -14,7 +14,11 @@ export interface StreamFanout extends FramePublisher {
   readonly size: number;
   readonly isClosed: boolean;
   /** Completes the WebSocket handshake of an authorised upgrade and registers the connection. */
-  accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription, handlers?: ClientMessageHandlers): void;
+  /**
+   * `tooLarge`: told when a deflate connection is closed for a message inflating past the message
+   * bound (a compression bomb; stream-upgrade.ts counts them per address).
+   */
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription, handlers?: ClientMessageHandlers, tooLarge?: () => void): void;
   /** Swaps a live connection's filters (a subscribe / unsubscribe message): ack, snapshot of what was added, then live. */
   resubscribe(client: StreamClient, next: Subscription, ack: (sub: Subscription, head: number | null) => Record<string, unknown>, snapshot: boolean): Promise<boolean>;
   /** An answer to a client message, in order with the connection's frames. */

@@ -114,7 +114,7 @@ export class StreamHub implements StreamFanout, ClientOwner {
     this.opener = new ConnectionOpener({ state: this.state, history: this.history, bufferBytes: options.bufferBytes });
   }
 
-  accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription, handlers?: ClientMessageHandlers): void {
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription, handlers?: ClientMessageHandlers, tooLarge?: () => void): void {
     const inbound = this.options.inbound ?? DEFAULT_INBOUND_LIMITS;
     const deflate = sub.compress && this.options.deflate ? this.options.deflate : null;
     const wss = deflate
@@ -125,6 +125,8 @@ export class StreamHub implements StreamFanout, ClientOwner {
       if (ws.extensions.includes('permessage-deflate')) {
         const gauge = this.options.metrics.deflateConnections;
         gauge?.inc();
+        // Only on deflate connections: a plain one's oversize message is not inflated, so costs nothing to speak of.
+        if (tooLarge) client.tooLarge = tooLarge;
         ws.once('close', () => gauge?.dec());
       }
       // Every client message passes the size and rate bound first; without handlers (a hub used

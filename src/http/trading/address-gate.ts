@@ -1,0 +1,84 @@
+// Requests of one client address in progress in the trading scope, bounded at the door
+// (TRADING_ADDRESS_IN_PROGRESS; docs/trading.md "A fair share of the engine", ADR 0310). The engine's
+// fair share (engine/fair-share.ts) orders the engine calls, but everything before them — reading
+// and parsing a body, checking its shape, charging the budgets, verifying a signature, judging a
+// batch's room — runs first come, first served on the one event loop: 240 batches sent at once by
+// one address were all parsed and judged before another address's order, which waited for them
+// (bench:isolation, "engine-pool burst"). Past the bound a request is refused in the onRequest hook,
+// before its body is read, with a body made once (no error object, no stack). The refusals are
+// written a few per turn of the event loop (REFUSALS_PER_TURN), not all in the turn their requests
+// arrived in: each write to a loopback peer can hand it the CPU, and a burst's 200 refusals written
+// at once held the loop for as long (the victim's pong 0.5 s later); in between, the loop reads the
+// other addresses' requests. Counted from onRequest until its response is finished or its
+// connection closed, whichever first.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { addressGroup } from '../../client-address.js';
+
+/** Refusals written per turn of the event loop; the rest wait for the next turn (setImmediate). */
+export const REFUSALS_PER_TURN = 8;
+
+export interface AddressGate {
+  /** Requests of `address` (already grouped) in progress now. */
+  held(address: string): number;
+}
+
+/** The refusal's body: the gateway's `{error, code}` with the budget named, as the other budgets' refusals. */
+export function gateRefusal(bound: number): string {
+  return JSON.stringify({
+    error: `this client address already has ${bound} trading requests in progress (TRADING_ADDRESS_IN_PROGRESS); retry once one is answered`,
+    code: 'budget_exhausted',
+    budget: 'requests_in_progress',
+    retryAfterS: 1,
+  });
+}
+
+/**
+ * Installs the gate on the scope `app` (its routes only). `bound` 0 disables it. Registered before
+ * the rate limit's hook: a refused request costs nothing of the address's budget, and nothing more
+ * than this check of the gateway.
+ */
+export function installAddressGate(app: FastifyInstance<any, any, any, any, any>, bound: number): AddressGate {
+  const inProgress = new Map<string, number>();
+  const held = (address: string) => inProgress.get(address) ?? 0;
+  if (bound <= 0) return { held };
+  const refusal = gateRefusal(bound);
+  const refusing: FastifyReply[] = [];
+  let head = 0;
+  let scheduled = false;
+  const refuseSome = () => {
+    const end = Math.min(refusing.length, head + REFUSALS_PER_TURN);
+    for (; head < end; head++) {
+      const reply = refusing[head]!;
+      if (!reply.sent && !reply.raw.destroyed) void reply.code(429).header('retry-after', '1').type('application/json; charset=utf-8').send(refusal);
+    }
+    if (head < refusing.length) {
+      setImmediate(refuseSome);
+      return;
+    }
+    refusing.length = 0;
+    head = 0;
+    scheduled = false;
+  };
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    const address = addressGroup(request.ip);
+    const n = held(address);
+    if (n >= bound) {
+      // Neither done() nor an answer now: the request goes no further, and is answered in its turn.
+      refusing.push(reply);
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(refuseSome);
+      }
+      return;
+    }
+    inProgress.set(address, n + 1);
+    // 'close' comes once, when the response is finished or the connection is gone before it.
+    reply.raw.once('close', () => {
+      const left = held(address) - 1;
+      if (left > 0) inProgress.set(address, left);
+      else inProgress.delete(address);
+    });
+    done();
+  });
+  return { held };
+}
