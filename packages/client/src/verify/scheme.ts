@@ -43,26 +43,14 @@ const own = Object.prototype.hasOwnProperty;
  * `toString`…), which a replacer list would read through every object that lacks it.
  */
 function collectKeys(v: unknown, keys: Set<string>): boolean {
-  switch (typeof v) {
-    case 'string':
-    case 'boolean':
-    case 'undefined':
-      return true;
-    case 'number':
-      return Number.isFinite(v);
-    case 'object':
-      break;
-    default:
-      return false;
-  }
-  if (v === null) return true;
+  if (v === undefined) return true;
+  const shape = shapeOf(v);
+  if (shape !== 'array' && shape !== 'object') return shape === 'scalar';
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) if (!collectKeys(v[i], keys)) return false;
     return true;
   }
-  const proto = Object.getPrototypeOf(v) as unknown;
-  if (proto !== Object.prototype && proto !== null) return false;
-  for (const k in v) {
+  for (const k in v as object) {
     if (!keys.has(k)) {
       if (k === '__proto__' || own.call(Object.prototype, k)) return false;
       keys.add(k);
@@ -72,28 +60,35 @@ function collectKeys(v: unknown, keys: Set<string>): boolean {
   return true;
 }
 
-/** Plain JSON values only, every object's keys in sorted order, no undefined, no NaN/Infinity. */
-function isSortedShape(v: unknown): boolean {
+/** What a value is to the writers: a plain JSON scalar (or null), an array, a plain object, or other. */
+function shapeOf(v: unknown): 'scalar' | 'array' | 'object' | 'other' {
   switch (typeof v) {
     case 'string':
     case 'boolean':
-      return true;
+      return 'scalar';
     case 'number':
-      return Number.isFinite(v);
-    case 'object':
-      break;
+      return Number.isFinite(v) ? 'scalar' : 'other';
+    case 'object': {
+      if (v === null) return 'scalar';
+      if (Array.isArray(v)) return 'array';
+      const proto = Object.getPrototypeOf(v) as unknown;
+      return proto === Object.prototype || proto === null ? 'object' : 'other';
+    }
     default:
-      return false;
+      return 'other';
   }
-  if (v === null) return true;
+}
+
+/** Plain JSON values only, every object's keys in sorted order, no undefined, no NaN/Infinity. */
+function isSortedShape(v: unknown): boolean {
+  const shape = shapeOf(v);
+  if (shape !== 'array' && shape !== 'object') return shape === 'scalar';
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) if (!isSortedShape(v[i])) return false;
     return true;
   }
-  const proto = Object.getPrototypeOf(v) as unknown;
-  if (proto !== Object.prototype && proto !== null) return false;
   let prev: string | undefined;
-  for (const k in v) {
+  for (const k in v as object) {
     if (prev !== undefined && !(prev < k)) return false;
     if (!isSortedShape((v as Record<string, unknown>)[k])) return false;
     prev = k;
