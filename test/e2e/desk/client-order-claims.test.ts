@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
 import { deskTrader, engineOpenOrders } from '../../support/desk.js';
-import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import { startGateway, startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { fleetServices, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
 import { GatewayClient, GatewayError, requestMessage, type Session } from '../../../packages/client/src/index.js';
 
@@ -232,6 +232,44 @@ describe('a timed-out place settles its clientOrderId (one gateway, no Redis)', 
     expect((err as GatewayError).body).toMatchObject({ code: 'order_outcome_unknown', firstCode: 'engine_timeout' });
     expect((err as GatewayError).body.settlesBy).toEqual(expect.any(String));
     expect(String((err as GatewayError).body.error)).toContain('pending');
+  });
+});
+
+describe('a timed-out place settles its clientOrderId without a live path', () => {
+  it('the engine took it late: at the bound the engine\'s open orders turn the claim into the order; both routes say it', async () => {
+    const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    const front = await engineFront(engine.url);
+    // No live runtime, no database: only the engine's open orders (its admin route) can tell.
+    const bare = await startGateway(
+      { ENGINE_BASE_URL: front.url, ENGINE_ADMIN_TOKEN: engine.adminToken, ENGINE_TIMEOUT_MS: String(ENGINE_TIMEOUT_MS), CLIENT_ORDER_CLAIM_MARGIN_MS: String(MARGIN_MS), RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' },
+      { listen: true, overrides: { live: null } },
+    );
+    try {
+      const dave = await deskTrader(bare.url, engine, 'dave');
+      const session = dave.session!;
+      front.mode = 'late';
+      const signedAt = Date.now() - 26_000;
+      expect(await place(bare.url, session, body('late-bare'), signedAt)).toMatchObject({ status: 504 });
+      front.mode = 'pass';
+      const seen: string[] = [];
+      let step: string;
+      do {
+        step = await agree(bare.url, session, 'late-bare');
+        if (step !== 'moving' && seen.at(-1) !== step) seen.push(step);
+        expect(step).not.toBe('free');
+        expect(Date.now()).toBeLessThan(signedAt + 30_000 + MARGIN_MS + 1_000);
+        await new Promise((r) => setTimeout(r, 250));
+      } while (step !== 'known');
+      expect(seen).toEqual(['pending', 'known']);
+      const open = (await engineOpenOrders(engine, session.party)).filter((o) => o.clientOrderId === 'late-bare');
+      expect(open).toHaveLength(1);
+      expect((await status(bare.url, session, 'late-bare')).body).toMatchObject({ source: 'claim', order: { clientOrderId: 'late-bare', orderId: open[0]!.orderId, status: 'open' } });
+      expect(await (await fetch(`${bare.url}/metrics`)).text()).toMatch(/bff_client_order_claims_settled_total\{outcome="engine"\} 1\b/);
+    } finally {
+      await bare.close();
+      await front.close();
+      await engine.close();
+    }
   });
 });
 
