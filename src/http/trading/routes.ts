@@ -141,7 +141,6 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
     store: app.fleet?.switches ?? new MemorySwitchStore(),
     sessions,
     cancel: cancelOrderCall,
-    chargeAddress: (ip) => budgets.address(ip),
     log: app.log,
     onFired: (f) => {
       for (const r of f.results) fired.inc({ outcome: r.code === null ? 'cancelled' : 'refused' });
