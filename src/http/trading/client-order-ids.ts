@@ -169,9 +169,10 @@ export class ClientOrderIds {
   /** The live order, else the claim's: what the 409 and the status route both answer. */
   private async held(party: string, clientOrderId: string): Promise<ClientOrderFound | null> {
     const known = this.o.live?.clientOrder(party, clientOrderId) ?? null;
-    if (known) return { source: 'live', order: known };
+    if (known && known.status !== 'rejected') return { source: 'live', order: known };
+    // A rejected order frees its id: a claim held since (a new place of it) is the newer word.
     const claim = await this.o.claims.read(claimKey(party, clientOrderId));
-    if (!claim) return null;
+    if (!claim) return known ? { source: 'live', order: known } : null;
     const noted = notedOrder(claim);
     if (noted) return { source: 'claim', order: noted };
     return { source: 'claim', order: pendingOrder(clientOrderId), settlesBy: new Date(this.o.clock.now() + claim.ttlMs).toISOString() };

@@ -193,6 +193,18 @@ describe('a timed-out place settles its clientOrderId (one gateway, no Redis)', 
     expect(s.body).toMatchObject({ source: 'live', order: { clientOrderId: 'late-1', orderId: open[0]!.orderId, status: 'open' } });
   });
 
+  it('an id freed by a rejection, placed again and timed out: pending on both routes (not the old rejection), then the order', async () => {
+    const session = alice.session!;
+    expect(await place(gw.url, session, body('rej-late', '41000.123456'))).toMatchObject({ status: 200, body: { ok: false, code: 'invalid_price' } });
+    await waitFor(async () => ((await status(gw.url, session, 'rej-late')).body.order as { status?: string } | undefined)?.status === 'rejected', 5_000, 'the rejection known');
+    front.mode = 'late';
+    expect(await place(gw.url, session, body('rej-late'))).toMatchObject({ status: 504 });
+    front.mode = 'pass';
+    expect(await agree(gw.url, session, 'rej-late')).toBe('pending');
+    await waitFor(async () => ((await status(gw.url, session, 'rej-late')).body.order as { status?: string }).status === 'open', 10_000, 'the order known');
+    expect(await agree(gw.url, session, 'rej-late')).toBe('known');
+  });
+
   it('timeout, the engine never had it: pending on both routes until the bound, then 404 and a retry places', async () => {
     const session = alice.session!;
     front.mode = 'drop';
