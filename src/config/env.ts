@@ -32,6 +32,8 @@ export interface Config {
   /** null: the SSE bridge does not start and stream clients receive nothing. */
   engineAdminToken: string | null;
   engineTimeoutMs: number;
+  /** CLIENT_ORDER_CLAIM_MARGIN_MS: a client order id claim outlives its place's signature window by this much (docs/trading.md). */
+  clientOrderClaimMarginMs: number;
   engineConnections: number;
   /** Engine calls of one client address at the engine at once (the fair share, src/engine/fair-share.ts). */
   engineAddressInFlight: number;
@@ -365,6 +367,7 @@ export function loadConfig(env: Env = process.env): Config {
     engineBaseUrl: httpUrl(env, 'ENGINE_BASE_URL', 'http://127.0.0.1:8080'),
     engineAdminToken: raw(env, 'ENGINE_ADMIN_TOKEN') ?? null,
     engineTimeoutMs: int(env, 'ENGINE_TIMEOUT_MS', 5000, 50, 120_000),
+    clientOrderClaimMarginMs: int(env, 'CLIENT_ORDER_CLAIM_MARGIN_MS', 15_000, 100, 600_000),
     engineConnections: int(env, 'ENGINE_CONNECTIONS', 64, 1, 1024),
     engineAddressInFlight: int(env, 'ENGINE_ADDRESS_IN_FLIGHT', 16, 1, 1024),
     engineAddressQueue: int(env, 'ENGINE_ADDRESS_QUEUE', 256, 0, 1_000_000),
@@ -457,6 +460,11 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'DB_STATEMENT_TIMEOUT_MS', meaning: 'Server-side statement timeout of every query.' },
   { name: 'ENGINE_BASE_URL', meaning: 'The matching engine (http or https URL).' },
   { name: 'ENGINE_ADMIN_TOKEN', meaning: "Bearer token of the engine's admin API. Unset: no SSE bridge, no order book polling, no live open-orders read; WebSocket clients connect and receive nothing, the start logs a warning naming it, `/readyz` reports `stream.enabled: false` and, with `NODE_ENV=production`, is degraded (503), as is the replica probe `/readyz/replica`." },
+  {
+    name: 'CLIENT_ORDER_CLAIM_MARGIN_MS',
+    meaning:
+      'A `clientOrderId` claimed by a place whose outcome is unknown (504, 502) is held until the engine can no longer accept the place\'s signature (its timestamp + 30 s) plus this margin (the clocks apart, the engine\'s events on their way); halfway into it the claim is settled from the engine\'s events, else the mirror or the engine\'s open orders (docs/trading.md "Client order ids").',
+  },
   { name: 'ENGINE_TIMEOUT_MS', meaning: 'Deadline of a whole engine call (waiting for a pooled connection, headers and body); past it a proxied call answers 504 `engine_timeout` and the engine connection is closed.' },
   { name: 'ENGINE_CONNECTIONS', meaning: 'Keep-alive connections in the engine pool, shared in fair order between client addresses (`ENGINE_ADDRESS_IN_FLIGHT`). A full concurrent batch (docs/trading.md "Batches") has at most `ENGINE_ADDRESS_IN_FLIGHT` of its items at the engine at once; the rest wait for their turn.' },
   {

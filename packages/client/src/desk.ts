@@ -147,11 +147,14 @@ export async function replaceOrder<const M extends string>(client: GatewayClient
 /** An order found by its client order id (GET /v1/users/:party/orders/by-client-id/:id). */
 export interface ClientOrder {
   /** live: as the engine's events last told it; mirror: the database mirror (may lag). */
-  source: 'live' | 'mirror';
+  /** claim: a place of the id is on its way through a gateway (status `pending` until `settlesBy`), or the order the engine answered for it. */
+  source: 'live' | 'claim' | 'mirror';
+  /** With status `pending`: when the gateway settles it at the latest (then the order, or null: never placed). */
+  settlesBy?: string;
   order: {
     clientOrderId: string;
     orderId: string | null;
-    status: 'open' | 'partially_filled' | 'filled' | 'cancelled' | 'rejected';
+    status: 'open' | 'partially_filled' | 'filled' | 'cancelled' | 'rejected' | 'pending';
     market?: string | null;
     filledSize?: string;
     [field: string]: unknown;
@@ -159,9 +162,10 @@ export interface ClientOrder {
 }
 
 /**
- * The session party's order placed with `clientOrderId`, or null when the gateway knows none (after
- * a timeout: null means it never reached the engine's events or the mirror; placing it again is
- * refused with `duplicate_client_order_id` while a gateway still holds it in flight).
+ * The session party's order placed with `clientOrderId`, or null when the gateway knows none. After
+ * a timeout the order is `pending` (source `claim`) until the gateway settles it, by `settlesBy` at
+ * the latest: then the order, or null (the engine never placed it: placing it again places it; while
+ * pending a place is refused `duplicate_client_order_id` with the same pending order).
  */
 export async function orderByClientId(client: GatewayClient, clientOrderId: string): Promise<ClientOrder | null> {
   const session = sessionOf(client, 'orderByClientId');

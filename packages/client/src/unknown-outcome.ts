@@ -16,7 +16,9 @@ export function outcomeUnknown(err: unknown): err is GatewayError {
 }
 
 interface FoundOrder {
-  order: { orderId: string | null; status: PlacedOrderStatus | 'rejected'; filledSize?: string; avgPrice?: string | null; code?: string | null; reason?: string | null };
+  order: { orderId: string | null; status: PlacedOrderStatus | 'rejected' | 'pending'; filledSize?: string; avgPrice?: string | null; code?: string | null; reason?: string | null };
+  /** With `pending`: when the gateway settles the id at the latest (docs/trading.md "Client order ids"). */
+  settlesBy?: string;
 }
 
 export interface UnknownOutcomeOptions {
@@ -38,12 +40,21 @@ export async function settleByClientOrderId(transport: Transport, failed: Gatewa
   const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const deadline = Date.now() + o.waitMs;
   let lookup = 'not found';
+  let settlesBy: string | undefined;
   for (;;) {
     try {
-      const { order } = await transport.call<FoundOrder>({ method: 'GET', path, signed: true });
+      const { order, settlesBy: by } = await transport.call<FoundOrder>({ method: 'GET', path, signed: true });
       if (order.status === 'rejected') return { ok: false, code: order.code ?? 'rejected', error: order.reason ?? 'the engine rejected the order' };
-      if (order.orderId) return { ok: true, orderId: order.orderId, status: order.status, filledSize: order.filledSize ?? '0', avgPrice: order.avgPrice ?? null };
-      lookup = 'known but not yet given an order id';
+      // Pending: a gateway sent it and does not know its outcome yet; it settles by `settlesBy`
+      // (the order, or not found: never placed, the id free again). Not an answer: keep asking.
+      if (order.status === 'pending') {
+        settlesBy = by;
+        lookup = `is pending at the gateway (sent, its outcome not known yet; settled by ${by ?? 'the signature window\'s end'})`;
+      } else if (order.orderId) {
+        return { ok: true, orderId: order.orderId, status: order.status, filledSize: order.filledSize ?? '0', avgPrice: order.avgPrice ?? null };
+      } else {
+        lookup = 'known but not yet given an order id';
+      }
     } catch (err) {
       if (!(err instanceof GatewayError) || err.status !== 404) {
         lookup = `could not be asked (${err instanceof Error ? err.message : String(err)})`;
@@ -58,5 +69,6 @@ export async function settleByClientOrderId(transport: Transport, failed: Gatewa
     error: `${failed.body.error}; the order's outcome is unknown: clientOrderId "${o.clientOrderId}" ${lookup}. Ask again (orderByClientId), or place it again with the same clientOrderId: the gateway refuses a second order with that id (409 duplicate_client_order_id)`,
     code: 'order_outcome_unknown',
     firstCode: failed.body.code,
+    ...(settlesBy ? { settlesBy } : {}),
   });
 }

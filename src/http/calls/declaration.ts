@@ -67,6 +67,12 @@ export interface CallBudget<In> {
    * party the transport proved held (the pipeline charges it); or nobody.
    */
   readonly party: 'signature' | 'held' | 'none';
+  /**
+   * The key of a per-key ordered lane (the dead man's switch: its party and name): calls with one
+   * key are charged and handled one after the other, in the order they reached the pipeline, across
+   * connections of this replica, so the budget is spent in the order the calls are applied.
+   */
+  readonly ordered?: (input: In) => string;
 }
 
 /** The REST face of a call: its OpenAPI schema and how its input is read from a request. */

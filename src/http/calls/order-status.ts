@@ -31,7 +31,7 @@ interface StatusInput {
 export const orderStatus = declareCall<StatusInput>({
   op: 'order.status',
   rest: { method: 'GET', url: '/v1/users/:party/orders/by-client-id/:clientOrderId' },
-  summary: 'An order of a party this connection holds, by its clientOrderId; answered by stream.answer {source, order} or stream.error (403, 404).',
+  summary: 'An order of a party this connection holds, by its clientOrderId; answered by stream.answer {source, order, settlesBy?} (status pending while a place of it is on its way) or stream.error (403, 404).',
   message: OrderStatusOp,
   answer: ClientOrderAnswer,
   // Uncharged, a lookup the live path misses is a database read at the connection's message rate.
@@ -47,7 +47,7 @@ export const orderStatus = declareCall<StatusInput>({
       summary: 'An order by its clientOrderId',
       operationId: 'getOrderByClientId',
       description:
-        'Signed (party route). The party\'s order placed with this clientOrderId: its status as the engine\'s events last told it, else the database mirror\'s; 404 when neither knows it (an order still in flight is refused as a duplicate, not found here).',
+        'Signed (party route). The party\'s order placed with this clientOrderId: its status as the engine\'s events last told it; else, while a place of this id is on its way (its outcome unknown, e.g. after a 504), `source: "claim"` with `status: "pending"` and `settlesBy` (what a retried place is refused 409 with), or the order the engine answered for it; else the database mirror\'s; 404 when none knows it (never placed, or the claim settled as not placed: the id is free).',
       security: SIGNED,
       params: Type.Object({ party: PartyParams.properties.party, clientOrderId: ClientOrderId('The clientOrderId the order was placed with') }),
       response: { 200: ClientOrderAnswer, ...errors(400, 401, 403, 404, 429, 503) },

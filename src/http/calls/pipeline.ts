@@ -19,12 +19,15 @@ import type { CallContext, CallEnv, CallResult, ClientCall } from './declaration
 import { CallMessages } from './messages.js';
 import type { CallParts } from './parts.js';
 import type { ConnectionScope } from './connection.js';
+import { KeyedOrder } from '../trading/switch-firing.js';
 
 export class CallPipeline {
   /** Set by the trading routes when they are registered; null: every trading call is 404. */
   parts: CallParts | null = null;
   /** The socket's reader of these calls' messages. */
   readonly messages: CallMessages;
+  /** The per-key ordered lanes of calls that declare one (`budget.ordered`). */
+  private readonly ordered = new KeyedOrder();
 
   constructor(readonly calls: readonly ClientCall[]) {
     this.messages = new CallMessages(calls);
@@ -42,6 +45,16 @@ export class CallPipeline {
 
   async run<In>(call: ClientCall<In>, input: In, ctx: CallContext, connection: ConnectionScope | null = null): Promise<CallResult> {
     call.shape?.(input);
+    // Entered before the first await: the order of the lane is the order the calls reached the
+    // pipeline (the socket's reader calls run synchronously, message by message), and the charge is
+    // made inside it, so a call's budget is spent in the order the calls are applied.
+    const key = call.budget.ordered?.(input);
+    if (key !== undefined) return this.ordered.run(key, () => this.charged(call, input, ctx, connection));
+    return this.charged(call, input, ctx, connection);
+  }
+
+  /** Charge, then the call's handler. */
+  private async charged<In>(call: ClientCall<In>, input: In, ctx: CallContext, connection: ConnectionScope | null): Promise<CallResult> {
     const weight = call.budget.weight(input);
     if (weight > ctx.addressCharged) {
       // At once, not one after the other: with the fleet's Redis store each unit is a round trip.

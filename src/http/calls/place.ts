@@ -12,7 +12,7 @@ const DUPLICATE_ORDER = {
   409: {
     ...Type.Ref('Error'),
     description:
-      'Duplicate (code `duplicate_client_order_id`, with `order`: the first order of this party with this clientOrderId, `{clientOrderId, orderId, status, …}`; `{clientOrderId, status: "pending", orderId: null}` while it is on its way): nothing was sent to the engine (docs/trading.md "Client order ids")',
+      'Duplicate (code `duplicate_client_order_id`, with `order`: the first order of this party with this clientOrderId, `{clientOrderId, orderId, status, …}`; `{clientOrderId, status: "pending", orderId: null}` with `settlesBy` while it is on its way, as the status route answers it): nothing was sent to the engine (docs/trading.md "Client order ids")',
   },
 };
 

@@ -5,12 +5,15 @@ import { Party } from '../../contracts/wire.js';
 import { MessageIdField, SIGNING_VALUE_PATTERN } from '../../stream/message-schemas.js';
 import type { ArmRequest } from '../trading/dead-mans-switch.js';
 import { declareCall } from './declaration.js';
+import { batchWeight } from '../trading/batch.js';
 
 const strict = { additionalProperties: false } as const;
 export const SwitchParty = { ...Party, description: 'The party of the switch; the connection must hold it (proven by the URL or a subscribe)' };
 export const SwitchName = Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x20-\\x7E]+$', description: 'Which switch of the party (default "default")' }));
 /** The switch a message names: its party's, by name ("default" when it names none). */
 export const switchOf = (m: Record<string, unknown>) => ({ party: m.party as string, name: (m.name as string | undefined) ?? 'default' });
+/** One switch's ordered lane in the pipeline: its arms, heartbeats and disarms are charged and applied in arrival order (ADR 0200, 0321). */
+export const switchLane = (s: { party: string; name: string }): string => `switch\n${s.party}\n${s.name}`;
 
 export const SwitchArmOp = Type.Object(
   {
@@ -44,12 +47,11 @@ export const switchArm = declareCall<ArmRequest>({
   summary: 'Arms the dead man\'s switch with signed cancels (docs/trading.md "Dead man\'s switch"); also a heartbeat.',
   message: SwitchArmOp,
   answer: null,
-  // Its cancels' checks cost what a batch's do: charged as a batch of that many items.
-  // Charged by the switch itself (a batch's weight of its cancels), inside the order it applies one
-  // switch's calls in: a charge here could let a later disarm overtake this arm (dead-mans-switch.ts).
-  budget: { weight: () => 0, party: 'none' },
+  // Its cancels' checks cost what a batch's do: charged as a batch of that many items, by the
+  // pipeline inside the switch's ordered lane, so a later disarm cannot overtake it (ADR 0321).
+  budget: { weight: (a) => batchWeight(a.cancels.length), party: 'none', ordered: switchLane },
   lane: 'switch',
   heldParty: (a) => a.party,
   fromMessage: (m) => ({ ...switchOf(m), sessionId: m.sessionId as string, timeoutMs: m.timeoutMs as number, cancels: m.cancels as ArmRequest['cancels'] }),
-  handle: async (a, env, ctx) => ({ value: await env.trading.deadMansSwitch.arm(a, ctx.ip) }),
+  handle: async (a, env) => ({ value: await env.trading.deadMansSwitch.arm(a) }),
 });

@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import { MessageIdField } from '../../stream/message-schemas.js';
 import { declareCall } from './declaration.js';
-import { SwitchName, SwitchParty, switchOf } from './switch-arm.js';
+import { SwitchName, SwitchParty, switchLane, switchOf } from './switch-arm.js';
 
 export const SwitchDisarmOp = Type.Object(
   { op: Type.Literal('switch.disarm'), id: MessageIdField, party: SwitchParty, name: SwitchName },
@@ -15,10 +15,10 @@ export const switchDisarm = declareCall<{ party: string; name: string }>({
   summary: 'Disarms the switch.',
   message: SwitchDisarmOp,
   answer: null,
-  // One request of the address budget, charged by the switch itself in the order it applies the switch's calls.
-  budget: { weight: () => 0, party: 'none' },
+  // One request of the address budget, charged by the pipeline inside the switch's ordered lane (ADR 0321).
+  budget: { weight: () => 1, party: 'none', ordered: switchLane },
   lane: 'switch',
   heldParty: (s) => s.party,
   fromMessage: switchOf,
-  handle: async (s, env, ctx) => ({ value: await env.trading.deadMansSwitch.disarm(s.party, s.name, ctx.ip) }),
+  handle: async (s, env) => ({ value: await env.trading.deadMansSwitch.disarm(s.party, s.name) }),
 });

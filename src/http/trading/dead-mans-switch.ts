@@ -11,7 +11,8 @@
 // What it promises beyond that (docs/adr/0200-switch-fencing.md): once a disarm is answered the
 // switch never fires (the store fences it: an arm in flight cannot write it back, a heartbeat only
 // moves a switch still armed); the calls of one switch are applied in the order they arrived; a
-// heartbeat costs O(1) in the store and spends a request of the address budget; and each due
+// heartbeat costs O(1) in the store (the calls' budget is spent by the pipeline, in the switch's
+// ordered lane, in the order they are applied: src/http/calls/switch-*.ts, ADR 0321); and each due
 // switch fires on its own, its cancels sharing the engine fairly with the others' (switch-firing.ts).
 import { randomUUID } from 'node:crypto';
 import type { SessionKeys } from '../../auth/session-keys.js';
@@ -22,7 +23,6 @@ import { ApiError, fromDomainError } from '../errors.js';
 import type { RouteCall } from './forward.js';
 import { orderIdPath } from './targets.js';
 import { FairFiring, KeyedOrder } from './switch-firing.js';
-import { batchWeight } from './batch.js';
 
 /** Timeout bounds: at least a second; at most 30 s, so a heartbeat-driven deadline always falls inside a refreshed cancel's window. */
 export const MIN_TIMEOUT_MS = 1_000;
@@ -74,8 +74,6 @@ export interface SwitchOptions {
   store: SwitchStore;
   sessions: SessionKeys;
   cancel: RouteCall;
-  /** The address budget a switch call spends (an arm: a batch's weight of its cancels; a heartbeat or disarm: one request). */
-  chargeAddress?: (ip: string) => Promise<unknown>;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   /** Told of every switch this replica fired (metrics, tests). */
   onFired?: (fired: FiredSwitch) => void;
@@ -100,27 +98,20 @@ export class DeadMansSwitch {
     this.firing = new FairFiring(o.fireInFlight ?? FIRE_IN_FLIGHT);
   }
 
-  private async charge(ip: string | undefined, units: number): Promise<void> {
-    if (ip === undefined || !this.o.chargeAddress) return;
-    await Promise.all(Array.from({ length: units }, () => this.o.chargeAddress!(ip)));
-  }
-
   /**
    * Arms or re-arms (a heartbeat too). Every cancel must verify as the party's session's over its
    * DELETE. Applied in turn with the switch's other calls; refused 409 `switch_disarmed` when a
    * disarm (or the switch firing) came, on any replica, after this arm began.
    */
-  arm(request: ArmRequest, ip?: string): Promise<ArmedAnswer> {
-    return this.order.run(keyOf(request.party, request.name), () => this.armNow(request, ip));
+  arm(request: ArmRequest): Promise<ArmedAnswer> {
+    return this.order.run(keyOf(request.party, request.name), () => this.armNow(request));
   }
 
-  private async armNow(request: ArmRequest, ip: string | undefined): Promise<ArmedAnswer> {
+  private async armNow(request: ArmRequest): Promise<ArmedAnswer> {
     const { party, sessionId, name, timeoutMs, cancels } = request;
     const key = keyOf(party, name);
     // Read first: a disarm answered after this moment, here or on another replica, wins over this arm.
     const fence = await this.o.store.fence(key);
-    // Its cancels' checks cost what a batch's do: charged as a batch of that many items.
-    await this.charge(ip, batchWeight(cancels.length));
     if (!Number.isSafeInteger(timeoutMs) || timeoutMs < MIN_TIMEOUT_MS || timeoutMs > MAX_TIMEOUT_MS) {
       throw new ApiError('bad_request', `timeoutMs must be an integer from ${MIN_TIMEOUT_MS} to ${MAX_TIMEOUT_MS}`);
     }
@@ -151,9 +142,8 @@ export class DeadMansSwitch {
   }
 
   /** Pushes the deadline of an armed switch to now + its timeout (never past its cancels' validity): O(1) in the store. */
-  heartbeat(party: string, name: string, ip?: string): Promise<ArmedAnswer> {
+  heartbeat(party: string, name: string): Promise<ArmedAnswer> {
     return this.order.run(keyOf(party, name), async () => {
-      await this.charge(ip, 1);
       const moved: SwitchDeadline | null = await this.o.store.heartbeat(keyOf(party, name), this.clock.now(), EXPIRY_MARGIN_MS);
       if (!moved) throw new ApiError('not_found', `no armed switch ${JSON.stringify(name)} for this party (it fired, was disarmed, or was never armed)`);
       return { name, cancels: moved.cancels, timeoutMs: moved.timeoutMs, fireAt: moved.fireAt, validUntil: moved.validUntil };
@@ -161,9 +151,8 @@ export class DeadMansSwitch {
   }
 
   /** Removes it: once answered, it never fires (`disarmed: false`: none was armed, or it had already been taken to fire). */
-  disarm(party: string, name: string, ip?: string): Promise<{ name: string; disarmed: boolean }> {
+  disarm(party: string, name: string): Promise<{ name: string; disarmed: boolean }> {
     return this.order.run(keyOf(party, name), async () => {
-      await this.charge(ip, 1);
       return { name, disarmed: await this.o.store.remove(keyOf(party, name)) };
     });
   }

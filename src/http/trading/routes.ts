@@ -32,8 +32,10 @@ import { readGetBody } from './get-body.js';
 import { proxyMetrics } from './metrics.js';
 import type { DeskParts } from './batch.js';
 import { MemoryClaims } from '../../fleet/claims.js';
-import { clientOrderAdmission } from './client-order-ids.js';
-import { findClientOrder } from './client-order-routes.js';
+import { ClientOrderIds } from './client-order-ids.js';
+import { mirrorClientOrder } from './client-order-routes.js';
+import { engineHead } from '../../engine/engine-head.js';
+import { fetchLiveOrders } from '../reads/live-orders.js';
 import { DeadMansSwitch } from './dead-mans-switch.js';
 import { MemorySwitchStore } from '../../fleet/switch-store.js';
 import { Counter } from 'prom-client';
@@ -59,9 +61,30 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
     shape: bodyShape('POST /v1/session-auth', SessionAuthBody),
     onAnswer: (call, res) => learnSession(learning, call.body === undefined ? undefined : parseJson(call.body), res),
   });
-  // One order per client order id and party, across replicas when they share Redis (client-order-ids.ts).
-  const claims = app.fleet?.claims ?? new MemoryClaims();
-  const admit = clientOrderAdmission(app.live, claims);
+  // One order per client order id and party, across replicas when they share Redis (client-order-ids.ts):
+  // the place's admission and the status route read the same claims, so they say the same thing.
+  const settled = new Counter({
+    name: 'bff_client_order_claims_settled_total',
+    help: 'Client order id claims settled, by how (refused: the engine refused the place; live / not_placed: from the engine events; answer / mirror / engine: turned into the placed order; unverified: released at the bound with no one able to tell)',
+    labelNames: ['outcome'],
+    registers: [app.metrics.registry],
+  });
+  const clientOrderIds = new ClientOrderIds({
+    claims: app.fleet?.claims ?? new MemoryClaims(undefined, app.clock),
+    live: app.live,
+    mirror: app.db.configured ? mirrorClientOrder(app.db) : null,
+    engineOpenOrders: async (party) => {
+      const r = await fetchLiveOrders(engine, party, 'all', config.engineTimeoutMs);
+      return r.ok ? r.orders : null;
+    },
+    engineHead: () => engineHead(engine, config.engineTimeoutMs),
+    clock: app.clock,
+    marginMs: config.clientOrderClaimMarginMs,
+    onSettled: (outcome) => settled.inc({ outcome }),
+    log: (err, msg) => app.log.warn({ err }, msg),
+  });
+  app.addHook('onClose', async () => clientOrderIds.stop());
+  const admit = clientOrderIds.admit;
   const orderShape = bodyShape('POST /v1/orders', OrderBody);
   const explain = (res: EngineResponse) => explainEndedAtOnce(app.live, res);
   // Each call's verified-forward (place, cancel, TP/SL), built once from its declared engine route
@@ -106,7 +129,7 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
     log: (err) => app.log.warn({ err }, 'batch item failed'),
     engineRoom: (ip) => engine.share.room(addressGroup(ip)),
   };
-  const clientOrder = (party: string, clientOrderId: string) => findClientOrder(app.live, app.db, party, clientOrderId);
+  const clientOrder = (party: string, clientOrderId: string) => clientOrderIds.status(party, clientOrderId);
   // The dead man's switch: every replica looks for due switches in the shared store (dead-mans-switch.ts).
   const fired = new Counter({
     name: 'bff_switch_cancels_total',
@@ -118,7 +141,6 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
     store: app.fleet?.switches ?? new MemorySwitchStore(),
     sessions,
     cancel: cancelOrderCall,
-    chargeAddress: (ip) => budgets.address(ip),
     log: app.log,
     onFired: (f) => {
       for (const r of f.results) fired.inc({ outcome: r.code === null ? 'cancelled' : 'refused' });

@@ -130,17 +130,20 @@ describe('client order ids (one gateway)', () => {
   });
 
   it('after the live path forgets (a new gateway), the status comes from what the live path learns or 404', async () => {
-    // A gateway without a live runtime knows only its claims: the status route answers 404 (no
-    // database here), and the duplicate check still refuses while the claim is held.
+    // A gateway without a live runtime knows only its claims: the claim holds the order the engine
+    // answered, and the duplicate check and the status route both say it (ADR 0320); an id never
+    // placed is 404 (no database here).
     const bare = await startGateway({ ENGINE_BASE_URL: engine.url, RATE_LIMIT_MAX: '100000' }, { listen: true, overrides: { live: null } });
     try {
       const bob = await trader(bare.url, engine, 'bob');
-      expect(await bob.placeOrder(bid('47000', 'bare-1'))).toMatchObject({ ok: true });
-      expect(((await bob.placeOrder(bid('47000', 'bare-1')).catch((e: unknown) => e)) as GatewayError).body).toMatchObject({
-        code: 'duplicate_client_order_id',
-        order: { clientOrderId: 'bare-1', status: 'pending' },
-      });
-      expect(await orderByClientId(bob, 'bare-1')).toBeNull();
+      const first = (await bob.placeOrder(bid('47000', 'bare-1'))) as { ok: boolean; orderId: string };
+      expect(first).toMatchObject({ ok: true });
+      const refused = ((await bob.placeOrder(bid('47000', 'bare-1')).catch((e: unknown) => e)) as GatewayError).body;
+      expect(refused).toMatchObject({ code: 'duplicate_client_order_id', order: { clientOrderId: 'bare-1', orderId: first.orderId, status: 'open' } });
+      const status = await orderByClientId(bob, 'bare-1');
+      expect(status).toMatchObject({ source: 'claim', order: { clientOrderId: 'bare-1', orderId: first.orderId, status: 'open' } });
+      expect(status!.order).toEqual(refused.order);
+      expect(await orderByClientId(bob, 'bare-never')).toBeNull();
     } finally {
       await bare.close();
     }

@@ -94,13 +94,15 @@ describe('an id held only by its claim (its events not arrived)', () => {
     const bare = await startGateway({ ENGINE_BASE_URL: engine.url, RATE_LIMIT_MAX: '100000' }, { listen: true, overrides: { live: null } });
     try {
       const bob = await deskTrader(bare.url, engine, 'bob');
-      expect(await bob.placeOrder(bid('42000', 'in-flight'))).toMatchObject({ ok: true });
+      const first = await bob.placeOrder(bid('42000', 'in-flight'));
+      expect(first).toMatchObject({ ok: true });
       const keep = await resting(bob, '42100');
       const replaced = await replaceOrder(bob, keep, bid('42200', 'in-flight'));
+      // The claim holds the order the engine answered (ADR 0320), as the status route says it.
       expect(replaced).toMatchObject({
         replaced: false,
         cancel: { outcome: 'skipped', status: null },
-        place: { outcome: 'refused', status: 409, body: { code: 'duplicate_client_order_id', order: { clientOrderId: 'in-flight', status: 'pending' } } },
+        place: { outcome: 'refused', status: 409, body: { code: 'duplicate_client_order_id', order: { clientOrderId: 'in-flight', orderId: (first as { orderId: string }).orderId, status: 'open' } } },
       });
       expect(await openIds(engine, bob.session!.party)).toContain(keep);
     } finally {

@@ -5,6 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { CLIENT_CALLS } from '../../../src/http/calls/index.js';
 import { CallMessages } from '../../../src/http/calls/messages.js';
 import { ConnectionLanes, LANES } from '../../../src/http/calls/lanes.js';
+import { switchArm } from '../../../src/http/calls/switch-arm.js';
+import { switchHeartbeat } from '../../../src/http/calls/switch-heartbeat.js';
+import { switchDisarm } from '../../../src/http/calls/switch-disarm.js';
 
 describe('client call declarations', () => {
   it('each socket op is its message schema\'s `op` literal, declared once, with a reader', () => {
@@ -36,6 +39,20 @@ describe('per-connection lanes', () => {
     release.shift()!();
     await new Promise((r) => setTimeout(r, 0));
     expect(() => lanes.enter('switch', held)).not.toThrow();
+  });
+
+  it('the switch calls declare what they spend and share one ordered lane per switch (ADR 0321)', () => {
+    const cancels = (n: number) => Array.from({ length: n }, (_, i) => ({ orderId: `o-${i}`, sig: '1.ab' }));
+    const arm = (n: number, name = 'default') => ({ party: 'p', name, sessionId: 's', timeoutMs: 5_000, cancels: cancels(n) });
+    // A batch's weight of its cancels: 1 per 10 (docs/trading.md "Batch weights").
+    expect([0, 1, 10, 11, 200].map((n) => switchArm.budget.weight(arm(n)))).toEqual([1, 1, 1, 2, 20]);
+    expect(switchHeartbeat.budget.weight({ party: 'p', name: 'default' })).toBe(1);
+    expect(switchDisarm.budget.weight({ party: 'p', name: 'default' })).toBe(1);
+    const lane = switchArm.budget.ordered!(arm(3));
+    expect(switchHeartbeat.budget.ordered!({ party: 'p', name: 'default' })).toBe(lane);
+    expect(switchDisarm.budget.ordered!({ party: 'p', name: 'default' })).toBe(lane);
+    expect(switchDisarm.budget.ordered!({ party: 'p', name: 'other' })).not.toBe(lane);
+    expect(switchDisarm.budget.ordered!({ party: 'q', name: 'default' })).not.toBe(lane);
   });
 
   it('runs a serial lane one call after the other, in order', async () => {
