@@ -47,6 +47,8 @@ export interface ScriptedEngine {
   endlessLine(chunkBytes: number): void;
   readonly endlessBytes: number;
   heartbeatMs: number;
+  /** Heartbeats (`: hb`) written so far, over every stream. */
+  readonly heartbeats: number;
   markets: Array<{ symbol: string; status: string }>;
   /** When set, `GET /v1/markets` answers this HTTP status (an engine that cannot list its markets). */
   marketsFailStatus: number | null;
@@ -93,6 +95,7 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
   const floods = new Set<NodeJS.Timeout>();
   let floodBytes = 0;
   let healthRequests = 0;
+  let heartbeats = 0;
   const writeTo = (res: ServerResponse, st: { cursor: number | null }): void => {
     if (engine.silent) return;
     let out = '';
@@ -134,7 +137,9 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
       streams.set(res, st);
       writeTo(res, st);
       const hb = setInterval(() => {
-        if (!engine.silent) res.write(': hb\n\n');
+        if (engine.silent) return;
+        res.write(': hb\n\n');
+        heartbeats++;
       }, engine.heartbeatMs);
       res.on('close', () => {
         clearInterval(hb);
@@ -229,6 +234,9 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
         }, 5);
         floods.add(t);
       }
+    },
+    get heartbeats() {
+      return heartbeats;
     },
     get endlessBytes() {
       return floodBytes;
