@@ -62,6 +62,8 @@ export interface ScriptedEngine {
    */
   healthDelayMs: number;
   readonly healthRequests: number;
+  /** Answers to `GET /healthz` written so far (a delayed one counts once it has gone). */
+  readonly healthAnswers: number;
   /** The engine restarts with a new, empty history: the log is cleared (open streams are dropped). */
   reset(): void;
   books: Map<string, Book>;
@@ -95,6 +97,7 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
   const floods = new Set<NodeJS.Timeout>();
   let floodBytes = 0;
   let healthRequests = 0;
+  let healthAnswers = 0;
   let heartbeats = 0;
   const writeTo = (res: ServerResponse, st: { cursor: number | null }): void => {
     if (engine.silent) return;
@@ -176,7 +179,10 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
       }
       healthRequests++;
       const body = JSON.stringify({ ok: true, version: 'c879f7f', buildDate: '2026-08-01', maxSeq: log.at(-1)?.seq ?? 0 });
-      const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      const answer = () => {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+        healthAnswers++;
+      };
       if (engine.healthDelayMs > 0) setTimeout(answer, engine.healthDelayMs);
       else answer();
       return;
@@ -201,6 +207,9 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
     streamFailStatus: null,
     healthFailStatus: null,
     healthDelayMs: 0,
+    get healthAnswers() {
+      return healthAnswers;
+    },
     get healthRequests() {
       return healthRequests;
     },

@@ -110,7 +110,7 @@ describe('rule 1 for connections opened before the market list is known', () => 
     const typo = await connect(s.gw.url, 'markets=btc-perp&kinds=trade');
     const typoControl = await connect(s.gw.url, 'markets=btc-perp&kinds=trade&control=true');
     const eth = await connect(s.gw.url, 'markets=ETH-PERP&kinds=trade'); // a real market: stays narrowed
-    await sleep(50);
+    await typoControl.waitFor((m) => m.length > 0);
     expect(typoControl.messages[0]).toMatchObject({ kind: 'stream.subscribed', payload: { markets: ['btc-perp'], marketsIgnored: false } });
 
     s.engine.marketsFailStatus = null;
