@@ -4,12 +4,13 @@
 // followed by a second "unreachable" (seen in a CI run of test/e2e/fleet/postgres-stopped.test.ts).
 import { describe, expect, it } from 'vitest';
 import { DependencyState } from '../../src/dependency-state.js';
+import { VirtualClock } from '../support/virtual-clock.js';
 
 function state() {
   const lines: string[] = [];
-  return { s: new DependencyState('database', { warn: (_o, msg) => lines.push(msg) }), lines };
+  const clock = new VirtualClock();
+  return { s: new DependencyState('database', { warn: (_o, msg) => lines.push(msg) }, clock), lines, clock };
 }
-const tick = () => new Promise((r) => setTimeout(r, 5));
 
 describe('DependencyState', () => {
   it('logs the first failure of an outage and its end, once each', () => {
@@ -24,14 +25,14 @@ describe('DependencyState', () => {
   });
 
   it('an answer to a request sent before the outage began does not end it; one sent after does', async () => {
-    const { s, lines } = state();
-    const before = Date.now();
-    await tick();
+    const { s, lines, clock } = state();
+    const before = clock.now();
+    await clock.advance(5);
     s.failed('57P01 admin_shutdown');
     s.answered(before); // a query in flight when the server began to stop, completed anyway
     expect(s.down).toBe(true);
-    await tick();
-    s.answered(Date.now());
+    await clock.advance(5);
+    s.answered(clock.now());
     expect(s.down).toBe(false);
     expect(lines).toEqual(['database: unreachable', 'database: reachable again']);
   });
