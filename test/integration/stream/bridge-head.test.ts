@@ -94,9 +94,11 @@ describe('bridge resume point vs engine head', () => {
     // The replay history holds the new history only.
     const late = await connect(s.gw.url, 'kinds=engine.tick_start&since=0');
     await late.waitFor((m) => m.length >= 3);
-    await sleep(100);
-    expect(late.messages.map((m) => m.kind)).toEqual(['stream.subscribed', 'engine.tick_start', 'engine.tick_start']);
-    expect(late.frames().map((f) => f.ts)).toEqual([ts(101), ts(102)]);
+    // A live event after the replay, on the same connection: anything else replayed would come before it.
+    s.engine.push(tick(3, ts(103)));
+    await late.waitFor((m) => m.length >= 4);
+    expect(late.messages.map((m) => m.kind)).toEqual(['stream.subscribed', 'engine.tick_start', 'engine.tick_start', 'engine.tick_start']);
+    expect(late.frames().map((f) => f.ts)).toEqual([ts(101), ts(102), ts(103)]);
   });
 
   it('/readyz answers 503 "SSE bridge down" while the bridge is disconnected, and recovers', async () => {
