@@ -1,7 +1,7 @@
 // Domain frames end to end: scripted engine SSE → gateway → real WebSocket client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { A, B, fill, leg, simpleMatch, tick } from '../../unit/projections/fixtures.js';
-import { connect, sleep, startStack, type Stack } from './helpers.js';
+import { connect, deliveredTo, startStack, type Stack } from './helpers.js';
 import { waitFor } from '../../support/scripted-sse.js';
 
 describe('stream frames from engine events', () => {
@@ -60,7 +60,7 @@ describe('stream frames from engine events', () => {
       tick(next(), '2026-11-21T10:06:30.000Z'),
     );
     await c.waitFor((m) => m.some((x) => x.kind === 'candle.close'));
-    await sleep(150);
+    await deliveredTo(s, seq, c);
     const closes = c.frames().filter((f) => f.kind === 'candle.close');
     expect(closes).toHaveLength(2); // the 10:00 bucket of the previous test (1m) and the 10:05 one
     const bar = closes.find((f) => f.payload.openTs === '2026-11-21T10:05:00.000Z')!;

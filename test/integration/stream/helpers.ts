@@ -185,3 +185,16 @@ export async function waitingReads(db: TestDatabase, like: string): Promise<numb
     WHERE datname = current_database() AND wait_event_type = 'Lock' AND query NOT ILIKE 'LOCK TABLE%' AND query LIKE ${'%' + like + '%'}`;
   return row!.n;
 }
+
+/**
+ * Once the gateway has delivered the history up to `seq`, every frame it published for it has
+ * reached `clients`: each one pings, and the pong comes after whatever was already written on its
+ * socket. What a test checks after this is all that came, without a fixed wait for stragglers.
+ */
+export async function deliveredTo(s: Stack, seq: number, ...clients: TestClient[]): Promise<void> {
+  await waitFor(() => (s.live.status().maxSeq ?? 0) >= seq, 10_000, `the gateway to deliver up to seq ${seq}`);
+  await Promise.all(clients.map((c) => new Promise<void>((resolve) => {
+    c.ws.once('pong', () => resolve());
+    c.ws.ping();
+  })));
+}
