@@ -47,14 +47,14 @@ export function createSharedState(config: Config, registry: Registry, logger: Fa
   const meters = redisMeters(registry);
   const redis = new RedisHandle(target, config.redisPrefix, meters, logger, config.redisWaitReplicas, 'redis', clock);
   const bulk = new RedisHandle(target, config.redisPrefix, { up: { set: () => undefined }, failures: meters.failures }, logger, config.redisWaitReplicas, 'redis-bulk', clock);
-  const replays = new RedisReplayGuard(redis, config.signatureWindowMs, registry, logger);
+  const replays = new RedisReplayGuard(redis, config.signatureWindowMs, registry, logger, () => clock.now());
   return {
     redis,
     bulk,
     replays,
     faucetLock: new RedisFaucetLock(bulk),
     claims: new RedisClaims(redis),
-    switches: new RedisSwitchStore(bulk),
+    switches: new RedisSwitchStore(bulk, () => clock.now()),
     status: async () => {
       const status = await redis.status();
       if (!status.reachable) return status;

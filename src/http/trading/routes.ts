@@ -115,7 +115,7 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
     registers: [app.metrics.registry],
   });
   const deadMansSwitch = new DeadMansSwitch({
-    store: app.fleet?.switches ?? new MemorySwitchStore(),
+    store: app.fleet?.switches ?? new MemorySwitchStore(() => app.clock.now()),
     sessions,
     cancel: cancelOrderCall,
     chargeAddress: (ip) => budgets.address(ip),
