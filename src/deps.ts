@@ -51,11 +51,11 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
     });
   const metrics = overrides.metrics ?? new Metrics();
   const sessions = overrides.sessions ?? new SessionKeys(db, undefined, undefined, clock);
-  const fleet = overrides.fleet !== undefined ? overrides.fleet : createSharedState(config, metrics.registry, logger);
+  const fleet = overrides.fleet !== undefined ? overrides.fleet : createSharedState(config, metrics.registry, logger, clock);
   // With REDIS_URL one replay memory for the whole fleet (fails closed), else this process's own.
   const replays = overrides.replays ?? fleet?.replays ?? new MemoryReplayGuard(config.replayMemoryMax, () => clock.now(), config.signatureWindowMs);
   // An explicit `live: null` override builds an app without the live runtime.
-  const live = overrides.live !== undefined ? overrides.live : new LiveRuntime({ config, logger, db, engine, metrics, features: liveFeatures({ config, logger, db, engine, metrics, sessions }), source: engineEventSource({ config, logger, db, engine, metrics }) });
+  const live = overrides.live !== undefined ? overrides.live : new LiveRuntime({ config, logger, db, engine, metrics, clock, features: liveFeatures({ config, logger, db, engine, metrics, sessions, clock }), source: engineEventSource({ config, logger, db, engine, metrics, clock }) });
   return { config, clock, logger, db, engine, metrics, sessions, replays, live, fleet };
 }
 

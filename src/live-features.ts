@@ -36,8 +36,9 @@ import { fetchLiveOrders } from './http/reads/live-orders.js';
 import { listFills } from './db/queries/fills.js';
 import { EMPTY_PAGE } from './db/queries/page.js';
 import type { Subscription } from './stream/subscription.js';
-import type { ComposeLiveFeatures } from './live.js';
+import type { ComposeLiveFeatures } from './stream/live-composition.js';
 import type { FastifyBaseLogger } from 'fastify';
+import { systemClock, type Clock } from './contracts/clock.js';
 
 export interface LiveFeatureDeps {
   config: Config;
@@ -46,12 +47,15 @@ export interface LiveFeatureDeps {
   engine: EngineClient;
   metrics: Metrics;
   sessions: SessionKeys;
+  /** Every feature's time and timers (default systemClock). */
+  clock?: Clock;
 }
 
 /** The gateway's live features. */
 export function liveFeatures(deps: LiveFeatureDeps): ComposeLiveFeatures {
   return (context) => {
     const { config, logger, db, engine, metrics } = deps;
+    const clock = deps.clock ?? systemClock;
     const commitments = new LiveCommitments(metrics.registry, logger);
     const accounts = new AccountBook({
       db,
@@ -59,6 +63,7 @@ export function liveFeatures(deps: LiveFeatureDeps): ComposeLiveFeatures {
       idleMs: config.accountIdleMs,
       maxReadParties: config.accountReadPartiesMax,
       registry: metrics.registry,
+      clock,
     });
     const user = new UserFeed({
       liveOrders: async (party) => {
@@ -86,6 +91,7 @@ export function liveFeatures(deps: LiveFeatureDeps): ComposeLiveFeatures {
       publish: context.publish,
       registry: metrics.registry,
       logger,
+      clock,
     });
 
     const clientOrders = new ClientOrders();
@@ -129,6 +135,7 @@ export function liveFeatures(deps: LiveFeatureDeps): ComposeLiveFeatures {
         publish: context.publish,
         head: context.head,
         logger,
+        clock,
       }),
       {
         name: 'books',

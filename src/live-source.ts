@@ -6,6 +6,7 @@ import type { Config } from './config/env.js';
 import type { Database } from './db/database.js';
 import type { EngineClient } from './engine/client.js';
 import type { Metrics } from './metrics.js';
+import { systemClock, type Clock } from './contracts/clock.js';
 import type { EngineEventSink, EngineEventSource } from './contracts/engine-event-source.js';
 import { engineHead } from './engine/engine-head.js';
 import { SseBridge } from './engine/sse-bridge.js';
@@ -20,12 +21,15 @@ export interface LiveSourceDeps {
   db: Database;
   engine: EngineClient;
   metrics: Metrics;
+  /** The source's timers (backoff, watchdogs, head checks); default systemClock. */
+  clock?: Clock;
 }
 
 export type MakeEngineEventSource = (sink: EngineEventSink) => EngineEventSource;
 
 export function engineEventSource(deps: LiveSourceDeps): MakeEngineEventSource {
   const { config, db, engine, logger } = deps;
+  const clock = deps.clock ?? systemClock;
   return (sink) => {
     const stream = StreamMetrics.for(deps.metrics.registry);
     const metrics: SourceMetrics = { reconnects: stream.sseReconnects, lagSeconds: stream.sseLag, maxSeq: deps.metrics.engineMaxSeq, events: stream.sseEvents, oversized: stream.sseOversized };
@@ -41,6 +45,7 @@ export function engineEventSource(deps: LiveSourceDeps): MakeEngineEventSource {
         metrics,
         engineHead: () => engineHead(engine, 1_500),
         behindMaxS: config.streamBehindMaxS,
+        clock,
       });
     }
     return new SseBridge({
@@ -53,6 +58,7 @@ export function engineEventSource(deps: LiveSourceDeps): MakeEngineEventSource {
       engineHead: () => engineHead(engine, 2_000),
       logger,
       metrics,
+      clock,
     });
   };
 }

@@ -180,7 +180,7 @@ export class OrderbookPoller {
     this.options.onFrame({
       kind: 'orderbook.snapshot',
       seq: book.seq,
-      ts: new Date().toISOString(),
+      ts: new Date(this.clock.now()).toISOString(),
       market,
       payload: { depth: this.options.depth, bids: book.bids, asks: book.asks },
     });

@@ -13,6 +13,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { FastifyBaseLogger } from 'fastify';
 import { DependencyState } from '../dependency-state.js';
+import { systemClock, type Clock } from '../contracts/clock.js';
 
 export const COMMAND_TIMEOUT_MS = 500;
 /** How long a key waits for its replicas' acknowledgement (WAIT) before the request is refused. */
@@ -83,6 +84,8 @@ export class RedisHandle {
     private readonly waitReplicas = 0,
     /** Its name in the log (the bulk connection logs as `redis-bulk`). */
     name = 'redis',
+    /** Paces the unavailability warnings (default systemClock). */
+    private readonly clock: Clock = systemClock,
   ) {
     const options: RedisOptions = {
       lazyConnect: true,
@@ -143,7 +146,7 @@ export class RedisHandle {
     // Redis answered but its replicas did not acknowledge: Redis is up (bff_redis_up, the log's
     // unreachable/reachable-again pair), the request is refused all the same.
     if (!(error instanceof NotReplicatedError)) this.noteError(error);
-    const now = Date.now();
+    const now = this.clock.now();
     if (now - (this.lastWarnAt.get(use) ?? 0) >= 10_000) {
       this.lastWarnAt.set(use, now);
       this.logger.warn({ use, outcome, err: error.message || error.name }, `redis unavailable: ${use} ${outcome === 'fail_open' ? 'lets requests through' : 'refuses requests (503)'}`);

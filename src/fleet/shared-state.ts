@@ -1,6 +1,7 @@
 // What the replicas of a fleet share, built from REDIS_URL or REDIS_SENTINELS (docs/fleet.md). Without either: nothing
 // (the replay memory stays in process memory, the rate limit uses the plugin's memory store, and
 // the faucet relies on the mirror and its in-process record), exactly as a single gateway.
+import { systemClock, type Clock } from '../contracts/clock.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/env.js';
@@ -32,7 +33,7 @@ export interface SharedState {
   close(): Promise<void>;
 }
 
-export function createSharedState(config: Config, registry: Registry, logger: FastifyBaseLogger): SharedState | null {
+export function createSharedState(config: Config, registry: Registry, logger: FastifyBaseLogger, clock: Clock = systemClock): SharedState | null {
   const target: RedisTarget | null = config.redisSentinels
     ? { sentinels: config.redisSentinels, name: config.redisSentinelName, password: config.redisPassword, sentinelPassword: config.redisSentinelPassword }
     : config.redisUrl !== null
@@ -44,16 +45,16 @@ export function createSharedState(config: Config, registry: Registry, logger: Fa
   // signature check behind it. The bulk connection reports to the same failure counter; only the
   // urgent one sets bff_redis_up (what /readyz and the alerts read).
   const meters = redisMeters(registry);
-  const redis = new RedisHandle(target, config.redisPrefix, meters, logger, config.redisWaitReplicas);
-  const bulk = new RedisHandle(target, config.redisPrefix, { up: { set: () => undefined }, failures: meters.failures }, logger, config.redisWaitReplicas, 'redis-bulk');
-  const replays = new RedisReplayGuard(redis, config.signatureWindowMs, registry, logger);
+  const redis = new RedisHandle(target, config.redisPrefix, meters, logger, config.redisWaitReplicas, 'redis', clock);
+  const bulk = new RedisHandle(target, config.redisPrefix, { up: { set: () => undefined }, failures: meters.failures }, logger, config.redisWaitReplicas, 'redis-bulk', clock);
+  const replays = new RedisReplayGuard(redis, config.signatureWindowMs, registry, logger, () => clock.now());
   return {
     redis,
     bulk,
     replays,
     faucetLock: new RedisFaucetLock(bulk),
     claims: new RedisClaims(redis),
-    switches: new RedisSwitchStore(bulk),
+    switches: new RedisSwitchStore(bulk, () => clock.now()),
     status: async () => {
       const status = await redis.status();
       if (!status.reachable) return status;

@@ -153,7 +153,7 @@ export class AccountBook {
     return Promise.all(
       [...sub.parties].map(async (party) => {
         const view = await this.account(party);
-        return accountFrame(view, view.asOfSeq, new Date().toISOString());
+        return accountFrame(view, view.asOfSeq, new Date(this.clock.now()).toISOString());
       }),
     ).then(
       (frames) => frames.filter((f) => matches(sub, f)),

@@ -31,7 +31,7 @@ export class BookStream {
 
   constructor(options: BookStreamOptions) {
     const clock = options.clock;
-    this.views = new BookViews({ keeper: () => this.keeper, publish: options.publish, ...(clock ? { clock: () => clock.now() } : {}) });
+    this.views = new BookViews({ keeper: () => this.keeper, publish: options.publish, ...(clock ? { clock } : {}) });
     this.keeper = new BookKeeper({
       readBook: options.readBook,
       readOrders: options.readOrders ?? null,

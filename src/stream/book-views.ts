@@ -18,6 +18,7 @@
 // unthrottled view's (each delta applies to exactly the state the previous frame left), with fewer
 // and smaller frames when the book moves faster than the period. It lives only here, in the view
 // layer: the books and their seeding are untouched.
+import { systemClock, type Clock, type ClockTimer } from '../contracts/clock.js';
 import { checksum, diffSide, groupingKey, viewLevels, type Grouping, type ViewLevels } from '../projections/book-view.js';
 import type { EngineEvent } from '../contracts/engine-event.js';
 import type { Frame } from '../contracts/frame.js';
@@ -82,9 +83,8 @@ export interface BookViewsOptions {
   keeper: () => BookKeeper;
   /** Publishes a frame through the hub; returns the number of connections it reached. */
   publish(frame: Frame): number;
-  now?: () => Date;
-  /** The clock of the throttle (ms). */
-  clock?: () => number;
+  /** The throttle's time and timer, and the frames' `ts` (default systemClock). */
+  clock?: Clock;
 }
 
 /** How often throttled views are looked at (ms): a tenth of the shortest period's lateness at most. */
@@ -94,12 +94,11 @@ export class BookViews {
   private readonly views = new Map<string, Map<string, View>>();
   /** Throttled views with a change not yet sent. */
   private readonly throttled = new Set<View>();
-  private timer: NodeJS.Timeout | null = null;
+  private timer: ClockTimer | null = null;
+  private readonly clock: Clock;
 
-  constructor(private readonly options: BookViewsOptions) {}
-
-  private clock(): number {
-    return this.options.clock?.() ?? Date.now();
+  constructor(private readonly options: BookViewsOptions) {
+    this.clock = options.clock ?? systemClock;
   }
 
   /** Snapshot frames of the views of one connection (creating the views it needs), for admitted markets. */
@@ -163,8 +162,7 @@ export class BookViews {
       if (view.spec.throttleMs) {
         view.pending = event;
         this.throttled.add(view);
-        this.timer ??= setInterval(() => this.sendThrottled(), THROTTLE_TICK_MS);
-        this.timer.unref?.();
+        this.armThrottle();
         continue;
       }
       this.sendDelta(byKey, view, book, event);
@@ -172,9 +170,20 @@ export class BookViews {
     if (byKey.size === 0) this.views.delete(market);
   }
 
+  /** Looks at the throttled views every THROTTLE_TICK_MS while any waits (a timer re-armed on the clock, ADR 0240). */
+  private armThrottle(): void {
+    this.timer ??= this.clock
+      .setTimeout(() => {
+        this.timer = null;
+        this.sendThrottled();
+        if (this.throttled.size > 0) this.armThrottle();
+      }, THROTTLE_TICK_MS)
+      .unref();
+  }
+
   /** Sends the throttled views whose period has passed since their last delta. */
   sendThrottled(): void {
-    const now = this.clock();
+    const now = this.clock.now();
     for (const view of [...this.throttled]) {
       if (now - (view.sentAt ?? 0) < view.spec.throttleMs!) continue;
       this.throttled.delete(view);
@@ -188,7 +197,7 @@ export class BookViews {
       if (byKey.size === 0) this.views.delete(view.market);
     }
     if (this.throttled.size === 0 && this.timer) {
-      clearInterval(this.timer);
+      this.clock.clearTimeout(this.timer);
       this.timer = null;
     }
   }
@@ -247,7 +256,7 @@ export class BookViews {
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) this.clock.clearTimeout(this.timer);
     this.timer = null;
     this.throttled.clear();
   }
@@ -256,7 +265,7 @@ export class BookViews {
     const frame: Frame = {
       kind: 'orderbook.snapshot',
       seq: view.bookSeq,
-      ts: (this.options.now?.() ?? new Date()).toISOString(),
+      ts: new Date(this.clock.now()).toISOString(),
       market: view.market,
       payload: {
         depth: view.spec.depth,

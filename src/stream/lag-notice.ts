@@ -7,11 +7,12 @@
 // gets the frames afterwards (docs/stream.md "Control messages").
 import type { StreamLag } from './live-view.js';
 import { control } from './control.js';
+import { systemClock, type Clock, type ClockTimer } from '../contracts/clock.js';
 
 export const LAG_NOTICE_MS = 2_000;
 
 export class LagNotice {
-  private timer: NodeJS.Timeout | null = null;
+  private timer: ClockTimer | null = null;
   private lagging = false;
 
   constructor(
@@ -19,16 +20,27 @@ export class LagNotice {
       lag: () => StreamLag | undefined;
       head: () => number | null;
       announce: (message: Record<string, unknown>) => void;
+      /** Default systemClock. */
+      clock?: Clock;
     },
   ) {}
 
+  private get clock(): Clock {
+    return this.o.clock ?? systemClock;
+  }
+
+  /** Checks every LAG_NOTICE_MS, re-armed after each check (ADR 0240: a periodic job is a timer that re-arms itself). */
   start(): void {
-    this.timer ??= setInterval(() => this.tick(), LAG_NOTICE_MS);
-    this.timer.unref();
+    if (this.timer) return;
+    const check = (): void => {
+      this.tick();
+      if (this.timer) this.timer = this.clock.setTimeout(check, LAG_NOTICE_MS).unref();
+    };
+    this.timer = this.clock.setTimeout(check, LAG_NOTICE_MS).unref();
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) this.clock.clearTimeout(this.timer);
     this.timer = null;
   }
 

@@ -141,7 +141,7 @@ export class OpenInterestFeed implements LiveFeature<Subscription> {
     for (const market of this.allMarkets()) {
       if (sub.markets && !sub.markets.has(market)) continue;
       // The value is current as of the head; ts is the time of its last change (or now, for a seeded one).
-      const ts = this.lastChange.get(market)?.ts ?? new Date().toISOString();
+      const ts = this.lastChange.get(market)?.ts ?? new Date(this.clock.now()).toISOString();
       frames.push(this.frameOf(market, { seq: head, ts }));
     }
     return { frames };
@@ -244,7 +244,7 @@ export class OpenInterestFeed implements LiveFeature<Subscription> {
 
   /** Every market's figure as of the last event delivered (the figure is known again: what clients hold is stale). */
   private announceAll(): void {
-    const at = this.lastAt ?? { seq: this.last, ts: new Date().toISOString() };
+    const at = this.lastAt ?? { seq: this.last, ts: new Date(this.clock.now()).toISOString() };
     for (const market of this.allMarkets()) this.options.publish(this.frameOf(market, at));
   }
 

@@ -47,6 +47,8 @@ export interface ScriptedEngine {
   endlessLine(chunkBytes: number): void;
   readonly endlessBytes: number;
   heartbeatMs: number;
+  /** Heartbeats (`: hb`) written so far, over every stream. */
+  readonly heartbeats: number;
   markets: Array<{ symbol: string; status: string }>;
   /** When set, `GET /v1/markets` answers this HTTP status (an engine that cannot list its markets). */
   marketsFailStatus: number | null;
@@ -60,6 +62,8 @@ export interface ScriptedEngine {
    */
   healthDelayMs: number;
   readonly healthRequests: number;
+  /** Answers to `GET /healthz` written so far (a delayed one counts once it has gone). */
+  readonly healthAnswers: number;
   /** The engine restarts with a new, empty history: the log is cleared (open streams are dropped). */
   reset(): void;
   books: Map<string, Book>;
@@ -93,6 +97,8 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
   const floods = new Set<NodeJS.Timeout>();
   let floodBytes = 0;
   let healthRequests = 0;
+  let healthAnswers = 0;
+  let heartbeats = 0;
   const writeTo = (res: ServerResponse, st: { cursor: number | null }): void => {
     if (engine.silent) return;
     let out = '';
@@ -134,7 +140,9 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
       streams.set(res, st);
       writeTo(res, st);
       const hb = setInterval(() => {
-        if (!engine.silent) res.write(': hb\n\n');
+        if (engine.silent) return;
+        res.write(': hb\n\n');
+        heartbeats++;
       }, engine.heartbeatMs);
       res.on('close', () => {
         clearInterval(hb);
@@ -171,7 +179,10 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
       }
       healthRequests++;
       const body = JSON.stringify({ ok: true, version: 'c879f7f', buildDate: '2026-08-01', maxSeq: log.at(-1)?.seq ?? 0 });
-      const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      const answer = () => {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+        healthAnswers++;
+      };
       if (engine.healthDelayMs > 0) setTimeout(answer, engine.healthDelayMs);
       else answer();
       return;
@@ -196,6 +207,9 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
     streamFailStatus: null,
     healthFailStatus: null,
     healthDelayMs: 0,
+    get healthAnswers() {
+      return healthAnswers;
+    },
     get healthRequests() {
       return healthRequests;
     },
@@ -229,6 +243,9 @@ export async function startScriptedEngine(options: { token?: string; heartbeatMs
         }, 5);
         floods.add(t);
       }
+    },
+    get heartbeats() {
+      return heartbeats;
     },
     get endlessBytes() {
       return floodBytes;

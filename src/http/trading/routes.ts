@@ -138,7 +138,7 @@ export const tradingProxyRoutes: FastifyPluginAsyncTypebox<{ budgets: TradingBud
     registers: [app.metrics.registry],
   });
   const deadMansSwitch = new DeadMansSwitch({
-    store: app.fleet?.switches ?? new MemorySwitchStore(),
+    store: app.fleet?.switches ?? new MemorySwitchStore(() => app.clock.now()),
     sessions,
     cancel: cancelOrderCall,
     log: app.log,

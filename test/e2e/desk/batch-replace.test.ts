@@ -2,7 +2,7 @@
 // client and over the socket, against the reference engine over real HTTP: every item signed as it
 // would be alone and judged by the engine, every outcome in order, failures never hiding the
 // others, stopOnFailure sending nothing after a failure, a replace never leaving both orders live.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
 import { http } from '../../sandbox/engine/helpers.js';
@@ -23,6 +23,7 @@ import {
 } from '../../../packages/client/src/index.js';
 import WebSocket from 'ws';
 import type { BatchItem } from '../../../src/contracts/desk.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 
 const MARKET = 'BTC-PERP';
 const bid = (price: string, extra: Partial<OrderRequest> = {}): OrderRequest => ({ market: MARKET, side: 'buy', type: 'limit', size: '0.01', price, ...extra }) as OrderRequest;
@@ -39,15 +40,12 @@ describe('batches and cancel-replace (reference engine)', () => {
   let alice: GatewayClient;
   let bob: GatewayClient;
 
+  const file = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
+    engine = await testEngine(file);
+    gw = await testLiveGateway(file, engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
     alice = await trader(gw, engine, 'alice');
     bob = await trader(gw, engine, 'bob');
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await engine?.close();
   });
 
   it('places 50 orders in one call: every outcome in order, each the engine\'s own answer', async () => {

@@ -2,7 +2,7 @@
 // status by its clientOrderId over REST and the socket; a second order of the party with a known id
 // refused with duplicate_client_order_id and the first order's status, before the engine sees it,
 // also inside a batch and across two gateways sharing one Redis; a rejected order frees its id.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
 import { deskTrader, engineOpenOrders } from '../../support/desk.js';
@@ -10,6 +10,7 @@ import { startGateway, startLiveGateway, type TestGateway } from '../../support/
 import { fleetServices, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
 import { GatewayClient, GatewayError, orderByClientId, placeOrders, StreamClient, type OrderRequest, type WebSocketCtor } from '../../../packages/client/src/index.js';
 import type { LiveRuntime } from '../../../src/live.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 
 const MARKET = 'BTC-PERP';
 const bid = (price: string, clientOrderId: string): OrderRequest => ({ market: MARKET, side: 'buy', type: 'limit', size: '0.01', price, clientOrderId });
@@ -22,14 +23,11 @@ describe('client order ids (one gateway)', () => {
   let gw: TestGateway;
   let alice: GatewayClient;
 
+  const file = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
+    engine = await testEngine(file);
+    gw = await testLiveGateway(file, engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
     alice = await trader(gw.url, engine, 'alice');
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await engine?.close();
   });
 
   it('a retry with the same clientOrderId is refused with the first order\'s status; the engine gets one', async () => {

@@ -3,12 +3,13 @@
 // within timeout + 2 s; a reconnect before the timeout keeps them; the replica that held the
 // connection SIGKILLed → the other replica on the same Redis fires it; it refuses what is not a
 // cancel the party's session signed, and a connection that does not hold the party.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
 import { deskTrader, engineOpenOrders } from '../../support/desk.js';
 import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { closedPort, fleetServices, REDIS_URL, startReplica, stopReplicas, uniqueName, waitFor, type Replica } from '../../support/fleet.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 import {
   deadMansSwitch,
   GatewayError,
@@ -59,13 +60,10 @@ describe('dead man\'s switch (one gateway)', () => {
   let engine: RunningEngine;
   let gw: TestGateway;
 
+  const file = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await engine?.close();
+    engine = await testEngine(file);
+    gw = await testLiveGateway(file, engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
   });
 
   it('the socket cut: every order is cancelled within timeout + 2 s', async () => {

@@ -4,12 +4,13 @@
 // replace with it is refused 409). An id still in flight — held only by its claim, in this gateway
 // or in another replica sharing Redis — is refused before the cancel is sent, so the resting order
 // stays; a replace whose cancel fails frees the id it claimed.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
 import { deskTrader, engineOpenOrders } from '../../support/desk.js';
 import { startGateway, startLiveGateway, type TestGateway } from '../../support/gateway.js';
 import { fleetServices, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 import { GatewayClient, GatewayError, orderByClientId, placeOrders, replaceOrder, StreamClient, type OrderRequest, type WebSocketCtor } from '../../../packages/client/src/index.js';
 
 const MARKET = 'BTC-PERP';
@@ -28,14 +29,11 @@ describe('the new order of a cancel-replace and its clientOrderId (one gateway)'
   let gw: TestGateway;
   let alice: GatewayClient;
 
+  const file = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
+    engine = await testEngine(file);
+    gw = await testLiveGateway(file, engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
     alice = await deskTrader(gw.url, engine, 'alice');
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await engine?.close();
   });
 
   it('is found by its new id, and the id is then refused to a place, a batch item and another replace', async () => {

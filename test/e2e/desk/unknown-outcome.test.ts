@@ -6,11 +6,12 @@
 // order was placed (and placing it again then places it once). Without a clientOrderId the error
 // stays the caller's.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { deskTrader, engineOpenOrders } from '../../support/desk.js';
-import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { GatewayClient, GatewayError, type OrderRequest } from '../../../packages/client/src/index.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 
 type Fault = 'none' | 'drop-answer' | 'answer-502' | 'lose-request' | 'answer-503-coded';
 const NGINX_502 = JSON.stringify({ error: 'no gateway replica could be reached; retry shortly', code: 'replica_unavailable' });
@@ -54,16 +55,13 @@ describe('placeOrder after an answer that leaves the outcome unknown', () => {
   let alice: GatewayClient;
   const mine = async (id: string) => (await engineOpenOrders(engine, alice.session!.party)).filter((o) => o.clientOrderId === id);
 
+  const file = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
+    engine = await testEngine(file);
+    gw = await testLiveGateway(file, engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
     proxy = await faultyProxy(gw.url);
+    file.onTestFinished(() => proxy.close()); // closed first
     alice = await deskTrader(proxy.url, engine, 'unknown-outcome');
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    await gw?.close();
-    await engine?.close();
   });
 
   it.each([

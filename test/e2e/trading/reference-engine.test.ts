@@ -1,9 +1,10 @@
 // The whole signed path against the reference engine: client signature → gateway → engine
 // verification → engine answer back through the gateway, over loopback HTTP.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { http, makeParty, SigningClient } from '../../sandbox/engine/helpers.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
+import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
 
 describe('trading proxy against the reference engine', () => {
   let engine: RunningEngine;
@@ -11,9 +12,11 @@ describe('trading proxy against the reference engine', () => {
   let alice: SigningClient;
   let bob: SigningClient;
 
+  const file = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0, rejectCodeStyle: 'hex' });
-    gw = await startGateway(
+    engine = await testEngine(file, { rejectCodeStyle: 'hex' });
+    gw = await testGateway(
+      file,
       { ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, FAUCET_ENABLED: 'true', FAUCET_AMOUNT: '1000', RATE_LIMIT_MAX: '100000' },
       { listen: true, overrides: { live: null } },
     );
@@ -21,10 +24,6 @@ describe('trading proxy against the reference engine', () => {
     bob = new SigningClient(gw.url, makeParty('bob'));
     expect((await alice.authorize()).body).toMatchObject({ ok: true });
     expect((await bob.authorize()).body).toMatchObject({ ok: true });
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await engine?.close();
   });
 
   it('creates sessions through the gateway and the guard knows them at once (faucet)', async () => {

@@ -12,6 +12,7 @@ import { generateKeyPair, makeParty, signHex } from '../../sandbox/engine/helper
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { closedPort, fleetServices, tcpReachable, waitFor } from '../../support/fleet.js';
 import { okJson, startFakeEngine, type FakeEngine } from '../trading/fake-engine.js';
+import { eventually } from '../../support/eventually.js';
 
 const REDIS_SERVER = '/usr/bin/redis-server';
 const available = (await fleetServices({ redis: true })) && existsSync(REDIS_SERVER);
@@ -93,8 +94,14 @@ describe.skipIf(!available)('REDIS_URL naming a Redis Sentinel instead of a Redi
   it('REDIS_SENTINELS with a name the sentinels do not monitor: /readyz names the cause, not a timeout', async () => {
     const named = await startGateway({ ENGINE_BASE_URL: engine.url, REDIS_SENTINELS: `127.0.0.1:${port}`, REDIS_SENTINEL_NAME: 'not-monitored' }, { listen: true, overrides: { live: null } });
     try {
-      await new Promise((r) => setTimeout(r, 500));
-      const body = (await (await fetch(`${named.url}/readyz`)).json()) as { redis: { reachable: boolean; error?: string } };
+      // Once the sentinel has answered the first connection attempt, /readyz says why.
+      const body = await eventually(
+        async () => {
+          const b = (await (await fetch(`${named.url}/readyz`)).json()) as { redis: { reachable: boolean; error?: string } };
+          return /No such master/.test(b.redis.error ?? '') && b;
+        },
+        { timeoutMs: 5_000, what: 'the cause (no such master) in /readyz' },
+      );
       expect(body.redis.reachable).toBe(false);
       expect(body.redis.error).toMatch(/No such master with that name/);
     } finally {

@@ -13,6 +13,7 @@ import { startGateway } from '../../support/gateway.js';
 import { startEmbeddedPostgres } from '../../../sandbox/pglite-server.js';
 import { migrate } from '../../../schema/migrate.js';
 import { A } from './fixtures.js';
+import { eventually } from '../../support/eventually.js';
 
 const LISTS = [
   '/v1/vaults', '/v1/deposits', '/v1/withdrawals', '/v1/batches', '/v1/user-batches', '/v1/orders', '/v1/fills',
@@ -213,17 +214,21 @@ describe('database unreachable', () => {
       expect([down.statusCode, down.json()]).toEqual([503, UNAVAILABLE]);
       expect([guardedDown.statusCode, guardedDown.json()]).toEqual([503, UNAVAILABLE]);
       pg = await startEmbeddedPostgres({ dataDir, port });
-      let back = await open.app.inject('/v1/deposits');
-      for (let i = 0; i < 20 && back.statusCode !== 200; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        back = await open.app.inject('/v1/deposits');
-      }
+      const back = await eventually(
+        async () => {
+          const r = await open.app.inject('/v1/deposits');
+          return r.statusCode === 200 && r;
+        },
+        { timeoutMs: 2_000, everyMs: 100, what: 'the deposits read answered again' },
+      );
       expect([back.statusCode, back.json().items.length]).toEqual([200, 1]);
-      let guardedBack = await lookup();
-      for (let i = 0; i < 20 && guardedBack.statusCode !== 401; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        guardedBack = await lookup();
-      }
+      const guardedBack = await eventually(
+        async () => {
+          const r = await lookup();
+          return r.statusCode === 401 && r;
+        },
+        { timeoutMs: 2_000, everyMs: 100, what: 'the guarded lookup judged again (401)' },
+      );
       expect([guardedBack.statusCode, guardedBack.json().error]).toEqual([401, 'unknown session']);
     } finally {
       await open.close();

@@ -4,8 +4,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { FLOOR_VERSION, OLD_VERSION, startFakeEngine, type FakeEngine } from '../../support/fake-engine.js';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { A, B, captureLogger, insertFixtures, ts } from './fixtures.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 
 const LOG_TEXT = 'ordersForUser: live open-orders fetch failed';
 
@@ -191,13 +192,10 @@ describe('falls back to the mirror rows, logs, answers 200', () => {
 describe('against the reference engine', () => {
   let current: RunningEngine;
   let legacy: RunningEngine;
+  const file = fileScope();
   beforeAll(async () => {
-    current = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    legacy = await startEngine({ port: 0, tickMs: 0, commitMs: 0, legacy: true });
-  });
-  afterAll(async () => {
-    await current?.close();
-    await legacy?.close();
+    current = await testEngine(file);
+    legacy = await testEngine(file, { legacy: true });
   });
 
   it('current build: the live read succeeds, stale open mirror rows are dropped, live orders are added', async () => {

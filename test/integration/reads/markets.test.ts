@@ -7,6 +7,7 @@ import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { startFakeEngine, type FakeEngine } from '../../support/fake-engine.js';
 import { A, B } from './fixtures.js';
+import { eventually } from '../../support/eventually.js';
 
 const ENGINE_MARKETS = [
   { symbol: 'BTC-PERP', szDecimals: 4, minNotional: '10.0000000000', maxLeverage: 20, status: 'active' },
@@ -139,11 +140,13 @@ describe('GET /v1/markets', () => {
     await insertLeg(16, 1, 'taker', 'BTC-PERP', '0.75', '130', Date.now());
     await insertLeg(16, 2, 'maker', 'BTC-PERP', '1', '130', Date.now());
     await db.sql`INSERT INTO events (seq, kind, ts, payload) VALUES (17, 'engine.tick_start', ${new Date().toISOString()}, '{}'::jsonb)`;
-    let after = before;
-    for (let end = Date.now() + 10_000; after.trades === 3 && Date.now() < end; ) {
-      await new Promise((r) => setTimeout(r, 100));
-      after = (await gw.app.inject('/v1/markets/BTC-PERP')).json().stats24h;
-    }
+    const after = await eventually(
+      async () => {
+        const stats = (await gw.app.inject('/v1/markets/BTC-PERP')).json().stats24h;
+        return stats.trades !== 3 && stats;
+      },
+      { timeoutMs: 10_000, everyMs: 100, what: 'the new match in stats24h' },
+    );
     expect(after).toEqual({
       open: '100.0000000000', high: '130.0000000000', low: '95.5000000000', last: '130.0000000000',
       change: '30.0000000000', changePct: '30.0000000000',

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { httpFrom } from '../../support/http-from.js';
 import { refused, wsUrl } from './helpers.js';
+import { eventually } from '../../support/eventually.js';
 
 /** Opens a stream from a chosen loopback address; resolves once open. */
 function open(url: string, localAddress = '127.0.0.1'): Promise<WebSocket> {
@@ -72,13 +73,8 @@ describe('stream admission', () => {
     sockets.push(await open(wsUrl(gw.url), '127.0.0.3'));
     // A closed stream frees its slot.
     a.close();
-    const deadline = Date.now() + 5_000;
-    let after = (await get('', '127.0.0.2')).status;
-    while (after !== 426 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-      after = (await get('', '127.0.0.2')).status;
-    }
-    expect(after).toBe(426);
+    // 426: a plain GET of the stream route is past admission (a slot was free) and asked to upgrade.
+    await eventually(async () => (await get('', '127.0.0.2')).status === 426, { timeoutMs: 5_000, everyMs: 50, what: 'the closed stream\'s slot freed' });
   });
 
   it('refuses a zero-padded replay of a party proof', async () => {

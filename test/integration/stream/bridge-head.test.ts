@@ -4,7 +4,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startScriptedEngine, waitFor } from '../../support/scripted-sse.js';
-import { connect, insertEvents, seqs, sleep, startStack, ticks, ts, type Stack } from './helpers.js';
+import { connect, deliveredTo, insertEvents, seqs, startStack, ticks, ts, type Stack } from './helpers.js';
 import { tick } from '../../unit/projections/fixtures.js';
 
 const gauge = async (url: string) => {
@@ -71,7 +71,7 @@ describe('bridge resume point vs engine head', () => {
     const newHistory = [tick(1, ts(101)), tick(2, ts(102))];
     s.engine.push(...newHistory);
     await ctl.waitFor(() => seqs(ctl).length >= 9);
-    await sleep(100);
+    await deliveredTo(s, 2, ctl);
     expect(seqs(ctl)).toEqual([1, 2, 3, 4, 5, 6, 7, 1, 2]);
     expect(ctl.messages.map((m) => m.kind).slice(8, 10)).toEqual(['engine.tick_start', 'stream.reset']);
     // The new history's first event names its epoch (another than the old one), and the client is told
@@ -94,9 +94,11 @@ describe('bridge resume point vs engine head', () => {
     // The replay history holds the new history only.
     const late = await connect(s.gw.url, 'kinds=engine.tick_start&since=0');
     await late.waitFor((m) => m.length >= 3);
-    await sleep(100);
-    expect(late.messages.map((m) => m.kind)).toEqual(['stream.subscribed', 'engine.tick_start', 'engine.tick_start']);
-    expect(late.frames().map((f) => f.ts)).toEqual([ts(101), ts(102)]);
+    // A live event after the replay, on the same connection: anything else replayed would come before it.
+    s.engine.push(tick(3, ts(103)));
+    await late.waitFor((m) => m.length >= 4);
+    expect(late.messages.map((m) => m.kind)).toEqual(['stream.subscribed', 'engine.tick_start', 'engine.tick_start', 'engine.tick_start']);
+    expect(late.frames().map((f) => f.ts)).toEqual([ts(101), ts(102), ts(103)]);
   });
 
   it('/readyz answers 503 "SSE bridge down" while the bridge is disconnected, and recovers', async () => {

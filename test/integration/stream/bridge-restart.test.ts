@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../../support/scripted-sse.js';
 import { tick } from '../../unit/projections/fixtures.js';
-import { connect, seqs, sleep, startStack, ticks, ts, type Stack } from './helpers.js';
+import { connect, seqs, startStack, ticks, ts, type Stack } from './helpers.js';
 
 describe('bridge: engine restarted while its head is unknown', () => {
   let s: Stack | undefined;
@@ -41,12 +41,12 @@ describe('bridge: engine restarted while its head is unknown', () => {
     expect(ctl.messages.find((x) => x.kind === 'stream.reset')).toMatchObject({ payload: { reason: 'history_replaced' } });
     // Resumed from the new head (2; what came before it is backfilled from /v1/events, as documented).
     expect(s!.live.status().gap).toBe('engine head 2 is below the resume point 7 (engine history replaced): resumed from the engine head');
-    engine.push(tick(3, ts(103)));
-    await ctl.waitFor(() => seqs(ctl).length >= 8, 5_000);
-    await sleep(100);
-    expect(seqs(ctl)).toEqual([1, 2, 3, 4, 5, 6, 7, 3]);
-    expect(ctl.frames().at(-1)!.ts).toBe(ts(103));
-    expect(s!.live.status()).toMatchObject({ connected: true, maxSeq: 3 });
+    // 4 after 3 on the same path: anything repeated before it would have come first.
+    engine.push(tick(3, ts(103)), tick(4, ts(104)));
+    await ctl.waitFor(() => seqs(ctl).length >= 9, 5_000);
+    expect(seqs(ctl)).toEqual([1, 2, 3, 4, 5, 6, 7, 3, 4]);
+    expect(ctl.frames().at(-2)!.ts).toBe(ts(103));
+    expect(s!.live.status()).toMatchObject({ connected: true, maxSeq: 4 });
   }, 30_000);
 
   it('a new head that soon passes the old resume point: detected by the resume-point comparison, the new history delivered from its head', async () => {
@@ -57,10 +57,9 @@ describe('bridge: engine restarted while its head is unknown', () => {
     expect(ctl.messages.find((x) => x.kind === 'stream.reset')).toMatchObject({ payload: { reason: 'history_replaced' } });
     expect(s!.live.status().gap).toMatch(/engine history replaced/);
     // Nothing of the new history is taken for the old one's continuation (8..10 with the old epoch).
-    engine.push(tick(11, ts(211)));
-    await ctl.waitFor(() => seqs(ctl).includes(11), 5_000);
-    await sleep(100);
-    expect(seqs(ctl)).toEqual([1, 2, 3, 4, 5, 6, 7, 11]);
-    expect(s!.live.status()).toMatchObject({ connected: true, maxSeq: 11 });
+    engine.push(tick(11, ts(211)), tick(12, ts(212)));
+    await ctl.waitFor(() => seqs(ctl).includes(12), 5_000); // after 11 on the same path: nothing else came between
+    expect(seqs(ctl)).toEqual([1, 2, 3, 4, 5, 6, 7, 11, 12]);
+    expect(s!.live.status()).toMatchObject({ connected: true, maxSeq: 12 });
   }, 30_000);
 });

@@ -3,8 +3,10 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startScriptedEngine, waitFor } from '../../support/scripted-sse.js';
+import { eventually } from '../../support/eventually.js';
+import { VirtualClock } from '../../support/virtual-clock.js';
 import { tick } from '../../unit/projections/fixtures.js';
-import { connect, insertEvents, seqs, sleep, startStack, ticks, ts, type Stack } from './helpers.js';
+import { connect, insertEvents, seqs, startStack, ticks, ts, type Stack } from './helpers.js';
 
 
 describe('SSE bridge', () => {
@@ -98,8 +100,7 @@ describe('SSE bridge', () => {
     s.engine.oldestSeq = 5;
     s.engine.dropAll();
     s.engine.silent = false;
-    await c.waitFor(() => seqs(c).length >= 5);
-    await sleep(100);
+    await c.waitFor(() => seqs(c).includes(6)); // in seq order: a 4 would have come before it
     expect(seqs(c)).toEqual([1, 2, 3, 5, 6]);
     expect(s.live.status().gap).toBe('events 4..4 unavailable (engine retention and database)');
     const ready = (await (await fetch(`${s.gw.url}/readyz`)).json()) as any;
@@ -135,20 +136,43 @@ describe('SSE bridge', () => {
     expect(s.engine.connections[1]!.lastEventId).toBe('0'); // resume point 1, one early
   });
 
-  it('heartbeats keep a quiet stream open', async () => {
-    const engine = await startScriptedEngine({ heartbeatMs: 50 });
-    s = await startStack({ SSE_IDLE_MS: '300' }, { engine });
+  it('heartbeats keep a quiet stream open; without them the watchdog aborts it (virtual time)', async () => {
+    const clock = new VirtualClock();
+    const engine = await startScriptedEngine({ heartbeatMs: 20 });
+    s = await startStack({ SSE_IDLE_MS: '300' }, { engine, clock });
     await engine.waitFor(() => engine.open === 1);
-    await sleep(800);
+    // 2 s of the gateway's time, 100 ms at a time, a heartbeat received in each step (two written
+    // since the step began: the first one has been read by then). The watchdog fires after 300 ms
+    // without a byte, so it would have fired by the third step had a heartbeat not reset it.
+    for (let step = 0; step < 20; step++) {
+      const before = engine.heartbeats;
+      await waitFor(() => engine.heartbeats >= before + 2, 5_000, 'heartbeats');
+      await clock.advance(100);
+    }
     expect(engine.connections).toHaveLength(1);
+    // The same stream silent: 300 ms later it is aborted and resumed (after its backoff, on the same clock).
+    engine.silent = true;
+    await clock.advance(400);
+    await eventually(
+      async () => {
+        if (engine.connections.length >= 2) return true;
+        await clock.advance(50);
+        return false;
+      },
+      { timeoutMs: 5_000, what: 'the watchdog to reconnect' },
+    );
   });
 
   it('without ENGINE_ADMIN_TOKEN: no SSE connection, no book polls, clients connect and receive nothing', async () => {
-    s = await startStack({ ENGINE_ADMIN_TOKEN: undefined, WS_ORDERBOOK_POLL_MS: '50' });
+    const clock = new VirtualClock();
+    s = await startStack({ ENGINE_ADMIN_TOKEN: undefined, WS_ORDERBOOK_POLL_MS: '50' }, { clock });
     s.engine.books.set('BTC-PERP', { seq: 3, bids: [['1', '1']], asks: [] });
     const c = await connect(s.gw.url, 'kinds=trade&since=0');
     s.engine.push(...ticks(1, 3));
-    await sleep(400);
+    // Eight poll periods of the gateway's time; a bridge would have connected at start, before
+    // the client's upgrade and this round trip to the gateway.
+    await clock.advance(400);
+    await fetch(`${s.gw.url}/readyz`);
     expect(s.engine.connections).toEqual([]);
     expect(s.engine.bookRequests).toEqual([]);
     expect(c.messages).toEqual([]);
@@ -156,13 +180,23 @@ describe('SSE bridge', () => {
     expect(s.live.status()).toEqual({ enabled: false, connected: false, maxSeq: null, caughtUp: false });
   });
 
-  it('a wrong token is refused by the engine and retried with backoff, not hammered', async () => {
-    s = await startStack({ ENGINE_ADMIN_TOKEN: 'wrong' });
-    await sleep(1_000);
-    const n = s.engine.connections.length;
-    expect(n).toBeGreaterThanOrEqual(2);
-    expect(n).toBeLessThanOrEqual(8); // 250 ms × 2^k full-jitter backoff
-    expect(s.engine.connections.every((x) => x.status === 401)).toBe(true);
+  it('a wrong token is refused by the engine and retried with backoff, not hammered (virtual time)', async () => {
+    const clock = new VirtualClock();
+    s = await startStack({ ENGINE_ADMIN_TOKEN: 'wrong' }, { clock });
+    const engine = s.engine;
+    const metrics = async () => (await (await fetch(`${s!.gw.url}/metrics`)).text()).match(/bff_sse_reconnects_total (\d+)/)?.[1];
+    // The bridge has taken its refusal and waits on its backoff (counted as it starts to wait).
+    const asleep = (n: number) => waitFor(() => engine.connections.length === n, 5_000, `attempt ${n}`).then(() => eventually(async () => (await metrics()) === String(n), { timeoutMs: 5_000, what: `refusal ${n} counted` }));
+    await asleep(1); // the first attempt, at once
+    // Full-jitter backoff from 250 ms, doubling: the k-th retry comes within 250 · 2^(k-1) ms of the
+    // gateway's time, and only then, so each advance lets exactly one more attempt through.
+    for (const [k, cap] of [[2, 250], [3, 500], [4, 1_000]] as const) {
+      expect(engine.connections).toHaveLength(k - 1);
+      await clock.advance(cap);
+      await asleep(k);
+    }
+    expect(engine.connections).toHaveLength(4);
+    expect(engine.connections.every((x) => x.status === 401)).toBe(true);
     expect(s.live.status()).toMatchObject({ enabled: true, connected: false });
   });
 });

@@ -4,7 +4,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { A, simpleMatch, tick } from '../../unit/projections/fixtures.js';
-import { connect, refused, sleep, startStack, wsUrl, type Msg, type Stack } from './helpers.js';
+import { connect, deliveredTo, refused, startStack, wsUrl, type Msg, type Stack } from './helpers.js';
 
 const T0 = Date.parse('2026-11-21T10:00:00.000Z');
 const at = (s: number) => new Date(T0 + s * 1000).toISOString();
@@ -42,7 +42,7 @@ describe('control messages are opt-in (docs/stream.md envelope: kind is one of s
     s.engine.push(m, t);
     await s.live.poller!.pollOnce(); // an order book snapshot too
     for (const c of clients) await c.waitFor((ms) => ms.some((x) => x.seq === 2));
-    await sleep(100);
+    await deliveredTo(s, 2, ...clients);
     for (const c of clients) {
       expect(c.messages.length).toBeGreaterThan(0);
       expect(offSpec(c.messages)).toEqual([]);
@@ -110,7 +110,7 @@ describe('rule 1 for connections opened before the market list is known', () => 
     const typo = await connect(s.gw.url, 'markets=btc-perp&kinds=trade');
     const typoControl = await connect(s.gw.url, 'markets=btc-perp&kinds=trade&control=true');
     const eth = await connect(s.gw.url, 'markets=ETH-PERP&kinds=trade'); // a real market: stays narrowed
-    await sleep(50);
+    await typoControl.waitFor((m) => m.length > 0);
     expect(typoControl.messages[0]).toMatchObject({ kind: 'stream.subscribed', payload: { markets: ['btc-perp'], marketsIgnored: false } });
 
     s.engine.marketsFailStatus = null;
@@ -120,7 +120,7 @@ describe('rule 1 for connections opened before the market list is known', () => 
     s.engine.push(simpleMatch(1, at(1), '100', '1'), simpleMatch(2, at(2), '7', '1', 'ETH-PERP'));
     await typo.waitFor((ms) => ms.some((x) => x.seq === 2));
     await eth.waitFor((ms) => ms.some((x) => x.seq === 2));
-    await sleep(100);
+    await deliveredTo(s, 2, typo, typoControl, eth);
     expect(typo.frames().map((f) => `${f.seq}:${f.kind}@${f.market}`)).toEqual(['1:trade@BTC-PERP', '2:trade@ETH-PERP']);
     expect(eth.frames().map((f) => `${f.seq}:${f.kind}@${f.market}`)).toEqual(['2:trade@ETH-PERP']);
     // The opted-in client is told the filters in effect changed.

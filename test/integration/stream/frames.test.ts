@@ -1,7 +1,8 @@
 // Domain frames end to end: scripted engine SSE → gateway → real WebSocket client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { A, B, fill, leg, simpleMatch, tick } from '../../unit/projections/fixtures.js';
-import { connect, sleep, startStack, type Stack } from './helpers.js';
+import { connect, deliveredTo, startStack, type Stack } from './helpers.js';
+import { waitFor } from '../../support/scripted-sse.js';
 
 describe('stream frames from engine events', () => {
   let s: Stack;
@@ -59,7 +60,7 @@ describe('stream frames from engine events', () => {
       tick(next(), '2026-11-21T10:06:30.000Z'),
     );
     await c.waitFor((m) => m.some((x) => x.kind === 'candle.close'));
-    await sleep(150);
+    await deliveredTo(s, seq, c);
     const closes = c.frames().filter((f) => f.kind === 'candle.close');
     expect(closes).toHaveLength(2); // the 10:00 bucket of the previous test (1m) and the 10:05 one
     const bar = closes.find((f) => f.payload.openTs === '2026-11-21T10:05:00.000Z')!;
@@ -87,12 +88,13 @@ describe('stream frames from engine events', () => {
     s.engine.books.set('BTC-PERP', { seq: 40, bids: [['99.5', '2']], asks: [['100.5', '1']] });
     await c.waitFor((m) => m.some((x) => x.kind === 'orderbook.snapshot' && x.seq === 40));
     const polled = s.engine.bookRequests.length;
-    await sleep(400); // several polls of the same book
-    expect(s.engine.bookRequests.length).toBeGreaterThan(polled + 2);
+    // Several polls of the same book (polls follow one another: the earlier ones were judged).
+    await waitFor(() => s.engine.bookRequests.length > polled + 3, 5_000, 'several polls of the same book');
     expect(c.frames().filter((f) => f.seq === 40)).toHaveLength(1);
     s.engine.books.set('BTC-PERP', { seq: 41, bids: [['99.5', '2'], ['99', '4']], asks: [['100.5', '1']] });
     await c.waitFor((m) => m.some((x) => x.seq === 41));
-    await sleep(200);
+    const after41 = s.engine.bookRequests.length;
+    await waitFor(() => s.engine.bookRequests.length > after41 + 2, 5_000, 'more polls of the same book');
     const snaps = c.frames().filter((f) => f.kind === 'orderbook.snapshot');
     expect(snaps.at(-1)).toMatchObject({
       seq: 41,

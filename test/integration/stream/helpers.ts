@@ -7,6 +7,7 @@ import { startScriptedEngine, waitFor, type ScriptedEngine, type ScriptedEvent }
 import type { TestDatabase } from '../../support/db.js';
 import { tick } from '../../unit/projections/fixtures.js';
 import { LiveRuntime } from '../../../src/live.js';
+import type { Clock } from '../../../src/contracts/clock.js';
 import { schemaFor } from '../../../src/stream/frame-kinds.js';
 
 export interface Msg {
@@ -90,7 +91,7 @@ export interface Stack {
 }
 
 /** The scripted engine + a listening gateway whose live runtime is started. */
-export async function startStack(env: Record<string, string | undefined> = {}, opts: { engine?: ScriptedEngine; start?: boolean } = {}): Promise<Stack> {
+export async function startStack(env: Record<string, string | undefined> = {}, opts: { engine?: ScriptedEngine; start?: boolean; clock?: Clock } = {}): Promise<Stack> {
   const engine = opts.engine ?? (await startScriptedEngine());
   const gw = await startGateway(
     {
@@ -100,7 +101,8 @@ export async function startStack(env: Record<string, string | undefined> = {}, o
       WS_ORDERBOOK_POLL_MS: '60000',
       ...env,
     },
-    { listen: true },
+    // A VirtualClock: the gateway's timers (backoff, watchdogs, polls) run only as the test advances it.
+    { listen: true, ...(opts.clock ? { overrides: { clock: opts.clock } } : {}) },
   );
   const live = gw.deps.live!;
   if (opts.start ?? true) await live.start();
@@ -150,4 +152,49 @@ export function lastEvent(c: Pick<TestClient, 'frames'>): string[] {
   const frames = c.frames();
   const last = frames.at(-1)?.seq;
   return frames.filter((f) => f.seq === last).map((f) => (f.interval ? `${f.kind}/${f.interval}` : f.kind));
+}
+
+/**
+ * Holds `LOCK TABLE <table> IN ACCESS EXCLUSIVE MODE` in a transaction of its own until `release`:
+ * the gateway's reads of that table wait (visible in pg_stat_activity, `waitingReads`). Not on
+ * pglite (one embedded connection: the lock would block the test's own queries too).
+ */
+export async function lockTable(db: TestDatabase, table: 'positions' | 'events'): Promise<{ release(): Promise<void> }> {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((r) => (locked = r));
+  const holder = db.sql.begin(async (tx) => {
+    await tx.unsafe(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+    locked();
+    await released;
+  });
+  await Promise.race([isLocked, holder]);
+  return {
+    release: async () => {
+      release();
+      await holder;
+    },
+  };
+}
+
+/** Queries of this database (other than LOCK TABLE) waiting for a lock, whose text contains `like`: the gateway's reads held by `lockTable`. */
+export async function waitingReads(db: TestDatabase, like: string): Promise<number> {
+  const [row] = await db.sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM pg_stat_activity
+    WHERE datname = current_database() AND wait_event_type = 'Lock' AND query NOT ILIKE 'LOCK TABLE%' AND query LIKE ${'%' + like + '%'}`;
+  return row!.n;
+}
+
+/**
+ * Once the gateway has delivered the history up to `seq`, every frame it published for it has
+ * reached `clients`: each one pings, and the pong comes after whatever was already written on its
+ * socket. What a test checks after this is all that came, without a fixed wait for stragglers.
+ */
+export async function deliveredTo(s: Stack, seq: number, ...clients: TestClient[]): Promise<void> {
+  await waitFor(() => (s.live.status().maxSeq ?? 0) >= seq, 10_000, `the gateway to deliver up to seq ${seq}`);
+  await Promise.all(clients.map((c) => new Promise<void>((resolve) => {
+    c.ws.once('pong', () => resolve());
+    c.ws.ping();
+  })));
 }

@@ -6,6 +6,7 @@ import { A, B, simpleMatch, tick } from '../../unit/projections/fixtures.js';
 import WebSocket from 'ws';
 import { connect, refused, sleep, startStack, wsUrl, type Stack } from './helpers.js';
 import { waitFor } from '../../support/scripted-sse.js';
+import { eventually } from '../../support/eventually.js';
 
 const T0 = Date.parse('2026-11-21T10:00:00.000Z');
 const at = (s: number) => new Date(T0 + s * 1000).toISOString();
@@ -291,19 +292,20 @@ describe('limits, slow consumers, shutdown', () => {
       await fast.waitFor((m) => m.some((x) => x.seq === N), 15_000);
       expect(fast.frames().map((f) => f.seq)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
       if (!resumed) {
-        for (let i = 0; i < 100 && !(await slowClosedByGateway()); i++) await sleep(50);
+        await eventually(slowClosedByGateway, { timeoutMs: 5_000, what: 'the gateway to close the slow client' });
         slowSocket.resume();
       }
       const closed = await slow.closed;
       expect(closed.code).toBe(4008);
       expect(closed.reason).toContain('slow consumer');
       expect(slow.frames().length).toBeLessThan(N);
-      let metrics = '';
-      for (let i = 0; i < 40 && !metrics.includes('bff_ws_slow_client_closes_total 1'); i++) {
-        metrics = await (await fetch(`${s.gw.url}/metrics`)).text();
-        if (!metrics.includes('bff_ws_slow_client_closes_total 1')) await sleep(50);
-      }
-      expect(metrics).toContain('bff_ws_slow_client_closes_total 1');
+      const metrics = await eventually(
+        async () => {
+          const text = await (await fetch(`${s.gw.url}/metrics`)).text();
+          return text.includes('bff_ws_slow_client_closes_total 1') && text;
+        },
+        { timeoutMs: 5_000, what: 'the slow close counted' },
+      );
       expect(metrics).toContain('bff_ws_frames_dropped_total{kind="engine.tick_start"} 1');
     } finally {
       await s.close();
@@ -317,7 +319,7 @@ describe('limits, slow consumers, shutdown', () => {
       expect(await refused(s.gw.url, '')).toEqual({ status: 503, body: { code: 'too_many_connections', error: expect.stringContaining('1 connections') } });
       first.ws.close();
       await first.closed;
-      for (let i = 0; i < 100 && s.live.hub.size > 0; i++) await sleep(20);
+      await eventually(() => s.live.hub.size === 0, { timeoutMs: 5_000, what: 'the first connection gone from the hub' });
       (await connect(s.gw.url)).ws.close();
     } finally {
       await s.close();

@@ -7,7 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startScriptedEngine, waitFor } from '../../support/scripted-sse.js';
 import { A, B, fill, leg, simpleMatch, tick } from '../../unit/projections/fixtures.js';
-import { connect, insertEvents, sleep, startStack, ticks, ts, type Msg, type Stack, type TestClient } from './helpers.js';
+import { connect, insertEvents, lockTable, sleep, startStack, ticks, ts, waitingReads, type Msg, type Stack, type TestClient } from './helpers.js';
+import { eventually } from '../../support/eventually.js';
 
 const OI = 'open_interest.update';
 const QUERY = `kinds=${OI}&control=true`;
@@ -95,9 +96,23 @@ describe('open_interest.update after the engine history is replaced', () => {
     ];
     engine.push(...more);
     await waitFor(() => s.live.status().maxSeq === 5, 10_000, 'new history delivered');
-    // The mirror still holds the old history (its seq 5 is another event): nothing is sent.
-    await sleep(2_500);
-    expect(afterReset(c)).toEqual([]);
+    // The mirror still holds the old history (its seq 5 is another event): nothing is sent. The
+    // feed reads the mirror again every second; with the positions locked, its read waits where
+    // the test sees it. Once one read has run on the old mirror and the next one waits, the first
+    // one's answer was judged (the next read starts only a timer's period after it): nothing sent.
+    if (db.kind === 'postgres') {
+      const first = await lockTable(db, 'positions');
+      await eventually(async () => (await waitingReads(db, 'FROM positions')) > 0, { timeoutMs: 10_000, what: 'a read of the mirror again' });
+      const second = lockTable(db, 'positions'); // queued behind that read: held as soon as it has run
+      await first.release();
+      const held = await second;
+      await eventually(async () => (await waitingReads(db, 'FROM positions')) > 0, { timeoutMs: 10_000, what: 'the read after it' });
+      expect(afterReset(c)).toEqual([]);
+      await held.release();
+    } else {
+      await sleep(2_500); // pglite: one connection, no lock to see a read by
+      expect(afterReset(c)).toEqual([]);
+    }
 
     // The indexer wiped the mirror and wrote the new history up to seq 4: A long 5 there.
     await db.sql`DELETE FROM events`;

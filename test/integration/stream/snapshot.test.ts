@@ -5,9 +5,10 @@
 // database mirror. Plus heartbeat=N and the strict parsing of the new parameters.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
+import { eventually } from '../../support/eventually.js';
 import { startScriptedEngine, waitFor } from '../../support/scripted-sse.js';
 import { A, B, fill, leg, simpleMatch } from '../../unit/projections/fixtures.js';
-import { connect, insertEvents, refused, startStack, ticks, ts, type Msg, type Stack } from './helpers.js';
+import { connect, insertEvents, lockTable, refused, startStack, ticks, ts, waitingReads, type Msg, type Stack } from './helpers.js';
 
 const tag = (m: Msg) => `${m.kind}${m.market ? `@${m.market}` : ''}${m.interval ? `/${m.interval}` : ''}:${m.seq}${m.snapshot ? ':snap' : ''}`;
 
@@ -164,23 +165,15 @@ describe('snapshot frames: a party state older than this process comes from the 
 
   it('live frames wait while the database part is read (the table locked), then follow it, in order', async () => {
     if (db.kind === 'pglite') return; // one embedded connection: a lock would block the gateway's read and this test alike
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let locked!: () => void;
-    const isLocked = new Promise<void>((r) => (locked = r));
-    const holder = db.sql.begin(async (tx) => {
-      await tx`LOCK TABLE positions IN ACCESS EXCLUSIVE MODE`;
-      locked();
-      await released;
-    });
-    await isLocked;
+    const lock = await lockTable(db, 'positions');
     try {
       const c = await connect(s.gw.url, `party=${A}&kinds=position.update,balance.update,engine.tick_start`);
       s.engine.push(...ticks(8, 9));
       await waitFor(() => s.live.status().maxSeq === 9, 5_000, 'live events');
-      await new Promise((r) => setTimeout(r, 200));
+      // The connection's snapshot read is held by the lock: frames 8 and 9 were published meanwhile.
+      await eventually(async () => (await waitingReads(db, 'FROM positions')) > 0, { timeoutMs: 5_000, what: 'the snapshot read waiting for the lock' });
       expect(c.messages).toEqual([]); // held: nothing before the snapshot
-      release();
+      await lock.release();
       await c.waitFor((m) => m.some((x) => x.seq === 9));
       expect(c.messages.map(tag)).toEqual([
         'position.update@BTC-PERP:3:snap',
@@ -190,8 +183,7 @@ describe('snapshot frames: a party state older than this process comes from the 
       ]);
       c.ws.close();
     } finally {
-      release();
-      await holder;
+      await lock.release();
     }
   });
 

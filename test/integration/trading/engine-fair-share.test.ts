@@ -9,6 +9,7 @@ import { EngineClient } from '../../../src/engine/client.js';
 import { EngineShareExhaustedError, EngineTimeoutError } from '../../../src/engine/errors.js';
 import { fromDomainError } from '../../../src/http/errors.js';
 import { VirtualClock } from '../../support/virtual-clock.js';
+import { eventually } from '../../support/eventually.js';
 
 interface Held {
   path: string;
@@ -37,8 +38,7 @@ async function holdingEngine(): Promise<{ url: string; held: Held[] }> {
 }
 
 async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  expect(check()).toBe(true);
+  await eventually(check, { timeoutMs: 2_000 });
 }
 
 describe('EngineClient fair share', () => {

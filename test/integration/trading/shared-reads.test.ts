@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { startFakeEngine, type FakeEngine } from './fake-engine.js';
+import { eventually } from '../../support/eventually.js';
 
 async function read(base: string, path: string): Promise<{ status: number; json: any }> {
   const res = await request(base + path);
@@ -23,10 +24,7 @@ function numberedBooks(engine: FakeEngine, delayMs: number, firstDelayMs = delay
   };
 }
 
-const until = async (cond: () => boolean) => {
-  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
-  expect(cond()).toBe(true);
-};
+const until = (cond: () => boolean) => eventually(cond, { timeoutMs: 2_500 });
 
 describe('shared order book reads (ORDERBOOK_SHARED_READS, default on)', () => {
   let engine: FakeEngine;

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent, request } from 'undici';
 import { startGateway } from '../../support/gateway.js';
 import { startFakeEngine, type FakeEngine } from './fake-engine.js';
+import { eventually } from '../../support/eventually.js';
 
 const SIGNED = { 'x-user': `alice::${'a'.repeat(64)}`, 'x-session-id': 's-1', 'x-session-sig': `1763700000000.${'b'.repeat(128)}` };
 
@@ -30,7 +31,7 @@ describe('graceful shutdown', () => {
     const before = received;
     const pending = request(`${gw.url}/v1/orderbook`, { dispatcher: agent });
     // In flight once the engine has it (its answer is 500 ms away).
-    while (received === before) await new Promise((r) => setTimeout(r, 5));
+    await eventually(() => received !== before, 'the request at the engine');
     const started = Date.now();
     const closed = gw.close();
     const res = await pending;

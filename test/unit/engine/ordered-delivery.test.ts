@@ -4,8 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { OrderedDelivery, WakeableSleep } from '../../../src/engine/ordered-delivery.js';
 import { event, memoryStore, noMetrics, quietLogger, recordingSink } from '../../support/delivery-support.js';
+import { VirtualClock } from '../../support/virtual-clock.js';
 
-function delivery(options: { startAfter?: number | null; store?: ReturnType<typeof memoryStore> | null; throwOn?: number; gapReportMs?: number } = {}) {
+function delivery(options: { startAfter?: number | null; store?: ReturnType<typeof memoryStore> | null; throwOn?: number; gapReportMs?: number; clock?: VirtualClock } = {}) {
   const sink = recordingSink({ throwOn: options.throwOn });
   const metrics = noMetrics();
   const d = new OrderedDelivery({
@@ -14,6 +15,7 @@ function delivery(options: { startAfter?: number | null; store?: ReturnType<type
     logger: quietLogger,
     metrics,
     gapReportMs: options.gapReportMs,
+    ...(options.clock ? { clock: options.clock } : {}),
     label: 'test source',
     retention: 'test retention',
     stopped: () => false,
@@ -80,11 +82,13 @@ describe('OrderedDelivery', () => {
   });
 
   it('forgets a report once it is older than gapReportMs', async () => {
-    const { d } = delivery({ startAfter: 2, gapReportMs: 20 });
+    const clock = new VirtualClock();
+    const { d } = delivery({ startAfter: 2, gapReportMs: 20, clock });
     d.report(3, 4);
     expect(d.gap).toBeDefined();
-    const at = Date.now();
-    while (Date.now() - at <= 25) await new Promise((r) => setTimeout(r, 5));
+    await clock.advance(20);
+    expect(d.gap).toBeDefined(); // 20 ms old: not older than gapReportMs yet
+    await clock.advance(1);
     expect(d.gap).toBeUndefined();
   });
 });

@@ -7,6 +7,7 @@ import { formatDecimal } from '../../../src/decimal.js';
 import type { EngineEvent } from '../../../src/contracts/engine-event.js';
 import { BookKeeper, type EngineBook } from '../../../src/stream/book-keeper.js';
 import { eventually } from '../../support/eventually.js';
+import { VirtualClock } from '../../support/virtual-clock.js';
 
 const ts = '2026-11-25T00:00:00.000Z';
 const placed = (seq: number, id: string, side: 'buy' | 'sell', price: string, size: string): EngineEvent => ({
@@ -33,13 +34,13 @@ describe('BookKeeper', () => {
     });
     k.event(placed(1, 'ignored', 'buy', '90', '1')); // not tracked yet: not held
     k.track(['BTC-PERP']);
-    await new Promise((r) => setTimeout(r, 5));
+    await eventually(() => answer !== undefined, { what: 'the seed read' }); // events from now on are held
     k.event(placed(10, 'a', 'buy', '99', '1')); // in the read already (seq 11 below)
     k.event(placed(11, 'b', 'sell', '101', '2'));
     k.event(placed(12, 'c', 'buy', '98', '3')); // after the read: applied
     expect(k.book('BTC-PERP')).toBeNull();
     answer({ market: 'BTC-PERP', seq: 11, bids: [['99', '1']], asks: [['101', '2']] });
-    await new Promise((r) => setTimeout(r, 5));
+    await eventually(() => rebuilt.length > 0, { what: 'the book seeded' });
     expect(rebuilt).toEqual(['BTC-PERP']);
     expect(levels(k, 'buy')).toEqual([
       ['99.0000000000', '1.0000000000', 1],
@@ -64,7 +65,7 @@ describe('BookKeeper', () => {
       logger: silent,
     });
     k.track(['BTC-PERP']);
-    await new Promise((r) => setTimeout(r, 5));
+    await eventually(() => k.book('BTC-PERP') !== null, { what: 'the book seeded' });
     expect(k.reconcile({ market: 'BTC-PERP', seq: 5, bids: [['99', '1']], asks: [] }, 20)).toBe(false);
     expect(k.reconcile({ market: 'BTC-PERP', seq: 4, bids: [['50', '1']], asks: [] }, 20)).toBe(false); // older poll
     expect(k.reconcile({ market: 'BTC-PERP', seq: 5, bids: [['99', '2']], asks: [['100', '1']] }, 20)).toBe(true);
@@ -76,7 +77,9 @@ describe('BookKeeper', () => {
 
   it('stops seeding a market the engine does not know', async () => {
     let reads = 0;
+    const clock = new VirtualClock();
     const k = new BookKeeper({
+      clock,
       readBook: async () => {
         reads++;
         throw Object.assign(new Error('engine answered HTTP 400 market_unsupported'), { status: 400 });
@@ -87,7 +90,9 @@ describe('BookKeeper', () => {
       logger: silent,
     });
     k.track(['NOPE-PERP']);
-    await new Promise((r) => setTimeout(r, 50));
+    await clock.advance(0); // the seed's first read
+    await eventually(() => k.tracked().length === 0, { what: 'the market dropped' });
+    await clock.advance(60_000); // a minute of the keeper's time: no read again
     expect(reads).toBe(1);
     expect(k.tracked()).toEqual([]);
     k.stop();
@@ -95,7 +100,6 @@ describe('BookKeeper', () => {
 });
 
 describe('BookKeeper seeded order by order from the mirror', () => {
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   const order = (orderId: string, side: 'buy' | 'sell', price: string, remaining: string) => ({ orderId, side, price, remaining });
   const filled = (seq: number, maker: string, taker: string, takerSide: 'buy' | 'sell', price: string, size: string): EngineEvent => ({
     seq, kind: 'engine.order_filled', ts, market: 'BTC-PERP', payload: { matchId: `m${seq}`, price, size, takerSide, takerOrderId: taker, makerOrderId: maker, legs: [] },
@@ -128,7 +132,7 @@ describe('BookKeeper seeded order by order from the mirror', () => {
     k.event(placed(42, 'new', 'buy', '99', '1')); // in the seed already (held, dropped)
     k.event(placed(43, 'c', 'buy', '98', '3')); // after: applied
     position = 43;
-    await sleep(10);
+    await eventually(() => rebuilt.length > 0, { what: 'the book seeded' });
     expect(rebuilt).toEqual(['BTC-PERP']);
     expect(k.source('BTC-PERP')).toBe('orders');
     expect(levels(k, 'buy')).toEqual([
@@ -234,7 +238,8 @@ describe('BookKeeper seeded order by order from the mirror', () => {
     position = 15_715;
     k.reset(2);
     expect(k.book('BTC-PERP')).toBeNull();
-    await sleep(30);
+    const readsBefore = served.length;
+    await eventually(() => served.length >= readsBefore + 2, { what: 'the mirror read twice (the first one judged)' });
     expect(k.book('BTC-PERP')).toBeNull(); // no event of the new history yet: nothing to check the mirror by
     k.event(placed(3, 'x', 'buy', '50', '1'));
     await judged(mirrorEvent);

@@ -9,6 +9,7 @@ import { Registry } from 'prom-client';
 import { BookStream } from '../../../src/stream/book-stream.js';
 import { bookViewSpec } from '../../../src/stream/book-subscription.js';
 import { bookViewOf } from '../../../src/stream/book-views.js';
+import { eventually } from '../../support/eventually.js';
 
 const A = `alice::${'a'.repeat(64)}`;
 const B = `bob::${'b'.repeat(64)}`;
@@ -128,7 +129,7 @@ describe('subscriber index', () => {
     });
     const viewSub = (depth: string | null, group: string | null) => ({ kinds: new Set(['orderbook.delta', 'orderbook.snapshot']), markets: new Set(MARKETS), book: bookViewSpec(depth, group) }) as unknown as Subscription;
     for (const [depth, group] of VIEWS) books.snapshot(viewSub(depth, group));
-    await new Promise((r) => setTimeout(r, 10));
+    await eventually(() => made.filter((f) => f.kind === 'orderbook.snapshot' && bookViewOf(f)).length === VIEWS.length * MARKETS.length, 'every view seeded');
     // Each event a group of its own, ended as the runtime ends it (LiveFeature.endOfBatch).
     MARKETS.forEach((market, i) => {
       books.event({ seq: 2 + i, kind: 'engine.order_placed', ts: '2026-11-25T00:00:00.000Z', market, party: A, payload: { order: { orderId: `o${i}`, side: 'buy', type: 'limit', tif: 'gtc', price: '100', size: '2', filledSize: '0', status: 'open' } } });
