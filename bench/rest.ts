@@ -63,7 +63,8 @@ const FILLS = Number(process.env.BENCH_REST_FILLS ?? sized(300_000, 5_000));
 const ROUNDS = Number(process.env.BENCH_REST_ROUNDS ?? sized(2, 1));
 const PARTIES = Number(process.env.BENCH_REST_PARTIES ?? sized(500, 20));
 const SECONDS = Number(process.env.BENCH_REST_SECONDS ?? sized(5, 1));
-const CONNECTIONS = Number(process.env.BENCH_REST_CONNECTIONS ?? 16);
+// A short run: 4 connections (its loads are 2 requests a connection; pgbench then opens 4 backends, not 16).
+const CONNECTIONS = Number(process.env.BENCH_REST_CONNECTIONS ?? sized(16, 4));
 
 
 
