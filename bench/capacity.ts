@@ -19,7 +19,7 @@
 // the real app; bench/stream-bare.ts), and BENCH_CAPACITY_PROCS client processes per server
 // (bench/stream-clients.ts), each with its own file limit. BENCH_CAPACITY_PROF=<dir>: the gateway
 // writes a V8 CPU profile there when its size is done.
-import { sized } from './short.js';
+import { shortCheck, sized } from './short.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { request } from 'undici';
@@ -34,9 +34,9 @@ const env = (name: string, fallback: string) => process.env[name] || fallback;
 
 const SIZES = env('BENCH_CAPACITY_CLIENTS', sized('5000,10000,max', '200')).split(',');
 const PROCS = Number(env('BENCH_CAPACITY_PROCS', sized('4', '1')));
-const IDLE_S = Number(env('BENCH_CAPACITY_IDLE_S', sized('65', '2')));
+const IDLE_S = Number(env('BENCH_CAPACITY_IDLE_S', sized('65', '1')));
 const FILLS_PER_S = Number(env('BENCH_CAPACITY_FILLS_PER_S', '2'));
-const SECONDS = Number(env('BENCH_CAPACITY_SECONDS', sized('10', '2')));
+const SECONDS = Number(env('BENCH_CAPACITY_SECONDS', sized('10', '1')));
 const ROUNDS = Number(env('BENCH_CAPACITY_ROUNDS', sized('6', '1')));
 const OVER = Number(env('BENCH_CAPACITY_OVER', '500'));
 const PROF = process.env.BENCH_CAPACITY_PROF;
@@ -133,9 +133,9 @@ async function start(kind: Kind, asked: number | 'max'): Promise<Side> {
   const server = kind === 'gateway' ? child('./stream-gateway.ts', source, {}, flags) : child('./stream-bare.ts', source, { BENCH_BARE_KINDS: 'trade' });
   const { url } = await ask<{ url: string }>(server);
   const http = url.replace(/^ws/, 'http').replace(/\/v1\/stream$|\/$/, '');
-  await sleep(1_000); // connected to the source
+  await sleep(sized(1_000, 500)); // connected to the source
   source.emit(10); // warm: the paths of a frame have run once
-  await sleep(500);
+  await sleep(sized(500, 200));
   const limit = kind === 'gateway' ? await metric(http, 'bff_ws_connection_limit') : null;
   const n = asked === 'max' ? (limit ?? Number(env('BENCH_CAPACITY_MAX', '19000'))) : asked;
   const clients: ChildProcess[] = [];
@@ -148,6 +148,7 @@ async function start(kind: Kind, asked: number | 'max'): Promise<Side> {
   );
   const refused: Record<string, number> = {};
   for (const c of connected) for (const [k, v] of Object.entries(c.refused)) refused[k] = (refused[k] ?? 0) + v;
+  shortCheck(`${kind}, ${n} clients`, { 'not opened': n - connected.reduce((s, c) => s + c.open, 0) });
   return { kind, source, server, clients, url, http, asked: n, open: connected.reduce((s, c) => s + c.open, 0), refused, before, rounds: [] };
 }
 
@@ -157,11 +158,12 @@ async function round(side: Side): Promise<Round> {
   const cpu0 = await ask<ServerReport>(side.server, { cmd: 'report' });
   const t0 = Date.now();
   const fills = await emitAtRate(side.source, FILLS_PER_S, SECONDS * 1000);
-  await sleep(2_000); // the last frames arrive
+  await sleep(sized(2_000, 500)); // the last frames arrive
   const cpu1 = await ask<ServerReport>(side.server, { cmd: 'report' });
   const wall = Date.now() - t0;
   const samples = (await Promise.all(side.clients.map((c) => ask<number[]>(c, { cmd: 'samples' })))).flat().sort((a, b) => a - b);
   const reports = await Promise.all(side.clients.map((c) => ask<{ open: number; received: number }>(c, { cmd: 'report' })));
+  shortCheck(`${side.kind}, latency round`, { 'no frame received': reports.reduce((s, r) => s + r.received, 0) > 0 ? 0 : 1, 'no latency sample': samples.length > 0 ? 0 : 1 });
   return {
     fills,
     expected: fills * reports.reduce((s, r) => s + r.open, 0),
@@ -218,7 +220,7 @@ async function size(asked: number | 'max'): Promise<[Side, Side]> {
     p = await start('plain ws', g.asked);
     const sides = [g, p];
     const reports = () => Promise.all(sides.map((s) => ask<ServerReport>(s.server, { cmd: 'report' })));
-    await sleep(5_000);
+    await sleep(sized(5_000, 500));
     [g.idle, p.idle] = await reports();
     await sleep((IDLE_S * 1000) / 2);
     [g.idleMid, p.idleMid] = await reports();
@@ -230,7 +232,7 @@ async function size(asked: number | 'max'): Promise<[Side, Side]> {
   } finally {
     if (p) await stopSide(p);
     await stopSide(g);
-    await sleep(1_000);
+    await sleep(sized(1_000, 100));
   }
 }
 

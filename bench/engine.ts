@@ -7,7 +7,7 @@
  *   2. SSE delivery: a live reader during the order run, then a full replay from seq 0.
  * Prints JSON and writes the block between the engine-bench markers of docs/performance.md.
  */
-import { sized } from './short.js';
+import { SAMPLE_MS, shortCheck, sized } from './short.js';
 import { writeDocsFile } from './docs-block.js';
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
@@ -193,6 +193,7 @@ async function measureOnce(): Promise<any> {
           connections: CONNECTIONS,
           pipelining: PIPELINING,
           amount: ORDERS,
+          sampleInt: SAMPLE_MS,
           method: 'POST',
           requests: [
             {
@@ -226,6 +227,7 @@ async function measureOnce(): Promise<any> {
     replay.abort();
 
     const orderSeconds = runSeconds; // first request to last response
+    shortCheck('signed orders', { non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts, 'replayed events': replayRes.events > 0 ? 0 : 1 });
     const out = {
       machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version },
       orders: {

@@ -25,7 +25,7 @@
  * Target: batch within 1.2× of the floor.
  * Writes the block between the batch-bench markers of docs/performance.md.
  */
-import { sized } from './short.js';
+import { SHORT, shortFigure, sized } from './short.js';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -168,7 +168,7 @@ async function batchReady(pool: Pool, s: Session, label: string): Promise<void> 
     await r.body.dump();
     if (r.statusCode === 200) return;
     if (Date.now() > until) throw new Error(`${label}: a batch is still answered ${r.statusCode}`);
-    await new Promise((res) => setTimeout(res, 1_000));
+    await new Promise((res) => setTimeout(res, sized(1_000, 200)));
   }
 }
 
@@ -208,7 +208,9 @@ async function main(): Promise<void> {
   const redis = WITH_REDIS ? await startRedis() : null;
   const redisGwPort = await freePort();
   const redisGwUrl = `http://127.0.0.1:${redisGwPort}`;
-  const redisGateway = redis ? spawnTs('src/main.ts', gatewayEnv(redisGwPort, { REDIS_URL: redis.url, REDIS_PREFIX: 'bench:' })) : null;
+  // A short run narrows this gateway's signing window to 10 s: on its fresh Redis it refuses
+  // signatures for one window (batchReady), which was most of a short run's time with the 30 s default.
+  const redisGateway = redis ? spawnTs('src/main.ts', gatewayEnv(redisGwPort, { REDIS_URL: redis.url, REDIS_PREFIX: 'bench:', ...(SHORT ? { SIGNATURE_WINDOW_MS: '10000' } : {}) })) : null;
   const baselinePort = await freePort();
   const baselineUrl = `http://127.0.0.1:${baselinePort}`;
   // A Redis of its own, so each Redis's commands per batch are one gateway's.
@@ -263,7 +265,7 @@ async function main(): Promise<void> {
               ? batch(baselinePool, sBase, orders)
               : serial(gatewayPool, s, orders);
     // Warm-up: connections (the gateways' 50 to the engine), JIT.
-    for (let i = 0; i < 3; i++) for (const way of ways) await run(way, await presign(sessionOf(way), N));
+    for (let i = 0; i < sized(3, 1); i++) for (const way of ways) await run(way, await presign(sessionOf(way), N));
 
     /** The phase's rounds over the main ways, then (with Redis) over the fleet ways, as one row of results. */
     const phase = async (name: PhaseResult['name'], placement: string): Promise<PhaseResult> => {
@@ -334,6 +336,11 @@ async function main(): Promise<void> {
       for (const p of [gateway, redisGateway, baseline, redis?.proc, baselineRedis?.proc]) if (p) pin(p.pid, '1');
       pin(process.pid, '1');
       phases.push(await phase('pinned', 'engine (all threads) on CPU 0; bench client, gateways and Redis on CPU 1'));
+    }
+    for (const p of phases) {
+      shortFigure(`${p.name} batch / floor`, p.ratio.median);
+      if (redisGateway) shortFigure(`${p.name} Redis batch / floor`, p.redisRatio?.median);
+      if (redis) shortFigure(`${p.name} Redis script calls per batch`, p.redisCommandsPerBatch.redis);
     }
     const result = {
       rounds: ROUNDS,

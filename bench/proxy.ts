@@ -24,7 +24,7 @@
  * each), so a drift of the shared machine's load hits both sides alike.
  * Prints JSON and writes the block between the proxy-bench markers of docs/performance.md.
  */
-import { sized } from './short.js';
+import { SAMPLE_MS, shortCheck, shortFigure, sized } from './short.js';
 import { writeDocsFile } from './docs-block.js';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
@@ -65,7 +65,7 @@ function autocannon(opts: Record<string, unknown>): Promise<Run> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     let last = t0;
-    const instance = autocannonCb(opts, (err, result) => (err ? reject(err) : resolve({ result, seconds: (last - t0) / 1000 })));
+    const instance = autocannonCb({ sampleInt: SAMPLE_MS, ...opts }, (err, result) => (err ? reject(err) : resolve({ result, seconds: (last - t0) / 1000 })));
     instance.on('response', () => {
       last = performance.now();
     });
@@ -73,9 +73,11 @@ function autocannon(opts: Record<string, unknown>): Promise<Run> {
 }
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const ORDERS = Number(process.env.BENCH_PROXY_ORDERS ?? sized(20_000, 1_000));
-const READS = Number(process.env.BENCH_PROXY_READS ?? sized(30_000, 1_500));
-const PROBE = Number(process.env.BENCH_PROXY_PROBE ?? sized(2_000, 200));
+const ORDERS = Number(process.env.BENCH_PROXY_ORDERS ?? sized(20_000, 64));
+const READS = Number(process.env.BENCH_PROXY_READS ?? sized(30_000, 64));
+const PROBE = Number(process.env.BENCH_PROXY_PROBE ?? sized(2_000, 20));
+/** Warm-up loads (a short run: one round of the connections each). */
+const WARM = sized({ book: 3000, orders: 2000, settle: 2000 }, { book: 32, orders: 32, settle: 16 });
 const CONNECTIONS = Number(process.env.BENCH_PROXY_CONNECTIONS ?? 16);
 /** Seconds to wait for the 1-minute load average to fall below LOAD_OK before measuring. */
 const WAIT_S = Number(process.env.BENCH_PROXY_WAIT_S ?? sized(60, 0));
@@ -259,6 +261,7 @@ async function main(): Promise<void> {
   const engineUrl = `http://127.0.0.1:${enginePort}`;
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   const loadAtStart = await waitForQuietMachine();
+  const startedAt = performance.now();
   const engine = spawnTs('sandbox/engine/main.ts', { ENGINE_PORT: String(enginePort), ENGINE_ADMIN_TOKEN: TOKEN, ENGINE_RETENTION: '2000000', ENGINE_TICK_MS: '1000', ENGINE_COMMIT_MS: '5000' });
   // No DATABASE_URL and no admin token: the gateway runs only its proxy (no SSE bridge, no poller).
   const gatewayEnv = (port: number, sharedReads: boolean) => ({
@@ -280,6 +283,7 @@ async function main(): Promise<void> {
     await waitHealthy(engineUrl);
     await waitHealthy(gatewayUrl);
     await waitHealthy(aloneUrl);
+    console.error(`[bench:proxy] engine and gateways answering after ${Math.round(performance.now() - startedAt)} ms`);
     const parties: Party[] = await Promise.all(
       Array.from({ length: PARTIES }, async (_, i) => {
         const k = keyPair();
@@ -293,12 +297,13 @@ async function main(): Promise<void> {
     );
 
     // Warm-up of both paths (JIT, connection pools), not measured.
-    await loadBook(engineUrl, 3000);
-    await loadBook(gatewayUrl, 3000);
-    await loadBook(aloneUrl, 3000);
-    await loadOrders(engineUrl, presign(parties, 2000));
-    await loadOrders(gatewayUrl, presign(parties, 2000));
+    await loadBook(engineUrl, WARM.book);
+    await loadBook(gatewayUrl, WARM.book);
+    await loadBook(aloneUrl, WARM.book);
+    await loadOrders(engineUrl, presign(parties, WARM.orders));
+    await loadOrders(gatewayUrl, presign(parties, WARM.orders));
 
+    console.error(`[bench:proxy] warmed up after ${Math.round(performance.now() - startedAt)} ms`);
     const results = [];
     for (const place of placements) {
       if (hasTaskset) {
@@ -307,7 +312,7 @@ async function main(): Promise<void> {
         pin(gatewayAlone.pid, place.gateway);
         pin(process.pid, place.loadGenerator);
       }
-      await loadBook(gatewayUrl, 2000); // settle after the move
+      await loadBook(gatewayUrl, WARM.settle); // settle after the move
       const load1m = Number(loadavg()[0]!.toFixed(2));
       const abba = async (direct: () => Promise<Run>, viaGateway: () => Promise<Run>, gw = gateway) => {
         const d1 = await measured(direct, gw, engine);
@@ -336,6 +341,11 @@ async function main(): Promise<void> {
         return probe(base, (i) => ({ method: 'POST', path: '/v1/orders', ...reqs[i]! }), PROBE);
       };
       const ordersProbe = { direct: await orderProbe(engineUrl), gateway: await orderProbe(gatewayUrl) };
+      for (const [call, x] of Object.entries({ book, bookAlone, orders })) {
+        for (const side of ['direct', 'gateway'] as const) shortCheck(`${place.name} ${call} ${side}`, { non2xx: x[side].non2xx, errors: x[side].errors, 'requests/s missing': x[side].requestsPerSec > 0 ? 0 : 1 });
+        shortFigure(`${place.name} ${call} throughput ratio`, ratio(x.gateway, x.direct));
+      }
+      console.error(`[bench:proxy] ${place.name} measured after ${Math.round(performance.now() - startedAt)} ms`);
       results.push({
         placement: place,
         loadAverage1m: load1m,

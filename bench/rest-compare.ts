@@ -5,8 +5,10 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createRequire } from 'node:module';
 import postgres from 'postgres';
 import { hasTaskset, stopWithBench } from './processes.js';
+import { SAMPLE_MS, SHORT, perSecond } from './short.js';
 
 /** CPU of the servers, CPU of the load generator (null: no taskset, nothing pinned). */
 export const PIN = hasTaskset() ? { server: '1', load: '0' } : null;
@@ -36,10 +38,26 @@ export interface LoadResult {
   errors: number;
 }
 
-/** autocannon (its CLI, in its own process on the load CPU) against one URL. */
+type AutocannonJson = { requests: { average: number; total: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number };
+const autocannonRun = createRequire(import.meta.url)('autocannon') as (opts: Record<string, unknown>) => Promise<AutocannonJson>;
+/** Requests per load in a short run (a whole number of rounds of the connections). */
+const SHORT_AMOUNT = 2;
+let cliChecked = false;
+
+/**
+ * autocannon (its CLI, in its own process on the load CPU) against one URL. A short run sends
+ * `connections` × 2 requests instead of `seconds` of load, and runs the CLI only for its first load
+ * (the path is checked once): a CLI process took about 1 s to start on the loaded machine, and a
+ * short bench:rest makes about 60 loads; the others run in this process.
+ */
 export function load(root: string, url: string, connections: number, seconds: number): Promise<LoadResult> {
+  if (SHORT && cliChecked) {
+    return autocannonRun({ url, connections, amount: connections * SHORT_AMOUNT, sampleInt: SAMPLE_MS }).then((r) => loadResult(r));
+  }
+  cliChecked = true;
   const bin = join(root, 'node_modules', 'autocannon', 'autocannon.js');
-  const [cmd, args] = pinned(PIN?.load, process.execPath, [bin, '-c', String(connections), '-d', String(seconds), '--json', url]);
+  const length = SHORT ? ['-a', String(connections * SHORT_AMOUNT), '-L', String(SAMPLE_MS)] : ['-d', String(seconds)];
+  const [cmd, args] = pinned(PIN?.load, process.execPath, [bin, '-c', String(connections), ...length, '--json', url]);
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
@@ -47,13 +65,16 @@ export function load(root: string, url: string, connections: number, seconds: nu
     child.on('error', reject);
     child.on('exit', () => {
       try {
-        const r = JSON.parse(out) as { requests: { average: number; total: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number };
-        resolve({ requestsPerSec: Math.round(r.requests.average), total: r.requests.total, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors });
+        resolve(loadResult(JSON.parse(out) as AutocannonJson));
       } catch (err) {
         reject(new Error(`autocannon gave no result for ${url}: ${String(err)}`));
       }
     });
   });
+}
+
+function loadResult(r: AutocannonJson): LoadResult {
+  return { requestsPerSec: Math.round(perSecond(r.requests.average)), total: r.requests.total, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
 }
 
 /** The pgbench of the installed PostgreSQL (PGBENCH overrides), or null. */
@@ -87,7 +108,8 @@ export function pgbench(bin: string, url: string, statement: string, clients: nu
   const u = new URL(url);
   const schema = u.searchParams.get('search_path') ?? 'public';
   const [cmd, args] = pinned(PIN?.load, bin, [
-    '-n', '-M', 'prepared', '-c', String(clients), '-j', '1', '-T', String(seconds), '-f', file,
+    // A short run: 2 transactions per client instead of `seconds` (pgbench's -T is whole seconds).
+    '-n', '-M', 'prepared', '-c', String(clients), '-j', '1', ...(SHORT ? ['-t', '2'] : ['-T', String(seconds)]), '-f', file,
     '-l', `--log-prefix=${join(dir, 'log')}`,
     '-h', u.hostname, '-p', u.port || '5432', '-U', decodeURIComponent(u.username || 'postgres'), u.pathname.slice(1) || 'postgres',
   ]);

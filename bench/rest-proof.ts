@@ -7,6 +7,7 @@
  * block between the proof-bench markers of docs/performance.md. `BENCH_REST_ONLY=proof` runs only this.
  */
 import { writeDocsFile } from './docs-block.js';
+import { perSecond, SAMPLE_MS, shortCheck, sized } from './short.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -22,6 +23,7 @@ interface AutocannonResult {
   requests: { average: number };
   latency: { p50: number; p99: number };
   non2xx: number;
+  errors: number;
 }
 const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record<string, unknown>) => Promise<AutocannonResult>;
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -38,7 +40,7 @@ export async function proofBench(server: string, seconds: number, connections: n
   let gateway: ChildProcess | undefined;
   try {
     await migrate(sql);
-    await seed(sql, { seed: 20, parties: 3, fills: 6_000, batchEvery: 150 });
+    await seed(sql, { seed: 20, parties: 3, fills: sized(6_000, 1_500), batchEvery: 150 });
     await sql`ANALYZE`;
     const [batch] = await sql<Array<{ party: string; userSeq: number; eventCount: number }>>`
       SELECT party, user_seq::int AS "userSeq", event_count AS "eventCount" FROM user_batches
@@ -61,7 +63,7 @@ export async function proofBench(server: string, seconds: number, connections: n
     // `connections` at a time; their rate is the cost of making a proof.
     const others = await sql<Array<{ party: string; userSeq: number }>>`
       SELECT party, user_seq::int AS "userSeq" FROM user_batches WHERE batch_num IS NOT NULL
-      AND NOT (party = ${batch!.party} AND user_seq = ${batch!.userSeq}) ORDER BY batch_num, party LIMIT 400`;
+      AND NOT (party = ${batch!.party} AND user_seq = ${batch!.userSeq}) ORDER BY batch_num, party LIMIT ${sized(400, connections)}`;
     const coldStart = performance.now();
     let coldEvents = 0;
     let next = 0;
@@ -69,21 +71,25 @@ export async function proofBench(server: string, seconds: number, connections: n
       Array.from({ length: connections }, async () => {
         while (next < others.length) {
           const b = others[next++]!;
-          const body = (await (await fetch(`${base}/v1/users/${b.party}/user-batches/${b.userSeq}/proof`)).json()) as { events: unknown[] };
+          const res = await fetch(`${base}/v1/users/${b.party}/user-batches/${b.userSeq}/proof`);
+          shortCheck(`first proof of ${b.party} ${b.userSeq}`, { 'not 200': res.status === 200 ? 0 : 1 });
+          const body = (await res.json()) as { events: unknown[] };
           coldEvents += body.events.length;
         }
       }),
     );
     const cold = { n: others.length, rps: Math.round(others.length / ((performance.now() - coldStart) / 1000)), events: Math.round(coldEvents / Math.max(1, others.length)) };
     console.error(`first answers: ${cold.n} batches (${cold.events} events on average) at ${cold.rps} req/s`);
-    for (const [, path] of reads) await autocannon({ url: base + path, connections: 4, amount: 300 });
+    for (const [, path] of reads) await autocannon({ url: base + path, connections: 4, amount: sized(300, 4), sampleInt: SAMPLE_MS });
     const results: Array<{ name: string; rps: number; p50: number; p99: number; non2xx: number }> = [];
     // Alternate floor and proof twice, best of each, so a change of load hits both alike.
-    for (let round = 0; round < 2; round++) {
+    // A short run: one round of `connections` × 2 requests each.
+    for (let round = 0; round < sized(2, 1); round++) {
       for (const [name, path] of reads) {
-        const r = await autocannon({ url: base + path, connections, duration: seconds });
+        const r = await autocannon({ url: base + path, connections, sampleInt: SAMPLE_MS, ...sized({ duration: seconds }, { amount: connections * 2 }) });
+        shortCheck(name, { non2xx: r.non2xx, errors: r.errors });
         const prev = results.find((x) => x.name === name);
-        const row = { name, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx };
+        const row = { name, rps: Math.round(perSecond(r.requests.average)), p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx };
         if (!prev) results.push(row);
         else if (row.rps > prev.rps) Object.assign(prev, row);
         console.error(`${name}: ${row.rps} req/s p50 ${row.p50} ms p99 ${row.p99} ms non2xx ${row.non2xx}`);

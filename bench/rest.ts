@@ -24,7 +24,7 @@
  * measure, e.g. `events,status=mismatch`; docs/performance.md is then left alone),
  * BENCH_CPU_PROF=<dir> (every server writes a CPU profile there when it stops).
  */
-import { sized } from './short.js';
+import { SAMPLE_MS, shortCheck, sized } from './short.js';
 import { writeDocsFile } from './docs-block.js';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -63,7 +63,8 @@ const FILLS = Number(process.env.BENCH_REST_FILLS ?? sized(300_000, 5_000));
 const ROUNDS = Number(process.env.BENCH_REST_ROUNDS ?? sized(2, 1));
 const PARTIES = Number(process.env.BENCH_REST_PARTIES ?? sized(500, 20));
 const SECONDS = Number(process.env.BENCH_REST_SECONDS ?? sized(5, 1));
-const CONNECTIONS = Number(process.env.BENCH_REST_CONNECTIONS ?? 16);
+// A short run: 4 connections (its loads are 2 requests a connection; pgbench then opens 4 backends, not 16).
+const CONNECTIONS = Number(process.env.BENCH_REST_CONNECTIONS ?? sized(16, 4));
 
 
 
@@ -150,19 +151,6 @@ async function main(): Promise<void> {
       ENGINE_BASE_URL: 'http://127.0.0.1:9',
       ...extra,
     });
-    const servers: Array<{ id: Server; base: string; pid: number | undefined }> = [];
-    for (const id of ['gateway', 'alone', 'bare', 'peer'] as const) {
-      const port = await freePort();
-      const child =
-        id === 'peer'
-          ? startServer(ROOT, 'bench/rest-peer.ts', { PORT: String(port), DATABASE_URL: url, DB_POOL_MAX: '16' })
-          : startServer(ROOT, 'src/main.ts', gatewayEnv(port, id === 'alone' ? { LIST_SHARED_READS: 'false' } : id === 'bare' ? { LIST_SHARED_READS: 'false', LIST_ROW_CACHE_BYTES: '0' } : {}));
-      children.push(child);
-      servers.push({ id, base: `http://127.0.0.1:${port}`, pid: child.pid });
-    }
-    for (const s of servers) await waitHealthy(s.base);
-    const base = servers[0]!.base;
-
     const party = seeded.parties[7]!;
     const mid = Math.floor(seeded.maxSeq / 2);
     // The list reads the peer serves too, each with the gateway query function behind it (for pgbench).
@@ -198,12 +186,31 @@ async function main(): Promise<void> {
       lists.splice(0, lists.length, ...keep(lists));
       reads.splice(0, reads.length, ...keep(reads));
     }
+    const servers: Array<{ id: Server; base: string; pid: number | undefined }> = [];
+    // Only the gateway when no list read is measured (BENCH_REST_ONLY naming other reads; bench:tracing's
+    // short run): the other servers serve the list comparisons alone.
+    for (const id of lists.length > 0 ? (['gateway', 'alone', 'bare', 'peer'] as const) : (['gateway'] as const)) {
+      const port = await freePort();
+      const child =
+        id === 'peer'
+          ? startServer(ROOT, 'bench/rest-peer.ts', { PORT: String(port), DATABASE_URL: url, DB_POOL_MAX: '16' })
+          : startServer(ROOT, 'src/main.ts', gatewayEnv(port, id === 'alone' ? { LIST_SHARED_READS: 'false' } : id === 'bare' ? { LIST_SHARED_READS: 'false', LIST_ROW_CACHE_BYTES: '0' } : {}));
+      children.push(child);
+      servers.push({ id, base: `http://127.0.0.1:${port}`, pid: child.pid });
+    }
+    for (const s of servers) await waitHealthy(s.base);
+    const base = servers[0]!.base;
+
     const queries = only ? [] : await timeQueries(url, startMs + seeded.maxSeq * 250);
     // Warm the pools and plan caches of every server before measuring (not the claim index: its first build is a row).
-    for (const s of servers) for (const [, path] of lists) await autocannon({ url: s.base + path, connections: 4, amount: 200 });
+    const warm = async (url: string, amount: number) => {
+      const r = await autocannon({ url, connections: 4, amount: sized(amount, 4), sampleInt: SAMPLE_MS });
+      shortCheck(`warm-up ${url}`, { non2xx: r.non2xx, errors: r.errors });
+    };
+    for (const s of servers) for (const [, path] of lists) await warm(s.base + path, 200);
     for (const [name, path] of reads) {
       if (name.includes('first request') || path.includes('/verifications/')) continue;
-      await autocannon({ url: base + path, connections: 4, amount: path.startsWith('/v1/candles') ? 20 : 200 });
+      await warm(base + path, path.startsWith('/v1/candles') ? 20 : 200);
     }
 
     const pgbenchBin = findPgbench();
@@ -223,6 +230,10 @@ async function main(): Promise<void> {
       const statement = await captureStatement(url, query);
       const floor = pgbenchBin ? pgbench(pgbenchBin, url, statement, CONNECTIONS, SECONDS) : null;
       const row = { name, path, gateway: mean(runs.gateway), alone: mean(runs.alone), bare: mean(runs.bare), peer: mean(runs.peer), pgbench: floor, statement };
+      for (const id of ['gateway', 'alone', 'bare', 'peer'] as const) {
+        shortCheck(`${name}, ${id}`, { non2xx: row[id].non2xx, errors: row[id].errors, 'requests/s missing': row[id].requestsPerSec > 0 ? 0 : 1, 'CPU per request missing': row[id].cpuMs === undefined ? 1 : 0 });
+      }
+      if (pgbenchBin) shortCheck(`${name}, pgbench`, { 'no result': floor ? 0 : 1 });
       comparisons.push(row);
       console.error(`${name}: gateway ${row.gateway.requestsPerSec} p99 ${row.gateway.p99} (alone ${row.alone.requestsPerSec} p99 ${row.alone.p99}, ${row.alone.cpuMs} ms CPU; nothing kept ${row.bare.requestsPerSec} p99 ${row.bare.p99}) peer ${row.peer.requestsPerSec} p99 ${row.peer.p99} (${row.peer.cpuMs} ms CPU) pgbench ${floor?.tps} tps p99 ${floor?.p99}`);
     }
@@ -231,6 +242,7 @@ async function main(): Promise<void> {
       const first = name.includes('first request');
       const r = first ? await timedOnce(base + path) : await load(ROOT, base + path, CONNECTIONS, SECONDS);
       results.push({ name, path, ...r });
+      shortCheck(name, { non2xx: r.non2xx, errors: r.errors });
       console.error(`${name}: ${r.requestsPerSec} req/s p50 ${r.p50} ms p99 ${r.p99} ms non2xx ${r.non2xx}`);
     }
     const report = {

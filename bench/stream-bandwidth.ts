@@ -12,7 +12,7 @@
  * messages per second per client, and the gateway's CPU (from /proc) per second of the run.
  * Writes the block between the bandwidth-bench markers of docs/performance.md.
  */
-import { sized } from './short.js';
+import { shortCheck, sized } from './short.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -25,7 +25,7 @@ import { GatewayClient, localParty } from '../packages/client/src/index.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLIENTS = Number(process.env.BENCH_BW_CLIENTS ?? sized(20, 5));
-const SECONDS = Number(process.env.BENCH_BW_SECONDS ?? sized(8, 2));
+const SECONDS = Number(process.env.BENCH_BW_SECONDS ?? sized(8, 0.6));
 const TOKEN = 'bench-bw-token';
 
 function spawnTs(script: string, env: Record<string, string>): ChildProcess {
@@ -82,7 +82,7 @@ async function main(): Promise<void> {
       }
     };
     const load = single();
-    await new Promise((r) => setTimeout(r, 2_000)); // a book with levels first
+    await new Promise((r) => setTimeout(r, sized(2_000, 1_000))); // a book with levels first
     const tcp = (ws: WebSocket) => (ws as unknown as { _socket: Socket })._socket;
     const openClients = (query: string, n: number) =>
       Promise.all(
@@ -96,7 +96,7 @@ async function main(): Promise<void> {
           }),
         ),
       );
-    const settle = () => new Promise((r) => setTimeout(r, 500));
+    const settle = () => new Promise((r) => setTimeout(r, sized(500, 300)));
 
     // Bytes: every way at once, over the same window of the same book.
     const all = await Promise.all(WAYS.map((w) => openClients(w.query, CLIENTS)));
@@ -137,6 +137,7 @@ async function main(): Promise<void> {
         gatewayCpuMsPerSec: Math.round(cpu - idle),
       });
     }
+    for (const r of results) shortCheck(`bandwidth, ${r.way}`, { 'no message': r.messagesPerSecPerClient > 0 ? 0 : 1, 'no byte': r.bytesPerSecPerClient > 0 ? 0 : 1 });
     const ordersPerSec = Math.round(placed / ((performance.now() - started) / 1000));
     quoting = false;
     await load;

@@ -11,7 +11,7 @@
 // (started through `taskset`: every thread of it), the engine (this process) and both client processes on cpu 0.
 // BENCH_BOOK_PIN=0, or a machine without taskset or with one core: nothing pinned, all share both.
 // Results go between the book-bench markers of docs/performance.md.
-import { sized } from './short.js';
+import { shortCheck, sized } from './short.js';
 import { writeDocsFile } from './docs-block.js';
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -26,7 +26,7 @@ if (process.argv.includes('--pipeline-only')) {
 }
 
 const CLIENTS = Number(process.env.BENCH_BOOK_CLIENTS ?? sized(1000, 50));
-const SECONDS = Number(process.env.BENCH_BOOK_SECONDS ?? sized(10, 2));
+const SECONDS = Number(process.env.BENCH_BOOK_SECONDS ?? sized(10, 1));
 const ORDERS_PER_S = 100;
 /** CPU of the server under test, CPU of the engine and the clients; null: nothing pinned. */
 const PIN = process.env.BENCH_BOOK_PIN !== '0' && cpus().length >= 2 && hasTaskset() ? { server: '1', rest: '0' } : null;
@@ -147,6 +147,7 @@ async function phase(target: string): Promise<{ p50: number; p99: number; max: n
   await Promise.all([ask(load, { cmd: 'closeAll' }), ask(probe, { cmd: 'closeAll' })]);
   const lat = rp.samples.flatMap((s) => latencies(s, from, to)).sort((a, b) => a - b);
   const pct = (p: number) => lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))] ?? 0;
+  shortCheck(`book frames, ${target}`, { 'timed frames': lat.length > 0 ? 0 : 1, 'clients not connected': CLIENTS - open });
   return {
     p50: pct(50),
     p99: pct(99),

@@ -8,7 +8,7 @@
 // held, idle memory per connection, latency, deliveries/s; server CPU. And the platform's floor
 // (bench/stream-floor.ts): the same latency for plain TCP writes to as many loopback sockets.
 // Results go between the stream-bench markers of docs/performance.md.
-import { sized } from './short.js';
+import { shortCheck, sized } from './short.js';
 import { writeDocsFile } from './docs-block.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync, existsSync } from 'node:fs';
@@ -194,10 +194,11 @@ async function waitQuiet(clients: ChildProcess, expected: number, timeoutMs: num
   const until = Date.now() + timeoutMs;
   let r = await ask<ClientReport>(clients, { cmd: 'report' });
   let prev = -1;
-  // Until everything arrived, or nothing new for 1 s after the first frame (or 20 s before it).
+  // Until everything arrived, or nothing new for 1 s after the first frame (or 20 s before it); a
+  // short run polls every 200 ms (it usually ends on everything arrived, a poll after the last frame).
   while (r.received < expected && Date.now() < until && (r.received !== prev || (r.received === 0 && Date.now() < until - 100_000))) {
     prev = r.received;
-    await sleep(1_000);
+    await sleep(sized(1_000, 200));
     r = await ask<ClientReport>(clients, { cmd: 'report' });
   }
   return r;
@@ -225,6 +226,7 @@ async function burst(server: ChildProcess, clients: ChildProcess, n: number, eve
   const cpu1 = await ask<ServerReport>(server, { cmd: 'report' });
   const wall = Math.max(1, r.lastAt - t0);
   const cpuMs = cpu1.cpuUserMs + cpu1.cpuSystemMs - cpu0.cpuUserMs - cpu0.cpuSystemMs;
+  shortCheck(`burst of ${events} to ${n} clients`, { 'frames received': r.received > 0 ? 0 : 1 });
   return { clients: n, deliveriesPerS: (r.received / wall) * 1000, delivered: r.received, expected, cpuPct: (cpuMs / wall) * 100 };
 }
 
@@ -233,12 +235,13 @@ async function latencyRun(server: ChildProcess, clients: ChildProcess, eventsPer
   const cpu0 = await ask<ServerReport>(server, { cmd: 'report' });
   const t0 = Date.now();
   await emitAtRate(eventsPerS, ms);
-  await sleep(500);
+  await sleep(TAIL_MS);
   const r = await ask<ClientReport>(clients, { cmd: 'report' });
   const cpu1 = await ask<ServerReport>(server, { cmd: 'report' });
   const wall = Date.now() - t0;
   const cpuMs = cpu1.cpuUserMs + cpu1.cpuSystemMs - cpu0.cpuUserMs - cpu0.cpuSystemMs;
-  return { eventsPerS, deliveriesPerS: (r.received / (wall - 500)) * 1000, latency: r.latencyMs, cpuPct: (cpuMs / wall) * 100, open: r.open, closedAbnormally: r.closedAbnormally };
+  shortCheck(`latency run at ${eventsPerS.toFixed(1)} fills/s`, { 'frames received': r.received > 0 ? 0 : 1, 'closed abnormally': r.closedAbnormally });
+  return { eventsPerS, deliveriesPerS: (r.received / (wall - TAIL_MS)) * 1000, latency: r.latencyMs, cpuPct: (cpuMs / wall) * 100, open: r.open, closedAbnormally: r.closedAbnormally };
 }
 
 /**
@@ -252,7 +255,7 @@ async function steadyCapacity(clients: ChildProcess, n: number, framesPerEvent: 
   await ask(clients, { cmd: 'reset' });
   const t0 = Date.now();
   const before = source.seq;
-  await emitAtRate(offeredPerS, 3_000);
+  await emitAtRate(offeredPerS, STEADY_MS);
   const r = await waitQuiet(clients, n * (source.seq - before) * framesPerEvent, 120_000);
   return (r.received / Math.max(1, r.lastAt - t0)) * 1000;
 }
@@ -286,8 +289,11 @@ const BURST = Number(process.env.BENCH_BURST ?? sized(250, 20));
 const N_SMALL = Number(process.env.BENCH_CLIENTS_SMALL ?? sized(1000, 50));
 const N_LARGE = Number(process.env.BENCH_CLIENTS_LARGE ?? sized(10000, 200));
 /** Events per pipeline stream, and ms of each latency run. */
-const PIPELINE_EVENTS = sized(100_000, 5_000);
-const LATENCY_MS = sized(5_000, 1_000);
+const PIPELINE_EVENTS = sized(100_000, 2_000);
+const LATENCY_MS = sized(5_000, 700); // short: the light load (2 fills/s) still sends one
+/** ms of events offered to find the steady-mode capacity, and ms waited after a latency run's last event. */
+const STEADY_MS = sized(3_000, 500);
+const TAIL_MS = sized(500, 200);
 /** A light, steady load: one fill every 500 ms. */
 const LIGHT_FILLS_PER_S = 2;
 
@@ -398,7 +404,7 @@ const large = await largeRun();
 const FLOOR_BYTES = 700;
 const floors: FloorResult[] = [];
 for (const [n, writers] of [[N_SMALL, 1], [N_LARGE, 1], [N_LARGE, 2]] as const) {
-  const f = await measureFloor(n, writers, FLOOR_BYTES, sized(10, 2), 500);
+  const f = await measureFloor(n, writers, FLOOR_BYTES, sized(10, 2), sized(500, 100));
   floors.push(f);
   console.log(
     `floor, plain TCP, ${n} sockets, ${writers} writer process(es): p50 ${f.p50} ms, p99 ${f.p99} ms; CPU per event: writers ${f.writerCpuMsPerEvent.toFixed(0)} ms, reader ${f.readerCpuMsPerEvent.toFixed(0)} ms`,

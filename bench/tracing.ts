@@ -11,7 +11,7 @@
  * BENCH_PROXY_ORDERS 4000, BENCH_PROXY_READS 6000, BENCH_PROXY_PROBE 500, BENCH_REST_FILLS 50000,
  * BENCH_REST_SECONDS 1).
  */
-import { SHORT as SHORT_RUN, sized } from './short.js';
+import { SHORT as SHORT_RUN, shortCheck, shortFigure, sized } from './short.js';
 import { writeDocsFile } from './docs-block.js';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -23,7 +23,10 @@ import { freePort } from './processes.js';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ROUNDS = Number(process.env.BENCH_TRACING_ROUNDS ?? sized(2, 1));
 /** The proxy and REST benches sized for a tracing round (a short run keeps their own short sizes). */
-const CHILD_SIZES = SHORT_RUN ? {} : {
+// A short run keeps their short sizes and measures a few of the REST reads (one of each kind: a
+// party's, a verification filter, a market, candles) on the gateway alone: the REST rows of this
+// bench are those reads, not the list comparisons against the peer, which bench:rest runs itself.
+const CHILD_SIZES = SHORT_RUN ? { BENCH_REST_ONLY: 'balance,status=pending,/v1/markets/BTC-PERP,interval=1h' } : {
   BENCH_PROXY_ORDERS: '4000',
   BENCH_PROXY_READS: '6000',
   BENCH_PROXY_PROBE: '500',
@@ -96,6 +99,12 @@ async function main(): Promise<void> {
   }
   const sinkTotals = sinkOut ? (JSON.parse(sinkOut) as { exports: number; bytes: number }) : { exports: 0, bytes: 0 };
   const report = summarize(proxy, rest, { loadAtStart, loadAtEnd: load(), sink: sinkTotals });
+  shortCheck('the OTLP sink', { 'no export received': sinkTotals.exports > 0 ? 0 : 1 });
+  for (const side of ['off', 'on'] as const) {
+    for (const call of ['orders', 'bookAlone'] as const) shortFigure(`proxy ${call}, tracing ${side}`, report.proxy[side][call].throughputRatio);
+  }
+  shortCheck('REST reads', { 'none measured': report.rest.rows.length > 0 ? 0 : 1 });
+  for (const row of report.rest.rows) shortCheck(`REST ${row.name} on / off`, { 'not computed': row.ratio > 0 && Number.isFinite(row.ratio) ? 0 : 1 });
   console.log(JSON.stringify(report, null, 2));
   writeDocs(report);
 }

@@ -17,7 +17,7 @@
  * Reports each read's p50/p99 and the ratio of p99 under attack to the baseline p99, with what the
  * attacker got answered; writes the block between the budgets-bench markers of docs/performance.md.
  */
-import { sized } from './short.js';
+import { shortCheck, sized } from './short.js';
 import { writeDocsFile } from './docs-block.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
@@ -36,8 +36,9 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TOKEN = 'bench-admin-token';
 const PHASE_S = Number(process.env.BENCH_BUDGETS_PHASE_S ?? sized(10, 1));
 const DATABASE = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const SOCKETS = 50;
-const PARTIES = 50;
+/** The snapshot attacker's sockets and parties (a short run: 5 and 5; proving 50 parties on each socket took 3.5 s). */
+const SOCKETS = sized(50, 5);
+const PARTIES = sized(50, 5);
 
 interface Party {
   id: string;
@@ -213,7 +214,7 @@ async function phase(name: string, url: string, engine: string, victim: Party, m
   let attacker: { done: Promise<Record<string, number>> } | null = null;
   if (mode) {
     // The snapshot attacker needs a few seconds to make its parties and prove them: it starts first.
-    const setup = mode === 'snapshots' ? 6 : 1;
+    const setup = mode === 'snapshots' ? sized(6, 2) : 1;
     attacker = await runAttacker(mode, url, engine, PHASE_S + setup);
     await new Promise((r) => setTimeout(r, setup * 1000));
   }
@@ -233,7 +234,7 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   try {
     await migrate(sql);
-    await seed(sql, { seed: 3, parties: 50, fills: 50_000 });
+    await seed(sql, { seed: 3, parties: 50, fills: sized(50_000, 2_000) });
     const enginePort = await freePort();
     const engine = `http://127.0.0.1:${enginePort}`;
     children.push(spawnTs('sandbox/engine/main.ts', [], { ENGINE_PORT: String(enginePort), ENGINE_ADMIN_TOKEN: TOKEN, ENGINE_TICK_MS: '1000', ENGINE_COMMIT_MS: '5000' }));
@@ -269,6 +270,7 @@ async function main(): Promise<void> {
       for (const mode of [null, 'proofs', 'snapshots'] as const) {
         const p = await phase(g.name, g.url, engine, victim, mode);
         phases.push(p);
+        shortCheck(`${g.name}, attack ${mode ?? 'none'}`, { 'no victim read': p.fills.n > 0 && p.orders.n > 0 ? 0 : 1, 'attacker got nothing': mode === null || Object.keys(p.attacker).length > 0 ? 0 : 1 });
         process.stderr.write(`${JSON.stringify(p)}\n`);
       }
     }
