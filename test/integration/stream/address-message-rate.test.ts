@@ -4,6 +4,7 @@
 // the bucket empty is closed 1008, the address's upgrades are refused 429 budget_exhausted
 // `message_rate`, and another address is answered meanwhile; an address sending below the bound
 // across several connections has every message answered. Real WebSocket clients from loopback addresses.
+import { get } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
@@ -38,6 +39,9 @@ function opened(o: Opened | Refused): Opened {
 }
 
 const subscribe = (id: string) => JSON.stringify({ op: 'subscribe', id, kinds: ['trade'] });
+/** The status of a plain GET of /v1/stream (what a browser asks to learn why its upgrade was refused). */
+const plainGet = (url: string, from: string) =>
+  new Promise<number>((resolve, reject) => get(`${url}/v1/stream`, { localAddress: from }, (res) => (res.resume(), resolve(res.statusCode ?? 0))).on('error', reject));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function answered(c: Opened, ids: string[], withinMs: number): Promise<void> {
@@ -65,6 +69,7 @@ describe('message rate per client address', () => {
     expect('status' in refused && refused.status).toBe(429);
     expect((refused as Refused).body).toMatchObject({ code: 'budget_exhausted', budget: 'message_rate' });
     expect(Number((refused as Refused).body.retryAfterS)).toBeGreaterThanOrEqual(1);
+    expect(await plainGet(gw.url, '127.0.0.2')).toBe(429);
 
     // Another address is neither closed nor refused: its message is answered.
     other.ws.send(subscribe('other'));
@@ -72,6 +77,7 @@ describe('message rate per client address', () => {
     expect(other.answers.get('other')).toBe('stream.ack');
     expect(other.ws.readyState).toBe(WebSocket.OPEN);
     expect('ws' in (await open(gw.url, '127.0.0.3'))).toBe(true);
+    expect(await plainGet(gw.url, '127.0.0.3')).toBe(426);
     for (const c of [...flood, other]) c.ws.terminate();
   });
 
