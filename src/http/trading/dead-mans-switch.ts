@@ -43,9 +43,10 @@ export const FIRE_IN_FLIGHT = 32;
  * Cancel signature checks of one client address's arms on the thread pool at once (ADR 0351). Fifty
  * arms of 200 cancels from one address (within its budget) put 10 000 checks on the pool in one go,
  * and their dispatch and answers held the event loop for seconds; bounded, they are dispatched as
- * earlier ones finish, each answer a turn of the loop that other clients' work interleaves with.
+ * earlier ones finish, each answer a turn of the loop that other clients' work interleaves with, and
+ * one address keeps at most two of the pool's threads (four by default) busy.
  */
-export const ARM_CHECKS_PER_ADDRESS = 16;
+export const ARM_CHECKS_PER_ADDRESS = 2;
 const WINDOW_MS = 30_000;
 
 /** At most `max` tasks of one key running at once; the others wait in arrival order. */
