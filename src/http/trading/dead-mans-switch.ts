@@ -140,12 +140,11 @@ export class DeadMansSwitch {
    * DELETE. Applied in turn with the switch's other calls; refused 409 `switch_disarmed` when a
    * disarm (or the switch firing) came, on any replica, after this arm began.
    */
-  /** `address`: the client address whose arms share ARM_CHECKS_PER_ADDRESS check slots (the party's without one). */
-  arm(request: ArmRequest, address?: string): Promise<ArmedAnswer> {
-    return this.order.run(keyOf(request.party, request.name), () => this.armNow(request, address));
+  arm(request: ArmRequest): Promise<ArmedAnswer> {
+    return this.order.run(keyOf(request.party, request.name), () => this.armNow(request));
   }
 
-  private async armNow(request: ArmRequest, address: string | undefined): Promise<ArmedAnswer> {
+  private async armNow(request: ArmRequest): Promise<ArmedAnswer> {
     const { party, sessionId, name, timeoutMs, cancels } = request;
     const key = keyOf(party, name);
     // Read first: a disarm answered after this moment, here or on another replica, wins over this arm.
@@ -162,7 +161,7 @@ export class DeadMansSwitch {
     let validUntil = Number.POSITIVE_INFINITY;
     // Up to 200 ed25519 checks, on the thread pool so the event loop is not held, at most
     // ARM_CHECKS_PER_ADDRESS of the address's arms at once.
-    const slots = address ?? party;
+    const slots = ip ?? party;
     const verdicts = await Promise.all(
       cancels.map((c) =>
         this.checks.run(slots, () => verifySignedRequest(this.o.sessions, NEVER_SPENT, { method: 'DELETE', target: orderIdPath(c.orderId), body: '', headers: { user: party, sessionId, sig: c.sig }, now, offThread: true })),
