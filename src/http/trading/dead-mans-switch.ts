@@ -39,43 +39,7 @@ export const POLL_MS = 250;
 export const TAKE_MAX = 100;
 /** Cancels of fired switches in flight at once per replica, shared in turns (switch-firing.ts). */
 export const FIRE_IN_FLIGHT = 32;
-/**
- * Cancel signature checks of one client address's arms on the thread pool at once (ADR 0351). Fifty
- * arms of 200 cancels from one address (within its budget) put 10 000 checks on the pool in one go,
- * and their dispatch and answers held the event loop for seconds; bounded, they are dispatched as
- * earlier ones finish, each answer a turn of the loop that other clients' work interleaves with, and
- * one address keeps at most two of the pool's threads (four by default) busy.
- */
-export const ARM_CHECKS_PER_ADDRESS = 2;
 const WINDOW_MS = 30_000;
-
-/** At most `max` tasks of one key running at once; the others wait in arrival order. */
-class KeyedSlots {
-  private readonly held = new Map<string, { active: number; waiting: (() => void)[]; head: number }>();
-
-  constructor(private readonly max: number) {}
-
-  async run<T>(key: string, task: () => Promise<T>): Promise<T> {
-    let s = this.held.get(key);
-    if (!s) this.held.set(key, (s = { active: 0, waiting: [], head: 0 }));
-    const slot = s;
-    if (slot.active >= this.max) await new Promise<void>((resolve) => slot.waiting.push(resolve));
-    else slot.active++;
-    try {
-      return await task();
-    } finally {
-      if (slot.head < slot.waiting.length) {
-        // The slot passes to the next waiter (active unchanged); the queue is cut once drained.
-        const next = slot.waiting[slot.head++]!;
-        if (slot.head === slot.waiting.length) {
-          slot.waiting.length = 0;
-          slot.head = 0;
-        }
-        next();
-      } else if (--slot.active === 0) this.held.delete(key);
-    }
-  }
-}
 /** Verifies a signature without spending it: the switch sends it later, and only the engine judges it then. */
 const NEVER_SPENT = { firstUse: async () => true, spent: async (keys: readonly string[]) => keys.map(() => false) };
 
@@ -128,7 +92,6 @@ export class DeadMansSwitch {
   private readonly order = new KeyedOrder();
   private readonly firing: FairFiring;
   private readonly fires = new Set<Promise<void>>();
-  private readonly checks = new KeyedSlots(ARM_CHECKS_PER_ADDRESS);
 
   constructor(private readonly o: SwitchOptions) {
     this.clock = o.clock ?? systemClock;
@@ -159,13 +122,9 @@ export class DeadMansSwitch {
       throw new ApiError('too_many_switches', `a party holds at most ${MAX_SWITCHES_PER_PARTY} switches (${held.length} armed): disarm one or re-arm one of its names`);
     }
     let validUntil = Number.POSITIVE_INFINITY;
-    // Up to 200 ed25519 checks, on the thread pool so the event loop is not held, at most
-    // ARM_CHECKS_PER_ADDRESS of the address's arms at once.
-    const slots = ip ?? party;
+    // Up to 200 ed25519 checks: on the thread pool, all at once, so the event loop is not held.
     const verdicts = await Promise.all(
-      cancels.map((c) =>
-        this.checks.run(slots, () => verifySignedRequest(this.o.sessions, NEVER_SPENT, { method: 'DELETE', target: orderIdPath(c.orderId), body: '', headers: { user: party, sessionId, sig: c.sig }, now, offThread: true })),
-      ),
+      cancels.map((c) => verifySignedRequest(this.o.sessions, NEVER_SPENT, { method: 'DELETE', target: orderIdPath(c.orderId), body: '', headers: { user: party, sessionId, sig: c.sig }, now, offThread: true })),
     );
     verdicts.forEach((verdict, i) => {
       const c = cancels[i]!;
