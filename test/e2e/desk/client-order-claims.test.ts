@@ -8,6 +8,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../../support/eventually.js';
 import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
 import { deskTrader, engineOpenOrders } from '../../support/desk.js';
 import { startGateway, startLiveGateway, type TestGateway } from '../../support/gateway.js';
@@ -141,19 +142,21 @@ async function agree(url: string, session: Session, clientOrderId: string): Prom
 /** Asks both routes until the id is free (or a retry placed it), past the bound at the latest: the steps seen, in order, without `moving`. */
 async function untilSettled(urls: string[], session: Session, clientOrderId: string, signedAt: number): Promise<string[]> {
   const seen: string[] = [];
-  for (;;) {
-    for (const url of urls) {
-      const step = await agree(url, session, clientOrderId);
-      if (step !== 'moving' && seen.at(-1) !== step) seen.push(step);
-      if (step === 'free' || step === 'placed') {
-        // Never before the engine's window closed; within the bound (and the test's slack).
-        expect(Date.now()).toBeGreaterThan(signedAt + 30_000);
-        return seen;
+  return eventually(
+    async () => {
+      for (const url of urls) {
+        const step = await agree(url, session, clientOrderId);
+        if (step !== 'moving' && seen.at(-1) !== step) seen.push(step);
+        if (step === 'free' || step === 'placed') {
+          // Never before the engine's window closed; within the bound (the wait's timeout, with the test's slack).
+          expect(Date.now()).toBeGreaterThan(signedAt + 30_000);
+          return seen;
+        }
       }
-    }
-    expect(Date.now()).toBeLessThan(signedAt + 30_000 + MARGIN_MS + 1_000);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+      return null;
+    },
+    { timeoutMs: signedAt + 30_000 + MARGIN_MS + 1_000 - Date.now(), everyMs: 250, what: () => `${clientOrderId} settled (steps seen: ${seen.join(', ')})` },
+  );
 }
 
 describe('a timed-out place settles its clientOrderId (one gateway, no Redis)', () => {
