@@ -6,7 +6,7 @@
 // hundred bytes per event, where WebCrypto's cost was its per-call hop, not the bytes (ADR 0064).
 import type { UserBatchProof } from '../generated/wire.js';
 import { heldBy, isHash, leafText, type CommittedEvent } from './scheme.js';
-import { fromHex, toHex } from './sha256.js';
+import { fromHex, toHex } from './hex.js';
 import { leavesOf, nodeSync, rootLeaf, treeRootOf } from './sha256-sync.js';
 
 /** The step of the check that failed. */
