@@ -256,6 +256,9 @@ async function main(): Promise<void> {
           RATE_LIMIT_MAX: '1000000',
           HTTP_MAX_CONNECTIONS_PER_IP: '0',
           WS_ORDERBOOK_POLL_MS: '60000',
+          // What is measured is the proofs' and snapshots' budgets at 1 800 messages a second from one
+          // address: its message bound (WS_ADDRESS_MESSAGES_PER_S, ADR 0350) would close it first.
+          WS_ADDRESS_MESSAGES_PER_S: '0',
           ...env,
         }),
       );

@@ -126,6 +126,8 @@ async function main(): Promise<number> {
     DB_CONNECT_TIMEOUT_S: String(DB_CONNECT_TIMEOUT_S), DB_STATEMENT_TIMEOUT_MS: String(DB_STATEMENT_TIMEOUT_MS), ENGINE_TIMEOUT_MS: String(ENGINE_TIMEOUT_MS),
     // Every soak client comes from 127.0.0.1: the per-address caps must hold a reconnect storm.
     WS_MAX_CONNECTIONS_PER_IP: String(opts.stormClients + 100), HTTP_MAX_CONNECTIONS_PER_IP: String(2 * opts.stormClients + 200),
+    // and their messages together (a storm's subscribes at once) must not close them (ADR 0350).
+    WS_ADDRESS_MESSAGES_PER_S: '0',
   });
   await waitFor('gateway', () => httpOk(`${gatewayUrl}/readyz`), 40_000, abort);
   // A second gateway with authentication on, for REST only (no engine token: no stream, no polls),

@@ -57,6 +57,8 @@ export interface Config {
   wsClientMessageMaxBytes: number;
   wsClientMessagesPerS: number;
   wsClientMessageBurst: number;
+  /** Messages a second all stream connections of one client address may send together (0: no bound). */
+  wsAddressMessagesPerS: number;
   /** permessage-deflate for connections that ask (`compress=deflate`); false: never negotiated. */
   wsDeflate: boolean;
   /** Frames smaller than this are sent uncompressed on a deflate connection. */
@@ -383,6 +385,7 @@ export function loadConfig(env: Env = process.env): Config {
     wsClientMessageMaxBytes: int(env, 'WS_CLIENT_MESSAGE_MAX_BYTES', 65_536, 128, 1_048_576),
     wsClientMessagesPerS: int(env, 'WS_CLIENT_MESSAGES_PER_S', 20, 1, 100_000),
     wsClientMessageBurst: int(env, 'WS_CLIENT_MESSAGE_BURST', 40, 1, 1_000_000),
+    wsAddressMessagesPerS: int(env, 'WS_ADDRESS_MESSAGES_PER_S', 200, 0, 1_000_000),
     wsDeflate: bool(env, 'WS_DEFLATE', true),
     wsDeflateThresholdBytes: int(env, 'WS_DEFLATE_THRESHOLD_BYTES', 128, 0, 1_048_576),
     wsHistorySize: int(env, 'WS_HISTORY_SIZE', 10_000, 0, 10_000_000),
@@ -495,6 +498,11 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'WS_CLIENT_MESSAGE_MAX_BYTES', meaning: 'Largest message a stream client may send (64 KiB: a full 50-item `order.batch` fits); a larger one is answered `payload_too_large` unread, one over four times this closes the connection with 1009.' },
   { name: 'WS_CLIENT_MESSAGES_PER_S', meaning: 'Messages a second a stream client may send, sustained (token bucket); past it (and its burst) the client is closed with 1008.' },
   { name: 'WS_CLIENT_MESSAGE_BURST', meaning: 'Messages a stream client may send at once above that rate.' },
+  {
+    name: 'WS_ADDRESS_MESSAGES_PER_S',
+    meaning:
+      'Messages a second all stream connections of one client address (`request.ip`, IPv6 by /64) may send together, sustained, with bursts of twice that (one token bucket per address, checked before a message is read). The connection whose message finds it empty is closed with 1008, and the address\'s upgrades are refused for 10 s, 429 `budget_exhausted` (`budget: "message_rate"`, Retry-After). Ten times the address\'s trading budget at its defaults (`RATE_LIMIT_IP_MAX` per minute): what an honest client sends is far below it. Counted per replica. `0`: no bound (behind a proxy that does not pass the client address).',
+  },
   { name: 'WS_HISTORY_SIZE', meaning: 'Frames kept in memory for `/v1/stream?since=<seq>` replay.' },
   { name: 'ACCOUNT_IDLE_MS', meaning: "The live account book keeps a party's complete account while a stream connection asks `account.update` for it, and for this long after its last `GET /v1/users/:party/account` (or its last such connection's close); then it is evicted and its next read is seeded again from the database (docs/account.md).", defaultNote: '(10 minutes)' },
   { name: 'ACCOUNT_READ_PARTIES_MAX', meaning: 'Most complete accounts kept for reads alone (parties no stream connection needs); past it the least recently read is evicted at once. Memory and per-event work grow with the accounts kept.' },

@@ -21,10 +21,13 @@ import { addressGroup, clientIp, trustFunction, type TrustFunction } from '../cl
 import { snapshotReads } from '../stream/user-snapshot.js';
 import type { WorkBudgets } from './work-budgets.js';
 import { systemClock, type Clock } from '../contracts/clock.js';
+import { TokenBucket, type AddressInbound } from '../stream/inbound-limit.js';
 
 export const STREAM_PATH = '/v1/stream';
 /** How long a deflate upgrade refused for the address's compression bombs waits for its answer (ADR 0311). */
 export const DEFLATE_REFUSAL_DELAY_MS = 1_000;
+/** How long an address closed for its message rate (WS_ADDRESS_MESSAGES_PER_S) has its upgrades refused (ADR 0350). */
+export const FLOOD_REFUSAL_MS = 10_000;
 
 export interface UpgradeContext {
   deps: { config: Config; sessions: SessionKeys; replays: ReplayGuard; logger: FastifyBaseLogger };
@@ -78,6 +81,10 @@ export class StreamGate {
    * current window (WS_DEFLATE_OVERSIZE_PER_IP per RATE_LIMIT_WINDOW_MS; ADR 0311).
    */
   private readonly oversize = new Map<string, { count: number; endsAt: number }>();
+  /** The message bucket of each address with open streams (WS_ADDRESS_MESSAGES_PER_S; ADR 0350), dropped with its last stream. */
+  private readonly messageRates = new Map<string, AddressInbound>();
+  /** Addresses closed for their message rate: until when their upgrades are refused. */
+  private readonly floods = new Map<string, number>();
   private readonly trust: TrustFunction | null;
   /** Streams open at once: WS_MAX_CONNECTIONS, lowered to what the file limit leaves (FD_HEADROOM). */
   readonly limit: number;
@@ -174,9 +181,48 @@ export class StreamGate {
     );
   }
 
-  /** Counts an accepted stream under its address until its socket closes (without a per-address cap, nothing to count). */
+  /**
+   * An address whose connections sent past WS_ADDRESS_MESSAGES_PER_S together: its upgrades are
+   * refused for FLOOD_REFUSAL_MS, so closing its connections is not answered by as many new ones.
+   */
+  flooded(address: string): void {
+    const now = (this.ctx.clock ?? systemClock).now();
+    if (this.floods.size >= 10_000) for (const [k, until] of this.floods) if (until <= now) this.floods.delete(k);
+    this.floods.set(address, now + FLOOD_REFUSAL_MS);
+  }
+
+  /** The refusal of an upgrade from an address closed for its message rate a moment ago; null: it may open. */
+  floodRefused(address: string): ApiError | null {
+    const until = this.floods.get(address);
+    if (until === undefined) return null;
+    const now = (this.ctx.clock ?? systemClock).now();
+    if (until <= now) {
+      this.floods.delete(address);
+      return null;
+    }
+    const retryAfterS = Math.max(1, Math.ceil((until - now) / 1000));
+    return new ApiError(
+      'budget_exhausted',
+      `the stream connections of this client address sent more than ${this.ctx.deps.config.wsAddressMessagesPerS} messages a second together (WS_ADDRESS_MESSAGES_PER_S); its connections are refused for ${retryAfterS} s`,
+      { budget: 'message_rate', retryAfterS },
+    );
+  }
+
+  /** The message bound shared by the address's streams (null: none configured); counted with them by `opened`. */
+  addressInbound(address: string): AddressInbound | null {
+    const rate = this.ctx.deps.config.wsAddressMessagesPerS;
+    if (rate === 0) return null;
+    let a = this.messageRates.get(address);
+    if (!a) {
+      a = { bucket: new TokenBucket(rate, 2 * rate), flooded: () => this.flooded(address) };
+      this.messageRates.set(address, a);
+    }
+    return a;
+  }
+
+  /** Counts an accepted stream under its address until its socket closes (without a per-address cap or rate, nothing to count). */
   opened(address: string, socket: Duplex): void {
-    if (this.ctx.deps.config.wsMaxConnectionsPerIp === 0) return;
+    if (this.ctx.deps.config.wsMaxConnectionsPerIp === 0 && this.ctx.deps.config.wsAddressMessagesPerS === 0) return;
     this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1);
     const counted = socket as Counted;
     counted[COUNTED] = this;
@@ -187,8 +233,10 @@ export class StreamGate {
   /** A counted stream's socket closed. */
   closed(address: string): void {
     const n = (this.perAddress.get(address) ?? 1) - 1;
-    if (n <= 0) this.perAddress.delete(address);
-    else this.perAddress.set(address, n);
+    if (n <= 0) {
+      this.perAddress.delete(address);
+      this.messageRates.delete(address);
+    } else this.perAddress.set(address, n);
   }
 }
 
@@ -234,7 +282,7 @@ export function createUpgradeHandler(
     // Synchronous refusals (limits, query) are answered before any await.
     const early = gate.unavailable(address);
     if (early) return refuse(early);
-    const bomber = url.searchParams.get('compress') === 'deflate' ? gate.deflateRefused(address) : null;
+    const bomber = gate.floodRefused(address) ?? (url.searchParams.get('compress') === 'deflate' ? gate.deflateRefused(address) : null);
     if (bomber) {
       // Answered after a second, not at once: a client that reconnects the moment it is refused
       // (bench:isolation's bomber, on each of its 100 sockets) would otherwise make the gateway
@@ -252,7 +300,7 @@ export function createUpgradeHandler(
         if (late) return refuse(late);
         try {
           gate.opened(address, socket);
-          ctx.hub.accept(req, socket, head, sub, ctx.messages?.(req), sub.compress ? () => gate.tooLarge(address) : undefined);
+          ctx.hub.accept(req, socket, head, sub, ctx.messages?.(req), sub.compress ? () => gate.tooLarge(address) : undefined, gate.addressInbound(address));
         } catch (err) {
           ctx.deps.logger.warn({ err }, 'stream upgrade: hand-over failed');
           socket.destroy(); // the handshake may have begun: no HTTP answer can follow; the client retries

@@ -6,6 +6,7 @@ import type { FramePublisher } from '../contracts/frame-publisher.js';
 import type { Subscription } from './subscription.js';
 import type { StreamClient } from './client.js';
 import type { ClientMessageHandlers } from './hub.js';
+import type { AddressInbound } from './inbound-limit.js';
 
 export interface StreamFanout extends FramePublisher {
   /** false without ENGINE_ADMIN_TOKEN: clients connect and receive nothing. */
@@ -18,7 +19,7 @@ export interface StreamFanout extends FramePublisher {
    * `tooLarge`: told when a deflate connection is closed for a message inflating past the message
    * bound (a compression bomb; stream-upgrade.ts counts them per address).
    */
-  accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription, handlers?: ClientMessageHandlers, tooLarge?: () => void): void;
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription, handlers?: ClientMessageHandlers, tooLarge?: () => void, address?: AddressInbound | null): void;
   /** Swaps a live connection's filters (a subscribe / unsubscribe message): ack, snapshot of what was added, then live. */
   resubscribe(client: StreamClient, next: Subscription, ack: (sub: Subscription, head: number | null) => Record<string, unknown>, snapshot: boolean): Promise<boolean>;
   /** An answer to a client message, in order with the connection's frames. */

@@ -7,7 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
-import { DEFAULT_INBOUND_LIMITS, hardMaxBytes, limitInbound, type InboundLimits } from './inbound-limit.js';
+import { DEFAULT_INBOUND_LIMITS, hardMaxBytes, limitInbound, type AddressInbound, type InboundLimits } from './inbound-limit.js';
 import type { Frame } from '../contracts/frame.js';
 import { serializeFrame } from './serialize.js';
 import { framedText } from './framed-text.js';
@@ -114,7 +114,7 @@ export class StreamHub implements StreamFanout, ClientOwner {
     this.opener = new ConnectionOpener({ state: this.state, history: this.history, bufferBytes: options.bufferBytes });
   }
 
-  accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription, handlers?: ClientMessageHandlers, tooLarge?: () => void): void {
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer, sub: Subscription, handlers?: ClientMessageHandlers, tooLarge?: () => void, address?: AddressInbound | null): void {
     const inbound = this.options.inbound ?? DEFAULT_INBOUND_LIMITS;
     const deflate = sub.compress && this.options.deflate ? this.options.deflate : null;
     const wss = deflate
@@ -132,7 +132,7 @@ export class StreamHub implements StreamFanout, ClientOwner {
       // Every client message passes the size and rate bound first; without handlers (a hub used
       // alone) what passes is dropped.
       client.handlers = handlers ?? null;
-      limitInbound(ws, inbound, client);
+      limitInbound(ws, inbound, client, address ?? null);
     });
   }
 

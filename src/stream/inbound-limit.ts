@@ -4,7 +4,11 @@
 //   `payload_too_large`, by the handler's `onOversize`); ws itself refuses one larger than
 //   `hardMaxBytes` (OVERSIZE_FACTOR × maxBytes) with close 1009, before any of it is buffered;
 // - rate: a token bucket per connection, `ratePerS` messages a second with bursts of `burst`; a
-//   client past it is closed with 1008 (policy violation) and what it sends after is dropped.
+//   client past it is closed with 1008 (policy violation) and what it sends after is dropped;
+// - address rate: one bucket shared by every connection of a client address (WS_ADDRESS_MESSAGES_PER_S,
+//   ADR 0350), checked as cheaply, before the message is read: fifty connections each within its
+//   own rate made 1 000 messages a second from one address, each parsed, refused and answered on the
+//   event loop every client shares. The connection whose message finds it empty is closed with 1008.
 // Handlers of client messages (subscribe, unsubscribe, orders) are registered through
 // `limitInbound`, so none of them can be reached by a client that floods.
 import type WebSocket from 'ws';
@@ -65,6 +69,13 @@ export class TokenBucket {
   }
 }
 
+/** The bound shared by the connections of one client address (ADR 0350). */
+export interface AddressInbound {
+  bucket: TokenBucket;
+  /** A connection of the address was closed for the address's rate (the upgrade gate refuses its next upgrades a while). */
+  flooded(): void;
+}
+
 /** What receives one connection's messages under the bound. */
 export interface InboundSink {
   /** A message within the bound (ws hands a text or binary message over as one Buffer). */
@@ -83,6 +94,7 @@ class InboundGate extends TokenBucket {
     limits: InboundLimits,
     readonly maxBytes: number,
     readonly sink: InboundSink,
+    readonly address: AddressInbound | null,
   ) {
     super(limits.ratePerS, limits.burst);
   }
@@ -98,13 +110,18 @@ type Gated = WebSocket & { [GATE]?: InboundGate };
 function onMessage(this: Gated, data: WebSocket.RawData, isBinary: boolean): void {
   const gate = this[GATE];
   if (!gate || gate.closing) return;
-  if (gate.take()) {
+  const own = gate.take();
+  if (own && (gate.address === null || gate.address.bucket.take())) {
     const bytes = Buffer.isBuffer(data) ? data : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]);
     return bytes.length > gate.maxBytes ? gate.sink.oversize(bytes) : gate.sink.inbound(bytes, isBinary);
   }
   gate.closing = true;
   gate.sink.abuse();
-  this.close(CLOSE_POLICY_VIOLATION, 'too many messages');
+  if (!own) this.close(CLOSE_POLICY_VIOLATION, 'too many messages');
+  else {
+    gate.address!.flooded();
+    this.close(CLOSE_POLICY_VIOLATION, 'too many messages from this address');
+  }
   setTimeout(terminate, CLOSE_GRACE_MS, this).unref();
 }
 
@@ -116,7 +133,7 @@ function terminate(ws: WebSocket): void {
  * Receives the connection's messages under the bound and hands those within it to `sink` (none
  * of its handlers is reached past the bound).
  */
-export function limitInbound(ws: WebSocket, limits: InboundLimits, sink: InboundSink): void {
-  (ws as Gated)[GATE] = new InboundGate(limits, limits.maxBytes, sink);
+export function limitInbound(ws: WebSocket, limits: InboundLimits, sink: InboundSink, address: AddressInbound | null = null): void {
+  (ws as Gated)[GATE] = new InboundGate(limits, limits.maxBytes, sink, address);
   ws.on('message', onMessage);
 }

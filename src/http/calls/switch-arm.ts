@@ -53,5 +53,5 @@ export const switchArm = declareCall<ArmRequest>({
   lane: 'switch',
   heldParty: (a) => a.party,
   fromMessage: (m) => ({ ...switchOf(m), sessionId: m.sessionId as string, timeoutMs: m.timeoutMs as number, cancels: m.cancels as ArmRequest['cancels'] }),
-  handle: async (a, env) => ({ value: await env.trading.deadMansSwitch.arm(a) }),
+  handle: async (a, env) => ({ value: await env.trading.deadMansSwitch.arm(a, env.connection?.address) }),
 });

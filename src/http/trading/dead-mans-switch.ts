@@ -39,7 +39,43 @@ export const POLL_MS = 250;
 export const TAKE_MAX = 100;
 /** Cancels of fired switches in flight at once per replica, shared in turns (switch-firing.ts). */
 export const FIRE_IN_FLIGHT = 32;
+/**
+ * Cancel signature checks of one client address's arms on the thread pool at once (ADR 0351). Fifty
+ * arms of 200 cancels from one address (within its budget) put 10 000 checks on the pool in one go,
+ * and their dispatch and answers held the event loop for seconds; bounded, they are dispatched as
+ * earlier ones finish, each answer a turn of the loop that other clients' work interleaves with, and
+ * one address keeps at most two of the pool's threads (four by default) busy.
+ */
+export const ARM_CHECKS_PER_ADDRESS = 2;
 const WINDOW_MS = 30_000;
+
+/** At most `max` tasks of one key running at once; the others wait in arrival order. */
+class KeyedSlots {
+  private readonly held = new Map<string, { active: number; waiting: (() => void)[]; head: number }>();
+
+  constructor(private readonly max: number) {}
+
+  async run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    let s = this.held.get(key);
+    if (!s) this.held.set(key, (s = { active: 0, waiting: [], head: 0 }));
+    const slot = s;
+    if (slot.active >= this.max) await new Promise<void>((resolve) => slot.waiting.push(resolve));
+    else slot.active++;
+    try {
+      return await task();
+    } finally {
+      if (slot.head < slot.waiting.length) {
+        // The slot passes to the next waiter (active unchanged); the queue is cut once drained.
+        const next = slot.waiting[slot.head++]!;
+        if (slot.head === slot.waiting.length) {
+          slot.waiting.length = 0;
+          slot.head = 0;
+        }
+        next();
+      } else if (--slot.active === 0) this.held.delete(key);
+    }
+  }
+}
 /** Verifies a signature without spending it: the switch sends it later, and only the engine judges it then. */
 const NEVER_SPENT = { firstUse: async () => true, spent: async (keys: readonly string[]) => keys.map(() => false) };
 
@@ -92,6 +128,7 @@ export class DeadMansSwitch {
   private readonly order = new KeyedOrder();
   private readonly firing: FairFiring;
   private readonly fires = new Set<Promise<void>>();
+  private readonly checks = new KeyedSlots(ARM_CHECKS_PER_ADDRESS);
 
   constructor(private readonly o: SwitchOptions) {
     this.clock = o.clock ?? systemClock;
@@ -103,11 +140,12 @@ export class DeadMansSwitch {
    * DELETE. Applied in turn with the switch's other calls; refused 409 `switch_disarmed` when a
    * disarm (or the switch firing) came, on any replica, after this arm began.
    */
-  arm(request: ArmRequest): Promise<ArmedAnswer> {
-    return this.order.run(keyOf(request.party, request.name), () => this.armNow(request));
+  /** `address`: the client address whose arms share ARM_CHECKS_PER_ADDRESS check slots (the party's without one). */
+  arm(request: ArmRequest, address?: string): Promise<ArmedAnswer> {
+    return this.order.run(keyOf(request.party, request.name), () => this.armNow(request, address));
   }
 
-  private async armNow(request: ArmRequest): Promise<ArmedAnswer> {
+  private async armNow(request: ArmRequest, address: string | undefined): Promise<ArmedAnswer> {
     const { party, sessionId, name, timeoutMs, cancels } = request;
     const key = keyOf(party, name);
     // Read first: a disarm answered after this moment, here or on another replica, wins over this arm.
@@ -122,9 +160,13 @@ export class DeadMansSwitch {
       throw new ApiError('too_many_switches', `a party holds at most ${MAX_SWITCHES_PER_PARTY} switches (${held.length} armed): disarm one or re-arm one of its names`);
     }
     let validUntil = Number.POSITIVE_INFINITY;
-    // Up to 200 ed25519 checks: on the thread pool, all at once, so the event loop is not held.
+    // Up to 200 ed25519 checks, on the thread pool so the event loop is not held, at most
+    // ARM_CHECKS_PER_ADDRESS of the address's arms at once.
+    const slots = address ?? party;
     const verdicts = await Promise.all(
-      cancels.map((c) => verifySignedRequest(this.o.sessions, NEVER_SPENT, { method: 'DELETE', target: orderIdPath(c.orderId), body: '', headers: { user: party, sessionId, sig: c.sig }, now, offThread: true })),
+      cancels.map((c) =>
+        this.checks.run(slots, () => verifySignedRequest(this.o.sessions, NEVER_SPENT, { method: 'DELETE', target: orderIdPath(c.orderId), body: '', headers: { user: party, sessionId, sig: c.sig }, now, offThread: true })),
+      ),
     );
     verdicts.forEach((verdict, i) => {
       const c = cancels[i]!;

@@ -15,7 +15,8 @@ import { deadMansSwitch, GatewayError, placeOrders, signCancel, StreamClient, Us
 const bid = (price: string): OrderRequest => ({ market: 'BTC-PERP', side: 'buy', type: 'limit', size: '0.01', price });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** The rounds send faster than a client may by default (20 messages a second): not what is tested here. */
-const FAST_SOCKET = { WS_CLIENT_MESSAGES_PER_S: '10000', WS_CLIENT_MESSAGE_BURST: '10000' };
+// Every connection here is of one address: the address's own message bound (ADR 0350) off as well.
+const FAST_SOCKET = { WS_CLIENT_MESSAGES_PER_S: '10000', WS_CLIENT_MESSAGE_BURST: '10000', WS_ADDRESS_MESSAGES_PER_S: '0' };
 
 /** A funded trader on `url` with one resting order, and a stream holding its party. */
 async function trader(url: string, engine: RunningEngine, hint: string, price = '40000') {

@@ -73,6 +73,7 @@ describe.skipIf(!redis)('switch calls and order.status wait in counted queues', 
       RATE_LIMIT_IP_MAX: '100000',
       // Room for the burst below: what is judged is how many wait, not the message rate.
       WS_CLIENT_MESSAGE_BURST: '1000',
+      WS_ADDRESS_MESSAGES_PER_S: '0',
     });
     alice = await fundedClient(gw.url, engine.adminToken, '1000', 'alice', engine.url);
     await waitFor(() => gw.deps.sessions.peek(alice.sessionId) !== undefined, 5_000, 'session learnt');

@@ -9,7 +9,7 @@ import { simpleMatch } from '../../unit/projections/fixtures.js';
 import { connect, startStack, ts, untilSlowClosed, type TestClient } from './helpers.js';
 
 // A flood is allowed through the inbound bound here: what is judged is what the gateway writes back.
-const ENV = { WS_CLIENT_BUFFER_BYTES: '65536', WS_CLIENT_MESSAGES_PER_S: '100000', WS_CLIENT_MESSAGE_BURST: '1000000' };
+const ENV = { WS_CLIENT_BUFFER_BYTES: '65536', WS_CLIENT_MESSAGES_PER_S: '100000', WS_CLIENT_MESSAGE_BURST: '1000000', WS_ADDRESS_MESSAGES_PER_S: '0' };
 /** Loopback socket buffers take several MiB before the gateway's own queue grows: up to 100 MiB of answers. */
 const MAX_MESSAGES = 400_000;
 

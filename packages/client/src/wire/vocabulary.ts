@@ -81,7 +81,7 @@ export const CLOSE_CODES = {
   1008: {
     name: 'policy_violation',
     reconnect: 'resume',
-    meaning: 'Policy violation: the client sent more messages than WS_CLIENT_MESSAGES_PER_S (bursts of WS_CLIENT_MESSAGE_BURST)',
+    meaning: 'Policy violation: the client sent more messages than WS_CLIENT_MESSAGES_PER_S (bursts of WS_CLIENT_MESSAGE_BURST), or the connections of its address together more than WS_ADDRESS_MESSAGES_PER_S (its upgrades are then refused a while)',
   },
   1009: {
     name: 'message_too_big',
