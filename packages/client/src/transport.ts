@@ -59,10 +59,43 @@ export function buildTarget(path: string, query?: Query): string {
 /** Called when the session has expired (or the gateway says so): answer a new one, or null. */
 export type SessionRenewer = (expired: Session) => Promise<Session | null>;
 
+/** How many parties' sessions a transport remembers besides the current one (the oldest is forgotten). */
+const KNOWN_PARTIES = 32;
+
+/** The party of a `/v1/users/:party/...` target, or null for any other route. */
+function partyOfTarget(target: string): string | null {
+  const match = /^\/v1\/users\/([^/?]+)/.exec(target);
+  if (!match) return null;
+  try {
+    return decodeURIComponent(match[1]!);
+  } catch {
+    return null;
+  }
+}
+
 export class Transport {
-  session: Session | null = null;
+  private current: Session | null = null;
+  /**
+   * The last session of each party this transport signed for. A screen that switches party while a
+   * read of the previous one is on its way (a verification's pages, a refresh) still signs that read
+   * as its own party, which the gateway accepts, rather than with the new party's session, which it
+   * refuses 403 for another party's route.
+   */
+  private readonly known = new Map<string, Session>();
   renewSession: SessionRenewer | null = null;
   private renewing: Promise<Session | null> | null = null;
+
+  /** The session that signs calls (a party route of another party whose session is still known signs with that one). */
+  get session(): Session | null {
+    return this.current;
+  }
+  set session(session: Session | null) {
+    this.current = session;
+    if (!session) return;
+    this.known.delete(session.party);
+    this.known.set(session.party, session);
+    if (this.known.size > KNOWN_PARTIES) this.known.delete(this.known.keys().next().value!);
+  }
 
   constructor(
     readonly baseUrl: string,
@@ -84,6 +117,15 @@ export class Transport {
     return this.session;
   }
 
+  /** The session for `target`: the party's own unexpired session on its routes, else the current one. */
+  private async sessionFor(target: string): Promise<Session | null> {
+    const current = await this.currentSession();
+    const party = partyOfTarget(target);
+    if (!current || party === null || party === current.party) return current;
+    const own = this.known.get(party);
+    return own && !own.expired ? own : current;
+  }
+
   async call<T>(options: CallOptions): Promise<T> {
     const target = buildTarget(options.path, options.query);
     const body = options.body === undefined ? '' : JSON.stringify(options.body);
@@ -96,7 +138,7 @@ export class Transport {
     for (let attempt = 0; ; attempt++) {
       const headers: Record<string, string> = {};
       if (body) headers['content-type'] = 'application/json';
-      const session = options.signed ? await this.currentSession() : null;
+      const session = options.signed ? await this.sessionFor(target) : null;
       if (session) Object.assign(headers, await session.headers(options.signAs ?? options.method, target, body));
       const sentAt = this.clock.localNow();
       let result: SendResult;
@@ -114,7 +156,7 @@ export class Transport {
           attempt--;
           continue;
         }
-        if (renewRetry && this.renewSession && /session expired|unknown session/.test(error.error)) {
+        if (renewRetry && this.renewSession && session === this.session && /session expired|unknown session/.test(error.error)) {
           renewRetry = false;
           const renewed = await this.currentSession(true);
           if (renewed && renewed !== session) {

@@ -50,6 +50,24 @@ describe('@gateway/client against the gateway and the reference engine', () => {
     expect(err.body).toEqual({ error: 'X-User must equal the :party of the path', code: 'forbidden' });
   });
 
+  it('signs a read of a party it held before with that party\'s own session, after switching to another', async () => {
+    // A screen that switches party while a read of the previous one is on its way (a verification's
+    // pages): that read is the old party's, and must not go out with the new party's session (403).
+    const before = await localParty('before-switch');
+    const sessionBefore = (await client.createSession(before, 10 * 60 * 1000)).session!;
+    const after = await localParty('after-switch');
+    expect((await client.createSession(after, 10 * 60 * 1000)).ok).toBe(true);
+    expect(client.session?.party).toBe(after.party);
+    expect(await client.faucetStatus(before.party)).toMatchObject({ party: before.party });
+    expect(await client.faucetStatus(after.party)).toMatchObject({ party: after.party });
+    expect(client.session?.party).toBe(after.party);
+    expect(sessionBefore.party).toBe(before.party);
+    // Back to the first party, as the console's selector does.
+    client.session = sessionBefore;
+    expect(await client.faucetStatus(after.party)).toMatchObject({ party: after.party });
+    client.session = (await client.createSession(party, 10 * 60 * 1000)).session!;
+  });
+
   it('places, rejects (as a value), cancels, and sees the book', async () => {
     const placed = await client.placeOrder({ market: 'ETH-PERP', side: 'sell', type: 'limit', size: '0.1', price: '4000', clientOrderId: 'c-1' });
     if (!placed.ok) throw new Error(`rejected: ${placed.code}`);
