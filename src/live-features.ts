@@ -80,7 +80,7 @@ export function liveFeatures(deps: LiveFeatureDeps): ComposeLiveFeatures {
       },
       head: context.head,
       logger,
-    });
+    }, clock);
     const trades = new RecentTrades();
     const books = new BookStream({
       readBook: async (market, depth) => parseBook(await engine.getJson<unknown>(`/v1/orderbook?depth=${depth}&market=${encodeURIComponent(market)}`)),

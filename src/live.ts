@@ -79,6 +79,7 @@ export class LiveRuntime extends FeatureAnswers implements LiveView {
       inbound: inboundLimits(config),
       deflate: config.wsDeflate ? { thresholdBytes: config.wsDeflateThresholdBytes } : null,
       watch: (before, after) => this.features.each('subscriptionChanged', (f) => f.subscriptionChanged?.(before, after)),
+      clock: this.clock,
       enabled: this.enabled,
       state: {
         epoch: () => this.epochs.current,

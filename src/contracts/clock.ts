@@ -54,5 +54,34 @@ export function sleepOn(clock: Clock, ms: number, signal?: AbortSignal): Promise
   });
 }
 
+/** A repeating timer made of a Clock's one-shot timers; `cancel` stops it (also from inside `fn`). */
+export interface Repeating {
+  cancel(): void;
+}
+
+/**
+ * Runs `fn` every `periodMs` on `clock` (each run armed when the previous one ran, so a late run
+ * delays the next rather than bunching them); the timers are unref'd, as an interval that must not
+ * keep the process alive.
+ */
+export function repeatOn(clock: Clock, periodMs: number, fn: () => void): Repeating {
+  let timer: ClockTimer | null = null;
+  const arm = (): void => {
+    timer = clock
+      .setTimeout(() => {
+        arm();
+        fn();
+      }, periodMs)
+      .unref();
+  };
+  arm();
+  return {
+    cancel: () => {
+      if (timer) clock.clearTimeout(timer);
+      timer = null;
+    },
+  };
+}
+
 /** Real time: Date.now() and the event loop's timers. */
 export const systemClock: Clock = new SystemClock();

@@ -31,6 +31,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox<{ calls?: CallPipeline }> =
       metrics,
       logger: app.log,
       inbound: inboundLimits(app.config),
+      clock: app.clock,
     });
 
   const trust = trustFunction(app.config.trustProxy);

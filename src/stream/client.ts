@@ -2,6 +2,7 @@
 // (`ws.bufferedAmount`: what the kernel has not taken yet plus what ws holds) are the client's
 // queue; frames are never copied per client (every client gets the same Buffer). When a frame
 // would take that queue past the bound, the client is closed with 4008 instead of delaying anyone.
+import { systemClock, type Clock } from '../contracts/clock.js';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import * as wsModule from 'ws';
@@ -155,6 +156,8 @@ export class StreamClient implements InboundSink {
     readonly ws: WebSocket,
     readonly sub: Subscription,
     private readonly bufferLimit: number,
+    /** Times the wait for a closed peer's close frame before the socket is terminated. */
+    private readonly clock: Clock = systemClock,
   ) {
     this.deflate = typeof ws.extensions === 'string' && ws.extensions.includes('permessage-deflate');
   }
@@ -341,7 +344,7 @@ export class StreamClient implements InboundSink {
     this.flush(); // what it was given before the close frame
     this.closing = true;
     this.ws.close(SLOW_CONSUMER, `slow consumer: more than ${this.bufferLimit} bytes unsent`);
-    setTimeout(terminate, SLOW_TERMINATE_MS, this.ws).unref();
+    this.terminateLater();
   }
 
   close(code: number, reason: string): void {
@@ -349,6 +352,12 @@ export class StreamClient implements InboundSink {
     this.flush();
     this.closing = true;
     this.ws.close(code, reason);
-    setTimeout(terminate, SLOW_TERMINATE_MS, this.ws).unref();
+    this.terminateLater();
+  }
+
+  /** A peer that does not answer the close frame within SLOW_TERMINATE_MS has its socket destroyed. */
+  private terminateLater(): void {
+    const ws = this.ws;
+    this.clock.setTimeout(() => terminate(ws), SLOW_TERMINATE_MS).unref();
   }
 }

@@ -4,6 +4,7 @@
 // with 4008; control messages to open connections (resets, epoch, rule 1 again, heartbeats);
 // liveness pings; close on shutdown. The opening of each new connection (replay, snapshot, held
 // frames) is ConnectionOpener's (opening.ts).
+import { repeatOn, systemClock, type Clock, type Repeating } from '../contracts/clock.js';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -69,6 +70,8 @@ export interface HubOptions {
    * before the snapshot of the new filters is read.
    */
   watch?: (before: Subscription | null, after: Subscription | null) => void;
+  /** The pings' and the closing connections' timers (default systemClock). */
+  clock?: Clock;
 }
 
 export type { ClientMessageHandlers } from './client.js';
@@ -85,7 +88,7 @@ const PING_SLICES = 10;
 export class StreamHub implements StreamFanout, ClientOwner {
   private readonly index = new SubscriberIndex();
   private readonly history: History;
-  private pingTimer: NodeJS.Timeout | null = null;
+  private pingTimer: Repeating | null = null;
   private closed = false;
   /** The current batch: its tree of frame paths and the clients with frames pending (null: not batching). */
   private batch: { root: FramePath; clients: StreamClient[] } | null = null;
@@ -102,7 +105,10 @@ export class StreamHub implements StreamFanout, ClientOwner {
   private pingTick = 0;
   private nextPingSlot = 0;
 
+  private readonly clock: Clock;
+
   constructor(private readonly options: HubOptions) {
+    this.clock = options.clock ?? systemClock;
     this.history = new History(options.historySize);
     this.state = options.state ?? {
       epoch: () => EMPTY_EPOCH,
@@ -269,7 +275,7 @@ export class StreamHub implements StreamFanout, ClientOwner {
    * publish, so the client sees them, then the held frames, then live, with no gap or repeat.
    */
   add(ws: WebSocket, sub: Subscription): StreamClient {
-    const client = new StreamClient(ws, sub, this.options.bufferBytes);
+    const client = new StreamClient(ws, sub, this.options.bufferBytes, this.clock);
     client.listen(this);
     client.pingSlot = this.nextPingSlot;
     this.nextPingSlot = (this.nextPingSlot + 1) % PING_SLICES;
@@ -456,8 +462,7 @@ export class StreamHub implements StreamFanout, ClientOwner {
    */
   private ensurePing(): void {
     if (this.pingTimer || this.closed) return;
-    this.pingTimer = setInterval(() => this.pingSlice(), this.options.pingMs / PING_SLICES);
-    this.pingTimer.unref();
+    this.pingTimer = repeatOn(this.clock, this.options.pingMs / PING_SLICES, () => this.pingSlice());
   }
 
   /**
@@ -482,7 +487,7 @@ export class StreamHub implements StreamFanout, ClientOwner {
   /** Shutdown: every client gets close code 1001; new connections are refused. */
   async closeAll(): Promise<void> {
     this.closed = true;
-    if (this.pingTimer) clearInterval(this.pingTimer);
+    if (this.pingTimer) this.pingTimer.cancel();
     this.pingTimer = null;
     for (const client of [...this.index.clients()]) {
       this.remove(client);

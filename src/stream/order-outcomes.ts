@@ -4,6 +4,7 @@
 // reason of every cancel here (from the order.update frames), and the place-order route waits a
 // moment for it — the event is emitted before the answer is sent, so it is normally already here or
 // a few milliseconds behind on the stream.
+import { systemClock, type Clock } from '../contracts/clock.js';
 import type { Frame } from '../contracts/frame.js';
 
 /** Reasons kept: the most recent cancels are what a place-order answer asks about. */
@@ -12,6 +13,8 @@ const KEPT = 10_000;
 export class OrderOutcomes {
   private readonly reasons = new Map<string, string>();
   private readonly waiting = new Map<string, Array<(reason: string) => void>>();
+
+  constructor(private readonly clock: Clock = systemClock) {}
 
   observe(frame: Frame): void {
     if (frame.kind !== 'order.update' || frame.payload.status !== 'cancelled') return;
@@ -31,7 +34,7 @@ export class OrderOutcomes {
     return new Promise((resolve) => {
       const list = this.waiting.get(orderId) ?? [];
       this.waiting.set(orderId, list);
-      const timer = setTimeout(() => {
+      const timer = this.clock.setTimeout(() => {
         const left = this.waiting.get(orderId)?.filter((r) => r !== done);
         if (left && left.length > 0) this.waiting.set(orderId, left);
         else this.waiting.delete(orderId);
@@ -39,7 +42,7 @@ export class OrderOutcomes {
       }, ms);
       timer.unref();
       const done = (reason: string): void => {
-        clearTimeout(timer);
+        this.clock.clearTimeout(timer);
         resolve(reason);
       };
       list.push(done);

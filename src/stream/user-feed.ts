@@ -6,6 +6,7 @@ import type { EngineEvent, FillPayload } from '../contracts/engine-event.js';
 import type { Frame } from '../contracts/frame.js';
 import type { FeatureSnapshot, LiveFeature } from '../contracts/live-feature.js';
 import { UserOrders } from '../projections/user-orders.js';
+import type { Clock } from '../contracts/clock.js';
 import { OrderOutcomes } from './order-outcomes.js';
 import { UserChannels, type UserSnapshotSources } from './user-snapshot.js';
 import type { Subscription } from './subscription.js';
@@ -14,10 +15,12 @@ export class UserFeed implements LiveFeature<Subscription> {
   readonly name = 'user-channels';
   private readonly orders = new UserOrders();
   private readonly channels: UserChannels;
-  private readonly outcomes = new OrderOutcomes();
+  private readonly outcomes: OrderOutcomes;
 
-  constructor(sources: Omit<UserSnapshotSources, 'orders'>) {
+  /** `clock` times the place-order answer's wait for a cancel reason (default systemClock). */
+  constructor(sources: Omit<UserSnapshotSources, 'orders'>, clock?: Clock) {
     this.channels = new UserChannels({ ...sources, orders: this.orders });
+    this.outcomes = new OrderOutcomes(clock);
   }
 
   event(event: EngineEvent, fill?: FillPayload | null): Frame[] {
