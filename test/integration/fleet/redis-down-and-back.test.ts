@@ -68,8 +68,9 @@ describe.skipIf(!available)('Redis down and back', () => {
       expect(await book()).toBe(200);
       expect((await signedGet()).status).toBe(503);
     }
+    // Well under the reconnection period (2 s), even on a loaded machine: nothing waited for it.
     const perPairMs = (performance.now() - started) / 10;
-    expect(perPairMs).toBeLessThan(100);
+    expect(perPairMs).toBeLessThan(1_000);
     // The full report names Redis; the replica probe (what the balancer routes by) does not follow it.
     expect((await fetch(`${gw.url}/readyz`)).status).toBe(503);
     expect((await fetch(`${gw.url}/readyz/replica`)).status).toBe(200);
