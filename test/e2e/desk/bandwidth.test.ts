@@ -49,6 +49,7 @@ describe('throttled book views and deflate', () => {
     };
     await Promise.all(clients.map((c) => c.waitFor((ms) => ms.some((m) => m.kind === 'orderbook.snapshot'))));
     // 10 batches of 10 orders, 30 ms apart: the book changes ~10 times within each 500 ms.
+    const flowStarted = performance.now();
     for (let b = 0; b < 10; b++) {
       const orders: OrderRequest[] = Array.from({ length: 10 }, (_, i) => ({ market: MARKET, side: (i % 2 === 0 ? 'buy' : 'sell') as 'buy' | 'sell', type: 'limit', size: '0.1', price: String(i % 2 === 0 ? 2000 - b * 10 - i : 2100 + b * 10 + i) }) as OrderRequest);
       await placeOrders(maker, orders);
@@ -61,6 +62,8 @@ describe('throttled book views and deflate', () => {
       return books.every((b) => b.bids.length === engineBook.bids.length && b.asks.length === engineBook.asks.length);
     }, 5_000, 'every view caught up');
     feed();
+    // How many 500 ms periods the changes spanned (about one on a quiet machine, more on a loaded one).
+    const periods = Math.ceil((performance.now() - flowStarted) / 500);
     for (const r of results) expect(r.filter((x) => x !== 'applied')).toEqual([]);
     const levels = (b: DeltaOrderBook) => ({ bids: b.bids.map((l) => [l[0], l[1]]), asks: b.asks.map((l) => [l[0], l[1]]) });
     expect(levels(books[1]!)).toEqual(levels(books[0]!));
@@ -70,7 +73,8 @@ describe('throttled book views and deflate', () => {
     const deltas = (c: { messages: Msg[] }) => c.messages.filter((m) => m.kind === 'orderbook.delta').length;
     expect(deltas(plain)).toBeGreaterThanOrEqual(10);
     expect(deltas(slow)).toBeLessThan(deltas(plain));
-    expect(deltas(slow)).toBeLessThanOrEqual(4); // ~0.5 s of changes at most 500 ms apart, plus the first
+    // At most one delta per 500 ms of changes, plus the first and the last.
+    expect(deltas(slow)).toBeLessThanOrEqual(periods + 2);
     expect(deltas(fast)).toBeLessThanOrEqual(deltas(plain));
     // Every throttled frame keeps to the schema (the ack names the throttle).
     expect(slow.schemaErrors).toEqual([]);
