@@ -83,6 +83,7 @@ describe('order book deltas (reference engine + simulator)', () => {
     // still fire): the repaired snapshot is compared with this read.
     let target = await engineBook('ETH-PERP');
     for (let quiet = 0; quiet < 3; ) {
+      // Deliberate: at rest means three reads 300 ms apart at the same seq (nothing happened between).
       await new Promise((r) => setTimeout(r, 300));
       const again = await engineBook('ETH-PERP');
       quiet = again.seq === target.seq ? quiet + 1 : 0;

@@ -54,7 +54,9 @@ describe('open_interest.update', () => {
   async function quiet(gw: TestGateway): Promise<void> {
     await indexer.waitFor(engine.engine.log.maxSeq, 10_000);
     await waitFor(() => (gw.deps.live as LiveRuntime).status().maxSeq === engine.engine.log.maxSeq, 5_000, 'gateway at head');
-    // GET /v1/markets caches the figure for up to a second (as its 24 h statistics).
+    // GET /v1/markets caches the figure for up to a second (as its 24 h statistics): a deliberate wait
+    // past that lifetime (a time bound, no event to wait for); it is also the bound within which a
+    // client that did not ask for the kind must get none.
     await new Promise((resolve) => setTimeout(resolve, 1_200));
   }
 

@@ -12,6 +12,7 @@ import { faucet, makeParty, SigningClient } from '../../sandbox/engine/helpers.j
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
+import { eventually } from '../../support/eventually.js';
 import { connect, type Msg } from '../../integration/stream/helpers.js';
 import type { LiveRuntime } from '../../../src/live.js';
 import { LAST_TRADES } from '../../../src/stream/recent-trades.js';
@@ -77,16 +78,18 @@ describe('trade tape seeded from the database at start', () => {
     // A gateway started afterwards, the mirror complete, no match since.
     await indexer.waitFor(engine.engine.log.maxSeq, 10_000);
     const second = await gateway();
-    let snapshot: Msg[] = [];
-    // The seed is read beside the live path (start() does not wait for it): connect until it landed.
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
-      const c = await connect(second.url, 'kinds=trade');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      snapshot = c.frames();
-      c.ws.close();
-      if (snapshot.length >= expected.length) break;
-    }
+    // The seed is read beside the live path (start() does not wait for it): connect until it landed
+    // (a connection's snapshot comes at its opening: up to half a second for all of it).
+    const snapshot = await eventually(
+      async () => {
+        const c = await connect(second.url, 'kinds=trade');
+        await c.waitFor((ms) => ms.filter((m) => !m.kind.startsWith('stream.')).length >= expected.length, 500).catch(() => undefined);
+        c.ws.close();
+        const frames = c.frames();
+        return frames.length >= expected.length && frames;
+      },
+      { timeoutMs: 10_000, what: 'the seeded tape in a new connection\'s snapshot' },
+    );
     const bare = (f: Msg) => ({ kind: f.kind, seq: f.seq, ts: f.ts, market: f.market, payload: f.payload });
     const byMarket = (frames: Msg[]) => [...lastOf(frames, 'ETH-PERP'), ...lastOf(frames, 'SOL-PERP')];
     expect(snapshot.every((f) => f.snapshot === true)).toBe(true);
@@ -101,6 +104,7 @@ describe('trade tape seeded from the database at start', () => {
     await waitFor(() => (second.deps.live as LiveRuntime).status().maxSeq === engine.engine.log.maxSeq, 5_000, 'second gateway at head');
     const after = await connect(second.url, 'kinds=trade&markets=ETH-PERP');
     await after.waitFor((ms) => ms.filter((m) => m.kind === 'trade').length === LAST_TRADES);
+    // Deliberate: no trade beyond the tape within 100 ms.
     await new Promise((resolve) => setTimeout(resolve, 100));
     const tape = after.frames().filter((m) => m.kind === 'trade');
     expect(tape.map(bare)).toEqual([...lastOf(live, 'ETH-PERP').slice(1), newest].map(bare));
