@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient, type AccountVerdict } from '../../../packages/client/src/index.js';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { fileScope, testEngine } from '../../support/stacks.js';
+import { eventually } from '../../support/eventually.js';
 import { formatDec } from '../../../sandbox/engine/decimal.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
@@ -48,10 +49,7 @@ describe('verifyAccount at the edges (honest engine)', () => {
     if (commit) e().commit();
     const head = e().log.maxSeq;
     await indexer.waitFor(head, 30_000);
-    for (const deadline = Date.now() + 10_000; (await client.getAccount(party('any', '0'))).asOfSeq < head; ) {
-      if (Date.now() > deadline) throw new Error('account view stuck');
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await eventually(async () => (await client.getAccount(party('any', '0'))).asOfSeq >= head, { timeoutMs: 10_000, what: 'the account view at the head (stuck?)' });
   }
   const brief = (v: AccountVerdict) => ({ status: v.status, first: v.first, pending: v.pending, collateral: v.collateral, positions: v.positions });
 
