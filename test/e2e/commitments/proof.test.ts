@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine } from '../../support/stacks.js';
+import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
@@ -163,20 +163,16 @@ describe('user batch proofs', () => {
     return singles.length;
   }
 
-  it('the range route: each proof is the one the single route answers, verified, mismatch or kept alike, page by page', async () => {
+  it('the range route: each proof is the one the single route answers, verified, mismatch or kept alike, page by page', async (ctx) => {
     let batches = 0;
     for (const party of ids) batches += await rangeEqualsSingles(party);
     expect(batches).toBe(8);
     // From a cold cache too: the range's own answers, then the single route's kept ones are the same bytes.
     const [ann] = ids as [string];
-    const fresh = await startGateway({ DATABASE_URL: db.url, AUTH_DISABLED: 'true' });
-    try {
-      const text = (await fresh.app.inject(`/v1/users/${ann}/user-batches/proofs`)).body;
-      const single = (await fresh.app.inject(`/v1/users/${ann}/user-batches/2/proof`)).body;
-      expect(text).toContain(single);
-    } finally {
-      await fresh.close();
-    }
+    const fresh = await testGateway(ctx, { DATABASE_URL: db.url, AUTH_DISABLED: 'true' });
+    const text = (await fresh.app.inject(`/v1/users/${ann}/user-batches/proofs`)).body;
+    const single = (await fresh.app.inject(`/v1/users/${ann}/user-batches/2/proof`)).body;
+    expect(text).toContain(single);
     // No batch after the last: an empty page; an unknown party has none either.
     const last = (await pages(ann, 100)).items.length;
     expect((await range(ann, `?since=${last}`)).json()).toEqual({ items: [], nextCursor: null });
