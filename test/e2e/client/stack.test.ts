@@ -4,14 +4,14 @@
 //  - the stream client's reconnect is gapless: fills made while its socket was down come back
 //    through the gateway's replay (since=), none twice, without any REST backfill.
 import type { FrameKind } from '../../../packages/client/src/engine-events.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { GatewayClient, GatewayError, localParty, PositionsStore, StreamClient, type PartySigner, type StreamMessage, type WebSocketCtor, type WebSocketLike } from '../../../packages/client/src/index.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { eventually } from '../../support/eventually.js';
 
 describe('client on the full stack', () => {
@@ -28,9 +28,11 @@ describe('client on the full stack', () => {
   const stacks = fileScope();
   beforeAll(async () => {
     db = await createTestDatabase();
+    stacks.onTestFinished(() => db.drop());
     engine = await testEngine(stacks);
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
-    gw = await startGateway(env(), { listen: true });
+    stacks.onTestFinished(() => indexer.close());
+    gw = await testGateway(stacks, env(), { listen: true });
     await gw.deps.live!.start();
     alice = await localParty('alice');
     bob = await localParty('bob');
@@ -38,11 +40,6 @@ describe('client on the full stack', () => {
     b = new GatewayClient({ baseUrl: gw.url, retry: { retries: 0 } });
     expect((await a.createSession(alice)).ok).toBe(true);
     expect((await b.createSession(bob)).ok).toBe(true);
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await indexer?.close();
-    await db?.drop();
   });
 
   it('keeps the faucet cooldown across a gateway restart (read from the mirror)', async (ctx) => {

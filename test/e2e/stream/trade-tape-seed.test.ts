@@ -4,13 +4,13 @@
 // gateway started afterwards, with no match since, sends a connection subscribing to `trade` the
 // last LAST_TRADES trades of each market: exactly the frames the first one published live, as
 // snapshot frames, oldest first. A match after the restart joins the tape after them.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine } from '../../support/stacks.js';
+import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { faucet, makeParty, SigningClient } from '../../sandbox/engine/helpers.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
 import { eventually } from '../../support/eventually.js';
 import { connect, type Msg } from '../../integration/stream/helpers.js';
@@ -21,11 +21,9 @@ describe('trade tape seeded from the database at start', () => {
   let db: TestDatabase;
   let engine: RunningEngine;
   let indexer: RunningIndexer;
-  const gateways: TestGateway[] = [];
 
   async function gateway(): Promise<TestGateway> {
-    const gw = await startGateway({ DATABASE_URL: db.url, ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, RATE_LIMIT_MAX: '1000000' }, { listen: true });
-    gateways.push(gw);
+    const gw = await testGateway(stacks, { DATABASE_URL: db.url, ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, RATE_LIMIT_MAX: '1000000' }, { listen: true });
     const live = gw.deps.live as LiveRuntime;
     await live.start();
     await waitFor(() => live.status().connected, 5_000, 'bridge');
@@ -36,13 +34,10 @@ describe('trade tape seeded from the database at start', () => {
   const stacks = fileScope();
   beforeAll(async () => {
     db = await createTestDatabase();
+    stacks.onTestFinished(() => db.drop());
     engine = await testEngine(stacks);
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
-  });
-  afterAll(async () => {
-    for (const gw of gateways) await gw.close();
-    await indexer?.close();
-    await db?.drop();
+    stacks.onTestFinished(() => indexer.close());
   });
 
   it('a restarted gateway sends the frames the live path published for the same matches', { timeout: 120_000 }, async () => {
