@@ -7,11 +7,13 @@ import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startEngine, type RunningEngine } from '../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../sandbox/engine/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { waitFor } from '../support/scripted-sse.js';
+import { eventually } from '../support/eventually.js';
+import { fileScope, testEngine } from '../support/stacks.js';
 
 // Inside node_modules/.cache, so the compiled files resolve the project's packages as dist/ would.
 const cache = join(process.cwd(), 'node_modules', '.cache');
@@ -22,16 +24,15 @@ describe('the built gateway (node dist/src/main.js)', () => {
   let engine: RunningEngine;
   let db: TestDatabase;
 
+  // Closed last started first: the engine, the database, then the build removed.
+  const file = fileScope();
   beforeAll(async () => {
+    file.onTestFinished(() => rmSync(outDir, { recursive: true, force: true }));
     await promisify(execFile)(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', outDir]);
-    engine = await startEngine({ port: 0, tickMs: 200, commitMs: 0 });
     db = await createTestDatabase();
+    file.onTestFinished(() => db.drop());
+    engine = await testEngine(file, { tickMs: 200 });
   }, 120_000);
-  afterAll(async () => {
-    await engine?.close();
-    await db?.drop();
-    rmSync(outDir, { recursive: true, force: true });
-  });
 
   it('starts, is ready, serves REST and the stream, and stops on SIGTERM', async () => {
     const child = spawn(process.execPath, [join(outDir, 'src/main.js')], {
@@ -53,11 +54,16 @@ describe('the built gateway (node dist/src/main.js)', () => {
       await waitFor(() => /Server listening at http:\/\/127\.0\.0\.1:\d+/.test(out), 20_000, 'listening');
       const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1]!;
       expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ status: 'ok' });
-      let ready = await fetch(`${url}/readyz`);
-      for (const until = Date.now() + 20_000; ready.status !== 200 && Date.now() < until; ready = await fetch(`${url}/readyz`)) {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(ready.status, JSON.stringify(await ready.json())).toBe(200);
+      let notReady: unknown = null;
+      await eventually(
+        async () => {
+          const ready = await fetch(`${url}/readyz`);
+          if (ready.status === 200) return true;
+          notReady = await ready.json();
+          return false;
+        },
+        { timeoutMs: 20_000, everyMs: 100, what: () => `ready (last /readyz: ${JSON.stringify(notReady)})` },
+      );
       const fills = await fetch(`${url}/v1/fills?limit=1`);
       expect(fills.status).toBe(200);
       expect(await fills.json()).toMatchObject({ items: [], nextCursor: null });

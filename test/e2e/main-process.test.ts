@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { fleetServices, REDIS_URL, waitFor } from '../support/fleet.js';
+import { eventually } from '../support/eventually.js';
 
 const TSX = ['--import', 'tsx', 'src/main.ts'];
 const redisThere = await fleetServices({ redis: true });
@@ -30,11 +31,10 @@ async function freePort(): Promise<number> {
 
 /** Polls /healthz for up to 10 s. */
 async function healthy(port: number): Promise<boolean> {
-  for (let i = 0; i < 100; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) return true;
-  }
-  return false;
+  return eventually(() => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false), { timeoutMs: 10_000, everyMs: 100 }).then(
+    () => true,
+    () => false,
+  );
 }
 
 describe('src/main.ts', () => {

@@ -13,6 +13,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { fileScope, testEngine } from '../../support/stacks.js';
+import { eventually } from '../../support/eventually.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import WebSocket from 'ws';
 import { faucet, makeParty, signHex, SigningClient } from '../../sandbox/engine/helpers.js';
@@ -196,11 +197,7 @@ describe('account view against the reference engine', () => {
     const frames: Array<{ kind: string; seq: number; snapshot?: true; userParty: string; payload: Account & { positions: Array<{ markPrice: string }> } }> = [];
     ws.on('message', (data) => frames.push(JSON.parse(String(data))));
     const waitFor = async (ok: () => boolean): Promise<void> => {
-      const deadline = Date.now() + 10_000;
-      while (!ok()) {
-        if (Date.now() > deadline) throw new Error(`no such frame: ${JSON.stringify(frames.map((f) => f.payload.collateral))}`);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
+      await eventually(ok, { timeoutMs: 10_000, everyMs: 5, what: () => `such a frame (collateral of each: ${JSON.stringify(frames.map((f) => f.payload.collateral))})` });
     };
     try {
       await waitFor(() => frames.length >= 1);

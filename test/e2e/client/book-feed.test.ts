@@ -3,13 +3,13 @@
 // connection, snapshot first), after which the book equals the engine's again; another view
 // (grouping) is another subscription. The socket is real; the test only alters or drops one
 // incoming message on its way to the client, as a faulty network or gateway would.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine } from '../../support/stacks.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 import { fundedClient, SigningClient } from '../../sandbox/engine/helpers.js';
 import { GatewayClient, OrderBookFeed, type WebSocketCtor } from '../../../packages/client/src/index.js';
-import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
 import { tappedSocket } from '../../support/tapped-socket.js';
 
@@ -38,12 +38,9 @@ describe('OrderBookFeed (gateway + reference engine)', () => {
   const stacks = fileScope();
   beforeAll(async () => {
     engine = await testEngine(stacks);
-    gw = await startLiveGateway(engine);
+    gw = await testLiveGateway(stacks, engine);
     maker = await fundedClient(engine.url, engine.adminToken, '1000000', 'maker');
     await quote();
-  });
-  afterAll(async () => {
-    await gw?.close();
   });
 
   async function quote(): Promise<void> {

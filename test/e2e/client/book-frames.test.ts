@@ -2,14 +2,14 @@
 // reconnect the resumed connection replays the polled books of its history, and the client
 // delivers none at or below the book seq it already delivered for that market; a delta
 // subscription kept by DeltaOrderBook (chain + CRC-32 of the crc-32 package) equals the engine book.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { request } from 'undici';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine } from '../../support/stacks.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 import { fundedClient, SigningClient } from '../../sandbox/engine/helpers.js';
 import { DeltaOrderBook, GatewayClient, StreamClient, type StreamMessage, type WebSocketCtor } from '../../../packages/client/src/index.js';
-import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
 
 describe('client order books (gateway + reference engine)', () => {
@@ -21,11 +21,8 @@ describe('client order books (gateway + reference engine)', () => {
   const stacks = fileScope();
   beforeAll(async () => {
     engine = await testEngine(stacks);
-    gw = await startLiveGateway(engine, { WS_ORDERBOOK_POLL_MS: '50' });
+    gw = await testLiveGateway(stacks, engine, { WS_ORDERBOOK_POLL_MS: '50' });
     maker = await fundedClient(engine.url, engine.adminToken, '1000000', 'maker');
-  });
-  afterAll(async () => {
-    await gw?.close();
   });
 
   /** One more resting order: a new book (new seq) at the next poll. */

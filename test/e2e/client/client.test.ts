@@ -1,10 +1,10 @@
 // @gateway/client end to end: WebCrypto session, signed trading calls, the faucet and the
 // Node-only GET-body route, through the real gateway to the reference engine.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine } from '../../support/stacks.js';
+import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
 import { GatewayClient, GatewayError, getUserMe, localParty, type PartySigner } from '../../../packages/client/src/node.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 
 describe('@gateway/client against the gateway and the reference engine', () => {
   let engine: RunningEngine;
@@ -15,15 +15,13 @@ describe('@gateway/client against the gateway and the reference engine', () => {
   const stacks = fileScope();
   beforeAll(async () => {
     engine = await testEngine(stacks);
-    gw = await startGateway(
+    gw = await testGateway(
+      stacks,
       { ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, FAUCET_ENABLED: 'true', RATE_LIMIT_MAX: '100000' },
       { listen: true, overrides: { live: null } },
     );
     party = await localParty('webcrypto');
     client = new GatewayClient({ baseUrl: gw.url, retry: { retries: 0 } });
-  });
-  afterAll(async () => {
-    await gw?.close();
   });
 
   it('creates a session signed with WebCrypto Ed25519', async () => {
@@ -93,23 +91,19 @@ describe('@gateway/client against the gateway and the reference engine', () => {
     expect(err.body).toEqual({ error: 'query parameter "depth" must be an integer from 1 to 100, got "500"', code: 'bad_request' });
   });
 
-  it('retries a 502 from a stopped engine with backoff, then raises it flagged isServer', async () => {
+  it('retries a 502 from a stopped engine with backoff, then raises it flagged isServer', async (ctx) => {
     const sleeps: number[] = [];
     const flaky = new GatewayClient({
       baseUrl: gw.url,
       retry: { retries: 2, baseDelayMs: 10, maxDelayMs: 100, random: () => 0, sleep: async (ms) => void sleeps.push(ms) },
     });
-    const down = await startGateway({ ENGINE_BASE_URL: 'http://127.0.0.1:9' }, { listen: true, overrides: { live: null } });
-    try {
-      const c = new GatewayClient({ baseUrl: down.url, retry: { retries: 2, baseDelayMs: 10, maxDelayMs: 100, random: () => 0, sleep: async (ms) => void sleeps.push(ms) } });
-      const err = (await c.getOrderbook().catch((e: unknown) => e)) as GatewayError;
-      expect(err.status).toBe(502);
-      expect(err.isServer).toBe(true);
-      expect(err.body.code).toBe('engine_unavailable');
-      expect(sleeps).toEqual([5, 10]);
-      expect(await flaky.getOrderbook({ depth: 1 })).toMatchObject({ ok: true, market: 'BTC-PERP', depth: 1 });
-    } finally {
-      await down.close();
-    }
+    const down = await testGateway(ctx, { ENGINE_BASE_URL: 'http://127.0.0.1:9' }, { listen: true, overrides: { live: null } });
+    const c = new GatewayClient({ baseUrl: down.url, retry: { retries: 2, baseDelayMs: 10, maxDelayMs: 100, random: () => 0, sleep: async (ms) => void sleeps.push(ms) } });
+    const err = (await c.getOrderbook().catch((e: unknown) => e)) as GatewayError;
+    expect(err.status).toBe(502);
+    expect(err.isServer).toBe(true);
+    expect(err.body.code).toBe('engine_unavailable');
+    expect(sleeps).toEqual([5, 10]);
+    expect(await flaky.getOrderbook({ depth: 1 })).toMatchObject({ ok: true, market: 'BTC-PERP', depth: 1 });
   });
 });

@@ -8,13 +8,13 @@ import type { FrameKind } from '../../../packages/client/src/engine-events.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine } from '../../support/stacks.js';
+import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { botParties, startSimulator, type RunningSimulator } from '../../../sandbox/simulator/simulator.js';
 import { GatewayClient, StreamClient, type EngineEvent, type StreamMessage, type WebSocketCtor } from '../../../packages/client/src/index.js';
 import type { LiveRuntime } from '../../../src/live.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { eventually } from '../../support/eventually.js';
 
 const SEED = 5;
@@ -49,10 +49,13 @@ describe('reconnect storm', () => {
   const stacks = fileScope();
   beforeAll(async () => {
     db = await createTestDatabase();
+    stacks.onTestFinished(() => db.drop());
     engine = await testEngine(stacks);
     ticker = setInterval(() => engine.engine.tick(), 200);
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
-    gw = await startGateway(
+    stacks.onTestFinished(() => indexer.close());
+    gw = await testGateway(
+      stacks,
       { DATABASE_URL: db.url, ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, AUTH_DISABLED: 'true', WS_HISTORY_SIZE: '300', RATE_LIMIT_MAX: '1000000' },
       { listen: true },
     );
@@ -61,9 +64,6 @@ describe('reconnect storm', () => {
   afterAll(async () => {
     clearInterval(ticker);
     await sim?.stop();
-    await gw?.close();
-    await indexer?.close();
-    await db?.drop();
   });
 
   it('loses nothing, repeats nothing and keeps the order through hundreds of forced reconnects', { timeout: 120_000 }, async () => {

@@ -5,16 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { GatewayClient, LiveConnection, OrderBookFeed, StreamClient, toTrade, type DeltaOrderBook, type Frame, type Trade, type WebSocketCtor } from '../../../packages/client/src/index.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
+import { eventually } from '../../support/eventually.js';
 import { SEED_MARKET, startTradingStack, type TradingStack } from '../../support/trading-stack.js';
 
 async function until<T>(read: () => T | undefined | Promise<T | undefined>, what: string, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
+  const found = await eventually(async () => {
     const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+    return value === undefined ? undefined : { value };
+  }, { timeoutMs: ms, everyMs: 25, what });
+  return found.value;
 }
 
 describe('a trading screen on the client (whole stack)', () => {

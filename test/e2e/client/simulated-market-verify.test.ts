@@ -7,11 +7,13 @@
 // transaction id included.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient, type AccountVerdict } from '../../../packages/client/src/index.js';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { startSimulator, type RunningSimulator } from '../../../sandbox/simulator/simulator.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
-import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
+import { eventually } from '../../support/eventually.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 
 const SECONDS = Number(process.env.VERIFY_STACK_SECONDS ?? 60);
 
@@ -25,11 +27,16 @@ describe('every simulated party verifies', () => {
   let sim: RunningSimulator;
   let client: GatewayClient;
 
+  // Closed after the afterAll below (registered later, run first: the bots stopped), last started
+  // first: the gateway, the indexer, the engine, the database.
+  const file = fileScope();
   beforeAll(async () => {
     db = await createTestDatabase();
-    engine = await startEngine({ port: 0, tickMs: 500, commitMs: 2_000 });
+    file.onTestFinished(() => db.drop());
+    engine = await testEngine(file, { tickMs: 500, commitMs: 2_000 });
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
-    gateway = await startLiveGateway(engine, { DATABASE_URL: db.url, AUTH_DISABLED: 'true', RATE_LIMIT_MAX: '1000000' });
+    file.onTestFinished(() => indexer.close());
+    gateway = await testLiveGateway(file, engine, { DATABASE_URL: db.url, AUTH_DISABLED: 'true', RATE_LIMIT_MAX: '1000000' });
     client = new GatewayClient({ baseUrl: gateway.url, retry: { retries: 0 } });
     sim = await startSimulator({ engineUrl: engine.url, adminToken: engine.adminToken, rate: 20, bots: 6, seed: 39 });
   }, 60_000);
@@ -40,10 +47,6 @@ describe('every simulated party verifies', () => {
   };
   afterAll(async () => {
     await stopBots();
-    await gateway?.close();
-    await indexer?.close();
-    await engine?.close();
-    await db?.drop();
   });
 
   it(`while the bots trade (${SECONDS} s) none fails; once they stop every one is verified, chain deposits included`, async () => {
@@ -51,6 +54,7 @@ describe('every simulated party verifies', () => {
     const during: AccountVerdict[] = [];
     // Halfway and at the end of the run, while trading: verified up to each party's last commitment.
     for (const at of [0.5, 1]) {
+      // Deliberate: the bots trade for a set time (a point of the run, not an event).
       while (Date.now() - started < at * SECONDS * 1000) await new Promise((r) => setTimeout(r, 250));
       for (const party of sim.parties) during.push(await client.verifyAccount(party));
     }
@@ -66,10 +70,7 @@ describe('every simulated party verifies', () => {
     await indexer.waitFor(head, 60_000);
     const after: AccountVerdict[] = [];
     for (const party of sim.parties) {
-      for (const deadline = Date.now() + 20_000; (await client.getAccount(party)).asOfSeq < head; ) {
-        if (Date.now() > deadline) throw new Error(`the account view of ${party} is stuck`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await eventually(async () => (await client.getAccount(party)).asOfSeq >= head, { timeoutMs: 20_000, everyMs: 50, what: `the account view of ${party} at the head (stuck?)` });
       after.push(await client.verifyAccount(party));
     }
     expect(after.filter((v) => v.status !== 'verified').map(summary)).toEqual([]);

@@ -3,14 +3,14 @@
 // unsubscribe resolve with the filters as applied and the new frames arrive (also after a
 // reconnect, whose URL carries the changed filters); a refusal rejects with the gateway's code;
 // stream.placeOrder / cancelOrder are signed as the REST calls and resolve with the engine's answer.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine } from '../../support/stacks.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 import { faucet, fundedClient, SigningClient } from '../../sandbox/engine/helpers.js';
 import { request } from 'undici';
 import { DeltaOrderBook, GatewayClient, GatewayError, localParty, StreamClient, type StreamMessage, type WebSocketCtor } from '../../../packages/client/src/index.js';
-import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
 
 describe('client: talking to the socket (gateway + reference engine)', () => {
@@ -21,11 +21,8 @@ describe('client: talking to the socket (gateway + reference engine)', () => {
   const stacks = fileScope();
   beforeAll(async () => {
     engine = await testEngine(stacks);
-    gw = await startLiveGateway(engine, {}, { markets: true });
+    gw = await testLiveGateway(stacks, engine, {}, { markets: true });
     maker = await fundedClient(engine.url, engine.adminToken, '1000000', 'maker');
-  });
-  afterAll(async () => {
-    await gw?.close();
   });
 
   it('subscribe and unsubscribe change the live stream, and a reconnect keeps the change', { timeout: 30_000 }, async () => {

@@ -4,14 +4,14 @@
 //  - the stream client's reconnect is gapless: fills made while its socket was down come back
 //    through the gateway's replay (since=), none twice, without any REST backfill.
 import type { FrameKind } from '../../../packages/client/src/engine-events.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine } from '../../support/stacks.js';
+import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { GatewayClient, GatewayError, localParty, PositionsStore, StreamClient, type PartySigner, type StreamMessage, type WebSocketCtor, type WebSocketLike } from '../../../packages/client/src/index.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { eventually } from '../../support/eventually.js';
 
 describe('client on the full stack', () => {
@@ -28,9 +28,11 @@ describe('client on the full stack', () => {
   const stacks = fileScope();
   beforeAll(async () => {
     db = await createTestDatabase();
+    stacks.onTestFinished(() => db.drop());
     engine = await testEngine(stacks);
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
-    gw = await startGateway(env(), { listen: true });
+    stacks.onTestFinished(() => indexer.close());
+    gw = await testGateway(stacks, env(), { listen: true });
     await gw.deps.live!.start();
     alice = await localParty('alice');
     bob = await localParty('bob');
@@ -39,28 +41,19 @@ describe('client on the full stack', () => {
     expect((await a.createSession(alice)).ok).toBe(true);
     expect((await b.createSession(bob)).ok).toBe(true);
   });
-  afterAll(async () => {
-    await gw?.close();
-    await indexer?.close();
-    await db?.drop();
-  });
 
-  it('keeps the faucet cooldown across a gateway restart (read from the mirror)', async () => {
+  it('keeps the faucet cooldown across a gateway restart (read from the mirror)', async (ctx) => {
     expect(await a.faucet(alice.party)).toMatchObject({ party: alice.party, newBalance: '50000.0000000000' });
     expect(await b.faucet(bob.party)).toMatchObject({ party: bob.party });
     await indexer.waitFor(engine.engine.log.maxSeq, 5_000);
     await eventually(async () => (await db.sql`SELECT count(*)::int AS n FROM deposits WHERE source = 'faucet'`)[0]!.n === 2, { what: 'mirror deposits' });
-    const fresh = await startGateway(env(), { listen: true, overrides: { live: null } });
-    try {
-      const c = new GatewayClient({ baseUrl: fresh.url, retry: { retries: 0 } });
-      c.session = a.session;
-      const err = (await c.faucet(alice.party).catch((e: unknown) => e)) as GatewayError;
-      expect(err).toBeInstanceOf(GatewayError);
-      expect(err.status).toBe(429);
-      expect(err.body.retryAfterS).toBeGreaterThan(3500);
-    } finally {
-      await fresh.close();
-    }
+    const fresh = await testGateway(ctx, env(), { listen: true, overrides: { live: null } });
+    const c = new GatewayClient({ baseUrl: fresh.url, retry: { retries: 0 } });
+    c.session = a.session;
+    const err = (await c.faucet(alice.party).catch((e: unknown) => e)) as GatewayError;
+    expect(err).toBeInstanceOf(GatewayError);
+    expect(err.status).toBe(429);
+    expect(err.body.retryAfterS).toBeGreaterThan(3500);
   });
 
   it('a refused upgrade reaches the app with the gateway status and code, and the loop stops', async () => {
@@ -115,7 +108,8 @@ describe('client on the full stack', () => {
     try {
       stream.start();
       await eventually(() => states.at(-1) === 'live', { what: 'first socket live' });
-      await new Promise((r) => setTimeout(r, 300)); // let the upgrade complete
+      // The gateway's side of the opening done (the client is 'live' once the socket opens): its subscription confirmed.
+      await eventually(() => messages.some((m) => m.source === 'control' && m.message.kind === 'stream.subscribed'), { what: 'the subscription confirmed' });
       await trade('60000');
       const seqFrames = () => messages.filter((m) => m.source === 'live' && !m.frame.snapshot && typeof m.frame.seq === 'number');
       await eventually(() => seqFrames().length > 0, { what: 'first position frame' });

@@ -2,14 +2,15 @@
 // a party with no events, only a deposit, a withdrawal approved and one refused, a position closed
 // to exactly zero and one flipped through it, a self-trade. Each verdict must be what a careful
 // trader expects: verified when everything is committed and equal, never failed for an honest engine.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient, type AccountVerdict } from '../../../packages/client/src/index.js';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine } from '../../support/stacks.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
+import { eventually } from '../../support/eventually.js';
 import { formatDec } from '../../../sandbox/engine/decimal.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
-import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 
 const party = (hint: string, digit: string) => `${hint}::${digit.repeat(64)}`;
 
@@ -23,16 +24,13 @@ describe('verifyAccount at the edges (honest engine)', () => {
   const stacks = fileScope();
   beforeAll(async () => {
     db = await createTestDatabase();
+    stacks.onTestFinished(() => db.drop());
     engine = await testEngine(stacks);
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
-    gateway = await startLiveGateway(engine, { DATABASE_URL: db.url, AUTH_DISABLED: 'true', RATE_LIMIT_MAX: '1000000' });
+    stacks.onTestFinished(() => indexer.close());
+    gateway = await testLiveGateway(stacks, engine, { DATABASE_URL: db.url, AUTH_DISABLED: 'true', RATE_LIMIT_MAX: '1000000' });
     client = new GatewayClient({ baseUrl: gateway.url, retry: { retries: 0 } });
   }, 60_000);
-  afterAll(async () => {
-    await gateway?.close();
-    await indexer?.close();
-    await db?.drop();
-  });
 
   const e = () => engine.engine;
   const order = (who: string, side: 'buy' | 'sell', size: string, price: string, tif = 'gtc') => {
@@ -48,10 +46,7 @@ describe('verifyAccount at the edges (honest engine)', () => {
     if (commit) e().commit();
     const head = e().log.maxSeq;
     await indexer.waitFor(head, 30_000);
-    for (const deadline = Date.now() + 10_000; (await client.getAccount(party('any', '0'))).asOfSeq < head; ) {
-      if (Date.now() > deadline) throw new Error('account view stuck');
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await eventually(async () => (await client.getAccount(party('any', '0'))).asOfSeq >= head, { timeoutMs: 10_000, what: 'the account view at the head (stuck?)' });
   }
   const brief = (v: AccountVerdict) => ({ status: v.status, first: v.first, pending: v.pending, collateral: v.collateral, positions: v.positions });
 

@@ -3,14 +3,16 @@
 // (trades, flips, self-trades, chain and faucet deposits, withdrawals) verifies; each deliberate
 // fault of the engine (ENGINE_CORRUPT) or of the mirror (INDEXER_CORRUPT_ACCOUNT) is caught and
 // named: the first event and field that differ, or the view's number that differs.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient, verifyAccount, type AccountSource, type AccountVerdict } from '../../../packages/client/src/index.js';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import type { AccountingFault } from '../../../sandbox/engine/accounts.js';
 import { formatDec } from '../../../sandbox/engine/decimal.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
-import { startGateway, startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
+import { eventually } from '../../support/eventually.js';
+import { fileScope, testEngine, testGateway, testLiveGateway, type Scope } from '../../support/stacks.js';
 
 const party = (hint: string, digit: string) => `${hint}::${digit.repeat(64)}`;
 const A = party('alice', 'a');
@@ -23,28 +25,18 @@ interface Stack {
   indexer: RunningIndexer;
   gateway: TestGateway;
   client: GatewayClient;
-  close(): Promise<void>;
 }
 
-async function startStack(options: { fault?: AccountingFault; corruptAccountOf?: string } = {}): Promise<Stack> {
+/** The stack, closed with `scope` last started first: the gateway, the indexer, the engine, the database. */
+async function startStack(scope: Scope, options: { fault?: AccountingFault; corruptAccountOf?: string } = {}): Promise<Stack> {
   const db = await createTestDatabase();
-  const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0, fault: options.fault ?? null });
+  scope.onTestFinished(() => db.drop());
+  const engine = await testEngine(scope, { fault: options.fault ?? null });
   const indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false, ...(options.corruptAccountOf ? { corruptAccountOf: options.corruptAccountOf } : {}) });
-  const gateway = await startLiveGateway(engine, { DATABASE_URL: db.url, AUTH_DISABLED: 'true', RATE_LIMIT_MAX: '1000000' });
+  scope.onTestFinished(() => indexer.close());
+  const gateway = await testLiveGateway(scope, engine, { DATABASE_URL: db.url, AUTH_DISABLED: 'true', RATE_LIMIT_MAX: '1000000' });
   const client = new GatewayClient({ baseUrl: gateway.url, retry: { retries: 0 } });
-  return {
-    db,
-    engine,
-    indexer,
-    gateway,
-    client,
-    async close() {
-      await gateway.close();
-      await indexer.close();
-      await engine.close();
-      await db.drop();
-    },
-  };
+  return { db, engine, indexer, gateway, client };
 }
 
 /** Commits, waits for the mirror and the account view to hold everything, then verifies. */
@@ -53,10 +45,7 @@ async function settleAndVerify(s: Stack, who: string, client = s.client): Promis
   s.engine.engine.commit();
   const head = s.engine.engine.log.maxSeq;
   await s.indexer.waitFor(head, 30_000);
-  for (const deadline = Date.now() + 10_000; (await client.getAccount(who)).asOfSeq < head; ) {
-    if (Date.now() > deadline) throw new Error('account view stuck');
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await eventually(async () => (await client.getAccount(who)).asOfSeq >= head, { timeoutMs: 10_000, what: 'the account view at the head (stuck?)' });
   return client.verifyAccount(who);
 }
 
@@ -73,8 +62,9 @@ const trade = (s: Stack, taker: string, maker: string, side: 'buy' | 'sell', siz
 
 describe('verifyAccount over an honest history', () => {
   let s: Stack;
+  const file = fileScope();
   beforeAll(async () => {
-    s = await startStack();
+    s = await startStack(file);
     const e = s.engine.engine;
     for (const p of [A, B]) e.deposit({ party: p, amount: '1000000' }, 'faucet');
     // A deterministic mix: A and B trade both ways around a price, flip through zero, trade with
@@ -99,7 +89,6 @@ describe('verifyAccount over an honest history', () => {
       }
     }
   }, 120_000);
-  afterAll(async () => s?.close());
 
   it('verifies both parties: every leg, deposit and withdrawal recomputed, the view equal', async () => {
     for (const who of [A, B]) {
@@ -127,7 +116,7 @@ describe('verifyAccount over an honest history', () => {
     trade(s, A, B, 'buy', '0.0100', '60000');
     const head = s.engine.engine.log.maxSeq;
     await s.indexer.waitFor(head, 30_000);
-    for (; (await s.client.getAccount(A)).asOfSeq < head; ) await new Promise((r) => setTimeout(r, 10));
+    await eventually(async () => (await s.client.getAccount(A)).asOfSeq >= head, 'the account view at the head');
     const v = await s.client.verifyAccount(A);
     expect(v.problems).toEqual([]);
     // Verified up to the last commitment; the newer trade is the uncommitted tail, reported apart.
@@ -153,10 +142,12 @@ describe('verifyAccount over an honest history', () => {
       for (; trading; n++) {
         trade(s, A, B, n % 2 === 0 ? 'buy' : 'sell', '0.0010', String(59_950 + (n % 100)));
         if (n % 40 === 39) e.commit();
+        // Pacing: a trade every millisecond.
         await new Promise((r) => setTimeout(r, 1));
       }
     })();
     try {
+      // Deliberate: the check starts once the trading has run a while (not a wait for an event).
       await new Promise((r) => setTimeout(r, 300));
       const before = e.log.maxSeq;
       const v = await s.client.verifyAccount(A);
@@ -269,48 +260,39 @@ describe('verifyAccount catches each fault and names it', () => {
     },
   ];
   for (const c of cases) {
-    it(`ENGINE_CORRUPT=${c.fault}`, async () => {
-      const s = await startStack({ fault: c.fault });
-      try {
-        for (const p of [A, B]) s.engine.engine.deposit({ party: p, amount: '1000000' }, 'faucet');
-        c.play(s);
-        const v = await settleAndVerify(s, A);
-        expect(v.history.status).toBe('verified'); // the commitments are faithful: the numbers are not
-        expect(v.status).toBe('failed');
-        expect(v.first).toMatchObject(c.expect);
-        expect(v.first!.message).toMatch(c.words);
-      } finally {
-        await s.close();
-      }
+    it(`ENGINE_CORRUPT=${c.fault}`, async (ctx) => {
+      const s = await startStack(ctx, { fault: c.fault });
+      for (const p of [A, B]) s.engine.engine.deposit({ party: p, amount: '1000000' }, 'faucet');
+      c.play(s);
+      const v = await settleAndVerify(s, A);
+      expect(v.history.status).toBe('verified'); // the commitments are faithful: the numbers are not
+      expect(v.status).toBe('failed');
+      expect(v.first).toMatchObject(c.expect);
+      expect(v.first!.message).toMatch(c.words);
     }, 60_000);
   }
 
-  it('INDEXER_CORRUPT_ACCOUNT: the account view and positions the mirror shows differ from the committed events', async () => {
-    const s = await startStack({ corruptAccountOf: C });
+  it('INDEXER_CORRUPT_ACCOUNT: the account view and positions the mirror shows differ from the committed events', async (ctx) => {
+    const s = await startStack(ctx, { corruptAccountOf: C });
     // A gateway on the mirror alone (no engine stream): its account view is the mirror's.
-    const mirrorOnly = await startGateway({ DATABASE_URL: s.db.url, AUTH_DISABLED: 'true' }, { listen: true });
-    try {
-      for (const p of [B, C]) s.engine.engine.deposit({ party: p, amount: '1000000' }, 'faucet');
-      trade(s, C, B, 'buy', '0.2000', '60000');
-      const v = await settleAndVerify(s, C, new GatewayClient({ baseUrl: mirrorOnly.url, retry: { retries: 0 } }));
-      expect(v.history.status).toBe('verified');
-      expect(v.differingEvents).toBe(0);
-      expect(v.status).toBe('failed');
-      expect(v.first).toMatchObject({ kind: 'view', source: 'account', field: 'collateral', expected: '999994.0000000000', actual: '999995.0000000000' });
-      expect(v.first!.message).toBe("your collateral should be 999994.0000000000 from the committed events, the gateway shows 999995.0000000000");
-      expect(v.problems).toContainEqual(expect.objectContaining({ kind: 'view', source: 'positions', field: 'entryPrice', market: 'BTC-PERP', expected: '60000.0000000000', actual: '60001.0000000000' }));
-      expect(v.positions[0]!.entryPrice.status).toBe('different');
-      // The record as of the last commitment is the mirror's fill rows: their balance is off too.
-      expect(v.viewAsOfSeq).toBe(v.committedSeq);
-      expect(v.problems).toContainEqual(expect.objectContaining({ kind: 'view', source: 'account-as-of', field: 'collateral', expected: '999994.0000000000', actual: '999995.0000000000' }));
-      // The live gateway's positions list is the mirror's too.
-      const live = await s.client.verifyAccount(C);
-      expect(live.problems).toContainEqual(expect.objectContaining({ kind: 'view', source: 'positions', field: 'entryPrice' }));
-      // An honest party of the same mirror verifies.
-      expect((await s.client.verifyAccount(B)).status).toBe('verified');
-    } finally {
-      await mirrorOnly.close();
-      await s.close();
-    }
+    const mirrorOnly = await testGateway(ctx, { DATABASE_URL: s.db.url, AUTH_DISABLED: 'true' }, { listen: true });
+    for (const p of [B, C]) s.engine.engine.deposit({ party: p, amount: '1000000' }, 'faucet');
+    trade(s, C, B, 'buy', '0.2000', '60000');
+    const v = await settleAndVerify(s, C, new GatewayClient({ baseUrl: mirrorOnly.url, retry: { retries: 0 } }));
+    expect(v.history.status).toBe('verified');
+    expect(v.differingEvents).toBe(0);
+    expect(v.status).toBe('failed');
+    expect(v.first).toMatchObject({ kind: 'view', source: 'account', field: 'collateral', expected: '999994.0000000000', actual: '999995.0000000000' });
+    expect(v.first!.message).toBe("your collateral should be 999994.0000000000 from the committed events, the gateway shows 999995.0000000000");
+    expect(v.problems).toContainEqual(expect.objectContaining({ kind: 'view', source: 'positions', field: 'entryPrice', market: 'BTC-PERP', expected: '60000.0000000000', actual: '60001.0000000000' }));
+    expect(v.positions[0]!.entryPrice.status).toBe('different');
+    // The record as of the last commitment is the mirror's fill rows: their balance is off too.
+    expect(v.viewAsOfSeq).toBe(v.committedSeq);
+    expect(v.problems).toContainEqual(expect.objectContaining({ kind: 'view', source: 'account-as-of', field: 'collateral', expected: '999994.0000000000', actual: '999995.0000000000' }));
+    // The live gateway's positions list is the mirror's too.
+    const live = await s.client.verifyAccount(C);
+    expect(live.problems).toContainEqual(expect.objectContaining({ kind: 'view', source: 'positions', field: 'entryPrice' }));
+    // An honest party of the same mirror verifies.
+    expect((await s.client.verifyAccount(B)).status).toBe('verified');
   }, 60_000);
 });

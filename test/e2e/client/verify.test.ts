@@ -4,12 +4,13 @@
 // step that breaks: a digit of a fill's price, two events swapped, one missing, one extra, a wrong
 // sibling in the path, a user root that is not under the manifest.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient, verifyHistory, verifyUserBatch, userRootOf, type UserBatchProof } from '../../../packages/client/src/index.js';
 import { userBatchRoot } from '../../../sandbox/engine/commitments.js';
 import { seed, type SeedResult } from '../../../sandbox/seed/index.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
+import { fileScope, testGateway } from '../../support/stacks.js';
 
 let db: TestDatabase;
 let gw: TestGateway;
@@ -17,17 +18,15 @@ let seeded: SeedResult;
 let client: GatewayClient;
 const batches: Array<{ party: string; userSeq: number; root: string; batchNum: number | null }> = [];
 
+const file = fileScope();
 beforeAll(async () => {
   db = await createTestDatabase();
+  file.onTestFinished(() => db.drop());
   seeded = await seed(db.sql, { seed: 11, parties: 6, fills: 800, batchEvery: 120, copy: db.kind === 'postgres' });
-  gw = await startGateway({ DATABASE_URL: db.url, AUTH_DISABLED: 'true' }, { listen: true });
+  gw = await testGateway(file, { DATABASE_URL: db.url, AUTH_DISABLED: 'true' }, { listen: true });
   client = new GatewayClient({ baseUrl: gw.url, retry: { retries: 0 } });
   batches.push(...(await db.sql<typeof batches>`SELECT party, user_seq::int AS "userSeq", root, batch_num::int AS "batchNum" FROM user_batches ORDER BY batch_num, party`));
 }, 120_000);
-afterAll(async () => {
-  await gw?.close();
-  await db?.drop();
-});
 
 const proofOf = (b: { party: string; userSeq: number }) => client.getUserBatchProof(b.party, b.userSeq);
 const isIncident = (b: { party: string; userSeq: number }) => b.party === seeded.mismatch!.party && b.userSeq === seeded.mismatch!.userSeq;

@@ -3,12 +3,12 @@
 // batch number is refused like any other non-canonical number (400 with a code), and a chain record
 // that is not well formed (a root that is not 64 hex characters, a negative event count) is
 // reported as a `mismatch` with reason `record`, never a 5xx.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine } from '../../support/stacks.js';
+import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { fundedClient } from '../../sandbox/engine/helpers.js';
 
 describe('proof route: values the contract does not allow', () => {
@@ -22,7 +22,9 @@ describe('proof route: values the contract does not allow', () => {
   beforeAll(async () => {
     engine = await testEngine(stacks);
     db = await createTestDatabase();
+    stacks.onTestFinished(() => db.drop());
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken });
+    stacks.onTestFinished(() => indexer.close());
     const [ann, ben] = await Promise.all(['ann', 'ben'].map((h) => fundedClient(engine.url, engine.adminToken, '100000', h)));
     party = ann!.id;
     engine.engine.commit(); // manifest 1: the faucet credits
@@ -30,13 +32,8 @@ describe('proof route: values the contract does not allow', () => {
     await ann!.placeOrder({ market: 'BTC-PERP', type: 'limit', side: 'buy', price: '60000', size: '0.5' });
     engine.engine.commit(); // manifest 2
     await indexer.waitFor(engine.engine.log.maxSeq);
-    gateway = await startGateway({ DATABASE_URL: db.url, AUTH_DISABLED: 'true' }, { listen: true });
+    gateway = await testGateway(stacks, { DATABASE_URL: db.url, AUTH_DISABLED: 'true' }, { listen: true });
   }, 60_000);
-  afterAll(async () => {
-    await gateway?.close();
-    await indexer?.close();
-    await db?.drop();
-  });
 
   const get = async (userSeq: string) => {
     const res = await fetch(`${gateway.url}/v1/users/${party}/user-batches/${userSeq}/proof`);

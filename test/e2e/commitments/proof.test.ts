@@ -3,12 +3,12 @@
 // (INDEXER_CORRUPT_USER_BATCH) and one wrong manifest root (INDEXER_CORRUPT_BATCH). Each proof is
 // checked with the independent verifier (test/support/independent-verifier.ts), not the gateway's code.
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine } from '../../support/stacks.js';
+import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { canonical, leafOf, treeRoot, type Envelope } from '../../support/independent-verifier.js';
 import { fundedClient } from '../../sandbox/engine/helpers.js';
 
@@ -43,8 +43,10 @@ describe('user batch proofs', () => {
   beforeAll(async () => {
     engine = await testEngine(stacks);
     db = await createTestDatabase();
+    stacks.onTestFinished(() => db.drop());
     // Manifest 1: three user batches (ann, ben, cat); the 2nd user batch recorded wrong. Manifest 3 recorded wrong.
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, corruptUserBatch: 2, corruptBatch: 3 });
+    stacks.onTestFinished(() => indexer.close());
     const clients = await Promise.all(['ann', 'ben', 'cat'].map((h) => fundedClient(engine.url, engine.adminToken, '100000', h)));
     ids.push(...clients.map((c) => c.id));
     const [ann, ben, cat] = clients as [typeof clients[0], typeof clients[0], typeof clients[0]];
@@ -62,13 +64,8 @@ describe('user batch proofs', () => {
     // Claimed by the engine; the indexer has not recorded it on chain until its manifest arrives:
     // stop the chain here by committing after the indexer's catch-up is awaited below.
     await indexer.waitFor(engine.engine.log.maxSeq);
-    gateway = await startGateway({ DATABASE_URL: db.url, AUTH_DISABLED: 'true' });
+    gateway = await testGateway(stacks, { DATABASE_URL: db.url, AUTH_DISABLED: 'true' });
   }, 60_000);
-  afterAll(async () => {
-    await gateway?.close();
-    await indexer?.close();
-    await db?.drop();
-  });
 
   const get = (party: string, userSeq: number | string) => gateway.app.inject({ method: 'GET', url: `/v1/users/${party}/user-batches/${userSeq}/proof` });
 
@@ -163,20 +160,16 @@ describe('user batch proofs', () => {
     return singles.length;
   }
 
-  it('the range route: each proof is the one the single route answers, verified, mismatch or kept alike, page by page', async () => {
+  it('the range route: each proof is the one the single route answers, verified, mismatch or kept alike, page by page', async (ctx) => {
     let batches = 0;
     for (const party of ids) batches += await rangeEqualsSingles(party);
     expect(batches).toBe(8);
     // From a cold cache too: the range's own answers, then the single route's kept ones are the same bytes.
     const [ann] = ids as [string];
-    const fresh = await startGateway({ DATABASE_URL: db.url, AUTH_DISABLED: 'true' });
-    try {
-      const text = (await fresh.app.inject(`/v1/users/${ann}/user-batches/proofs`)).body;
-      const single = (await fresh.app.inject(`/v1/users/${ann}/user-batches/2/proof`)).body;
-      expect(text).toContain(single);
-    } finally {
-      await fresh.close();
-    }
+    const fresh = await testGateway(ctx, { DATABASE_URL: db.url, AUTH_DISABLED: 'true' });
+    const text = (await fresh.app.inject(`/v1/users/${ann}/user-batches/proofs`)).body;
+    const single = (await fresh.app.inject(`/v1/users/${ann}/user-batches/2/proof`)).body;
+    expect(text).toContain(single);
     // No batch after the last: an empty page; an unknown party has none either.
     const last = (await pages(ann, 100)).items.length;
     expect((await range(ann, `?since=${last}`)).json()).toEqual({ items: [], nextCursor: null });

@@ -6,10 +6,11 @@
 // the reference engine through the reference indexer (flips, self-trades, withdrawals, triggers).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seed, type SeedResult } from '../../../sandbox/seed/index.js';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
 import { audit, type Envelope } from '../../support/independent-verifier.js';
 import { fundedClient } from '../../sandbox/engine/helpers.js';
 
@@ -99,10 +100,14 @@ describe('roots recomputed from GET /v1/events (reference engine and indexer)', 
   let gateway: TestGateway;
   const parties = { ann: '', ben: '', cat: '' };
 
+  // Closed last started first: the gateway, the indexer, the engine, the database.
+  const file = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
     db = await createTestDatabase();
+    file.onTestFinished(() => db.drop());
+    engine = await testEngine(file);
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken });
+    file.onTestFinished(() => indexer.close());
     const [ann, ben, cat] = await Promise.all(['ann', 'ben', 'cat'].map((h) => fundedClient(engine.url, engine.adminToken, '100000', h)));
     Object.assign(parties, { ann: ann!.id, ben: ben!.id, cat: cat!.id });
     const book = { market: 'BTC-PERP', type: 'limit' } as const;
@@ -123,14 +128,8 @@ describe('roots recomputed from GET /v1/events (reference engine and indexer)', 
     // Events after the last commit: claimed by nobody yet.
     await ann!.placeOrder({ ...book, side: 'buy', price: '50000', size: '0.01' });
     await indexer.waitFor(engine.engine.log.maxSeq);
-    gateway = await startGateway({ DATABASE_URL: db.url });
+    gateway = await testGateway(file, { DATABASE_URL: db.url });
   }, 60_000);
-  afterAll(async () => {
-    await gateway?.close();
-    await indexer?.close();
-    await engine?.close();
-    await db?.drop();
-  });
 
   it('the chain tables hold exactly the recomputed user batches and manifests', async () => {
     const events = await allEvents(gateway);

@@ -2,13 +2,13 @@
 // throttled book view conflates deltas (fewer frames) while its bookSeq chain and checksums stay
 // exact and its book ends equal to an unthrottled view's and the engine's; permessage-deflate is
 // negotiated only for connections that ask (compress=deflate) and WS_DEFLATE allows, and counted.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine } from '../../support/stacks.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 import { http } from '../../sandbox/engine/helpers.js';
 import { deskTrader } from '../../support/desk.js';
-import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/fleet.js';
 import { connect, wsUrl, type Msg } from '../../integration/stream/helpers.js';
 import { DeltaOrderBook, type GatewayClient, placeOrders, type OrderRequest } from '../../../packages/client/src/index.js';
@@ -23,11 +23,8 @@ describe('throttled book views and deflate', () => {
   const stacks = fileScope();
   beforeAll(async () => {
     engine = await testEngine(stacks);
-    gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', WS_ORDERBOOK_POLL_MS: '60000' }, { markets: true });
+    gw = await testLiveGateway(stacks, engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', WS_ORDERBOOK_POLL_MS: '60000' }, { markets: true });
     maker = await deskTrader(gw.url, engine, 'maker', '100000000');
-  });
-  afterAll(async () => {
-    await gw?.close();
   });
 
   it('a throttled view sends fewer deltas, each chained and checksummed, ending at the engine\'s book', async () => {
@@ -53,6 +50,7 @@ describe('throttled book views and deflate', () => {
     for (let b = 0; b < 10; b++) {
       const orders: OrderRequest[] = Array.from({ length: 10 }, (_, i) => ({ market: MARKET, side: (i % 2 === 0 ? 'buy' : 'sell') as 'buy' | 'sell', type: 'limit', size: '0.1', price: String(i % 2 === 0 ? 2000 - b * 10 - i : 2100 + b * 10 + i) }) as OrderRequest);
       await placeOrders(maker, orders);
+      // Pacing, not a wait: the batches are spread over time so a throttle window sees several changes.
       await new Promise((r) => setTimeout(r, 30));
     }
     const engineBook = (await http(engine.url, 'GET', `/v1/orderbook?depth=50&market=${MARKET}`)).body as { bids: string[][]; asks: string[][] };
@@ -147,15 +145,11 @@ describe('throttled book views and deflate', () => {
     expect(d.read).toBeLessThan(p.read * 0.6);
   });
 
-  it('WS_DEFLATE=false: never negotiated', async () => {
-    const off = await startLiveGateway(engine, { WS_DEFLATE: 'false' });
-    try {
-      const ws = new WebSocket(wsUrl(off.url, 'kinds=trade&compress=deflate'), { perMessageDeflate: true });
-      await new Promise((r) => ws.once('open', r));
-      expect(ws.extensions).toBe('');
-      ws.close();
-    } finally {
-      await off.close();
-    }
+  it('WS_DEFLATE=false: never negotiated', async (ctx) => {
+    const off = await testLiveGateway(ctx, engine, { WS_DEFLATE: 'false' });
+    const ws = new WebSocket(wsUrl(off.url, 'kinds=trade&compress=deflate'), { perMessageDeflate: true });
+    await new Promise((r) => ws.once('open', r));
+    expect(ws.extensions).toBe('');
+    ws.close();
   });
 });

@@ -4,10 +4,10 @@
 // others, stopOnFailure sending nothing after a failure, a replace never leaving both orders live.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { http } from '../../sandbox/engine/helpers.js';
 import { deskTrader, engineOpenOrders } from '../../support/desk.js';
-import { startGateway, startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { connect } from '../../integration/stream/helpers.js';
 import {
   GatewayClient,
@@ -23,7 +23,7 @@ import {
 } from '../../../packages/client/src/index.js';
 import WebSocket from 'ws';
 import type { BatchItem } from '../../../src/contracts/desk.js';
-import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
+import { fileScope, testEngine, testGateway, testLiveGateway } from '../../support/stacks.js';
 
 const MARKET = 'BTC-PERP';
 const bid = (price: string, extra: Partial<OrderRequest> = {}): OrderRequest => ({ market: MARKET, side: 'buy', type: 'limit', size: '0.01', price, ...extra }) as OrderRequest;
@@ -226,41 +226,37 @@ describe('batches and cancel-replace (reference engine)', () => {
     await single.body.dump();
   });
 
-  it('every item of a concurrent batch is spent before the answer, accepted or not: resent alone, it charges no party budget', async () => {
+  it('every item of a concurrent batch is spent before the answer, accepted or not: resent alone, it charges no party budget', async (ctx) => {
     // A spent signature proves nothing a second time: resent, it is counted under the address only
     // (the engine refuses it). Items 2..n are spent after their answers: on the engine's 2xx (it
     // verified the same bytes), else by the gateway's own check (the unknown order's cancel).
     const budget = 8;
-    const gw2 = await startLiveGateway(engine, { RATE_LIMIT_MAX: String(budget), RATE_LIMIT_IP_MAX: '100000' });
-    try {
-      const carol = await trader(gw2, engine, 'carol');
-      const session = carol.session!;
-      const items = [await signPlace(session, bid('44000')), await signPlace(session, bid('44001')), await signCancel(session, 'no-such-order'), await signPlace(session, bid('44002'))];
-      const batch = await sendBatch(carol, items);
-      expect(batch.weight).toBe(1);
-      expect([0, 1, 3].map((i) => (batch.results[i]!.body as { ok: boolean }).ok)).toEqual([true, true, true]);
-      expect((batch.results[2]!.body as { ok?: boolean } | null)?.ok).not.toBe(true);
-      const alone = (sig: string, method: string, path: string, body?: string) =>
-        request(`${gw2.url}${path}`, { method, body, headers: { 'content-type': 'application/json', 'x-user': session.party, 'x-session-id': session.sessionId, 'x-session-sig': sig } });
-      for (const item of items) {
-        const r = item.op === 'cancel' ? await alone(item.sig, 'DELETE', `/v1/orders/${item.orderId}`) : await alone(item.sig, 'POST', '/v1/orders', item.body);
-        expect(r.statusCode).toBe(401); // the engine's replay refusal
-        await r.body.dump();
-      }
-      // The batch spent one request of the budget, the resends none: budget − 1 fresh orders pass.
-      let passed = 0;
-      for (let i = 0; i < budget; i++) {
-        const order = await signPlace(session, bid(String(43_000 + i)));
-        const r = await alone(order.sig, 'POST', '/v1/orders', order.body);
-        await r.body.dump();
-        if (r.statusCode === 429) break;
-        expect(r.statusCode).toBe(200);
-        passed++;
-      }
-      expect(passed).toBe(budget - 1);
-    } finally {
-      await gw2.close();
+    const gw2 = await testLiveGateway(ctx, engine, { RATE_LIMIT_MAX: String(budget), RATE_LIMIT_IP_MAX: '100000' });
+    const carol = await trader(gw2, engine, 'carol');
+    const session = carol.session!;
+    const items = [await signPlace(session, bid('44000')), await signPlace(session, bid('44001')), await signCancel(session, 'no-such-order'), await signPlace(session, bid('44002'))];
+    const batch = await sendBatch(carol, items);
+    expect(batch.weight).toBe(1);
+    expect([0, 1, 3].map((i) => (batch.results[i]!.body as { ok: boolean }).ok)).toEqual([true, true, true]);
+    expect((batch.results[2]!.body as { ok?: boolean } | null)?.ok).not.toBe(true);
+    const alone = (sig: string, method: string, path: string, body?: string) =>
+      request(`${gw2.url}${path}`, { method, body, headers: { 'content-type': 'application/json', 'x-user': session.party, 'x-session-id': session.sessionId, 'x-session-sig': sig } });
+    for (const item of items) {
+      const r = item.op === 'cancel' ? await alone(item.sig, 'DELETE', `/v1/orders/${item.orderId}`) : await alone(item.sig, 'POST', '/v1/orders', item.body);
+      expect(r.statusCode).toBe(401); // the engine's replay refusal
+      await r.body.dump();
     }
+    // The batch spent one request of the budget, the resends none: budget − 1 fresh orders pass.
+    let passed = 0;
+    for (let i = 0; i < budget; i++) {
+      const order = await signPlace(session, bid(String(43_000 + i)));
+      const r = await alone(order.sig, 'POST', '/v1/orders', order.body);
+      await r.body.dump();
+      if (r.statusCode === 429) break;
+      expect(r.statusCode).toBe(200);
+      passed++;
+    }
+    expect(passed).toBe(budget - 1);
   });
 
   it('carries RateLimit-* headers on every trading answer, a batch spending its weight', async () => {
@@ -359,55 +355,45 @@ describe('batches and cancel-replace (reference engine)', () => {
 });
 
 describe('a batch charges the party its envelope names, and only that party', () => {
-  it('another party\'s signed item in it is refused by the engine and spends none of that party\'s budget', async () => {
-    const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+  it('another party\'s signed item in it is refused by the engine and spends none of that party\'s budget', async (ctx) => {
+    const engine = await testEngine(ctx);
     const budget = 3;
-    const gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, RATE_LIMIT_MAX: String(budget), RATE_LIMIT_IP_MAX: '1000' }, { listen: true, overrides: { live: null } });
-    try {
-      const carol = await trader(gw, engine, 'carol');
-      const dave = await trader(gw, engine, 'dave');
-      // Carol's batch carries one of her orders and one Dave signed: sent as Carol's call (her
-      // X-User and session), Dave's signature does not verify at the engine.
-      const daves = await signPlace(dave.session!, bid('32000'));
-      const answer = await sendBatch(carol, [await signPlace(carol.session!, bid('32001')), daves]);
-      expect(answer.weight).toBe(1);
-      expect(answer.results[0]).toMatchObject({ outcome: 'answered', body: { ok: true } });
-      expect(answer.results[1]).toMatchObject({ outcome: 'refused', status: 401 });
-      // Carol's budget paid the batch (one left of three after two more orders); Dave's is whole.
-      const placeAll = async (c: GatewayClient, n: number) => {
-        const statuses: number[] = [];
-        for (let i = 0; i < n; i++) {
-          const r = await sendBatch(c, [await signPlace(c.session!, bid(String(33_000 + i)))]).then(
-            () => 200,
-            (err: { status?: number }) => err.status ?? 0,
-          );
-          statuses.push(r);
-        }
-        return statuses;
-      };
-      expect(await placeAll(dave, budget + 1)).toEqual([200, 200, 200, 429]);
-      expect(await placeAll(carol, budget)).toEqual([200, 200, 429]);
-    } finally {
-      await gw.close();
-      await engine.close();
-    }
+    const gw = await testGateway(ctx, { ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, RATE_LIMIT_MAX: String(budget), RATE_LIMIT_IP_MAX: '1000' }, { listen: true, overrides: { live: null } });
+    const carol = await trader(gw, engine, 'carol');
+    const dave = await trader(gw, engine, 'dave');
+    // Carol's batch carries one of her orders and one Dave signed: sent as Carol's call (her
+    // X-User and session), Dave's signature does not verify at the engine.
+    const daves = await signPlace(dave.session!, bid('32000'));
+    const answer = await sendBatch(carol, [await signPlace(carol.session!, bid('32001')), daves]);
+    expect(answer.weight).toBe(1);
+    expect(answer.results[0]).toMatchObject({ outcome: 'answered', body: { ok: true } });
+    expect(answer.results[1]).toMatchObject({ outcome: 'refused', status: 401 });
+    // Carol's budget paid the batch (one left of three after two more orders); Dave's is whole.
+    const placeAll = async (c: GatewayClient, n: number) => {
+      const statuses: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const r = await sendBatch(c, [await signPlace(c.session!, bid(String(33_000 + i)))]).then(
+          () => 200,
+          (err: { status?: number }) => err.status ?? 0,
+        );
+        statuses.push(r);
+      }
+      return statuses;
+    };
+    expect(await placeAll(dave, budget + 1)).toEqual([200, 200, 200, 429]);
+    expect(await placeAll(carol, budget)).toEqual([200, 200, 429]);
   });
 });
 
 describe('a batch over the party budget sends nothing', () => {
-  it('weight 2 with one request left: 429 before any item reaches the engine', async () => {
-    const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    const gw = await startGateway({ ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, RATE_LIMIT_MAX: '6', RATE_LIMIT_IP_MAX: '1000' }, { listen: true, overrides: { live: null } });
-    try {
-      const c = await trader(gw, engine, 'carol');
-      const first = await placeOrders(c, Array.from({ length: 50 }, (_, i) => bid(String(30_000 + i)))); // weight 5 of 6
-      expect(first.results.every((r) => r.outcome === 'answered')).toBe(true);
-      const seq = engine.engine.log.maxSeq;
-      await expect(placeOrders(c, Array.from({ length: 11 }, (_, i) => bid(String(31_000 + i))))).rejects.toMatchObject({ status: 429, body: { code: 'rate_limited' } });
-      expect(engine.engine.log.maxSeq).toBe(seq);
-    } finally {
-      await gw.close();
-      await engine.close();
-    }
+  it('weight 2 with one request left: 429 before any item reaches the engine', async (ctx) => {
+    const engine = await testEngine(ctx);
+    const gw = await testGateway(ctx, { ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, RATE_LIMIT_MAX: '6', RATE_LIMIT_IP_MAX: '1000' }, { listen: true, overrides: { live: null } });
+    const c = await trader(gw, engine, 'carol');
+    const first = await placeOrders(c, Array.from({ length: 50 }, (_, i) => bid(String(30_000 + i)))); // weight 5 of 6
+    expect(first.results.every((r) => r.outcome === 'answered')).toBe(true);
+    const seq = engine.engine.log.maxSeq;
+    await expect(placeOrders(c, Array.from({ length: 11 }, (_, i) => bid(String(31_000 + i))))).rejects.toMatchObject({ status: 429, body: { code: 'rate_limited' } });
+    expect(engine.engine.log.maxSeq).toBe(seq);
   });
 });

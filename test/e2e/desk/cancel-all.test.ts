@@ -1,12 +1,12 @@
 // Cancel-all (docs/client.md "The desk"): the client signs the cancels of the party's open orders,
 // known from the engine (getUserMe) or from its user channel (UserOrdersStore), and sends them as
 // batches of up to 50; by market or every market. Against the reference engine.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine } from '../../support/stacks.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 import { deskTrader, engineOpenOrders } from '../../support/desk.js';
-import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/fleet.js';
 import { cancelAll, type GatewayClient, placeOrders, StreamClient, UserOrdersStore, type OrderRequest, type WebSocketCtor } from '../../../packages/client/src/index.js';
 
@@ -21,11 +21,8 @@ describe('cancel-all', () => {
   const stacks = fileScope();
   beforeAll(async () => {
     engine = await testEngine(stacks);
-    gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
+    gw = await testLiveGateway(stacks, engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
     alice = await deskTrader(gw.url, engine, 'alice', '10000000');
-  });
-  afterAll(async () => {
-    await gw?.close();
   });
 
   it('by market, then every market, from the engine\'s list: more than 50 orders in batches of 50', async () => {

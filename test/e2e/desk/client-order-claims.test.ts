@@ -7,12 +7,13 @@
 // nowhere) or never; everything else, the event stream included, passes through.
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../support/eventually.js';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { deskTrader, engineOpenOrders } from '../../support/desk.js';
-import { startGateway, startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { fleetServices, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
+import { fileScope, testEngine, testGateway, testLiveGateway, type Scope } from '../../support/stacks.js';
 import { GatewayClient, GatewayError, requestMessage, type Session } from '../../../packages/client/src/index.js';
 
 const MARKET = 'BTC-PERP';
@@ -29,6 +30,13 @@ interface EngineFront {
   /** Places the proxy swallowed (never sent to the engine). */
   dropped: number;
   close(): Promise<void>;
+}
+
+/** The proxy in front of an engine, closed with `scope` (after what is started on it later, before the engine). */
+async function testEngineFront(scope: Scope, engineUrl: string): Promise<EngineFront> {
+  const front = await engineFront(engineUrl);
+  scope.onTestFinished(() => front.close());
+  return front;
 }
 
 async function engineFront(engineUrl: string): Promise<EngineFront> {
@@ -165,19 +173,16 @@ describe('a timed-out place settles its clientOrderId (one gateway, no Redis)', 
   let gw: TestGateway;
   let alice: GatewayClient;
 
+  const file = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    front = await engineFront(engine.url);
-    gw = await startLiveGateway(
+    engine = await testEngine(file);
+    front = await testEngineFront(file, engine.url);
+    gw = await testLiveGateway(
+      file,
       { url: front.url, adminToken: engine.adminToken },
       { ENGINE_TIMEOUT_MS: String(ENGINE_TIMEOUT_MS), CLIENT_ORDER_CLAIM_MARGIN_MS: String(MARGIN_MS), RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' },
     );
     alice = await deskTrader(gw.url, engine, 'alice');
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await front?.close();
-    await engine?.close();
   });
 
   it('timeout, then the engine\'s late success: pending on both routes, then the placed order on both; the engine holds one', async () => {
@@ -251,48 +256,46 @@ describe('a timed-out place settles its clientOrderId (one gateway, no Redis)', 
 });
 
 describe('a timed-out place settles its clientOrderId without a live path', () => {
-  it('the engine took it late: at the bound the engine\'s open orders turn the claim into the order; both routes say it', async () => {
-    const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    const front = await engineFront(engine.url);
+  it('the engine took it late: at the bound the engine\'s open orders turn the claim into the order; both routes say it', async (ctx) => {
+    const engine = await testEngine(ctx);
+    const front = await testEngineFront(ctx, engine.url);
     // No live runtime, no database: only the engine's open orders (its admin route) can tell.
-    const bare = await startGateway(
+    const bare = await testGateway(
+      ctx,
       { ENGINE_BASE_URL: front.url, ENGINE_ADMIN_TOKEN: engine.adminToken, ENGINE_TIMEOUT_MS: String(ENGINE_TIMEOUT_MS), CLIENT_ORDER_CLAIM_MARGIN_MS: String(MARGIN_MS), RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' },
       { listen: true, overrides: { live: null } },
     );
-    try {
-      const dave = await deskTrader(bare.url, engine, 'dave');
-      const session = dave.session!;
-      front.mode = 'late';
-      const signedAt = Date.now() - 26_000;
-      expect(await place(bare.url, session, body('late-bare'), signedAt)).toMatchObject({ status: 504 });
-      front.mode = 'pass';
-      const seen: string[] = [];
-      let step: string;
-      do {
-        step = await agree(bare.url, session, 'late-bare');
+    const dave = await deskTrader(bare.url, engine, 'dave');
+    const session = dave.session!;
+    front.mode = 'late';
+    const signedAt = Date.now() - 26_000;
+    expect(await place(bare.url, session, body('late-bare'), signedAt)).toMatchObject({ status: 504 });
+    front.mode = 'pass';
+    const seen: string[] = [];
+    const bound = signedAt + 30_000 + MARGIN_MS + 1_000;
+    await eventually(
+      async () => {
+        const step = await agree(bare.url, session, 'late-bare');
         if (step !== 'moving' && seen.at(-1) !== step) seen.push(step);
         expect(step).not.toBe('free');
-        expect(Date.now()).toBeLessThan(signedAt + 30_000 + MARGIN_MS + 1_000);
-        await new Promise((r) => setTimeout(r, 250));
-      } while (step !== 'known');
-      expect(seen).toEqual(['pending', 'known']);
-      const open = (await engineOpenOrders(engine, session.party)).filter((o) => o.clientOrderId === 'late-bare');
-      expect(open).toHaveLength(1);
-      expect((await status(bare.url, session, 'late-bare')).body).toMatchObject({ source: 'claim', order: { clientOrderId: 'late-bare', orderId: open[0]!.orderId, status: 'open' } });
-      expect(await (await fetch(`${bare.url}/metrics`)).text()).toMatch(/bff_client_order_claims_settled_total\{outcome="engine"\} 1\b/);
-    } finally {
-      await bare.close();
-      await front.close();
-      await engine.close();
-    }
+        expect(Date.now()).toBeLessThan(bound);
+        return step === 'known';
+      },
+      { timeoutMs: bound - Date.now(), everyMs: 250, what: () => `late-bare known (steps seen: ${seen.join(', ')})` },
+    );
+    expect(seen).toEqual(['pending', 'known']);
+    const open = (await engineOpenOrders(engine, session.party)).filter((o) => o.clientOrderId === 'late-bare');
+    expect(open).toHaveLength(1);
+    expect((await status(bare.url, session, 'late-bare')).body).toMatchObject({ source: 'claim', order: { clientOrderId: 'late-bare', orderId: open[0]!.orderId, status: 'open' } });
+    expect(await (await fetch(`${bare.url}/metrics`)).text()).toMatch(/bff_client_order_claims_settled_total\{outcome="engine"\} 1\b/);
   });
 });
 
 describe('a timed-out place settles its clientOrderId across two gateways on one Redis', async () => {
   const ok = await fleetServices({ redis: true });
-  it.skipIf(!ok)('placed through A: B says pending while A waits, then the order (late) or 404 and a retry on B places (never sent)', async () => {
-    const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    const front = await engineFront(engine.url);
+  it.skipIf(!ok)('placed through A: B says pending while A waits, then the order (late) or 404 and a retry on B places (never sent)', async (ctx) => {
+    const engine = await testEngine(ctx);
+    const front = await testEngineFront(ctx, engine.url);
     const env = {
       REDIS_URL,
       REDIS_PREFIX: `${uniqueName('coidclaim')}:`,
@@ -301,39 +304,32 @@ describe('a timed-out place settles its clientOrderId across two gateways on one
       RATE_LIMIT_MAX: '100000',
       RATE_LIMIT_IP_MAX: '100000',
     };
-    const a = await startLiveGateway({ url: front.url, adminToken: engine.adminToken }, env);
-    const b = await startLiveGateway({ url: front.url, adminToken: engine.adminToken }, env);
-    try {
-      const onA = await deskTrader(a.url, engine, 'carol');
-      const session = onA.session!;
-      // B learns the session from the engine's events.
-      await waitFor(async () => (await status(b.url, session, 'warm-up')).status === 404, 5_000, 'B knows the session');
+    const a = await testLiveGateway(ctx, { url: front.url, adminToken: engine.adminToken }, env);
+    const b = await testLiveGateway(ctx, { url: front.url, adminToken: engine.adminToken }, env);
+    const onA = await deskTrader(a.url, engine, 'carol');
+    const session = onA.session!;
+    // B learns the session from the engine's events.
+    await waitFor(async () => (await status(b.url, session, 'warm-up')).status === 404, 5_000, 'B knows the session');
 
-      front.mode = 'late';
-      expect(await place(a.url, session, body('late-2'))).toMatchObject({ status: 504 });
-      front.mode = 'pass';
-      expect(await agree(b.url, session, 'late-2')).toBe('pending');
-      expect(await agree(a.url, session, 'late-2')).toBe('pending');
-      await waitFor(async () => (await agree(b.url, session, 'late-2')) === 'known', 10_000, 'B knows the order');
-      expect(await agree(a.url, session, 'late-2')).toBe('known');
-      expect((await engineOpenOrders(engine, session.party)).filter((o) => o.clientOrderId === 'late-2')).toHaveLength(1);
+    front.mode = 'late';
+    expect(await place(a.url, session, body('late-2'))).toMatchObject({ status: 504 });
+    front.mode = 'pass';
+    expect(await agree(b.url, session, 'late-2')).toBe('pending');
+    expect(await agree(a.url, session, 'late-2')).toBe('pending');
+    await waitFor(async () => (await agree(b.url, session, 'late-2')) === 'known', 10_000, 'B knows the order');
+    expect(await agree(a.url, session, 'late-2')).toBe('known');
+    expect((await engineOpenOrders(engine, session.party)).filter((o) => o.clientOrderId === 'late-2')).toHaveLength(1);
 
-      front.mode = 'drop';
-      const signedAt = Date.now() - 26_000;
-      expect(await place(a.url, session, body('lost-2'), signedAt)).toMatchObject({ status: 504 });
-      front.mode = 'pass';
-      const seen = await untilSettled([b.url, a.url], session, 'lost-2', signedAt);
-      expect(seen[0]).toBe('pending');
-      expect(seen.slice(1)).toHaveLength(1);
-      if (seen.at(-1) === 'free') expect(await place(b.url, session, body('lost-2'))).toMatchObject({ status: 200, body: { ok: true } });
-      // Free on both: neither says pending any more.
-      for (const url of [a.url, b.url]) expect(((await status(url, session, 'lost-2')).body.order as { status?: string } | undefined)?.status).not.toBe('pending');
-      expect((await engineOpenOrders(engine, session.party)).filter((o) => o.clientOrderId === 'lost-2')).toHaveLength(1);
-    } finally {
-      await a.close();
-      await b.close();
-      await front.close();
-      await engine.close();
-    }
+    front.mode = 'drop';
+    const signedAt = Date.now() - 26_000;
+    expect(await place(a.url, session, body('lost-2'), signedAt)).toMatchObject({ status: 504 });
+    front.mode = 'pass';
+    const seen = await untilSettled([b.url, a.url], session, 'lost-2', signedAt);
+    expect(seen[0]).toBe('pending');
+    expect(seen.slice(1)).toHaveLength(1);
+    if (seen.at(-1) === 'free') expect(await place(b.url, session, body('lost-2'))).toMatchObject({ status: 200, body: { ok: true } });
+    // Free on both: neither says pending any more.
+    for (const url of [a.url, b.url]) expect(((await status(url, session, 'lost-2')).body.order as { status?: string } | undefined)?.status).not.toBe('pending');
+    expect((await engineOpenOrders(engine, session.party)).filter((o) => o.clientOrderId === 'lost-2')).toHaveLength(1);
   });
 });

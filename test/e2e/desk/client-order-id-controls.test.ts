@@ -2,13 +2,14 @@
 // an id is read — the place body (alone, in a batch, in a replace), the status route's parameter,
 // the socket's order.status — never 503 `database_unavailable` (PostgreSQL cannot hold a NUL in
 // text: the mirror lookup failed), and without an error log line.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { deskTrader } from '../../support/desk.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
+import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
 import { waitFor } from '../../support/fleet.js';
 import type { LiveRuntime } from '../../../src/live.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
@@ -23,11 +24,14 @@ describe('control characters in a clientOrderId', () => {
   let gw: TestGateway;
   let alice: GatewayClient;
   const errors: string[] = [];
+  const file = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    engine = await testEngine(file);
     db = await createTestDatabase();
+    file.onTestFinished(() => db.drop());
     const logger = pino({ level: 'warn' }, new Writable({ write: (chunk, _enc, done) => (errors.push(String(chunk)), done()) }));
-    gw = await startGateway(
+    gw = await testGateway(
+      file,
       { ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, DATABASE_URL: db.url, RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' },
       { listen: true, overrides: { logger } },
     );
@@ -35,11 +39,6 @@ describe('control characters in a clientOrderId', () => {
     await live.start();
     await waitFor(() => live.status().connected, 5_000, 'bridge');
     alice = await deskTrader(gw.url, engine, 'controls');
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await db?.drop();
-    await engine?.close();
   });
 
   it('the status route: 400 with a code, not 503', async () => {

@@ -4,13 +4,13 @@
 // also inside a batch and across two gateways sharing one Redis; a rejected order frees its id.
 import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { deskTrader, engineOpenOrders } from '../../support/desk.js';
-import { startGateway, startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { fleetServices, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
 import { GatewayClient, GatewayError, orderByClientId, placeOrders, StreamClient, type OrderRequest, type WebSocketCtor } from '../../../packages/client/src/index.js';
 import type { LiveRuntime } from '../../../src/live.js';
-import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
+import { fileScope, testEngine, testGateway, testLiveGateway } from '../../support/stacks.js';
 
 const MARKET = 'BTC-PERP';
 const bid = (price: string, clientOrderId: string): OrderRequest => ({ market: MARKET, side: 'buy', type: 'limit', size: '0.01', price, clientOrderId });
@@ -105,11 +105,11 @@ describe('client order ids (one gateway)', () => {
     }
   });
 
-  it('order.status over the socket spends the party budget as the REST route does', async () => {
+  it('order.status over the socket spends the party budget as the REST route does', async (ctx) => {
     // Uncharged, each message whose id the live path does not hold was a database read at the
     // connection's message rate, where the REST route costs a request of the party's budget.
     const budget = 3;
-    const gw2 = await startLiveGateway(engine, { RATE_LIMIT_MAX: String(budget), RATE_LIMIT_IP_MAX: '100000' });
+    const gw2 = await testLiveGateway(ctx, engine, { RATE_LIMIT_MAX: String(budget), RATE_LIMIT_IP_MAX: '100000' });
     const carol = await trader(gw2.url, engine, 'carol');
     const party = carol.session!.party;
     const stream = new StreamClient({ client: carol, kinds: ['order.update'], party: [party], WebSocket: WebSocket as unknown as WebSocketCtor, onMessage: () => {} });
@@ -123,55 +123,44 @@ describe('client order ids (one gateway)', () => {
       expect(((await orderByClientId(carol, 'rest').catch((e: unknown) => e)) as GatewayError).status).toBe(429);
     } finally {
       stream.stop();
-      await gw2.close();
     }
   });
 
-  it('after the live path forgets (a new gateway), the status comes from what the live path learns or 404', async () => {
+  it('after the live path forgets (a new gateway), the status comes from what the live path learns or 404', async (ctx) => {
     // A gateway without a live runtime knows only its claims: the claim holds the order the engine
     // answered, and the duplicate check and the status route both say it (ADR 0320); an id never
     // placed is 404 (no database here).
-    const bare = await startGateway({ ENGINE_BASE_URL: engine.url, RATE_LIMIT_MAX: '100000' }, { listen: true, overrides: { live: null } });
-    try {
-      const bob = await trader(bare.url, engine, 'bob');
-      const first = (await bob.placeOrder(bid('47000', 'bare-1'))) as { ok: boolean; orderId: string };
-      expect(first).toMatchObject({ ok: true });
-      const refused = ((await bob.placeOrder(bid('47000', 'bare-1')).catch((e: unknown) => e)) as GatewayError).body;
-      expect(refused).toMatchObject({ code: 'duplicate_client_order_id', order: { clientOrderId: 'bare-1', orderId: first.orderId, status: 'open' } });
-      const status = await orderByClientId(bob, 'bare-1');
-      expect(status).toMatchObject({ source: 'claim', order: { clientOrderId: 'bare-1', orderId: first.orderId, status: 'open' } });
-      expect(status!.order).toEqual(refused.order);
-      expect(await orderByClientId(bob, 'bare-never')).toBeNull();
-    } finally {
-      await bare.close();
-    }
+    const bare = await testGateway(ctx, { ENGINE_BASE_URL: engine.url, RATE_LIMIT_MAX: '100000' }, { listen: true, overrides: { live: null } });
+    const bob = await trader(bare.url, engine, 'bob');
+    const first = (await bob.placeOrder(bid('47000', 'bare-1'))) as { ok: boolean; orderId: string };
+    expect(first).toMatchObject({ ok: true });
+    const refused = ((await bob.placeOrder(bid('47000', 'bare-1')).catch((e: unknown) => e)) as GatewayError).body;
+    expect(refused).toMatchObject({ code: 'duplicate_client_order_id', order: { clientOrderId: 'bare-1', orderId: first.orderId, status: 'open' } });
+    const status = await orderByClientId(bob, 'bare-1');
+    expect(status).toMatchObject({ source: 'claim', order: { clientOrderId: 'bare-1', orderId: first.orderId, status: 'open' } });
+    expect(status!.order).toEqual(refused.order);
+    expect(await orderByClientId(bob, 'bare-never')).toBeNull();
   });
 });
 
 describe('client order ids across replicas (two gateways, one Redis)', async () => {
   const ok = await fleetServices({ redis: true });
-  it.skipIf(!ok)('the same id sent to both at once: exactly one order reaches the engine', async () => {
-    const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+  it.skipIf(!ok)('the same id sent to both at once: exactly one order reaches the engine', async (ctx) => {
+    const engine = await testEngine(ctx);
     const env = { REDIS_URL, REDIS_PREFIX: `${uniqueName('coid')}:`, RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' };
-    const a = await startLiveGateway(engine, env);
-    const b = await startLiveGateway(engine, env);
-    try {
-      const onA = await trader(a.url, engine, 'carol');
-      const onB = new GatewayClient({ baseUrl: b.url, retry: { retries: 0 } });
-      onB.session = onA.session;
-      for (let i = 0; i < 5; i++) {
-        const id = `race-${i}`;
-        const [x, y] = await Promise.all([onA.placeOrder(bid(String(40_000 + i), id)).catch((e: unknown) => e), onB.placeOrder(bid(String(40_000 + i), id)).catch((e: unknown) => e)]);
-        const statuses = [x, y].map((r) => (r instanceof GatewayError ? r.status : (r as { ok: boolean }).ok));
-        expect(statuses.sort()).toEqual([409, true].sort());
-        expect((await ordersOf(engine, onA.session!.party)).filter((o) => o.clientOrderId === id)).toHaveLength(1);
-      }
-      // Each replica follows the events: both know the order by its id.
-      await waitFor(() => (a.live as LiveRuntime).clientOrder(onA.session!.party, 'race-0') !== null && (b.live as LiveRuntime).clientOrder(onA.session!.party, 'race-0') !== null, 5_000, 'both know');
-    } finally {
-      await a.close();
-      await b.close();
-      await engine.close();
+    const a = await testLiveGateway(ctx, engine, env);
+    const b = await testLiveGateway(ctx, engine, env);
+    const onA = await trader(a.url, engine, 'carol');
+    const onB = new GatewayClient({ baseUrl: b.url, retry: { retries: 0 } });
+    onB.session = onA.session;
+    for (let i = 0; i < 5; i++) {
+      const id = `race-${i}`;
+      const [x, y] = await Promise.all([onA.placeOrder(bid(String(40_000 + i), id)).catch((e: unknown) => e), onB.placeOrder(bid(String(40_000 + i), id)).catch((e: unknown) => e)]);
+      const statuses = [x, y].map((r) => (r instanceof GatewayError ? r.status : (r as { ok: boolean }).ok));
+      expect(statuses.sort()).toEqual([409, true].sort());
+      expect((await ordersOf(engine, onA.session!.party)).filter((o) => o.clientOrderId === id)).toHaveLength(1);
     }
+    // Each replica follows the events: both know the order by its id.
+    await waitFor(() => (a.live as LiveRuntime).clientOrder(onA.session!.party, 'race-0') !== null && (b.live as LiveRuntime).clientOrder(onA.session!.party, 'race-0') !== null, 5_000, 'both know');
   });
 });

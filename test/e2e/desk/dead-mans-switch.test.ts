@@ -5,9 +5,9 @@
 // cancel the party's session signed, and a connection that does not hold the party.
 import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { deskTrader, engineOpenOrders } from '../../support/desk.js';
-import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { closedPort, fleetServices, REDIS_URL, startReplica, stopReplicas, uniqueName, waitFor, type Replica } from '../../support/fleet.js';
 import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 import {
@@ -146,21 +146,19 @@ describe('dead man\'s switch (one gateway)', () => {
 
 describe('dead man\'s switch across replicas (two gateways, one Redis)', async () => {
   const ok = await fleetServices({ redis: true });
-  it.skipIf(!ok)('the bound of 16 switches per party holds in Redis', async () => {
-    const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    const gw = await startLiveGateway(engine, { REDIS_URL, REDIS_PREFIX: `${uniqueName('dmsbound')}:`, RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
+  it.skipIf(!ok)('the bound of 16 switches per party holds in Redis', async (ctx) => {
+    const engine = await testEngine(ctx);
+    const gw = await testLiveGateway(ctx, engine, { REDIS_URL, REDIS_PREFIX: `${uniqueName('dmsbound')}:`, RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
     const t = await trader(gw.url, engine, 'bound');
     try {
       await boundHolds(t);
     } finally {
       t.stream.stop();
-      await gw.close();
-      await engine.close();
     }
   });
 
-  it.skipIf(!ok)('the replica holding the connection SIGKILLed: the other fires it', { timeout: 60_000 }, async () => {
-    const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+  it.skipIf(!ok)('the replica holding the connection SIGKILLed: the other fires it', { timeout: 60_000 }, async (ctx) => {
+    const engine = await testEngine(ctx);
     const prefix = `${uniqueName('dms')}:`;
     const replicas: Replica[] = [];
     try {
@@ -198,7 +196,6 @@ describe('dead man\'s switch across replicas (two gateways, one Redis)', async (
       expect(Date.now() - killedAt).toBeLessThanOrEqual(timeoutMs + 2_000);
     } finally {
       await stopReplicas(replicas.filter((r) => r.proc.exitCode === null && r.proc.signalCode === null));
-      await engine.close();
     }
   });
 });

@@ -2,10 +2,11 @@
 // reference engine over real HTTP: an address flooding batches of cancels of unknown orders from an
 // unfunded party is held to its share (a batch past its room refused whole, items past it refused
 // one by one, 429 budget_exhausted `engine_calls`), while another address's orders are answered.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { deskTrader } from '../../support/desk.js';
-import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 import { httpFrom } from '../../support/http-from.js';
 import { GatewayClient, localParty, requestMessage, signCancel, type Session } from '../../../packages/client/src/index.js';
 
@@ -15,18 +16,15 @@ describe('a fair share of the engine (reference engine)', () => {
   let victim: GatewayClient;
   let flooder: Session;
 
+  const file = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', ENGINE_ADDRESS_IN_FLIGHT: '2', ENGINE_ADDRESS_QUEUE: '20' });
+    engine = await testEngine(file);
+    gw = await testLiveGateway(file, engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', ENGINE_ADDRESS_IN_FLIGHT: '2', ENGINE_ADDRESS_QUEUE: '20' });
     victim = await deskTrader(gw.url, engine, 'fair-victim');
     const unfunded = new GatewayClient({ baseUrl: gw.url, retry: { retries: 0 } });
     const s = await unfunded.createSession(await localParty('fair-flooder'));
     if (!s.ok) throw new Error(s.code);
     flooder = unfunded.session!;
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await engine?.close();
   });
 
   async function batchOfCancels(n: number, tag: string): Promise<string> {

@@ -6,11 +6,11 @@
 // stays; a replace whose cancel fails frees the id it claimed.
 import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { deskTrader, engineOpenOrders } from '../../support/desk.js';
-import { startGateway, startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { fleetServices, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
-import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
+import { fileScope, testEngine, testGateway, testLiveGateway } from '../../support/stacks.js';
 import { GatewayClient, GatewayError, orderByClientId, placeOrders, replaceOrder, StreamClient, type OrderRequest, type WebSocketCtor } from '../../../packages/client/src/index.js';
 
 const MARKET = 'BTC-PERP';
@@ -85,57 +85,46 @@ describe('the new order of a cancel-replace and its clientOrderId (one gateway)'
 });
 
 describe('an id held only by its claim (its events not arrived)', () => {
-  it('is refused before the cancel: the resting order stays', async () => {
+  it('is refused before the cancel: the resting order stays', async (ctx) => {
     // A gateway without a live path knows ids only by their claims, as any replica does for the
     // moment between a place and its events.
-    const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    const bare = await startGateway({ ENGINE_BASE_URL: engine.url, RATE_LIMIT_MAX: '100000' }, { listen: true, overrides: { live: null } });
-    try {
-      const bob = await deskTrader(bare.url, engine, 'bob');
-      const first = await bob.placeOrder(bid('42000', 'in-flight'));
-      expect(first).toMatchObject({ ok: true });
-      const keep = await resting(bob, '42100');
-      const replaced = await replaceOrder(bob, keep, bid('42200', 'in-flight'));
-      // The claim holds the order the engine answered (ADR 0320), as the status route says it.
-      expect(replaced).toMatchObject({
-        replaced: false,
-        cancel: { outcome: 'skipped', status: null },
-        place: { outcome: 'refused', status: 409, body: { code: 'duplicate_client_order_id', order: { clientOrderId: 'in-flight', orderId: (first as { orderId: string }).orderId, status: 'open' } } },
-      });
-      expect(await openIds(engine, bob.session!.party)).toContain(keep);
-    } finally {
-      await bare.close();
-      await engine.close();
-    }
+    const engine = await testEngine(ctx);
+    const bare = await testGateway(ctx, { ENGINE_BASE_URL: engine.url, RATE_LIMIT_MAX: '100000' }, { listen: true, overrides: { live: null } });
+    const bob = await deskTrader(bare.url, engine, 'bob');
+    const first = await bob.placeOrder(bid('42000', 'in-flight'));
+    expect(first).toMatchObject({ ok: true });
+    const keep = await resting(bob, '42100');
+    const replaced = await replaceOrder(bob, keep, bid('42200', 'in-flight'));
+    // The claim holds the order the engine answered (ADR 0320), as the status route says it.
+    expect(replaced).toMatchObject({
+      replaced: false,
+      cancel: { outcome: 'skipped', status: null },
+      place: { outcome: 'refused', status: 409, body: { code: 'duplicate_client_order_id', order: { clientOrderId: 'in-flight', orderId: (first as { orderId: string }).orderId, status: 'open' } } },
+    });
+    expect(await openIds(engine, bob.session!.party)).toContain(keep);
   });
 });
 
 describe('across replicas (two gateways, one Redis)', async () => {
   const ok = await fleetServices({ redis: true });
-  it.skipIf(!ok)('an id placed through one replica is refused to a replace on the other before its cancel', async () => {
-    const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+  it.skipIf(!ok)('an id placed through one replica is refused to a replace on the other before its cancel', async (ctx) => {
+    const engine = await testEngine(ctx);
     const env = { REDIS_URL, REDIS_PREFIX: `${uniqueName('replcoid')}:`, RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' };
-    const a = await startLiveGateway(engine, env);
+    const a = await testLiveGateway(ctx, engine, env);
     // B has not received the order's events (no live path here): only the claim in Redis tells it.
-    const b = await startGateway({ ENGINE_BASE_URL: engine.url, ...env }, { listen: true, overrides: { live: null } });
-    try {
-      // The session is made through B, which learns it from the answer (the check needs the
-      // party, so a gateway verifies the signature first); A learns it from the engine's events.
-      const onB = await deskTrader(b.url, engine, 'carol');
-      const onA = new GatewayClient({ baseUrl: a.url, retry: { retries: 0 } });
-      onA.session = onB.session;
-      await waitFor(() => a.deps.sessions.peek(onB.session!.sessionId) !== undefined, 5_000, 'A learnt the session');
-      const keep = await resting(onB, '41000');
-      expect(await onA.placeOrder(bid('41100', 'fleet-id'))).toMatchObject({ ok: true });
-      const replaced = await replaceOrder(onB, keep, bid('41200', 'fleet-id'));
-      expect(replaced).toMatchObject({ replaced: false, cancel: { outcome: 'skipped' }, place: { outcome: 'refused', status: 409, body: { code: 'duplicate_client_order_id' } } });
-      const open = await engineOpenOrders(engine, onA.session!.party);
-      expect(open.map((o) => o.orderId)).toContain(keep);
-      expect(open.filter((o) => o.clientOrderId === 'fleet-id')).toHaveLength(1);
-    } finally {
-      await a.close();
-      await b.close();
-      await engine.close();
-    }
+    const b = await testGateway(ctx, { ENGINE_BASE_URL: engine.url, ...env }, { listen: true, overrides: { live: null } });
+    // The session is made through B, which learns it from the answer (the check needs the
+    // party, so a gateway verifies the signature first); A learns it from the engine's events.
+    const onB = await deskTrader(b.url, engine, 'carol');
+    const onA = new GatewayClient({ baseUrl: a.url, retry: { retries: 0 } });
+    onA.session = onB.session;
+    await waitFor(() => a.deps.sessions.peek(onB.session!.sessionId) !== undefined, 5_000, 'A learnt the session');
+    const keep = await resting(onB, '41000');
+    expect(await onA.placeOrder(bid('41100', 'fleet-id'))).toMatchObject({ ok: true });
+    const replaced = await replaceOrder(onB, keep, bid('41200', 'fleet-id'));
+    expect(replaced).toMatchObject({ replaced: false, cancel: { outcome: 'skipped' }, place: { outcome: 'refused', status: 409, body: { code: 'duplicate_client_order_id' } } });
+    const open = await engineOpenOrders(engine, onA.session!.party);
+    expect(open.map((o) => o.orderId)).toContain(keep);
+    expect(open.filter((o) => o.clientOrderId === 'fleet-id')).toHaveLength(1);
   });
 });

@@ -5,12 +5,13 @@
 // cancel failed, sent again alone (REST, the socket), in another batch or in a replace, is refused
 // 401 and never placed; garbage, replayed, stale, other-session and other-party places in a replace
 // leave the resting order alone. Across two gateways on one Redis the same holds on the other replica.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import WebSocket from 'ws';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { deskTrader, engineOpenOrders } from '../../support/desk.js';
-import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 import { fleetServices, REDIS_URL, uniqueName } from '../../support/fleet.js';
 import { GatewayClient, GatewayError, localParty, placeOrders, sendBatch, signCancel, signPlace, StreamClient, type OrderRequest, type WebSocketCtor } from '../../../packages/client/src/index.js';
 
@@ -41,14 +42,11 @@ describe('spent signatures and replaces known to fail (one gateway)', () => {
   let engine: RunningEngine;
   let gw: TestGateway;
   let alice: GatewayClient;
+  const file = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
+    engine = await testEngine(file);
+    gw = await testLiveGateway(file, engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' });
     alice = await deskTrader(gw.url, engine, 'spent');
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await engine?.close();
   });
 
   it('a batch item skipped by stopOnFailure never places: alone (REST, socket), in a batch, in a replace', { timeout: 60_000 }, async () => {
@@ -126,27 +124,21 @@ describe('spent signatures and replaces known to fail (one gateway)', () => {
 
 describe('spent signatures across two gateways sharing Redis', async () => {
   const ok = await fleetServices({ redis: true });
-  it.skipIf(!ok)('an item skipped on one replica is refused by the other', { timeout: 60_000 }, async () => {
-    const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+  it.skipIf(!ok)('an item skipped on one replica is refused by the other', { timeout: 60_000 }, async (ctx) => {
+    const engine = await testEngine(ctx);
     const env = { REDIS_URL, REDIS_PREFIX: `${uniqueName('spent')}:`, RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' };
-    const a = await startLiveGateway(engine, env);
-    const b = await startLiveGateway(engine, env);
-    try {
-      const bob = await deskTrader(a.url, engine, 'spentfleet');
-      const session = bob.session!;
-      const skipped = await signPlace(session, bid('44000'));
-      const answer = await sendBatch(bob, [await signCancel(session, 'none'), skipped], { mode: 'ordered', stopOnFailure: true });
-      expect(answer.results[1]).toMatchObject({ outcome: 'skipped' });
-      // b knows the session from the engine's events and refuses the spent signature itself.
-      expect(await placeAlone(b.url, bob, skipped)).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
-      const fresh = await signPlace(session, bid('44001'));
-      const again = await postJson(b.url, '/v1/orders/batch', { user: session.party, sessionId: session.sessionId, items: [fresh, skipped] });
-      expect(again.body.results).toMatchObject([{ outcome: 'answered' }, { outcome: 'refused', status: 401 }]);
-      expect(await openPrices(engine, session.party)).not.toContain('44000.0000000000');
-    } finally {
-      await a.close();
-      await b.close();
-      await engine.close();
-    }
+    const a = await testLiveGateway(ctx, engine, env);
+    const b = await testLiveGateway(ctx, engine, env);
+    const bob = await deskTrader(a.url, engine, 'spentfleet');
+    const session = bob.session!;
+    const skipped = await signPlace(session, bid('44000'));
+    const answer = await sendBatch(bob, [await signCancel(session, 'none'), skipped], { mode: 'ordered', stopOnFailure: true });
+    expect(answer.results[1]).toMatchObject({ outcome: 'skipped' });
+    // b knows the session from the engine's events and refuses the spent signature itself.
+    expect(await placeAlone(b.url, bob, skipped)).toMatchObject({ status: 401, body: { code: 'unauthorized' } });
+    const fresh = await signPlace(session, bid('44001'));
+    const again = await postJson(b.url, '/v1/orders/batch', { user: session.party, sessionId: session.sessionId, items: [fresh, skipped] });
+    expect(again.body.results).toMatchObject([{ outcome: 'answered' }, { outcome: 'refused', status: 401 }]);
+    expect(await openPrices(engine, session.party)).not.toContain('44000.0000000000');
   });
 });

@@ -4,12 +4,13 @@
 // arm on one, the disarm on the other while the arm is in flight); the client's `disarm()` waits for
 // a refresh in flight; a heartbeat spends the address budget; and a victim's switch fires within
 // its bound while 50 others of 200 cancels fire at the same moment.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { deskTrader, engineOpenOrders } from '../../support/desk.js';
-import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { fleetServices, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 import { deadMansSwitch, GatewayError, placeOrders, signCancel, StreamClient, UserOrdersStore, type OrderRequest, type WebSocketCtor } from '../../../packages/client/src/index.js';
 
 const bid = (price: string): OrderRequest => ({ market: 'BTC-PERP', side: 'buy', type: 'limit', size: '0.01', price });
@@ -74,13 +75,10 @@ async function cancelsOf(t: { session: Awaited<ReturnType<typeof trader>>['sessi
 describe('after switch.disarm is answered the switch never fires (one gateway)', () => {
   let engine: RunningEngine;
   let gw: TestGateway;
+  const file = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', ...FAST_SOCKET });
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await engine?.close();
+    engine = await testEngine(file);
+    gw = await testLiveGateway(file, engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', ...FAST_SOCKET });
   });
 
   it('100 rounds of arm→disarm and disarm→heartbeat sent back to back: 0 fires', { timeout: 120_000 }, async () => {
@@ -101,7 +99,8 @@ describe('after switch.disarm is answered the switch never fires (one gateway)',
         expect(await disarm2).toEqual({ name, disarmed: true });
         expect(await beat).toMatchObject({ status: 404, code: 'not_found' });
       }
-      await sleep(2_000); // past every timeout and a poll
+      // Deliberate: nothing may fire within this bound (past every 1 s timeout and a 250 ms poll).
+      await sleep(2_000);
       expect(await switchCancels(gw.url)).toBe(0);
       expect(await stillOpen(engine, t.party, t.orderId)).toBe(true);
     } finally {
@@ -122,6 +121,7 @@ describe('after switch.disarm is answered the switch never fires (one gateway)',
         await refreshing;
         expect(await caught(t.stream.ask('switch.heartbeat', { party: t.party, name: `c${round}` }))).toMatchObject({ status: 404 });
       }
+      // Deliberate: nothing may fire within this bound (past every 1 s timeout and a 250 ms poll).
       await sleep(2_000);
       expect(await switchCancels(gw.url)).toBe(before);
       expect(await stillOpen(engine, t.party, t.orderId)).toBe(true);
@@ -132,9 +132,9 @@ describe('after switch.disarm is answered the switch never fires (one gateway)',
 });
 
 describe('a heartbeat spends the address budget', () => {
-  it('past RATE_LIMIT_IP_MAX a heartbeat is refused 429', { timeout: 60_000 }, async () => {
-    const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    const gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '20', RATE_LIMIT_WINDOW_MS: '60000' });
+  it('past RATE_LIMIT_IP_MAX a heartbeat is refused 429', { timeout: 60_000 }, async (ctx) => {
+    const engine = await testEngine(ctx);
+    const gw = await testLiveGateway(ctx, engine, { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '20', RATE_LIMIT_WINDOW_MS: '60000' });
     const client = await deskTrader(gw.url, engine, 'beats');
     const party = client.session!.party;
     const stream = streamOf(gw.url, client, party);
@@ -147,16 +147,14 @@ describe('a heartbeat spends the address budget', () => {
       expect(refused[0]).toMatchObject({ status: 429, code: 'rate_limited' });
     } finally {
       stream.stop();
-      await gw.close();
-      await engine.close();
     }
   });
 });
 
 describe('each due switch fires on its own', () => {
-  it('a victim\'s switch fires within its bound while 50 others of 200 cancels fire', { timeout: 180_000 }, async () => {
-    const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    const gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000' });
+  it('a victim\'s switch fires within its bound while 50 others of 200 cancels fire', { timeout: 180_000 }, async (ctx) => {
+    const engine = await testEngine(ctx);
+    const gw = await testLiveGateway(ctx, engine, { RATE_LIMIT_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000' });
     const streams: StreamClient[] = [];
     try {
       const attackers = [];
@@ -180,19 +178,17 @@ describe('each due switch fires on its own', () => {
       expect(late).toBeLessThan(1_250);
     } finally {
       for (const s of streams) s.stop();
-      await gw.close();
-      await engine.close();
     }
   });
 });
 
 describe('across two gateways sharing Redis', async () => {
   const ok = await fleetServices({ redis: true });
-  it.skipIf(!ok)('100 rounds: an arm in flight on one replica, the disarm answered by the other: 0 fires', { timeout: 180_000 }, async () => {
-    const engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+  it.skipIf(!ok)('100 rounds: an arm in flight on one replica, the disarm answered by the other: 0 fires', { timeout: 180_000 }, async (ctx) => {
+    const engine = await testEngine(ctx);
     const env = { REDIS_URL, REDIS_PREFIX: `${uniqueName('dmsrace')}:`, RATE_LIMIT_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000', ...FAST_SOCKET };
-    const a = await startLiveGateway(engine, env);
-    const b = await startLiveGateway(engine, env);
+    const a = await testLiveGateway(ctx, engine, env);
+    const b = await testLiveGateway(ctx, engine, env);
     const t = await trader(a.url, engine, 'fleetrace');
     const onB = streamOf(b.url, t.client, t.party);
     try {
@@ -242,15 +238,13 @@ describe('across two gateways sharing Redis', async () => {
         if (beaten instanceof GatewayError) expect([404, 503]).toContain(beaten.status);
       }
       console.log(`arms refused switch_disarmed (the disarm answered while they were in flight): ${refusedArms} of 100 (an arm took ~${Math.round(took)} ms)`);
+      // Deliberate: nothing may fire within this bound (past every 1 s timeout and a 250 ms poll).
       await sleep(2_000);
       expect((await switchCancels(a.url)) + (await switchCancels(b.url))).toBe(0);
       expect(await stillOpen(engine, t.party, t.orderId)).toBe(true);
     } finally {
       onB.stop();
       t.stream.stop();
-      await a.close();
-      await b.close();
-      await engine.close();
     }
   });
 });

@@ -115,6 +115,7 @@ describe.skipIf(!available)('PostgreSQL stopped under live clients', () => {
           call(`${nginx.url}/v1/events?limit=5`),
         ]);
         log.push({ phase: p, what: 'order', a: order }, { phase: p, what: 'book', a: book }, { phase: p, what: 'list', a: list });
+        // Pacing: a round of calls every 50 ms.
         await new Promise((r) => setTimeout(r, 50));
       }
     })();

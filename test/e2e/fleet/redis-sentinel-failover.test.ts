@@ -14,6 +14,7 @@ import { startGateway, type TestGateway } from '../../support/gateway.js';
 import type { ScriptedEngine } from '../../support/scripted-sse.js';
 import { sentinelAvailable, startSentinelSet, type SentinelSet } from '../../support/redis-sentinel.js';
 import { ticks } from '../../integration/stream/helpers.js';
+import { eventually } from '../../support/eventually.js';
 
 const available = (await fleetServices({})) && sentinelAvailable;
 
@@ -127,6 +128,7 @@ describe.skipIf(!available)('Redis Sentinel failover under trading load', () => 
         i++;
         answers.push({ at: Date.now(), order, ...a });
         reads.push({ read: r, ...b });
+        // Pacing: an order and a read every 25 ms.
         await new Promise((r) => setTimeout(r, 25));
       }
     })();
@@ -203,11 +205,10 @@ describe.skipIf(!available)('Redis Sentinel failover under trading load', () => 
     // Each replay is refused: never accepted (200); a 503 (a gateway between two connections to
     // the new primary) is tried again until the replay memory answers, which must be 401.
     const settled = async (g: TestGateway, o: Signed) => {
-      for (let i = 0; ; i++) {
-        const r = await read(g, o);
-        if (r.status !== 503 || i === 40) return r;
-        await new Promise((res) => setTimeout(res, 100));
-      }
+      // Asked again while 503 (up to ~4 s); the last answer is for the expect below to judge.
+      let last: Awaited<ReturnType<typeof read>> | undefined;
+      await eventually(async () => (last = await read(g, o)).status !== 503, { timeoutMs: 4_000, everyMs: 100 }).catch(() => undefined);
+      return last!;
     };
     const replays = [];
     for (const o of accepted) for (const g of gws) replays.push(await settled(g, o));

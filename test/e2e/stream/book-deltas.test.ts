@@ -3,12 +3,12 @@
 // every frame), ends equal to the engine's book; a grouped view stays consistent too; the spec's
 // polled snapshots still reach connections that did not ask for deltas; a divergence of the
 // gateway's book is repaired from the engine's poll, counted and sent as a fresh snapshot.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine } from '../../support/stacks.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 import { startSimulator } from '../../../sandbox/simulator/simulator.js';
-import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
 import { LiveRuntime } from '../../../src/live.js';
 import { parseDecimal } from '../../../src/decimal.js';
@@ -24,10 +24,7 @@ describe('order book deltas (reference engine + simulator)', () => {
   const stacks = fileScope();
   beforeAll(async () => {
     engine = await testEngine(stacks);
-    gw = await startLiveGateway(engine, { WS_ORDERBOOK_POLL_MS: '100' });
-  });
-  afterAll(async () => {
-    await gw?.close();
+    gw = await testLiveGateway(stacks, engine, { WS_ORDERBOOK_POLL_MS: '100' });
   });
 
   const engineBook = async (market: string) =>
@@ -83,6 +80,7 @@ describe('order book deltas (reference engine + simulator)', () => {
     // still fire): the repaired snapshot is compared with this read.
     let target = await engineBook('ETH-PERP');
     for (let quiet = 0; quiet < 3; ) {
+      // Deliberate: at rest means three reads 300 ms apart at the same seq (nothing happened between).
       await new Promise((r) => setTimeout(r, 300));
       const again = await engineBook('ETH-PERP');
       quiet = again.seq === target.seq ? quiet + 1 : 0;

@@ -7,6 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startScriptedEngine, waitFor, type ScriptedEngine } from '../../support/scripted-sse.js';
+import { eventually } from '../../support/eventually.js';
 
 const FILE_LIMIT = 600;
 /** The default headroom of a limit of 600: max(256, 5 %). */
@@ -81,6 +82,7 @@ describe.skipIf(!hasPrlimit)(`gateway under a file limit of ${FILE_LIMIT}`, () =
       const prober = (async () => {
         while (flooding) {
           probes.push(await probe(url, '/healthz'), await probe(url, '/metrics'));
+          // Pacing: a probe pair every 50 ms.
           await new Promise((r) => setTimeout(r, 50));
         }
       })();
@@ -90,6 +92,7 @@ describe.skipIf(!hasPrlimit)(`gateway under a file limit of ${FILE_LIMIT}`, () =
       const attempts: Attempt[] = [];
       for (let i = 0; i < 14; i++) {
         attempts.push(...(await Promise.all(Array.from({ length: 50 }, () => attempt(url)))));
+        // Pacing: the waves 200 ms apart (above).
         await new Promise((r) => setTimeout(r, 200));
       }
       flooding = false;
@@ -131,9 +134,7 @@ describe.skipIf(!hasPrlimit)(`gateway under a file limit of ${FILE_LIMIT}`, () =
       const closed = new Promise((r) => sockets[0]!.once('close', r));
       sockets[0]!.close();
       await closed;
-      for (let i = 0; i < 100 && metric(await (await fetch(`${url}/metrics`)).text(), 'bff_ws_clients') !== STREAMS - 1; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await eventually(async () => metric(await (await fetch(`${url}/metrics`)).text(), 'bff_ws_clients') === STREAMS - 1, { everyMs: 100, what: 'bff_ws_clients one less' });
       const again = await attempt(url);
       expect('opened' in again).toBe(true);
       if ('opened' in again) sockets.push(again.opened);

@@ -8,11 +8,11 @@
 // without their sessions; the frame itself is public.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine } from '../../support/stacks.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { faucet, makeParty, SigningClient } from '../../sandbox/engine/helpers.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
-import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
 import { connect, type Msg, type TestClient } from '../../integration/stream/helpers.js';
 import type { LiveRuntime } from '../../../src/live.js';
@@ -25,7 +25,6 @@ describe('open_interest.update', () => {
   let db: TestDatabase;
   let engine: RunningEngine;
   let indexer: RunningIndexer;
-  const gateways: TestGateway[] = [];
   const clients: TestClient[] = [];
   let parties: SigningClient[] = [];
   // A fixed pseudo-random sequence: the same trades every run.
@@ -33,8 +32,7 @@ describe('open_interest.update', () => {
   const rand = (n: number) => ((state = (state * 1103515245 + 12345) % 2 ** 31), state % n);
 
   async function gateway(): Promise<TestGateway> {
-    const gw = await startLiveGateway(engine, { DATABASE_URL: db.url, RATE_LIMIT_MAX: '1000000', AUTH_DISABLED: 'true' }, { markets: true });
-    gateways.push(gw);
+    const gw = await testLiveGateway(stacks, engine, { DATABASE_URL: db.url, RATE_LIMIT_MAX: '1000000', AUTH_DISABLED: 'true' }, { markets: true });
     return gw;
   }
 
@@ -54,7 +52,9 @@ describe('open_interest.update', () => {
   async function quiet(gw: TestGateway): Promise<void> {
     await indexer.waitFor(engine.engine.log.maxSeq, 10_000);
     await waitFor(() => (gw.deps.live as LiveRuntime).status().maxSeq === engine.engine.log.maxSeq, 5_000, 'gateway at head');
-    // GET /v1/markets caches the figure for up to a second (as its 24 h statistics).
+    // GET /v1/markets caches the figure for up to a second (as its 24 h statistics): a deliberate wait
+    // past that lifetime (a time bound, no event to wait for); it is also the bound within which a
+    // client that did not ask for the kind must get none.
     await new Promise((resolve) => setTimeout(resolve, 1_200));
   }
 
@@ -89,8 +89,10 @@ describe('open_interest.update', () => {
   const stacks = fileScope();
   beforeAll(async () => {
     db = await createTestDatabase();
+    stacks.onTestFinished(() => db.drop());
     engine = await testEngine(stacks);
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
+    stacks.onTestFinished(() => indexer.close());
     parties = ['a', 'b', 'c', 'd'].map((h) => new SigningClient(engine.url, makeParty(h)));
     for (const c of parties) {
       expect((await c.authorize()).body.ok).toBe(true);
@@ -99,9 +101,6 @@ describe('open_interest.update', () => {
   });
   afterAll(async () => {
     for (const c of clients) c.ws.close();
-    for (const gw of gateways) await gw.close();
-    await indexer?.close();
-    await db?.drop();
   });
 
   it('equals GET /v1/markets and the sum of GET positions after trades, live and from the seed', { timeout: 120_000 }, async () => {

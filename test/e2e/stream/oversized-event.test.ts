@@ -6,11 +6,12 @@
 // reach a WebSocket client of the gateway within a second: over the gateway's own SSE bridge (the
 // event skipped and announced as `stream.gap`; or, with the indexer's database, taken from there),
 // and through a fleet's relay and JetStream.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { fundedClient, type SigningClient } from '../../sandbox/engine/helpers.js';
-import { startGateway, startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
+import { fileScope, testEngine, testGateway, testLiveGateway } from '../../support/stacks.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { fleetServices, forgetFleetState, NATS_URL, startTestRelay, uniqueName, waitFor } from '../../support/fleet.js';
 import { connect, type Msg, type TestClient } from '../../integration/stream/helpers.js';
@@ -48,14 +49,11 @@ describe('an event over SSE_MAX_EVENT_BYTES, on the SSE bridge', () => {
   let gw: TestGateway & { live: LiveRuntime };
   let party: SigningClient;
 
+  const file = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-    gw = await startLiveGateway({ url: engine.url, adminToken: engine.adminToken });
+    engine = await testEngine(file);
+    gw = await testLiveGateway(file, { url: engine.url, adminToken: engine.adminToken });
     party = await fundedClient(engine.url, engine.adminToken, '1000', 'mallory');
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await engine?.close();
   });
 
   it('is skipped and announced (stream.gap), the events after it reach clients within a second, /readyz stays ready', { timeout: 30_000 }, async () => {
@@ -89,19 +87,17 @@ describe('an event over SSE_MAX_EVENT_BYTES, with the indexer database', () => {
   let gw: TestGateway & { live: LiveRuntime };
   let party: SigningClient;
 
+  // Closed last started first: the gateway, the indexer, the engine, the database.
+  const file = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
     db = await createTestDatabase();
+    file.onTestFinished(() => db.drop());
+    engine = await testEngine(file);
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken });
-    gw = await startLiveGateway({ url: engine.url, adminToken: engine.adminToken }, { DATABASE_URL: db.url });
+    file.onTestFinished(() => indexer.close());
+    gw = await testLiveGateway(file, { url: engine.url, adminToken: engine.adminToken }, { DATABASE_URL: db.url });
     party = await fundedClient(engine.url, engine.adminToken, '1000', 'mallory');
   }, 60_000);
-  afterAll(async () => {
-    await gw?.close();
-    await indexer?.close();
-    await engine?.close();
-    await db?.drop();
-  });
 
   it('is taken from the events table when the indexer already has it (else announced as a gap), and what follows flows within a second', { timeout: 30_000 }, async () => {
     const c = await connect(gw.url, 'control=true');
@@ -128,12 +124,17 @@ describe.skipIf(!fleet)('an event over SSE_MAX_EVENT_BYTES, through the relay an
   const name = uniqueName('oversized');
   const stream = name.toUpperCase();
 
+  // Closed last started first: the gateway, the relay, the engine, then the fleet's state forgotten.
+  const file = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    file.onTestFinished(() => forgetFleetState(stream, `${name}:`));
+    engine = await testEngine(file);
     party = await fundedClient(engine.url, engine.adminToken, '1000', 'mallory');
     relay = await startTestRelay({ stream, subject: `${name}.events`, engine: { url: engine.url, token: engine.adminToken } });
+    file.onTestFinished(() => relay.stop());
     await waitFor(() => relay.streamLastSeq === engine.engine.log.maxSeq, 10_000, 'relay');
-    const started = await startGateway(
+    const started = await testGateway(
+      file,
       { ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, NATS_URL, NATS_STREAM: stream, NATS_SUBJECT: `${name}.events` },
       { listen: true },
     );
@@ -142,12 +143,6 @@ describe.skipIf(!fleet)('an event over SSE_MAX_EVENT_BYTES, through the relay an
     await waitFor(() => live.status().connected, 10_000, 'replica caught up');
     gw = Object.assign(started, { live });
   }, 60_000);
-  afterAll(async () => {
-    await gw?.close();
-    await relay?.stop();
-    await engine?.close();
-    await forgetFleetState(stream, `${name}:`);
-  });
 
   it('the relay moves past it, and a replica streams what follows within a second (the hole announced as stream.gap)', { timeout: 30_000 }, async () => {
     const c = await connect(gw.url, 'control=true');

@@ -1,9 +1,10 @@
 // The live stream against the reference engine: signed orders placed on the engine, frames seen
 // by a proven WebSocket client of the gateway, every frame checked against the AsyncAPI schemas.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { faucet, makeParty, signHex, SigningClient } from '../../sandbox/engine/helpers.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
+import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
 import { waitFor } from '../../support/scripted-sse.js';
 import { LiveRuntime } from '../../../src/live.js';
 import { connect, sleep, type TestClient } from '../../integration/stream/helpers.js';
@@ -21,9 +22,11 @@ describe('stream against the reference engine', () => {
     return `user=${encodeURIComponent(c.id)}&sessionId=${encodeURIComponent(c.sessionId)}&sig=${ts}.${signHex(c.session.privateKey, `GET\n/v1/stream\n${ts}\n`)}`;
   };
 
+  const file = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0, now: () => Date.now() + offset });
-    gw = await startGateway(
+    engine = await testEngine(file, { now: () => Date.now() + offset });
+    gw = await testGateway(
+      file,
       { ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, WS_ORDERBOOK_POLL_MS: '100' },
       { listen: true },
     );
@@ -35,10 +38,6 @@ describe('stream against the reference engine', () => {
       expect((await c.authorize()).body).toMatchObject({ ok: true });
       expect((await faucet(engine.url, engine.adminToken, c.id, '100000')).body).toMatchObject({ ok: true });
     }
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await engine?.close();
   });
 
   it('sessions learnt from the SSE stream prove a party; fills give positions (flip in order), trades, candles', { timeout: 60_000 }, async () => {
@@ -82,6 +81,7 @@ describe('stream against the reference engine', () => {
     engine.engine.tick();
     engine.engine.tick();
     await pub.waitFor((m) => m.some((x) => x.kind === 'candle.close'));
+    // Deliberate: no second candle.close within 200 ms (the bar closes exactly once).
     await sleep(200);
     const closes = pub.frames().filter((f) => f.kind === 'candle.close');
     expect(closes).toHaveLength(1);

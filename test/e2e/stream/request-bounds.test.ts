@@ -7,9 +7,9 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine } from '../../support/stacks.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 import { fundedClient, signHex, type SigningClient } from '../../sandbox/engine/helpers.js';
-import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { fleetServices, REDIS_URL, uniqueName, waitFor } from '../../support/fleet.js';
 import { connect, type Msg, type TestClient } from '../../integration/stream/helpers.js';
 import { MAX_PENDING_LOOKUPS, MAX_PENDING_SWITCH_CALLS } from '../../../src/http/stream-messages.js';
@@ -66,7 +66,8 @@ describe.skipIf(!redis)('switch calls and order.status wait in counted queues', 
   beforeAll(async () => {
     engine = await testEngine(stacks);
     proxy = await stallableProxy(new URL(REDIS_URL));
-    gw = await startLiveGateway(engine, {
+    stacks.onTestFinished(() => proxy.close());
+    gw = await testLiveGateway(stacks, engine, {
       REDIS_URL: proxy.url,
       REDIS_PREFIX: `${uniqueName('bounds')}:`,
       RATE_LIMIT_MAX: '100000',
@@ -78,10 +79,8 @@ describe.skipIf(!redis)('switch calls and order.status wait in counted queues', 
     alice = await fundedClient(gw.url, engine.adminToken, '1000', 'alice', engine.url);
     await waitFor(() => gw.deps.sessions.peek(alice.sessionId) !== undefined, 5_000, 'session learnt');
   });
-  afterAll(async () => {
+  afterAll(() => {
     proxy?.stall(false);
-    await gw?.close();
-    proxy?.close();
   });
 
   it('past 32 of a kind waiting, one is refused at once (rate_limited, retryAfterS); after the stall they answer again', { timeout: 60_000 }, async () => {

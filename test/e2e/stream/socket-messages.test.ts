@@ -4,11 +4,11 @@
 // input; signed orders placed and cancelled over the socket with the engine's answer; one signed
 // request accepted once across REST and the socket (the same replay memory); one party budget for
 // both; unsigned and forged messages refused with the REST code.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine } from '../../support/stacks.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 import { faucet, http, makeParty, signHex, SigningClient } from '../../sandbox/engine/helpers.js';
-import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
 import { LiveRuntime } from '../../../src/live.js';
 import { connect, type Msg, type TestClient } from '../../integration/stream/helpers.js';
@@ -43,7 +43,7 @@ describe('talking to the socket (reference engine)', () => {
   const stacks = fileScope();
   beforeAll(async () => {
     engine = await testEngine(stacks);
-    gw = await startLiveGateway(engine, { RATE_LIMIT_MAX: '12', RATE_LIMIT_IP_MAX: '10000', RATE_LIMIT_WINDOW_MS: '60000' });
+    gw = await testLiveGateway(stacks, engine, { RATE_LIMIT_MAX: '12', RATE_LIMIT_IP_MAX: '10000', RATE_LIMIT_WINDOW_MS: '60000' });
     alice = new SigningClient(gw.url, makeParty('alice'));
     bob = new SigningClient(gw.url, makeParty('bob'));
     for (const c of [alice, bob]) {
@@ -51,9 +51,6 @@ describe('talking to the socket (reference engine)', () => {
       expect((await faucet(engine.url, engine.adminToken, c.id, '1000000')).body).toMatchObject({ ok: true });
     }
     await waitFor(() => (gw.deps.live as LiveRuntime).knownMarkets() !== null, 5_000, 'market list');
-  });
-  afterAll(async () => {
-    await gw?.close();
   });
 
   it('subscribe adds markets, kinds and a book view, acks the filters and sends the snapshot of what was added', { timeout: 30_000 }, async () => {

@@ -4,14 +4,15 @@
 // gateway started afterwards, with no match since, sends a connection subscribing to `trade` the
 // last LAST_TRADES trades of each market: exactly the frames the first one published live, as
 // snapshot frames, oldest first. A match after the restart joins the tape after them.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine } from '../../support/stacks.js';
+import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { faucet, makeParty, SigningClient } from '../../sandbox/engine/helpers.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
+import { eventually } from '../../support/eventually.js';
 import { connect, type Msg } from '../../integration/stream/helpers.js';
 import type { LiveRuntime } from '../../../src/live.js';
 import { LAST_TRADES } from '../../../src/stream/recent-trades.js';
@@ -20,11 +21,9 @@ describe('trade tape seeded from the database at start', () => {
   let db: TestDatabase;
   let engine: RunningEngine;
   let indexer: RunningIndexer;
-  const gateways: TestGateway[] = [];
 
   async function gateway(): Promise<TestGateway> {
-    const gw = await startGateway({ DATABASE_URL: db.url, ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, RATE_LIMIT_MAX: '1000000' }, { listen: true });
-    gateways.push(gw);
+    const gw = await testGateway(stacks, { DATABASE_URL: db.url, ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, RATE_LIMIT_MAX: '1000000' }, { listen: true });
     const live = gw.deps.live as LiveRuntime;
     await live.start();
     await waitFor(() => live.status().connected, 5_000, 'bridge');
@@ -35,13 +34,10 @@ describe('trade tape seeded from the database at start', () => {
   const stacks = fileScope();
   beforeAll(async () => {
     db = await createTestDatabase();
+    stacks.onTestFinished(() => db.drop());
     engine = await testEngine(stacks);
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
-  });
-  afterAll(async () => {
-    for (const gw of gateways) await gw.close();
-    await indexer?.close();
-    await db?.drop();
+    stacks.onTestFinished(() => indexer.close());
   });
 
   it('a restarted gateway sends the frames the live path published for the same matches', { timeout: 120_000 }, async () => {
@@ -77,16 +73,18 @@ describe('trade tape seeded from the database at start', () => {
     // A gateway started afterwards, the mirror complete, no match since.
     await indexer.waitFor(engine.engine.log.maxSeq, 10_000);
     const second = await gateway();
-    let snapshot: Msg[] = [];
-    // The seed is read beside the live path (start() does not wait for it): connect until it landed.
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
-      const c = await connect(second.url, 'kinds=trade');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      snapshot = c.frames();
-      c.ws.close();
-      if (snapshot.length >= expected.length) break;
-    }
+    // The seed is read beside the live path (start() does not wait for it): connect until it landed
+    // (a connection's snapshot comes at its opening: up to half a second for all of it).
+    const snapshot = await eventually(
+      async () => {
+        const c = await connect(second.url, 'kinds=trade');
+        await c.waitFor((ms) => ms.filter((m) => !m.kind.startsWith('stream.')).length >= expected.length, 500).catch(() => undefined);
+        c.ws.close();
+        const frames = c.frames();
+        return frames.length >= expected.length && frames;
+      },
+      { timeoutMs: 10_000, what: 'the seeded tape in a new connection\'s snapshot' },
+    );
     const bare = (f: Msg) => ({ kind: f.kind, seq: f.seq, ts: f.ts, market: f.market, payload: f.payload });
     const byMarket = (frames: Msg[]) => [...lastOf(frames, 'ETH-PERP'), ...lastOf(frames, 'SOL-PERP')];
     expect(snapshot.every((f) => f.snapshot === true)).toBe(true);
@@ -101,6 +99,7 @@ describe('trade tape seeded from the database at start', () => {
     await waitFor(() => (second.deps.live as LiveRuntime).status().maxSeq === engine.engine.log.maxSeq, 5_000, 'second gateway at head');
     const after = await connect(second.url, 'kinds=trade&markets=ETH-PERP');
     await after.waitFor((ms) => ms.filter((m) => m.kind === 'trade').length === LAST_TRADES);
+    // Deliberate: no trade beyond the tape within 100 ms.
     await new Promise((resolve) => setTimeout(resolve, 100));
     const tape = after.frames().filter((m) => m.kind === 'trade');
     expect(tape.map(bare)).toEqual([...lastOf(live, 'ETH-PERP').slice(1), newest].map(bare));

@@ -2,11 +2,11 @@
 // gets order.update for each change of her orders (partial fill, reasons user/ioc, rejection with
 // the engine's code), fill frames of her own legs only, engine.order_filled only for matches she is
 // in, and on a new connection the open orders and last fills as snapshot frames.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine } from '../../support/stacks.js';
+import { fileScope, testEngine, testLiveGateway } from '../../support/stacks.js';
 import { faucet, fundedClient, makeParty, signHex, SigningClient } from '../../sandbox/engine/helpers.js';
-import { startLiveGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
 import { waitFor } from '../../support/scripted-sse.js';
 import { connect, type TestClient } from '../../integration/stream/helpers.js';
 
@@ -25,7 +25,7 @@ describe('user channels (reference engine, three parties)', () => {
   const stacks = fileScope();
   beforeAll(async () => {
     engine = await testEngine(stacks);
-    gw = await startLiveGateway(engine);
+    gw = await testLiveGateway(stacks, engine);
     alice = new SigningClient(engine.url, makeParty('alice'));
     bob = new SigningClient(engine.url, makeParty('bob'));
     carol = new SigningClient(engine.url, makeParty('carol'));
@@ -34,9 +34,6 @@ describe('user channels (reference engine, three parties)', () => {
       expect((await faucet(engine.url, engine.adminToken, c.id, '1000000')).body).toMatchObject({ ok: true });
     }
     await waitFor(() => gw.deps.sessions.size >= 3, 5_000, 'sessions learnt');
-  });
-  afterAll(async () => {
-    await gw?.close();
   });
 
   it('order.update and fill frames carry Alice\'s own orders and legs only', { timeout: 60_000 }, async () => {

@@ -8,9 +8,10 @@
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { fundedClient, signHex, type SigningClient } from '../../sandbox/engine/helpers.js';
-import { startGateway, type TestGateway } from '../../support/gateway.js';
+import type { TestGateway } from '../../support/gateway.js';
+import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { waitFor } from '../../support/scripted-sse.js';
 import { connect, refused, type Msg, type TestClient } from '../../integration/stream/helpers.js';
@@ -43,9 +44,13 @@ describe('work budgets per client address', () => {
   let stall = false;
   const stalled: Array<() => void> = [];
 
+  // Closed after the afterAll below (registered later, run first), last started first: the gateway,
+  // the proxy, the engine, the database.
+  const file = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
     db = await createTestDatabase();
+    file.onTestFinished(() => db.drop());
+    engine = await testEngine(file);
     const target = new URL(engine.url);
     proxy = http.createServer((req, res) => {
       const forward = () => {
@@ -63,8 +68,10 @@ describe('work budgets per client address', () => {
       forward();
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    file.onTestFinished(() => proxy.close());
     const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
-    gw = await startGateway(
+    gw = await testGateway(
+      file,
       { ENGINE_BASE_URL: proxyUrl, ENGINE_ADMIN_TOKEN: engine.adminToken, DATABASE_URL: db.url, SESSION_LOOKUPS_PER_IP: '5', SNAPSHOT_READS_PER_IP: '60', WS_ORDERBOOK_POLL_MS: '60000' },
       { listen: true },
     );
@@ -73,12 +80,8 @@ describe('work budgets per client address', () => {
     alice = await fundedClient(gw.url, engine.adminToken, '1000', 'alice', engine.url);
     await waitFor(() => gw.deps.sessions.peek(alice.sessionId) !== undefined, 5_000, 'session learnt');
   }, 60_000);
-  afterAll(async () => {
+  afterAll(() => {
     for (const f of stalled.splice(0)) f();
-    await gw?.close();
-    await engine?.close();
-    proxy?.close();
-    await db?.drop();
   });
 
   const goodProof = () => {
@@ -117,7 +120,9 @@ describe('work budgets per client address', () => {
     const before = orderReads;
     for (const [i, c] of clients.entries()) c.ws.send(JSON.stringify({ op: 'subscribe', id: `o${i}`, kinds: ['order.update'] }));
     await waitFor(() => orderReads > before, 5_000, 'the first read');
-    await new Promise((r) => setTimeout(r, 300)); // the other 19 arrive while it is held
+    // A bounded wait, kept: the other 19 reach the gateway and join the held read, which nothing
+    // outside the gateway can see (the read is held, so no answer comes to wait for).
+    await new Promise((r) => setTimeout(r, 300));
     stall = false;
     for (const f of stalled.splice(0)) f();
     await Promise.all(clients.map((c, i) => c.waitFor((ms) => ms.some((m) => (m as Answer).id === `o${i}`), 10_000)));
@@ -154,12 +159,17 @@ describe.skipIf(!redisUp)('work budgets in a fleet (REDIS_URL)', () => {
   const gateways: TestGateway[] = [];
   const prefix = `${uniqueName('budget')}:`;
 
+  // Closed last started first: the gateways, the engine, the database, then the fleet's state forgotten.
+  const file = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+    file.onTestFinished(() => forgetFleetState(`${prefix}NONE`, prefix));
     db = await createTestDatabase();
+    file.onTestFinished(() => db.drop());
+    engine = await testEngine(file);
     for (let i = 0; i < 2; i++) {
       gateways.push(
-        await startGateway(
+        await testGateway(
+          file,
           { ENGINE_BASE_URL: engine.url, ENGINE_ADMIN_TOKEN: engine.adminToken, DATABASE_URL: db.url, REDIS_URL, REDIS_PREFIX: prefix, SESSION_LOOKUPS_PER_IP: '4' },
           { listen: true },
         ),
@@ -167,12 +177,6 @@ describe.skipIf(!redisUp)('work budgets in a fleet (REDIS_URL)', () => {
     }
     await Promise.all(gateways.map((g) => (g.deps.live as LiveRuntime).start()));
   }, 60_000);
-  afterAll(async () => {
-    for (const g of gateways) await g.close();
-    await engine?.close();
-    await db?.drop();
-    await forgetFleetState(`${prefix}NONE`, prefix);
-  });
 
   it('one address has one budget across the replicas', { timeout: 30_000 }, async () => {
     const party = `mallory::${'a'.repeat(64)}`;

@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../../support/eventually.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const PROBE = join(ROOT, 'test', 'support', 'otel-load-probe.mjs');
@@ -61,11 +62,13 @@ async function startGatewayProcess(env: Record<string, string>): Promise<{ child
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
-  while (!(await fetch(`${url}/healthz`).then((r) => r.ok, () => false))) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`gateway did not start: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await eventually(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`gateway did not start: ${stderr}`);
+      return fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    },
+    { timeoutMs: 20_000, everyMs: 50, what: () => `the gateway started (stderr: ${stderr})` },
+  );
   return { child, url, stderr: () => stderr };
 }
 

@@ -12,6 +12,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { fileScope, testEngine } from '../../support/stacks.js';
+import { eventually } from '../../support/eventually.js';
 import { http, makeParty, SigningClient } from '../../sandbox/engine/helpers.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
@@ -59,13 +60,10 @@ let db: TestDatabase;
 let gw: TestGateway;
 let alice: SigningClient;
 
+/** The finished spans `match` picks, once there are `count` (or what there is after 5 s). */
 async function spansWhere(match: (s: ReadableSpan) => boolean, count = 1): Promise<ReadableSpan[]> {
-  const deadline = Date.now() + 5_000;
-  for (;;) {
-    const found = exporter.getFinishedSpans().filter(match);
-    if (found.length >= count || Date.now() > deadline) return found;
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  const found = () => exporter.getFinishedSpans().filter(match);
+  return eventually(() => found().length >= count && found(), { timeoutMs: 5_000 }).catch(() => found());
 }
 
 const stacks = fileScope();

@@ -103,6 +103,7 @@ describe('StreamClient', () => {
     positions(20); // history keeps only the last 5 (seqs 18..22)
     await eventually(() => messages.some((m) => m.source === 'control' && m.message.kind === 'stream.gap'), { what: 'gap', timeoutMs: 8_000 });
     await eventually(() => states.at(-1) === 'backfilling', { what: 'backfilling', timeoutMs: 8_000 });
+    // Deliberate: nothing delivered within 150 ms while the mirror trails.
     await new Promise((r) => setTimeout(r, 150));
     expect(messages.filter((m) => m.source === 'backfill')).toHaveLength(0); // waits, delivers nothing
     fake.mirrorLag = 0;
@@ -146,6 +147,7 @@ describe('StreamClient', () => {
     expect(refused[0]!.status).toBe(400);
     expect(refused[0]!.code).toBe('bad_request');
     expect(states.at(-1)).toBe('refused');
+    // Deliberate: no retry within 300 ms of a refusal.
     await new Promise((r) => setTimeout(r, 300));
     expect(fake.upgrades).toHaveLength(1);
     expect(fake.probes).toHaveLength(1);

@@ -82,7 +82,8 @@ describe('the PostgreSQL driver when its connection closes inside a transaction'
       const outcome = await sql
         .begin((tx) => tx`SELECT 1`)
         .then(() => 'resolved', (e: unknown) => (e as { code?: string }).code ?? String(e));
-      // A few turns of the event loop: the driver's deferred write runs on the next one.
+      // Deliberate: a few turns of the event loop (the driver's deferred write runs on the next one),
+      // within which nothing may be thrown outside the transaction.
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(outcome).toBe('CONNECTION_CLOSED');
       expect(uncaught.map(String)).toEqual([]);

@@ -110,9 +110,11 @@ describe.skipIf(!available)('JetStream relay and replicas', () => {
       for (let i = 0; i < 20; i++) {
         engine.push(...ticks(next, next + 9));
         next += 10;
+        // Pacing: ten events every 20 ms.
         await new Promise((r) => setTimeout(r, 20));
       }
     })();
+    // Deliberate: the active relay is killed 60 ms into the pushing, while it publishes.
     await new Promise((r) => setTimeout(r, 60));
     active.proc.kill('SIGKILL');
     await active.exited;

@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import { generateKeyPair, makeParty, signHex } from '../../sandbox/engine/helpers.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { closedPort, fleetServices, ownRedis, waitFor } from '../../support/fleet.js';
+import { eventually } from '../../support/eventually.js';
 import { okJson, startFakeEngine, type FakeEngine } from '../trading/fake-engine.js';
 
 const REDIS_SERVER = '/usr/bin/redis-server';
@@ -80,15 +81,16 @@ describe.skipIf(!available)('the replay memory lost with Redis', () => {
     // The identical request, until the replica's connection is back (meanwhile 503 for Redis being
     // down). Each replica reconnects on its own backoff, so each is asked until it answers.
     const seen: number[] = [];
-    const untilReconnected = async (gw: TestGateway) => {
-      let answer = await get(gw, headers);
-      while (answer.status === 503 && !/was lost/.test(answer.json.error) && Date.now() - ts < WINDOW_MS - 500) {
-        seen.push(answer.status);
-        await new Promise((r) => setTimeout(r, 50));
-        answer = await get(gw, headers);
-      }
-      return answer;
-    };
+    const untilReconnected = (gw: TestGateway) =>
+      eventually(
+        async () => {
+          const answer = await get(gw, headers);
+          const down = answer.status === 503 && !/was lost/.test(answer.json.error) && Date.now() - ts < WINDOW_MS - 500;
+          if (down) seen.push(answer.status);
+          return !down && answer;
+        },
+        { timeoutMs: WINDOW_MS, everyMs: 50, what: "the replica's Redis connection back" },
+      );
     const replay = await untilReconnected(a);
     // Still inside the window: without the loss check the empty memory would accept it (200).
     expect(Date.now() - ts).toBeLessThan(WINDOW_MS);

@@ -8,6 +8,7 @@ import { get } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { eventually } from '../../support/eventually.js';
 
 const ADDRESS_RATE = 20;
 
@@ -44,9 +45,9 @@ const plainGet = (url: string, from: string) =>
   new Promise<number>((resolve, reject) => get(`${url}/v1/stream`, { localAddress: from }, (res) => (res.resume(), resolve(res.statusCode ?? 0))).on('error', reject));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Waits up to `withinMs` for an answer to each id (what is missing then is for the caller's expect to name). */
 async function answered(c: Opened, ids: string[], withinMs: number): Promise<void> {
-  const until = Date.now() + withinMs;
-  while (ids.some((id) => !c.answers.has(id)) && Date.now() < until) await sleep(20);
+  await eventually(() => ids.every((id) => c.answers.has(id)), { timeoutMs: withinMs, everyMs: 20 }).catch(() => undefined);
 }
 
 describe('message rate per client address', () => {
@@ -91,6 +92,7 @@ describe('message rate per client address', () => {
         ids[n]!.push(id);
         c.ws.send(subscribe(id));
       }
+      // Pacing: a round every 250 ms (4 a second per connection).
       await sleep(250);
     }
     for (const [n, c] of conns.entries()) {

@@ -8,6 +8,7 @@ import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { wsUrl } from './helpers.js';
+import { eventually } from '../../support/eventually.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -65,7 +66,7 @@ describe('an idle stream connection', () => {
     // A first round warms every path (and the shared filter sets) so that the measured one counts connections only.
     const warm = await clients(wsUrl(gw.url, 'kinds=trade'), 50);
     warm.kill();
-    await new Promise((r) => setTimeout(r, 500));
+    await eventually(async () => /^bff_ws_clients 0$/m.test(await (await fetch(`${gw.url}/metrics`)).text()), 'the warm-up connections closed');
     const before = collect();
     const holder = await clients(wsUrl(gw.url, 'kinds=trade'), N);
     try {

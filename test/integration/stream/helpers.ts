@@ -141,6 +141,7 @@ export async function untilSlowClosed(gatewayUrl: string, clients: number, step:
   const closedAll = `bff_ws_slow_client_closes_total ${clients}`;
   while (more()) {
     step();
+    // Pacing: a step every 20 ms.
     await sleep(20);
     if ((await (await fetch(`${gatewayUrl}/metrics`)).text()).includes(closedAll)) return true;
   }

@@ -124,6 +124,7 @@ describe('replay beyond the history', () => {
     await s.engine.waitFor(() => s.engine.open === 1);
     // The first (empty) book snapshot takes a history slot too: let it go by before the ticks.
     await s.engine.waitFor(() => s.engine.bookRequests.length === 1);
+    // A bounded wait, kept: the answer to that read reaching the history, which has no seq to wait for.
     await sleep(100);
   });
   afterAll(async () => s.close());

@@ -110,7 +110,8 @@ describe('open_interest.update after the engine history is replaced', () => {
       expect(afterReset(c)).toEqual([]);
       await held.release();
     } else {
-      await sleep(2_500); // pglite: one connection, no lock to see a read by
+      // Deliberate (pglite: one connection, no lock to see a read by): nothing sent within 2.5 s, two reads.
+      await sleep(2_500);
       expect(afterReset(c)).toEqual([]);
     }
 

@@ -53,6 +53,7 @@ describe('a client that pings while its replay is paced', () => {
     // A keep-alive ping now and then while not reading (as many client libraries send).
     for (let round = 0; round < 40; round++) {
       ws.ping(Buffer.from('keepalive'));
+      // Pacing: a ping every 50 ms.
       await new Promise((r) => setTimeout(r, 50));
     }
     const closedSlow = await metric(s.gw.url, 'bff_ws_slow_client_closes_total 1');

@@ -62,6 +62,7 @@ describe('since= replay paced by the drain', () => {
     for (let round = 0; round < 200 && !(await metric(s.gw.url, 'bff_ws_slow_client_closes_total 1')); round++) {
       s.engine.push(...range(seq + 1, seq + 10).map(big)); // 160 KB of live traffic per round
       seq += 10;
+      // Pacing: a round every 20 ms.
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(await metric(s.gw.url, 'bff_ws_slow_client_closes_total 1')).toBe(true);

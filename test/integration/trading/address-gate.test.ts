@@ -4,6 +4,7 @@
 // address's budget, another address is served meanwhile, and the address is served again once its
 // requests are answered.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../../support/eventually.js';
 import { httpFrom } from '../../support/http-from.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { okJson, startFakeEngine, type FakeEngine } from './fake-engine.js';
@@ -27,7 +28,7 @@ describe('requests in progress per client address', () => {
 
   it('refuses the request past the bound at once while another address is served, and serves it again once answered', async () => {
     const held = Array.from({ length: BOUND }, (_, i) => httpFrom('127.0.0.2', `${gw.url}/v1/orderbook?depth=1&market=M${i}`, 'GET'));
-    for (let i = 0; i < 200 && engine.requests.length < BOUND; i++) await new Promise((r) => setTimeout(r, 10));
+    await eventually(() => engine.requests.length >= BOUND, 'the held requests at the engine');
     expect(engine.requests).toHaveLength(BOUND);
 
     const refused = await httpFrom('127.0.0.2', `${gw.url}/v1/orderbook?depth=2&market=X`, 'GET');
@@ -58,14 +59,9 @@ describe('requests in progress per client address', () => {
       req.end();
       return req;
     });
-    for (let i = 0; i < 200 && engine.requests.length < before + BOUND; i++) await new Promise((r) => setTimeout(r, 10));
+    await eventually(() => engine.requests.length >= before + BOUND, 'the requests at the engine');
     expect((await httpFrom('127.0.0.4', `${gw.url}/v1/orderbook?depth=2&market=Z`, 'GET')).status).toBe(429);
     for (const req of gone) req.destroy();
-    let status = 0;
-    for (let i = 0; i < 100 && status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-      status = (await httpFrom('127.0.0.4', `${gw.url}/v1/orderbook?depth=2&market=Z`, 'GET')).status;
-    }
-    expect(status).toBe(200);
+    await eventually(async () => (await httpFrom('127.0.0.4', `${gw.url}/v1/orderbook?depth=2&market=Z`, 'GET')).status === 200, 'the address served again (200)');
   });
 });

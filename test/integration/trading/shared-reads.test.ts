@@ -104,6 +104,7 @@ describe('shared reads behind an engine call that hangs', () => {
       engine.respond = () => ({ hang: true });
       const first = read(gw.url, '/v1/orderbook?depth=5');
       await until(() => engine.requests.length === 1);
+      // Deliberate: the second read arrives 100 ms after the hung call began (its own timeout runs from then).
       await new Promise((r) => setTimeout(r, 100));
       const waiting = await read(gw.url, '/v1/orderbook?depth=5'); // joins the call after the hung one
       expect([(await first).status, waiting.status, waiting.json.code]).toEqual([504, 504, 'engine_timeout']);

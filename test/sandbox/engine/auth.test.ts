@@ -1,6 +1,7 @@
 import { expectCanonicalEvents } from './canonical-events.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEngine } from '../../../sandbox/engine/server.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { fundedClient, generateKeyPair, http, makeParty, SigningClient } from './helpers.js';
 
 let eng: RunningEngine;
@@ -10,12 +11,10 @@ let alice: SigningClient;
 let bob: SigningClient;
 const order = { market: 'ETH-PERP', side: 'buy', type: 'limit', size: '0.01', price: '1000' };
 
+const file = fileScope();
 beforeAll(async () => {
-  eng = await startEngine({ port: 0, tickMs: 0, commitMs: 0, now: () => Date.now() + offset });
+  eng = await testEngine(file, { now: () => Date.now() + offset });
   [alice, bob] = await Promise.all([fundedClient(eng.url, eng.adminToken, '1000', 'alice'), fundedClient(eng.url, eng.adminToken, '1000', 'bob')]);
-});
-afterAll(async () => {
-  await eng.close();
 });
 
 const expect401 = (r: { status: number; body: any }): void => {
@@ -114,17 +113,13 @@ describe('signed requests', () => {
 });
 
 describe('rate limit', () => {
-  it('answers 429 rate_limited past the per-party budget', async () => {
-    const rl = await startEngine({ port: 0, tickMs: 0, commitMs: 0, rateLimitPerSec: 3 });
-    try {
-      const c = await fundedClient(rl.url, rl.adminToken);
-      const codes: number[] = [];
-      for (let i = 0; i < 5; i++) codes.push((await c.me()).status);
-      expect(codes.slice(0, 3)).toEqual([200, 200, 200]);
-      expect(codes.at(-1)).toBe(429);
-    } finally {
-      await rl.close();
-    }
+  it('answers 429 rate_limited past the per-party budget', async (ctx) => {
+    const rl = await testEngine(ctx, { rateLimitPerSec: 3 });
+    const c = await fundedClient(rl.url, rl.adminToken);
+    const codes: number[] = [];
+    for (let i = 0; i < 5; i++) codes.push((await c.me()).status);
+    expect(codes.slice(0, 3)).toEqual([200, 200, 200]);
+    expect(codes.at(-1)).toBe(429);
   });
 });
 

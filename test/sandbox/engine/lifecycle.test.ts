@@ -1,16 +1,16 @@
 import { expectCanonicalEvents } from './canonical-events.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { batchRoot, userBatchRoot, ZERO_ROOT } from '../../../sandbox/engine/commitments.js';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/server.js';
+import type { RunningEngine } from '../../../sandbox/engine/server.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
+import { eventually } from '../../support/eventually.js';
 import type { EngineEvent } from '../../../sandbox/engine/types.js';
 import { adminHeaders, fundedClient, http, makeParty } from './helpers.js';
 
 let eng: RunningEngine;
+const file = fileScope();
 beforeAll(async () => {
-  eng = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-});
-afterAll(async () => {
-  await eng.close();
+  eng = await testEngine(file);
 });
 const after = (seq: number): EngineEvent[] => eng.engine.log.eventsSince(seq);
 
@@ -40,22 +40,18 @@ describe('health and versions', () => {
     expect((await http(eng.url, 'GET', `${path}?market=all`)).status).toBe(401);
   });
 
-  it('legacy build: older version, rejects market=all, treats a missing market as all', async () => {
-    const old = await startEngine({ port: 0, tickMs: 0, commitMs: 0, legacy: true });
-    try {
-      expect((await http(old.url, 'GET', '/healthz')).body).toEqual({ ok: true, version: '9a1e3b2', buildDate: '2026-05-10', maxSeq: 0 });
-      const c = await fundedClient(old.url, old.adminToken);
-      const o = await c.placeOrder({ market: 'ETH-PERP', side: 'buy', type: 'limit', size: '0.1', price: '1000' });
-      const h = adminHeaders(old.adminToken);
-      const all = await http(old.url, 'GET', `/v1/admin/users/${c.id}/orders?market=all`, { headers: h });
-      expect(all.status).toBe(400);
-      expect(all.body).toEqual({ ok: false, code: 'market_unsupported', error: expect.any(String) });
-      const none = await http(old.url, 'GET', `/v1/admin/users/${c.id}/orders`, { headers: h });
-      expect(none.status).toBe(200);
-      expect(none.body.orders.map((x: any) => x.orderId)).toEqual([o.body.orderId]);
-    } finally {
-      await old.close();
-    }
+  it('legacy build: older version, rejects market=all, treats a missing market as all', async (ctx) => {
+    const old = await testEngine(ctx, { legacy: true });
+    expect((await http(old.url, 'GET', '/healthz')).body).toEqual({ ok: true, version: '9a1e3b2', buildDate: '2026-05-10', maxSeq: 0 });
+    const c = await fundedClient(old.url, old.adminToken);
+    const o = await c.placeOrder({ market: 'ETH-PERP', side: 'buy', type: 'limit', size: '0.1', price: '1000' });
+    const h = adminHeaders(old.adminToken);
+    const all = await http(old.url, 'GET', `/v1/admin/users/${c.id}/orders?market=all`, { headers: h });
+    expect(all.status).toBe(400);
+    expect(all.body).toEqual({ ok: false, code: 'market_unsupported', error: expect.any(String) });
+    const none = await http(old.url, 'GET', `/v1/admin/users/${c.id}/orders`, { headers: h });
+    expect(none.status).toBe(200);
+    expect(none.body.orders.map((x: any) => x.orderId)).toEqual([o.body.orderId]);
   });
 });
 
@@ -188,19 +184,16 @@ describe('commitments', () => {
     expect(m2manifest.payload).toEqual({ batchNum: (manifest.payload.batchNum as number) + 1, root: batchRoot([aRoot]), prevRoot: manifest.payload.root, userBatchCount: 1, firstSeq: aEvents[0]!.seq, lastSeq: aEvents[0]!.seq });
   });
 
-  it('runs ticks and commits on timers', async () => {
-    const timed = await startEngine({ port: 0, tickMs: 20, commitMs: 60 });
-    try {
-      await http(timed.url, 'POST', '/v1/admin/faucet', { headers: adminHeaders(timed.adminToken, true), body: JSON.stringify({ party: makeParty().id, amount: '5' }) });
-      await new Promise((r) => setTimeout(r, 200));
-      const kinds = timed.engine.log.eventsSince(0).map((e) => e.kind);
-      expect(kinds.filter((k) => k === 'engine.tick_start').length).toBeGreaterThanOrEqual(4);
-      expect(kinds.filter((k) => k === 'outbound.batch_committed')).toHaveLength(1);
-      const ticks = timed.engine.log.eventsSince(0).filter((e) => e.kind === 'engine.tick_start').map((e) => e.payload.tick);
-      expect(ticks.slice(0, 3)).toEqual([1, 2, 3]);
-    } finally {
-      await timed.close();
-    }
+  it('runs ticks and commits on timers', async (ctx) => {
+    const timed = await testEngine(ctx, { tickMs: 20, commitMs: 60 });
+    await http(timed.url, 'POST', '/v1/admin/faucet', { headers: adminHeaders(timed.adminToken, true), body: JSON.stringify({ party: makeParty().id, amount: '5' }) });
+    const kindsOf = () => timed.engine.log.eventsSince(0).map((e) => e.kind);
+    await eventually(() => kindsOf().filter((k) => k === 'engine.tick_start').length >= 4 && kindsOf().includes('outbound.batch_committed'), 'four ticks and a commitment');
+    const kinds = kindsOf();
+    expect(kinds.filter((k) => k === 'engine.tick_start').length).toBeGreaterThanOrEqual(4);
+    expect(kinds.filter((k) => k === 'outbound.batch_committed')).toHaveLength(1);
+    const ticks = timed.engine.log.eventsSince(0).filter((e) => e.kind === 'engine.tick_start').map((e) => e.payload.tick);
+    expect(ticks.slice(0, 3)).toEqual([1, 2, 3]);
   });
 });
 

@@ -1,6 +1,7 @@
 import { expectCanonicalEvents } from './canonical-events.js';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/server.js';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { RunningEngine } from '../../../sandbox/engine/server.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import type { EngineEvent } from '../../../sandbox/engine/types.js';
 import { fundedClient, http, type SigningClient } from './helpers.js';
 
@@ -9,11 +10,9 @@ let mark = 0;
 const since = (): EngineEvent[] => eng.engine.log.eventsSince(mark);
 const fills = (): EngineEvent[] => since().filter((e) => e.kind === 'engine.order_filled');
 
+const file = fileScope();
 beforeAll(async () => {
-  eng = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-});
-afterAll(async () => {
-  await eng.close();
+  eng = await testEngine(file);
 });
 beforeEach(() => {
   mark = eng.engine.log.maxSeq;
@@ -239,17 +238,13 @@ describe('rejection codes', () => {
     expect(nf.body).toEqual({ ok: false, code: 'not_found', error: expect.any(String) });
   });
 
-  it('can send below_min_notional as 0x0C', async () => {
-    const hex = await startEngine({ port: 0, tickMs: 0, commitMs: 0, rejectCodeStyle: 'hex' });
-    try {
-      const p = await fundedClient(hex.url, hex.adminToken);
-      const r = await p.placeOrder(limit('BTC-PERP', 'buy', '0.0001', '60000'));
-      expect(r.body).toEqual({ ok: false, code: '0x0C', error: expect.any(String) });
-      const ev = hex.engine.log.eventsSince(0).at(-1)!;
-      expect(ev).toMatchObject({ kind: 'engine.order_rejected', payload: { code: '0x0C' } });
-    } finally {
-      await hex.close();
-    }
+  it('can send below_min_notional as 0x0C', async (ctx) => {
+    const hex = await testEngine(ctx, { rejectCodeStyle: 'hex' });
+    const p = await fundedClient(hex.url, hex.adminToken);
+    const r = await p.placeOrder(limit('BTC-PERP', 'buy', '0.0001', '60000'));
+    expect(r.body).toEqual({ ok: false, code: '0x0C', error: expect.any(String) });
+    const ev = hex.engine.log.eventsSince(0).at(-1)!;
+    expect(ev).toMatchObject({ kind: 'engine.order_rejected', payload: { code: '0x0C' } });
   });
 });
 

@@ -1,15 +1,10 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/server.js';
+import { describe, expect, it } from 'vitest';
+import type { RunningEngine } from '../../../sandbox/engine/server.js';
+import { testEngine } from '../../support/stacks.js';
 import { http } from './helpers.js';
 import { eventually } from '../../support/eventually.js';
-
-let eng: RunningEngine | undefined;
-afterEach(async () => {
-  await eng?.close();
-  eng = undefined;
-});
 
 interface Reader {
   events: EventSourceMessage[];
@@ -44,8 +39,8 @@ async function openStream(e: RunningEngine, opts: { lastEventId?: string; query?
 }
 
 describe('admin SSE stream', () => {
-  it('requires the bearer token', async () => {
-    eng = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+  it('requires the bearer token', async (ctx) => {
+    const eng = await testEngine(ctx);
     const r = await http(eng.url, 'GET', '/v1/admin/events/stream');
     expect(r.status).toBe(401);
     expect(r.body).toEqual({ error: 'unauthorized' });
@@ -53,8 +48,8 @@ describe('admin SSE stream', () => {
     expect(w.body).toEqual({ error: 'unauthorized' });
   });
 
-  it('frames events with id/event/data and sends heartbeats', async () => {
-    eng = await startEngine({ port: 0, tickMs: 0, commitMs: 0, heartbeatMs: 30 });
+  it('frames events with id/event/data and sends heartbeats', async (ctx) => {
+    const eng = await testEngine(ctx, { heartbeatMs: 30 });
     eng.engine.tick();
     const r = await openStream(eng, { query: '?since=0' });
     await eventually(() => r.events.length >= 1 && r.comments.includes('hb'));
@@ -64,8 +59,8 @@ describe('admin SSE stream', () => {
     await r.done;
   });
 
-  it('resumes with Last-Event-ID across a forced disconnect with no seq lost or repeated', async () => {
-    eng = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
+  it('resumes with Last-Event-ID across a forced disconnect with no seq lost or repeated', async (ctx) => {
+    const eng = await testEngine(ctx);
     const e = eng;
     const total = 6000;
     let produced = 0;
@@ -96,8 +91,8 @@ describe('admin SSE stream', () => {
     expect(datas).toEqual(Array.from({ length: total }, (_, i) => i + 1));
   });
 
-  it('answers 410 for a since older than retention, and replays from the oldest retained event', async () => {
-    eng = await startEngine({ port: 0, tickMs: 0, commitMs: 0, retention: 50 });
+  it('answers 410 for a since older than retention, and replays from the oldest retained event', async (ctx) => {
+    const eng = await testEngine(ctx, { retention: 50 });
     for (let i = 0; i < 200; i++) eng.engine.tick();
     const gone = await http(eng.url, 'GET', '/v1/admin/events/stream?since=10', { headers: { authorization: `Bearer ${eng.adminToken}` } });
     expect(gone.status).toBe(410);
@@ -115,8 +110,8 @@ describe('admin SSE stream', () => {
     expect(bad.status).toBe(400);
   });
 
-  it('stops writing to a reader that does not read and drops it once it falls behind retention', async () => {
-    eng = await startEngine({ port: 0, tickMs: 0, commitMs: 0, retention: 2000 });
+  it('stops writing to a reader that does not read and drops it once it falls behind retention', async (ctx) => {
+    const eng = await testEngine(ctx, { retention: 2000 });
     const res = await request(`${eng.url}/v1/admin/events/stream`, { headers: { authorization: `Bearer ${eng.adminToken}` } });
     // never consume res.body
     const e = eng;
@@ -124,6 +119,7 @@ describe('admin SSE stream', () => {
     let rounds = 0;
     for (; rounds < 300 && e.sse.connections > 0; rounds++) {
       for (let i = 0; i < 1000; i++) e.engine.tick();
+      // Pacing: 1 000 events, then 5 ms for the engine to write them (the loop ends once the reader is dropped).
       await new Promise((r) => setTimeout(r, 5));
     }
     expect(e.sse.connections).toBe(0);

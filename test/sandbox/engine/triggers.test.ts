@@ -1,15 +1,14 @@
 import { expectCanonicalEvents } from './canonical-events.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEngine } from '../../../sandbox/engine/server.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import type { EngineEvent } from '../../../sandbox/engine/types.js';
 import { fundedClient, type SigningClient } from './helpers.js';
 
 let eng: RunningEngine;
+const file = fileScope();
 beforeAll(async () => {
-  eng = await startEngine({ port: 0, tickMs: 0, commitMs: 0 });
-});
-afterAll(async () => {
-  await eng.close();
+  eng = await testEngine(file);
 });
 const client = (): Promise<SigningClient> => fundedClient(eng.url, eng.adminToken, '1000000', 't');
 const limit = (market: string, side: string, size: string, price: string, extra: Record<string, unknown> = {}) => ({ market, side, type: 'limit', size, price, ...extra });

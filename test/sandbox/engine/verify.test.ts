@@ -1,7 +1,8 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isoTime } from '../../../sandbox/engine/event-log.js';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/server.js';
+import type { RunningEngine } from '../../../sandbox/engine/server.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { loadSodium } from '../../../sandbox/engine/sodium.js';
 import { SodiumVerifier, ThreadPoolVerifier, VerifyPool } from '../../../sandbox/engine/verify-pool.js';
 import { fundedClient, generateKeyPair } from './helpers.js';
@@ -79,10 +80,10 @@ describe.each([
   [{ verifyCrypto: 'node', verifyWorkers: 0 }, 'node:crypto inline on the main thread'],
 ] as const)('engine verifier %o', (options, described) => {
   let eng: RunningEngine;
+  const file = fileScope();
   beforeAll(async () => {
-    eng = await startEngine({ port: 0, tickMs: 0, commitMs: 0, ...options });
+    eng = await testEngine(file, { ...options });
   });
-  afterAll(() => eng.close());
 
   it(`is "${described}" and accepts a valid order but not a forged one`, async () => {
     expect(eng.verifier).toBe(described);

@@ -2,8 +2,9 @@
 // indexer notices (engine maxSeq below its mirror, or event <seq> differing) and, with
 // onEngineReset 'wipe', clears the mirror and indexes the new history; with 'wait' it leaves the
 // mirror untouched.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { startIndexer } from '../../../sandbox/indexer/indexer.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 
@@ -12,18 +13,16 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('indexer after an engine reset', () => {
   let db: TestDatabase;
-  const engines: RunningEngine[] = [];
+  // Closed last started first: the engines (a close is idempotent: the test closes the first one
+  // itself, to start another on its port), then the database.
+  const file = fileScope();
   beforeAll(async () => {
     db = await createTestDatabase();
-  });
-  afterAll(async () => {
-    for (const e of engines) await e.close();
-    await db?.drop();
+    file.onTestFinished(() => db.drop());
   });
 
   async function engineWith(ticks: number, port = 0): Promise<RunningEngine> {
-    const e = await startEngine({ port, tickMs: 0, commitMs: 0 });
-    engines.push(e);
+    const e = await testEngine(file, { port });
     for (let i = 0; i < ticks; i++) e.engine.tick();
     return e;
   }
@@ -37,9 +36,10 @@ describe('indexer after an engine reset', () => {
     await first.close();
 
     // Same port, new memory, longer history: only the event comparison can tell it apart.
-    await sleep(5); // distinct timestamps
+    await sleep(5); // deliberate: distinct timestamps
     const second = await engineWith(9, first.port);
     const waiting = await startIndexer({ databaseUrl: db.url, engineUrl: second.url, adminToken: second.adminToken, onEngineReset: 'wait' });
+    // Deliberate: within 400 ms the waiting indexer writes nothing (its refusal to go on is not counted anywhere to wait for).
     await sleep(400);
     expect(waiting.lastSeq()).toBe(6);
     expect((await db.sql`SELECT kind FROM events WHERE seq = 6`)[0]).toEqual({ kind: 'inbound.deposit' });

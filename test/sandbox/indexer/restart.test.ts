@@ -4,7 +4,8 @@
 // live view of positions, open orders and armed triggers.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { startIndexer, toMarketRows, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import type { EngineEvent } from '../../../sandbox/indexer/rows.js';
 import { connect, IndexerStore } from '../../../sandbox/indexer/store.js';
@@ -13,7 +14,6 @@ import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { dumpTables } from './tables.js';
 import { eventually } from '../../support/eventually.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('reference indexer: kill mid-stream, resume, compare with a replay', () => {
   let engine: RunningEngine;
@@ -23,19 +23,21 @@ describe('reference indexer: kill mid-stream, resume, compare with a replay', ()
   let sim: RunningSimulator | undefined;
   let indexer: RunningIndexer | undefined;
 
+  // Closed after the afterAll below (registered later, run first), last started first: the engine,
+  // then the databases.
+  const file = fileScope();
   beforeAll(async () => {
-    // Ticks and commits are driven here, so the history can be made to stop for the comparison.
-    engine = await startEngine({ port: 0, tickMs: 0, commitMs: 0, heartbeatMs: 1000 });
-    db = await createTestDatabase({ migrate: false }); // the indexer migrates it itself
     replayDb = await createTestDatabase();
+    file.onTestFinished(() => replayDb.drop());
+    db = await createTestDatabase({ migrate: false }); // the indexer migrates it itself
+    file.onTestFinished(() => db.drop());
+    // Ticks and commits are driven here, so the history can be made to stop for the comparison.
+    engine = await testEngine(file, { heartbeatMs: 1000 });
   });
   afterAll(async () => {
     child?.kill('SIGKILL');
     await sim?.stop();
     await indexer?.close();
-    await engine?.close();
-    await db?.drop();
-    await replayDb?.drop();
   });
 
   it('resumes without loss or duplication and matches a replay and the engine', async () => {
@@ -62,7 +64,8 @@ describe('reference indexer: kill mid-stream, resume, compare with a replay', ()
     await eventually(async () => (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'reference-indexer'`)[0]!.n === 0, { what: "the killed indexer's connection to end", timeoutMs: 10_000, everyMs: 50 });
     const atKill = await indexed();
     expect(stderr).toBe('');
-    await sleep(300); // the engine keeps going while no indexer runs
+    const engineAtKill = engine.engine.log.maxSeq;
+    await eventually(() => engine.engine.log.maxSeq >= engineAtKill + 50, 'the engine 50 events further while no indexer runs');
 
     indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken });
     expect(indexer.lastSeq()).toBe(atKill);
@@ -74,7 +77,8 @@ describe('reference indexer: kill mid-stream, resume, compare with a replay', ()
         (kinds.get('engine.approve_submitted') ?? 0) > 0 && (kinds.get('outbound.batch_committed') ?? 0) > 2;
     };
     await eventually(async () => eventful(), { what: 'a market with fills, fired triggers, approved withdrawals and batches', timeoutMs: 30_000, everyMs: 50 });
-    await sleep(500); // and some more events for the resumed indexer
+    const seqThen = engine.engine.log.maxSeq;
+    await eventually(() => engine.engine.log.maxSeq >= seqThen + 50, 'some more events (50) for the resumed indexer');
     const stats = sim.stats();
     await sim.stop();
     sim = undefined;

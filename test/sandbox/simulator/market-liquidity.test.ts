@@ -3,8 +3,10 @@
 // for a minute. Every market has both sides a few ticks from the mark (the last trade), at least 10
 // levels a side in 99 % of the samples, and no trade of the minute is more than 1 % from the marks
 // sampled (a taker that swept a thin book would print far away, 0.7× the market in the report).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
+import { eventually } from '../../support/eventually.js';
 import { DEFAULT_MARKETS } from '../../../sandbox/engine/markets.js';
 import { gridTick } from '../../../sandbox/simulator/grid.js';
 import { startSimulator } from '../../../sandbox/simulator/simulator.js';
@@ -25,11 +27,9 @@ interface Sample {
 }
 
 let engine: RunningEngine;
+const file = fileScope();
 beforeAll(async () => {
-  engine = await startEngine({ port: 0, tickMs: 50, commitMs: 500 });
-});
-afterAll(async () => {
-  await engine?.close();
+  engine = await testEngine(file, { tickMs: 50, commitMs: 500 });
 });
 
 describe('the simulated market (the stack\'s default rate and bots)', () => {
@@ -39,8 +39,7 @@ describe('the simulated market (the stack\'s default rate and bots)', () => {
     const samples: Sample[] = [];
     try {
       // Warm-up: a first trade in every market (a mark to measure from).
-      const end = Date.now() + 30_000;
-      while (Date.now() < end && !markets.every((m) => engine.engine.lastPrice.has(m.symbol))) await new Promise((r) => setTimeout(r, 200));
+      await eventually(() => markets.every((m) => engine.engine.lastPrice.has(m.symbol)), { timeoutMs: 30_000, everyMs: 200, what: 'a trade in every market' });
       for (let i = 0; i < SAMPLES; i++) {
         const tickAt = Date.now();
         for (const m of markets) {
@@ -48,6 +47,7 @@ describe('the simulated market (the stack\'s default rate and bots)', () => {
           const mark = Number(engine.engine.lastPrice.get(m.symbol)) / 1e10;
           samples.push({ market: m.symbol, bids: book.bids.length, asks: book.asks.length, bestBid: Number(book.bids[0]?.[0] ?? NaN), bestAsk: Number(book.asks[0]?.[0] ?? NaN), mark, tick: gridTick(m, mark) });
         }
+        // Pacing: a sample a second.
         await new Promise((r) => setTimeout(r, Math.max(0, 1000 - (Date.now() - tickAt))));
       }
     } finally {

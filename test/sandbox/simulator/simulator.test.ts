@@ -2,8 +2,10 @@
 // accepted by the engine, and a short run produces fills, flips, fired triggers, cancels,
 // deposits and withdrawals, with no grid rejection.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
+import { eventually } from '../../support/eventually.js';
 import { buildMarket, DEFAULT_MARKETS, priceOnGrid, sizeOnGrid } from '../../../sandbox/engine/markets.js';
 import { parseDec } from '../../../sandbox/engine/decimal.js';
 import { Pool } from 'undici';
@@ -57,11 +59,9 @@ describe('acting as a simulated trader (docs/client.md)', () => {
 
 describe('simulator signing and run', () => {
   let engine: RunningEngine;
+  const file = fileScope();
   beforeAll(async () => {
-    engine = await startEngine({ port: 0, tickMs: 50, commitMs: 500 });
-  });
-  afterAll(async () => {
-    await engine?.close();
+    engine = await testEngine(file, { tickMs: 50, commitMs: 500 });
   });
 
   it('derives the same party from the same seed, and the engine accepts its session and signed orders', async () => {
@@ -108,8 +108,8 @@ describe('simulator signing and run', () => {
       };
     };
     const all = { fills: true, triggerSet: true, triggerFired: true, approvedWithdrawal: true, userCancel: true, chainDeposit: true, flip: true };
-    const end = Date.now() + 20_000;
-    while (Date.now() < end && !Object.values(seen()).every(Boolean)) await new Promise((r) => setTimeout(r, 250));
+    // Past 20 s the expect below names what was not seen.
+    await eventually(() => Object.values(seen()).every(Boolean), { timeoutMs: 20_000, everyMs: 250 }).catch(() => undefined);
     await sim.stop();
     expect(seen()).toEqual(all);
     const stats = sim.stats();

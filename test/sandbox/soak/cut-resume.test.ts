@@ -42,6 +42,7 @@ describe('soak stream client: resuming a cut connection', () => {
       await s.engine.waitFor(() => s.engine.open === 1);
       for (const c of clients) c.start();
       push(20);
+      // Deliberate: past the clients' pause, 5 s after their start (a schedule, not an event).
       await sleep(5_500);
       // Paced, so that the kernel's socket buffers (several MiB on loopback) fill before the
       // gateway's own queue passes the bound: the 4008 close then waits behind bytes the paused

@@ -6,9 +6,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../../sandbox/pglite-server.js';
-import { startEngine, type RunningEngine } from '../../../sandbox/engine/index.js';
+import type { RunningEngine } from '../../../sandbox/engine/index.js';
+import { fileScope, testEngine } from '../../support/stacks.js';
 import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { startSimulator } from '../../../sandbox/simulator/simulator.js';
 
@@ -16,15 +17,14 @@ describe('PGlite socket server shared by the indexer and a pooled reader', () =>
   let pg: EmbeddedPostgres;
   let engine: RunningEngine;
   let indexer: RunningIndexer;
+  // Closed last started first: the indexer, the engine, the database.
+  const file = fileScope();
   beforeAll(async () => {
     pg = await startEmbeddedPostgres();
-    engine = await startEngine({ port: 0, tickMs: 20, commitMs: 200 });
+    file.onTestFinished(() => pg.stop());
+    engine = await testEngine(file, { tickMs: 20, commitMs: 200 });
     indexer = await startIndexer({ databaseUrl: pg.url, engineUrl: engine.url, adminToken: engine.adminToken, batchWindowMs: 2 });
-  });
-  afterAll(async () => {
-    await indexer?.close();
-    await engine?.close();
-    await pg?.stop();
+    file.onTestFinished(() => indexer.close());
   });
 
   it('keeps reads separate and batches atomic', async () => {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { eventually as until } from '../../support/eventually.js';
 
 interface Ready {
   gateway: string;
@@ -60,14 +61,16 @@ async function getJson(url: string): Promise<{ status: number; body: any }> {
   return { status: res.statusCode, body: await res.body.json() };
 }
 
+/** `fn`'s first value other than undefined (a throw counts as not yet: the stack is still starting). */
 async function eventually<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const found = await until(
+    async () => {
+      const v = await fn().catch(() => undefined);
+      return v === undefined ? undefined : { v };
+    },
+    { timeoutMs, everyMs: 200, what },
+  );
+  return found.v;
 }
 
 function alive(pid: number): boolean {

@@ -37,6 +37,7 @@ describe('per-connection lanes', () => {
     expect(() => lanes.enter('switch', held)).toThrow(expect.objectContaining({ code: 'rate_limited', message: LANES.switch.full, extra: { retryAfterS: 1 } }));
     expect(() => lanes.enter('orders', held)).not.toThrow();
     release.shift()!();
+    // One turn of the event loop (not a sleep): the released call leaves its lane.
     await new Promise((r) => setTimeout(r, 0));
     expect(() => lanes.enter('switch', held)).not.toThrow();
   });
