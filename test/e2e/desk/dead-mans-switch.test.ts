@@ -157,7 +157,7 @@ describe('dead man\'s switch across replicas (two gateways, one Redis)', async (
     }
   });
 
-  it.skipIf(!ok)('the replica holding the connection SIGKILLed: the other fires it', { timeout: 60_000 }, async (ctx) => {
+  it.skipIf(!ok)('the replica holding the connection SIGKILLed: the other fires it', { timeout: 120_000 }, async (ctx) => {
     const engine = await testEngine(ctx);
     const prefix = `${uniqueName('dms')}:`;
     const replicas: Replica[] = [];
