@@ -15,9 +15,9 @@ export function eventLeaf(event: CommittedEvent): Buffer {
   return hash('sha256', `\u0000${leafText(event)}`, 'buffer');
 }
 
-/** sha256(0x00 ‖ utf8(text)): the leaf of an event whose canonical JSON is `text`. */
-export function textLeaf(text: string): Buffer {
-  return hash('sha256', `\u0000${text}`, 'buffer');
+/** sha256 of a leaf's whole input, 0x00 ‖ utf8(canonical JSON) already laid out (canonical-event.ts). */
+export function leafOfInput(input: Buffer): Buffer {
+  return hash('sha256', input, 'buffer');
 }
 
 /** sha256(0x00 ‖ the 32 raw bytes of a user root): a manifest's leaf. */

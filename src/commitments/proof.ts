@@ -3,10 +3,11 @@
 // sibling path from the user root up to the manifest root. The gateway's `status` is a convenience;
 // a client recomputes everything from `events`, `chain` and `path` (packages/client verifyUserBatch).
 import type { Sql } from 'postgres';
-import { byParty, leafText, type PathStep } from '../../packages/client/src/verify/scheme.js';
-import type { EventEnvelope } from '../db/queries/events.js';
-import { batchEvents, batchesEvents, manifestMembers, manifestsMembers, recordedUserBatch, recordedUserBatches, userClaim, type RecordedUserBatch } from '../db/queries/commitments.js';
-import { manifestPath, rootOf, textLeaf, userRootLeaf, nodeHash } from './hash.js';
+import { byParty, type PathStep } from '../../packages/client/src/verify/scheme.js';
+import { batchEventRows, batchesEventRows, manifestMembers, manifestsMembers, recordedUserBatch, recordedUserBatches, userClaim, type RecordedUserBatch } from '../db/queries/commitments.js';
+import { canonicalEvents } from '../db/json/canonical-event.js';
+import type { RawRow } from '../db/json/row-shape.js';
+import { leafOfInput, manifestPath, rootOf, userRootLeaf, nodeHash } from './hash.js';
 
 export type ProofStatus = 'verified' | 'mismatch' | 'pending';
 
@@ -27,13 +28,13 @@ export interface UserBatchProof {
   reason?: 'events' | 'manifest' | 'record';
   /** With reason `record`: what in the chain's record the contract does not allow. */
   problem?: string;
-  events: EventEnvelope[];
   /**
-   * Each event's canonical JSON (the text its leaf hashes), in order: what an answer writes for
-   * `events` (writeProof), so an event is made canonical once, for the status and the answer alike,
-   * and a client's canonical form of it is the text it received (its fast path, scheme.ts).
+   * Each event's canonical JSON (the text its leaf hashes), in order, written from the rows' bytes
+   * (canonical-event.ts, ADR 0360): what an answer writes for `events` (writeProof), so an event is
+   * made canonical once, for the status and the answer alike, and a client's canonical form of it
+   * is the text it received (its fast path, scheme.ts).
    */
-  eventTexts: string[];
+  eventTexts: Buffer[];
   chain: ChainRecord | null;
   path: PathStep[];
 }
@@ -96,7 +97,7 @@ export async function buildProof(sql: Sql, party: string, userSeq: number, recor
   if (!row && claimSeq === null) return null;
   const manifestNum = row?.manifestRoot != null ? row.batchNum : null;
   const [events, members] = await Promise.all([
-    claimSeq !== null ? batchEvents(sql, party, claimSeq) : Promise.resolve([]),
+    claimSeq !== null ? batchEventRows(sql, party, claimSeq) : Promise.resolve([]),
     manifestNum !== null ? manifestMembers(sql, manifestNum) : Promise.resolve([]),
   ]);
   return assembleProof(party, userSeq, row, claimSeq, events, members);
@@ -105,7 +106,8 @@ export async function buildProof(sql: Sql, party: string, userSeq: number, recor
 /** What the proofs of some records are made of, all read: each record with its claim's seq, its events and its manifest's user roots. */
 export interface ProofInputs {
   party: string;
-  batches: Array<{ row: RecordedUserBatch; claimSeq: number | null; events: EventEnvelope[]; members: ReadonlyArray<{ party: string; root: string }> }>;
+  /** `events`: the batch's event rows as read (raw, canonical-event.ts's columns). */
+  batches: Array<{ row: RecordedUserBatch; claimSeq: number | null; events: RawRow[]; members: ReadonlyArray<{ party: string; root: string }> }>;
 }
 
 /**
@@ -118,14 +120,14 @@ export async function readProofInputs(sql: Sql, party: string, records: readonly
   const claims = records.map((r) => r.claimSeq ?? null);
   const manifests = [...new Set(records.filter((r) => r.manifestRoot !== null && r.batchNum !== null).map((r) => r.batchNum!))];
   const [events, members] = await Promise.all([
-    batchesEvents(sql, party, claims.filter((c): c is number => c !== null)),
+    batchesEventRows(sql, party, claims.filter((c): c is number => c !== null)),
     manifestsMembers(sql, manifests),
   ]);
   const batches = await Promise.all(
     records.map(async (row) => {
       // A batch whose claim the mirror lacks where expected is looked up as buildProof does.
       const claimSeq = row.claimSeq ?? (await userClaim(sql, party, row.userSeq, null))?.seq ?? null;
-      const own = claimSeq === null ? [] : (row.claimSeq !== null ? events.get(claimSeq) : undefined) ?? (await batchEvents(sql, party, claimSeq));
+      const own = claimSeq === null ? [] : (row.claimSeq !== null ? events.get(claimSeq) : undefined) ?? (await batchEventRows(sql, party, claimSeq));
       const manifestNum = row.manifestRoot !== null ? row.batchNum : null;
       return { row, claimSeq, events: own, members: manifestNum !== null ? (members.get(manifestNum) ?? []) : [] };
     }),
@@ -144,7 +146,7 @@ function assembleProof(
   userSeq: number,
   row: RecordedUserBatch | null,
   claimSeq: number | null,
-  events: EventEnvelope[],
+  events: readonly RawRow[],
   members: ReadonlyArray<{ party: string; root: string }>,
 ): UserBatchProof {
   const manifestNum = row?.manifestRoot != null ? row.batchNum : null;
@@ -165,12 +167,12 @@ function assembleProof(
     const index = ordered.findIndex((m) => m.party === party);
     if (index >= 0) path = manifestPath(ordered.map((m) => m.root), index);
   }
-  const eventTexts = events.map(leafText);
+  const { texts: eventTexts, leafInputs } = canonicalEvents(events);
   const problem = row ? recordProblem(row, members) : null;
-  if (problem !== null) return { party, userSeq, events, eventTexts, chain, path: [], status: 'mismatch', reason: 'record', problem };
-  const base = { party, userSeq, events, eventTexts, chain, path };
+  if (problem !== null) return { party, userSeq, eventTexts, chain, path: [], status: 'mismatch', reason: 'record', problem };
+  const base = { party, userSeq, eventTexts, chain, path };
   if (!chain || manifestNum === null || chain.manifestRoot === null) return { ...base, status: 'pending' };
-  if (claimSeq === null || events.length !== chain.eventCount || rootOf(eventTexts.map(textLeaf)) !== chain.userRoot) return { ...base, status: 'mismatch', reason: 'events' };
+  if (claimSeq === null || eventTexts.length !== chain.eventCount || rootOf(leafInputs.map(leafOfInput)) !== chain.userRoot) return { ...base, status: 'mismatch', reason: 'events' };
   if (foldPath(chain.userRoot, path) !== chain.manifestRoot) return { ...base, status: 'mismatch', reason: 'manifest' };
   return { ...base, status: 'verified' };
 }
@@ -180,13 +182,17 @@ function assembleProof(
  * events, which are each event's canonical JSON as it is (`eventTexts`): the same envelope, its
  * members in sorted order, never parsed again nor re-serialised. Both proof routes write through here.
  */
-export function writeProof(proof: UserBatchProof, serialize: (proof: UserBatchProof) => string): Buffer {
+export function writeProof(proof: UserBatchProof, serialize: (proof: UserBatchProof & { events: [] }) => string): Buffer {
   const head = serialize({ ...proof, events: [] });
   // The first `"events":[` is the member: only party (a checked pattern), userSeq, status, reason
   // and problem (the gateway's own words) come before it.
   const at = head.indexOf(EVENTS) + EVENTS.length;
   if (at < EVENTS.length || head[at] !== ']') throw new Error('the proof serializer wrote no empty events member');
-  return Buffer.from(`${head.slice(0, at)}${proof.eventTexts.join(',')}${head.slice(at)}`, 'utf8');
+  const parts: Buffer[] = [Buffer.from(head.slice(0, at), 'utf8')];
+  proof.eventTexts.forEach((text, i) => parts.push(...(i > 0 ? [COMMA, text] : [text])));
+  parts.push(Buffer.from(head.slice(at), 'utf8'));
+  return Buffer.concat(parts);
 }
 
 const EVENTS = '"events":[';
+const COMMA = Buffer.from(',');

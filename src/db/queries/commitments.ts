@@ -3,11 +3,12 @@
 // fills (party, seq desc) for the fill events a party has a leg in; user_batches pk (party,
 // user_seq) and (batch_num); batches pk batch_num. No read scans a table.
 import type { Queryable } from '../database.js';
-import { toEnvelope, type EventEnvelope, type EventRow } from './events.js';
+import { EVENT_TEXT_COLUMNS } from '../json/canonical-event.js';
+import { intAt, type RawRow } from '../json/row-shape.js';
 
 const USER_CLAIM = 'engine.user_batch_committed';
 const MANIFEST_CLAIM = 'outbound.batch_committed';
-const COLUMNS = ['seq', 'kind', 'ts', 'market', 'party', 'payload'];
+const COLUMNS: string[] = [...EVENT_TEXT_COLUMNS];
 
 /** Seq of the newest manifest claim at or below `seq`, or null when there is none. */
 export async function lastManifestSeq(sql: Queryable, seq: number): Promise<number | null> {
@@ -106,11 +107,12 @@ export async function userClaim(sql: Queryable, party: string, userSeq: number, 
 /**
  * The events of a party's user batch, given its claim's seq: those after the party's previous claim
  * (none: from the start) and before this one whose `party` is the party (claims excepted), and the
- * fill events it has a leg in, each once, in seq order, as envelopes. The previous claim is found by
- * walking the party's events back from this claim (index (party, seq)): about the batch's size.
+ * fill events it has a leg in, each once, in seq order, as raw rows of EVENT_TEXT_COLUMNS (written
+ * as canonical JSON by canonical-event.ts). The previous claim is found by walking the party's
+ * events back from this claim (index (party, seq)): about the batch's size.
  */
-export async function batchEvents(sql: Queryable, party: string, claimSeq: number): Promise<EventEnvelope[]> {
-  return (await batchesEvents(sql, party, [claimSeq])).get(claimSeq) ?? [];
+export async function batchEventRows(sql: Queryable, party: string, claimSeq: number): Promise<RawRow[]> {
+  return (await batchesEventRows(sql, party, [claimSeq])).get(claimSeq) ?? [];
 }
 
 /**
@@ -148,16 +150,16 @@ export async function manifestsMembers(sql: Queryable, batchNums: readonly numbe
 
 /**
  * The events of several user batches of a party in one read, given their claims' seqs: exactly what
- * batchEvents gives for each claim (the events after the party's previous claim, whichever it is,
+ * batchEventRows gives for each claim (the events after the party's previous claim, whichever it is,
  * and before this one), read as one span from the claim before the lowest to the highest and split
- * at the party's claims within it.
+ * at the party's claims within it. Raw rows: no column is decoded, the payload stays jsonb's text.
  */
-export async function batchesEvents(sql: Queryable, party: string, claimSeqs: readonly number[]): Promise<Map<number, EventEnvelope[]>> {
-  const out = new Map<number, EventEnvelope[]>();
+export async function batchesEventRows(sql: Queryable, party: string, claimSeqs: readonly number[]): Promise<Map<number, RawRow[]>> {
+  const out = new Map<number, RawRow[]>();
   if (claimSeqs.length === 0) return out;
   const low = Math.min(...claimSeqs);
   const high = Math.max(...claimSeqs);
-  const rows = await sql<EventRow[]>`
+  const rows = (await sql`
     WITH prev AS MATERIALIZED (
       SELECT coalesce((SELECT seq FROM events WHERE party = ${party} AND seq < ${low} AND kind = ${USER_CLAIM}
                        ORDER BY seq DESC LIMIT 1), 0) AS seq
@@ -169,14 +171,27 @@ export async function batchesEvents(sql: Queryable, party: string, claimSeqs: re
     FROM (SELECT DISTINCT seq FROM fills WHERE party = ${party} AND seq > (SELECT seq FROM prev) AND seq < ${high}) l
     CROSS JOIN LATERAL (
       SELECT ${sql(COLUMNS)} FROM events x WHERE x.seq = l.seq AND x.kind = 'engine.order_filled' AND x.party IS NULL LIMIT 1) e
-    ORDER BY seq`;
+    ORDER BY seq`.raw()) as unknown as RawRow[];
   const wanted = new Set(claimSeqs);
-  let segment: EventEnvelope[] = [];
+  const claimKind = Buffer.from(USER_CLAIM, 'utf8');
+  const partyBytes = Buffer.from(party, 'utf8');
+  let segment: RawRow[] = [];
   for (const row of rows) {
-    if (row.kind === USER_CLAIM && row.party === party) {
-      if (wanted.has(row.seq)) out.set(row.seq, segment);
+    if (isClaimOf(row, claimKind, partyBytes)) {
+      const seq = intAt(row, SEQ_COLUMN);
+      if (wanted.has(seq)) out.set(seq, segment);
       segment = [];
-    } else segment.push(toEnvelope(row));
+    } else segment.push(row);
   }
   return out;
+}
+
+const SEQ_COLUMN = COLUMNS.indexOf('seq');
+const KIND_COLUMN = COLUMNS.indexOf('kind');
+const PARTY_COLUMN = COLUMNS.indexOf('party');
+
+function isClaimOf(row: RawRow, claimKind: Buffer, party: Buffer): boolean {
+  const kind = row[KIND_COLUMN];
+  const owner = row[PARTY_COLUMN];
+  return kind != null && owner != null && claimKind.equals(kind) && party.equals(owner);
 }

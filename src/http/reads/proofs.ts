@@ -67,7 +67,8 @@ export const UserBatchProofBody = Type.Object(
 );
 
 /** The proof schema's serializer (compiled once by Fastify, per schema), which writeProof completes with the events. */
-const serializerOf = (reply: FastifyReply) => reply.compileSerializationSchema(UserBatchProofBody as unknown as Record<string, unknown>) as unknown as (proof: UserBatchProof) => string;
+const serializerOf = (reply: FastifyReply) =>
+  reply.compileSerializationSchema(UserBatchProofBody as unknown as Record<string, unknown>) as unknown as (proof: UserBatchProof & { events: [] }) => string;
 
 /** Most user batches in one page of proofs, and the events past which a page ends (by the chain's counts; one batch at least). */
 export const MAX_PROOF_PAGE = 100;
@@ -79,8 +80,14 @@ export const PROOF_PAGE_EVENTS = 10_000;
  * verified again, which a smaller cache in LRU order, walked oldest first, never did.
  */
 const PROOF_CACHE_BYTES = 128 * 1024 * 1024;
-/** How long an event of the mirror altered after a verified answer can go unseen by this route. */
-const PROOF_CACHE_TTL_MS = 60_000;
+/**
+ * How long an event of the mirror altered after a verified answer can go unseen by this route (ADR
+ * 0360; was 60 s, ADR 0063). A kept answer is one whose events hashed to the chain's root under a
+ * record checked again on every request, so keeping it longer hides only a mirror changed since
+ * (which a client's check of that answer cannot see either: its events are the committed ones); a
+ * whole history verified again within the hour is served without rebuilding a page.
+ */
+export const PROOF_CACHE_TTL_MS = 60 * 60_000;
 
 export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;

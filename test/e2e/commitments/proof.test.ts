@@ -11,6 +11,8 @@ import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import type { TestGateway } from '../../support/gateway.js';
 import { canonical, leafOf, treeRoot, type Envelope } from '../../support/independent-verifier.js';
 import { fundedClient } from '../../sandbox/engine/helpers.js';
+import { VirtualClock } from '../../support/virtual-clock.js';
+import { PROOF_CACHE_TTL_MS } from '../../../src/http/reads/proofs.js';
 
 interface Proof {
   party: string;
@@ -103,6 +105,32 @@ describe('user batch proofs', () => {
       await db.sql`UPDATE user_batches SET root = ${row!.root} WHERE party = ${ann} AND user_seq = 2`;
     }
     expect((await get(ann, 2)).body).toBe(first.body);
+  });
+
+  it('a kept answer lives PROOF_CACHE_TTL_MS (an hour, ADR 0360): an event altered in the mirror shows after it, not after a minute', async (ctx) => {
+    const [ann] = ids as [string];
+    const clock = new VirtualClock();
+    const timed = await testGateway(ctx, { DATABASE_URL: db.url, AUTH_DISABLED: 'true' }, { overrides: { clock } });
+    const one = (url: string) => timed.app.inject(url);
+    const single = `/v1/users/${ann}/user-batches/2/proof`;
+    const list = `/v1/users/${ann}/user-batches/proofs?since=1&limit=1`;
+    const first = await one(single);
+    const page = await one(list);
+    const proof = first.json() as Proof;
+    expect(proof.status).toBe('verified');
+    const seq = proof.events[0]!.seq;
+    await db.sql`UPDATE events SET payload = payload || '{"altered":1}'::jsonb WHERE seq = ${seq}`;
+    try {
+      await clock.advance(10 * 60_000);
+      expect((await one(single)).body).toBe(first.body);
+      expect((await one(list)).body).toBe(page.body);
+      await clock.advance(PROOF_CACHE_TTL_MS - 10 * 60_000);
+      expect((await one(single)).json()).toMatchObject({ status: 'mismatch', reason: 'events' });
+      expect((await one(list)).json()).toMatchObject({ items: [{ userSeq: 2, status: 'mismatch', reason: 'events' }] });
+    } finally {
+      await db.sql`UPDATE events SET payload = payload - 'altered' WHERE seq = ${seq}`;
+    }
+    expect((await one(single)).body).toBe(first.body);
   });
 
   it('every user batch of every party: the status agrees with the independent check', async () => {
