@@ -326,7 +326,7 @@ export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
       'claim is recomputed and compared. Engine and indexer are stopped before the clock starts; the gateway runs in the bench\'s process',
       '(auth off: a signed read adds one ed25519 signature per page) and reads PostgreSQL. `verifyAccount` fetches the proofs a page at a',
       'time (up to 100 batches or 10 000 events), two in flight: the next while it checks the one it has; then the account reads.',
-      'The gateway keeps a verified answer for 60 s (ADR 0063): a round more than a minute after the first rebuilds the pages.',
+      'The gateway keeps a verified answer for an hour (ADR 0063, ADR 0360): the rounds after the first are served its kept answers; the first builds every page.',
       'Rerun: `BENCH_CONSOLE_ONLY=verify npm run bench:console`; `BENCH_VERIFY_EVENTS=2000 BENCH_VERIFY_ROUNDS=1` runs the whole path in seconds.',
       '<!-- console-verify-bench:end -->',
     ].join('\n');

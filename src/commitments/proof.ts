@@ -5,7 +5,7 @@
 import type { Sql } from 'postgres';
 import { byParty, type PathStep } from '../../packages/client/src/verify/scheme.js';
 import { batchEventRows, batchesEventRows, manifestMembers, manifestsMembers, recordedUserBatch, recordedUserBatches, userClaim, type RecordedUserBatch } from '../db/queries/commitments.js';
-import { canonicalEvents } from '../db/json/canonical-event.js';
+import { canonicalEvents, type CanonicalEvents } from '../db/json/canonical-event.js';
 import type { RawRow } from '../db/json/row-shape.js';
 import { leafOfInput, manifestPath, rootOf, userRootLeaf, nodeHash } from './hash.js';
 
@@ -28,13 +28,15 @@ export interface UserBatchProof {
   reason?: 'events' | 'manifest' | 'record';
   /** With reason `record`: what in the chain's record the contract does not allow. */
   problem?: string;
+  /** How many events the batch holds. */
+  eventCount: number;
   /**
-   * Each event's canonical JSON (the text its leaf hashes), in order, written from the rows' bytes
-   * (canonical-event.ts, ADR 0360): what an answer writes for `events` (writeProof), so an event is
-   * made canonical once, for the status and the answer alike, and a client's canonical form of it
-   * is the text it received (its fast path, scheme.ts).
+   * The members of `events`: each event's canonical JSON (the text its leaf hashes), in order,
+   * comma-separated, written from the rows' bytes (canonical-event.ts, ADR 0360). What an answer
+   * writes for `events` (writeProof), so an event is made canonical once, for the status and the
+   * answer alike, and a client's canonical form of it is the text it received (its fast path, scheme.ts).
    */
-  eventTexts: Buffer[];
+  eventsJson: Buffer;
   chain: ChainRecord | null;
   path: PathStep[];
 }
@@ -167,13 +169,17 @@ function assembleProof(
     const index = ordered.findIndex((m) => m.party === party);
     if (index >= 0) path = manifestPath(ordered.map((m) => m.root), index);
   }
-  const { texts: eventTexts, leafInputs } = canonicalEvents(events);
+  const texts = canonicalEvents(events);
   const problem = row ? recordProblem(row, members) : null;
-  if (problem !== null) return { party, userSeq, eventTexts, chain, path: [], status: 'mismatch', reason: 'record', problem };
-  const base = { party, userSeq, eventTexts, chain, path };
-  if (!chain || manifestNum === null || chain.manifestRoot === null) return { ...base, status: 'pending' };
-  if (claimSeq === null || eventTexts.length !== chain.eventCount || rootOf(leafInputs.map(leafOfInput)) !== chain.userRoot) return { ...base, status: 'mismatch', reason: 'events' };
-  if (foldPath(chain.userRoot, path) !== chain.manifestRoot) return { ...base, status: 'mismatch', reason: 'manifest' };
+  const eventCount = texts.count;
+  const complete = chain !== null && manifestNum !== null && chain.manifestRoot !== null;
+  // The leaves are hashed in place before the texts are joined for the answer.
+  const eventsMatch = problem === null && complete && claimSeq !== null && eventCount === chain.eventCount && rootOf(leavesOf(texts)) === chain.userRoot;
+  const base = { party, userSeq, eventCount, eventsJson: texts.joined(), chain, path };
+  if (problem !== null) return { ...base, path: [], status: 'mismatch', reason: 'record', problem };
+  if (!complete) return { ...base, status: 'pending' };
+  if (!eventsMatch) return { ...base, status: 'mismatch', reason: 'events' };
+  if (foldPath(chain!.userRoot, path) !== chain!.manifestRoot) return { ...base, status: 'mismatch', reason: 'manifest' };
   return { ...base, status: 'verified' };
 }
 
@@ -188,11 +194,14 @@ export function writeProof(proof: UserBatchProof, serialize: (proof: UserBatchPr
   // and problem (the gateway's own words) come before it.
   const at = head.indexOf(EVENTS) + EVENTS.length;
   if (at < EVENTS.length || head[at] !== ']') throw new Error('the proof serializer wrote no empty events member');
-  const parts: Buffer[] = [Buffer.from(head.slice(0, at), 'utf8')];
-  proof.eventTexts.forEach((text, i) => parts.push(...(i > 0 ? [COMMA, text] : [text])));
-  parts.push(Buffer.from(head.slice(at), 'utf8'));
-  return Buffer.concat(parts);
+  return Buffer.concat([Buffer.from(head.slice(0, at), 'utf8'), proof.eventsJson, Buffer.from(head.slice(at), 'utf8')]);
 }
 
 const EVENTS = '"events":[';
-const COMMA = Buffer.from(',');
+
+/** The leaves of the events, each sha256(0x00 ‖ its canonical JSON), hashed where the texts lie. */
+function leavesOf(texts: CanonicalEvents): Buffer[] {
+  const leaves = new Array<Buffer>(texts.count);
+  for (let i = 0; i < texts.count; i++) leaves[i] = leafOfInput(texts.leafInput(i));
+  return leaves;
+}

@@ -25,11 +25,43 @@ const K_PAYLOAD = ascii(',"payload":');
 const K_SEQ = ascii(',"seq":');
 const K_TS = ascii(',"ts":');
 
-export interface CanonicalEvents {
-  /** Each event's canonical JSON, in the rows' order. */
-  texts: Buffer[];
-  /** Each event's leaf input, 0x00 ‖ its canonical JSON (the same bytes, one before): sha256 of it is the leaf. */
-  leafInputs: Buffer[];
+/**
+ * The canonical JSON of a list of events, laid out as 0x00 ‖ text₁ ‖ 0x00 ‖ text₂ ‖ …: each text
+ * with the byte before it is its leaf's input (sha256 of it is the leaf), hashed in place; then the
+ * 0x00 between texts become commas and the whole is the members of a JSON array (`joined`).
+ */
+export class CanonicalEvents {
+  private isJoined = false;
+
+  /** `ends[i]`: the end of text i in `bytes` (text i + 1's 0x00 is there). */
+  constructor(
+    private readonly bytes: Buffer,
+    private readonly ends: readonly number[],
+  ) {}
+
+  get count(): number {
+    return this.ends.length;
+  }
+
+  /** 0x00 ‖ the canonical JSON of event i: the leaf's input. Not after `joined`. */
+  leafInput(i: number): Buffer {
+    if (this.isJoined) throw new Error('the leaf inputs are gone once the texts are joined');
+    return this.bytes.subarray(i === 0 ? 0 : this.ends[i - 1]!, this.ends[i]!);
+  }
+
+  /** The canonical JSON of event i. */
+  text(i: number): Buffer {
+    return this.bytes.subarray((i === 0 ? 0 : this.ends[i - 1]!) + 1, this.ends[i]!);
+  }
+
+  /** The texts separated by commas (the bytes between them turned from 0x00 into commas, once): the members of the events array. */
+  joined(): Buffer {
+    if (!this.isJoined) {
+      for (let i = 0; i + 1 < this.ends.length; i++) this.bytes[this.ends[i]!] = 0x2c;
+      this.isJoined = true;
+    }
+    return this.count === 0 ? this.bytes.subarray(0, 0) : this.bytes.subarray(1, this.ends.at(-1)!);
+  }
 }
 
 /**
@@ -39,28 +71,15 @@ export interface CanonicalEvents {
  */
 export function canonicalEvents(rows: readonly RawRow[]): CanonicalEvents {
   let size = 0;
-  for (const row of rows) size += 160 + (row[PAYLOAD]?.length ?? 0) + (row[PARTY]?.length ?? 0) + (row[KIND]?.length ?? 0);
-  const w = new ByteWriter(Math.max(1024, size));
-  // [start, end) of each text in the writer; the byte before each start is 0x00. Views are made
-  // at the end: the writer's buffer may be replaced while it grows.
-  const spans = new Array<number>(2 * rows.length);
+  for (const row of rows) size += 160 + (row[PAYLOAD]?.length ?? 0) + (row[PARTY]?.length ?? 0) + (row[KIND]?.length ?? 0) + (row[MARKET]?.length ?? 0);
+  const w = new ByteWriter(Math.max(64, size));
+  const ends = new Array<number>(rows.length);
   for (let i = 0; i < rows.length; i++) {
-    const row = rows[i]!;
     w.byte(0);
-    spans[2 * i] = w.length;
-    writeEvent(w, row);
-    spans[2 * i + 1] = w.length;
+    writeEvent(w, rows[i]!);
+    ends[i] = w.length;
   }
-  const bytes = w.bytes();
-  const texts = new Array<Buffer>(rows.length);
-  const leafInputs = new Array<Buffer>(rows.length);
-  for (let i = 0; i < rows.length; i++) {
-    const start = spans[2 * i]!;
-    const end = spans[2 * i + 1]!;
-    texts[i] = bytes.subarray(start, end);
-    leafInputs[i] = bytes.subarray(start - 1, end);
-  }
-  return { texts, leafInputs };
+  return new CanonicalEvents(w.bytes(), ends);
 }
 
 function column(row: RawRow, i: number): Buffer {

@@ -37,6 +37,7 @@ const NOT_EXACT = new Error('not exact');
  */
 export function writeCanonicalJsonb(w: ByteWriter, src: Uint8Array, start = 0, end = src.length): boolean {
   const mark = w.length;
+  top = 0;
   try {
     const at = value(w, src, skipSpaces(src, start, end), end);
     if (skipSpaces(src, at, end) !== end) throw NOT_EXACT;
@@ -139,6 +140,29 @@ function compareKeys(src: Uint8Array, a0: number, a1: number, b0: number, b1: nu
 }
 
 /**
+ * Per member of the objects being written: its key's start and end in src, the member's start and
+ * end in the writer. A stack shared by the nested objects: an object's members sit above those its
+ * parent has written so far, and are dropped when it ends (`top` back to where it began).
+ */
+let members = new Int32Array(4 * 256);
+let top = 0;
+/** The members of the object being reordered, by key (reorder does not nest). */
+let order = new Int32Array(256);
+
+function push(a: number, b: number, c: number, d: number): void {
+  if (top + 4 > members.length) {
+    const grown = new Int32Array(2 * members.length);
+    grown.set(members);
+    members = grown;
+  }
+  members[top] = a;
+  members[top + 1] = b;
+  members[top + 2] = c;
+  members[top + 3] = d;
+  top += 4;
+}
+
+/**
  * Writes the members in PostgreSQL's order, each value canonical already, noting where each member
  * (key, colon, value) starts and ends in the writer; when the keys were not in byte order, copies
  * the members out and writes them again in that order. One pass over the text; a nested object is
@@ -152,17 +176,15 @@ function object(w: ByteWriter, src: Uint8Array, i: number, end: number): number 
     return i + 1;
   }
   const first = w.length;
-  // Per member: its key's start and end in src, the member's start and end in the writer.
-  const members: number[] = [];
+  const base = top;
   let sorted = true;
   for (;;) {
     if (src[i] !== QUOTE) throw NOT_EXACT;
     const keyStart = i;
     const keyEnd = stringEnd(src, i, end);
     plainKey(src, keyStart, keyEnd);
-    const n = members.length;
-    if (n > 0) {
-      if (compareKeys(src, members[n - 4]!, members[n - 3]!, keyStart, keyEnd) > 0) sorted = false;
+    if (top > base) {
+      if (sorted && compareKeys(src, members[top - 4]!, members[top - 3]!, keyStart, keyEnd) > 0) sorted = false;
       w.byte(COMMA);
     }
     const at = w.length;
@@ -171,36 +193,45 @@ function object(w: ByteWriter, src: Uint8Array, i: number, end: number): number 
     const colon = skipSpaces(src, keyEnd, end);
     if (src[colon] !== COLON) throw NOT_EXACT;
     i = skipSpaces(src, value(w, src, skipSpaces(src, colon + 1, end), end), end);
-    members.push(keyStart, keyEnd, at, w.length);
+    push(keyStart, keyEnd, at, w.length);
     const c = src[i];
     if (c === CLOSE_OBJECT) break;
     if (c !== COMMA) throw NOT_EXACT;
     i = skipSpaces(src, i + 1, end);
   }
-  if (!sorted) reorder(w, src, first, members);
+  if (!sorted) reorder(w, src, first, base);
+  top = base;
   w.byte(CLOSE_OBJECT);
   return i + 1;
 }
 
-/** Scratch copy of an object's members while they are written again in order (reorder is not reentrant). */
+/** Scratch copy of an object's members while they are written again in order (reorder does not nest). */
 let scratch = Buffer.allocUnsafe(64 * 1024);
 
-/** Rewrites the members written from `first` on in the byte order of their keys. */
-function reorder(w: ByteWriter, src: Uint8Array, first: number, members: number[]): void {
-  const n = members.length / 4;
+/** Rewrites the members written from `first` on (those on the stack from `base`) in the byte order of their keys. */
+function reorder(w: ByteWriter, src: Uint8Array, first: number, base: number): void {
+  const n = (top - base) / 4;
   const size = w.length - first;
   if (scratch.length < size) scratch = Buffer.allocUnsafe(Math.max(size, 2 * scratch.length));
   w.reserve(0).copy(scratch, 0, first, first + size);
-  const order: number[] = [];
+  if (order.length < n) order = new Int32Array(2 * n);
+  // Insertion sort of the members' stack offsets: a few members, many of them in place already.
   for (let k = 0; k < n; k++) {
-    // Insertion sort: a few members, most of them in place already.
+    const m = base + 4 * k;
+    const ks = members[m]!;
+    const ke = members[m + 1]!;
     let j = k;
-    while (j > 0 && compareKeys(src, members[4 * order[j - 1]!]!, members[4 * order[j - 1]! + 1]!, members[4 * k]!, members[4 * k + 1]!) > 0) j--;
-    order.splice(j, 0, k);
+    while (j > 0) {
+      const o = order[j - 1]!;
+      if (compareKeys(src, members[o]!, members[o + 1]!, ks, ke) < 0) break;
+      order[j] = o;
+      j--;
+    }
+    order[j] = m;
   }
   w.rewind(first);
   for (let k = 0; k < n; k++) {
-    const m = 4 * order[k]!;
+    const m = order[k]!;
     if (k > 0) w.byte(COMMA);
     w.rawRange(scratch, members[m + 2]! - first, members[m + 3]! - first);
   }

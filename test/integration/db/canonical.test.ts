@@ -126,20 +126,25 @@ describe('canonicalEvents', () => {
     }
   });
 
-  it("writes each row as leafText writes its envelope (a NULL market or party left out), with 0x00 before each: the leaf's input", () => {
-    const { texts, leafInputs } = canonicalEvents(rows);
-    expect(texts).toHaveLength(decoded.length);
-    decoded.forEach((e, i) => {
-      const envelope = { seq: e.seq, kind: e.kind, ts: e.ts, ...(e.market !== null ? { market: e.market } : {}), ...(e.party !== null ? { party: e.party } : {}), payload: e.payload };
-      expect([i, texts[i]!.toString('utf8')]).toEqual([i, leafText(envelope)]);
-      expect(leafInputs[i]!.equals(Buffer.concat([Buffer.from([0]), texts[i]!]))).toBe(true);
+  it("writes each row as leafText writes its envelope (a NULL market or party left out), 0x00 before each (the leaf's input), then joined by commas", () => {
+    const events = canonicalEvents(rows);
+    expect(events.count).toBe(decoded.length);
+    const expected = decoded.map((e) => leafText({ seq: e.seq, kind: e.kind, ts: e.ts, ...(e.market !== null ? { market: e.market } : {}), ...(e.party !== null ? { party: e.party } : {}), payload: e.payload }));
+    expected.forEach((text, i) => {
+      expect([i, events.text(i).toString('utf8')]).toEqual([i, text]);
+      expect(events.leafInput(i).equals(Buffer.from(`\u0000${text}`, 'utf8'))).toBe(true);
     });
-    // The leaf a client computes from the text it receives.
-    const leaf = (t: Buffer) => createHash('sha256').update(Buffer.from([0])).update(t).digest('hex');
-    expect(createHash('sha256').update(leafInputs[1]!).digest('hex')).toBe(leaf(texts[1]!));
+    // The leaf a client computes from the text it receives is the hash of the input laid out in place.
+    const leaf = (t: string) => createHash('sha256').update(Buffer.from([0])).update(t, 'utf8').digest('hex');
+    expect(createHash('sha256').update(events.leafInput(1)).digest('hex')).toBe(leaf(expected[1]!));
+    // Joined: the members of the answer's events array, each text as it was; the leaf inputs are gone.
+    expect(JSON.parse(`[${events.joined().toString('utf8')}]`)).toEqual(expected.map((t) => JSON.parse(t)));
+    expect(events.joined().toString('utf8')).toBe(expected.join(','));
+    expect(() => events.leafInput(0)).toThrow(/gone/);
   });
 
   it('no rows, no texts', () => {
-    expect(canonicalEvents([])).toEqual({ texts: [], leafInputs: [] });
+    const none = canonicalEvents([]);
+    expect([none.count, none.joined().length]).toEqual([0, 0]);
   });
 });
