@@ -206,7 +206,8 @@ async function main(): Promise<void> {
           http('127.0.0.2', `${gatewayUrl}/v1/orders/batch`, 'POST', { 'content-type': 'application/json' }, body).then(
             (r) => {
               const results = (r.json?.results ?? []) as Array<{ status: number | null; body: { code?: string; reason?: string } | null }>;
-              if (results.length === 0) burstOutcomes.set(`batch ${r.status} ${r.json?.code ?? ''}`, (burstOutcomes.get(`batch ${r.status} ${r.json?.code ?? ''}`) ?? 0) + 1);
+              const whole = `batch ${r.status} ${r.json?.code ?? ''}${r.json?.budget ? ` (${r.json.budget})` : ''}`;
+              if (results.length === 0) burstOutcomes.set(whole, (burstOutcomes.get(whole) ?? 0) + 1);
               for (const x of results) {
                 const k = `${x.status} ${x.body?.code ?? x.body?.reason ?? ''}`;
                 burstOutcomes.set(k, (burstOutcomes.get(k) ?? 0) + 1);
