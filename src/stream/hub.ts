@@ -39,8 +39,10 @@ export interface HubMetrics {
 /**
  * permessage-deflate for the connections that ask for it (`compress=deflate`), bounded per
  * connection: no context kept between messages (each frame compressed alone, so nothing grows with
- * the connection's age), a 1 KiB window and memLevel 4: about 12 KiB of zlib state to compress and
- * 1 KiB + inflate's state to read a client's messages.
+ * the connection's age), a 1 KiB window and memLevel 4. Node 24's zlib (Chromium's) still keeps
+ * ~90–100 KiB of state per connection once it has compressed, whatever memLevel (docs/stream.md
+ * "Compression"); freed on close. How many such connections an address holds is bounded at the
+ * upgrade (WS_DEFLATE_CONNECTIONS_PER_IP, ADR 0366).
  */
 export interface DeflateSettings {
   thresholdBytes: number;
