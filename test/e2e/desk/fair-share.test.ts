@@ -62,7 +62,7 @@ describe('a fair share of the engine (reference engine)', () => {
     try {
       const refused = new Promise<{ id?: unknown; op?: string; payload?: Record<string, unknown> }>((resolve) =>
         ws.on('message', (data) => {
-          const m = JSON.parse(data.toString()) as { kind: string };
+          const m = JSON.parse(data.toString()) as { kind: string; id?: unknown; op?: string; payload?: Record<string, unknown> };
           if (m.kind === 'stream.error') resolve(m);
         }),
       );
