@@ -277,7 +277,7 @@ export class StreamHub implements StreamFanout, ClientOwner {
    * publish, so the client sees them, then the held frames, then live, with no gap or repeat.
    */
   add(ws: WebSocket, sub: Subscription): StreamClient {
-    const client = new StreamClient(ws, sub, this.options.bufferBytes, this.clock);
+    const client = new StreamClient(ws, sub, this.options.bufferBytes, this.clock, this.options.deflate?.thresholdBytes ?? 0);
     client.listen(this);
     client.pingSlot = this.nextPingSlot;
     this.nextPingSlot = (this.nextPingSlot + 1) % PING_SLICES;
