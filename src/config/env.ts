@@ -500,7 +500,7 @@ export const SETTINGS: readonly Setting[] = [
   {
     name: 'WS_DEFLATE_CONNECTIONS_PER_IP',
     meaning:
-      'Deflate stream connections (`compress=deflate`, the extension offered) of one client address (`request.ip`, IPv6 by /64) open at once; one more is refused before the handshake, 429 `budget_exhausted` (`budget: "deflate_connections"`, Retry-After 1 s); plain connections are still accepted (up to `WS_MAX_CONNECTIONS_PER_IP`). Each deflate connection compresses every frame it is sent for itself (about 75 µs of CPU a frame here), so what one address costs the gateway in compression is bounded by this (ADR 0366). Counted per replica. `0`: no bound.',
+      'Deflate stream connections (`compress=deflate`, the extension offered) of one client address (`request.ip`, IPv6 by /64) open at once; one more is refused before the handshake, 429 `budget_exhausted` (`budget: "deflate_connections"`, Retry-After 1 s); plain connections are still accepted (up to `WS_MAX_CONNECTIONS_PER_IP`). What a deflate connection costs of its own (its opening\'s frames compressed for it, the inflate state of a client that sends compressed messages: ~60 KiB) is bounded per address by this (ADR 0366); the live frames are compressed once for all of them (ADR 0367). Counted per replica. `0`: no bound.',
   },
   { name: 'WS_DEFLATE_THRESHOLD_BYTES', meaning: 'On a deflate connection, frames smaller than this are sent uncompressed (compressing them costs more CPU than it saves bytes).' },
   { name: 'WS_CLIENT_MESSAGE_MAX_BYTES', meaning: 'Largest message a stream client may send (64 KiB: a full 50-item `order.batch` fits); a larger one is answered `payload_too_large` unread, one over four times this closes the connection with 1009.' },

@@ -39,10 +39,12 @@ export interface HubMetrics {
 /**
  * permessage-deflate for the connections that ask for it (`compress=deflate`), bounded per
  * connection: no context kept between messages (each frame compressed alone, so nothing grows with
- * the connection's age), a 1 KiB window and memLevel 4. Node 24's zlib (Chromium's) still keeps
- * ~90–100 KiB of state per connection once it has compressed, whatever memLevel (docs/stream.md
- * "Compression"); freed on close. How many such connections an address holds is bounded at the
- * upgrade (WS_DEFLATE_CONNECTIONS_PER_IP, ADR 0366).
+ * the connection's age), a 1 KiB window and memLevel 4. The gateway's messages are compressed once
+ * per frame for every deflate connection and written to their sockets (deflate-frame.ts, ADR 0367),
+ * so a connection holds no compression state of its own (with Node 24's zlib, ~90–100 KiB each
+ * when ws compressed per connection); reading a client's compressed messages keeps ws's inflate
+ * state (docs/stream.md "Compression"). How many deflate connections an address holds is bounded
+ * at the upgrade (WS_DEFLATE_CONNECTIONS_PER_IP, ADR 0366).
  */
 export interface DeflateSettings {
   thresholdBytes: number;
