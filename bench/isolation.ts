@@ -206,7 +206,8 @@ async function main(): Promise<void> {
           http('127.0.0.2', `${gatewayUrl}/v1/orders/batch`, 'POST', { 'content-type': 'application/json' }, body).then(
             (r) => {
               const results = (r.json?.results ?? []) as Array<{ status: number | null; body: { code?: string; reason?: string } | null }>;
-              if (results.length === 0) burstOutcomes.set(`batch ${r.status} ${r.json?.code ?? ''}`, (burstOutcomes.get(`batch ${r.status} ${r.json?.code ?? ''}`) ?? 0) + 1);
+              const whole = `batch ${r.status} ${r.json?.code ?? ''}${r.json?.budget ? ` (${r.json.budget})` : ''}`;
+              if (results.length === 0) burstOutcomes.set(whole, (burstOutcomes.get(whole) ?? 0) + 1);
               for (const x of results) {
                 const k = `${x.status} ${x.body?.code ?? x.body?.reason ?? ''}`;
                 burstOutcomes.set(k, (burstOutcomes.get(k) ?? 0) + 1);
@@ -303,18 +304,28 @@ async function main(): Promise<void> {
         // Every round runs (bounded in count), past the victim's window if need be.
         for (let round = 0; round < DEFLATE_ROUNDS; round++) {
           const before = rss();
-          const open = await Promise.all(
+          const refusals = new Map<string, number>();
+          const tried = await Promise.all(
             Array.from({ length: DEFLATE_CONNECTIONS }, async (_, i) => {
-              const ws = await deflateSocket(wsUrl, `127.0.0.${5 + (i % 3)}`);
-              ws.send(JSON.stringify({ op: 'subscribe', id: `c${i}`, kinds: ['trade'], pad: 'x'.repeat(2_000) }));
-              return ws;
+              try {
+                const ws = await deflateSocket(wsUrl, `127.0.0.${5 + (i % 3)}`);
+                ws.send(JSON.stringify({ op: 'subscribe', id: `c${i}`, kinds: ['trade'], pad: 'x'.repeat(2_000) }));
+                return ws;
+              } catch (err) {
+                // A refused upgrade (WS_DEFLATE_CONNECTIONS_PER_IP: 429 budget_exhausted) is counted, not fatal.
+                const key = /(\d{3})/.exec((err as Error).message)?.[1] ?? 'error';
+                refusals.set(key, (refusals.get(key) ?? 0) + 1);
+                return null;
+              }
             }),
           );
+          const open = tried.filter((ws): ws is WebSocket => ws !== null);
           await sleep(500);
           const held = rss();
           await Promise.all(open.map((ws) => new Promise<void>((r) => (ws.once('close', () => r()), ws.close()))));
           await sleep(500);
-          rounds.push(`round ${round + 1}: ${before} → ${held} MiB open (${r1(((held - before) * 1024) / DEFLATE_CONNECTIONS)} KiB each) → ${rss()} MiB closed`);
+          const refused = [...refusals].map(([k, n]) => `${n} refused ${k}`).join(', ');
+          rounds.push(`round ${round + 1}: ${open.length} open${refused ? ` (${refused})` : ''}, ${before} → ${held} MiB open (${open.length ? r1(((held - before) * 1024) / open.length) : 0} KiB each) → ${rss()} MiB closed`);
         }
       },
     );

@@ -24,7 +24,7 @@ import { systemClock, type Clock } from '../contracts/clock.js';
 import { TokenBucket, type AddressInbound } from '../stream/inbound-limit.js';
 
 export const STREAM_PATH = '/v1/stream';
-/** How long a deflate upgrade refused for the address's compression bombs waits for its answer (ADR 0311). */
+/** How long a deflate upgrade refused for the address's compression bombs (ADR 0311) or its deflate streams (ADR 0366) waits for its answer. */
 export const DEFLATE_REFUSAL_DELAY_MS = 1_000;
 /** How long an address closed for its message rate (WS_ADDRESS_MESSAGES_PER_S) has its upgrades refused (ADR 0350). */
 export const FLOOD_REFUSAL_MS = 10_000;
@@ -83,6 +83,8 @@ export class StreamGate {
   private readonly oversize = new Map<string, { count: number; endsAt: number }>();
   /** The message bucket of each address with open streams (WS_ADDRESS_MESSAGES_PER_S; ADR 0350), dropped with its last stream. */
   private readonly messageRates = new Map<string, AddressInbound>();
+  /** Deflate streams open per address (WS_DEFLATE_CONNECTIONS_PER_IP; ADR 0366). */
+  private readonly deflates = new Map<string, number>();
   /** Addresses closed for their message rate: until when their upgrades are refused. */
   private readonly floods = new Map<string, number>();
   private readonly trust: TrustFunction | null;
@@ -182,6 +184,35 @@ export class StreamGate {
   }
 
   /**
+   * Whether an upgrade would be a deflate connection (counted against WS_DEFLATE_CONNECTIONS_PER_IP):
+   * it asks `compress=deflate`, the gateway negotiates it (WS_DEFLATE), and the client offers the
+   * extension (an upgrade; the plain GET, which offers nothing, is judged as if it did).
+   */
+  wantsDeflate(url: URL, req: IncomingMessage | null): boolean {
+    if (!this.ctx.deps.config.wsDeflate || url.searchParams.get('compress') !== 'deflate') return false;
+    if (req === null) return true;
+    const offer = req.headers['sec-websocket-extensions'];
+    return typeof offer === 'string' && offer.includes('permessage-deflate');
+  }
+
+  /**
+   * The refusal of one more deflate connection of `address`, which holds WS_DEFLATE_CONNECTIONS_PER_IP
+   * already; null: it may open. Each deflate connection compresses every frame it is sent for itself
+   * (the shared pre-built frame is the plain connections'): bench:isolation's 300 deflate connections
+   * from 3 addresses took the gateway's CPU from 0.5 to 4–5.5 s in 8 s, most of it compressing the
+   * same frames once per connection, and the victim's order p99 from 40 to 740 ms (ADR 0366).
+   */
+  deflateFull(address: string): ApiError | null {
+    const max = this.ctx.deps.config.wsDeflateConnectionsPerIp;
+    if (max === 0 || (this.deflates.get(address) ?? 0) < max) return null;
+    return new ApiError(
+      'budget_exhausted',
+      `this client address holds its maximum of ${max} compressed stream connections (WS_DEFLATE_CONNECTIONS_PER_IP); plain connections are accepted`,
+      { budget: 'deflate_connections', retryAfterS: 1 },
+    );
+  }
+
+  /**
    * An address whose connections sent past WS_ADDRESS_MESSAGES_PER_S together: its upgrades are
    * refused for FLOOD_REFUSAL_MS, so closing its connections is not answered by as many new ones.
    */
@@ -220,23 +251,38 @@ export class StreamGate {
     return a;
   }
 
-  /** Counts an accepted stream under its address until its socket closes (without a per-address cap or rate, nothing to count). */
-  opened(address: string, socket: Duplex): void {
-    if (this.ctx.deps.config.wsMaxConnectionsPerIp === 0 && this.ctx.deps.config.wsAddressMessagesPerS === 0) return;
-    this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1);
+  /**
+   * Counts an accepted stream under its address until its socket closes (without a per-address cap
+   * or rate, nothing to count), and a deflate one among the address's deflate streams.
+   */
+  opened(address: string, socket: Duplex, deflate = false): void {
+    const { config } = this.ctx.deps;
+    const all = config.wsMaxConnectionsPerIp > 0 || config.wsAddressMessagesPerS > 0;
+    const compressed = deflate && config.wsDeflateConnectionsPerIp > 0;
+    if (!all && !compressed) return;
+    if (all) this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1);
+    if (compressed) this.deflates.set(address, (this.deflates.get(address) ?? 0) + 1);
     const counted = socket as Counted;
     counted[COUNTED] = this;
     counted[ADDRESS] = address;
+    counted[KINDS] = (all ? ALL : 0) | (compressed ? DEFLATE : 0);
     socket.on('close', uncount);
   }
 
-  /** A counted stream's socket closed. */
-  closed(address: string): void {
-    const n = (this.perAddress.get(address) ?? 1) - 1;
-    if (n <= 0) {
-      this.perAddress.delete(address);
-      this.messageRates.delete(address);
-    } else this.perAddress.set(address, n);
+  /** A counted stream's socket closed (`kinds`: what it was counted as, ALL and DEFLATE). */
+  closed(address: string, kinds = ALL): void {
+    if (kinds & ALL) {
+      const n = (this.perAddress.get(address) ?? 1) - 1;
+      if (n <= 0) {
+        this.perAddress.delete(address);
+        this.messageRates.delete(address);
+      } else this.perAddress.set(address, n);
+    }
+    if (kinds & DEFLATE) {
+      const d = (this.deflates.get(address) ?? 1) - 1;
+      if (d <= 0) this.deflates.delete(address);
+      else this.deflates.set(address, d);
+    }
   }
 }
 
@@ -244,13 +290,18 @@ export class StreamGate {
 // closure per socket (with `once`'s wrapper) kept some 200 bytes on every idle connection.
 const COUNTED = Symbol('counted by');
 const ADDRESS = Symbol('counted under');
-type Counted = Duplex & { [COUNTED]?: StreamGate; [ADDRESS]?: string };
+const KINDS = Symbol('counted as');
+/** Counted among the address's streams (its cap, its message rate). */
+const ALL = 1;
+/** Counted among the address's deflate streams. */
+const DEFLATE = 2;
+type Counted = Duplex & { [COUNTED]?: StreamGate; [ADDRESS]?: string; [KINDS]?: number };
 
 function uncount(this: Counted): void {
   const gate = this[COUNTED];
   if (gate === undefined) return;
   this[COUNTED] = undefined;
-  gate.closed(this[ADDRESS]!);
+  gate.closed(this[ADDRESS]!, this[KINDS] ?? ALL);
 }
 
 function destroySocket(this: Duplex): void {
@@ -269,7 +320,8 @@ export function createUpgradeHandler(
     const refuse = (e: ApiError): void => {
       ctx.metrics.rejected.inc({ status: String(e.status) });
       // The body carries the error's extra fields (serverTime of a proof outside the time window).
-      writeRawError(socket, e.status, e.code, e.message, origin, {}, e.extra);
+      const retryAfterS = e.extra.retryAfterS;
+      writeRawError(socket, e.status, e.code, e.message, origin, typeof retryAfterS === 'number' ? { 'Retry-After': String(retryAfterS) } : {}, e.extra);
     };
     let url: URL;
     try {
@@ -282,12 +334,14 @@ export function createUpgradeHandler(
     // Synchronous refusals (limits, query) are answered before any await.
     const early = gate.unavailable(address);
     if (early) return refuse(early);
-    const bomber = gate.floodRefused(address) ?? (url.searchParams.get('compress') === 'deflate' ? gate.deflateRefused(address) : null);
+    const deflate = gate.wantsDeflate(url, req);
+    const bomber = gate.floodRefused(address) ?? (url.searchParams.get('compress') === 'deflate' ? gate.deflateRefused(address) : null) ?? (deflate ? gate.deflateFull(address) : null);
     if (bomber) {
       // Answered after a second, not at once: a client that reconnects the moment it is refused
       // (bench:isolation's bomber, on each of its 100 sockets) would otherwise make the gateway
       // accept and refuse thousands of upgrades a second; held, its sockets count against
-      // HTTP_MAX_CONNECTIONS_PER_IP meanwhile.
+      // HTTP_MAX_CONNECTIONS_PER_IP meanwhile. The same for an address past its deflate streams
+      // (WS_DEFLATE_CONNECTIONS_PER_IP): the bomber's 100 sockets met that bound first.
       setTimeout(refuse, DEFLATE_REFUSAL_DELAY_MS, bomber).unref();
       return;
     }
@@ -296,10 +350,10 @@ export function createUpgradeHandler(
         if (socket.destroyed) return;
         // Checked again in this very step, synchronously with the accept: upgrades whose proofs
         // were checked at the same time must not pass the limits together.
-        const late = gate.unavailable(address);
+        const late = gate.unavailable(address) ?? (deflate ? gate.deflateFull(address) : null);
         if (late) return refuse(late);
         try {
-          gate.opened(address, socket);
+          gate.opened(address, socket, deflate);
           ctx.hub.accept(req, socket, head, sub, ctx.messages?.(req), sub.compress ? () => gate.tooLarge(address) : undefined, gate.addressInbound(address));
         } catch (err) {
           ctx.deps.logger.warn({ err }, 'stream upgrade: hand-over failed');

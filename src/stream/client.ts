@@ -4,6 +4,7 @@
 // would take that queue past the bound, the client is closed with 4008 instead of delaying anyone.
 import { systemClock, type Clock } from '../contracts/clock.js';
 import { randomBytes } from 'node:crypto';
+import { deflatedFrame, serverWindowBits } from './deflate-frame.js';
 import WebSocket from 'ws';
 import * as wsModule from 'ws';
 import type { Subscription } from './subscription.js';
@@ -145,10 +146,13 @@ export class StreamClient implements InboundSink {
   private lastSeq: number | undefined;
 
   /**
-   * permessage-deflate was negotiated: every frame goes through ws's sender, which compresses it
-   * (the pre-built, uncompressed wire frame is for the others).
+   * permessage-deflate was negotiated: a frame at or over the threshold is written compressed, its
+   * compressed frame made once for every deflate connection (deflate-frame.ts, ADR 0367); a
+   * smaller one as the plain frame.
    */
   readonly deflate: boolean;
+  /** A deflate connection's window for the gateway's messages (its negotiated server_max_window_bits). */
+  private readonly deflateBits: number;
   /** A deflate connection's: told when ws closes it for a message inflating past the bound (hub.accept). */
   tooLarge: (() => void) | null = null;
 
@@ -158,8 +162,17 @@ export class StreamClient implements InboundSink {
     private readonly bufferLimit: number,
     /** Times the wait for a closed peer's close frame before the socket is terminated. */
     private readonly clock: Clock = systemClock,
+    /** On a deflate connection, frames smaller than this go uncompressed (WS_DEFLATE_THRESHOLD_BYTES). */
+    private readonly deflateThreshold = 0,
   ) {
     this.deflate = typeof ws.extensions === 'string' && ws.extensions.includes('permessage-deflate');
+    this.deflateBits = this.deflate ? serverWindowBits(ws) : 15;
+  }
+
+  /** What to write to a deflate connection for `data`: compressed once for all (at or over the threshold), else plain. */
+  private deflateWire(data: Buffer, wire: Buffer | undefined): Buffer {
+    if (data.length >= this.deflateThreshold) return deflatedFrame(data, this.deflateBits);
+    return wire ?? wireFrame(data);
   }
 
   /** Registers with `owner`: its socket's pongs, close and errors are handled from now on. */
@@ -199,7 +212,8 @@ export class StreamClient implements InboundSink {
     // `since=<last seq>` would never get them. The close comes at the next event.
     if (this.ws.bufferedAmount + data.length > this.bufferLimit && (seq === undefined || seq !== this.lastSeq)) return 'slow';
     const socket = this.socket;
-    if (wire && !this.deflate && socket?.writable) socket.write(wire);
+    if (this.deflate && socket?.writable) socket.write(this.deflateWire(data, wire));
+    else if (wire && !this.deflate && socket?.writable) socket.write(wire);
     else this.ws.send(data, { binary: false });
     if (seq !== undefined) this.lastSeq = seq;
     return 'sent';
@@ -249,7 +263,8 @@ export class StreamClient implements InboundSink {
     if (this.pending) this.flush();
     if (this.closing || this.ws.readyState !== WebSocket.OPEN) return false;
     const socket = this.socket;
-    if (wire && !this.deflate && socket?.writable) socket.write(wire);
+    if (this.deflate && socket?.writable) socket.write(this.deflateWire(data, wire));
+    else if (wire && !this.deflate && socket?.writable) socket.write(wire);
     else this.ws.send(data, { binary: false });
     return true;
   }

@@ -39,8 +39,12 @@ export interface HubMetrics {
 /**
  * permessage-deflate for the connections that ask for it (`compress=deflate`), bounded per
  * connection: no context kept between messages (each frame compressed alone, so nothing grows with
- * the connection's age), a 1 KiB window and memLevel 4: about 12 KiB of zlib state to compress and
- * 1 KiB + inflate's state to read a client's messages.
+ * the connection's age), a 1 KiB window and memLevel 4. The gateway's messages are compressed once
+ * per frame for every deflate connection and written to their sockets (deflate-frame.ts, ADR 0367),
+ * so a connection holds no compression state of its own (with Node 24's zlib, ~90–100 KiB each
+ * when ws compressed per connection); reading a client's compressed messages keeps ws's inflate
+ * state (docs/stream.md "Compression"). How many deflate connections an address holds is bounded
+ * at the upgrade (WS_DEFLATE_CONNECTIONS_PER_IP, ADR 0366).
  */
 export interface DeflateSettings {
   thresholdBytes: number;
@@ -275,7 +279,7 @@ export class StreamHub implements StreamFanout, ClientOwner {
    * publish, so the client sees them, then the held frames, then live, with no gap or repeat.
    */
   add(ws: WebSocket, sub: Subscription): StreamClient {
-    const client = new StreamClient(ws, sub, this.options.bufferBytes, this.clock);
+    const client = new StreamClient(ws, sub, this.options.bufferBytes, this.clock, this.options.deflate?.thresholdBytes ?? 0);
     client.listen(this);
     client.pingSlot = this.nextPingSlot;
     this.nextPingSlot = (this.nextPingSlot + 1) % PING_SLICES;

@@ -73,6 +73,15 @@ export interface CallBudget<In> {
    * connections of this replica, so the budget is spent in the order the calls are applied.
    */
   readonly ordered?: (input: In) => string;
+  /**
+   * Engine calls the call hands the engine's fair share at once (a batch: its items). When the
+   * client address's room in its share (ENGINE_ADDRESS_IN_FLIGHT + ENGINE_ADDRESS_QUEUE less what it
+   * holds) is smaller, the call is refused whole, 429 `budget_exhausted` (`engine_calls`), before
+   * its weight is charged or any signature checked: by the pipeline, and on REST at the door, right
+   * after the body is parsed and before it is checked (rest.ts; ADR 0365). It must not throw on an
+   * input that is not yet checked (answer 0: the schema's check then refuses it).
+   */
+  readonly engineCalls?: (input: In) => number;
 }
 
 /** The REST face of a call: its OpenAPI schema and how its input is read from a request. */

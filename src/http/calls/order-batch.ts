@@ -36,7 +36,8 @@ export const orderBatch = declareCall<BatchRequest>({
   message: BatchOp,
   answer: BatchAnswer,
   // One request per started ten items, in both budgets (the party's charged once the items' signatures prove it: batch.ts).
-  budget: { weight: (b) => batchWeight(b.items.length), party: 'signature' },
+  // Its items are as many engine calls: past the address's room it is refused whole (ADR 0365).
+  budget: { weight: (b) => batchWeight(b.items.length), party: 'signature', engineCalls: (b) => (Array.isArray(b?.items) ? b.items.length : 0) },
   lane: 'orders',
   fromMessage: (m) => m as unknown as BatchRequest,
   // As REST: an item naming a signer of its own is refused by name before the schema's check.

@@ -15,6 +15,7 @@
 // What the call answers is put on the wire by the adapter that carried it.
 import type { ClientCallDocument } from '../../contracts/declarations.js';
 import { ApiError } from '../errors.js';
+import { EngineShareExhaustedError } from '../../engine/errors.js';
 import type { CallContext, CallEnv, CallResult, ClientCall } from './declaration.js';
 import { CallMessages } from './messages.js';
 import type { CallParts } from './parts.js';
@@ -55,6 +56,13 @@ export class CallPipeline {
 
   /** Charge, then the call's handler. */
   private async charged<In>(call: ClientCall<In>, input: In, ctx: CallContext, connection: ConnectionScope | null): Promise<CallResult> {
+    // A call handing the engine more calls than the address's share has room for is refused whole,
+    // before anything is charged or verified (ADR 0365; REST's door did the same before the body's check).
+    const engineCalls = call.budget.engineCalls?.(input) ?? 0;
+    if (engineCalls > 0) {
+      const room = this.trading().desk.engineRoom?.(ctx.ip);
+      if (room !== undefined && room < engineCalls) throw new EngineShareExhaustedError(engineCalls);
+    }
     const weight = call.budget.weight(input);
     if (weight > ctx.addressCharged) {
       // At once, not one after the other: with the fleet's Redis store each unit is a round trip.

@@ -3,12 +3,14 @@
 // call: read the input from the request, run the pipeline, write what it answered.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
-import { ApiError } from '../errors.js';
+import { ApiError, fromDomainError } from '../errors.js';
+import { EngineShareExhaustedError } from '../../engine/errors.js';
+import { pacedRefusals } from '../trading/address-gate.js';
 import { errors } from '../schemas.js';
 import { sendPassed } from '../trading/relay.js';
 import { strictBodyCompiler } from '../trading/strict-body.js';
 import { TRADING_BODY_MAX_BYTES } from '../trading/body-shape.js';
-import type { CallContext, CallResult, ClientCall } from './declaration.js';
+import type { CallContext, CallResult, ClientCall, RestRoute } from './declaration.js';
 import type { CallPipeline } from './pipeline.js';
 
 /**
@@ -54,19 +56,59 @@ const VALIDATORS = {
   fastify: undefined,
 } as const;
 
+/** The body of the engine room's refusal of `calls` engine calls, as the error handler writes EngineShareExhaustedError's; made once per count. */
+const roomRefusals = new Map<number, string>();
+export function engineRoomRefusal(calls: number): string {
+  let body = roomRefusals.get(calls);
+  if (body === undefined) {
+    body = JSON.stringify(fromDomainError(new EngineShareExhaustedError(calls))!.body());
+    if (roomRefusals.size < 1_000) roomRefusals.set(calls, body);
+  }
+  return body;
+}
+
+/**
+ * The engine room's door of a call that declares its engine calls (a batch; ADR 0365): right after
+ * its body is parsed, before the body's checks, the charge of its weight and any signature check,
+ * a call handing the engine more calls than the client address's share has room for is refused
+ * whole, 429 `budget_exhausted` (`engine_calls`), with a body made once, a few refusals per turn of
+ * the event loop (address-gate.ts pacedRefusals). An address flooding batches past its room was
+ * refused only in the handler, each batch parsed, checked, charged and answered through an error
+ * object first: bench:isolation's engine-pool burst. The pipeline checks again (the socket, and
+ * what changed since).
+ */
+function engineRoomDoor(call: ClientCall<unknown>, route: RestRoute<unknown>, pipeline: CallPipeline, refuse: ReturnType<typeof pacedRefusals>) {
+  const engineCalls = call.budget.engineCalls!;
+  return (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
+    const room = pipeline.parts?.desk.engineRoom?.(request.ip);
+    if (room === undefined) return done();
+    let calls = 0;
+    try {
+      calls = engineCalls(route.input(request));
+    } catch {
+      // Not a body its declaration can read: its checks refuse it.
+    }
+    if (calls > room) return refuse(reply, 429, engineRoomRefusal(calls));
+    done();
+  };
+}
+
 /** The routes of the calls of one scope (the trading scope, or the party scope's `/v1/users/:party/...`). */
 export function callRoutes(pipeline: CallPipeline, scope: 'trading' | 'party'): FastifyPluginAsync {
   return async (app) => {
+    const refuse = pacedRefusals();
     for (const call of pipeline.calls as readonly ClientCall<unknown>[]) {
       const route = call.route;
       if (!route || !call.rest || route.scope !== scope) continue;
       const validatorCompiler = VALIDATORS[route.validation];
+      // The engine room's door first, then the call's own preValidation.
+      const preValidation = [...(call.budget.engineCalls ? [engineRoomDoor(call, route, pipeline, refuse)] : []), ...(route.preValidation ? [route.preValidation] : [])];
       app.route({
         method: call.rest.method,
         url: call.rest.url,
         schema: route.schema as Record<string, TSchema>,
         ...(validatorCompiler ? { validatorCompiler } : {}),
-        ...(route.preValidation ? { preValidation: route.preValidation } : {}),
+        ...(preValidation.length > 0 ? { preValidation } : {}),
         handler: async (request, reply) => {
           const ctx: CallContext = { ip: request.ip, requestId: request.id, addressCharged: 1 };
           if (request.provenParty !== undefined) ctx.heldParty = request.provenParty;

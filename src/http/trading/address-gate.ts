@@ -33,23 +33,20 @@ export function gateRefusal(bound: number): string {
 }
 
 /**
- * Installs the gate on the scope `app` (its routes only). `bound` 0 disables it. Registered before
- * the rate limit's hook: a refused request costs nothing of the address's budget, and nothing more
- * than this check of the gateway.
+ * Writes refusals a few per turn of the event loop (REFUSALS_PER_TURN), never in the turn their
+ * requests arrived in, with a body made once by the caller (no error object, no stack). A request
+ * handed to it goes no further: the hook that hands it over calls neither done() nor anything else.
+ * Shared by the gate and the engine room's door (engine-room-door.ts).
  */
-export function installAddressGate(app: FastifyInstance<any, any, any, any, any>, bound: number): AddressGate {
-  const inProgress = new Map<string, number>();
-  const held = (address: string) => inProgress.get(address) ?? 0;
-  if (bound <= 0) return { held };
-  const refusal = gateRefusal(bound);
-  const refusing: FastifyReply[] = [];
+export function pacedRefusals(): (reply: FastifyReply, status: number, body: string) => void {
+  const refusing: Array<{ reply: FastifyReply; status: number; body: string }> = [];
   let head = 0;
   let scheduled = false;
   const refuseSome = () => {
     const end = Math.min(refusing.length, head + REFUSALS_PER_TURN);
     for (; head < end; head++) {
-      const reply = refusing[head]!;
-      if (!reply.sent && !reply.raw.destroyed) void reply.code(429).header('retry-after', '1').type('application/json; charset=utf-8').send(refusal);
+      const { reply, status, body } = refusing[head]!;
+      if (!reply.sent && !reply.raw.destroyed) void reply.code(status).header('retry-after', '1').type('application/json; charset=utf-8').send(body);
     }
     if (head < refusing.length) {
       setImmediate(refuseSome);
@@ -59,16 +56,32 @@ export function installAddressGate(app: FastifyInstance<any, any, any, any, any>
     head = 0;
     scheduled = false;
   };
+  return (reply, status, body) => {
+    refusing.push({ reply, status, body });
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(refuseSome);
+    }
+  };
+}
+
+/**
+ * Installs the gate on the scope `app` (its routes only). `bound` 0 disables it. Registered before
+ * the rate limit's hook: a refused request costs nothing of the address's budget, and nothing more
+ * than this check of the gateway.
+ */
+export function installAddressGate(app: FastifyInstance<any, any, any, any, any>, bound: number): AddressGate {
+  const inProgress = new Map<string, number>();
+  const held = (address: string) => inProgress.get(address) ?? 0;
+  if (bound <= 0) return { held };
+  const refusal = gateRefusal(bound);
+  const refuse = pacedRefusals();
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     const address = addressGroup(request.ip);
     const n = held(address);
     if (n >= bound) {
       // Neither done() nor an answer now: the request goes no further, and is answered in its turn.
-      refusing.push(reply);
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(refuseSome);
-      }
+      refuse(reply, 429, refusal);
       return;
     }
     inProgress.set(address, n + 1);

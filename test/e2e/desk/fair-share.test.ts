@@ -3,6 +3,7 @@
 // unfunded party is held to its share (a batch past its room refused whole, items past it refused
 // one by one, 429 budget_exhausted `engine_calls`), while another address's orders are answered.
 import { beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { deskTrader } from '../../support/desk.js';
 import type { TestGateway } from '../../support/gateway.js';
@@ -37,7 +38,43 @@ describe('a fair share of the engine (reference engine)', () => {
     const r = await httpFrom('127.0.0.2', `${gw.url}/v1/orders/batch`, 'POST', { 'content-type': 'application/json' }, await batchOfCancels(50, 'whole'));
     expect(r.status).toBe(429);
     expect(r.json).toMatchObject({ code: 'budget_exhausted', budget: 'engine_calls', retryAfterS: 1 });
+    expect(r.json.error).toMatch(/no room for 50 more engine call/);
     expect(r.headers['retry-after']).toBe('1');
+    // Refused at the door (ADR 0365): only the request its limiter hook counted, not the batch's weight of 5.
+    expect(Number(r.headers['ratelimit-remaining'])).toBe(100_000 - 1);
+    expect(r.headers['ratelimit-limit']).toBe('100000');
+    // Judged right after the body is parsed, before its checks: a malformed batch past the room is refused for the room.
+    const malformed = JSON.parse(await batchOfCancels(50, 'malformed')) as { items: Array<Record<string, unknown>> };
+    malformed.items[3]!.extra = true;
+    const m = await httpFrom('127.0.0.2', `${gw.url}/v1/orders/batch`, 'POST', { 'content-type': 'application/json' }, JSON.stringify(malformed));
+    expect(m.status).toBe(429);
+    expect(m.json).toMatchObject({ code: 'budget_exhausted', budget: 'engine_calls' });
+  });
+
+  it('lets a batch within the room through, and refuses one past it on the socket before charging anything', async () => {
+    const within = await httpFrom('127.0.0.2', `${gw.url}/v1/orders/batch`, 'POST', { 'content-type': 'application/json' }, await batchOfCancels(20, 'within'));
+    expect(within.status).toBe(200);
+    expect(within.json.weight).toBe(2);
+    expect(within.json.results).toHaveLength(20);
+    for (const item of within.json.results as Array<{ outcome: string }>) expect(item.outcome).toBe('answered');
+    expect(Number(within.headers['ratelimit-remaining'])).toBe(100_000 - 4);
+    const ws = new WebSocket(`${gw.url.replace('http', 'ws')}/v1/stream?kinds=trade&snapshot=false`, { localAddress: '127.0.0.2' });
+    try {
+      const refused = new Promise<{ id?: unknown; op?: string; payload?: Record<string, unknown> }>((resolve) =>
+        ws.on('message', (data) => {
+          const m = JSON.parse(data.toString()) as { kind: string; id?: unknown; op?: string; payload?: Record<string, unknown> };
+          if (m.kind === 'stream.error') resolve(m);
+        }),
+      );
+      await new Promise<void>((resolve, reject) => (ws.once('open', () => resolve()), ws.once('error', reject)));
+      ws.send(JSON.stringify({ op: 'order.batch', id: 'past', ...JSON.parse(await batchOfCancels(50, 'socket')) }));
+      expect(await refused).toMatchObject({ id: 'past', op: 'order.batch', payload: { code: 'budget_exhausted', budget: 'engine_calls', status: 429 } });
+    } finally {
+      ws.terminate();
+    }
+    // The socket's refusal spent nothing of the address's budget: the next request is its fifth unit.
+    const next = await httpFrom('127.0.0.2', `${gw.url}/v1/orderbook?depth=1`, 'GET');
+    expect(Number(next.headers['ratelimit-remaining'])).toBe(100_000 - 5);
   });
 
   it('holds a flood of batches to its share while another address is answered', async () => {
