@@ -7,6 +7,7 @@
 // again through ws's sender (about 75 µs of CPU a frame, and ~90–100 KiB of zlib state kept by each
 // connection once it had compressed: docs/stream.md "Compression").
 import { constants, deflateRawSync } from 'node:zlib';
+import { allocFrame } from './framed-text.js';
 
 /** FIN, RSV1 (the message is compressed), opcode 1 (text). */
 const FIN_RSV1_TEXT = 0xc1;
@@ -41,17 +42,7 @@ export function deflatedFrame(text: Buffer, windowBits: number): Buffer {
   if (known) return known;
   const full = deflateRawSync(text, { windowBits, memLevel: MEM_LEVEL, level: LEVEL, finishFlush: constants.Z_SYNC_FLUSH });
   const length = full.length - TAIL_BYTES;
-  const header = length < 126 ? 2 : length <= 0xffff ? 4 : 10;
-  const frame = Buffer.allocUnsafe(header + length);
-  frame[0] = FIN_RSV1_TEXT;
-  if (header === 2) frame[1] = length;
-  else if (header === 4) {
-    frame[1] = 126;
-    frame.writeUInt16BE(length, 2);
-  } else {
-    frame[1] = 127;
-    frame.writeBigUInt64BE(BigInt(length), 2);
-  }
+  const { frame, header } = allocFrame(FIN_RSV1_TEXT, length);
   full.copy(frame, header, 0, length);
   if (!byBits) made.set(text, (byBits = []));
   byBits[windowBits] = frame;

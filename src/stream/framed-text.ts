@@ -12,20 +12,33 @@ export interface FramedText {
   wire: Buffer;
 }
 
+/** The header's length of a server frame (unmasked) whose payload is `length` bytes (RFC 6455 §5.2). */
+export function frameHeaderLength(length: number): number {
+  return length < 126 ? 2 : length <= 0xffff ? 4 : 10;
+}
+
+/**
+ * A frame of `length` payload bytes with its header written (`first`: FIN, RSV bits and opcode);
+ * the payload goes at `header` onwards.
+ */
+export function allocFrame(first: number, length: number): { frame: Buffer; header: number } {
+  const header = frameHeaderLength(length);
+  const frame = Buffer.allocUnsafe(header + length);
+  frame[0] = first;
+  if (header === 2) frame[1] = length;
+  else if (header === 4) {
+    frame[1] = 126;
+    frame.writeUInt16BE(length, 2);
+  } else {
+    frame[1] = 127;
+    frame.writeBigUInt64BE(BigInt(length), 2);
+  }
+  return { frame, header };
+}
+
 /** Serialised text → its WebSocket frame, in one allocation. */
 export function framedText(text: string): FramedText {
-  const length = Buffer.byteLength(text);
-  const header = length < 126 ? 2 : length <= 0xffff ? 4 : 10;
-  const wire = Buffer.allocUnsafe(header + length);
-  wire[0] = FIN_TEXT;
-  if (header === 2) wire[1] = length;
-  else if (header === 4) {
-    wire[1] = 126;
-    wire.writeUInt16BE(length, 2);
-  } else {
-    wire[1] = 127;
-    wire.writeBigUInt64BE(BigInt(length), 2);
-  }
+  const { frame: wire, header } = allocFrame(FIN_TEXT, Buffer.byteLength(text));
   wire.write(text, header, 'utf8');
   return { data: wire.subarray(header), wire };
 }

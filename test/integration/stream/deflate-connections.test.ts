@@ -5,34 +5,14 @@
 // without offering it, and another address's deflate connections are accepted; a deflate
 // connection that closes frees its place. Real WebSocket clients from loopback addresses.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { opened, streamFrom, type Refused } from '../../support/stream-from.js';
 import { httpFrom } from '../../support/http-from.js';
 import { eventually } from '../../support/eventually.js';
 import { DEFLATE_REFUSAL_DELAY_MS } from '../../../src/http/stream-upgrade.js';
 
-type Opened = { ws: WebSocket; closed: Promise<number> };
-type Refused = { status: number; headers: Record<string, string | string[] | undefined>; body: Record<string, unknown> };
-
 /** A stream connection from `from`: asking compress=deflate (`ask`) and offering the extension (`offer`). */
-function open(url: string, from: string, ask: boolean, offer = ask): Promise<Opened | Refused> {
-  const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/stream?kinds=trade${ask ? '&compress=deflate' : ''}`, { localAddress: from, perMessageDeflate: offer ? { threshold: 0 } : false });
-  const closed = new Promise<number>((r) => ws.once('close', (code) => r(code)));
-  return new Promise((resolve, reject) => {
-    ws.once('open', () => resolve({ ws, closed }));
-    ws.once('unexpected-response', (_req, res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
-    });
-    ws.once('error', reject);
-  });
-}
-
-function opened(o: Opened | Refused): Opened {
-  if (!('ws' in o)) throw new Error(`refused ${o.status} ${JSON.stringify(o.body)}`);
-  return o;
-}
+const open = (url: string, from: string, ask: boolean, offer = ask) => streamFrom(url, from, `kinds=trade${ask ? '&compress=deflate' : ''}`, offer);
 
 describe('deflate connections per client address', () => {
   let gw: TestGateway;

@@ -4,30 +4,11 @@
 // budget_exhausted `deflate_oversize` before the handshake; its plain connections and another
 // address's deflate connections are accepted. Real WebSocket clients from loopback addresses.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
+import { opened, streamFrom, type Refused } from '../../support/stream-from.js';
 
-type Opened = { ws: WebSocket; closed: Promise<number> };
-type Refused = { status: number; headers: Record<string, string | string[] | undefined>; body: Record<string, unknown> };
-
-function open(url: string, from: string, deflate: boolean): Promise<Opened | Refused> {
-  const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/stream${deflate ? '?compress=deflate' : ''}`, { localAddress: from, perMessageDeflate: deflate ? { threshold: 0 } : false });
-  const closed = new Promise<number>((r) => ws.once('close', (code) => r(code)));
-  return new Promise((resolve, reject) => {
-    ws.once('open', () => resolve({ ws, closed }));
-    ws.once('unexpected-response', (_req, res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
-    });
-    ws.once('error', reject);
-  });
-}
-
-function opened(o: Opened | Refused): Opened {
-  if (!('ws' in o)) throw new Error(`refused ${o.status} ${JSON.stringify(o.body)}`);
-  return o;
-}
+/** A connection from `from`, asking for deflate and offering it, or neither. */
+const open = (url: string, from: string, deflate: boolean) => streamFrom(url, from, deflate ? 'compress=deflate' : '', deflate);
 
 describe('compression bombs per client address', () => {
   let gw: TestGateway;
