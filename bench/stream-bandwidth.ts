@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   const engineUrl = `http://127.0.0.1:${enginePort}`;
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   const engine = spawnTs('sandbox/engine/main.ts', { ENGINE_PORT: String(enginePort), ENGINE_ADMIN_TOKEN: TOKEN, ENGINE_TICK_MS: '1000', ENGINE_COMMIT_MS: '5000' });
-  const gateway = spawnTs('src/main.ts', { PORT: String(gatewayPort), HOST: '127.0.0.1', ENGINE_BASE_URL: engineUrl, ENGINE_ADMIN_TOKEN: TOKEN, DATABASE_URL: '', LOG_LEVEL: 'warn', WS_MAX_CONNECTIONS_PER_IP: '1000' });
+  const gateway = spawnTs('src/main.ts', { PORT: String(gatewayPort), HOST: '127.0.0.1', ENGINE_BASE_URL: engineUrl, ENGINE_ADMIN_TOKEN: TOKEN, DATABASE_URL: '', LOG_LEVEL: 'warn', WS_MAX_CONNECTIONS_PER_IP: '1000', WS_DEFLATE_CONNECTIONS_PER_IP: '0' });
   let quoting = true;
   try {
     await waitHealthy(engineUrl);
