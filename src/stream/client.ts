@@ -175,6 +175,18 @@ export class StreamClient implements InboundSink {
     return wire ?? wireFrame(data);
   }
 
+  /**
+   * One frame onto the wire: straight to the socket, as the frame compressed once for every deflate
+   * connection (deflate) or the shared pre-built frame (plain); through ws's own framing when the
+   * socket cannot be written directly or no frame was built.
+   */
+  private put(data: Buffer, wire: Buffer | undefined): void {
+    const socket = this.socket;
+    if (socket?.writable && this.deflate) socket.write(this.deflateWire(data, wire));
+    else if (socket?.writable && wire) socket.write(wire);
+    else this.ws.send(data, { binary: false });
+  }
+
   /** Registers with `owner`: its socket's pongs, close and errors are handled from now on. */
   listen(owner: ClientOwner): void {
     this.owner = owner;
@@ -211,10 +223,7 @@ export class StreamClient implements InboundSink {
     // event's frames, a few KB): a client closed inside an event and resuming with
     // `since=<last seq>` would never get them. The close comes at the next event.
     if (this.ws.bufferedAmount + data.length > this.bufferLimit && (seq === undefined || seq !== this.lastSeq)) return 'slow';
-    const socket = this.socket;
-    if (this.deflate && socket?.writable) socket.write(this.deflateWire(data, wire));
-    else if (wire && !this.deflate && socket?.writable) socket.write(wire);
-    else this.ws.send(data, { binary: false });
+    this.put(data, wire);
     if (seq !== undefined) this.lastSeq = seq;
     return 'sent';
   }
@@ -262,10 +271,7 @@ export class StreamClient implements InboundSink {
   write(data: Buffer, wire?: Buffer): boolean {
     if (this.pending) this.flush();
     if (this.closing || this.ws.readyState !== WebSocket.OPEN) return false;
-    const socket = this.socket;
-    if (this.deflate && socket?.writable) socket.write(this.deflateWire(data, wire));
-    else if (wire && !this.deflate && socket?.writable) socket.write(wire);
-    else this.ws.send(data, { binary: false });
+    this.put(data, wire);
     return true;
   }
 
