@@ -197,10 +197,9 @@ export class StreamGate {
 
   /**
    * The refusal of one more deflate connection of `address`, which holds WS_DEFLATE_CONNECTIONS_PER_IP
-   * already; null: it may open. Each deflate connection compresses every frame it is sent for itself
-   * (the shared pre-built frame is the plain connections'): bench:isolation's 300 deflate connections
-   * from 3 addresses took the gateway's CPU from 0.5 to 4–5.5 s in 8 s, most of it compressing the
-   * same frames once per connection, and the victim's order p99 from 40 to 740 ms (ADR 0366).
+   * already; null: it may open. What a deflate connection still costs of its own (its opening's
+   * frames compressed for it, the inflate state of a client that sends compressed messages) is
+   * bounded per address by this (ADR 0366; the live frames are compressed once for all, ADR 0367).
    */
   deflateFull(address: string): ApiError | null {
     const max = this.ctx.deps.config.wsDeflateConnectionsPerIp;
@@ -236,6 +235,20 @@ export class StreamGate {
       'budget_exhausted',
       `the stream connections of this client address sent more than ${this.ctx.deps.config.wsAddressMessagesPerS} messages a second together (WS_ADDRESS_MESSAGES_PER_S); its connections are refused for ${retryAfterS} s`,
       { budget: 'message_rate', retryAfterS },
+    );
+  }
+
+  /**
+   * What an upgrade of `address` is refused for the address's own conduct: its streams closed a
+   * moment ago for their message rate (ADR 0350), its compression bombs (ADR 0311), its deflate
+   * streams (ADR 0366); null: none. The upgrade answers it after DEFLATE_REFUSAL_DELAY_MS, the plain
+   * GET of the same URL at once (`req` null: judged as an upgrade that offers the extension).
+   */
+  conductRefused(url: URL, address: string, req: IncomingMessage | null): ApiError | null {
+    return (
+      this.floodRefused(address) ??
+      (url.searchParams.get('compress') === 'deflate' ? this.deflateRefused(address) : null) ??
+      (this.wantsDeflate(url, req) ? this.deflateFull(address) : null)
     );
   }
 
@@ -335,7 +348,7 @@ export function createUpgradeHandler(
     const early = gate.unavailable(address);
     if (early) return refuse(early);
     const deflate = gate.wantsDeflate(url, req);
-    const bomber = gate.floodRefused(address) ?? (url.searchParams.get('compress') === 'deflate' ? gate.deflateRefused(address) : null) ?? (deflate ? gate.deflateFull(address) : null);
+    const bomber = gate.conductRefused(url, address, req);
     if (bomber) {
       // Answered after a second, not at once: a client that reconnects the moment it is refused
       // (bench:isolation's bomber, on each of its 100 sockets) would otherwise make the gateway

@@ -109,7 +109,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox<{ calls?: CallPipeline }> =
             ...Type.Ref('Error'),
             description:
               'This client address holds WS_MAX_CONNECTIONS_PER_IP streams (code `too_many_connections`), or has used its budget of session lookups ' +
-              '(SESSION_LOOKUPS_PER_IP) or snapshot reads (SNAPSHOT_READS_PER_IP) for the window, or its streams were closed a moment ago for their messages together (WS_ADDRESS_MESSAGES_PER_S), or it holds WS_DEFLATE_CONNECTIONS_PER_IP compressed streams and asks compress=deflate (code `budget_exhausted`, with `budget` and Retry-After)',
+              '(SESSION_LOOKUPS_PER_IP) or snapshot reads (SNAPSHOT_READS_PER_IP) for the window, or its streams were closed a moment ago for their messages together (WS_ADDRESS_MESSAGES_PER_S), or it asks compress=deflate after its compression bombs (WS_DEFLATE_OVERSIZE_PER_IP) or while it holds WS_DEFLATE_CONNECTIONS_PER_IP compressed streams (code `budget_exhausted`, with `budget` and Retry-After)',
           },
           503: {
             ...Type.Ref('Error'),
@@ -123,13 +123,10 @@ export const streamRoutes: FastifyPluginAsyncTypebox<{ calls?: CallPipeline }> =
     },
     async (request, reply) => {
       const address = gate.addressOf(request.raw);
-      // What an upgrade of the address would be refused for its message rate (ADR 0350), said here too.
-      const flooded = gate.floodRefused(address);
-      if (flooded) throw flooded;
       const url = new URL(request.url, 'http://gateway.invalid');
-      // And what a deflate upgrade of the address would be refused for its deflate streams (ADR 0366).
-      const deflateFull = gate.wantsDeflate(url, null) ? gate.deflateFull(address) : null;
-      if (deflateFull) throw deflateFull;
+      // What an upgrade of the address would be refused for its own conduct, said here too.
+      const refused = gate.conductRefused(url, address, null);
+      if (refused) throw refused;
       await gate.admit(url, address);
       return reply
         .code(426)

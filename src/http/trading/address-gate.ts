@@ -36,7 +36,7 @@ export function gateRefusal(bound: number): string {
  * Writes refusals a few per turn of the event loop (REFUSALS_PER_TURN), never in the turn their
  * requests arrived in, with a body made once by the caller (no error object, no stack). A request
  * handed to it goes no further: the hook that hands it over calls neither done() nor anything else.
- * Shared by the gate and the engine room's door (engine-room-door.ts).
+ * Shared by the gate and the engine room's door (calls/rest.ts).
  */
 export function pacedRefusals(): (reply: FastifyReply, status: number, body: string) => void {
   const refusing: Array<{ reply: FastifyReply; status: number; body: string }> = [];

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
 import { opened, streamFrom, type Refused } from '../../support/stream-from.js';
+import { httpFrom } from '../../support/http-from.js';
 
 /** A connection from `from`, asking for deflate and offering it, or neither. */
 const open = (url: string, from: string, deflate: boolean) => streamFrom(url, from, deflate ? 'compress=deflate' : '', deflate);
@@ -28,6 +29,11 @@ describe('compression bombs per client address', () => {
     expect('status' in refused && refused.status).toBe(429);
     expect((refused as Refused).body).toMatchObject({ code: 'budget_exhausted', budget: 'deflate_oversize' });
     expect(Number((refused as Refused).body.retryAfterS)).toBeGreaterThanOrEqual(1);
+    // The plain GET of the same URL says the refusal an upgrade would get (the upgrade's own words).
+    const probe = await httpFrom('127.0.0.2', `${gw.url}/v1/stream?compress=deflate`, 'GET');
+    expect(probe.status).toBe(429);
+    expect(probe.json).toMatchObject({ code: 'budget_exhausted', budget: 'deflate_oversize' });
+    expect(Number(probe.headers['retry-after'])).toBeGreaterThanOrEqual(1);
 
     // The same address without compression, and another address with it, are accepted.
     const plain = opened(await open(gw.url, '127.0.0.2', false));
