@@ -22,7 +22,7 @@ import type { ArmedSwitch, SignedCancel, SwitchDeadline, SwitchStore } from '../
 import { ApiError, fromDomainError } from '../errors.js';
 import type { RouteCall } from './forward.js';
 import { orderIdPath } from './targets.js';
-import { FairFiring, KeyedOrder } from './switch-firing.js';
+import { FairFiring, KeyedOrder, KeyedSlots } from './switch-firing.js';
 
 /** Timeout bounds: at least a second; at most 30 s, so a heartbeat-driven deadline always falls inside a refreshed cancel's window. */
 export const MIN_TIMEOUT_MS = 1_000;
@@ -49,33 +49,6 @@ export const FIRE_IN_FLIGHT = 32;
 export const ARM_CHECKS_PER_ADDRESS = 2;
 const WINDOW_MS = 30_000;
 
-/** At most `max` tasks of one key running at once; the others wait in arrival order. */
-class KeyedSlots {
-  private readonly held = new Map<string, { active: number; waiting: (() => void)[]; head: number }>();
-
-  constructor(private readonly max: number) {}
-
-  async run<T>(key: string, task: () => Promise<T>): Promise<T> {
-    let s = this.held.get(key);
-    if (!s) this.held.set(key, (s = { active: 0, waiting: [], head: 0 }));
-    const slot = s;
-    if (slot.active >= this.max) await new Promise<void>((resolve) => slot.waiting.push(resolve));
-    else slot.active++;
-    try {
-      return await task();
-    } finally {
-      if (slot.head < slot.waiting.length) {
-        // The slot passes to the next waiter (active unchanged); the queue is cut once drained.
-        const next = slot.waiting[slot.head++]!;
-        if (slot.head === slot.waiting.length) {
-          slot.waiting.length = 0;
-          slot.head = 0;
-        }
-        next();
-      } else if (--slot.active === 0) this.held.delete(key);
-    }
-  }
-}
 /** Verifies a signature without spending it: the switch sends it later, and only the engine judges it then. */
 const NEVER_SPENT = { firstUse: async () => true, spent: async (keys: readonly string[]) => keys.map(() => false) };
 

@@ -79,3 +79,31 @@ export class KeyedOrder {
     return this.tails.size;
   }
 }
+
+/** At most `max` tasks of one key running at once; the others wait in arrival order. */
+export class KeyedSlots {
+  private readonly held = new Map<string, { active: number; waiting: (() => void)[]; head: number }>();
+
+  constructor(private readonly max: number) {}
+
+  async run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    let s = this.held.get(key);
+    if (!s) this.held.set(key, (s = { active: 0, waiting: [], head: 0 }));
+    const slot = s;
+    if (slot.active >= this.max) await new Promise<void>((resolve) => slot.waiting.push(resolve));
+    else slot.active++;
+    try {
+      return await task();
+    } finally {
+      if (slot.head < slot.waiting.length) {
+        // The slot passes to the next waiter (active unchanged); the queue is cut once drained.
+        const next = slot.waiting[slot.head++]!;
+        if (slot.head === slot.waiting.length) {
+          slot.waiting.length = 0;
+          slot.head = 0;
+        }
+        next();
+      } else if (--slot.active === 0) this.held.delete(key);
+    }
+  }
+}
