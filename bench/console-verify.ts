@@ -2,8 +2,9 @@
  * The verification part of `npm run bench:console` (docs/verification.md): a trader's browser
  * verifying its whole account against a real gateway and database, in Debian's Chromium, with the
  * published client (`GatewayClient.verifyAccount`: the proofs fetched a page at a time from
- * `/v1/users/:party/user-batches/proofs`, every batch hashed with WebCrypto and placed under its
- * manifest, every committed event replayed by the rules, the gateway's account compared).
+ * `/v1/users/:party/user-batches/proofs`, each page's events hashed from its bytes with the
+ * WebAssembly SHA-256 (ADR 0370) and every batch placed under its manifest, every committed event
+ * replayed by the rules, the gateway's account compared).
  *
  * The history is made by the reference engine (in this process) and recorded by the reference
  * indexer in a fresh schema of PostgreSQL: one party trading against four makers (fills both ways,
@@ -13,7 +14,8 @@
  *
  * Measured in the page, each round: verifyAccount and verifyHistory, fetching included (the first
  * verifyAccount of the run finds no proof kept by the gateway). Then, on the proofs fetched once
- * (untimed): their fetch alone, the verification alone (verifyUserBatch, 8 at a time), for comparison
+ * (untimed): their fetch alone, the verification alone (verifyUserBatch, 8 at a time, from the parsed
+ * proofs: each event written again as canonical JSON and hashed), for comparison
  * one WebCrypto digest per event of the same leaf inputs (the client hashes in JavaScript, ADR 0300) and the replay alone (checkAccount).
  *
  * Settings: BENCH_DATABASE_URL (server, default postgres://postgres@127.0.0.1:5432/postgres),
@@ -117,6 +119,8 @@ export interface VerifyBenchResult {
   replayMs: number;
   accountStatus: string;
   legs: number;
+  /** The client's SHA-256 in the page: 'wasm' (hash-wasm) or 'js' (@noble/hashes). */
+  engine: string;
 }
 
 const median = (xs: number[]): number => {
@@ -163,8 +167,8 @@ export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
       stdin: {
         contents:
           `import { GatewayClient } from './client.ts'; import { verifyUserBatch } from './verify/verify-batch.ts'; import { leafText } from './verify/scheme.ts';` +
-          ` import { verifyHistory } from './verify/history.ts'; import { checkAccount } from './verify/verify-account.ts';` +
-          ` Object.assign(globalThis, { GatewayClient, verifyUserBatch, leafText, verifyHistory, checkAccount });`,
+          ` import { verifyHistory } from './verify/history.ts'; import { checkAccount } from './verify/verify-account.ts'; import { sha256Engine } from './verify/sha256-sync.ts';` +
+          ` Object.assign(globalThis, { GatewayClient, verifyUserBatch, leafText, verifyHistory, checkAccount, sha256Engine });`,
         resolveDir: join(ROOT, 'packages/client/src'),
         loader: 'ts',
       },
@@ -207,6 +211,7 @@ export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
           leafText: (e: unknown) => string;
           verifyHistory: (source: unknown, party: string, options: unknown) => Promise<{ status: string; verdicts: unknown[] }>;
           checkAccount: (input: unknown) => { status: string };
+          sha256Engine: () => string;
         };
         const client = new g.GatewayClient({ baseUrl, retry: { retries: 0 } });
         const runs = { first: 0, account: [] as number[], history: [] as number[], status: '', legs: 0, events: 0, problems: [] as unknown[] };
@@ -295,7 +300,7 @@ export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
           since = p.nextCursor;
         }
         const coldFetchMs = performance.now() - t;
-        return { ...runs, fetchMs, coldFetchMs, pages, batches: proofs.length, verify, floor, replay };
+        return { ...runs, fetchMs, coldFetchMs, pages, batches: proofs.length, verify, floor, replay, engine: g.sha256Engine() };
       },
       { party: PARTY, baseUrl: gateway.url, freshUrl: fresh.url, ROUNDS },
     );
@@ -316,6 +321,7 @@ export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
       replayMs: best(result.replay),
       accountStatus: result.status,
       legs: result.legs,
+      engine: result.engine,
     };
     console.error(JSON.stringify(out));
     const version = await browser.context.browser()?.version();
@@ -333,15 +339,16 @@ export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
       `| \`verifyHistory\` (the batches alone, no replay), fetching included, best of ${ROUNDS} | ${out.historyMs} ms | |`,
       `| Fetching the proofs alone: ${out.pages} pages of \`/v1/users/:party/user-batches/proofs\`, one after the other (answers kept by the gateway) | ${out.fetchMs} ms | |`,
       `| The same from a second gateway that keeps no answer yet: every page built (read, canonical JSON, hashed, written) | ${out.coldFetchMs} ms | |`,
-      `| Verifying them alone (\`verifyUserBatch\`, 8 at a time), the proofs in the page, best of ${ROUNDS} | ${out.verifyMs} ms | |`,
-      `| For comparison: one WebCrypto SHA-256 digest per event of the same leaf inputs, no JSON, no tree (the client hashes in JavaScript, ADR 0300) | ${out.floorMs} ms | |`,
+      `| Verifying them alone (\`verifyUserBatch\`, 8 at a time, from the parsed proofs: each event written again as canonical JSON, then hashed), best of ${ROUNDS} | ${out.verifyMs} ms | |`,
+      `| For comparison: one WebCrypto SHA-256 digest per event of the same leaf inputs, no JSON, no tree (the client hashes synchronously, here with ${out.engine === 'wasm' ? "hash-wasm's WebAssembly" : "@noble/hashes' JavaScript"}: ADR 0300, ADR 0370) | ${out.floorMs} ms | |`,
       `| The replay and checks alone (\`checkAccount\`: ${out.legs.toLocaleString('en-US')} fill legs, deposits, withdrawals, the view), best of ${ROUNDS} | ${out.replayMs} ms | < 300 ms |`,
       '',
       'The history is made by the reference engine and recorded by the reference indexer (one party trading against four makers, fills',
       'both ways with flips through zero, a chain deposit and a withdrawal every 1 000 of its events, a commitment every 100), so every',
       'claim is recomputed and compared. Engine and indexer are stopped before the clock starts; the gateway runs in the bench\'s process',
       '(auth off: a signed read adds one ed25519 signature per page) and reads PostgreSQL. `verifyAccount` fetches the proofs a page at a',
-      'time (up to 100 batches or 10 000 events), two in flight: the next while it checks the one it has; then the account reads.',
+      'time (up to 100 batches or 10 000 events), two in flight: the next while it checks the one it has, each event hashed as the bytes it',
+      'arrived as (the canonical form written again only for a batch whose root those bytes do not give, ADR 0370); then the account reads.',
       'The gateway keeps a verified answer for an hour (ADR 0063, ADR 0360): the rounds after the first are served its kept answers; the first builds every page.',
       'Rerun: `BENCH_CONSOLE_ONLY=verify npm run bench:console`; `BENCH_VERIFY_EVENTS=2000 BENCH_VERIFY_ROUNDS=1` runs the whole path in seconds.',
       '<!-- console-verify-bench:end -->',

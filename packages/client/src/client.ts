@@ -318,10 +318,11 @@ export class GatewayClient {
    * `nextCursor` back as `since`. Each is the proof getUserBatchProof answers.
    */
   listUserBatchProofs(party: string, query: { since?: number; limit?: number } = {}): Promise<List<UserBatchProof>> {
-    return this.party(party, '/user-batches/proofs', query);
+    // The page's bytes are kept on it: verifyHistory hashes its events' leaves from them (ADR 0370).
+    return this.transport.call({ method: 'GET', path: `/v1/users/${enc(party)}/user-batches/proofs`, signed: true, query, keepBytes: true });
   }
   /**
-   * Verifies every user batch of `party` against the chain, in this process (WebCrypto SHA-256):
+   * Verifies every user batch of `party` against the chain, in this process (SHA-256 in WebAssembly or JavaScript, ADR 0370):
    * each proof with verifyUserBatch, and the chain of batches (docs/verification.md). The proofs
    * come a page at a time (listUserBatchProofs), one by one from a gateway without that route.
    */

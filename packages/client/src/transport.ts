@@ -19,6 +19,8 @@ export interface SendRequest {
 export interface SendResult {
   status: number;
   text: string;
+  /** The body's bytes, when the sender has them (`fetchSender` does): `text` is their UTF-8 decoding. */
+  bytes?: Uint8Array;
 }
 export type Sender = (request: SendRequest) => Promise<SendResult>;
 
@@ -26,8 +28,13 @@ export const fetchSender =
   (fetchImpl: typeof fetch = globalThis.fetch): Sender =>
   async ({ method, url, headers, body }) => {
     const res = await fetchImpl(url, { method, headers, body: body ?? null });
-    return { status: res.status, text: await res.text() };
+    // The bytes, decoded as res.text() would (UTF-8, malformed sequences replaced), kept for the
+    // calls that want them (a page of proofs, ADR 0370).
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    return { status: res.status, text: utf8.decode(bytes), bytes };
   };
+
+const utf8 = new TextDecoder();
 
 export interface CallOptions {
   method: 'GET' | 'POST' | 'DELETE';
@@ -41,7 +48,16 @@ export interface CallOptions {
   sender?: Sender;
   /** Sign as this method instead of `method` (POST /v1/user/me carries the signed GET, docs/client.md). */
   signAs?: 'GET';
+  /** Keep the answer's bytes on the parsed object, under RESPONSE_BYTES (a page of proofs: its leaves are hashed from them, ADR 0370). */
+  keepBytes?: boolean;
 }
+
+/**
+ * The bytes a parsed answer was decoded and parsed from, on the answers of calls made with
+ * `keepBytes` whose sender has them (a non-enumerable member: spreading or serialising the answer
+ * leaves it out).
+ */
+export const RESPONSE_BYTES: unique symbol = Symbol('response bytes');
 
 export function buildTarget(path: string, query?: Query): string {
   if (!query) return path;
@@ -147,7 +163,7 @@ export class Transport {
       } catch (err) {
         result = { status: 0, text: JSON.stringify({ error: `network error: ${(err as Error).message}`, code: 'network_error' }) };
       }
-      if (result.status >= 200 && result.status < 300) return parse<T>(result, target);
+      if (result.status >= 200 && result.status < 300) return parse<T>(result, target, options.keepBytes === true);
       if (result.status === 401 && session) {
         const error = errorBody(result.status, result.text);
         if (skewRetry && typeof error.serverTime === 'number') {
@@ -174,10 +190,13 @@ export class Transport {
   }
 }
 
-function parse<T>(result: SendResult, target: string): T {
+function parse<T>(result: SendResult, target: string, keepBytes: boolean): T {
+  let value: unknown;
   try {
-    return JSON.parse(result.text) as T;
+    value = JSON.parse(result.text);
   } catch {
     throw new GatewayError(result.status, target, { error: 'the gateway answered a body that is not JSON', code: 'bad_response' });
   }
+  if (keepBytes && result.bytes && typeof value === 'object' && value !== null) Object.defineProperty(value, RESPONSE_BYTES, { value: result.bytes });
+  return value as T;
 }

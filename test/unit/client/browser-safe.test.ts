@@ -27,9 +27,10 @@ function graph(entry: string): { files: string[]; external: string[] } {
 describe('@gateway/client entries', () => {
   it('the browser entry imports nothing outside the package but its pure-JS dependencies, and no node: module', () => {
     const g = graph('index.ts');
-    // crc-32 (SheetJS): the order book checksum (docs/client.md "Order books"); @noble/hashes: the
-    // synchronous SHA-256 of verifyAccount (ADR 0300). Both plain JavaScript, browser-safe.
-    expect(g.external.sort()).toEqual(['@noble/hashes/sha2.js', 'crc-32']);
+    // crc-32 (SheetJS): the order book checksum (docs/client.md "Order books"); hash-wasm (its
+    // WebAssembly) and @noble/hashes (plain JavaScript, where WebAssembly is refused): the synchronous
+    // SHA-256 of verifyAccount (ADR 0300, ADR 0370). All browser-safe.
+    expect(g.external.sort()).toEqual(['@noble/hashes/sha2.js', 'crc-32', 'hash-wasm']);
     expect(g.files).not.toContain('node.ts');
     expect(g.files).toEqual(
       expect.arrayContaining(['client.ts', 'ed25519.ts', 'signing.ts', 'stream.ts', 'transport.ts', 'positions.ts', 'toast.ts', 'errors.ts', 'retry.ts']),
@@ -37,6 +38,6 @@ describe('@gateway/client entries', () => {
   });
 
   it('only the Node entry uses node:http / node:https', () => {
-    expect(graph('node.ts').external.sort()).toEqual(['@noble/hashes/sha2.js', 'crc-32', 'node:http', 'node:https']);
+    expect(graph('node.ts').external.sort()).toEqual(['@noble/hashes/sha2.js', 'crc-32', 'hash-wasm', 'node:http', 'node:https']);
   });
 });

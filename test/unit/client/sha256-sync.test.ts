@@ -1,16 +1,30 @@
-// The client's SHA-256 in plain JavaScript (ADR 0300) against node:crypto and WebCrypto: every
-// length across the first block boundaries and a long input, the FIPS 180-4 examples, a leaf per
-// text (ASCII and not), and trees of every small size in the scheme's shape (the unpaired last node
-// moved up unchanged), compared with the scheme's own treeRoot over node:crypto hashes.
+// The client's synchronous SHA-256, both implementations (hash-wasm's WebAssembly, ADR 0370, and
+// @noble/hashes' plain JavaScript, ADR 0300), against node:crypto and WebCrypto: every length across
+// the first block boundaries and a long input, the FIPS 180-4 examples, a leaf per text (ASCII and
+// not), and trees of every small size in the scheme's shape (the unpaired last node moved up
+// unchanged), compared with the scheme's own treeRoot over node:crypto hashes.
 import { createHash, randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
-import { leavesOf, nodeSync, rootLeaf, sha256Into, sha256Sync, treeRootOf } from '../../../packages/client/src/verify/sha256-sync.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { leavesOf, loadSha256, nodeSync, rootLeaf, sha256Engine, sha256Into, sha256Sync, treeRootOf, useSha256, type Sha256Engine } from '../../../packages/client/src/verify/sha256-sync.js';
 import { treeRoot } from '../../../packages/client/src/verify/scheme.js';
 
 const sha = (...parts: Uint8Array[]) => createHash('sha256').update(Buffer.concat(parts)).digest();
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 
-describe('SHA-256 in plain JavaScript', () => {
+it('loads the WebAssembly one, which then hashes by default; either can be chosen', async () => {
+  await loadSha256();
+  expect(sha256Engine()).toBe('wasm');
+  expect(useSha256('js')).toBe('js');
+  expect(useSha256('wasm')).toBe('wasm');
+});
+
+describe.each<Sha256Engine>(['wasm', 'js'])('SHA-256 in %s', (engine) => {
+  beforeAll(async () => {
+    await loadSha256();
+    expect(useSha256(engine)).toBe(engine);
+  });
+  afterAll(() => void useSha256('wasm'));
+
   it('equals node:crypto at every length from 0 to 1 100 bytes and on 3 MB, and WebCrypto on a sample', async () => {
     for (let n = 0; n <= 1100; n++) {
       const data = randomBytes(n);

@@ -3,7 +3,9 @@
 // batch's user root (the first one's to 64 zeros), and no event in two batches.
 import type { UserBatch, UserBatchProof } from '../generated/wire.js';
 import type { List } from '../types.js';
-import { verifyUserBatch, type BatchVerdict } from './verify-batch.js';
+import { RESPONSE_BYTES } from '../transport.js';
+import { leavesOfPage } from './page-leaves.js';
+import { verifyUserBatchFrom, type BatchVerdict } from './verify-batch.js';
 
 export interface HistoryProgress {
   /** Batches checked so far, and how many there are. */
@@ -119,10 +121,13 @@ export async function verifyHistory(source: HistorySource, party: string, option
   const proofs: UserBatchProof[] = new Array(total);
   const verdicts: BatchVerdict[] = new Array(total);
   const indexOf = new Map(recorded.map((b, i) => [b.userSeq, i]));
+  // The leaves of the proofs that came in a page whose bytes the source kept (GatewayClient does),
+  // hashed from the bytes they arrived as (page-leaves.ts, ADR 0370).
+  const leavesOf = new WeakMap<UserBatchProof, Uint8Array>();
   const check = async (i: number, proof: UserBatchProof): Promise<void> => {
     if (options.signal?.aborted) throw new Error('verifyHistory aborted');
     proofs[i] = proof;
-    const verdict = await verifyUserBatch(proof);
+    const verdict = await verifyUserBatchFrom(proof, leavesOf.get(proof) ?? null);
     verdicts[i] = verdict;
     progress.done++;
     progress[verdict.status === 'verified' ? 'verified' : verdict.status === 'pending' ? 'pending' : 'failed']++;
@@ -141,6 +146,14 @@ export async function verifyHistory(source: HistorySource, party: string, option
       for (let since = r.since; ; ) {
         const page = await list(party, { since, limit: Math.min(PAGE_BATCHES, r.batches) });
         items.push(...page.items);
+        const bytes = (page as { [RESPONSE_BYTES]?: unknown })[RESPONSE_BYTES];
+        const leaves = bytes instanceof Uint8Array ? leavesOfPage(bytes) : null;
+        if (leaves !== null && leaves.length === page.items.length) {
+          page.items.forEach((proof, k) => {
+            const l = leaves[k];
+            if (l && typeof proof === 'object' && proof !== null) leavesOf.set(proof, l);
+          });
+        }
         const last = page.items.at(-1)?.userSeq;
         // A cursor that does not move on ends the range too: what it lacks is fetched alone below.
         if (page.nextCursor === null || last === undefined || last >= r.lastUserSeq || page.nextCursor <= since) return items;

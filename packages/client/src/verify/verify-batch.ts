@@ -1,13 +1,14 @@
 // verifyUserBatch(proof): the client's own check of one user batch (docs/verification.md), trusting
 // nothing the gateway computed: the user root is recomputed from the events, the path folded up to
 // the manifest root, and each is compared with what the chain recorded (`proof.chain`). The
-// gateway's `status` is only reported alongside. Hashing is SHA-256 in plain JavaScript, each leaf
-// and node in place in one buffer (sha256-sync.ts, ADR 0300): a history is about two hashes of a few
-// hundred bytes per event, where WebCrypto's cost was its per-call hop, not the bytes (ADR 0064).
+// gateway's `status` is only reported alongside. Hashing is synchronous SHA-256 (WebAssembly once
+// loaded, else plain JavaScript), each leaf and node in place in one buffer (sha256-sync.ts, ADR 0300,
+// ADR 0370): a history is about two hashes of a few hundred bytes per event, where WebCrypto's cost
+// was its per-call hop, not the bytes (ADR 0064).
 import type { UserBatchProof } from '../generated/wire.js';
 import { heldBy, isHash, leafText, type CommittedEvent } from './scheme.js';
 import { fromHex, toHex } from './hex.js';
-import { leavesOf, nodeSync, rootLeaf, treeRootOf } from './sha256-sync.js';
+import { leavesOf, loadSha256, nodeSync, rootLeaf, treeRootOf } from './sha256-sync.js';
 
 /** The step of the check that failed. */
 export type VerifyStep =
@@ -68,11 +69,13 @@ function foldPathHex(userRoot: string, path: ReadonlyArray<{ side: string; hash:
 
 /** The user root (hex) of a batch's events, in the order given. */
 export async function userRootOf(events: readonly CommittedEvent[]): Promise<string> {
+  await loadSha256();
   return userRootHex(events);
 }
 
 /** Folds a path from a user root: the manifest root it leads to (hex). */
 export async function foldPath(userRoot: string, path: ReadonlyArray<{ side: string; hash: string }>): Promise<string> {
+  await loadSha256();
   return foldPathHex(userRoot, path);
 }
 
@@ -100,7 +103,18 @@ function shapeError(proof: unknown): string | null {
  * has no manifest for it yet (the events are still checked for shape); otherwise `failed` with the
  * first step that failed.
  */
-export async function verifyUserBatch(proof: UserBatchProof): Promise<BatchVerdict> {
+export function verifyUserBatch(proof: UserBatchProof): Promise<BatchVerdict> {
+  return verifyUserBatchFrom(proof, null);
+}
+
+/**
+ * verifyUserBatch, with the leaves of `proof.events` already hashed from the bytes they arrived as
+ * (page-leaves.ts, ADR 0370), 32 bytes each, or null. Their root is used when it is the chain's; when
+ * it is not, the events' canonical form is hashed and judged as verifyUserBatch judges it, so the
+ * verdict is the same either way.
+ */
+export async function verifyUserBatchFrom(proof: UserBatchProof, leaves: Uint8Array | null): Promise<BatchVerdict> {
+  await loadSha256();
   const party = typeof proof?.party === 'string' ? proof.party : '';
   const userSeq = typeof proof?.userSeq === 'number' ? proof.userSeq : 0;
   const gatewayStatus = typeof proof?.status === 'string' ? proof.status : 'unknown';
@@ -126,7 +140,8 @@ export async function verifyUserBatch(proof: UserBatchProof): Promise<BatchVerdi
   const chain = proof.chain;
   if (!chain || chain.manifestRoot === null) return { status: 'pending', party, userSeq, eventCount: events.length, gatewayStatus };
   if (events.length !== chain.eventCount) return fail('eventCount', `${events.length} events, the chain recorded ${chain.eventCount}`, String(chain.eventCount), String(events.length));
-  const userRoot = userRootHex(events);
+  const fromBytes = leaves !== null && leaves.length === 32 * events.length ? treeRootOf(leaves.slice(), events.length) : null;
+  const userRoot = fromBytes !== null && toHex(fromBytes) === chain.userRoot ? chain.userRoot : userRootHex(events);
   if (userRoot !== chain.userRoot) return fail('userRoot', "the events do not hash to the chain's user root", chain.userRoot, userRoot);
   const manifestRoot = foldPathHex(userRoot, proof.path);
   if (manifestRoot !== chain.manifestRoot) return fail('manifest', "the user root is not under the chain's manifest root", chain.manifestRoot, manifestRoot);

@@ -1,0 +1,84 @@
+// The client's verification in Chromium, as a page runs it: GatewayClient.verifyHistory over HTTP
+// (a page of proofs fetched, its leaves hashed from its bytes, ADR 0370) hashes with WebAssembly on
+// an ordinary page, and with plain JavaScript on a page whose Content-Security-Policy refuses
+// WebAssembly (no 'wasm-unsafe-eval'), with the same verdicts; a tampered event fails in both.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { build } from 'esbuild';
+import { launchBrowser, requireChromiumOrSkip } from '../../support/chromium.js';
+import { committedHistory, proofPageText } from '../../support/committed-history.js';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+const run = requireChromiumOrSkip('the in-browser verification test (test/e2e/client/verify-in-browser.test.ts)');
+
+describe.skipIf(!run)('verifyHistory in Chromium', () => {
+  let server: Server;
+  let base: string;
+  let browser: Awaited<ReturnType<typeof launchBrowser>>;
+  let party: string;
+
+  beforeAll(async () => {
+    const history = await committedHistory();
+    party = history.party;
+    const honest = proofPageText(history.proofs);
+    const tampered = honest.replace('"price":"2002"', '"price":"1"');
+    expect(tampered).not.toBe(honest);
+    const bundle = await build({
+      stdin: {
+        contents: `import { GatewayClient } from './client.ts'; import { sha256Engine } from './verify/sha256-sync.ts'; Object.assign(globalThis, { GatewayClient, sha256Engine });`,
+        resolveDir: join(ROOT, 'packages/client/src'),
+        loader: 'ts',
+      },
+      bundle: true,
+      format: 'iife',
+      target: 'es2022',
+      platform: 'browser',
+      write: false,
+    });
+    const script = bundle.outputFiles[0]!.text;
+    // The gateway's two routes verifyHistory reads (/honest/… and /tampered/… as two gateways), and the page.
+    server = createServer((req, res) => {
+      const url = new URL(req.url!, 'http://x');
+      const json = (body: string) => void res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      if (url.pathname === '/app.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
+      if (url.pathname.endsWith('/user-batches')) return json(JSON.stringify({ items: history.batches, nextCursor: null }));
+      if (url.pathname.endsWith('/user-batches/proofs')) return json(url.pathname.startsWith('/tampered/') ? tampered : honest);
+      const csp = url.pathname === '/strict' ? { 'content-security-policy': "default-src 'self'; script-src 'self'" } : {};
+      res.writeHead(200, { 'content-type': 'text/html', ...csp }).end('<!doctype html><script src="/app.js"></script>');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    browser = await launchBrowser();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    server?.close();
+  });
+
+  for (const [page, engine] of [['/', 'wasm'], ['/strict', 'js']] as const) {
+    it(`on ${page === '/' ? 'an ordinary page' : "a page whose CSP refuses WebAssembly"}: hashes with ${engine}, an honest history verified, a tampered one failed`, async () => {
+      const tab = await browser.context.newPage();
+      const errors: string[] = [];
+      tab.on('pageerror', (e) => errors.push(e.message));
+      await tab.goto(base + page);
+      const result = await tab.evaluate(
+        async ({ base, party }) => {
+          const g = globalThis as unknown as {
+            GatewayClient: new (o: object) => { verifyHistory(p: string): Promise<{ status: string; verified: number; verdicts: Array<{ status: string; step?: string }> }> };
+            sha256Engine(): string;
+          };
+          const honest = await new g.GatewayClient({ baseUrl: `${base}/honest`, retry: { retries: 0 } }).verifyHistory(party);
+          const tampered = await new g.GatewayClient({ baseUrl: `${base}/tampered`, retry: { retries: 0 } }).verifyHistory(party);
+          return { engine: g.sha256Engine(), honest: [honest.status, honest.verified], tampered: tampered.verdicts.map((v) => [v.status, v.step ?? null]) };
+        },
+        { base, party },
+      );
+      expect(result).toEqual({ engine, honest: ['verified', 2], tampered: [['verified', null], ['failed', 'userRoot']] });
+      expect(errors).toEqual([]);
+      await tab.close();
+    });
+  }
+});
