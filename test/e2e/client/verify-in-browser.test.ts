@@ -1,7 +1,8 @@
 // The client's verification in Chromium, as a page runs it: GatewayClient.verifyHistory over HTTP
 // (a page of proofs fetched, its leaves hashed from its bytes, ADR 0370) hashes with WebAssembly on
 // an ordinary page, and with plain JavaScript on a page whose Content-Security-Policy refuses
-// WebAssembly (no 'wasm-unsafe-eval'), with the same verdicts; a tampered event fails in both.
+// WebAssembly (no 'wasm-unsafe-eval'), with the same verdicts; a tampered event fails in both. A
+// page that chose plain JavaScript (useSha256('js')) compiles nothing: no CSP violation at all.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -27,7 +28,7 @@ describe.skipIf(!run)('verifyHistory in Chromium', () => {
     expect(tampered).not.toBe(honest);
     const bundle = await build({
       stdin: {
-        contents: `import { GatewayClient } from './client.ts'; import { sha256Engine } from './verify/sha256-sync.ts'; Object.assign(globalThis, { GatewayClient, sha256Engine });`,
+        contents: `import { GatewayClient, sha256Engine, useSha256 } from './index.ts'; Object.assign(globalThis, { GatewayClient, sha256Engine, useSha256 });`,
         resolveDir: join(ROOT, 'packages/client/src'),
         loader: 'ts',
       },
@@ -58,25 +59,35 @@ describe.skipIf(!run)('verifyHistory in Chromium', () => {
     server?.close();
   });
 
-  for (const [page, engine] of [['/', 'wasm'], ['/strict', 'js']] as const) {
-    it(`on ${page === '/' ? 'an ordinary page' : "a page whose CSP refuses WebAssembly"}: hashes with ${engine}, an honest history verified, a tampered one failed`, async () => {
+  const cases = [
+    { page: '/', choose: null, engine: 'wasm', violations: false, what: 'an ordinary page' },
+    { page: '/strict', choose: null, engine: 'js', violations: true, what: 'a page whose CSP refuses WebAssembly' },
+    { page: '/strict', choose: 'js', engine: 'js', violations: false, what: "a page whose CSP refuses WebAssembly, after useSha256('js')" },
+  ] as const;
+  for (const { page, choose, engine, violations, what } of cases) {
+    it(`on ${what}: hashes with ${engine}, an honest history verified, a tampered one failed`, async () => {
       const tab = await browser.context.newPage();
       const errors: string[] = [];
       tab.on('pageerror', (e) => errors.push(e.message));
       await tab.goto(base + page);
       const result = await tab.evaluate(
-        async ({ base, party }) => {
+        async ({ base, party, choose }) => {
           const g = globalThis as unknown as {
             GatewayClient: new (o: object) => { verifyHistory(p: string): Promise<{ status: string; verified: number; verdicts: Array<{ status: string; step?: string }> }> };
             sha256Engine(): string;
+            useSha256(engine: string): string;
           };
+          const blocked: string[] = [];
+          document.addEventListener('securitypolicyviolation', (e) => blocked.push(e.blockedURI));
+          if (choose) g.useSha256(choose);
           const honest = await new g.GatewayClient({ baseUrl: `${base}/honest`, retry: { retries: 0 } }).verifyHistory(party);
           const tampered = await new g.GatewayClient({ baseUrl: `${base}/tampered`, retry: { retries: 0 } }).verifyHistory(party);
-          return { engine: g.sha256Engine(), honest: [honest.status, honest.verified], tampered: tampered.verdicts.map((v) => [v.status, v.step ?? null]) };
+          // (A violation is reported by a task queued at the refusal, long before the fetches that follow end.)
+          return { engine: g.sha256Engine(), honest: [honest.status, honest.verified], tampered: tampered.verdicts.map((v) => [v.status, v.step ?? null]), violated: blocked.length > 0 };
         },
-        { base, party },
+        { base, party, choose },
       );
-      expect(result).toEqual({ engine, honest: ['verified', 2], tampered: [['verified', null], ['failed', 'userRoot']] });
+      expect(result).toEqual({ engine, honest: ['verified', 2], tampered: [['verified', null], ['failed', 'userRoot']], violated: violations });
       expect(errors).toEqual([]);
       await tab.close();
     });

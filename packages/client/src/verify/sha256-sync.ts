@@ -18,9 +18,11 @@ let preferred: Sha256Engine = 'wasm';
 /**
  * Loads the WebAssembly hasher once; resolves either way (where WebAssembly is refused, the
  * JavaScript one goes on hashing: same results, slower). `verifyUserBatch` awaits it. Imported
- * when first needed, so that a bundler splits it (about 8 KB gzip) from a page that never verifies.
+ * when first needed, so that a bundler splits it (about 8 KB gzip) from a page that never verifies;
+ * never while `useSha256('js')` is in force (a page that wants no WebAssembly compiled).
  */
 export function loadSha256(): Promise<void> {
+  if (preferred === 'js' && loading === undefined) return Promise.resolve();
   loading ??= import('./wasm-sha256.js').then((m) => m.createSHA256()).then(
     (h) => {
       loaded = h;
@@ -31,8 +33,9 @@ export function loadSha256(): Promise<void> {
 }
 
 /**
- * Which implementation hashes from now on ('wasm' by default, once loaded; 'js' always can), and
- * which one that makes it now. For a page that wants no WebAssembly, and for the tests of both.
+ * Which SHA-256 verification hashes with from now on: 'wasm' (the default: hash-wasm's WebAssembly,
+ * loaded on the first verification) or 'js' (@noble/hashes' plain JavaScript; nothing is compiled).
+ * Returns the one hashing now ('js' until the WebAssembly one is loaded). Both give the same results.
  */
 export function useSha256(engine: Sha256Engine): Sha256Engine {
   preferred = engine;
