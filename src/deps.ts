@@ -21,6 +21,8 @@ export interface AppDeps extends HttpDeps {
   config: Config;
   /** The one source of time and timers (systemClock; a test may pass a VirtualClock). */
   clock: Clock;
+  /** Numbers in [0, 1) for the engine source's jittered backoff (Math.random; a test may pass fixed ones, as it passes a clock). */
+  random?: () => number;
   logger: FastifyBaseLogger;
   db: Database;
   engine: EngineClient;
@@ -55,7 +57,7 @@ export function createDeps(config: Config, overrides: Partial<AppDeps> = {}): Ap
   // With REDIS_URL one replay memory for the whole fleet (fails closed), else this process's own.
   const replays = overrides.replays ?? fleet?.replays ?? new MemoryReplayGuard(config.replayMemoryMax, () => clock.now(), config.signatureWindowMs);
   // An explicit `live: null` override builds an app without the live runtime.
-  const live = overrides.live !== undefined ? overrides.live : new LiveRuntime({ config, logger, db, engine, metrics, clock, features: liveFeatures({ config, logger, db, engine, metrics, sessions, clock }), source: engineEventSource({ config, logger, db, engine, metrics, clock }) });
+  const live = overrides.live !== undefined ? overrides.live : new LiveRuntime({ config, logger, db, engine, metrics, clock, features: liveFeatures({ config, logger, db, engine, metrics, sessions, clock }), source: engineEventSource({ config, logger, db, engine, metrics, clock, ...(overrides.random ? { random: overrides.random } : {}) }) });
   return { config, clock, logger, db, engine, metrics, sessions, replays, live, fleet };
 }
 

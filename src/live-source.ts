@@ -23,6 +23,8 @@ export interface LiveSourceDeps {
   metrics: Metrics;
   /** The source's timers (backoff, watchdogs, head checks); default systemClock. */
   clock?: Clock;
+  /** The SSE bridge's backoff jitter, numbers in [0, 1); default Math.random. */
+  random?: () => number;
 }
 
 export type MakeEngineEventSource = (sink: EngineEventSink) => EngineEventSource;
@@ -59,6 +61,7 @@ export function engineEventSource(deps: LiveSourceDeps): MakeEngineEventSource {
       logger,
       metrics,
       clock,
+      ...(deps.random ? { random: deps.random } : {}),
     });
   };
 }

@@ -182,7 +182,10 @@ describe('SSE bridge', () => {
 
   it('a wrong token is refused by the engine and retried with backoff, not hammered (virtual time)', async () => {
     const clock = new VirtualClock();
-    s = await startStack({ ENGINE_ADMIN_TOKEN: 'wrong' }, { clock });
+    // The jitter fixed near its top: each retry comes just before its cap, so a refusal that comes
+    // back while an advance is still running sets a backoff that ends after that advance (with a
+    // draw near 0 it could end within it, and two attempts pass in one window).
+    s = await startStack({ ENGINE_ADMIN_TOKEN: 'wrong' }, { clock, random: () => 0.999 });
     const engine = s.engine;
     const metrics = async () => (await (await fetch(`${s!.gw.url}/metrics`)).text()).match(/bff_sse_reconnects_total (\d+)/)?.[1];
     // The bridge has taken its refusal and waits on its backoff (counted as it starts to wait).

@@ -91,7 +91,7 @@ export interface Stack {
 }
 
 /** The scripted engine + a listening gateway whose live runtime is started. */
-export async function startStack(env: Record<string, string | undefined> = {}, opts: { engine?: ScriptedEngine; start?: boolean; clock?: Clock } = {}): Promise<Stack> {
+export async function startStack(env: Record<string, string | undefined> = {}, opts: { engine?: ScriptedEngine; start?: boolean; clock?: Clock; random?: () => number } = {}): Promise<Stack> {
   const engine = opts.engine ?? (await startScriptedEngine());
   const gw = await startGateway(
     {
@@ -102,7 +102,8 @@ export async function startStack(env: Record<string, string | undefined> = {}, o
       ...env,
     },
     // A VirtualClock: the gateway's timers (backoff, watchdogs, polls) run only as the test advances it.
-    { listen: true, ...(opts.clock ? { overrides: { clock: opts.clock } } : {}) },
+    // `random`: the backoff's jitter, fixed by a test that counts attempts per window of that time.
+    { listen: true, overrides: { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.random ? { random: opts.random } : {}) } },
   );
   const live = gw.deps.live!;
   if (opts.start ?? true) await live.start();
