@@ -31,10 +31,10 @@ import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import postgres from 'postgres';
 import { migrate } from '../schema/migrate.js';
 import { launchBrowser } from '../test/support/chromium.js';
+import { clientBundle } from '../test/support/client-bundle.js';
 import { startGateway } from '../test/support/gateway.js';
 import { startEngine } from '../sandbox/engine/index.js';
 import { startIndexer } from '../sandbox/indexer/indexer.js';
@@ -163,22 +163,7 @@ export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
     // pages' fetch with every page built (the first verification's server side, measured alone).
     const fresh = await startGateway({ DATABASE_URL: u.toString(), AUTH_DISABLED: 'true', RATE_LIMIT_MAX: '10000000' }, { listen: true, overrides: { live: null } });
     closers.unshift(() => fresh.close());
-    const bundle = await build({
-      stdin: {
-        contents:
-          `import { GatewayClient } from './client.ts'; import { verifyUserBatch } from './verify/verify-batch.ts'; import { leafText } from './verify/scheme.ts';` +
-          ` import { verifyHistory } from './verify/history.ts'; import { checkAccount } from './verify/verify-account.ts'; import { sha256Engine } from './verify/sha256-sync.ts';` +
-          ` Object.assign(globalThis, { GatewayClient, verifyUserBatch, leafText, verifyHistory, checkAccount, sha256Engine });`,
-        resolveDir: join(ROOT, 'packages/client/src'),
-        loader: 'ts',
-      },
-      bundle: true,
-      format: 'iife',
-      target: 'es2022',
-      platform: 'browser',
-      write: false,
-    });
-    const script = bundle.outputFiles[0]!.text;
+    const script = await clientBundle(['GatewayClient', 'verifyUserBatch', 'leafText', 'verifyHistory', 'checkAccount', 'sha256Engine']);
     const page = createServer((req, res) => {
       if (req.url === '/verify.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
       res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><script src="/verify.js"></script>');

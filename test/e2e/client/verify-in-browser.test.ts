@@ -5,13 +5,11 @@
 // page that chose plain JavaScript (useSha256('js')) compiles nothing: no CSP violation at all.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { build } from 'esbuild';
 import { launchBrowser, requireChromiumOrSkip } from '../../support/chromium.js';
+import { clientBundle } from '../../support/client-bundle.js';
 import { committedHistory, proofPageText } from '../../support/committed-history.js';
 
-const ROOT = resolve(import.meta.dirname, '../../..');
 const run = requireChromiumOrSkip('the in-browser verification test (test/e2e/client/verify-in-browser.test.ts)');
 
 describe.skipIf(!run)('verifyHistory in Chromium', () => {
@@ -26,19 +24,7 @@ describe.skipIf(!run)('verifyHistory in Chromium', () => {
     const honest = proofPageText(history.proofs);
     const tampered = honest.replace('"price":"2002"', '"price":"1"');
     expect(tampered).not.toBe(honest);
-    const bundle = await build({
-      stdin: {
-        contents: `import { GatewayClient, sha256Engine, useSha256 } from './index.ts'; Object.assign(globalThis, { GatewayClient, sha256Engine, useSha256 });`,
-        resolveDir: join(ROOT, 'packages/client/src'),
-        loader: 'ts',
-      },
-      bundle: true,
-      format: 'iife',
-      target: 'es2022',
-      platform: 'browser',
-      write: false,
-    });
-    const script = bundle.outputFiles[0]!.text;
+    const script = await clientBundle(['GatewayClient', 'sha256Engine', 'useSha256']);
     // The gateway's two routes verifyHistory reads (/honest/… and /tampered/… as two gateways), and the page.
     server = createServer((req, res) => {
       const url = new URL(req.url!, 'http://x');
