@@ -28,10 +28,17 @@ export const fetchSender =
   (fetchImpl: typeof fetch = globalThis.fetch): Sender =>
   async ({ method, url, headers, body }) => {
     const res = await fetchImpl(url, { method, headers, body: body ?? null });
-    // The bytes, decoded as res.text() would (UTF-8, malformed sequences replaced), kept for the
-    // calls that want them (a page of proofs, ADR 0370).
+    // The bytes, kept for the calls that want them (a page of proofs, ADR 0370); the text is
+    // decoded from them as res.text() would (UTF-8, malformed sequences replaced), once, if asked.
     const bytes = new Uint8Array(await res.arrayBuffer());
-    return { status: res.status, text: utf8.decode(bytes), bytes };
+    let text: string | undefined;
+    return {
+      status: res.status,
+      bytes,
+      get text() {
+        return (text ??= utf8.decode(bytes));
+      },
+    };
   };
 
 const utf8 = new TextDecoder();
@@ -191,12 +198,15 @@ export class Transport {
 }
 
 function parse<T>(result: SendResult, target: string, keepBytes: boolean): T {
+  // Bytes kept on the answer are the ones it is parsed from, whatever the sender's text says: a
+  // check of those bytes is then a check of what the answer holds (ADR 0370).
+  const bytes = keepBytes ? result.bytes : undefined;
   let value: unknown;
   try {
-    value = JSON.parse(result.text);
+    value = JSON.parse(bytes ? utf8.decode(bytes) : result.text);
   } catch {
     throw new GatewayError(result.status, target, { error: 'the gateway answered a body that is not JSON', code: 'bad_response' });
   }
-  if (keepBytes && result.bytes && typeof value === 'object' && value !== null) Object.defineProperty(value, RESPONSE_BYTES, { value: result.bytes });
+  if (bytes && typeof value === 'object' && value !== null) Object.defineProperty(value, RESPONSE_BYTES, { value: bytes });
   return value as T;
 }

@@ -4,14 +4,15 @@
 // the parser does is refused (duplicate or escaped keys, malformed); and verifyHistory over pages
 // with their bytes gives the verdicts it gives without them: an honest page verified, a page written
 // in another (valid, not canonical) form verified through the canonical fallback, a tampered event
-// failed at the same step with the same roots as verifyUserBatch alone.
+// failed at the same step with the same roots as verifyUserBatch alone; and the bytes a page is kept
+// with are the ones it was parsed from, whatever a sender says beside them.
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { leavesOfPage } from '../../../packages/client/src/verify/page-leaves.js';
 import { verifyHistory, type HistorySource } from '../../../packages/client/src/verify/history.js';
 import { verifyUserBatch } from '../../../packages/client/src/verify/verify-batch.js';
-import { RESPONSE_BYTES } from '../../../packages/client/src/transport.js';
+import { RESPONSE_BYTES, Transport, type Sender } from '../../../packages/client/src/transport.js';
 import type { UserBatch, UserBatchProof } from '../../../packages/client/src/generated/wire.js';
 import { committedHistory, HISTORY_PARTY, proofText } from '../../support/committed-history.js';
 
@@ -133,5 +134,20 @@ describe('verifyHistory over pages with their bytes', () => {
     expect(v.status).toBe('failed');
     expect(alone).toMatchObject({ status: 'failed', step: 'userRoot' });
     expect(v.verdicts[1]).toEqual(alone);
+  });
+});
+
+describe('the bytes a page is kept with', () => {
+  it('are the bytes it was parsed from, whatever text the sender gave beside them', async () => {
+    const kept = '{"items":[{"events":[{"a":1}]}],"nextCursor":null}';
+    const sender: Sender = async () => ({ status: 200, text: '{"items":[{"events":[{"a":2}]}],"nextCursor":null}', bytes: utf8.encode(kept) });
+    const transport = new Transport('http://gateway.invalid', undefined, sender);
+    const page = await transport.call<{ items: Array<{ events: unknown[] }> }>({ method: 'GET', path: '/v1/x', keepBytes: true });
+    expect(page.items[0]!.events).toEqual([{ a: 1 }]);
+    expect(new TextDecoder().decode((page as { [RESPONSE_BYTES]?: Uint8Array })[RESPONSE_BYTES])).toBe(kept);
+    // Without keepBytes the text is the answer, and no bytes are kept.
+    const plain = await transport.call<{ items: Array<{ events: unknown[] }> }>({ method: 'GET', path: '/v1/x' });
+    expect(plain.items[0]!.events).toEqual([{ a: 2 }]);
+    expect(RESPONSE_BYTES in plain).toBe(false);
   });
 });
