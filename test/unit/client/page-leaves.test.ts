@@ -14,7 +14,7 @@ import { verifyHistory, type HistorySource } from '../../../packages/client/src/
 import { verifyUserBatch } from '../../../packages/client/src/verify/verify-batch.js';
 import { RESPONSE_BYTES, Transport, type Sender } from '../../../packages/client/src/transport.js';
 import type { UserBatch, UserBatchProof } from '../../../packages/client/src/generated/wire.js';
-import { committedHistory, HISTORY_PARTY, proofText } from '../../support/committed-history.js';
+import { committedHistory, HISTORY_PARTY, proofPageText, proofText } from '../../support/committed-history.js';
 
 const utf8 = new TextEncoder();
 const leafOf = (text: string) => createHash('sha256').update(Buffer.from([0])).update(Buffer.from(text, 'utf8')).digest('hex');
@@ -86,9 +86,6 @@ describe('leavesOfPage', () => {
   });
 });
 
-const A = HISTORY_PARTY;
-const history = committedHistory;
-
 /** A source serving `pageText` as its one page of proofs, with its bytes kept as GatewayClient keeps them. */
 function source(batches: UserBatch[], proofs: UserBatchProof[], pageText: string | null): HistorySource {
   return {
@@ -104,32 +101,31 @@ function source(batches: UserBatch[], proofs: UserBatchProof[], pageText: string
 }
 
 const pageOf = (proofTexts: string[]) => `{"items":[${proofTexts.join(',')}],"nextCursor":null}`;
-const textOf = proofText;
 
 describe('verifyHistory over pages with their bytes', () => {
   it('an honest page: verified, with the verdicts of the same proofs checked one by one', async () => {
-    const { batches, proofs } = await history();
-    const fast = await verifyHistory(source(batches, proofs, pageOf(proofs.map(textOf))), A);
-    const alone = await verifyHistory({ ...source(batches, proofs, null), listUserBatchProofs: undefined } as HistorySource, A);
+    const { batches, proofs } = await committedHistory();
+    const fast = await verifyHistory(source(batches, proofs, proofPageText(proofs)), HISTORY_PARTY);
+    const alone = await verifyHistory({ ...source(batches, proofs, null), listUserBatchProofs: undefined } as HistorySource, HISTORY_PARTY);
     expect(fast.status).toBe('verified');
     expect(fast.verdicts).toEqual(alone.verdicts);
   });
 
   it('a page written in another valid form (indented, members in another order): verified through the canonical form', async () => {
-    const { batches, proofs } = await history();
-    const v = await verifyHistory(source(batches, proofs, JSON.stringify({ nextCursor: null, items: proofs }, null, 2)), A);
+    const { batches, proofs } = await committedHistory();
+    const v = await verifyHistory(source(batches, proofs, JSON.stringify({ nextCursor: null, items: proofs }, null, 2)), HISTORY_PARTY);
     expect(v.status).toBe('verified');
     expect(v.verified).toBe(2);
   });
 
   it('a tampered event: failed at the same step, with the same roots, as verifyUserBatch alone', async () => {
-    const { batches, proofs } = await history();
-    const texts = proofs.map(textOf);
+    const { batches, proofs } = await committedHistory();
+    const texts = proofs.map(proofText);
     // The second batch's fill at another price, in its bytes and so in its parsed event.
     const tampered = texts[1]!.replace(/"price":"2002"/, '"price":"1"');
     expect(tampered).not.toBe(texts[1]);
     const page = pageOf([texts[0]!, tampered]);
-    const v = await verifyHistory(source(batches, proofs, page), A);
+    const v = await verifyHistory(source(batches, proofs, page), HISTORY_PARTY);
     const alone = await verifyUserBatch(JSON.parse(tampered) as UserBatchProof);
     expect(v.status).toBe('failed');
     expect(alone).toMatchObject({ status: 'failed', step: 'userRoot' });
