@@ -1,6 +1,5 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
-import LongestFirstSequencer from './test/support/sequencer.js';
 
 // One configuration, one project per lane (test/README.md):
 // - unit: no process, no server, no database; pure code and code on a VirtualClock. One worker
@@ -9,17 +8,13 @@ import LongestFirstSequencer from './test/support/sequencer.js';
 // - e2e: the reference engine, the gateway, clients, browsers, fleets, processes.
 // - sandbox: the sandbox's engine, indexer, simulator and stack.
 // Integration and later lanes start real servers on loopback, so they get generous timeouts and a
-// fresh forked worker per file. Two files run at once, on CI's two cores: three ran faster (511 s
-// instead of 674 s) but made load-sensitive tests fail (a timed run's coverage counts), so it was
-// turned back (ADR 0375). The known-long files start first (the sequencer).
+// fresh forked worker per file; files run in parallel, bounded to the two cores CI has.
 export default defineConfig({
   // The console's modules import the published client by its name, as the console's bundle resolves it.
   resolve: { alias: { '@gateway/client': fileURLToPath(new URL('./packages/client/src/index.ts', import.meta.url)) } },
   test: {
     globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
-    // Known-long files first, across the lanes; the unit lane last (test/support/sequencer.ts, ADR 0375).
-    sequence: { sequencer: LongestFirstSequencer },
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
