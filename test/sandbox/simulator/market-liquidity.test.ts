@@ -3,6 +3,8 @@
 // for a minute. Every market has both sides a few ticks from the mark (the last trade), at least 10
 // levels a side in 99 % of the samples, and no trade of the minute is more than 1 % from the marks
 // sampled (a taker that swept a thin book would print far away, 0.7× the market in the report).
+// Each sample's mark is the last trade at the book's own seq (from the engine's log), so a book and
+// its mark are one instant of the engine, however late the test reads them on a busy machine.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { fileScope, testEngine } from '../../support/stacks.js';
@@ -36,6 +38,18 @@ describe('the simulated market (the stack\'s default rate and bots)', () => {
   it('keeps both sides of every book a few ticks from the mark, 10+ levels a side, and never sweeps', async () => {
     const sim = await startSimulator({ engineUrl: engine.url, adminToken: engine.adminToken });
     const from = engine.engine.log.maxSeq;
+    // The price of the market's last trade at or before `seq`, read from the engine's log.
+    const marks = new Map<string, Array<[number, number]>>(markets.map((m) => [m.symbol, []]));
+    let scanned = 0;
+    const markAt = (market: string, seq: number): number => {
+      for (const e of engine.engine.log.eventsSince(scanned)) {
+        scanned = e.seq;
+        if (e.kind === 'engine.order_filled') marks.get(e.market!)?.push([e.seq, Number(e.payload.price)]);
+      }
+      const list = marks.get(market)!;
+      for (let i = list.length - 1; i >= 0; i--) if (list[i]![0] <= seq) return list[i]![1];
+      return NaN;
+    };
     const samples: Sample[] = [];
     try {
       // Warm-up: a first trade in every market (a mark to measure from).
@@ -43,8 +57,8 @@ describe('the simulated market (the stack\'s default rate and bots)', () => {
       for (let i = 0; i < SAMPLES; i++) {
         const tickAt = Date.now();
         for (const m of markets) {
-          const book = (await (await fetch(`${engine.url}/v1/orderbook?market=${m.symbol}&depth=20`)).json()) as { bids: string[][]; asks: string[][] };
-          const mark = Number(engine.engine.lastPrice.get(m.symbol)) / 1e10;
+          const book = (await (await fetch(`${engine.url}/v1/orderbook?market=${m.symbol}&depth=20`)).json()) as { seq: number; bids: string[][]; asks: string[][] };
+          const mark = markAt(m.symbol, book.seq);
           samples.push({ market: m.symbol, bids: book.bids.length, asks: book.asks.length, bestBid: Number(book.bids[0]?.[0] ?? NaN), bestAsk: Number(book.asks[0]?.[0] ?? NaN), mark, tick: gridTick(m, mark) });
         }
         // Pacing: a sample a second.
