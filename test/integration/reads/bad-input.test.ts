@@ -117,7 +117,7 @@ describe('path parameters', () => {
 });
 
 /** What the validators must accept for an integer parameter: a string that is an integer in range. */
-const integerIn = (s: string, min: number, max: number) => /^\d{1,16}$/.test(s) && Number(s) >= min && Number(s) <= max;
+const integerIn = (s: string, min: number, max: number) => /^(?:0|[1-9]\d{0,15})$/.test(s) && Number(s) >= min && Number(s) <= max;
 
 const anyText = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 30 }),
