@@ -193,18 +193,41 @@ export async function batchesEventRows(sql: Queryable, party: string, claimSeqs:
 const SEQ_COLUMN = COLUMNS.indexOf('seq');
 
 /** The rows of both reads in seq order (the seqs are distinct: the events table's key). */
-function bySeq(a: readonly RawRow[], b: readonly RawRow[]): RawRow[] {
-  const rows = a.length === 0 ? [...b] : b.length === 0 ? [...a] : [...a, ...b];
-  const seqs = new Float64Array(rows.length);
-  const order = new Uint32Array(rows.length);
-  for (let i = 0; i < rows.length; i++) {
-    seqs[i] = intAt(rows[i]!, SEQ_COLUMN);
-    order[i] = i;
+export function bySeq(a: readonly RawRow[], b: readonly RawRow[]): RawRow[] {
+  const x = ascending(a);
+  const y = ascending(b);
+  const out = new Array<RawRow>(x.rows.length + y.rows.length);
+  let i = 0;
+  let j = 0;
+  for (let k = 0; k < out.length; k++) {
+    if (j >= y.rows.length || (i < x.rows.length && x.seqs[i]! < y.seqs[j]!)) out[k] = x.rows[i++]!;
+    else out[k] = y.rows[j++]!;
   }
-  order.sort((x, y) => seqs[x]! - seqs[y]!);
-  const out = new Array<RawRow>(rows.length);
-  for (let i = 0; i < rows.length; i++) out[i] = rows[order[i]!]!;
   return out;
+}
+
+/**
+ * The rows in ascending seq order, with their seqs. A read without ORDER BY comes in the order its
+ * plan found the rows: in the table's order (ascending, the events are appended in seq order) or an
+ * index read backwards (descending) for the most part, so those are taken as they are or reversed;
+ * any other order is sorted.
+ */
+function ascending(rows: readonly RawRow[]): { rows: readonly RawRow[]; seqs: Float64Array } {
+  const n = rows.length;
+  const seqs = new Float64Array(n);
+  let up = true;
+  let down = true;
+  for (let i = 0; i < n; i++) {
+    seqs[i] = intAt(rows[i]!, SEQ_COLUMN);
+    if (i > 0) {
+      if (seqs[i]! < seqs[i - 1]!) up = false;
+      else down = false;
+    }
+  }
+  if (up) return { rows, seqs };
+  if (down) return { rows: [...rows].reverse(), seqs: seqs.reverse() };
+  const order = Array.from({ length: n }, (_, i) => i).sort((p, q) => seqs[p]! - seqs[q]!);
+  return { rows: order.map((i) => rows[i]!), seqs: Float64Array.from(order, (i) => seqs[i]!) };
 }
 const KIND_COLUMN = COLUMNS.indexOf('kind');
 const PARTY_COLUMN = COLUMNS.indexOf('party');
