@@ -65,15 +65,31 @@ function stringEnd(src: Uint8Array, i: number, end: number): number {
   throw NOT_EXACT;
 }
 
+/** Copies the string whose opening quote is at `i` as it is, in the pass that finds its end; returns the index just past it. */
+function copyString(w: ByteWriter, src: Uint8Array, i: number, end: number): number {
+  const buf = w.reserve(end - i);
+  let at = w.length;
+  buf[at++] = src[i++]!;
+  while (i < end) {
+    const c = src[i++]!;
+    buf[at++] = c;
+    if (c === QUOTE) {
+      w.moveTo(at);
+      return i;
+    }
+    if (c === BACKSLASH) {
+      if (i >= end) break;
+      buf[at++] = src[i++]!;
+    }
+  }
+  throw NOT_EXACT;
+}
+
 /** Writes the value at `i` (no leading space), returns the index just past it. */
 function value(w: ByteWriter, src: Uint8Array, i: number, end: number): number {
   if (i >= end) throw NOT_EXACT;
   const b = src[i]!;
-  if (b === QUOTE) {
-    const e = stringEnd(src, i, end);
-    w.rawRange(src, i, e);
-    return e;
-  }
+  if (b === QUOTE) return copyString(w, src, i, end);
   if (b === OPEN_OBJECT) return object(w, src, i, end);
   if (b === OPEN_ARRAY) return array(w, src, i, end);
   if (b === MINUS || isDigit(b)) return number(w, src, i, end);
@@ -233,6 +249,6 @@ function reorder(w: ByteWriter, src: Uint8Array, first: number, base: number): v
   for (let k = 0; k < n; k++) {
     const m = order[k]!;
     if (k > 0) w.byte(COMMA);
-    w.rawRange(scratch, members[m + 2]! - first, members[m + 3]! - first);
+    w.copy(scratch, members[m + 2]! - first, members[m + 3]! - first);
   }
 }

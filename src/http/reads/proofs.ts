@@ -8,9 +8,34 @@ import type { RecordedUserBatch } from '../../db/queries/commitments.js';
 import { ProofCache } from '../../commitments/proof-cache.js';
 import { EventEnvelope } from './shapes.js';
 import type { FastifyReply } from 'fastify';
+import { Readable } from 'node:stream';
 
 function sendBytes(reply: FastifyReply, bytes: Buffer): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(bytes);
+}
+
+const ITEMS = Buffer.from('{"items":[');
+const COMMA = Buffer.from(',');
+
+/**
+ * Sends the bytes of `parts` one after the other, as one body of their total length (the same bytes
+ * and headers as sendBytes of their concatenation): a page of proofs is some 7 MB of answers, most of
+ * them kept by the cache, and copying them into one buffer per request (fresh memory each time) cost
+ * about as much as a kept page's whole answer.
+ */
+function sendParts(reply: FastifyReply, parts: readonly Buffer[]): FastifyReply {
+  let length = 0;
+  for (const part of parts) length += part.length;
+  let sent = false;
+  const body = new Readable({
+    read() {
+      if (sent) return;
+      sent = true;
+      for (const part of parts) this.push(part);
+      this.push(null);
+    },
+  });
+  return reply.type('application/json; charset=utf-8').header('content-length', String(length)).send(body);
 }
 
 const Hash = Type.String({ pattern: '^[0-9a-f]{64}$', description: '32-byte SHA-256 hash as 64 lower-case hex characters' });
@@ -89,9 +114,33 @@ const PROOF_CACHE_BYTES = 128 * 1024 * 1024;
  */
 export const PROOF_CACHE_TTL_MS = 60 * 60_000;
 
+/** Batches of a page built between two turns of the event loop (about 10 ms of work). */
+const BUILD_SLICE = 10;
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * The pages being built, one at a time in the order their reads ended. A client verifying a history
+ * asks for the next page while it checks one (history.ts, PAGES_AHEAD), so a gateway with no kept
+ * answer has a page to build and the next to read: building in slices lets the next page's
+ * statements go to the database and its rows come in while this one is built (the database's work
+ * beside the gateway's, instead of after it), and one page at a time keeps the first asked the first
+ * answered (two builds taking turns would delay both).
+ */
+class BuildLane {
+  private last: Promise<unknown> = Promise.resolve();
+
+  run<T>(build: () => Promise<T>): Promise<T> {
+    const done = this.last.then(build);
+    this.last = done.catch(() => {});
+    return done;
+  }
+}
+
 export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
   const cache = new ProofCache({ maxBytes: PROOF_CACHE_BYTES, ttlMs: PROOF_CACHE_TTL_MS, clock: app.clock });
+  const builds = new BuildLane();
 
   app.get(
     '/v1/users/:party/user-batches/:userSeq/proof',
@@ -180,26 +229,34 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
           return { parts, inputs, more: rows.length > records.length, last: records.at(-1)?.userSeq ?? null };
         },
       );
-      if (page.inputs) {
-        const built = assembleProofs(page.inputs);
-        let next = 0;
-        for (const [i, proof] of built.entries()) {
-          const record = page.inputs.batches[i]!.row;
-          const bytes = writeProof(proof, serialize);
-          const identity = recordIdentity(record);
-          if (proof.status === 'verified' && identity !== null) cache.set(`${party}\u0000${record.userSeq}`, identity, bytes);
-          while (page.parts[next] !== null) next++;
-          page.parts[next++] = bytes;
-        }
+      const inputs = page.inputs;
+      if (inputs && inputs.batches.length > 0) {
+        await builds.run(async () => {
+          let next = 0;
+          for (let from = 0; from < inputs.batches.length; from += BUILD_SLICE) {
+            // Between slices, the event loop's other work: the next page's request read and its
+            // statements sent, rows received, this page's predecessor written out.
+            if (from > 0) await turn();
+            const batches = inputs.batches.slice(from, from + BUILD_SLICE);
+            for (const [i, proof] of assembleProofs({ party: inputs.party, batches }).entries()) {
+              const record = batches[i]!.row;
+              const bytes = writeProof(proof, serialize);
+              const identity = recordIdentity(record);
+              if (proof.status === 'verified' && identity !== null) cache.set(`${party}\u0000${record.userSeq}`, identity, bytes);
+              while (page.parts[next] !== null) next++;
+              page.parts[next++] = bytes;
+            }
+          }
+        });
       }
-      const comma = Buffer.from(',');
-      const body: Buffer[] = [Buffer.from('{"items":[')];
+      const body: Buffer[] = [ITEMS];
       page.parts.forEach((part, i) => {
         if (part === null) throw new Error(`no answer made for item ${i} of the page`);
-        body.push(...(i > 0 ? [comma, part] : [part]));
+        if (i > 0) body.push(COMMA);
+        body.push(part);
       });
       body.push(Buffer.from(`],"nextCursor":${page.more && page.last !== null ? page.last : 'null'}}`));
-      return sendBytes(reply, Buffer.concat(body));
+      return sendParts(reply, body);
     },
   );
 };

@@ -198,6 +198,16 @@ describe('user batch proofs', () => {
     const text = (await fresh.app.inject(`/v1/users/${ann}/user-batches/proofs`)).body;
     const single = (await fresh.app.inject(`/v1/users/${ann}/user-batches/2/proof`)).body;
     expect(text).toContain(single);
+    // Every page asked at once from a gateway that keeps none (a client fetching ahead): each the
+    // same bytes as asked one at a time, its content-length the body's.
+    const asked = ids.flatMap((party) => [0, 1, 2, 3].map((since) => `/v1/users/${party}/user-batches/proofs?since=${since}&limit=1`));
+    const oneByOne: string[] = [];
+    for (const url of asked) oneByOne.push((await gateway.app.inject(url)).body);
+    const ahead = await testGateway(ctx, { DATABASE_URL: db.url, AUTH_DISABLED: 'true' });
+    const atOnce = await Promise.all(asked.map((url) => ahead.app.inject(url)));
+    expect(atOnce.map((r) => r.body)).toEqual(oneByOne);
+    expect(atOnce.map((r) => Number(r.headers['content-length']))).toEqual(oneByOne.map((b) => Buffer.byteLength(b)));
+    expect(oneByOne.filter((b) => b.includes('"userSeq"')).length).toBeGreaterThanOrEqual(8);
     // No batch after the last: an empty page; an unknown party has none either.
     const last = (await pages(ann, 100)).items.length;
     expect((await range(ann, `?since=${last}`)).json()).toEqual({ items: [], nextCursor: null });
