@@ -1,6 +1,5 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
-import LongestFirstSequencer from './test/support/sequencer.js';
 
 // One configuration, one project per lane (test/README.md):
 // - unit: no process, no server, no database; pure code and code on a VirtualClock. One worker
@@ -9,18 +8,14 @@ import LongestFirstSequencer from './test/support/sequencer.js';
 // - e2e: the reference engine, the gateway, clients, browsers, fleets, processes.
 // - sandbox: the sandbox's engine, indexer, simulator and stack.
 // Integration and later lanes start real servers on loopback, so they get generous timeouts and a
-// fresh forked worker per file. Three files run at once on CI's two cores: most of them wait on
-// servers, processes and fixed windows (two workers kept the cores 46% busy; three, 66%, and the
-// run took 511 s instead of 674 s: ADR 0375). The known-long files start first (the sequencer).
+// fresh forked worker per file; files run in parallel, bounded to the two cores CI has.
 export default defineConfig({
   // The console's modules import the published client by its name, as the console's bundle resolves it.
   resolve: { alias: { '@gateway/client': fileURLToPath(new URL('./packages/client/src/index.ts', import.meta.url)) } },
   test: {
     globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
-    // Known-long files first, across the lanes; the unit lane last (test/support/sequencer.ts, ADR 0375).
-    sequence: { sequencer: LongestFirstSequencer },
-    maxWorkers: 3,
+    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     teardownTimeout: 20_000,

@@ -31,13 +31,14 @@ async function freePort(): Promise<number> {
 
 /** Polls /healthz for up to 10 s. */
 async function healthy(port: number): Promise<boolean> {
-  return eventually(() => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false), { timeoutMs: 10_000, everyMs: 100 }).then(
+  return eventually(() => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false), { timeoutMs: 30_000, everyMs: 100 }).then(
     () => true,
     () => false,
   );
 }
 
-describe('src/main.ts', () => {
+// A process started under load (three test files at once on two cores) may take well over 10 s to listen.
+describe('src/main.ts', { timeout: 60_000 }, () => {
   it.each([
     ['WS_ORDERBOOK_POLL_MS', 'abc'],
     ['ENGINE_BASE_URL', 'notaurl'],
