@@ -26,16 +26,7 @@ const COMMA = Buffer.from(',');
 function sendParts(reply: FastifyReply, parts: readonly Buffer[]): FastifyReply {
   let length = 0;
   for (const part of parts) length += part.length;
-  let sent = false;
-  const body = new Readable({
-    read() {
-      if (sent) return;
-      sent = true;
-      for (const part of parts) this.push(part);
-      this.push(null);
-    },
-  });
-  return reply.type('application/json; charset=utf-8').header('content-length', String(length)).send(body);
+  return reply.type('application/json; charset=utf-8').header('content-length', String(length)).send(Readable.from(parts, { objectMode: false }));
 }
 
 const Hash = Type.String({ pattern: '^[0-9a-f]{64}$', description: '32-byte SHA-256 hash as 64 lower-case hex characters' });
