@@ -153,8 +153,16 @@ describe('the book a client keeps from deltas equals the engine book at every se
     const other = Bot.fromSeed(pool, 'other', randomBytes(32));
     await other.authorize();
     expect((await admin(pool, engine.adminToken, '/v1/admin/faucet', { party: other.party, amount: '100000000' })).body?.ok).toBe(true);
-    const makerOf = (orderId: string) =>
-      engine.engine.log.eventsSince(0).some((e) => e.kind === 'engine.order_filled' && (e.payload as { makerOrderId?: string }).makerOrderId === orderId);
+    // The maker orders the engine's log shows filled, read on from where the last look stopped.
+    const filledMakers = new Set<string>();
+    let logScanned = 0;
+    const scanFills = () => {
+      for (const e of engine.engine.log.eventsSince(logScanned)) {
+        logScanned = e.seq;
+        if (e.kind === 'engine.order_filled') filledMakers.add(String((e.payload as { makerOrderId?: string }).makerOrderId));
+      }
+    };
+    const makerOf = (orderId: string) => (scanFills(), filledMakers.has(orderId));
     for (const m of markets) {
       await eventually(
         async () => {
@@ -219,14 +227,9 @@ describe('the book a client keeps from deltas equals the engine book at every se
     // RESERVED of each market wait for a fill (they sit among the quotes) and are cancelled only then.
     const RESERVED = 4;
     const toCancel = [...preSeed].sort((a, b) => b.rank - a.rank);
-    const preSeedFilled = new Set<string>();
-    let logScanned = 0;
     const nextToCancel = () => {
-      for (const e of engine.engine.log.eventsSince(logScanned)) {
-        logScanned = e.seq;
-        if (e.kind === 'engine.order_filled') preSeedFilled.add(String((e.payload as { makerOrderId?: string }).makerOrderId));
-      }
-      const partly = toCancel.findIndex((o) => preSeedFilled.has(o.orderId));
+      scanFills();
+      const partly = toCancel.findIndex((o) => filledMakers.has(o.orderId));
       if (partly >= 0) return toCancel.splice(partly, 1)[0]!;
       const next = toCancel.findLastIndex((o) => o.rank >= RESERVED);
       return next >= 0 ? toCancel.splice(next, 1)[0]! : null;
@@ -261,7 +264,7 @@ describe('the book a client keeps from deltas equals the engine book at every se
           const r = await trader.cancel(o.orderId);
           if (r.body?.ok === true) {
             stats.preSeedCancelled++;
-            if (preSeedFilled.has(o.orderId)) partlyFilledCancelled++;
+            if (filledMakers.has(o.orderId)) partlyFilledCancelled++;
           } else cancelRefusals[String(r.body?.code ?? r.status)] = (cancelRefusals[String(r.body?.code ?? r.status)] ?? 0) + 1;
         } else if (i % 5 === 0) {
           // Now and then one deep enough to reach past the simulator's market maker into the pre-seed
