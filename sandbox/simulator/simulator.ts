@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'undici';
 import { admin, Bot, call } from './bot.js';
-import { gridAbs, gridPrice, gridSize, type MarketInfo } from './grid.js';
+import { gridAbs, gridPrice, gridSize, gridTick, type MarketInfo } from './grid.js';
 import { MarketMaker } from './maker.js';
 import { Random } from './random.js';
 import { keyPairFromSeed, partyId } from './signing.js';
@@ -50,10 +50,18 @@ const REFERENCE_PRICES: Record<string, number> = { 'BTC-PERP': 65000, 'ETH-PERP'
 
 /**
  * How far from the mid a taker of the simulator may trade (0.5 %): every order that takes is a limit
- * `ioc` at that bound, and every take-profit/stop-loss has a limit price, so none ever sweeps a book
- * that happens to be thin.
+ * `ioc` at that bound (tighter for those sized by a position, NEAR_TICKS), and every
+ * take-profit/stop-loss has a limit price, so none ever sweeps a book that happens to be thin.
  */
 const TAKE_BOUND = 0.005;
+/**
+ * How many ticks past the mid an order sized by a position may trade: a flip (twice the position)
+ * or a fired take-profit/stop-loss (the position or half of it) can be several of the maker's levels
+ * large, and at TAKE_BOUND it took them all, printing a last trade (the mark) a dozen ticks inside
+ * a book the maker had already rebuilt. What is left past this bound is not filled (a flip is IOC)
+ * or rests there (a fired trigger).
+ */
+const NEAR_TICKS = 6;
 /** How often the market maker brings each market's ladder to the mid. */
 const MAKER_REFRESH_MS = 500;
 
@@ -109,6 +117,13 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const maker = new MarketMaker(makerBot, pool, (r) => record('make', r));
   /** A bounded limit price for a taker on `side`: the mid moved TAKE_BOUND against it. */
   const bound = (m: MarketInfo, side: string, px: number): string => gridPrice(m, side === 'buy' ? px * (1 + TAKE_BOUND) : px * (1 - TAKE_BOUND), side === 'buy');
+  /** A limit price NEAR_TICKS past `px` on `side` (what an order sized by a position may reach). */
+  const near = (m: MarketInfo, side: 'buy' | 'sell', px: number): string => gridPrice(m, side === 'buy' ? px + NEAR_TICKS * gridTick(m, px) : px - NEAR_TICKS * gridTick(m, px), side === 'buy');
+  /** A take-profit or stop-loss of a position (long: up = 1) triggered at `trigger`, closing at most NEAR_TICKS past it. */
+  const exit = (m: MarketInfo, up: number, trigger: number): { triggerPrice: string; limitPrice: string } => {
+    const triggerPrice = gridPrice(m, trigger);
+    return { triggerPrice, limitPrice: near(m, up > 0 ? 'sell' : 'buy', Number(triggerPrice)) };
+  };
 
   const quote = async (bot: Bot, m: MarketInfo): Promise<void> => {
     const px = mid.get(m.symbol)!;
@@ -124,27 +139,37 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     }
   };
 
+  /**
+   * When each market was last taken in (ms). A take goes to the market taken longest ago, so every
+   * market trades about every third take (about twice a second at the defaults) instead of at
+   * random: a market left without a trade for seconds kept its last trade (the mark) where the mid
+   * had been while the maker's ladder followed the drifting mid away from it.
+   */
+  const takenAt = new Map<string, number>(markets.map((m) => [m.symbol, 0]));
+  const stalest = (): MarketInfo => markets.reduce((a, b) => (takenAt.get(b.symbol)! < takenAt.get(a.symbol)! ? b : a));
+
   const take = async (bot: Bot, m: MarketInfo, withTpsl: boolean): Promise<void> => {
+    takenAt.set(m.symbol, Date.now());
     const px = mid.get(m.symbol)!;
     const side = rng.chance(0.5) ? 'buy' : 'sell';
     const order: Record<string, unknown> = { market: m.symbol, side, type: 'limit', tif: 'ioc', price: bound(m, side, px), size: gridSize(m, px, rng.between(50, 800)) };
     if (withTpsl) {
       const up = side === 'buy' ? 1 : -1;
-      order.tp = { triggerPrice: gridPrice(m, px * (1 + up * 0.003)), limitPrice: gridPrice(m, px * (1 + up * 0.003 - up * TAKE_BOUND)) };
-      order.sl = { triggerPrice: gridPrice(m, px * (1 - up * 0.003)), limitPrice: gridPrice(m, px * (1 - up * (0.003 + TAKE_BOUND * rng.between(0.2, 1)))) };
+      order.tp = exit(m, up, px * (1 + up * 0.003));
+      order.sl = exit(m, up, px * (1 - up * 0.003));
     }
     record(withTpsl ? 'take_tpsl' : 'take', await bot.placeOrder(order));
   };
 
   const flip = async (bot: Bot): Promise<void> => {
     const positions = (await bot.positions()).filter((p) => p.size !== 0);
-    if (positions.length === 0) return take(bot, rng.pick(markets), false);
+    if (positions.length === 0) return take(bot, stalest(), false);
     const p = rng.pick(positions);
     const m = markets.find((x) => x.symbol === p.market);
     if (!m) return;
     const size = gridAbs(m, 2 * p.size);
     const side = p.size > 0 ? 'sell' : 'buy';
-    record('flip', await bot.placeOrder({ market: m.symbol, side, type: 'limit', tif: 'ioc', price: bound(m, side, mid.get(m.symbol)!), size }));
+    record('flip', await bot.placeOrder({ market: m.symbol, side, type: 'limit', tif: 'ioc', price: near(m, side, mid.get(m.symbol)!), size }));
   };
 
   const tpsl = async (bot: Bot): Promise<void> => {
@@ -158,8 +183,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     const half = gridAbs(m, p.size / 2);
     const body: Record<string, unknown> = {
       market: m.symbol,
-      tp: { triggerPrice: gridPrice(m, px * (1 + up * 0.002)), limitPrice: gridPrice(m, px * (1 + up * 0.002 - up * TAKE_BOUND)), size: Number(half) > 0 && rng.chance(0.5) ? half : undefined },
-      sl: rng.chance(0.8) ? { triggerPrice: gridPrice(m, px * (1 - up * 0.002)), limitPrice: gridPrice(m, px * (1 - up * 0.008)) } : null,
+      tp: { ...exit(m, up, px * (1 + up * 0.002)), size: Number(half) > 0 && rng.chance(0.5) ? half : undefined },
+      sl: rng.chance(0.8) ? exit(m, up, px * (1 - up * 0.002)) : null,
     };
     record('tpsl', await bot.tpsl(body));
   };
@@ -180,9 +205,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       case 'quote':
         return quote(bot, m);
       case 'take':
-        return take(bot, m, false);
+        return take(bot, stalest(), false);
       case 'take_tpsl':
-        return take(bot, m, true);
+        return take(bot, stalest(), true);
       case 'flip':
         return flip(bot);
       case 'tpsl':
