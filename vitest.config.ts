@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+import { WAITING_FILES, waitingSelection } from './test/support/waiting-files.js';
 
 // One configuration, one project per lane (test/README.md):
 // - unit: no process, no server, no database; pure code and code on a VirtualClock. One worker
@@ -9,22 +10,34 @@ import { defineConfig } from 'vitest/config';
 // - sandbox: the sandbox's engine, indexer, simulator and stack.
 // Integration and later lanes start real servers on loopback, so they get generous timeouts and a
 // fresh forked worker per file; files run in parallel, bounded to the two cores CI has.
+//
+// TEST_WAITING (set by `npm test`, scripts/test.ts, ADR 0378): `skip` leaves out the files that
+// mostly wait (test/support/waiting-files.ts), `only` runs them alone, one at a time; unset, every
+// file runs here (`npx vitest run …`, the lanes' npm scripts).
+const waiting = waitingSelection(process.env.TEST_WAITING);
+
+function lane(name: string, dir: string, extra: { isolate?: boolean } = {}) {
+  const include = waiting === 'only' ? WAITING_FILES.filter((f) => f.startsWith(`${dir}/`)) : [`${dir}/**/*.test.ts`];
+  const exclude = waiting === 'skip' ? [...configDefaults.exclude, ...WAITING_FILES] : configDefaults.exclude;
+  return { extends: true as const, test: { name, include, exclude, ...extra } };
+}
+
 export default defineConfig({
   // The console's modules import the published client by its name, as the console's bundle resolves it.
   resolve: { alias: { '@gateway/client': fileURLToPath(new URL('./packages/client/src/index.ts', import.meta.url)) } },
   test: {
     globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
-    maxWorkers: 2,
+    maxWorkers: waiting === 'only' ? 1 : 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     teardownTimeout: 20_000,
     reporters: ['default', './test/support/summary-reporter.ts'],
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false } },
-      { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'] } },
-      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'] } },
-      { extends: true, test: { name: 'sandbox', include: ['test/sandbox/**/*.test.ts'] } },
+      lane('unit', 'test/unit', { isolate: false }),
+      lane('integration', 'test/integration'),
+      lane('e2e', 'test/e2e'),
+      lane('sandbox', 'test/sandbox'),
     ],
   },
 });
