@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 
 const vitest = join(dirname(createRequire(import.meta.url).resolve('vitest/package.json')), 'vitest.mjs');
 const args = process.argv.slice(2);
@@ -37,8 +38,6 @@ function lane(name: string, selection: 'skip' | 'only', live: boolean): Promise<
   });
 }
 
-const plain = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
-
 const waitingRun = lane('the files that mostly wait (one at a time)', 'only', false).then((r) => {
   process.stdout.write(`\n=== ${r.name}: exit ${r.code} ===\n${r.output}\n=== end of ${r.name} ===\n`);
   return r;
@@ -49,7 +48,7 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 for (const r of results) {
-  const m = SUMMARY.exec(plain(r.output));
+  const m = SUMMARY.exec(stripVTControlCharacters(r.output));
   if (m) {
     passed += Number(m[1]);
     failed += Number(m[2]);
