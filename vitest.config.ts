@@ -16,7 +16,7 @@ import { WAITING_FILES, waitingSelection } from './test/support/waiting-files.js
 // test that does). The sandbox lane and the waiting files keep a worker each.
 //
 // TEST_WAITING (set by `npm test`, scripts/test.ts, ADR 0378): `skip` leaves out the files that
-// mostly wait (test/support/waiting-files.ts), `only` runs them alone, one at a time; unset, every
+// mostly wait (test/support/waiting-files.ts), `only` runs them alone, two at a time; unset, every
 // file runs here (`npx vitest run …`, the lanes' npm scripts).
 const waiting = waitingSelection(process.env.TEST_WAITING);
 const isolate = waiting === 'only' || process.env.TEST_ISOLATE === 'true';
@@ -33,7 +33,7 @@ export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
-    maxWorkers: waiting === 'only' ? 1 : 2,
+    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     teardownTimeout: 20_000,

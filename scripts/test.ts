@@ -1,5 +1,5 @@
 // `npm test`: every test file, as two vitest runs at once (ADR 0378). The files that mostly wait
-// (test/support/waiting-files.ts: windows of real time, a third of a core or less) run one at a
+// (test/support/waiting-files.ts: windows of real time, a third of a core or less) run two at a
 // time in a lane of their own; the others on two workers, as before. Their output as it comes for
 // the second, the waiting lane's whole when it ends; then one closing line over both,
 // `Tests: N passed, N failed, N skipped` (what CI reads). Arguments go to both runs
@@ -38,7 +38,7 @@ function lane(name: string, selection: 'skip' | 'only', live: boolean): Promise<
   });
 }
 
-const waitingRun = lane('the files that mostly wait (one at a time)', 'only', false).then((r) => {
+const waitingRun = lane('the files that mostly wait (two at a time)', 'only', false).then((r) => {
   process.stdout.write(`\n=== ${r.name}: exit ${r.code} ===\n${r.output}\n=== end of ${r.name} ===\n`);
   return r;
 });
