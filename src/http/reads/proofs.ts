@@ -9,6 +9,9 @@ import { ProofCache } from '../../commitments/proof-cache.js';
 import { EventEnvelope } from './shapes.js';
 import type { FastifyReply } from 'fastify';
 import { Readable } from 'node:stream';
+import type { Flow } from '../../engine/fair-share.js';
+import { BuildLane } from './proof-build-lane.js';
+import { addressGroup } from '../../client-address.js';
 
 function sendBytes(reply: FastifyReply, bytes: Buffer): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(bytes);
@@ -110,28 +113,10 @@ const BUILD_SLICE = 10;
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-/**
- * The pages being built, one at a time in the order their reads ended. A client verifying a history
- * asks for the next page while it checks one (history.ts, PAGES_AHEAD), so a gateway with no kept
- * answer has a page to build and the next to read: building in slices lets the next page's
- * statements go to the database and its rows come in while this one is built (the database's work
- * beside the gateway's, instead of after it), and one page at a time keeps the first asked the first
- * answered (two builds taking turns would delay both).
- */
-class BuildLane {
-  private last: Promise<unknown> = Promise.resolve();
-
-  run<T>(build: () => Promise<T>): Promise<T> {
-    const done = this.last.then(build);
-    this.last = done.catch(() => {});
-    return done;
-  }
-}
-
 export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
   const cache = new ProofCache({ maxBytes: PROOF_CACHE_BYTES, ttlMs: PROOF_CACHE_TTL_MS, clock: app.clock });
-  const builds = new BuildLane();
+  const builds = new BuildLane(app.config.proofBuildsQueuedPerIp);
 
   app.get(
     '/v1/users/:party/user-batches/:userSeq/proof',
@@ -186,18 +171,21 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
           `A page holds at most \`limit\` batches (1..${MAX_PROOF_PAGE}, default ${MAX_PROOF_PAGE}) and ends after the batch that brings its events ` +
           `(by the chain's counts) to ${PROOF_PAGE_EVENTS} or more, so one page is a few MB at most; \`nextCursor\` is the last userSeq ` +
           'when more batches are recorded, to pass back as `since`, else null. A batch the engine claimed that the chain has not recorded ' +
-          'is not listed (its single proof route answers it `pending`).',
+          'is not listed (its single proof route answers it `pending`). Pages the gateway has to build (no kept answer) are built one at a time, ' +
+          'in a fair order between client addresses; past PROOF_BUILDS_QUEUED_PER_IP of one address waiting, 429 `budget_exhausted` (`budget: "proof_builds"`, Retry-After 1 s).',
         params: Type.Object({ party: Party }),
         querystring: Type.Object({
           since: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SEQ, description: 'Only user batches with a greater userSeq (take it from `nextCursor`); default 0' })),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PROOF_PAGE, description: `Most user batches in the page, 1..${MAX_PROOF_PAGE}; default ${MAX_PROOF_PAGE}` })),
         }),
-        response: { 200: List(UserBatchProofBody, 'pass back as `since` (a userSeq)'), ...errors(400, 401, 403, 503) },
+        response: { 200: List(UserBatchProofBody, 'pass back as `since` (a userSeq)'), ...errors(400, 401, 403, 429, 503) },
       },
     },
     async (request, reply) => {
       const { party } = request.params;
       const { since = 0, limit = MAX_PROOF_PAGE } = request.query;
+      const flow: Flow = { address: addressGroup(request.ip), party };
+      builds.admit(flow.address);
       // Each proof is written as the single route writes it, so a kept answer serves both.
       const serialize = serializerOf(reply);
       // The reads within the database's deadline; the hashing and writing after them.
@@ -222,7 +210,8 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
       );
       const inputs = page.inputs;
       if (inputs && inputs.batches.length > 0) {
-        await builds.run(async () => {
+        const events = inputs.batches.reduce((sum, b) => sum + b.events.length, 0);
+        await builds.run(flow, events, async () => {
           let next = 0;
           for (let from = 0; from < inputs.batches.length; from += BUILD_SLICE) {
             // Between slices, the event loop's other work: the next page's request read and its

@@ -13,6 +13,7 @@ import { leavesOfPage } from '../../../packages/client/src/verify/page-leaves.js
 import { verifyHistory, type HistorySource } from '../../../packages/client/src/verify/history.js';
 import { verifyUserBatch } from '../../../packages/client/src/verify/verify-batch.js';
 import { RESPONSE_BYTES, Transport, type Sender } from '../../../packages/client/src/transport.js';
+import { GatewayError } from '../../../packages/client/src/errors.js';
 import type { UserBatch, UserBatchProof } from '../../../packages/client/src/generated/wire.js';
 import { committedHistory, HISTORY_PARTY, proofPageText, proofText } from '../../support/committed-history.js';
 
@@ -130,6 +131,48 @@ describe('verifyHistory over pages with their bytes', () => {
     expect(v.status).toBe('failed');
     expect(alone).toMatchObject({ status: 'failed', step: 'userRoot' });
     expect(v.verdicts[1]).toEqual(alone);
+  });
+});
+
+describe("a page refused for want of room in the gateway's build lane", () => {
+  /** A source that refuses its first `refusals` pages with `body` (429), then serves them. */
+  function refusing(batches: UserBatch[], proofs: UserBatchProof[], refusals: number, body: { error: string; code: string; [k: string]: unknown }) {
+    const inner = source(batches, proofs, proofPageText(proofs));
+    let asked = 0;
+    return {
+      source: {
+        ...inner,
+        listUserBatchProofs: async (party: string, query: { since?: number; limit?: number }) => {
+          if (asked++ < refusals) throw new GatewayError(429, `/v1/users/${party}/user-batches/proofs`, body);
+          return inner.listUserBatchProofs!(party, query);
+        },
+      } satisfies HistorySource,
+      asked: () => asked,
+    };
+  }
+
+  it('429 budget_exhausted (proof_builds) is asked again after its Retry-After: verified, as if never refused', async () => {
+    const { batches, proofs } = await committedHistory();
+    const busy = refusing(batches, proofs, 2, { error: 'busy', code: 'budget_exhausted', budget: 'proof_builds', retryAfterS: 0.02 });
+    const v = await verifyHistory(busy.source, HISTORY_PARTY);
+    expect(v.status).toBe('verified');
+    expect(busy.asked()).toBe(3);
+  });
+
+  it('any other 429 is the caller\'s to handle: thrown, not waited out', async () => {
+    const { batches, proofs } = await committedHistory();
+    const limited = refusing(batches, proofs, 1, { error: 'slow down', code: 'rate_limited', retryAfterS: 0.02 });
+    await expect(verifyHistory(limited.source, HISTORY_PARTY)).rejects.toMatchObject({ status: 429, code: 'rate_limited' });
+    expect(limited.asked()).toBe(1);
+  });
+
+  it('an abort while waiting ends the verification', async () => {
+    const { batches, proofs } = await committedHistory();
+    const busy = refusing(batches, proofs, 1, { error: 'busy', code: 'budget_exhausted', budget: 'proof_builds', retryAfterS: 5 });
+    const controller = new AbortController();
+    const run = verifyHistory(busy.source, HISTORY_PARTY, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 20);
+    await expect(run).rejects.toThrow('aborted');
   });
 });
 

@@ -4,6 +4,7 @@
 import type { UserBatch, UserBatchProof } from '../generated/wire.js';
 import type { List } from '../types.js';
 import { RESPONSE_BYTES } from '../transport.js';
+import { GatewayError } from '../errors.js';
 import { leavesOfPage } from './page-leaves.js';
 import { verifyUserBatchFrom, type BatchVerdict } from './verify-batch.js';
 
@@ -74,6 +75,33 @@ const PAGE_BATCHES = 100;
 const PAGE_EVENTS = 10_000;
 /** Pages fetched ahead of the one being checked (the gateway builds the next while this one is checked): more at once only stretch each past the database deadline on a busy gateway. */
 const PAGES_AHEAD = 1;
+/**
+ * A page the gateway refused for want of room in its build lane (429 `budget_exhausted`, budget
+ * `proof_builds`: other pages of this client address wait to be built, several verifications behind
+ * one address say) is asked again after its Retry-After, at most this many times.
+ */
+const BUSY_PAGE_RETRIES = 30;
+
+/** Whether `err` is the gateway's refusal of a page for want of room in its build lane, and how long it asks to wait (ms). */
+function busyPageWait(err: unknown): number | null {
+  if (!(err instanceof GatewayError) || err.status !== 429 || err.code !== 'budget_exhausted' || err.body.budget !== 'proof_builds') return null;
+  const seconds = Number(err.body.retryAfterS);
+  return Math.min(5, Number.isFinite(seconds) && seconds > 0 ? seconds : 1) * 1000;
+}
+
+const pause = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new Error('verifyHistory aborted'));
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', stop);
+      resolve();
+    }, ms);
+    const stop = (): void => {
+      clearTimeout(timer);
+      reject(new Error('verifyHistory aborted'));
+    };
+    signal?.addEventListener('abort', stop, { once: true });
+  });
 
 interface PageRange {
   /** The userSeq before the range (passed as `since`). */
@@ -139,7 +167,18 @@ export async function verifyHistory(source: HistorySource, party: string, option
   // exactly as one fetched alone. A range the gateway cuts shorter is followed by its nextCursor; a
   // proof missing from the pages (recorded meanwhile) is fetched alone below.
   if (source.listUserBatchProofs && total > 0) {
-    const list = source.listUserBatchProofs.bind(source);
+    const listOnce = source.listUserBatchProofs.bind(source);
+    const list = async (p: string, query: { since: number; limit: number }): Promise<List<UserBatchProof>> => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await listOnce(p, query);
+        } catch (err) {
+          const wait = busyPageWait(err);
+          if (wait === null || attempt >= BUSY_PAGE_RETRIES) throw err;
+          await pause(wait, options.signal);
+        }
+      }
+    };
     const ranges = pageRanges(recorded);
     const fetchRange = async (r: PageRange): Promise<UserBatchProof[]> => {
       const items: UserBatchProof[] = [];
