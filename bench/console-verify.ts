@@ -39,6 +39,7 @@ import { startGateway } from '../test/support/gateway.js';
 import { startEngine } from '../sandbox/engine/index.js';
 import { startIndexer } from '../sandbox/indexer/indexer.js';
 import { holdersOf } from '../packages/client/src/verify/scheme.js';
+import { proofFairness, type FairnessResult } from './proof-fairness.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -121,6 +122,8 @@ export interface VerifyBenchResult {
   legs: number;
   /** The client's SHA-256 in the page: 'wasm' (hash-wasm) or 'js' (@noble/hashes). */
   engine: string;
+  /** A maker's cold page alone and under another address's ten cold pages (ADR 0379). */
+  fairness: FairnessResult;
 }
 
 const median = (xs: number[]): number => {
@@ -290,6 +293,8 @@ export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
       { party: PARTY, baseUrl: gateway.url, freshUrl: fresh.url, ROUNDS },
     );
     if (result.status !== 'verified') throw new Error(`the bench's honest history did not verify (${result.status}): ${JSON.stringify(result.problems)}`);
+    // Last, the browser idle: the build lane's share (bench/proof-fairness.ts), a maker's page against the party's ten.
+    const fairness = await proofFairness(u.toString(), PARTY, MAKERS[0]!, sized(3, 1));
     const best = (xs: number[]) => Math.round(Math.min(...xs));
     const out: VerifyBenchResult = {
       events: result.events,
@@ -307,6 +312,7 @@ export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
       accountStatus: result.status,
       legs: result.legs,
       engine: result.engine,
+      fairness,
     };
     console.error(JSON.stringify(out));
     const version = await browser.context.browser()?.version();
@@ -327,6 +333,8 @@ export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
       `| Verifying them alone (\`verifyUserBatch\`, 8 at a time, from the parsed proofs: each event written again as canonical JSON, then hashed), best of ${ROUNDS} | ${out.verifyMs} ms | |`,
       `| For comparison: one WebCrypto SHA-256 digest per event of the same leaf inputs, no JSON, no tree (the client hashes synchronously, here with ${out.engine === 'wasm' ? "hash-wasm's WebAssembly" : "@noble/hashes' JavaScript"}: ADR 0300, ADR 0370) | ${out.floorMs} ms | |`,
       `| The replay and checks alone (\`checkAccount\`: ${out.legs.toLocaleString('en-US')} fill legs, deposits, withdrawals, the view), best of ${ROUNDS} | ${out.replayMs} ms | < 300 ms |`,
+      `| A maker's cold page of proofs (10 batches) from 127.0.0.1, alone on a gateway that keeps nothing, median of ${fairness.trials} | ${fairness.aloneMs} ms | |`,
+      `| The same, asked 400 ms after another address (127.0.0.2) asked the party's ten cold pages at once (the build lane's fair share and \`PROOF_PAGES_PER_IP\`, ADR 0379), median of ${fairness.trials} | ${fairness.underHogMs} ms (the other address: ${fairness.hogAnswered} pages answered, ${fairness.hogRefused} refused 429 \`proof_pages\`) | |`,
       '',
       'The history is made by the reference engine and recorded by the reference indexer (one party trading against four makers, fills',
       'both ways with flips through zero, a chain deposit and a withdrawal every 1 000 of its events, a commitment every 100), so every',

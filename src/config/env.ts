@@ -43,7 +43,7 @@ export interface Config {
   wsDeflateOversizePerIp: number;
   /** Deflate stream connections of one client address open at once; past it `compress=deflate` upgrades are refused 429 (plain ones accepted). */
   wsDeflateConnectionsPerIp: number;
-  proofBuildsQueuedPerIp: number;
+  proofPagesPerIp: number;
   /** Trading requests of one client address in progress at once; past it refused 429 before the body is read. */
   tradingAddressInProgress: number;
   /** Identical concurrent order book reads share one engine call (src/engine/shared-read.ts). */
@@ -379,7 +379,7 @@ export function loadConfig(env: Env = process.env): Config {
     tradingAddressInProgress: int(env, 'TRADING_ADDRESS_IN_PROGRESS', 32, 0, 1_000_000),
     wsDeflateOversizePerIp: int(env, 'WS_DEFLATE_OVERSIZE_PER_IP', 3, 0, 1_000_000),
     wsDeflateConnectionsPerIp: int(env, 'WS_DEFLATE_CONNECTIONS_PER_IP', 8, 0, 1_000_000),
-    proofBuildsQueuedPerIp: int(env, 'PROOF_BUILDS_QUEUED_PER_IP', 4, 0, 1_000),
+    proofPagesPerIp: int(env, 'PROOF_PAGES_PER_IP', 4, 1, 1_000),
     orderbookSharedReads: bool(env, 'ORDERBOOK_SHARED_READS', true),
     wsOrderbookPollMs: int(env, 'WS_ORDERBOOK_POLL_MS', 500, 50, 3_600_000),
     wsOrderbookDepth: int(env, 'WS_ORDERBOOK_DEPTH', 20, 1, 100),
@@ -505,9 +505,9 @@ export const SETTINGS: readonly Setting[] = [
       'Deflate stream connections (`compress=deflate`, the extension offered) of one client address (`request.ip`, IPv6 by /64) open at once; one more is refused before the handshake, 429 `budget_exhausted` (`budget: "deflate_connections"`, Retry-After 1 s); plain connections are still accepted (up to `WS_MAX_CONNECTIONS_PER_IP`). What a deflate connection costs of its own (its opening\'s frames compressed for it, the inflate state of a client that sends compressed messages: ~60 KiB) is bounded per address by this (ADR 0366); the live frames are compressed once for all of them (ADR 0367). Counted per replica. `0`: no bound.',
   },
   {
-    name: 'PROOF_BUILDS_QUEUED_PER_IP',
+    name: 'PROOF_PAGES_PER_IP',
     meaning:
-      'Pages of `GET /v1/users/{party}/user-batches/proofs` of one client address (`request.ip`, IPv6 by /64) waiting for the gateway to build them (pages with no kept answer are built one at a time, in a fair order between addresses and, within one, between parties); one more is refused before its reads, 429 `budget_exhausted` (`budget: "proof_builds"`, Retry-After 1 s). A verifying client keeps two pages in flight. Counted per replica. `0`: none waits (one page built at a time per address).',
+      'Pages of `GET /v1/users/{party}/user-batches/proofs` of one client address (`request.ip`, IPv6 by /64) in progress at once, from before their reads to their answer; one more is refused before anything is read, 429 `budget_exhausted` (`budget: "proof_pages"`, Retry-After 1 s). Pages with no kept answer are built one at a time, in a fair order between addresses and, within one, between parties (ADR 0379). A verifying client keeps two pages in flight. Counted per replica.',
   },
   { name: 'WS_DEFLATE_THRESHOLD_BYTES', meaning: 'On a deflate connection, frames smaller than this are sent uncompressed (compressing them costs more CPU than it saves bytes).' },
   { name: 'WS_CLIENT_MESSAGE_MAX_BYTES', meaning: 'Largest message a stream client may send (64 KiB: a full 50-item `order.batch` fits); a larger one is answered `payload_too_large` unread, one over four times this closes the connection with 1009.' },

@@ -15,35 +15,50 @@ const buildCost = (events: number): number => Math.max(1, Math.ceil(events / 100
  * while this one is built, and one page at a time keeps the first asked the first answered within a
  * party (two builds taking turns would delay both). The lane is the gateway's CPU, shared by every
  * client: one address asking many cold pages at once waits behind its own, not in front of the
- * others, and past PROOF_BUILDS_QUEUED_PER_IP waiting pages its next is refused, 429
- * `budget_exhausted` (`proof_builds`), before its reads.
+ * others. What one address has in progress (read or built) is bounded by PROOF_PAGES_PER_IP: one
+ * more page is refused before its reads, 429 `budget_exhausted` (`proof_pages`), so its statements
+ * do not crowd the database pool either.
  */
 export class BuildLane {
-  private readonly share: FairShare;
+  private readonly share = new FairShare({ capacity: 1, addressInFlight: 1, addressQueue: Number.POSITIVE_INFINITY });
+  private readonly inProgress = new Map<string, number>();
 
-  constructor(private readonly queued: number) {
-    this.share = new FairShare({ capacity: 1, addressInFlight: 1, addressQueue: queued });
+  constructor(private readonly perAddress: number) {}
+
+  /**
+   * Counts a page of `address` in progress (its reads and its build) until the returned release is
+   * called (once, when it is answered or failed); refuses it at once when the address already has
+   * PROOF_PAGES_PER_IP in progress.
+   */
+  enter(address: string): () => void {
+    const held = this.inProgress.get(address) ?? 0;
+    if (held >= this.perAddress) throw this.refusal();
+    this.inProgress.set(address, held + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.inProgress.get(address) ?? 1) - 1;
+      if (left > 0) this.inProgress.set(address, left);
+      else this.inProgress.delete(address);
+    };
   }
 
-  /** Refuses at once when `address` has no room left in the lane (asked before the page's reads). */
-  admit(address: string): void {
-    if (this.share.room(address) === 0) throw this.refusal();
-  }
-
+  /** Builds when the fair order comes to this page; `events`, the rows it builds from, is its cost. */
   run<T>(flow: Flow, events: number, build: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let ticket: FairTicket | null = null;
       // `start` may run inside submit, before `ticket` is set: `done` runs after build's first await at the earliest.
+      // The queue is unbounded: what waits is bounded by `enter`.
       ticket = this.share.submit(flow, () => void build().then(resolve, reject).finally(() => ticket!.done()), buildCost(events));
-      if (ticket === null) reject(this.refusal());
     });
   }
 
   private refusal(): ApiError {
     return new ApiError(
       'budget_exhausted',
-      `this client address has ${this.queued} pages of proofs waiting to be built (PROOF_BUILDS_QUEUED_PER_IP); ask the next once one is answered`,
-      { budget: 'proof_builds', retryAfterS: 1 },
+      `this client address has ${this.perAddress} pages of proofs in progress (PROOF_PAGES_PER_IP); ask the next once one is answered`,
+      { budget: 'proof_pages', retryAfterS: 1 },
     );
   }
 }

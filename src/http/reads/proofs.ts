@@ -116,7 +116,7 @@ const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve)
 export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
   const cache = new ProofCache({ maxBytes: PROOF_CACHE_BYTES, ttlMs: PROOF_CACHE_TTL_MS, clock: app.clock });
-  const builds = new BuildLane(app.config.proofBuildsQueuedPerIp);
+  const builds = new BuildLane(app.config.proofPagesPerIp);
 
   app.get(
     '/v1/users/:party/user-batches/:userSeq/proof',
@@ -172,7 +172,7 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
           `(by the chain's counts) to ${PROOF_PAGE_EVENTS} or more, so one page is a few MB at most; \`nextCursor\` is the last userSeq ` +
           'when more batches are recorded, to pass back as `since`, else null. A batch the engine claimed that the chain has not recorded ' +
           'is not listed (its single proof route answers it `pending`). Pages the gateway has to build (no kept answer) are built one at a time, ' +
-          'in a fair order between client addresses; past PROOF_BUILDS_QUEUED_PER_IP of one address waiting, 429 `budget_exhausted` (`budget: "proof_builds"`, Retry-After 1 s).',
+          'in a fair order between client addresses; past PROOF_PAGES_PER_IP pages of one address in progress, 429 `budget_exhausted` (`budget: "proof_pages"`, Retry-After 1 s), nothing read.',
         params: Type.Object({ party: Party }),
         querystring: Type.Object({
           since: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SEQ, description: 'Only user batches with a greater userSeq (take it from `nextCursor`); default 0' })),
@@ -184,59 +184,70 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { party } = request.params;
       const { since = 0, limit = MAX_PROOF_PAGE } = request.query;
-      const flow: Flow = { address: addressGroup(request.ip), party };
-      builds.admit(flow.address);
-      // Each proof is written as the single route writes it, so a kept answer serves both.
-      const serialize = serializerOf(reply);
-      // The reads within the database's deadline; the hashing and writing after them.
-      const page = await db.read<{ parts: Array<Buffer | null>; inputs: ProofInputs | null; more: boolean; last: number | null }>(
-        { parts: [], inputs: null, more: false, last: null },
-        async (sql) => {
-          const rows = await readRecords(sql, party, since, limit + 1);
-          const records: RecordedUserBatch[] = [];
-          let events = 0;
-          for (const row of rows.slice(0, limit)) {
-            if (records.length > 0 && events >= PROOF_PAGE_EVENTS) break;
-            records.push(row);
-            events += Math.max(0, row.eventCount);
-          }
-          const parts: Array<Buffer | null> = records.map((r) => {
-            const identity = recordIdentity(r);
-            return identity === null ? null : cache.get(`${party}\u0000${r.userSeq}`, identity);
-          });
-          const inputs = await readProofInputs(sql, party, records.filter((_, i) => parts[i] === null));
-          return { parts, inputs, more: rows.length > records.length, last: records.at(-1)?.userSeq ?? null };
-        },
-      );
-      const inputs = page.inputs;
-      if (inputs && inputs.batches.length > 0) {
-        const events = inputs.batches.reduce((sum, b) => sum + b.events.length, 0);
-        await builds.run(flow, events, async () => {
-          let next = 0;
-          for (let from = 0; from < inputs.batches.length; from += BUILD_SLICE) {
-            // Between slices, the event loop's other work: the next page's request read and its
-            // statements sent, rows received, this page's predecessor written out.
-            if (from > 0) await turn();
-            const batches = inputs.batches.slice(from, from + BUILD_SLICE);
-            for (const [i, proof] of assembleProofs({ party: inputs.party, batches }).entries()) {
-              const record = batches[i]!.row;
-              const bytes = writeProof(proof, serialize);
-              const identity = recordIdentity(record);
-              if (proof.status === 'verified' && identity !== null) cache.set(`${party}\u0000${record.userSeq}`, identity, bytes);
-              while (page.parts[next] !== null) next++;
-              page.parts[next++] = bytes;
-            }
-          }
-        });
+      const address = addressGroup(request.ip);
+      // Counted from before its reads to its answer: refused here, nothing read, past PROOF_PAGES_PER_IP.
+      const release = builds.enter(address);
+      try {
+        return await sendPage(reply, { address, party }, since, limit);
+      } finally {
+        release();
       }
-      const body: Buffer[] = [ITEMS];
-      page.parts.forEach((part, i) => {
-        if (part === null) throw new Error(`no answer made for item ${i} of the page`);
-        if (i > 0) body.push(COMMA);
-        body.push(part);
-      });
-      body.push(Buffer.from(`],"nextCursor":${page.more && page.last !== null ? page.last : 'null'}}`));
-      return sendParts(reply, body);
     },
   );
+
+  /** A page of proofs: kept answers as they are, the others read, then built in the lane when their turn comes. */
+  async function sendPage(reply: FastifyReply, flow: Flow & { party: string }, since: number, limit: number): Promise<FastifyReply> {
+    const { party } = flow;
+    // Each proof is written as the single route writes it, so a kept answer serves both.
+    const serialize = serializerOf(reply);
+    // The reads within the database's deadline; the hashing and writing after them.
+    const page = await db.read<{ parts: Array<Buffer | null>; inputs: ProofInputs | null; more: boolean; last: number | null }>(
+      { parts: [], inputs: null, more: false, last: null },
+      async (sql) => {
+        const rows = await readRecords(sql, party, since, limit + 1);
+        const records: RecordedUserBatch[] = [];
+        let events = 0;
+        for (const row of rows.slice(0, limit)) {
+          if (records.length > 0 && events >= PROOF_PAGE_EVENTS) break;
+          records.push(row);
+          events += Math.max(0, row.eventCount);
+        }
+        const parts: Array<Buffer | null> = records.map((r) => {
+          const identity = recordIdentity(r);
+          return identity === null ? null : cache.get(`${party}\u0000${r.userSeq}`, identity);
+        });
+        const inputs = await readProofInputs(sql, party, records.filter((_, i) => parts[i] === null));
+        return { parts, inputs, more: rows.length > records.length, last: records.at(-1)?.userSeq ?? null };
+      },
+    );
+    const inputs = page.inputs;
+    if (inputs && inputs.batches.length > 0) {
+      const events = inputs.batches.reduce((sum, b) => sum + b.events.length, 0);
+      await builds.run(flow, events, async () => {
+        let next = 0;
+        for (let from = 0; from < inputs.batches.length; from += BUILD_SLICE) {
+          // Between slices, the event loop's other work: the next page's request read and its
+          // statements sent, rows received, this page's predecessor written out.
+          if (from > 0) await turn();
+          const batches = inputs.batches.slice(from, from + BUILD_SLICE);
+          for (const [i, proof] of assembleProofs({ party: inputs.party, batches }).entries()) {
+            const record = batches[i]!.row;
+            const bytes = writeProof(proof, serialize);
+            const identity = recordIdentity(record);
+            if (proof.status === 'verified' && identity !== null) cache.set(`${party}\u0000${record.userSeq}`, identity, bytes);
+            while (page.parts[next] !== null) next++;
+            page.parts[next++] = bytes;
+          }
+        }
+      });
+    }
+    const body: Buffer[] = [ITEMS];
+    page.parts.forEach((part, i) => {
+      if (part === null) throw new Error(`no answer made for item ${i} of the page`);
+      if (i > 0) body.push(COMMA);
+      body.push(part);
+    });
+    body.push(Buffer.from(`],"nextCursor":${page.more && page.last !== null ? page.last : 'null'}}`));
+    return sendParts(reply, body);
+  }
 };

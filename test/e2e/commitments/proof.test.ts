@@ -203,11 +203,30 @@ describe('user batch proofs', () => {
     const asked = ids.flatMap((party) => [0, 1, 2, 3].map((since) => `/v1/users/${party}/user-batches/proofs?since=${since}&limit=1`));
     const oneByOne: string[] = [];
     for (const url of asked) oneByOne.push((await gateway.app.inject(url)).body);
-    const ahead = await testGateway(ctx, { DATABASE_URL: db.url, AUTH_DISABLED: 'true' });
+    // (PROOF_PAGES_PER_IP raised: all twelve in progress at once, built in the lane's fair order.)
+    const ahead = await testGateway(ctx, { DATABASE_URL: db.url, AUTH_DISABLED: 'true', PROOF_PAGES_PER_IP: '100' });
     const atOnce = await Promise.all(asked.map((url) => ahead.app.inject(url)));
     expect(atOnce.map((r) => r.body)).toEqual(oneByOne);
     expect(atOnce.map((r) => Number(r.headers['content-length']))).toEqual(oneByOne.map((b) => Buffer.byteLength(b)));
     expect(oneByOne.filter((b) => b.includes('"userSeq"')).length).toBeGreaterThanOrEqual(8);
+    // With the default bound (4 pages of one address in progress), the pages past it are refused
+    // before anything is read, 429 budget_exhausted (proof_pages); the others are the same bytes.
+    const bounded = await testGateway(ctx, { DATABASE_URL: db.url, AUTH_DISABLED: 'true' });
+    const burst = await Promise.all(asked.map((url) => bounded.app.inject(url)));
+    const refused = burst.filter((r) => r.statusCode === 429);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(burst.length - refused.length).toBeGreaterThanOrEqual(4);
+    for (const r of refused) {
+      expect(r.json()).toMatchObject({ code: 'budget_exhausted', budget: 'proof_pages', retryAfterS: 1 });
+      expect(r.headers['retry-after']).toBe('1');
+    }
+    burst.forEach((r, i) => {
+      if (r.statusCode !== 429) expect([r.statusCode, r.body]).toEqual([200, oneByOne[i]]);
+    });
+    // Asked again, one at a time once the others are answered: served.
+    for (const [i, r] of burst.entries()) {
+      if (r.statusCode === 429) expect((await bounded.app.inject(asked[i]!)).body).toBe(oneByOne[i]);
+    }
     // No batch after the last: an empty page; an unknown party has none either.
     const last = (await pages(ann, 100)).items.length;
     expect((await range(ann, `?since=${last}`)).json()).toEqual({ items: [], nextCursor: null });

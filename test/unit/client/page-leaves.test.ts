@@ -151,9 +151,9 @@ describe("a page refused for want of room in the gateway's build lane", () => {
     };
   }
 
-  it('429 budget_exhausted (proof_builds) is asked again after its Retry-After: verified, as if never refused', async () => {
+  it('429 budget_exhausted (proof_pages) is asked again after its Retry-After: verified, as if never refused', async () => {
     const { batches, proofs } = await committedHistory();
-    const busy = refusing(batches, proofs, 2, { error: 'busy', code: 'budget_exhausted', budget: 'proof_builds', retryAfterS: 0.02 });
+    const busy = refusing(batches, proofs, 2, { error: 'busy', code: 'budget_exhausted', budget: 'proof_pages', retryAfterS: 0.02 });
     const v = await verifyHistory(busy.source, HISTORY_PARTY);
     expect(v.status).toBe('verified');
     expect(busy.asked()).toBe(3);
@@ -168,7 +168,7 @@ describe("a page refused for want of room in the gateway's build lane", () => {
 
   it('an abort while waiting ends the verification', async () => {
     const { batches, proofs } = await committedHistory();
-    const busy = refusing(batches, proofs, 1, { error: 'busy', code: 'budget_exhausted', budget: 'proof_builds', retryAfterS: 5 });
+    const busy = refusing(batches, proofs, 1, { error: 'busy', code: 'budget_exhausted', budget: 'proof_pages', retryAfterS: 5 });
     const controller = new AbortController();
     const run = verifyHistory(busy.source, HISTORY_PARTY, { signal: controller.signal });
     setTimeout(() => controller.abort(), 20);

@@ -77,14 +77,14 @@ const PAGE_EVENTS = 10_000;
 const PAGES_AHEAD = 1;
 /**
  * A page the gateway refused for want of room in its build lane (429 `budget_exhausted`, budget
- * `proof_builds`: other pages of this client address wait to be built, several verifications behind
- * one address say) is asked again after its Retry-After, at most this many times.
+ * `proof_pages`: this client address has other pages in progress, several verifications behind one
+ * address say) is asked again after its Retry-After, at most this many times.
  */
 const BUSY_PAGE_RETRIES = 30;
 
-/** Whether `err` is the gateway's refusal of a page for want of room in its build lane, and how long it asks to wait (ms). */
+/** Whether `err` is the gateway's refusal of a page for want of room (`proof_pages`), and how long it asks to wait (ms). */
 function busyPageWait(err: unknown): number | null {
-  if (!(err instanceof GatewayError) || err.status !== 429 || err.code !== 'budget_exhausted' || err.body.budget !== 'proof_builds') return null;
+  if (!(err instanceof GatewayError) || err.status !== 429 || err.code !== 'budget_exhausted' || err.body.budget !== 'proof_pages') return null;
   const seconds = Number(err.body.retryAfterS);
   return Math.min(5, Number.isFinite(seconds) && seconds > 0 ? seconds : 1) * 1000;
 }

@@ -1,5 +1,5 @@
 // The proof pages' build lane (src/http/reads/proof-build-lane.ts, ADR 0379): one build at a time,
-// fair between client addresses and parties, each address's waiting pages bounded.
+// fair between client addresses and parties; each address's pages in progress bounded.
 import { describe, expect, it } from 'vitest';
 import { BuildLane } from '../../../../src/http/reads/proof-build-lane.js';
 import { ApiError } from '../../../../src/http/errors.js';
@@ -58,22 +58,27 @@ describe('the proof build lane', () => {
     }
   });
 
-  it('past PROOF_BUILDS_QUEUED_PER_IP waiting pages of one address, the next is refused 429 budget_exhausted (proof_builds); other addresses are not', async () => {
+  it('past PROOF_PAGES_PER_IP pages of one address in progress, the next is refused 429 budget_exhausted (proof_pages) before anything; other addresses are not', async () => {
     const lane = new BuildLane(2);
-    const log: string[] = [];
-    const gates = [0, 1, 2].map((i) => gate(log, `p${i}`));
-    const runs = gates.map((g) => lane.run({ address: '10.0.0.1', party: 'p' }, 100, g.build));
-    // One building, two waiting: the address has no room left.
-    expect(() => lane.admit('10.0.0.1')).toThrow(ApiError);
-    const refused = await lane.run({ address: '10.0.0.1', party: 'p' }, 100, async () => 'never').catch((e: unknown) => e);
+    const first = lane.enter('10.0.0.1');
+    const second = lane.enter('10.0.0.1');
+    let refused: unknown = null;
+    try {
+      lane.enter('10.0.0.1');
+    } catch (err) {
+      refused = err;
+    }
     expect(refused).toBeInstanceOf(ApiError);
-    expect(refused).toMatchObject({ code: 'budget_exhausted', status: 429, extra: { budget: 'proof_builds', retryAfterS: 1 } });
-    expect(() => lane.admit('10.0.0.2')).not.toThrow();
-    for (const g of gates) g.open();
-    await Promise.all(runs);
-    expect(log).toEqual(['p0', 'p1', 'p2']);
-    // Answered: room again.
-    expect(() => lane.admit('10.0.0.1')).not.toThrow();
+    expect(refused).toMatchObject({ code: 'budget_exhausted', status: 429, extra: { budget: 'proof_pages', retryAfterS: 1 } });
+    const other = lane.enter('10.0.0.2');
+    // A page answered (or failed) gives its place back, once however often it is released.
+    first();
+    first();
+    const third = lane.enter('10.0.0.1');
+    expect(() => lane.enter('10.0.0.1')).toThrow(ApiError);
+    for (const release of [second, third, other]) release();
+    lane.enter('10.0.0.1');
+    lane.enter('10.0.0.1');
   });
 
   it('a build that fails is that request\'s failure alone: the lane goes on', async () => {
