@@ -36,6 +36,7 @@ import { migrate } from '../schema/migrate.js';
 import { launchBrowser } from '../test/support/chromium.js';
 import { clientBundle } from '../test/support/client-bundle.js';
 import { startGateway } from '../test/support/gateway.js';
+import { median } from './stats.js';
 import { startEngine } from '../sandbox/engine/index.js';
 import { startIndexer } from '../sandbox/indexer/indexer.js';
 import { holdersOf } from '../packages/client/src/verify/scheme.js';
@@ -125,11 +126,6 @@ export interface VerifyBenchResult {
   /** A maker's cold page alone and under another address's ten cold pages (ADR 0379). */
   fairness: FairnessResult;
 }
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
   // BENCH_VERIFY_SCHEMA: a schema kept between runs (made and filled by the first, reused as it is

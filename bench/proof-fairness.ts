@@ -7,6 +7,7 @@
  */
 import { Agent, request } from 'undici';
 import { startGateway } from '../test/support/gateway.js';
+import { median } from './stats.js';
 
 export interface FairnessResult {
   /** The victim's page, alone on a gateway that keeps nothing: median of the trials (ms). */
@@ -19,10 +20,6 @@ export interface FairnessResult {
   trials: number;
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 export async function proofFairness(databaseUrl: string, hog: string, victim: string, trials: number): Promise<FairnessResult> {
   const hogAgent = new Agent({ localAddress: '127.0.0.2', connections: 16 });

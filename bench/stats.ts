@@ -1,0 +1,7 @@
+// Small statistics the benches share.
+
+/** The median of `xs` (the mean of the two middle values for an even count). */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
