@@ -2,7 +2,7 @@
 // included, and dynamic `import()`), as the TypeScript compiler reads them:
 //
 //   0  contracts/             the seams (the clock among them), which every unit may use
-//   1  config/  client-address.ts  decimal.ts  deadline.ts  dependency-state.ts  metrics.ts  tracing/
+//   1  config/  client-address.ts  decimal.ts  deadline.ts  dependency-state.ts  fair-share.ts  metrics.ts  tracing/
 //   2  db/  engine/  projections/
 //   3  auth/  markets/  stream/  fleet/  commitments/
 //   4  http/
@@ -25,7 +25,7 @@ import ts from 'typescript';
 
 export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['contracts'],
-  ['config', 'client-address.ts', 'decimal.ts', 'deadline.ts', 'dependency-state.ts', 'metrics.ts', 'tracing'],
+  ['config', 'client-address.ts', 'decimal.ts', 'deadline.ts', 'dependency-state.ts', 'fair-share.ts', 'metrics.ts', 'tracing'],
   ['db', 'engine', 'projections'],
   ['auth', 'markets', 'stream', 'fleet', 'commitments'],
   ['http'],

@@ -15,6 +15,7 @@ import { strictQuery } from './http/plugins/strict-query.js';
 import { corsPolicy } from './http/plugins/cors.js';
 import { openApi } from './http/plugins/openapi.js';
 import { requestId, requestIdHeader } from './http/plugins/request-id.js';
+import { readFlow } from './http/plugins/read-flow.js';
 import { gracefulShutdown } from './http/plugins/shutdown.js';
 import { requestMetrics } from './http/plugins/request-metrics.js';
 import { statusMetrics } from './http/plugins/status-metrics.js';
@@ -80,6 +81,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(corsPolicy);
   await app.register(openApi);
   await app.register(requestIdHeader);
+  await app.register(readFlow);
   await app.register(gracefulShutdown);
   await app.register(requestMetrics);
   await app.register(statusMetrics);

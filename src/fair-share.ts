@@ -1,10 +1,11 @@
-// A fair share of the engine connection pool (docs/trading.md "A fair share of the engine"): the
-// calls of every client address, and of every party within an address, are started in weighted
-// fair order (deficit round robin at both levels) in front of the pool, instead of first come,
-// first served. Pure: no I/O, no timers; its owner (engine/client.ts) starts the calls and says
-// when each is done.
+// A fair share of something every client uses and few can hold at once: the engine connection pool
+// (engine/client.ts, docs/trading.md "A fair share of the engine"), the database read pool
+// (db/read-share.ts) and the proof build lane (http/reads/proof-build-lane.ts). The work of every
+// client address, and of every party within an address, is started in weighted fair order (deficit
+// round robin at both levels) in front of the shared thing, instead of first come, first served.
+// Pure: no I/O, no timers; its owner starts the work and says when each is done.
 //
-// Guarantees (test/unit/engine/fair-share.test.ts, with fast-check):
+// Guarantees (test/unit/fair-share.test.ts, with fast-check):
 // - At most `capacity` calls run at once (started, not yet `done`), all addresses together.
 // - At most `addressInFlight` calls of one address run at once: whatever one address sends, the
 //   others always find `capacity - addressInFlight × (busy addresses - 1)` … at least one slot

@@ -23,6 +23,10 @@ export interface Config {
   /** null: no database configured; reads answer as for an empty database and /readyz is degraded. */
   databaseUrl: string | null;
   dbPoolMax: number;
+  /** Reads of one client address holding a connection's turn at once (db/read-share.ts); 0: as many as the pool. */
+  dbAddressInFlight: number;
+  /** Reads of one client address waiting for their turn; past it refused 429. */
+  dbAddressQueue: number;
   /** Identical concurrent list reads share one database read that started after they arrived (src/http/reads/shared-pages.ts). */
   listSharedReads: boolean;
   listRowCacheBytes: number;
@@ -35,7 +39,7 @@ export interface Config {
   /** CLIENT_ORDER_CLAIM_MARGIN_MS: a client order id claim outlives its place's signature window by this much (docs/trading.md). */
   clientOrderClaimMarginMs: number;
   engineConnections: number;
-  /** Engine calls of one client address at the engine at once (the fair share, src/engine/fair-share.ts). */
+  /** Engine calls of one client address at the engine at once (the fair share, src/fair-share.ts). */
   engineAddressInFlight: number;
   /** Engine calls of one client address waiting for its share; past it refused 429. */
   engineAddressQueue: number;
@@ -365,6 +369,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     databaseUrl: postgresUrl(env, 'DATABASE_URL'),
     dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 200),
+    dbAddressInFlight: int(env, 'DB_ADDRESS_IN_FLIGHT', 0, 0, 200),
+    dbAddressQueue: int(env, 'DB_ADDRESS_QUEUE', 256, 0, 1_000_000),
     listSharedReads: bool(env, 'LIST_SHARED_READS', true),
     listRowCacheBytes: int(env, 'LIST_ROW_CACHE_BYTES', 33_554_432, 0, 4_294_967_296),
     dbConnectTimeoutS: int(env, 'DB_CONNECT_TIMEOUT_S', 3, 1, 60),
@@ -462,6 +468,16 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'LOG_LEVEL', meaning: 'pino level: fatal, error, warn, info, debug, trace, silent.' },
   { name: 'DATABASE_URL', meaning: "The indexer's PostgreSQL (`postgres://…`). Unset: lists are empty, single objects answer as for an empty database, `/readyz` is degraded." },
   { name: 'DB_POOL_MAX', meaning: 'Connections in the read pool.' },
+  {
+    name: 'DB_ADDRESS_IN_FLIGHT',
+    meaning:
+      'Reads of one client address (`request.ip`, IPv6 by /64) holding a turn of the read pool at once; while the pool is full, the next free turn goes round the addresses with reads waiting and, within one, its parties (deficit round robin, ADR 0380). `0` (default): as many as the pool, so one client alone still uses every connection. The gateway\'s own reads (the live path, the market catalog) share as one address of their own.',
+  },
+  {
+    name: 'DB_ADDRESS_QUEUE',
+    meaning:
+      'Reads of one client address waiting for their turn of the read pool; one more is refused before it is sent, 429 `budget_exhausted` (`budget: "database_reads"`, Retry-After 1 s). A read that waits for its turn longer than the database deadline answers 503 `database_unavailable` without marking the database down. Counted per replica.',
+  },
   { name: 'LIST_SHARED_READS', meaning: 'Identical list reads (same route and parameters) arriving while one is in flight share the next database read and its JSON body, never one that started before they arrived; `false` reads each alone. See docs/rest.md.' },
   { name: 'LIST_ROW_CACHE_BYTES', meaning: 'Memory for fill, event and deposit rows kept as written JSON, by row version (key and `xmin`): a page whose rows are all kept costs the database an index read of its keys only. Each row is counted with its version and a fixed cost of 640 bytes (about 30 000 fill legs in the default; ADR 0161). Least recently used first out; `0` reads every row each time. Bound to the database server it was read from (its start time, read by every such statement): a restored, failed-over or replaced database empties it before any read is served (`bff_list_row_cache_database_changes_total`). See docs/rest.md.' },
   { name: 'DB_CONNECT_TIMEOUT_S', meaning: 'A read against an unreachable database answers 503 `database_unavailable` within this bound. Every query of the gateway (reads, session-key lookups, the event store, faucet facts, the candle rebuild) also has one overall deadline: `DB_CONNECT_TIMEOUT_S` + 3 × `DB_STATEMENT_TIMEOUT_MS` + 1 s.' },

@@ -26,6 +26,7 @@ import { DatabaseUnavailableError, isDataError, SchemaBehindError, type DataErro
 import { RowCache } from './json/row-cache.js';
 import { DependencyState } from '../dependency-state.js';
 import { systemClock, type Clock } from '../contracts/clock.js';
+import { ReadShare } from './read-share.js';
 
 export type Sql = postgres.Sql;
 export type Queryable = postgres.Sql | postgres.TransactionSql;
@@ -85,6 +86,8 @@ const RECHECK_MS = 3_000;
 export const DEADLINE_MARGIN_MS = 1_000;
 /** Connections of the snapshot pool (readSnapshot: the account seed). */
 export const SNAPSHOT_POOL_MAX = 2;
+/** Reads of one client address waiting for a turn when DB_ADDRESS_QUEUE is not given (its default). */
+const DEFAULT_ADDRESS_QUEUE = 256;
 
 /** TCP keepalive: idle seconds before the first probe (the probe interval and count are the OS's). */
 export const KEEPALIVE_IDLE_S = 10;
@@ -124,9 +127,12 @@ export class Database {
   private readonly state: DependencyState;
   /** While the database is down: a ping every few seconds, so its return is logged without traffic. */
   private recheck: NodeJS.Timeout | null = null;
+  /** Whose read takes the next connection of each pool (read-share.ts). */
+  readonly share: ReadShare;
+  private readonly snapshotShare: ReadShare;
 
   constructor(
-    config: Pick<Config, 'databaseUrl' | 'dbPoolMax' | 'dbConnectTimeoutS' | 'dbStatementTimeoutMs'> & Partial<Pick<Config, 'listRowCacheBytes'>>,
+    config: Pick<Config, 'databaseUrl' | 'dbPoolMax' | 'dbConnectTimeoutS' | 'dbStatementTimeoutMs'> & Partial<Pick<Config, 'listRowCacheBytes' | 'dbAddressInFlight' | 'dbAddressQueue'>>,
     private readonly log: Logger,
     /** How long a schema check is trusted before it is made again. */
     private readonly schemaTtlMs = 10_000,
@@ -137,6 +143,18 @@ export class Database {
     this.deadlineMs = config.dbConnectTimeoutS * 1000 + 3 * config.dbStatementTimeoutMs + DEADLINE_MARGIN_MS;
     this.rows = new RowCache(config.listRowCacheBytes ?? 0);
     this.state = new DependencyState('database', log, clock);
+    // A read waits for its turn at most one deadline; an address's reads run DB_ADDRESS_IN_FLIGHT at
+    // once (0: as many as the pool), DB_ADDRESS_QUEUE wait.
+    const shareOf = (capacity: number) =>
+      new ReadShare({
+        capacity,
+        addressInFlight: config.dbAddressInFlight || capacity,
+        addressQueue: config.dbAddressQueue ?? DEFAULT_ADDRESS_QUEUE,
+        waitMs: this.deadlineMs,
+        clock,
+      });
+    this.share = shareOf(config.dbPoolMax);
+    this.snapshotShare = shareOf(SNAPSHOT_POOL_MAX);
     const options = (max: number, transport: object) => ({
           max,
           connect_timeout: config.dbConnectTimeoutS,
@@ -208,15 +226,18 @@ export class Database {
   async read<T>(empty: T, fn: (sql: Sql) => Promise<T>, options: { needsV2?: boolean } = {}): Promise<T> {
     const sql = this.sql;
     if (!sql) return empty;
-    if (!tracingOn()) return this.readNow(sql, fn, options);
+    if (!tracingOn()) return this.readNow(this.share, sql, fn, options);
     const name = statementName(fn);
-    return traced(`db ${name}`, () => this.readNow(sql, fn, options), { childOnly: true, attributes: { 'db.system.name': 'postgresql', 'db.query.summary': name } });
+    return traced(`db ${name}`, () => this.readNow(this.share, sql, fn, options), { childOnly: true, attributes: { 'db.system.name': 'postgresql', 'db.query.summary': name } });
   }
 
   /** Reads started and not yet settled, for the `bff_db_reads_in_flight` gauge. */
   readsInFlight = 0;
 
-  private async readNow<T>(sql: Sql, fn: (sql: Sql) => Promise<T>, options: { needsV2?: boolean }): Promise<T> {
+  private async readNow<T>(share: ReadShare, sql: Sql, fn: (sql: Sql) => Promise<T>, options: { needsV2?: boolean }): Promise<T> {
+    // The read's turn first (a refusal or a wait past the deadline is not the database failing);
+    // the deadline then bounds what the read itself takes, as before.
+    const release = await share.turn();
     this.readsInFlight++;
     const askedAt = this.clock.now();
     try {
@@ -234,6 +255,7 @@ export class Database {
       throw this.translate(err, askedAt);
     } finally {
       this.readsInFlight--;
+      release();
     }
   }
 
@@ -257,7 +279,7 @@ export class Database {
   async readSnapshot<T>(empty: T, fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const sql = this.snapshotSql;
     if (!sql) return empty;
-    return this.readNow(sql, (pool) => pool.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', (tx) => fn(tx)) as Promise<T>, {});
+    return this.readNow(this.snapshotShare, sql, (pool) => pool.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', (tx) => fn(tx)) as Promise<T>, {});
   }
 
   /**

@@ -26,3 +26,14 @@ export type DataError = DatabaseUnavailableError | SchemaBehindError;
 export function isDataError(err: unknown): err is DataError {
   return err instanceof DatabaseUnavailableError || err instanceof SchemaBehindError;
 }
+
+/**
+ * One client address already has DB_ADDRESS_QUEUE reads waiting for the database pool (read-share.ts):
+ * this read is refused before it is sent. Not a failure of the database: the dependency stays up.
+ */
+export class ReadsExhaustedError extends Error {
+  constructor(readonly waiting: number) {
+    super(`this client address has ${waiting} reads waiting for the database (DB_ADDRESS_QUEUE); retry once some are answered`);
+    this.name = 'ReadsExhaustedError';
+  }
+}

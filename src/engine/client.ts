@@ -11,7 +11,7 @@ import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { EngineShareExhaustedError, EngineTimeoutError, EngineUnavailableError } from './errors.js';
 import { traced, traceHeaders, tracingOn } from '../tracing/index.js';
 import { systemClock, type Clock, type ClockTimer } from '../contracts/clock.js';
-import { FairShare, type FairTicket, type Flow } from './fair-share.js';
+import { FairShare, type FairTicket, type Flow } from '../fair-share.js';
 
 export interface EngineClientOptions {
   baseUrl: string;

@@ -22,7 +22,7 @@ export class EngineTimeoutError extends Error {
 
 /**
  * The client address already has its bound of engine calls waiting for its fair share of the
- * pool (ENGINE_ADDRESS_QUEUE, engine/fair-share.ts): refused before anything is sent.
+ * pool (ENGINE_ADDRESS_QUEUE, fair-share.ts): refused before anything is sent.
  */
 export class EngineShareExhaustedError extends Error {
   constructor(readonly calls: number) {

@@ -4,7 +4,7 @@
 // statuses and wire codes (the error handler, and the stream upgrade on its raw socket).
 import { AuthError, type AuthFailure } from '../auth/errors.js';
 import { ReplayMemoryFull } from '../auth/replay-guard.js';
-import { DatabaseUnavailableError, SchemaBehindError } from '../db/errors.js';
+import { DatabaseUnavailableError, ReadsExhaustedError, SchemaBehindError } from '../db/errors.js';
 import { EngineShareExhaustedError, EngineTimeoutError, EngineUnavailableError } from '../engine/errors.js';
 import { ReplayMemoryLostError, SharedStateUnavailableError } from '../fleet/errors.js';
 import { InvalidSubscriptionError, type SubscriptionFailure } from '../stream/errors.js';
@@ -107,6 +107,7 @@ export function fromDomainError(err: unknown): ApiError | null {
   if (err instanceof ReplayMemoryLostError) return new ApiError('shared_state_unavailable', err.message, { retryAfterS: err.retryAfterS });
   if (err instanceof SharedStateUnavailableError) return new ApiError('shared_state_unavailable', err.message);
   if (err instanceof DatabaseUnavailableError) return new ApiError('database_unavailable', err.message);
+  if (err instanceof ReadsExhaustedError) return new ApiError('budget_exhausted', err.message, { budget: 'database_reads', retryAfterS: 1 });
   if (err instanceof SchemaBehindError) return new ApiError('schema_behind', err.message, { missingMigrations: err.missingMigrations });
   return null;
 }

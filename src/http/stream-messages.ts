@@ -11,6 +11,7 @@
 // place (`errorMessage`), through the same mapping as REST (`fromDomainError`), so a refusal has
 // the same code on both. Each call waits in the per-connection lane it declares (calls/lanes.ts);
 // a call acting for a party the connection must hold is refused 403 when it does not.
+import { readingAs } from '../db/read-share.js';
 import { randomUUID } from 'node:crypto';
 import type { ClientMessageHandlers } from '../stream/hub.js';
 import type { StreamClient } from '../stream/client.js';
@@ -150,7 +151,8 @@ class ConnectionMessages implements ClientMessageHandlers {
         if (!client.sub.parties.has(party)) throw new ApiError('forbidden', `${op} needs the party on this connection (subscribe to it with its proof first)`);
         ctx.heldParty = party;
       }
-      (this.lanes ??= new ConnectionLanes()).enter(call.lane, () => this.run(client, read, ctx));
+      // Its reads take the address's turn of the database pool (db/read-share.ts).
+      (this.lanes ??= new ConnectionLanes()).enter(call.lane, () => readingAs({ address: this.address, party: ctx.heldParty ?? null }, () => this.run(client, read, ctx)));
     } catch (err) {
       this.refuse(client, err, id, op);
     }

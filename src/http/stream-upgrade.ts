@@ -2,6 +2,7 @@
 // WebSocket handshake, so a refused client gets a plain HTTP status with a JSON `{error, code}` body.
 // A plain GET of /v1/stream runs the very same checks (StreamGate) so a browser, which cannot see
 // the status of a refused upgrade, can ask why it was refused.
+import { readingAs } from '../db/read-share.js';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
@@ -358,7 +359,8 @@ export function createUpgradeHandler(
       setTimeout(refuse, DEFLATE_REFUSAL_DELAY_MS, bomber).unref();
       return;
     }
-    gate.admit(url, address, { upgrade: true }).then(
+    // Its proofs' session lookups and its snapshot's reads take the address's turn of the database pool.
+    readingAs({ address, party: null }, () => gate.admit(url, address, { upgrade: true })).then(
       (sub) => {
         if (socket.destroyed) return;
         // Checked again in this very step, synchronously with the accept: upgrades whose proofs

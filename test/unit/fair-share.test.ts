@@ -1,9 +1,9 @@
-// The fair share of the engine pool (src/engine/fair-share.ts): its guarantees, as properties over
+// The fair share of the engine pool (src/fair-share.ts): its guarantees, as properties over
 // random sequences of submits, completions and cancels, and the fairness between addresses and
 // parties as exact orders of starts.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { FairShare, type FairShareOptions, type FairTicket } from '../../../src/engine/fair-share.js';
+import { FairShare, type FairShareOptions, type FairTicket } from '../../src/fair-share.js';
 
 interface Call {
   id: number;

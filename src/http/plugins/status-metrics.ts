@@ -65,10 +65,18 @@ export const statusMetrics = fp(
     lagGauge('bff_stream_stalled', '1 while this replica is behind the engine and not moving (it recovers: new consumer, database fill), else 0 (NATS_URL only)', (l) => (l.stalled ? 1 : 0));
     new Gauge({
       name: 'bff_db_reads_in_flight',
-      help: 'Database reads started and not yet settled (queued for a pool connection or running)',
+      help: 'Database reads given their turn of the read pool and not yet settled (waiting for a connection or running)',
       registers,
       collect() {
         this.set(db.readsInFlight);
+      },
+    });
+    new Gauge({
+      name: 'bff_db_reads_waiting',
+      help: "Database reads waiting for their turn of the read pool (the fair share between client addresses, ADR 0380)",
+      registers,
+      collect() {
+        this.set(db.share.waiting);
       },
     });
     new Gauge({

@@ -1,6 +1,6 @@
 // The lane where pages of proofs are built (GET /v1/users/{party}/user-batches/proofs): the
 // gateway's CPU, shared by every client, given out fairly (ADR 0379).
-import { FairShare, type FairTicket, type Flow } from '../../engine/fair-share.js';
+import { FairShare, type FairTicket, type Flow } from '../../fair-share.js';
 import { ApiError } from '../errors.js';
 
 /** A page's share of the build lane: its events in thousands (a page of 10 000 events costs 10, one of a single small batch 1). */
@@ -8,7 +8,7 @@ const buildCost = (events: number): number => Math.max(1, Math.ceil(events / 100
 
 /**
  * The pages being built, one at a time, in a fair order between client addresses and, within one,
- * between parties (deficit round robin by the events to build: engine/fair-share.ts, the engine
+ * between parties (deficit round robin by the events to build: fair-share.ts, the engine
  * room's own order). A client verifying a history asks for the next page while it checks one
  * (history.ts, PAGES_AHEAD), so a gateway with no kept answer has a page to build and the next to
  * read: building in slices lets the next page's statements go to the database and its rows come in

@@ -9,7 +9,7 @@ import { ProofCache } from '../../commitments/proof-cache.js';
 import { EventEnvelope } from './shapes.js';
 import type { FastifyReply } from 'fastify';
 import { Readable } from 'node:stream';
-import type { Flow } from '../../engine/fair-share.js';
+import type { Flow } from '../../fair-share.js';
 import { BuildLane } from './proof-build-lane.js';
 import { addressGroup } from '../../client-address.js';
 

@@ -1,6 +1,6 @@
 // Requests of one client address in progress in the trading scope, bounded at the door
 // (TRADING_ADDRESS_IN_PROGRESS; docs/trading.md "A fair share of the engine", ADR 0310). The engine's
-// fair share (engine/fair-share.ts) orders the engine calls, but everything before them — reading
+// fair share (fair-share.ts) orders the engine calls, but everything before them — reading
 // and parsing a body, checking its shape, charging the budgets, verifying a signature, judging a
 // batch's room — runs first come, first served on the one event loop: 240 batches sent at once by
 // one address were all parsed and judged before another address's order, which waited for them

@@ -61,7 +61,7 @@ export interface DeskParts {
   admitPlace: (call: CallInput) => Promise<Admitted | null>;
   log: (err: unknown) => void;
   /**
-   * Engine calls the client address may still hand the engine's fair share now (engine/fair-share.ts
+   * Engine calls the client address may still hand the engine's fair share now (fair-share.ts
    * `room`): a batch with more items than that is refused whole, 429 `budget_exhausted`
    * (`engine_calls`), before its budget is charged or any signature checked. Absent: no check.
    */

@@ -36,7 +36,7 @@ export interface CallInput {
   requestId: string;
   /**
    * The client address the call came from (`request.ip`, the socket's): its engine call takes its
-   * turn in that address's fair share of the pool (engine/fair-share.ts). Absent: a call the
+   * turn in that address's fair share of the pool (fair-share.ts). Absent: a call the
    * gateway makes itself (a fired switch's cancels), shared as the gateway's own.
    */
   address?: string;
