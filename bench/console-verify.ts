@@ -41,6 +41,7 @@ import { startEngine } from '../sandbox/engine/index.js';
 import { startIndexer } from '../sandbox/indexer/indexer.js';
 import { holdersOf } from '../packages/client/src/verify/scheme.js';
 import { proofFairness, type FairnessResult } from './proof-fairness.js';
+import { readFairness, type ReadFairnessResult } from './read-fairness.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -125,6 +126,8 @@ export interface VerifyBenchResult {
   engine: string;
   /** A maker's cold page alone and under another address's ten cold pages (ADR 0379). */
   fairness: FairnessResult;
+  /** A victim's small read alone and under another address's many heavy reads (ADR 0380). */
+  reads: ReadFairnessResult;
 }
 
 export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
@@ -291,6 +294,9 @@ export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
     if (result.status !== 'verified') throw new Error(`the bench's honest history did not verify (${result.status}): ${JSON.stringify(result.problems)}`);
     // Last, the browser idle: the build lane's share (bench/proof-fairness.ts), a maker's page against the party's ten.
     const fairness = await proofFairness(u.toString(), PARTY, MAKERS[0]!, sized(3, 1));
+    // And the database read pool's share (bench/read-fairness.ts): a small read against a hog of heavy ones.
+    const maxSeq = Number((await sql<Array<{ seq: string | null }>>`SELECT max(seq)::text AS seq FROM events`)[0]?.seq ?? 0);
+    const reads = await readFairness(u.toString(), maxSeq, sized(200, 20), sized(6_000, 1_000));
     const best = (xs: number[]) => Math.round(Math.min(...xs));
     const out: VerifyBenchResult = {
       events: result.events,
@@ -309,6 +315,7 @@ export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
       legs: result.legs,
       engine: result.engine,
       fairness,
+      reads,
     };
     console.error(JSON.stringify(out));
     const version = await browser.context.browser()?.version();
@@ -331,6 +338,8 @@ export async function consoleVerifyBench(): Promise<VerifyBenchResult> {
       `| The replay and checks alone (\`checkAccount\`: ${out.legs.toLocaleString('en-US')} fill legs, deposits, withdrawals, the view), best of ${ROUNDS} | ${out.replayMs} ms | < 300 ms |`,
       `| A maker's cold page of proofs (10 batches) from 127.0.0.1, alone on a gateway that keeps nothing, median of ${fairness.trials} | ${fairness.aloneMs} ms | |`,
       `| The same, asked 400 ms after another address (127.0.0.2) asked the party's ten cold pages at once (the build lane's fair share and \`PROOF_PAGES_PER_IP\`, ADR 0379), median of ${fairness.trials} | ${fairness.underHogMs} ms (the other address: ${fairness.hogAnswered} pages answered, ${fairness.hogRefused} refused 429 \`proof_pages\`) | |`,
+      `| A small read (\`/v1/batches?limit=5\`) from 127.0.0.1 in a loop, alone, on a gateway of its own (${reads.alone.reads} reads in ${reads.windowMs / 1000} s) | p50 ${reads.alone.p50} ms, p99 ${reads.alone.p99} ms | |`,
+      `| The same while another address (127.0.0.3) reads distinct 1 000-event pages of \`/v1/events\` on ${reads.connections} connections (a process of its own; the database read pool's fair share, ADR 0380) | p50 ${reads.underHog.p50} ms, p99 ${reads.underHog.p99} ms (${reads.underHog.reads} reads; the other address: ${Object.entries(reads.hog).map(([k, v]) => `${v} × ${k}`).join(', ')}) | |`,
       '',
       'The history is made by the reference engine and recorded by the reference indexer (one party trading against four makers, fills',
       'both ways with flips through zero, a chain deposit and a withdrawal every 1 000 of its events, a commitment every 100), so every',
