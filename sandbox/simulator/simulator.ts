@@ -62,6 +62,8 @@ const TAKE_BOUND = 0.005;
  * or rests there (a fired trigger).
  */
 const NEAR_TICKS = 6;
+/** A market whose last take began longer ago than this holds its mid (the drift waits for trading). */
+const DRIFT_HOLD_MS = 1_000;
 /** How often the market maker brings each market's ladder to the mid. */
 const MAKER_REFRESH_MS = 500;
 
@@ -260,8 +262,16 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     }
   }, 20);
   // The mid drifts as a random walk (about 0.004 % per second, a calm day's pace) so prices keep moving.
+  // A market not taken in for DRIFT_HOLD_MS holds its mid until it is: on a loaded machine the
+  // simulator's actions run late while this timer does not, and the ladder followed the walking mid
+  // away from the last trade (the mark) with no trade to bring the mark along (a CI run saw BTC's
+  // best prices 10-12 ticks from it).
   const drift = setInterval(() => {
-    for (const m of markets) mid.set(m.symbol, mid.get(m.symbol)! * Math.exp(rng.normal() * 0.00002));
+    const now = Date.now();
+    for (const m of markets) {
+      if (now - takenAt.get(m.symbol)! > DRIFT_HOLD_MS) continue;
+      mid.set(m.symbol, mid.get(m.symbol)! * Math.exp(rng.normal() * 0.00002));
+    }
   }, 250);
   const making = setInterval(() => {
     for (const m of markets) {

@@ -337,8 +337,9 @@ describe('the largest messages at the allowed rate', () => {
     // Every message answered within five seconds of the last, nobody closed as a flooder (messages
     // read in a burst after a stall spend the burst at once), turns of the loop held under a second.
     expect({ answered: r.answered, closed: r.closed }).toEqual({ answered: r.sent, closed: 0 });
-    // The 99th percentile, not the max: on a loaded CI machine the scheduler alone can hold one turn
-    // past a second, while a costly message check (the defect this guards) holds most of them.
-    expect(delay.percentile(99) / 1e6, `loop delay max ${(delay.max / 1e6).toFixed(0)} ms`).toBeLessThan(1_000);
+    // The 95th percentile, not the max nor the 99th: on a loaded CI machine the scheduler alone can
+    // hold a few turns past a second (a fresh-clone run saw p99 1.21 s, max 1.25 s, with both cores
+    // shared by other test files), while a costly message check (the defect this guards) holds most of them.
+    expect(delay.percentile(95) / 1e6, `loop delay p99 ${(delay.percentile(99) / 1e6).toFixed(0)} ms, max ${(delay.max / 1e6).toFixed(0)} ms`).toBeLessThan(1_000);
   });
 });
