@@ -385,7 +385,7 @@ export function loadConfig(env: Env = process.env): Config {
     tradingAddressInProgress: int(env, 'TRADING_ADDRESS_IN_PROGRESS', 32, 0, 1_000_000),
     wsDeflateOversizePerIp: int(env, 'WS_DEFLATE_OVERSIZE_PER_IP', 3, 0, 1_000_000),
     wsDeflateConnectionsPerIp: int(env, 'WS_DEFLATE_CONNECTIONS_PER_IP', 8, 0, 1_000_000),
-    proofPagesPerIp: int(env, 'PROOF_PAGES_PER_IP', 4, 1, 1_000),
+    proofPagesPerIp: int(env, 'PROOF_PAGES_PER_IP', 8, 1, 1_000),
     orderbookSharedReads: bool(env, 'ORDERBOOK_SHARED_READS', true),
     wsOrderbookPollMs: int(env, 'WS_ORDERBOOK_POLL_MS', 500, 50, 3_600_000),
     wsOrderbookDepth: int(env, 'WS_ORDERBOOK_DEPTH', 20, 1, 100),
@@ -523,7 +523,7 @@ export const SETTINGS: readonly Setting[] = [
   {
     name: 'PROOF_PAGES_PER_IP',
     meaning:
-      'Pages of `GET /v1/users/{party}/user-batches/proofs` of one client address (`request.ip`, IPv6 by /64) in progress at once, from before their reads to their answer; one more is refused before anything is read, 429 `budget_exhausted` (`budget: "proof_pages"`, Retry-After 1 s). Pages with no kept answer are built one at a time, in a fair order between addresses and, within one, between parties (ADR 0379). A verifying client keeps two pages in flight. Counted per replica.',
+      'Pages of `GET /v1/users/{party}/user-batches/proofs` of one client address (`request.ip`, IPv6 by /64) in progress at once, from before their reads to their answer; one more is refused before anything is read, 429 `budget_exhausted` (`budget: "proof_pages"`, Retry-After 1 s). Pages with no kept answer are built one at a time, in a fair order between addresses and, within one, between parties (ADR 0379). A verifying client keeps two pages in flight; the console verifies its history and its account at once (four), and a refresh may overlap them. Counted per replica.',
   },
   { name: 'WS_DEFLATE_THRESHOLD_BYTES', meaning: 'On a deflate connection, frames smaller than this are sent uncompressed (compressing them costs more CPU than it saves bytes).' },
   { name: 'WS_CLIENT_MESSAGE_MAX_BYTES', meaning: 'Largest message a stream client may send (64 KiB: a full 50-item `order.batch` fits); a larger one is answered `payload_too_large` unread, one over four times this closes the connection with 1009.' },
