@@ -270,6 +270,26 @@ export class FairShare {
     return t;
   }
 
+  /**
+   * `submit` for work that awaits its turn: `started` resolves when the turn comes (at once when
+   * `waiting` is false); the ticket's `done` ends it, its `cancel` gives a waiting place up (then
+   * `started` never resolves). Null: refused, as `submit`.
+   */
+  acquire(flow: Flow, cost = 1): { ticket: FairTicket; started: Promise<void>; waiting: boolean } | null {
+    let began = false;
+    let start!: () => void;
+    const started = new Promise<void>((resolve) => (start = resolve));
+    const ticket = this.submit(
+      flow,
+      () => {
+        began = true;
+        start();
+      },
+      cost,
+    );
+    return ticket === null ? null : { ticket, started, waiting: !began };
+  }
+
   /** Called by a ticket once its call is over. */
   finished(a: Address): void {
     this.runningTotal--;

@@ -14,6 +14,9 @@ export class ConfigError extends Error {
   }
 }
 
+/** Reads of one client address waiting for their turn of the read pool, unless DB_ADDRESS_QUEUE says otherwise. */
+export const DEFAULT_DB_ADDRESS_QUEUE = 256;
+
 export interface Config {
   /** NODE_ENV, one of the three known values (a typo such as `prod` stops the start). */
   nodeEnv: NodeEnv;
@@ -370,7 +373,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: postgresUrl(env, 'DATABASE_URL'),
     dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 200),
     dbAddressInFlight: int(env, 'DB_ADDRESS_IN_FLIGHT', 0, 0, 200),
-    dbAddressQueue: int(env, 'DB_ADDRESS_QUEUE', 256, 0, 1_000_000),
+    dbAddressQueue: int(env, 'DB_ADDRESS_QUEUE', DEFAULT_DB_ADDRESS_QUEUE, 0, 1_000_000),
     listSharedReads: bool(env, 'LIST_SHARED_READS', true),
     listRowCacheBytes: int(env, 'LIST_ROW_CACHE_BYTES', 33_554_432, 0, 4_294_967_296),
     dbConnectTimeoutS: int(env, 'DB_CONNECT_TIMEOUT_S', 3, 1, 60),

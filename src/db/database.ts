@@ -18,7 +18,7 @@
 //     pool does not pipeline, so that check is exact; TCP keepalive probes idle connections.
 //   - never lets driver text reach a client (it is logged instead).
 import postgres from 'postgres';
-import type { Config } from '../config/env.js';
+import { DEFAULT_DB_ADDRESS_QUEUE, type Config } from '../config/env.js';
 import { within } from '../deadline.js';
 import { traced, tracingOn } from '../tracing/index.js';
 import { watchedSocket } from './answer-watchdog.js';
@@ -86,8 +86,6 @@ const RECHECK_MS = 3_000;
 export const DEADLINE_MARGIN_MS = 1_000;
 /** Connections of the snapshot pool (readSnapshot: the account seed). */
 export const SNAPSHOT_POOL_MAX = 2;
-/** Reads of one client address waiting for a turn when DB_ADDRESS_QUEUE is not given (its default). */
-const DEFAULT_ADDRESS_QUEUE = 256;
 
 /** TCP keepalive: idle seconds before the first probe (the probe interval and count are the OS's). */
 export const KEEPALIVE_IDLE_S = 10;
@@ -149,7 +147,7 @@ export class Database {
       new ReadShare({
         capacity,
         addressInFlight: config.dbAddressInFlight || capacity,
-        addressQueue: config.dbAddressQueue ?? DEFAULT_ADDRESS_QUEUE,
+        addressQueue: config.dbAddressQueue ?? DEFAULT_DB_ADDRESS_QUEUE,
         waitMs: this.deadlineMs,
         clock,
       });

@@ -18,7 +18,7 @@
 //   unavailable for it (503), without marking the database down (it answered every read it was sent).
 // - The release a turn gives is idempotent.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { FairShare, type FairTicket, type Flow } from '../fair-share.js';
+import { FairShare, type Flow } from '../fair-share.js';
 import type { Clock, ClockTimer } from '../contracts/clock.js';
 import { DatabaseUnavailableError, ReadsExhaustedError } from './errors.js';
 
@@ -66,30 +66,24 @@ export class ReadShare {
     return this.share.waitingTotal;
   }
 
-  /** Resolves, when the current flow's turn comes, with the release to call once the read is over. */
-  turn(flow: Flow = currentReadFlow()): Promise<() => void> {
+  /** Resolves, when the current flow's turn comes, with the release to call once the read is over (idempotent). */
+  async turn(flow: Flow = currentReadFlow()): Promise<() => void> {
+    const turn = this.share.acquire(flow);
+    if (turn === null) throw new ReadsExhaustedError(this.share.held(flow.address).waiting);
+    const release = () => turn.ticket.done();
+    if (!turn.waiting) return release;
     const { clock, waitMs } = this.options;
-    return new Promise((resolve, reject) => {
-      let ticket: FairTicket | null = null;
-      let timer: ClockTimer | null = null;
-      let started = false;
-      ticket = this.share.submit(flow, () => {
-        started = true;
-        if (timer) clock.clearTimeout(timer);
-        let released = false;
-        // `ticket` is set by then: release runs after the read's first await at the earliest.
-        resolve(() => {
-          if (released) return;
-          released = true;
-          ticket!.done();
-        });
-      });
-      if (ticket === null) return reject(new ReadsExhaustedError(this.share.held(flow.address).waiting));
-      if (started) return;
+    let timer: ClockTimer | null = null;
+    const givenUp = new Promise<never>((_, reject) => {
       timer = clock.setTimeout(() => {
-        if (ticket!.cancel()) reject(new DatabaseUnavailableError(`every connection of the database pool stayed busy for ${waitMs} ms; retry shortly`));
-      }, waitMs);
-      timer.unref();
+        if (turn.ticket.cancel()) reject(new DatabaseUnavailableError(`every connection of the database pool stayed busy for ${waitMs} ms; retry shortly`));
+      }, waitMs).unref();
     });
+    try {
+      await Promise.race([turn.started, givenUp]);
+    } finally {
+      clock.clearTimeout(timer!);
+    }
+    return release;
   }
 }

@@ -11,7 +11,6 @@
 // place (`errorMessage`), through the same mapping as REST (`fromDomainError`), so a refusal has
 // the same code on both. Each call waits in the per-connection lane it declares (calls/lanes.ts);
 // a call acting for a party the connection must hold is refused 403 when it does not.
-import { readingAs } from '../db/read-share.js';
 import { randomUUID } from 'node:crypto';
 import type { ClientMessageHandlers } from '../stream/hub.js';
 import type { StreamClient } from '../stream/client.js';
@@ -26,6 +25,7 @@ import type { CallContext, CallResult } from './calls/declaration.js';
 import type { ReadMessage } from './calls/messages.js';
 import { ConnectionLanes } from './calls/lanes.js';
 import type { PassedAnswer } from './trading/relay.js';
+import { readingAs } from '../db/read-share.js';
 
 export { MAX_PENDING_CHANGES, MAX_PENDING_LOOKUPS, MAX_PENDING_ORDERS, MAX_PENDING_SWITCH_CALLS } from './calls/lanes.js';
 

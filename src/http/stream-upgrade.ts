@@ -2,7 +2,6 @@
 // WebSocket handshake, so a refused client gets a plain HTTP status with a JSON `{error, code}` body.
 // A plain GET of /v1/stream runs the very same checks (StreamGate) so a browser, which cannot see
 // the status of a refused upgrade, can ask why it was refused.
-import { readingAs } from '../db/read-share.js';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
@@ -23,6 +22,7 @@ import { snapshotReads } from '../stream/user-snapshot.js';
 import type { WorkBudgets } from './work-budgets.js';
 import { systemClock, type Clock } from '../contracts/clock.js';
 import { TokenBucket, type AddressInbound } from '../stream/inbound-limit.js';
+import { readingAs } from '../db/read-share.js';
 
 export const STREAM_PATH = '/v1/stream';
 /** How long a deflate upgrade refused for the address's compression bombs (ADR 0311) or its deflate streams (ADR 0366) waits for its answer. */

@@ -15,8 +15,14 @@ function flowOf(request: FastifyRequest): Flow {
 
 export const readFlow = fp(
   async (app) => {
-    app.addHook('onRequest', (request, _reply, done) => readingAs(flowOf(request), done));
-    app.addHook('preHandler', (request, _reply, done) => readingAs(flowOf(request), done));
+    // Made once per request; entered again after the body is parsed.
+    const flows = new WeakMap<FastifyRequest, Flow>();
+    app.addHook('onRequest', (request, _reply, done) => {
+      const flow = flowOf(request);
+      flows.set(request, flow);
+      readingAs(flow, done);
+    });
+    app.addHook('preHandler', (request, _reply, done) => readingAs(flows.get(request) ?? flowOf(request), done));
   },
   { name: 'read-flow', fastify: '5.x' },
 );

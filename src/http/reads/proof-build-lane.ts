@@ -1,6 +1,7 @@
 // The lane where pages of proofs are built (GET /v1/users/{party}/user-batches/proofs): the
 // gateway's CPU, shared by every client, given out fairly (ADR 0379).
-import { FairShare, type FairTicket, type Flow } from '../../fair-share.js';
+import { FairShare, type Flow } from '../../fair-share.js';
+import { InProgress } from '../in-progress.js';
 import { ApiError } from '../errors.js';
 
 /** A page's share of the build lane: its events in thousands (a page of 10 000 events costs 10, one of a single small batch 1). */
@@ -21,7 +22,7 @@ const buildCost = (events: number): number => Math.max(1, Math.ceil(events / 100
  */
 export class BuildLane {
   private readonly share = new FairShare({ capacity: 1, addressInFlight: 1, addressQueue: Number.POSITIVE_INFINITY });
-  private readonly inProgress = new Map<string, number>();
+  private readonly inProgress = new InProgress();
 
   constructor(private readonly perAddress: number) {}
 
@@ -31,27 +32,21 @@ export class BuildLane {
    * PROOF_PAGES_PER_IP in progress.
    */
   enter(address: string): () => void {
-    const held = this.inProgress.get(address) ?? 0;
-    if (held >= this.perAddress) throw this.refusal();
-    this.inProgress.set(address, held + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const left = (this.inProgress.get(address) ?? 1) - 1;
-      if (left > 0) this.inProgress.set(address, left);
-      else this.inProgress.delete(address);
-    };
+    const release = this.inProgress.enter(address, this.perAddress);
+    if (release === null) throw this.refusal();
+    return release;
   }
 
   /** Builds when the fair order comes to this page; `events`, the rows it builds from, is its cost. */
-  run<T>(flow: Flow, events: number, build: () => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      let ticket: FairTicket | null = null;
-      // `start` may run inside submit, before `ticket` is set: `done` runs after build's first await at the earliest.
-      // The queue is unbounded: what waits is bounded by `enter`.
-      ticket = this.share.submit(flow, () => void build().then(resolve, reject).finally(() => ticket!.done()), buildCost(events));
-    });
+  async run<T>(flow: Flow, events: number, build: () => Promise<T>): Promise<T> {
+    // Never refused (the queue is unbounded): what waits is bounded by `enter`.
+    const turn = this.share.acquire(flow, buildCost(events))!;
+    await turn.started;
+    try {
+      return await build();
+    } finally {
+      turn.ticket.done();
+    }
   }
 
   private refusal(): ApiError {

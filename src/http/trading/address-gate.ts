@@ -13,6 +13,7 @@
 // connection closed, whichever first.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { addressGroup } from '../../client-address.js';
+import { InProgress } from '../in-progress.js';
 
 /** Refusals written per turn of the event loop; the rest wait for the next turn (setImmediate). */
 export const REFUSALS_PER_TURN = 8;
@@ -71,26 +72,20 @@ export function pacedRefusals(): (reply: FastifyReply, status: number, body: str
  * than this check of the gateway.
  */
 export function installAddressGate(app: FastifyInstance<any, any, any, any, any>, bound: number): AddressGate {
-  const inProgress = new Map<string, number>();
-  const held = (address: string) => inProgress.get(address) ?? 0;
+  const inProgress = new InProgress();
+  const held = (address: string) => inProgress.held(address);
   if (bound <= 0) return { held };
   const refusal = gateRefusal(bound);
   const refuse = pacedRefusals();
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
-    const address = addressGroup(request.ip);
-    const n = held(address);
-    if (n >= bound) {
+    const release = inProgress.enter(addressGroup(request.ip), bound);
+    if (release === null) {
       // Neither done() nor an answer now: the request goes no further, and is answered in its turn.
       refuse(reply, 429, refusal);
       return;
     }
-    inProgress.set(address, n + 1);
     // 'close' comes once, when the response is finished or the connection is gone before it.
-    reply.raw.once('close', () => {
-      const left = held(address) - 1;
-      if (left > 0) inProgress.set(address, left);
-      else inProgress.delete(address);
-    });
+    reply.raw.once('close', release);
     done();
   });
   return { held };
