@@ -9,6 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 import { DEFAULT_INBOUND_LIMITS, hardMaxBytes, limitInbound, type AddressInbound, type InboundLimits } from './inbound-limit.js';
+import { LoopStalls } from './loop-stalls.js';
 import type { Frame } from '../contracts/frame.js';
 import { serializeFrame } from './serialize.js';
 import { framedText } from './framed-text.js';
@@ -110,9 +111,12 @@ export class StreamHub implements StreamFanout, ClientOwner {
   private nextPingSlot = 0;
 
   private readonly clock: Clock;
+  /** How long the loop was held, credited by every connection's message rate bound (ADR 0381). */
+  private readonly stalls: LoopStalls;
 
   constructor(private readonly options: HubOptions) {
     this.clock = options.clock ?? systemClock;
+    this.stalls = new LoopStalls(this.clock);
     this.history = new History(options.historySize);
     this.state = options.state ?? {
       epoch: () => EMPTY_EPOCH,
@@ -142,7 +146,8 @@ export class StreamHub implements StreamFanout, ClientOwner {
       // Every client message passes the size and rate bound first; without handlers (a hub used
       // alone) what passes is dropped.
       client.handlers = handlers ?? null;
-      limitInbound(ws, inbound, client, address ?? null);
+      this.stalls.start();
+      limitInbound(ws, inbound, client, this.stalls, address ?? null);
     });
   }
 
@@ -491,6 +496,7 @@ export class StreamHub implements StreamFanout, ClientOwner {
   /** Shutdown: every client gets close code 1001; new connections are refused. */
   async closeAll(): Promise<void> {
     this.closed = true;
+    this.stalls.stop();
     if (this.pingTimer) this.pingTimer.cancel();
     this.pingTimer = null;
     for (const client of [...this.index.clients()]) {

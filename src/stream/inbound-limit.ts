@@ -4,7 +4,8 @@
 //   `payload_too_large`, by the handler's `onOversize`); ws itself refuses one larger than
 //   `hardMaxBytes` (OVERSIZE_FACTOR × maxBytes) with close 1009, before any of it is buffered;
 // - rate: a token bucket per connection, `ratePerS` messages a second with bursts of `burst`; a
-//   client past it is closed with 1008 (policy violation) and what it sends after is dropped;
+//   client past it is closed with 1008 (policy violation) and what it sends after is dropped; the
+//   time this process's loop was held is credited (loop-stalls.ts, ADR 0381);
 // - address rate: one bucket shared by every connection of a client address (WS_ADDRESS_MESSAGES_PER_S,
 //   ADR 0350), checked as cheaply, before the message is read: fifty connections each within its
 //   own rate made 1 000 messages a second from one address, each parsed, refused and answered on the
@@ -14,6 +15,7 @@
 import type WebSocket from 'ws';
 import type { Config } from '../config/env.js';
 import { POLICY_VIOLATION as CLOSE_POLICY_VIOLATION } from './close-codes.js';
+import type { LoopStalls } from './loop-stalls.js';
 
 export interface InboundLimits {
   /** Largest message, bytes (WS_CLIENT_MESSAGE_MAX_BYTES). */
@@ -42,7 +44,13 @@ export function hardMaxBytes(limits: InboundLimits): number {
 /** A closed abuser that does not complete the close handshake is cut after this. */
 const CLOSE_GRACE_MS = 1_000;
 
-/** A token bucket: `take()` is false once the client has spent more than the rate and burst allow. */
+/**
+ * A token bucket: `take()` is false once the client has spent more than the rate and burst allow.
+ * The time this process's loop was held since the last take raises the cap above `burst` (ADR
+ * 0381): the messages a client sent at its rate while the loop could not read them arrive at once,
+ * and are not a flood. The refill is still the rate over the time elapsed, so a client that sends
+ * past its rate is closed as before, stalls or not.
+ */
 export class TokenBucket {
   private tokens: number;
   /**
@@ -59,9 +67,13 @@ export class TokenBucket {
     this.tokens = burst;
   }
 
-  take(): boolean {
-    const now = performance.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) / 1000) * this.ratePerS);
+  take(stalls: LoopStalls): boolean {
+    const now = stalls.now();
+    const elapsed = Math.max(0, now - this.at);
+    const cap = this.burst + (stalls.heldSince(this.at, now) / 1000) * this.ratePerS;
+    // Above the cap nothing refills, and what is there is kept: the messages of one stall are read
+    // in several takes, only the first of which sees the stall since the last take.
+    this.tokens = Math.min(Math.max(cap, this.tokens), this.tokens + (elapsed / 1000) * this.ratePerS);
     this.at = now;
     if (this.tokens < 1) return false;
     this.tokens -= 1;
@@ -95,6 +107,7 @@ class InboundGate extends TokenBucket {
     readonly maxBytes: number,
     readonly sink: InboundSink,
     readonly address: AddressInbound | null,
+    readonly stalls: LoopStalls,
   ) {
     super(limits.ratePerS, limits.burst);
   }
@@ -110,8 +123,8 @@ type Gated = WebSocket & { [GATE]?: InboundGate };
 function onMessage(this: Gated, data: WebSocket.RawData, isBinary: boolean): void {
   const gate = this[GATE];
   if (!gate || gate.closing) return;
-  const own = gate.take();
-  if (own && (gate.address === null || gate.address.bucket.take())) {
+  const own = gate.take(gate.stalls);
+  if (own && (gate.address === null || gate.address.bucket.take(gate.stalls))) {
     const bytes = Buffer.isBuffer(data) ? data : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]);
     return bytes.length > gate.maxBytes ? gate.sink.oversize(bytes) : gate.sink.inbound(bytes, isBinary);
   }
@@ -133,7 +146,7 @@ function terminate(ws: WebSocket): void {
  * Receives the connection's messages under the bound and hands those within it to `sink` (none
  * of its handlers is reached past the bound).
  */
-export function limitInbound(ws: WebSocket, limits: InboundLimits, sink: InboundSink, address: AddressInbound | null = null): void {
-  (ws as Gated)[GATE] = new InboundGate(limits, limits.maxBytes, sink, address);
+export function limitInbound(ws: WebSocket, limits: InboundLimits, sink: InboundSink, stalls: LoopStalls, address: AddressInbound | null = null): void {
+  (ws as Gated)[GATE] = new InboundGate(limits, limits.maxBytes, sink, address, stalls);
   ws.on('message', onMessage);
 }
