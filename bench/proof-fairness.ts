@@ -36,7 +36,7 @@ export async function proofFairness(databaseUrl: string, hog: string, victim: st
   try {
     for (let trial = 0; trial < trials; trial++) {
       for (const withHog of [false, true]) {
-        const gw = await startGateway({ DATABASE_URL: databaseUrl, AUTH_DISABLED: 'true', RATE_LIMIT_MAX: '10000000', RATE_LIMIT_IP_MAX: '10000000' }, { listen: true, overrides: { live: null } });
+        const gw = await startGateway({ DATABASE_URL: databaseUrl, AUTH_DISABLED: 'true', RATE_LIMIT_MAX: '10000000', RATE_LIMIT_IP_MAX: '10000000', PROOF_BUILD_AHEAD: 'false' }, { listen: true, overrides: { live: null } });
         try {
           const hogs = withHog
             ? Array.from({ length: 10 }, (_, k) => get(`${gw.url}/v1/users/${hog}/user-batches/proofs?since=${k * 100}&limit=100`, hogAgent))

@@ -29,7 +29,7 @@ const p99 = (xs: number[]): number => {
 };
 
 export async function readFairness(databaseUrl: string, maxSeq: number, connections: number, windowMs: number): Promise<ReadFairnessResult> {
-  const gw = await startGateway({ DATABASE_URL: databaseUrl, AUTH_DISABLED: 'true' }, { listen: true, overrides: { live: null } });
+  const gw = await startGateway({ DATABASE_URL: databaseUrl, AUTH_DISABLED: 'true', PROOF_BUILD_AHEAD: 'false' }, { listen: true, overrides: { live: null } });
   const victim = new Agent({ localAddress: '127.0.0.1', connections: 1 });
   const window = async (ms: number) => {
     const latencies: number[] = [];

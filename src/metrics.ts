@@ -30,3 +30,18 @@ export class Metrics {
     });
   }
 }
+
+/** A counter whose total is kept elsewhere (`total`, monotonic): each scrape adds what it grew by since the last one. */
+export function scrapedCounter(registry: Registry, name: string, help: string, total: () => number): void {
+  let reported = 0;
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      const now = total();
+      this.inc(now - reported);
+      reported = now;
+    },
+  });
+}

@@ -51,6 +51,10 @@ export interface Config {
   /** Deflate stream connections of one client address open at once; past it `compress=deflate` upgrades are refused 429 (plain ones accepted). */
   wsDeflateConnectionsPerIp: number;
   proofPagesPerIp: number;
+  /** Proofs of user batches built as the chain records them, ahead of any request (ADR 0382). */
+  proofBuildAhead: boolean;
+  /** Bytes of verified proof answers kept (ADR 0063, ADR 0382). */
+  proofCacheBytes: number;
   /** Trading requests of one client address in progress at once; past it refused 429 before the body is read. */
   tradingAddressInProgress: number;
   /** Identical concurrent order book reads share one engine call (src/engine/shared-read.ts). */
@@ -389,6 +393,8 @@ export function loadConfig(env: Env = process.env): Config {
     wsDeflateOversizePerIp: int(env, 'WS_DEFLATE_OVERSIZE_PER_IP', 3, 0, 1_000_000),
     wsDeflateConnectionsPerIp: int(env, 'WS_DEFLATE_CONNECTIONS_PER_IP', 8, 0, 1_000_000),
     proofPagesPerIp: int(env, 'PROOF_PAGES_PER_IP', 8, 1, 1_000),
+    proofBuildAhead: bool(env, 'PROOF_BUILD_AHEAD', true),
+    proofCacheBytes: int(env, 'PROOF_CACHE_BYTES', 268_435_456, 0, 68_719_476_736),
     orderbookSharedReads: bool(env, 'ORDERBOOK_SHARED_READS', true),
     wsOrderbookPollMs: int(env, 'WS_ORDERBOOK_POLL_MS', 500, 50, 3_600_000),
     wsOrderbookDepth: int(env, 'WS_ORDERBOOK_DEPTH', 20, 1, 100),
@@ -527,6 +533,16 @@ export const SETTINGS: readonly Setting[] = [
     name: 'PROOF_PAGES_PER_IP',
     meaning:
       'Pages of `GET /v1/users/{party}/user-batches/proofs` of one client address (`request.ip`, IPv6 by /64) in progress at once, from before their reads to their answer; one more is refused before anything is read, 429 `budget_exhausted` (`budget: "proof_pages"`, Retry-After 1 s). Pages with no kept answer are built one at a time, in a fair order between addresses and, within one, between parties (ADR 0379). A verifying client keeps two pages in flight; the console verifies its history and its account at once (four), and a refresh may overlap them. Counted per replica.',
+  },
+  {
+    name: 'PROOF_BUILD_AHEAD',
+    meaning:
+      'Build the proofs of user batches as the chain records them, before any client asks (ADR 0382): at start the newest manifests whose answers `PROOF_CACHE_BYTES` holds, then each new one, in the build lane as the gateway\'s own turn (a client\'s cold page is never behind it). A party\'s first verification then finds its pages kept instead of waiting for each to be built (about 15 µs of CPU per event). Bounded by the cache of answers (`PROOF_CACHE_BYTES`, an hour). `false`: proofs are built only when asked. Per replica.',
+  },
+  {
+    name: 'PROOF_CACHE_BYTES',
+    meaning:
+      'Bytes of verified proof answers kept (256 MiB; a history of 100 000 events is about 66 MB of answers), least recently used out first, each for an hour (ADR 0063, ADR 0360): a history verified again is served without building a page. With `PROOF_BUILD_AHEAD`, the proofs built at start are those of the newest manifests this holds (about one event per 800 bytes). `0`: nothing kept. Per replica, off the JavaScript heap (Buffers).',
   },
   { name: 'WS_DEFLATE_THRESHOLD_BYTES', meaning: 'On a deflate connection, frames smaller than this are sent uncompressed (compressing them costs more CPU than it saves bytes).' },
   { name: 'WS_CLIENT_MESSAGE_MAX_BYTES', meaning: 'Largest message a stream client may send (64 KiB: a full 50-item `order.batch` fits); a larger one is answered `payload_too_large` unread, one over four times this closes the connection with 1009.' },

@@ -237,3 +237,36 @@ function isClaimOf(row: RawRow, claimKind: Buffer, party: Buffer): boolean {
   const owner = row[PARTY_COLUMN];
   return kind != null && owner != null && claimKind.equals(kind) && party.equals(owner);
 }
+
+/** The manifests the chain recorded after manifest `after`, ascending, at most `limit` (one index range of batches). */
+export async function newManifests(sql: Queryable, after: number, limit: number): Promise<number[]> {
+  const rows = await sql<Array<{ batchNum: string | number }>>`SELECT batch_num AS "batchNum" FROM batches WHERE batch_num > ${after} ORDER BY batch_num ASC LIMIT ${limit}`;
+  return rows.map((r) => Number(r.batchNum));
+}
+
+/**
+ * Where building proofs ahead starts (ADR 0382): the manifest just before the newest ones whose
+ * user batches hold at most `events` events together, looked for among the newest `scan`
+ * manifests; the newest manifest when even it holds more; 0 when the chain recorded none.
+ */
+export async function buildAheadStart(sql: Queryable, events: number, scan: number): Promise<number> {
+  const rows = await sql<Array<{ after: string | number }>>`
+    SELECT coalesce(
+      (SELECT min(batch_num) FROM (
+         SELECT b.batch_num, sum(sum(ub.event_count)) OVER (ORDER BY b.batch_num DESC) AS total
+         FROM (SELECT batch_num FROM batches ORDER BY batch_num DESC LIMIT ${scan}) b
+         JOIN user_batches ub ON ub.batch_num = b.batch_num
+         GROUP BY b.batch_num) w
+       WHERE total <= ${events}),
+      (SELECT max(batch_num) + 1 FROM batches),
+      1) - 1 AS after`;
+  return Number(rows[0]!.after);
+}
+
+/** The parties of a contiguous range of manifests, each with its first user batch in them and how many it has. */
+export async function manifestsParties(sql: Queryable, batchNums: readonly number[]): Promise<Array<{ party: string; fromUserSeq: number; count: number }>> {
+  if (batchNums.length === 0) return [];
+  const rows = await sql<Array<{ party: string; fromUserSeq: string | number; count: string | number }>>`
+    SELECT party, min(user_seq) AS "fromUserSeq", count(*) AS count FROM user_batches WHERE batch_num IN ${sql([...batchNums])} GROUP BY party ORDER BY party`;
+  return rows.map((r) => ({ party: r.party, fromUserSeq: Number(r.fromUserSeq), count: Number(r.count) }));
+}

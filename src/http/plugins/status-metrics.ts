@@ -3,26 +3,14 @@
 // reports a gap (the same state /readyz shows), and the database's reads in flight against its pool
 // size. Collected on scrape, so nothing on the hot path changes and no other module keeps them.
 import fp from 'fastify-plugin';
-import { Counter, Gauge } from 'prom-client';
+import { Gauge } from 'prom-client';
+import { scrapedCounter as countScraped } from '../../metrics.js';
 
 export const statusMetrics = fp(
   async (app) => {
     const { live, db, metrics, config } = app;
     const registers = [metrics.registry];
-    /** A counter whose total is kept elsewhere: each scrape adds what it grew by since the last one. */
-    const scrapedCounter = (name: string, help: string, total: () => number): void => {
-      let reported = 0;
-      new Counter({
-        name,
-        help,
-        registers,
-        collect() {
-          const now = total();
-          this.inc(now - reported);
-          reported = now;
-        },
-      });
-    };
+    const scrapedCounter = (name: string, help: string, total: () => number): void => countScraped(metrics.registry, name, help, total);
     new Gauge({
       name: 'bff_engine_stream_connected',
       help: '1 while the engine event stream (SSE bridge or JetStream source) is connected and caught up, else 0; absent without a live stream',

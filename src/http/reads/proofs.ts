@@ -3,15 +3,18 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../errors.js';
 import { errors, List, MAX_SEQ, Party, NullableTimestamp } from '../schemas.js';
-import { assembleProofs, buildProof, readProofInputs, readRecord, readRecords, recordIdentity, writeProof, type ProofInputs, type UserBatchProof } from '../../commitments/proof.js';
+import { buildProof, readProofInputs, readRecord, readRecords, type ProofInputs, type UserBatchProof } from '../../commitments/proof.js';
 import type { RecordedUserBatch } from '../../db/queries/commitments.js';
 import { ProofCache } from '../../commitments/proof-cache.js';
+import { ProofPages } from './proof-pages.js';
+import { ProofWarmer, startEventsFor } from './proof-warmer.js';
 import { EventEnvelope } from './shapes.js';
 import type { FastifyReply } from 'fastify';
 import { Readable } from 'node:stream';
 import type { Flow } from '../../fair-share.js';
 import { BuildLane } from './proof-build-lane.js';
 import { addressGroup } from '../../client-address.js';
+import { scrapedCounter } from '../../metrics.js';
 
 function sendBytes(reply: FastifyReply, bytes: Buffer): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(bytes);
@@ -85,20 +88,10 @@ export const UserBatchProofBody = Type.Object(
   { description: 'Everything needed to check one user batch against the chain (docs/verification.md)' },
 );
 
-/** The proof schema's serializer (compiled once by Fastify, per schema), which writeProof completes with the events. */
-const serializerOf = (reply: FastifyReply) =>
-  reply.compileSerializationSchema(UserBatchProofBody as unknown as Record<string, unknown>) as unknown as (proof: UserBatchProof & { events: [] }) => string;
-
 /** Most user batches in one page of proofs, and the events past which a page ends (by the chain's counts; one batch at least). */
 export const MAX_PROOF_PAGE = 100;
 export const PROOF_PAGE_EVENTS = 10_000;
 
-/**
- * The cache of verified answers (ADR 0063, ADR 0300): about 2 000 answers of a 100-event batch, so
- * a whole history of 100 000 events (about 66 MB of answers) is served again from it when it is
- * verified again, which a smaller cache in LRU order, walked oldest first, never did.
- */
-const PROOF_CACHE_BYTES = 128 * 1024 * 1024;
 /**
  * How long an event of the mirror altered after a verified answer can go unseen by this route (ADR
  * 0360; was 60 s, ADR 0063). A kept answer is one whose events hashed to the chain's root under a
@@ -108,15 +101,22 @@ const PROOF_CACHE_BYTES = 128 * 1024 * 1024;
  */
 export const PROOF_CACHE_TTL_MS = 60 * 60_000;
 
-/** Batches of a page built between two turns of the event loop (about 10 ms of work). */
-const BUILD_SLICE = 10;
-
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+/** How often the warmer looks for manifests the chain recorded (PROOF_BUILD_AHEAD, ADR 0382). */
+const WARM_PERIOD_MS = 1_000;
 
 export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
-  const cache = new ProofCache({ maxBytes: PROOF_CACHE_BYTES, ttlMs: PROOF_CACHE_TTL_MS, clock: app.clock });
+  // The kept answers (PROOF_CACHE_BYTES, ADR 0063, ADR 0300, ADR 0382): a whole history of 100 000
+  // events is about 66 MB of answers, served again from here when it is verified again.
+  const cache = new ProofCache({ maxBytes: app.config.proofCacheBytes, ttlMs: PROOF_CACHE_TTL_MS, clock: app.clock });
   const builds = new BuildLane(app.config.proofPagesPerIp);
+  const pages = new ProofPages(cache, builds, UserBatchProofBody);
+  if (app.config.proofBuildAhead && db.configured) {
+    const warmer = new ProofWarmer({ db, pages, clock: app.clock, logger: app.log, periodMs: WARM_PERIOD_MS, startEvents: startEventsFor(app.config.proofCacheBytes) });
+    scrapedCounter(app.metrics.registry, 'bff_proofs_built_ahead_total', 'Proofs of user batches built and kept before any client asked (PROOF_BUILD_AHEAD, ADR 0382)', () => warmer.built);
+    app.addHook('onReady', async () => warmer.start());
+    app.addHook('onClose', async () => warmer.stop());
+  }
 
   app.get(
     '/v1/users/:party/user-batches/:userSeq/proof',
@@ -135,26 +135,21 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { party, userSeq } = request.params;
-      const key = `${party}\u0000${userSeq}`;
       // One index read of the chain's record on every request; the events, the manifest's members
       // and the hashing only when no verified answer made from that same record is kept.
-      const answer = await db.read<{ proof: UserBatchProof | null; identity: string | null; cached: Buffer | null }>(
-        { proof: null, identity: null, cached: null },
+      const answer = await db.read<{ proof: UserBatchProof | null; record: RecordedUserBatch | null; cached: Buffer | null }>(
+        { proof: null, record: null, cached: null },
         async (sql) => {
           const record = await readRecord(sql, party, userSeq);
-          const identity = recordIdentity(record);
-          const cached = identity === null ? null : cache.get(key, identity);
-          if (cached) return { proof: null, identity, cached };
-          return { proof: await buildProof(sql, party, userSeq, record), identity, cached: null };
+          const cached = pages.kept(party, record);
+          if (cached) return { proof: null, record, cached };
+          return { proof: await buildProof(sql, party, userSeq, record), record, cached: null };
         },
       );
       if (answer.cached) return sendBytes(reply, answer.cached);
-      const { proof, identity } = answer;
-      if (!proof) throw new ApiError('not_found', `no user batch ${userSeq} of ${party}`);
+      if (!answer.proof) throw new ApiError('not_found', `no user batch ${userSeq} of ${party}`);
       // The bytes the range route writes for this batch too; a verified answer is kept.
-      const bytes = writeProof(proof, serializerOf(reply));
-      if (proof.status === 'verified' && identity !== null) cache.set(key, identity, bytes);
-      return sendBytes(reply, bytes);
+      return sendBytes(reply, pages.write(answer.proof, answer.record));
     },
   );
 
@@ -198,8 +193,6 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
   /** A page of proofs: kept answers as they are, the others read, then built in the lane when their turn comes. */
   async function sendPage(reply: FastifyReply, flow: Flow & { party: string }, since: number, limit: number): Promise<FastifyReply> {
     const { party } = flow;
-    // Each proof is written as the single route writes it, so a kept answer serves both.
-    const serialize = serializerOf(reply);
     // The reads within the database's deadline; the hashing and writing after them.
     const page = await db.read<{ parts: Array<Buffer | null>; inputs: ProofInputs | null; more: boolean; last: number | null }>(
       { parts: [], inputs: null, more: false, last: null },
@@ -212,33 +205,17 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
           records.push(row);
           events += Math.max(0, row.eventCount);
         }
-        const parts: Array<Buffer | null> = records.map((r) => {
-          const identity = recordIdentity(r);
-          return identity === null ? null : cache.get(`${party}\u0000${r.userSeq}`, identity);
-        });
+        const parts = records.map((r) => pages.kept(party, r));
         const inputs = await readProofInputs(sql, party, records.filter((_, i) => parts[i] === null));
         return { parts, inputs, more: rows.length > records.length, last: records.at(-1)?.userSeq ?? null };
       },
     );
     const inputs = page.inputs;
     if (inputs && inputs.batches.length > 0) {
-      const events = inputs.batches.reduce((sum, b) => sum + b.events.length, 0);
-      await builds.run(flow, events, async () => {
-        let next = 0;
-        for (let from = 0; from < inputs.batches.length; from += BUILD_SLICE) {
-          // Between slices, the event loop's other work: the next page's request read and its
-          // statements sent, rows received, this page's predecessor written out.
-          if (from > 0) await turn();
-          const batches = inputs.batches.slice(from, from + BUILD_SLICE);
-          for (const [i, proof] of assembleProofs({ party: inputs.party, batches }).entries()) {
-            const record = batches[i]!.row;
-            const bytes = writeProof(proof, serialize);
-            const identity = recordIdentity(record);
-            if (proof.status === 'verified' && identity !== null) cache.set(`${party}\u0000${record.userSeq}`, identity, bytes);
-            while (page.parts[next] !== null) next++;
-            page.parts[next++] = bytes;
-          }
-        }
+      let next = 0;
+      await pages.build(flow, inputs, (bytes) => {
+        while (page.parts[next] !== null) next++;
+        page.parts[next++] = bytes;
       });
     }
     const body: Buffer[] = [ITEMS];
