@@ -10,25 +10,28 @@
 // mirror shows at once, and `pending` answers change when the chain records the batch.
 import { systemClock, type Clock } from '../contracts/clock.js';
 
-export interface ProofCacheOptions {
+export interface ProofCacheOptions<V> {
   maxBytes: number;
   ttlMs: number;
   /** Default systemClock. */
   clock?: Clock;
+  /** The bytes a kept value counts for; default its `length` (a Buffer). */
+  sizeOf?: (value: V) => number;
 }
 
-interface Entry {
+interface Entry<V> {
   identity: string;
-  bytes: Buffer;
+  value: V;
+  size: number;
   expires: number;
 }
 
-export class ProofCache {
-  private readonly entries = new Map<string, Entry>();
+export class ProofCache<V extends object = Buffer> {
+  private readonly entries = new Map<string, Entry<V>>();
   private bytes = 0;
   private readonly clock: Clock;
 
-  constructor(private readonly options: ProofCacheOptions) {
+  constructor(private readonly options: ProofCacheOptions<V>) {
     this.clock = options.clock ?? systemClock;
   }
 
@@ -41,7 +44,7 @@ export class ProofCache {
   }
 
   /** The answer kept for `key`, when it was made from the same chain record and claim, and is fresh. */
-  get(key: string, identity: string): Buffer | null {
+  get(key: string, identity: string): V | null {
     const entry = this.entries.get(key);
     if (!entry) return null;
     if (entry.identity !== identity || entry.expires <= this.clock.now()) {
@@ -51,23 +54,24 @@ export class ProofCache {
     // Least recently used first out: a hit moves to the end.
     this.entries.delete(key);
     this.entries.set(key, entry);
-    return entry.bytes;
+    return entry.value;
   }
 
-  set(key: string, identity: string, bytes: Buffer): void {
+  set(key: string, identity: string, value: V): void {
     const old = this.entries.get(key);
     if (old) this.remove(key, old);
-    if (bytes.length > this.options.maxBytes) return;
-    this.entries.set(key, { identity, bytes, expires: this.clock.now() + this.options.ttlMs });
-    this.bytes += bytes.length;
+    const size = this.options.sizeOf ? this.options.sizeOf(value) : (value as unknown as Buffer).length;
+    if (size > this.options.maxBytes) return;
+    this.entries.set(key, { identity, value, size, expires: this.clock.now() + this.options.ttlMs });
+    this.bytes += size;
     for (const [k, e] of this.entries) {
       if (this.bytes <= this.options.maxBytes) break;
       this.remove(k, e);
     }
   }
 
-  private remove(key: string, entry: Entry): void {
+  private remove(key: string, entry: Entry<V>): void {
     this.entries.delete(key);
-    this.bytes -= entry.bytes.length;
+    this.bytes -= entry.size;
   }
 }

@@ -4,13 +4,25 @@
 // kept answer is the same bytes whichever made it.
 import fastJson from 'fast-json-stringify';
 import type { Flow } from '../../fair-share.js';
+import type { Clock } from '../../contracts/clock.js';
 import { assembleProofs, recordIdentity, writeProof, type ProofInputs, type UserBatchProof } from '../../commitments/proof.js';
 import type { RecordedUserBatch } from '../../db/queries/commitments.js';
-import type { ProofCache } from '../../commitments/proof-cache.js';
+import { ProofCache } from '../../commitments/proof-cache.js';
 import type { BuildLane } from './proof-build-lane.js';
+import { deflatePart, type DeflatedPart } from './gzip-parts.js';
+
+/** A kept answer: its bytes, and the same deflated once for a client that takes gzip (ADR 0383). */
+export type KeptAnswer = DeflatedPart;
+
+/** The cache of kept answers, counting both forms. */
+export function answerCache(options: { maxBytes: number; ttlMs: number; clock: Clock }): ProofCache<KeptAnswer> {
+  return new ProofCache<KeptAnswer>({ ...options, sizeOf: (a) => a.plain.length + a.deflated.length });
+}
 
 /** Batches of a page built between two turns of the event loop (about 10 ms of work). */
 const BUILD_SLICE = 10;
+
+const EMPTY = Buffer.alloc(0);
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -19,7 +31,7 @@ export class ProofPages {
   private readonly serialize: (proof: UserBatchProof & { events: [] }) => string;
 
   constructor(
-    private readonly cache: ProofCache,
+    private readonly cache: ProofCache<KeptAnswer>,
     private readonly lane: BuildLane,
     schema: object,
   ) {
@@ -27,22 +39,24 @@ export class ProofPages {
   }
 
   /** The kept answer of `record`, when one was made from that same record and is fresh. */
-  kept(party: string, record: RecordedUserBatch | null): Buffer | null {
+  kept(party: string, record: RecordedUserBatch | null): KeptAnswer | null {
     const identity = recordIdentity(record);
     return identity === null ? null : this.cache.get(`${party}\u0000${record!.userSeq}`, identity);
   }
 
-  /** One proof's bytes; a verified one made from a final record is kept. */
+  /** One proof's bytes; a verified one made from a final record is kept (with its deflated form). */
   write(proof: UserBatchProof, record: RecordedUserBatch | null): Buffer {
-    return this.made(proof, record).bytes;
+    return this.made(proof, record).answer.plain;
   }
 
-  private made(proof: UserBatchProof, record: RecordedUserBatch | null): { bytes: Buffer; kept: boolean } {
+  private made(proof: UserBatchProof, record: RecordedUserBatch | null): { answer: KeptAnswer; kept: boolean } {
     const bytes = writeProof(proof, this.serialize);
     const identity = recordIdentity(record);
     const kept = proof.status === 'verified' && identity !== null;
-    if (kept) this.cache.set(`${proof.party}\u0000${proof.userSeq}`, identity, bytes);
-    return { bytes, kept };
+    // Deflated only what is kept: an answer made once is served plain or gzip many times.
+    const answer = kept ? deflatePart(bytes) : { plain: bytes, deflated: EMPTY };
+    if (kept) this.cache.set(`${proof.party}\u0000${proof.userSeq}`, identity, answer);
+    return { answer, kept };
   }
 
   /**
@@ -50,7 +64,7 @@ export class ProofPages {
    * event loop's other work between them (the next page's statements sent, rows received, this
    * page's predecessor written out); each proof's bytes to `onProof`, in order. Returns how many were kept.
    */
-  async build(flow: Flow, inputs: ProofInputs, onProof: (bytes: Buffer) => void): Promise<number> {
+  async build(flow: Flow, inputs: ProofInputs, onProof: (answer: KeptAnswer) => void): Promise<number> {
     const events = inputs.batches.reduce((sum, b) => sum + b.events.length, 0);
     return this.lane.run(flow, events, async () => {
       let kept = 0;
@@ -60,7 +74,7 @@ export class ProofPages {
         for (const [i, proof] of assembleProofs({ party: inputs.party, batches }).entries()) {
           const made = this.made(proof, batches[i]!.row);
           if (made.kept) kept++;
-          onProof(made.bytes);
+          onProof(made.answer);
         }
       }
       return kept;

@@ -5,8 +5,8 @@ import { ApiError } from '../errors.js';
 import { errors, List, MAX_SEQ, Party, NullableTimestamp } from '../schemas.js';
 import { buildProof, readProofInputs, readRecord, readRecords, type ProofInputs, type UserBatchProof } from '../../commitments/proof.js';
 import type { RecordedUserBatch } from '../../db/queries/commitments.js';
-import { ProofCache } from '../../commitments/proof-cache.js';
-import { ProofPages } from './proof-pages.js';
+import { answerCache, ProofPages, type KeptAnswer } from './proof-pages.js';
+import { acceptsGzip, deflatePart, gzipOf } from './gzip-parts.js';
 import { ProofWarmer, startEventsFor } from './proof-warmer.js';
 import { EventEnvelope } from './shapes.js';
 import type { FastifyReply } from 'fastify';
@@ -20,8 +20,8 @@ function sendBytes(reply: FastifyReply, bytes: Buffer): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(bytes);
 }
 
-const ITEMS = Buffer.from('{"items":[');
-const COMMA = Buffer.from(',');
+const ITEMS = deflatePart(Buffer.from('{"items":['));
+const COMMA = deflatePart(Buffer.from(','));
 
 /**
  * Sends the bytes of `parts` one after the other, as one body of their total length (the same bytes
@@ -33,6 +33,18 @@ function sendParts(reply: FastifyReply, parts: readonly Buffer[]): FastifyReply 
   let length = 0;
   for (const part of parts) length += part.length;
   return reply.type('application/json; charset=utf-8').header('content-length', String(length)).send(Readable.from(parts, { objectMode: false }));
+}
+
+/**
+ * A page's parts as one body: gzip of the parts deflated once (ADR 0383) for a client that takes it
+ * (a browser always does: 66 MB of answers are 5.2 MB on the wire), else their plain bytes. A part
+ * not kept (a mismatch, a pending batch) is deflated here.
+ */
+function sendPage(reply: FastifyReply, parts: readonly KeptAnswer[], gzip: boolean): FastifyReply {
+  reply.header('vary', 'accept-encoding');
+  if (!gzip) return sendParts(reply, parts.map((p) => p.plain));
+  reply.header('content-encoding', 'gzip');
+  return sendParts(reply, gzipOf(parts.map((p) => (p.deflated.length > 0 || p.plain.length === 0 ? p : deflatePart(p.plain)))));
 }
 
 const Hash = Type.String({ pattern: '^[0-9a-f]{64}$', description: '32-byte SHA-256 hash as 64 lower-case hex characters' });
@@ -108,7 +120,7 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db } = app;
   // The kept answers (PROOF_CACHE_BYTES, ADR 0063, ADR 0300, ADR 0382): a whole history of 100 000
   // events is about 66 MB of answers, served again from here when it is verified again.
-  const cache = new ProofCache({ maxBytes: app.config.proofCacheBytes, ttlMs: PROOF_CACHE_TTL_MS, clock: app.clock });
+  const cache = answerCache({ maxBytes: app.config.proofCacheBytes, ttlMs: PROOF_CACHE_TTL_MS, clock: app.clock });
   const builds = new BuildLane(app.config.proofPagesPerIp);
   const pages = new ProofPages(cache, builds, UserBatchProofBody);
   if (app.config.proofBuildAhead && db.configured) {
@@ -137,7 +149,7 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { party, userSeq } = request.params;
       // One index read of the chain's record on every request; the events, the manifest's members
       // and the hashing only when no verified answer made from that same record is kept.
-      const answer = await db.read<{ proof: UserBatchProof | null; record: RecordedUserBatch | null; cached: Buffer | null }>(
+      const answer = await db.read<{ proof: UserBatchProof | null; record: RecordedUserBatch | null; cached: KeptAnswer | null }>(
         { proof: null, record: null, cached: null },
         async (sql) => {
           const record = await readRecord(sql, party, userSeq);
@@ -146,7 +158,7 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
           return { proof: await buildProof(sql, party, userSeq, record), record, cached: null };
         },
       );
-      if (answer.cached) return sendBytes(reply, answer.cached);
+      if (answer.cached) return sendBytes(reply, answer.cached.plain);
       if (!answer.proof) throw new ApiError('not_found', `no user batch ${userSeq} of ${party}`);
       // The bytes the range route writes for this batch too; a verified answer is kept.
       return sendBytes(reply, pages.write(answer.proof, answer.record));
@@ -167,7 +179,8 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
           `(by the chain's counts) to ${PROOF_PAGE_EVENTS} or more, so one page is a few MB at most; \`nextCursor\` is the last userSeq ` +
           'when more batches are recorded, to pass back as `since`, else null. A batch the engine claimed that the chain has not recorded ' +
           'is not listed (its single proof route answers it `pending`). Pages the gateway has to build (no kept answer) are built one at a time, ' +
-          'in a fair order between client addresses; past PROOF_PAGES_PER_IP pages of one address in progress, 429 `budget_exhausted` (`budget: "proof_pages"`, Retry-After 1 s), nothing read.',
+          'in a fair order between client addresses; past PROOF_PAGES_PER_IP pages of one address in progress, 429 `budget_exhausted` (`budget: "proof_pages"`, Retry-After 1 s), nothing read. ' +
+          'Sent in gzip (`Content-Encoding: gzip`, each answer deflated once when made) to a client whose Accept-Encoding takes it; the same bytes once decoded.',
         params: Type.Object({ party: Party }),
         querystring: Type.Object({
           since: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SEQ, description: 'Only user batches with a greater userSeq (take it from `nextCursor`); default 0' })),
@@ -183,7 +196,7 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // Counted from before its reads to its answer: refused here, nothing read, past PROOF_PAGES_PER_IP.
       const release = builds.enter(address);
       try {
-        return await sendPage(reply, { address, party }, since, limit);
+        return sendPage(reply, await pageOf({ address, party }, since, limit), acceptsGzip(request.headers['accept-encoding']));
       } finally {
         release();
       }
@@ -191,10 +204,10 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 
   /** A page of proofs: kept answers as they are, the others read, then built in the lane when their turn comes. */
-  async function sendPage(reply: FastifyReply, flow: Flow & { party: string }, since: number, limit: number): Promise<FastifyReply> {
+  async function pageOf(flow: Flow & { party: string }, since: number, limit: number): Promise<KeptAnswer[]> {
     const { party } = flow;
     // The reads within the database's deadline; the hashing and writing after them.
-    const page = await db.read<{ parts: Array<Buffer | null>; inputs: ProofInputs | null; more: boolean; last: number | null }>(
+    const page = await db.read<{ parts: Array<KeptAnswer | null>; inputs: ProofInputs | null; more: boolean; last: number | null }>(
       { parts: [], inputs: null, more: false, last: null },
       async (sql) => {
         const rows = await readRecords(sql, party, since, limit + 1);
@@ -213,18 +226,18 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const inputs = page.inputs;
     if (inputs && inputs.batches.length > 0) {
       let next = 0;
-      await pages.build(flow, inputs, (bytes) => {
+      await pages.build(flow, inputs, (answer) => {
         while (page.parts[next] !== null) next++;
-        page.parts[next++] = bytes;
+        page.parts[next++] = answer;
       });
     }
-    const body: Buffer[] = [ITEMS];
+    const body: KeptAnswer[] = [ITEMS];
     page.parts.forEach((part, i) => {
       if (part === null) throw new Error(`no answer made for item ${i} of the page`);
       if (i > 0) body.push(COMMA);
       body.push(part);
     });
-    body.push(Buffer.from(`],"nextCursor":${page.more && page.last !== null ? page.last : 'null'}}`));
-    return sendParts(reply, body);
+    body.push(deflatePart(Buffer.from(`],"nextCursor":${page.more && page.last !== null ? page.last : 'null'}}`)));
+    return body;
   }
 };

@@ -3,6 +3,7 @@
 // (INDEXER_CORRUPT_USER_BATCH) and one wrong manifest root (INDEXER_CORRUPT_BATCH). Each proof is
 // checked with the independent verifier (test/support/independent-verifier.ts), not the gateway's code.
 import { createHash } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
@@ -231,6 +232,31 @@ describe('user batch proofs', () => {
     const last = (await pages(ann, 100)).items.length;
     expect((await range(ann, `?since=${last}`)).json()).toEqual({ items: [], nextCursor: null });
     expect((await range(`nobody::${'9'.repeat(64)}`, '')).json()).toEqual({ items: [], nextCursor: null });
+  });
+
+  it('the range route in gzip (ADR 0383): a client that takes it gets the same bytes, compressed, for verified and mismatch parts alike', async (ctx) => {
+    // The raw bytes, decoded by zlib's strict gunzip (CRC-32 and length checked); over the network in verify-in-browser.test.ts.
+    const fresh = await testGateway(ctx, { DATABASE_URL: db.url, AUTH_DISABLED: 'true', PROOF_BUILD_AHEAD: 'false' });
+    for (const gw of [gateway, fresh]) {
+      for (const party of ids) {
+        for (const query of ['', '?since=1&limit=2', '?since=100']) {
+          const url = `/v1/users/${party}/user-batches/proofs${query}`;
+          const plain = await gw.app.inject(url);
+          const zipped = await gw.app.inject({ url, headers: { 'accept-encoding': 'br;q=1, gzip;q=0.8' } });
+          expect(plain.headers['content-encoding']).toBeUndefined();
+          expect(zipped.headers['content-encoding']).toBe('gzip');
+          expect(zipped.headers.vary).toBe('accept-encoding');
+          expect(Number(zipped.headers['content-length'])).toBe(zipped.rawPayload.length);
+          expect(gunzipSync(zipped.rawPayload).toString('utf8')).toBe(plain.body);
+          // gzip refused (q=0): plain.
+          expect((await gw.app.inject({ url, headers: { 'accept-encoding': 'gzip;q=0' } })).body).toBe(plain.body);
+        }
+      }
+    }
+    // The pages above hold mismatch parts (the chain recorded ann's 2nd user batch and manifest 3 wrong): not kept, deflated when sent.
+    const all = ids.map((party) => (gateway.app.inject(`/v1/users/${party}/user-batches/proofs`)));
+    const bodies = (await Promise.all(all)).map((r) => r.body).join('');
+    expect(bodies).toContain('"status":"mismatch"');
   });
 
   it('the range route refuses malformed input with a 400 and a code, and bounds its page', async () => {
