@@ -9,6 +9,8 @@
 import { afterAll } from 'vitest';
 import { startEngine, type RunningEngine, type StartEngineOptions } from '../../sandbox/engine/index.js';
 import type { LiveRuntime } from '../../src/live.js';
+import { startIndexer, type IndexerOptions, type RunningIndexer } from '../../sandbox/indexer/indexer.js';
+import { createTestDatabase, type TestDatabase } from './db.js';
 import { startGateway, startLiveGateway, type TestGateway } from './gateway.js';
 
 /** Where a stack's teardown goes: a test's context (vitest's TestContext is one) or a `fileScope()`. */
@@ -55,4 +57,21 @@ export async function testLiveGateway(scope: Scope, ...args: Parameters<typeof s
   const gateway = await startLiveGateway(...args);
   scope.onTestFinished(() => gateway.close());
   return gateway;
+}
+
+/**
+ * The reference engine and the reference indexer recording it (the chain) into a database of its
+ * own: what a gateway's reads and proofs are checked against. `indexer` adds the indexer's options
+ * (say, a user batch recorded wrong).
+ */
+export async function testRecordedChain(
+  scope: Scope,
+  indexer: Omit<IndexerOptions, 'databaseUrl' | 'engineUrl' | 'adminToken'> = {},
+): Promise<{ engine: RunningEngine; db: TestDatabase; indexer: RunningIndexer }> {
+  const engine = await testEngine(scope);
+  const db = await createTestDatabase();
+  scope.onTestFinished(() => db.drop());
+  const running = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, ...indexer });
+  scope.onTestFinished(() => running.close());
+  return { engine, db, indexer: running };
 }

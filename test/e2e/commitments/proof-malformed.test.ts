@@ -5,9 +5,9 @@
 // reported as a `mismatch` with reason `record`, never a 5xx.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
-import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
-import { createTestDatabase, type TestDatabase } from '../../support/db.js';
+import { fileScope, testGateway, testRecordedChain } from '../../support/stacks.js';
+import type { RunningIndexer } from '../../../sandbox/indexer/indexer.js';
+import type { TestDatabase } from '../../support/db.js';
 import type { TestGateway } from '../../support/gateway.js';
 import { fundedClient } from '../../sandbox/engine/helpers.js';
 
@@ -20,11 +20,7 @@ describe('proof route: values the contract does not allow', () => {
 
   const stacks = fileScope();
   beforeAll(async () => {
-    engine = await testEngine(stacks);
-    db = await createTestDatabase();
-    stacks.onTestFinished(() => db.drop());
-    indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken });
-    stacks.onTestFinished(() => indexer.close());
+    ({ engine, db, indexer } = await testRecordedChain(stacks));
     const [ann, ben] = await Promise.all(['ann', 'ben'].map((h) => fundedClient(engine.url, engine.adminToken, '100000', h)));
     party = ann!.id;
     engine.engine.commit(); // manifest 1: the faucet credits

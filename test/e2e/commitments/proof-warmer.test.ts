@@ -3,9 +3,9 @@
 // reference indexer. What it keeps is byte for byte what a gateway that builds on request answers.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
-import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
-import { createTestDatabase, type TestDatabase } from '../../support/db.js';
+import { fileScope, testGateway, testRecordedChain } from '../../support/stacks.js';
+import type { RunningIndexer } from '../../../sandbox/indexer/indexer.js';
+import type { TestDatabase } from '../../support/db.js';
 import type { TestGateway } from '../../support/gateway.js';
 import { fundedClient } from '../../sandbox/engine/helpers.js';
 import { eventually } from '../../support/eventually.js';
@@ -44,11 +44,7 @@ describe('proofs built ahead', () => {
 
   const stacks = fileScope();
   beforeAll(async () => {
-    engine = await testEngine(stacks);
-    db = await createTestDatabase();
-    stacks.onTestFinished(() => db.drop());
-    indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken });
-    stacks.onTestFinished(() => indexer.close());
+    ({ engine, db, indexer } = await testRecordedChain(stacks));
     clients = await Promise.all(['ann', 'ben'].map((h) => fundedClient(engine.url, engine.adminToken, '100000', h)));
     const [ann, ben] = clients as [(typeof clients)[0], (typeof clients)[0]];
     for (let i = 0; i < 4; i++) {

@@ -6,9 +6,9 @@ import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
-import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
-import { createTestDatabase, type TestDatabase } from '../../support/db.js';
+import { fileScope, testGateway, testRecordedChain } from '../../support/stacks.js';
+import type { RunningIndexer } from '../../../sandbox/indexer/indexer.js';
+import type { TestDatabase } from '../../support/db.js';
 import type { TestGateway } from '../../support/gateway.js';
 import { canonical, leafOf, treeRoot, type Envelope } from '../../support/independent-verifier.js';
 import { fundedClient } from '../../sandbox/engine/helpers.js';
@@ -44,12 +44,8 @@ describe('user batch proofs', () => {
 
   const stacks = fileScope();
   beforeAll(async () => {
-    engine = await testEngine(stacks);
-    db = await createTestDatabase();
-    stacks.onTestFinished(() => db.drop());
     // Manifest 1: three user batches (ann, ben, cat); the 2nd user batch recorded wrong. Manifest 3 recorded wrong.
-    indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, corruptUserBatch: 2, corruptBatch: 3 });
-    stacks.onTestFinished(() => indexer.close());
+    ({ engine, db, indexer } = await testRecordedChain(stacks, { corruptUserBatch: 2, corruptBatch: 3 }));
     const clients = await Promise.all(['ann', 'ben', 'cat'].map((h) => fundedClient(engine.url, engine.adminToken, '100000', h)));
     ids.push(...clients.map((c) => c.id));
     const [ann, ben, cat] = clients as [typeof clients[0], typeof clients[0], typeof clients[0]];
