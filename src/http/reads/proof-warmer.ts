@@ -56,6 +56,8 @@ export class ProofWarmer {
   private timer: Repeating | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
+  /** The last turn failed (logged once until one succeeds). */
+  private failing = false;
   /** Proofs kept by the warmer since it started (tests and the log read it). */
   built = 0;
 
@@ -81,27 +83,36 @@ export class ProofWarmer {
   }
 
   private async take(): Promise<void> {
-    const { db, pages, logger } = this.options;
     try {
-      this.after ??= await db.read<number | null>(null, (sql) => buildAheadStart(sql, this.options.startEvents, START_SCAN));
-      for (;;) {
-        const after = this.after;
-        if (after === null || this.stopped) return;
-        const found = await db.read<number[]>([], (sql) => newManifests(sql, after, MANIFESTS_A_STEP));
-        if (found.length === 0) return;
-        const spans = await db.read([], (sql) => manifestsParties(sql, found));
-        for (const span of spans) {
-          const inputs = await db.read(null, async (sql) => {
-            const records = await readRecords(sql, span.party, span.fromUserSeq - 1, span.count);
-            return readProofInputs(sql, span.party, records.filter((r) => pages.kept(span.party, r) === null));
-          });
-          if (inputs && inputs.batches.length > 0) this.built += await pages.build(WARMER, inputs, () => undefined);
-        }
-        this.after = found.at(-1)!;
-        if (found.length < MANIFESTS_A_STEP) return;
-      }
+      await this.catchUp();
+      if (this.failing) this.options.logger.info({ after: this.after }, 'proofs built ahead again');
+      this.failing = false;
     } catch (err) {
-      logger.warn({ err, after: this.after }, 'proofs not built ahead this turn; tried again the next');
+      // Once per outage, not once a second: the database's own state is reported by /readyz.
+      if (!this.failing) this.options.logger.warn({ err, after: this.after }, 'proofs not built ahead; tried again every turn');
+      this.failing = true;
+    }
+  }
+
+  /** Builds every manifest recorded since the last taken, MANIFESTS_A_STEP at a time. */
+  private async catchUp(): Promise<void> {
+    const { db, pages } = this.options;
+    this.after ??= await db.read<number | null>(null, (sql) => buildAheadStart(sql, this.options.startEvents, START_SCAN));
+    for (;;) {
+      const after = this.after;
+      if (after === null || this.stopped) return;
+      const found = await db.read<number[]>([], (sql) => newManifests(sql, after, MANIFESTS_A_STEP));
+      if (found.length === 0) return;
+      const spans = await db.read([], (sql) => manifestsParties(sql, found));
+      for (const span of spans) {
+        const inputs = await db.read(null, async (sql) => {
+          const records = await readRecords(sql, span.party, span.fromUserSeq - 1, span.count);
+          return readProofInputs(sql, span.party, records.filter((r) => pages.kept(span.party, r) === null));
+        });
+        if (inputs && inputs.batches.length > 0) this.built += await pages.build(WARMER, inputs, () => undefined);
+      }
+      this.after = found.at(-1)!;
+      if (found.length < MANIFESTS_A_STEP) return;
     }
   }
 }
