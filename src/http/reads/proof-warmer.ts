@@ -58,8 +58,10 @@ export class ProofWarmer {
   private stopped = false;
   /** The last turn failed (logged once until one succeeds). */
   private failing = false;
-  /** Proofs kept by the warmer since it started (tests and the log read it). */
+  /** Proofs kept by the warmer since it started (`bff_proofs_built_ahead_total`). */
   built = 0;
+  /** Turns that failed, the database unreachable (`bff_proofs_build_ahead_failures_total`). */
+  failures = 0;
 
   constructor(private readonly options: ProofWarmerOptions) {}
 
@@ -91,6 +93,7 @@ export class ProofWarmer {
       // Once per outage, not once a second: the database's own state is reported by /readyz.
       if (!this.failing) this.options.logger.warn({ err, after: this.after }, 'proofs not built ahead; tried again every turn');
       this.failing = true;
+      this.failures++;
     }
   }
 

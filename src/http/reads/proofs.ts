@@ -126,6 +126,7 @@ export const proofRoutes: FastifyPluginAsyncTypebox = async (app) => {
   if (app.config.proofBuildAhead && db.configured) {
     const warmer = new ProofWarmer({ db, pages, clock: app.clock, logger: app.log, periodMs: WARM_PERIOD_MS, startEvents: startEventsFor(app.config.proofCacheBytes) });
     scrapedCounter(app.metrics.registry, 'bff_proofs_built_ahead_total', 'Proofs of user batches built and kept before any client asked (PROOF_BUILD_AHEAD, ADR 0382)', () => warmer.built);
+    scrapedCounter(app.metrics.registry, 'bff_proofs_build_ahead_failures_total', 'Turns of building proofs ahead that failed (the database unreachable); each is tried again a second later from where it was', () => warmer.failures);
     app.addHook('onReady', async () => warmer.start());
     app.addHook('onClose', async () => warmer.stop());
   }

@@ -3,19 +3,21 @@
 // reference indexer. What it keeps is byte for byte what a gateway that builds on request answers.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testGateway, testRecordedChain } from '../../support/stacks.js';
-import type { RunningIndexer } from '../../../sandbox/indexer/indexer.js';
+import postgres from 'postgres';
+import { fileScope, testEngine, testGateway, testRecordedChain } from '../../support/stacks.js';
+import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
+import { ownPostgresAvailable, startOwnPostgres } from '../../support/own-postgres.js';
 import type { TestDatabase } from '../../support/db.js';
 import type { TestGateway } from '../../support/gateway.js';
 import { fundedClient } from '../../sandbox/engine/helpers.js';
 import { eventually } from '../../support/eventually.js';
 
-const BUILT = /^bff_proofs_built_ahead_total (\d+)$/m;
-
-async function builtAhead(gateway: TestGateway): Promise<number | null> {
-  const m = BUILT.exec((await gateway.app.inject('/metrics')).body);
+async function metric(gateway: TestGateway, name: string): Promise<number | null> {
+  const m = new RegExp(`^${name} (\\d+)$`, 'm').exec((await gateway.app.inject('/metrics')).body);
   return m ? Number(m[1]) : null;
 }
+
+const builtAhead = (gateway: TestGateway) => metric(gateway, 'bff_proofs_built_ahead_total');
 
 async function recorded(db: TestDatabase): Promise<number> {
   return Number((await db.sql<Array<{ n: string }>>`SELECT count(*) AS n FROM user_batches WHERE batch_num IS NOT NULL`)[0]!.n);
@@ -77,4 +79,35 @@ describe('proofs built ahead', () => {
     await eventually(async () => (await builtAhead(ahead)) === now, { timeoutMs: 15_000, what: `${now} proofs built ahead` });
     for (const c of clients) expect(await pages(ahead, c.id)).toEqual(await pages(onRequest, c.id));
   });
+});
+
+describe.skipIf(!ownPostgresAvailable)('proofs built ahead across a database outage', () => {
+  const stacks = fileScope();
+
+  it('a gateway started while its database is down builds them once the database is back', async () => {
+    const pg = await startOwnPostgres();
+    stacks.onTestFinished(() => pg.destroy());
+    const engine = await testEngine(stacks);
+    const indexer = await startIndexer({ databaseUrl: pg.url, engineUrl: engine.url, adminToken: engine.adminToken });
+    const [ann, ben] = await Promise.all(['ann', 'ben'].map((h) => fundedClient(engine.url, engine.adminToken, '100000', h)));
+    for (let i = 0; i < 3; i++) {
+      await ben!.placeOrder({ market: 'BTC-PERP', type: 'limit', side: 'sell', price: String(60000 + i), size: '0.1' });
+      await ann!.placeOrder({ market: 'BTC-PERP', type: 'limit', side: 'buy', price: String(60000 + i), size: '0.1' });
+      engine.engine.commit();
+    }
+    await indexer.waitFor(engine.engine.log.maxSeq);
+    await indexer.close();
+    const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+    const recorded = Number((await sql<Array<{ n: string }>>`SELECT count(*) AS n FROM user_batches WHERE batch_num IS NOT NULL`)[0]!.n);
+    await sql.end();
+    expect(recorded).toBeGreaterThanOrEqual(6);
+
+    await pg.stop();
+    const gateway = await testGateway(stacks, { DATABASE_URL: pg.url, AUTH_DISABLED: 'true' });
+    // Its turns fail while the database is down (each read past the database deadline), counted, nothing built.
+    await eventually(async () => ((await metric(gateway, 'bff_proofs_build_ahead_failures_total')) ?? 0) >= 2, { timeoutMs: 30_000, what: 'two turns failed' });
+    expect(await builtAhead(gateway)).toBe(0);
+    await pg.start();
+    await eventually(async () => (await builtAhead(gateway)) === recorded, { timeoutMs: 20_000, what: `${recorded} proofs built once the database is back` });
+  }, 90_000);
 });
