@@ -85,11 +85,6 @@ async function readyish(gatewayUrl: string): Promise<boolean> {
 
 async function main(): Promise<number> {
   say(`logs in ${logDir}`);
-  const enginePort = await freePort();
-  const gatewayPort = await freePort();
-  const engineUrl = `http://127.0.0.1:${enginePort}`;
-  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-  const wsUrl = `ws://127.0.0.1:${gatewayPort}`;
   const abort = (): string | null => unexpected[0] ?? null;
 
   // 1. Database: PGlite in its own process (so it can be stopped), in memory.
@@ -99,10 +94,17 @@ async function main(): Promise<number> {
   });
   await waitFor('database', async () => databaseUrl !== '', 30_000, abort);
 
-  // 2. Engine, and the soak's own reader of its event log.
+  // 2. Engine, and the soak's own reader of its event log. It listens on a port of the kernel's
+  // choosing and says which (a port found free first and listened on later was taken meanwhile by
+  // another process's connection: a CI run saw EADDRINUSE); a restart listens on the same one.
+  let engineUrl = '';
+  let engine = svc('engine', 'sandbox/engine/main.ts', { ENGINE_PORT: '0', ENGINE_HOST: '127.0.0.1', ENGINE_ADMIN_TOKEN: TOKEN }, (l) => {
+    const url = /"msg":"engine listening","url":"([^"]+)"/.exec(l)?.[1];
+    if (url) engineUrl = url;
+  });
+  await waitFor('engine', async () => engineUrl !== '' && (await httpOk(`${engineUrl}/healthz`)), 30_000, abort);
+  const enginePort = Number(new URL(engineUrl).port);
   const engineEnv = { ENGINE_PORT: String(enginePort), ENGINE_HOST: '127.0.0.1', ENGINE_ADMIN_TOKEN: TOKEN };
-  let engine = svc('engine', 'sandbox/engine/main.ts', engineEnv);
-  await waitFor('engine', () => httpOk(`${engineUrl}/healthz`), 30_000, abort);
   const histories = [new EngineHistory(0)];
   let follower = followEngine(engineUrl, TOKEN, histories[0]!);
   const current = (): EngineHistory => histories[histories.length - 1]!;
@@ -120,6 +122,10 @@ async function main(): Promise<number> {
   const proxy = await startProxy(enginePort);
   const dbProxy = await startProxy(Number(new URL(databaseUrl).port));
   const gatewayDatabaseUrl = databaseUrl.replace(/:\d+\//, `:${dbProxy.port}/`);
+  // Found free just before the gateway starts (the window in which another process could take it is its start).
+  const gatewayPort = await freePort();
+  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  const wsUrl = `ws://127.0.0.1:${gatewayPort}`;
   const gateway = svc('gateway', GATEWAY_ENTRY, {
     PORT: String(gatewayPort), HOST: '127.0.0.1', DATABASE_URL: gatewayDatabaseUrl, ENGINE_BASE_URL: `http://127.0.0.1:${proxy.port}`, ENGINE_ADMIN_TOKEN: TOKEN,
     AUTH_DISABLED: 'true', FAUCET_ENABLED: 'true', WS_CLIENT_BUFFER_BYTES: String(WS_CLIENT_BUFFER_BYTES), VAULT_OPERATOR: 'operator-1', CORS_ORIGINS: '*', DB_POOL_MAX: '4', LOG_LEVEL: 'warn',
