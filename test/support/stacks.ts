@@ -61,16 +61,18 @@ export async function testLiveGateway(scope: Scope, ...args: Parameters<typeof s
 
 /**
  * The reference engine and the reference indexer recording it (the chain) into a database of its
- * own: what a gateway's reads and proofs are checked against. `indexer` adds the indexer's options
- * (say, a user batch recorded wrong).
+ * own (migrated): what a gateway's reads and proofs are checked against. `indexer` adds the
+ * indexer's options (say, a user batch recorded wrong), `engine` the engine's. Closed the indexer
+ * first, then the engine, the database last.
  */
 export async function testRecordedChain(
   scope: Scope,
   indexer: Omit<IndexerOptions, 'databaseUrl' | 'engineUrl' | 'adminToken'> = {},
+  engineOptions: StartEngineOptions = {},
 ): Promise<{ engine: RunningEngine; db: TestDatabase; indexer: RunningIndexer }> {
-  const engine = await testEngine(scope);
   const db = await createTestDatabase();
   scope.onTestFinished(() => db.drop());
+  const engine = await testEngine(scope, engineOptions);
   const running = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, ...indexer });
   scope.onTestFinished(() => running.close());
   return { engine, db, indexer: running };

@@ -7,10 +7,10 @@ import type { FrameKind } from '../../../packages/client/src/engine-events.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
-import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
+import { fileScope, testGateway, testRecordedChain } from '../../support/stacks.js';
+import type { RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { GatewayClient, GatewayError, localParty, PositionsStore, StreamClient, type PartySigner, type StreamMessage, type WebSocketCtor, type WebSocketLike } from '../../../packages/client/src/index.js';
-import { createTestDatabase, type TestDatabase } from '../../support/db.js';
+import type { TestDatabase } from '../../support/db.js';
 import type { TestGateway } from '../../support/gateway.js';
 import { eventually } from '../../support/eventually.js';
 
@@ -27,11 +27,7 @@ describe('client on the full stack', () => {
 
   const stacks = fileScope();
   beforeAll(async () => {
-    db = await createTestDatabase();
-    stacks.onTestFinished(() => db.drop());
-    engine = await testEngine(stacks);
-    indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false });
-    stacks.onTestFinished(() => indexer.close());
+    ({ engine, db, indexer } = await testRecordedChain(stacks, { migrate: false }));
     gw = await testGateway(stacks, env(), { listen: true });
     await gw.deps.live!.start();
     alice = await localParty('alice');

@@ -8,11 +8,11 @@ import { GatewayClient, verifyAccount, type AccountSource, type AccountVerdict }
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
 import type { AccountingFault } from '../../../sandbox/engine/accounts.js';
 import { formatDec } from '../../../sandbox/engine/decimal.js';
-import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
-import { createTestDatabase, type TestDatabase } from '../../support/db.js';
+import type { RunningIndexer } from '../../../sandbox/indexer/indexer.js';
+import type { TestDatabase } from '../../support/db.js';
 import type { TestGateway } from '../../support/gateway.js';
 import { eventually } from '../../support/eventually.js';
-import { fileScope, testEngine, testGateway, testLiveGateway, type Scope } from '../../support/stacks.js';
+import { fileScope, testGateway, testLiveGateway, testRecordedChain, type Scope } from '../../support/stacks.js';
 
 const party = (hint: string, digit: string) => `${hint}::${digit.repeat(64)}`;
 const A = party('alice', 'a');
@@ -29,11 +29,7 @@ interface Stack {
 
 /** The stack, closed with `scope` last started first: the gateway, the indexer, the engine, the database. */
 async function startStack(scope: Scope, options: { fault?: AccountingFault; corruptAccountOf?: string } = {}): Promise<Stack> {
-  const db = await createTestDatabase();
-  scope.onTestFinished(() => db.drop());
-  const engine = await testEngine(scope, { fault: options.fault ?? null });
-  const indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken, migrate: false, ...(options.corruptAccountOf ? { corruptAccountOf: options.corruptAccountOf } : {}) });
-  scope.onTestFinished(() => indexer.close());
+  const { db, engine, indexer } = await testRecordedChain(scope, { migrate: false, ...(options.corruptAccountOf ? { corruptAccountOf: options.corruptAccountOf } : {}) }, { fault: options.fault ?? null });
   const gateway = await testLiveGateway(scope, engine, { DATABASE_URL: db.url, AUTH_DISABLED: 'true', RATE_LIMIT_MAX: '1000000' });
   const client = new GatewayClient({ baseUrl: gateway.url, retry: { retries: 0 } });
   return { db, engine, indexer, gateway, client };

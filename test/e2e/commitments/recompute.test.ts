@@ -7,10 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seed, type SeedResult } from '../../../sandbox/seed/index.js';
 import type { RunningEngine } from '../../../sandbox/engine/index.js';
-import { startIndexer, type RunningIndexer } from '../../../sandbox/indexer/indexer.js';
+import type { RunningIndexer } from '../../../sandbox/indexer/indexer.js';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { startGateway, type TestGateway } from '../../support/gateway.js';
-import { fileScope, testEngine, testGateway } from '../../support/stacks.js';
+import { fileScope, testGateway, testRecordedChain } from '../../support/stacks.js';
 import { audit, type Envelope } from '../../support/independent-verifier.js';
 import { fundedClient } from '../../sandbox/engine/helpers.js';
 
@@ -103,11 +103,7 @@ describe('roots recomputed from GET /v1/events (reference engine and indexer)', 
   // Closed last started first: the gateway, the indexer, the engine, the database.
   const file = fileScope();
   beforeAll(async () => {
-    db = await createTestDatabase();
-    file.onTestFinished(() => db.drop());
-    engine = await testEngine(file);
-    indexer = await startIndexer({ databaseUrl: db.url, engineUrl: engine.url, adminToken: engine.adminToken });
-    file.onTestFinished(() => indexer.close());
+    ({ engine, db, indexer } = await testRecordedChain(file));
     const [ann, ben, cat] = await Promise.all(['ann', 'ben', 'cat'].map((h) => fundedClient(engine.url, engine.adminToken, '100000', h)));
     Object.assign(parties, { ann: ann!.id, ben: ben!.id, cat: cat!.id });
     const book = { market: 'BTC-PERP', type: 'limit' } as const;
