@@ -3,7 +3,7 @@
 // REST reads with data, deliver WebSocket frames, stop cleanly on SIGTERM with no child left,
 // and start again on the same (persisted) data directory.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -80,6 +80,19 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** A process as /proc shows it: its command line and its state (R running, S sleeping, D in I/O…). */
+function described(pid: number): string {
+  const read = (file: string): string => {
+    try {
+      return readFileSync(`/proc/${pid}/${file}`, 'utf8');
+    } catch {
+      return '?';
+    }
+  };
+  const state = /^State:\s+(.+)$/m.exec(read('status'))?.[1] ?? '?';
+  return `${pid} ${read('cmdline').split('\0').join(' ').trim()} (${state})`;
 }
 
 async function stopStack(s: RunningStack): Promise<void> {
@@ -176,8 +189,11 @@ describe('npm start (sandbox/stack/main.ts)', () => {
     const stack = await startStack(['--rate', '5', '--bots', '2']);
     stack.proc.kill('SIGKILL');
     await stack.exited;
-    // Each child's preloaded orphan guard sees its parent gone and shuts the service down.
-    await eventually('every child to exit', async () => (stack.ready.pids.some(alive) ? undefined : true), 20_000);
+    // Each child's preloaded orphan guard sees its parent gone and shuts the service down (and
+    // exits by force 10 s later). A child still there is named with its command line and state.
+    await eventually('every child to exit', async () => (stack.ready.pids.some(alive) ? undefined : true), 20_000).catch((err: Error) => {
+      throw new Error(`${err.message}; still running: ${stack.ready.pids.filter(alive).map(described).join('; ')}`);
+    });
     expect(stack.ready.pids.filter(alive)).toEqual([]);
   }, 90_000);
 });
