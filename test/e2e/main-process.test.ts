@@ -68,6 +68,33 @@ describe('src/main.ts', { timeout: 60_000 }, () => {
     }
   });
 
+  it('exits when whatever read its output is gone, with logs still waiting to be written', async () => {
+    // The logger as src/deps.ts makes it (pino's default destination, synchronous on fd 1). Its reader
+    // stops reading (the socket fills; the logger keeps the rest), then goes away, then the process
+    // exits: pino's exit flush meets EPIPE. sonic-boom 4 retried that for ever inside process.exit,
+    // past every force-exit timer (a gateway whose stack was killed ran on for good in a CI run);
+    // sonic-boom 5 (package.json overrides) throws it and the process ends.
+    const CHILD = [
+      "import pino from 'pino';",
+      "const log = pino({ level: 'info' });",
+      "for (let i = 0; i < 20000; i++) log.info({ i, pad: 'x'.repeat(100) }, 'filling');",
+      "process.send('filled');",
+      "process.on('message', () => { log.info('after the reader left'); process.exit(0); });",
+    ].join('\n');
+    const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD], { stdio: ['ignore', 'pipe', 'ignore', 'ipc'] });
+    try {
+      child.stdout!.pause();
+      await once(child, 'message');
+      child.stdout!.destroy();
+      const exited = once(child, 'exit');
+      child.send('go');
+      const outcome = await Promise.race([exited.then(() => 'exited'), new Promise((r) => setTimeout(() => r('still running after 10 s'), 10_000))]);
+      expect(outcome).toBe('exited');
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  });
+
   it('without ENGINE_ADMIN_TOKEN, in production: a warning naming it at start, /readyz and /readyz/replica 503 saying the stream is disabled', async () => {
     const port = await freePort();
     const child = spawn(process.execPath, TSX, {
