@@ -4,6 +4,7 @@
 // length of the whole uncompressed body (RFC 1952). No part is compressed again per request: the
 // answer's CPU is the CRC-32 of its plain bytes (zlib's own, about 20 ms for 66 MB).
 import { constants, crc32, deflateRawSync } from 'node:zlib';
+import { negotiate } from '@fastify/accept-negotiator';
 
 /** A part of a body, plain and deflated. */
 export interface DeflatedPart {
@@ -40,14 +41,14 @@ export function gzipOf(parts: readonly DeflatedPart[]): Buffer[] {
   return out;
 }
 
-/** Whether an Accept-Encoding header takes gzip (named, or `*`, without q=0). */
+/**
+ * Whether an Accept-Encoding header takes gzip (named, or `*`, without q=0): Fastify's own
+ * negotiator (as @fastify/compress uses), the header lower-cased first since content-codings are
+ * case-insensitive (RFC 9110) and it compares them as they are.
+ */
 export function acceptsGzip(header: string | string[] | undefined): boolean {
   if (header === undefined) return false;
-  for (const item of (Array.isArray(header) ? header.join(',') : header).split(',')) {
-    const [name, ...params] = item.trim().toLowerCase().split(';');
-    if (name !== 'gzip' && name !== 'x-gzip' && name !== '*') continue;
-    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    if (q === undefined || Number(q.slice(2)) > 0) return true;
-  }
-  return false;
+  return negotiate((Array.isArray(header) ? header.join(',') : header).toLowerCase(), GZIP_NAMES) !== null;
 }
+
+const GZIP_NAMES = ['gzip', 'x-gzip'];
