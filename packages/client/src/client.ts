@@ -4,6 +4,7 @@
 import { Clock } from './clock.js';
 import { verifyHistory, type HistoryOptions, type HistoryVerdict } from './verify/history.js';
 import { verifyAccount, type AccountOptions, type AccountVerdict } from './verify/verify-account.js';
+import { workerSender, type VerifyWorker } from './verify/worker-sender.js';
 import { GatewayError } from './errors.js';
 import { defaultRetry, type RetryPolicy } from './retry.js';
 import { prepareSession, Session, type PartySigner } from './signing.js';
@@ -88,6 +89,15 @@ export interface ClientOptions {
   onSessionExpired?: SessionRenewer;
   /** How long `listMarkets()` answers from memory (ms, default 30 000; 0 disables the cache). */
   marketsCacheMs?: number;
+  /**
+   * A worker running `@gateway/client/verify-worker`, or a function that starts one (called on the
+   * first page a verification fetches): verifyHistory and verifyAccount then have each page of
+   * proofs fetched and its events hashed there, off the page's main thread, which only parses and
+   * checks (ADR 0385, docs/verification.md "A worker for the pages"). Same verdicts; a worker that
+   * cannot start, does not say its protocol within 10 s, or fails, leaves its pages to the main
+   * thread. Those pages are fetched with the worker's own `fetch`, not the `fetch` option.
+   */
+  verifyWorker?: VerifyWorker | (() => VerifyWorker);
 }
 
 export interface Page {
@@ -116,10 +126,14 @@ export class GatewayClient {
   private readonly unknownOutcomeWaitMs: number;
   private readonly marketsCacheMs: number;
   private markets: { at: number; value: Promise<List<Market>> } | null = null;
+  /** How the pages of proofs are sent: through the verification worker when one is given. */
+  private readonly pageVia: { sender?: Sender & { start(): void } };
 
   constructor(options: ClientOptions) {
     this.clock = new Clock(options.now ?? Date.now);
-    this.transport = new Transport(options.baseUrl.replace(/\/+$/, ''), { ...defaultRetry, ...options.retry }, fetchSender(options.fetch), this.clock);
+    const sender = fetchSender(options.fetch);
+    this.transport = new Transport(options.baseUrl.replace(/\/+$/, ''), { ...defaultRetry, ...options.retry }, sender, this.clock);
+    this.pageVia = options.verifyWorker ? { sender: workerSender(options.verifyWorker, sender) } : {};
     this.transport.renewSession = options.onSessionExpired ?? null;
     this.retryOrders = options.retryOrders ?? false;
     this.unknownOutcomeWaitMs = options.unknownOutcomeWaitMs ?? 3_000;
@@ -319,7 +333,7 @@ export class GatewayClient {
    */
   listUserBatchProofs(party: string, query: { since?: number; limit?: number } = {}): Promise<List<UserBatchProof>> {
     // The page's bytes are kept on it: verifyHistory hashes its events' leaves from them (ADR 0370).
-    return this.transport.call({ method: 'GET', path: `/v1/users/${enc(party)}/user-batches/proofs`, signed: true, query, keepBytes: true });
+    return this.transport.call({ method: 'GET', path: `/v1/users/${enc(party)}/user-batches/proofs`, signed: true, query, keepBytes: true, ...this.pageVia });
   }
   /**
    * Verifies every user batch of `party` against the chain, in this process (SHA-256 in WebAssembly or JavaScript, ADR 0370):
@@ -328,6 +342,11 @@ export class GatewayClient {
    */
   verifyHistory(party: string, options: HistoryOptions = {}): Promise<HistoryVerdict> {
     return verifyHistory(this, party, options);
+  }
+
+  /** Starts the verification worker, if one is given and not started yet (verifyHistory does, as it begins). */
+  prepareProofPages(): void {
+    this.pageVia.sender?.start();
   }
 
   /**

@@ -82,6 +82,9 @@ export {
 export { Ledger, feeOf, grownEntry, realizedOf, parseWire, formatWire, TAKER_FEE_RATE, type Discrepancy, type LedgerEvent, type LedgerField, type LedgerPosition } from './verify/ledger.js';
 export { canonicalJson, leafText, holdersOf, heldBy, ZERO_ROOT, type CommittedEvent, type PathStep } from './verify/scheme.js';
 export { useSha256, sha256Engine, type Sha256Engine } from './verify/sha256-sync.js';
+export { workerSender, type VerifyWorker } from './verify/worker-sender.js';
+export { Replay } from './verify/replay.js';
+export { servePageRequests, VERIFY_WORKER_PROTOCOL, type MessageEndpoint } from './verify/page-worker.js';
 export type * from './types.js';
 export { DeltaOrderBook, bookChecksum, type BookLevel, type BookApplyResult } from './order-book.js';
 export { BookFrameGate } from './book-gate.js';

@@ -62,13 +62,16 @@ describe('the packed @gateway/client', () => {
     const probe = join(app, 'probe.mjs');
     writeFileSync(
       probe,
-      `import * as browser from '@gateway/client';
+      `import { existsSync } from 'node:fs';
+import * as browser from '@gateway/client';
 import * as node from '@gateway/client/node';
-console.log(JSON.stringify({ browser: typeof browser.GatewayClient, node: typeof node.getUserMe, nodeClient: typeof node.GatewayClient }));`,
+// The verification worker's entry (a browser worker's program: resolved and shipped, not run here).
+const worker = new URL(import.meta.resolve('@gateway/client/verify-worker'));
+console.log(JSON.stringify({ browser: typeof browser.GatewayClient, node: typeof node.getUserMe, nodeClient: typeof node.GatewayClient, verifyWorker: existsSync(worker) }));`,
     );
     // process.execPath: the project's Node 24, the runtime a user of the package is told to have.
     const { stdout } = await run(process.execPath, [probe], { cwd: app });
-    expect(JSON.parse(stdout.trim())).toEqual({ browser: 'function', node: 'function', nodeClient: 'function' });
+    expect(JSON.parse(stdout.trim())).toEqual({ browser: 'function', node: 'function', nodeClient: 'function', verifyWorker: true });
     // CommonJS: require() of the ES module works (the "default" export condition; Node ≥ 20.19
     // loads a synchronous ES module through require), no ERR_PACKAGE_PATH_NOT_EXPORTED.
     const cjs = join(app, 'probe.cjs');

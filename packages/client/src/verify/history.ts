@@ -3,11 +3,11 @@
 // batch's user root (the first one's to 64 zeros), and no event in two batches.
 import type { UserBatch, UserBatchProof } from '../generated/wire.js';
 import type { List } from '../types.js';
-import { RESPONSE_BYTES } from '../transport.js';
+import { RESPONSE_BYTES, RESPONSE_HASHES } from '../transport.js';
 import { GatewayError } from '../errors.js';
 import { leavesOfPage } from './page-leaves.js';
 import { loadSha256 } from './sha256-sync.js';
-import { verifyUserBatchFrom, type BatchVerdict } from './verify-batch.js';
+import { verifyUserBatchFrom, type BatchVerdict, type FromBytes } from './verify-batch.js';
 
 export interface HistoryProgress {
   /** Batches checked so far, and how many there are. */
@@ -21,6 +21,17 @@ export interface HistoryProgress {
 export interface HistoryOptions {
   /** Called after each batch (and once at the start, with done 0). */
   onProgress?: (progress: HistoryProgress) => void;
+  /**
+   * Called as each batch is checked, in whatever order they are: `index` is its place in the
+   * history (the verdicts' order), `verdict` the one the final verdict holds at that place.
+   */
+  onBatch?: (index: number, verdict: BatchVerdict) => void;
+  /**
+   * Called once the proof of every recorded batch has been fetched (the last ones may still be
+   * being checked), with the recorded batches, oldest first: what depends on the gateway having
+   * served the whole history can start then.
+   */
+  onFetched?: (recorded: readonly UserBatch[]) => void;
   /** Proofs fetched and verified at once (default 8). */
   concurrency?: number;
   signal?: AbortSignal;
@@ -61,6 +72,8 @@ export interface HistorySource {
    * requests instead of one per batch); a gateway without the route (404) falls back to one by one.
    */
   listUserBatchProofs?(party: string, query: { since?: number; limit?: number }): Promise<List<UserBatchProof>>;
+  /** Called as a verification begins, before anything is listed (GatewayClient starts its verification worker, ADR 0385). */
+  prepareProofPages?(): void;
 }
 
 /** Runs `f` over `items`, `n` at a time. */
@@ -140,6 +153,7 @@ export async function verifyHistory(source: HistorySource, party: string, option
   // hashed as they arrive, and before it was awaited here the first verification of a page hashed
   // most of them with the JavaScript one (a quarter of a second of 100 000 events in Chromium).
   const hasher = loadSha256();
+  source.prepareProofPages?.();
   // The batches the chain recorded, then the engine's newer claims are found as proofs past the last.
   const recorded: UserBatch[] = [];
   for (let since: number | undefined; ; ) {
@@ -149,20 +163,28 @@ export async function verifyHistory(source: HistorySource, party: string, option
     since = page.nextCursor;
   }
   const total = recorded.length;
+  let told = false;
+  const fetched = (): void => {
+    if (told) return;
+    told = true;
+    options.onFetched?.(recorded);
+  };
+  if (total === 0) fetched();
   await hasher;
   const progress: HistoryProgress = { done: 0, total, verified: 0, pending: 0, failed: 0 };
   options.onProgress?.({ ...progress });
   const proofs: UserBatchProof[] = new Array(total);
   const verdicts: BatchVerdict[] = new Array(total);
   const indexOf = new Map(recorded.map((b, i) => [b.userSeq, i]));
-  // The leaves of the proofs that came in a page whose bytes the source kept (GatewayClient does),
-  // hashed from the bytes they arrived as (page-leaves.ts, ADR 0370).
-  const leavesOf = new WeakMap<UserBatchProof, Uint8Array>();
+  // What was hashed of the proofs that came in a page whose bytes the source kept (GatewayClient
+  // does), from the bytes they arrived as (page-leaves.ts, ADR 0370; in the worker, ADR 0385).
+  const fromBytesOf = new WeakMap<UserBatchProof, FromBytes>();
   const check = async (i: number, proof: UserBatchProof): Promise<void> => {
     if (options.signal?.aborted) throw new Error('verifyHistory aborted');
     proofs[i] = proof;
-    const verdict = await verifyUserBatchFrom(proof, leavesOf.get(proof) ?? null);
+    const verdict = await verifyUserBatchFrom(proof, fromBytesOf.get(proof) ?? null);
     verdicts[i] = verdict;
+    options.onBatch?.(i, verdict);
     progress.done++;
     progress[verdict.status === 'verified' ? 'verified' : verdict.status === 'pending' ? 'pending' : 'failed']++;
     options.onProgress?.({ ...progress });
@@ -186,17 +208,26 @@ export async function verifyHistory(source: HistorySource, party: string, option
       }
     };
     const ranges = pageRanges(recorded);
+    const fetchedSeqs = new Set<number>();
     const fetchRange = async (r: PageRange): Promise<UserBatchProof[]> => {
       const items: UserBatchProof[] = [];
       for (let since = r.since; ; ) {
         const page = await list(party, { since, limit: Math.min(PAGE_BATCHES, r.batches) });
         items.push(...page.items);
-        const bytes = (page as { [RESPONSE_BYTES]?: unknown })[RESPONSE_BYTES];
-        const leaves = bytes instanceof Uint8Array ? leavesOfPage(bytes) : null;
-        if (leaves !== null && leaves.length === page.items.length) {
+        for (const p of page.items) if (indexOf.has(p?.userSeq)) fetchedSeqs.add(p.userSeq);
+        const kept = page as { [RESPONSE_BYTES]?: unknown; [RESPONSE_HASHES]?: unknown };
+        const bytes = kept[RESPONSE_BYTES];
+        // Hashed already by the sender (the verification worker, ADR 0385), else here.
+        const hashed = kept[RESPONSE_HASHES];
+        const hashes: ReadonlyArray<FromBytes | null> | null =
+          !(bytes instanceof Uint8Array) ? null
+          : Array.isArray(hashed) ? (hashed as Array<FromBytes | null>)
+          : hashed === null ? null
+          : leavesOfPage(bytes);
+        if (hashes !== null && hashes.length === page.items.length) {
           page.items.forEach((proof, k) => {
-            const l = leaves[k];
-            if (l && typeof proof === 'object' && proof !== null) leavesOf.set(proof, l);
+            const h = hashes[k];
+            if (h && typeof proof === 'object' && proof !== null) fromBytesOf.set(proof, h);
           });
         }
         const last = page.items.at(-1)?.userSeq;
@@ -219,6 +250,7 @@ export async function verifyHistory(source: HistorySource, party: string, option
       while (inFlight.length > 0) {
         const items = await inFlight.shift()!;
         fill();
+        if (inFlight.length === 0 && fetchedSeqs.size === total) fetched();
         const mine = items.filter((p) => indexOf.has(p.userSeq) && proofs[indexOf.get(p.userSeq)!] === undefined);
         await pool(mine, concurrency, (p) => check(indexOf.get(p.userSeq)!, p));
       }
@@ -227,7 +259,13 @@ export async function verifyHistory(source: HistorySource, party: string, option
     }
   }
   const rest = recorded.map((_, i) => i).filter((i) => proofs[i] === undefined);
-  await pool(rest, concurrency, async (i) => check(i, await source.getUserBatchProof(party, recorded[i]!.userSeq)));
+  let toFetch = rest.length;
+  if (toFetch === 0) fetched();
+  await pool(rest, concurrency, async (i) => {
+    const proof = await source.getUserBatchProof(party, recorded[i]!.userSeq);
+    if (--toFetch === 0) fetched();
+    await check(i, proof);
+  });
 
   const chainBreaks: ChainBreak[] = [];
   const eventBatches = new Map<number, number>();

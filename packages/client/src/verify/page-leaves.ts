@@ -131,8 +131,9 @@ class Scanner {
  * scanned (see above): the caller then hashes the parsed events as usual.
  */
 export function leavesOfPage(body: Uint8Array): Array<Uint8Array | null> | null {
-  // A copy: the 0x00 before each event is written in place.
-  const bytes = body.slice();
+  // The 0x00 before each event is written in place and the byte it replaced put back at once, so
+  // the page's bytes come out as they went in without a copy of the whole page.
+  const bytes = body;
   const s = new Scanner(bytes);
   const out: Array<Uint8Array | null> = [];
   let sawItems = false;
@@ -153,8 +154,13 @@ export function leavesOfPage(body: Uint8Array): Array<Uint8Array | null> | null 
             // sha256(0x00 ‖ text): the byte before an element ('[', ',' or a space) is never part of
             // another element's text, so it is overwritten with the 0x00 in place.
             const start = ranges[i]!;
+            const before = bytes[start - 1]!;
             bytes[start - 1] = 0;
-            sha256Into(bytes, start - 1, ranges[i + 1]!, leaves, (i / 2) * 32);
+            try {
+              sha256Into(bytes, start - 1, ranges[i + 1]!, leaves, (i / 2) * 32);
+            } finally {
+              bytes[start - 1] = before;
+            }
           }
         });
         out.push(leaves);

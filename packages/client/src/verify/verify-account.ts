@@ -13,7 +13,8 @@ import type { Account, AccountAsOf, Deposit, Position, UserBatchProof, Withdrawa
 import { GatewayError } from '../errors.js';
 import type { List } from '../types.js';
 import { verifyHistory, type HistoryOptions, type HistorySource, type HistoryVerdict } from './history.js';
-import { formatWire, Ledger, parseWire, type Discrepancy, type LedgerEvent } from './ledger.js';
+import { formatWire, parseWire, type Discrepancy } from './ledger.js';
+import { Replay } from './replay.js';
 
 export interface AccountSource extends HistorySource {
   listUserDeposits(party: string, query: { before?: number; limit?: number }): Promise<List<Deposit>>;
@@ -144,6 +145,7 @@ export async function verifyAccount(source: AccountSource, party: string, option
   const proofs = new Map<number, UserBatchProof>();
   const capturing: HistorySource = {
     listUserBatches: (p, q) => source.listUserBatches(p, q),
+    ...(source.prepareProofPages ? { prepareProofPages: () => source.prepareProofPages!() } : {}),
     getUserBatchProof: async (p, s) => {
       const proof = await source.getUserBatchProof(p, s);
       proofs.set(s, proof);
@@ -165,29 +167,72 @@ export async function verifyAccount(source: AccountSource, party: string, option
   // listed, a list may predate the last commitment (the mirror indexes it meanwhile), and the
   // replay, which ends after it, would then differ from an honest mirror (issue 33). Read after the
   // history's proofs, which the mirror served once it held the commitment, every list is at least
-  // as new as committedSeq: a row as of a seq at or before it is the state at it.
-  const history = await verifyHistory(capturing, party, options);
+  // as new as committedSeq: a row as of a seq at or before it is the state at it. So the reads
+  // start once every proof has been fetched, while the last ones are still being checked, with the
+  // record as of the seq the replay ends at when every batch verifies; a history that turns out
+  // otherwise has that record read again as of its own end.
+  const keep = options.keep ?? 20;
+  // The verified batches are replayed as they are checked, while later pages are on their way.
+  const replay = new Replay(party, keep, (userSeq) => proofs.get(userSeq));
+  let early: { seq: number; reads: Promise<ViewReads> } | null = null;
+  const history = await verifyHistory(capturing, party, {
+    ...options,
+    onBatch: (index, verdict) => {
+      replay.checked(index, verdict);
+      options.onBatch?.(index, verdict);
+    },
+    onFetched: (recorded) => {
+      let seq = 0;
+      for (const b of recorded) seq = proofs.get(b.userSeq)?.events.at(-1)?.seq ?? seq;
+      const reads = viewReads(source, party, seq);
+      reads.catch(() => {}); // awaited below; a history that fails first must not leave it unhandled
+      early = { seq, reads };
+      options.onFetched?.(recorded);
+    },
+  });
   const committedSeq = lastCommittedSeq(history, proofs);
-  // The record as of the last committed event: what the replay's state must equal even when the
-  // party has traded since (the current view is then ahead).
-  const asOfRead = async (): Promise<{ accountAsOf: AccountAsOf | null; asOfNote?: string }> => {
-    if (committedSeq === 0) return { accountAsOf: null };
-    try {
-      return { accountAsOf: await source.getAccountAsOf(party, committedSeq) };
-    } catch (err) {
-      // 409: the mirror is behind the commitment; 404: a gateway without the route. Both leave the current view.
-      if (!(err instanceof GatewayError) || (err.status !== 409 && err.status !== 404)) throw err;
-      return { accountAsOf: null, asOfNote: `the gateway could not show your account as of seq ${committedSeq} (${err.body.code}): its current view was compared instead` };
-    }
-  };
-  const [{ accountAsOf, asOfNote }, account, openPositions, deposits, withdrawals] = await Promise.all([
-    asOfRead(),
+  const started = early as { seq: number; reads: Promise<ViewReads> } | null;
+  const { accountAsOf, asOfNote, account, openPositions, deposits, withdrawals } =
+    started === null ? await viewReads(source, party, committedSeq)
+    : started.seq === committedSeq ? await started.reads
+    : { ...(await started.reads), ...(await asOfRead(source, party, committedSeq)) };
+  return checkAccount({ party, history, proofs, account, accountAsOf, ...(asOfNote ? { asOfNote } : {}), openPositions, deposits, withdrawals, keep, replay });
+}
+
+interface AsOfRead {
+  accountAsOf: AccountAsOf | null;
+  asOfNote?: string;
+}
+
+interface ViewReads extends AsOfRead {
+  account: Account;
+  openPositions: Position[];
+  deposits: Deposit[];
+  withdrawals: Withdrawal[];
+}
+
+/** The record as of the last committed event: what the replay's state must equal even when the party has traded since (the current view is then ahead). */
+async function asOfRead(source: AccountSource, party: string, committedSeq: number): Promise<AsOfRead> {
+  if (committedSeq === 0) return { accountAsOf: null };
+  try {
+    return { accountAsOf: await source.getAccountAsOf(party, committedSeq) };
+  } catch (err) {
+    // 409: the mirror is behind the commitment; 404: a gateway without the route. Both leave the current view.
+    if (!(err instanceof GatewayError) || (err.status !== 409 && err.status !== 404)) throw err;
+    return { accountAsOf: null, asOfNote: `the gateway could not show your account as of seq ${committedSeq} (${err.body.code}): its current view was compared instead` };
+  }
+}
+
+/** The gateway's views the replay is compared with. */
+async function viewReads(source: AccountSource, party: string, committedSeq: number): Promise<ViewReads> {
+  const [asOf, account, openPositions, deposits, withdrawals] = await Promise.all([
+    asOfRead(source, party, committedSeq),
     source.getAccount(party),
     all((before) => source.listUserPositions(party, { status: 'open', limit: 1000, ...(before !== undefined ? { before } : {}) })),
     all((before) => source.listUserDeposits(party, { limit: 1000, ...(before !== undefined ? { before } : {}) })),
     all((before) => source.listUserWithdrawals(party, { status: 'approved', limit: 1000, ...(before !== undefined ? { before } : {}) })),
   ]);
-  return checkAccount({ party, history, proofs, account, accountAsOf, ...(asOfNote ? { asOfNote } : {}), openPositions, deposits, withdrawals, keep: options.keep ?? 20 });
+  return { ...asOf, account, openPositions, deposits, withdrawals };
 }
 
 /** The seq of the last event of the verified batches from userSeq 1 (the replay's end; 0: none). */
@@ -214,6 +259,11 @@ export interface AccountInputs {
   deposits: readonly Deposit[];
   withdrawals: readonly Withdrawal[];
   keep?: number;
+  /**
+   * The replay of these batches as far as it has gone (verifyAccount's, advanced as each batch was
+   * checked, with the same party, `keep` and proofs); by default the replay starts here.
+   */
+  replay?: Replay;
 }
 
 /** The checks themselves, on data already fetched (verifyAccount fetches it). */
@@ -226,22 +276,14 @@ export function checkAccount(input: AccountInputs): AccountVerdict {
     if (problems.length < keep) problems.push(p);
   };
 
-  // 1. Replay the verified batches from userSeq 1, stopping at the first that is not verified.
-  const ledger = new Ledger(party, keep);
-  let committedSeq = 0;
-  for (const verdict of history.verdicts) {
-    if (verdict.status === 'failed') {
-      problem({ kind: 'history', userSeq: verdict.userSeq, message: `batch ${verdict.userSeq} of your history does not match what the chain recorded (${verdict.message})` });
-      break;
-    }
-    if (verdict.status === 'pending') {
-      pending.push({ what: 'batches', userSeq: verdict.userSeq, message: `batch ${verdict.userSeq} and later are not on chain yet` });
-      break;
-    }
-    for (const e of proofs.get(verdict.userSeq)?.events ?? []) {
-      ledger.apply(e as LedgerEvent);
-      committedSeq = e.seq;
-    }
+  // 1. Replay the verified batches from userSeq 1, stopping at the first that is not verified
+  // (verifyAccount's replay has done it as far as the batches were checked).
+  const replay = (input.replay ?? new Replay(party, keep, (userSeq) => proofs.get(userSeq))).finish(history.verdicts);
+  const { ledger, committedSeq, stoppedAt } = replay;
+  if (stoppedAt?.status === 'failed') {
+    problem({ kind: 'history', userSeq: stoppedAt.userSeq, message: `batch ${stoppedAt.userSeq} of your history does not match what the chain recorded (${stoppedAt.message})` });
+  } else if (stoppedAt?.status === 'pending') {
+    pending.push({ what: 'batches', userSeq: stoppedAt.userSeq, message: `batch ${stoppedAt.userSeq} and later are not on chain yet` });
   }
   for (const b of history.chainBreaks) problem({ kind: 'history', userSeq: b.userSeq, message: `your history's chain of batches breaks at batch ${b.userSeq}: ${b.message}` });
   for (const { kind, ...d } of ledger.discrepancies) problem({ ...d, kind: 'event', eventKind: kind });
