@@ -1,7 +1,7 @@
 // Serves the reference web console: bundles app/main.ts with esbuild (the client package resolved
-// to its public entry, lightweight-charts from node_modules) once at start, then answers the page,
-// the bundle and `config.json` (the gateway URL the page talks to, across origins like any front
-// end). Used by `npm start` (sandbox/stack/main.ts), the browser test and `npm run bench:console`.
+// to its public entry, lightweight-charts from node_modules) and the client's verification worker
+// once at start, then answers the page, the bundles and `config.json` (the gateway URL the page
+// talks to, across origins like any front end). Used by `npm start` (sandbox/stack/main.ts), the browser test and `npm run bench:console`.
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -37,8 +37,23 @@ export async function bundleConsole(): Promise<string> {
   return result.outputFiles[0]!.text;
 }
 
+/** The client's verification worker (ADR 0385), one script: the page starts it when it first verifies. */
+export async function bundleVerifyWorker(): Promise<string> {
+  const result = await build({
+    entryPoints: [resolve(here, '../../packages/client/src/verify-worker.ts')],
+    bundle: true,
+    format: 'iife',
+    target: 'es2022',
+    minify: true,
+    write: false,
+    legalComments: 'inline',
+    logLevel: 'silent',
+  });
+  return result.outputFiles[0]!.text;
+}
+
 export async function startConsole(options: { gatewayUrl: string; port?: number; host?: string }): Promise<ConsoleServer> {
-  const bundle = await bundleConsole();
+  const [bundle, worker] = await Promise.all([bundleConsole(), bundleVerifyWorker()]);
   const html = readFileSync(resolve(here, 'index.html'), 'utf8');
   const config = JSON.stringify({ gateway: options.gatewayUrl });
   const server: Server = createServer((req, res) => {
@@ -46,6 +61,7 @@ export async function startConsole(options: { gatewayUrl: string; port?: number;
     const send = (type: string, body: string) => res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
     if (path === '/' || path === '/index.html') return send('text/html; charset=utf-8', html);
     if (path === '/app.js') return send('text/javascript; charset=utf-8', bundle);
+    if (path === '/verify-worker.js') return send('text/javascript; charset=utf-8', worker);
     if (path === '/config.json') return send('application/json', config);
     // The page's icon (a browser asks for one on every load; a 404 there is a console error).
     if (path === '/favicon.svg' || path === '/favicon.ico') return send('image/svg+xml', FAVICON);

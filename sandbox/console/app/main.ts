@@ -89,7 +89,12 @@ function showError(err: unknown): void {
 
 const params = new URLSearchParams(location.search);
 const config = (await (await fetch('./config.json')).json()) as { gateway: string };
-const client = new GatewayClient({ baseUrl: params.get('gateway') ?? config.gateway, retry: { retries: 2 } });
+// Verifications fetch and hash their pages of proofs in a worker, started when the first one runs (ADR 0385).
+const client = new GatewayClient({
+  baseUrl: params.get('gateway') ?? config.gateway,
+  retry: { retries: 2 },
+  verifyWorker: () => new Worker('./verify-worker.js', { name: 'verify' }),
+});
 
 // ---- state ----
 let markets: Market[] = [];

@@ -71,6 +71,8 @@ describe.skipIf(!run)('console: Verify my account', () => {
         const row = await page.$$eval('[data-field=collateral] td', (tds) => tds.map((t) => t.textContent));
         expect(row[1]).toBe(row[2]);
         expect(await page.isHidden('#account-verify-first')).toBe(true);
+        // Its pages of proofs were fetched by the verification worker (ADR 0385): none is in the page's own timeline.
+        expect(await page.evaluate(() => performance.getEntriesByType('resource').filter((e) => e.name.includes('/user-batches/proofs')).length)).toBe(0);
         await shot(page, 'console-account-verified.png');
 
         await buy(page, '0.004'); // not committed yet
