@@ -22,11 +22,12 @@ export interface ConsoleServer {
   close(): Promise<void>;
 }
 
-export async function bundleConsole(): Promise<string> {
+/** One minified bundle of `entry` for the browser (esbuild), `@gateway/client` resolved to the package's source. */
+async function bundle(entry: string, format: 'esm' | 'iife'): Promise<string> {
   const result = await build({
-    entryPoints: [resolve(here, 'app/main.ts')],
+    entryPoints: [entry],
     bundle: true,
-    format: 'esm',
+    format,
     target: 'es2022',
     minify: true,
     write: false,
@@ -37,20 +38,10 @@ export async function bundleConsole(): Promise<string> {
   return result.outputFiles[0]!.text;
 }
 
-/** The client's verification worker (ADR 0385), one script: the page starts it when it first verifies. */
-export async function bundleVerifyWorker(): Promise<string> {
-  const result = await build({
-    entryPoints: [resolve(here, '../../packages/client/src/verify-worker.ts')],
-    bundle: true,
-    format: 'iife',
-    target: 'es2022',
-    minify: true,
-    write: false,
-    legalComments: 'inline',
-    logLevel: 'silent',
-  });
-  return result.outputFiles[0]!.text;
-}
+export const bundleConsole = (): Promise<string> => bundle(resolve(here, 'app/main.ts'), 'esm');
+
+/** The client's verification worker (ADR 0385), one classic script: the page starts it when it first verifies. */
+export const bundleVerifyWorker = (): Promise<string> => bundle(resolve(here, '../../packages/client/src/verify-worker.ts'), 'iife');
 
 export async function startConsole(options: { gatewayUrl: string; port?: number; host?: string }): Promise<ConsoleServer> {
   const [bundle, worker] = await Promise.all([bundleConsole(), bundleVerifyWorker()]);

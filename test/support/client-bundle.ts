@@ -19,15 +19,5 @@ export async function clientBundle(names: readonly string[]): Promise<string> {
   return bundle.outputFiles[0]!.text;
 }
 
-/** The verification worker's program (packages/client/src/verify-worker.ts) as one script, for `new Worker(url)`. */
-export async function verifyWorkerBundle(): Promise<string> {
-  const bundle = await build({
-    entryPoints: [resolve(CLIENT_SRC, 'verify-worker.ts')],
-    bundle: true,
-    format: 'iife',
-    target: 'es2022',
-    platform: 'browser',
-    write: false,
-  });
-  return bundle.outputFiles[0]!.text;
-}
+/** The verification worker's program (packages/client/src/verify-worker.ts) as one script, for `new Worker(url)`: the console's. */
+export { bundleVerifyWorker as verifyWorkerBundle } from '../../sandbox/console/server.js';
