@@ -21,13 +21,11 @@ export interface SendResult {
   text: string;
   /** The body's bytes, when the sender has them (`fetchSender` does): `text` is their UTF-8 decoding. */
   bytes?: Uint8Array;
-  /** `bytes` decoded as the transport decodes them, when the sender did it already (the verification worker, ADR 0385). */
-  bytesText?: string;
   /**
-   * Each item's hashes for a page of proofs, from `bytes` as leavesOfPage and treeRootOf give them,
-   * when the sender did it already (the verification worker, ADR 0385); null: the page was not scanned.
+   * The leaves of a page of proofs, hashed from `bytes` as leavesOfPage hashes them, when the sender
+   * did it already (the verification worker, ADR 0385); null: the page was not scanned.
    */
-  hashes?: Array<{ count: number; root: Uint8Array | null } | null> | null;
+  leaves?: Array<Uint8Array | null> | null;
 }
 export type Sender = (request: SendRequest) => Promise<SendResult>;
 
@@ -72,8 +70,8 @@ export interface CallOptions {
  * leaves it out).
  */
 export const RESPONSE_BYTES: unique symbol = Symbol('response bytes');
-/** The hashes the sender made from RESPONSE_BYTES (SendResult.hashes), on the same answers, when it did. */
-export const RESPONSE_HASHES: unique symbol = Symbol('response hashes');
+/** The leaves the sender hashed from RESPONSE_BYTES (SendResult.leaves), on the same answers, when it did. */
+export const RESPONSE_LEAVES: unique symbol = Symbol('response leaves');
 
 export function buildTarget(path: string, query?: Query): string {
   if (!query) return path;
@@ -212,13 +210,13 @@ function parse<T>(result: SendResult, target: string, keepBytes: boolean): T {
   const bytes = keepBytes ? result.bytes : undefined;
   let value: unknown;
   try {
-    value = JSON.parse(bytes ? (result.bytesText ?? utf8.decode(bytes)) : result.text);
+    value = JSON.parse(bytes ? utf8.decode(bytes) : result.text);
   } catch {
     throw new GatewayError(result.status, target, { error: 'the gateway answered a body that is not JSON', code: 'bad_response' });
   }
   if (bytes && typeof value === 'object' && value !== null) {
     Object.defineProperty(value, RESPONSE_BYTES, { value: bytes });
-    if (result.hashes !== undefined) Object.defineProperty(value, RESPONSE_HASHES, { value: result.hashes });
+    if (result.leaves !== undefined) Object.defineProperty(value, RESPONSE_LEAVES, { value: result.leaves });
   }
   return value as T;
 }

@@ -1,4 +1,4 @@
-// The verification worker (ADR 0385): pages of proofs fetched, decoded and hashed off the main
+// The verification worker (ADR 0385): pages of proofs fetched, read and hashed off the main
 // thread give the verdicts the main thread gives, for an honest history, a tampered one and one
 // written in another (valid, not canonical) layout; a refusal or a network error comes out as the
 // same GatewayError; and a worker that cannot serve (not a verification worker, a script that does
@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient } from '../../../packages/client/src/client.js';
 import { GatewayError } from '../../../packages/client/src/errors.js';
-import { fetchSender, RESPONSE_HASHES, Transport } from '../../../packages/client/src/transport.js';
+import { fetchSender, RESPONSE_LEAVES, Transport } from '../../../packages/client/src/transport.js';
 import { servePageRequests, type MessageEndpoint } from '../../../packages/client/src/verify/page-worker.js';
 import { workerSender, type VerifyWorker } from '../../../packages/client/src/verify/worker-sender.js';
 import type { UserBatchProof } from '../../../packages/client/src/generated/wire.js';
@@ -76,14 +76,14 @@ const verdictsOf = (v: { verdicts: Array<{ status: string; step?: string }> }): 
 
 describe('the verification worker over a MessageChannel', () => {
   for (const variant of ['honest', 'tampered', 'spaced'] as const) {
-    it(`gives the main thread's verdicts on the ${variant} page, from hashes it made`, async () => {
+    it(`gives the main thread's verdicts on the ${variant} page, from leaves it hashed`, async () => {
       const { worker, close } = channelWorker();
       try {
         const viaWorker = new GatewayClient({ baseUrl: `${base}/${variant}`, retry: { retries: 0 }, verifyWorker: worker });
         const plain = new GatewayClient({ baseUrl: `${base}/${variant}`, retry: { retries: 0 } });
         const page = await viaWorker.listUserBatchProofs(party);
-        expect(Array.isArray((page as { [RESPONSE_HASHES]?: unknown })[RESPONSE_HASHES])).toBe(true);
-        expect(RESPONSE_HASHES in (await plain.listUserBatchProofs(party))).toBe(false);
+        expect(Array.isArray((page as { [RESPONSE_LEAVES]?: unknown })[RESPONSE_LEAVES])).toBe(true);
+        expect(RESPONSE_LEAVES in (await plain.listUserBatchProofs(party))).toBe(false);
         expect(page).toEqual(await plain.listUserBatchProofs(party));
         const [a, b] = [await viaWorker.verifyHistory(party), await plain.verifyHistory(party)];
         expect(verdictsOf(a)).toEqual(verdictsOf(b));
@@ -121,7 +121,7 @@ describe('the verification worker over a MessageChannel', () => {
       const started = performance.now();
       const page = await transport.call<{ items: UserBatchProof[] }>({ method: 'GET', path: `/v1/users/${encodeURIComponent(party)}/user-batches/proofs`, keepBytes: true, sender });
       expect(page.items.map((p) => p.userSeq)).toEqual([1, 2]);
-      expect(RESPONSE_HASHES in page).toBe(false);
+      expect(RESPONSE_LEAVES in page).toBe(false);
       expect(performance.now() - started).toBeLessThan(5_000);
     } finally {
       port1.close();

@@ -3,11 +3,11 @@
 // batch's user root (the first one's to 64 zeros), and no event in two batches.
 import type { UserBatch, UserBatchProof } from '../generated/wire.js';
 import type { List } from '../types.js';
-import { RESPONSE_BYTES, RESPONSE_HASHES } from '../transport.js';
+import { RESPONSE_BYTES, RESPONSE_LEAVES } from '../transport.js';
 import { GatewayError } from '../errors.js';
 import { leavesOfPage } from './page-leaves.js';
 import { loadSha256 } from './sha256-sync.js';
-import { verifyUserBatchFrom, type BatchVerdict, type FromBytes } from './verify-batch.js';
+import { verifyUserBatchFrom, type BatchVerdict } from './verify-batch.js';
 
 export interface HistoryProgress {
   /** Batches checked so far, and how many there are. */
@@ -176,13 +176,13 @@ export async function verifyHistory(source: HistorySource, party: string, option
   const proofs: UserBatchProof[] = new Array(total);
   const verdicts: BatchVerdict[] = new Array(total);
   const indexOf = new Map(recorded.map((b, i) => [b.userSeq, i]));
-  // What was hashed of the proofs that came in a page whose bytes the source kept (GatewayClient
-  // does), from the bytes they arrived as (page-leaves.ts, ADR 0370; in the worker, ADR 0385).
-  const fromBytesOf = new WeakMap<UserBatchProof, FromBytes>();
+  // The leaves of the proofs that came in a page whose bytes the source kept (GatewayClient does),
+  // hashed from the bytes they arrived as (page-leaves.ts, ADR 0370; in the worker, ADR 0385).
+  const leavesOf = new WeakMap<UserBatchProof, Uint8Array>();
   const check = async (i: number, proof: UserBatchProof): Promise<void> => {
     if (options.signal?.aborted) throw new Error('verifyHistory aborted');
     proofs[i] = proof;
-    const verdict = await verifyUserBatchFrom(proof, fromBytesOf.get(proof) ?? null);
+    const verdict = await verifyUserBatchFrom(proof, leavesOf.get(proof) ?? null);
     verdicts[i] = verdict;
     options.onBatch?.(i, verdict);
     progress.done++;
@@ -215,19 +215,19 @@ export async function verifyHistory(source: HistorySource, party: string, option
         const page = await list(party, { since, limit: Math.min(PAGE_BATCHES, r.batches) });
         items.push(...page.items);
         for (const p of page.items) if (indexOf.has(p?.userSeq)) fetchedSeqs.add(p.userSeq);
-        const kept = page as { [RESPONSE_BYTES]?: unknown; [RESPONSE_HASHES]?: unknown };
+        const kept = page as { [RESPONSE_BYTES]?: unknown; [RESPONSE_LEAVES]?: unknown };
         const bytes = kept[RESPONSE_BYTES];
         // Hashed already by the sender (the verification worker, ADR 0385), else here.
-        const hashed = kept[RESPONSE_HASHES];
-        const hashes: ReadonlyArray<FromBytes | null> | null =
+        const hashed = kept[RESPONSE_LEAVES];
+        const leaves =
           !(bytes instanceof Uint8Array) ? null
-          : Array.isArray(hashed) ? (hashed as Array<FromBytes | null>)
+          : Array.isArray(hashed) ? (hashed as Array<Uint8Array | null>)
           : hashed === null ? null
           : leavesOfPage(bytes);
-        if (hashes !== null && hashes.length === page.items.length) {
+        if (leaves !== null && leaves.length === page.items.length) {
           page.items.forEach((proof, k) => {
-            const h = hashes[k];
-            if (h && typeof proof === 'object' && proof !== null) fromBytesOf.set(proof, h);
+            const l = leaves[k];
+            if (l && typeof proof === 'object' && proof !== null) leavesOf.set(proof, l);
           });
         }
         const last = page.items.at(-1)?.userSeq;

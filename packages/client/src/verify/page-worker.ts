@@ -1,20 +1,21 @@
 // The proof pages of a verification fetched and hashed off the page's main thread (ADR 0385).
 //
-// verifyHistory spent most of a first verification's main-thread time on work that does not need
-// to be done there: reading each page's body out of the network (about 45 ms of a 6.6 MB page in
-// Chromium), hashing every event's leaf from those bytes and each batch's tree from its leaves
-// (about 80 ms), and decoding the bytes to text (about 11 ms). A worker does all of it for the
-// page it is asked for and hands back the bytes (by transfer, no copy), their text, and each
-// item's event count and tree root; the main thread only parses and checks, while the worker reads
-// and hashes the next page. The worker computes exactly what the main thread would (leavesOfPage,
-// treeRootOf, TextDecoder), from the same bytes, so a verdict is the same either way, and what the
-// main thread parses is the text of those very bytes.
+// verifyHistory spent most of a first verification's main-thread time on work that needs only a
+// page's bytes: reading each page's body out of the network (about 45 ms of a 6.6 MB page in
+// Chromium) and scanning and hashing every event's leaf from those bytes (about 70 ms). A worker
+// does both for the page it is asked for and hands back the bytes and the leaves by transfer (no
+// copy); the main thread decodes, parses and checks (each batch's tree from the worker's leaves)
+// while the worker reads and hashes the next page. That split keeps the two threads about equally
+// busy: a worker that also decoded the text and computed the trees left the main thread waiting
+// and made the first verification slower (ADR 0385). The worker's leaves are the ones leavesOfPage
+// gives on the main thread, from the same bytes, so a verdict is the same either way; what the main
+// thread parses is those very bytes.
 //
 // Both ends speak over anything with postMessage and a 'message' event: a Worker and its global
 // scope in a browser, the two ports of a MessageChannel anywhere.
 import type { SendRequest } from '../transport.js';
 import { leavesOfPage } from './page-leaves.js';
-import { loadSha256, treeRootOf } from './sha256-sync.js';
+import { loadSha256 } from './sha256-sync.js';
 
 /**
  * The protocol a verification worker speaks: asked `{ hello: true }`, it answers `{ protocol }`.
@@ -28,20 +29,14 @@ export interface PageRequestMessage {
   request: SendRequest;
 }
 
-/** What was hashed of one item's events: how many, and the root of their leaves' tree (null for none). */
-export interface ItemHashes {
-  count: number;
-  root: Uint8Array | null;
-}
-
-/** Each item's event count (-1: the item has no events array) and tree root (32 bytes each, zeros where there is none). */
-export interface PackedHashes {
+/** Each item's leaves, one after the other (32 bytes each), and how many an item has (-1: the item has no events array). */
+export interface PackedLeaves {
   counts: Int32Array;
-  roots: Uint8Array;
+  data: Uint8Array;
 }
 
 export type PageReplyMessage =
-  | { id: number; status: number; bytes: Uint8Array; text: string; hashes: PackedHashes | null }
+  | { id: number; status: number; bytes: Uint8Array; leaves: PackedLeaves | null }
   | { id: number; error: string };
 
 /** What a worker's global scope (or a port) offers: posting with transfer, and 'message' events. */
@@ -51,28 +46,41 @@ export interface MessageEndpoint {
   start?(): void;
 }
 
-/** Each item's hashes from its leaves (leavesOfPage's), the tree root computed as verifyUserBatch computes it. */
-export function packHashes(leaves: ReadonlyArray<Uint8Array | null>): PackedHashes {
+export function packLeaves(leaves: ReadonlyArray<Uint8Array | null>): PackedLeaves {
   const counts = new Int32Array(leaves.length);
-  const roots = new Uint8Array(leaves.length * 32);
+  let total = 0;
   leaves.forEach((l, i) => {
     counts[i] = l === null ? -1 : l.length / 32;
-    // treeRootOf overwrites the leaves it is given: they are not used again.
-    const root = l === null ? null : treeRootOf(l, l.length / 32);
-    if (root) roots.set(root, i * 32);
+    total += l?.length ?? 0;
   });
-  return { counts, roots };
+  const data = new Uint8Array(total);
+  let at = 0;
+  for (const l of leaves) {
+    if (l === null) continue;
+    data.set(l, at);
+    at += l.length;
+  }
+  return { counts, data };
 }
 
-/** The hashes of each item (views into `roots`, no copy), or null for a packing that does not add up. */
-export function unpackHashes({ counts, roots }: PackedHashes): Array<ItemHashes | null> | null {
-  if (roots.length !== counts.length * 32) return null;
-  return Array.from(counts, (count, i) => (count < 0 ? null : { count, root: count === 0 ? null : roots.subarray(i * 32, i * 32 + 32) }));
+/** The leaves as leavesOfPage gives them (views into `data`, no copy), or null for a packing that does not add up. */
+export function unpackLeaves({ counts, data }: PackedLeaves): Array<Uint8Array | null> | null {
+  const out: Array<Uint8Array | null> = [];
+  let at = 0;
+  for (const count of counts) {
+    if (count < 0) {
+      out.push(null);
+      continue;
+    }
+    const end = at + count * 32;
+    if (end > data.length) return null;
+    out.push(data.subarray(at, end));
+    at = end;
+  }
+  return at === data.length ? out : null;
 }
 
-const utf8 = new TextDecoder();
-
-/** One page request answered: the fetch, its text, and for a 200 its items' hashes from its bytes. */
+/** One page request answered: the fetch, and for a 200 its leaves hashed from its bytes. */
 export async function answerPageRequest({ id, request }: PageRequestMessage, fetchImpl: typeof fetch): Promise<{ reply: PageReplyMessage; transfer: Transferable[] }> {
   try {
     const res = await fetchImpl(request.url, { method: request.method, headers: request.headers, body: request.body ?? null });
@@ -81,18 +89,15 @@ export async function answerPageRequest({ id, request }: PageRequestMessage, fet
     // hashes one page while the next one's body comes (a first verification of 100 000 events took
     // 1.8-2.1 s with arrayBuffer(), 1.6-1.7 s so).
     const bytes = new Uint8Array(await (await res.blob()).arrayBuffer());
-    let hashes: PackedHashes | null = null;
+    let leaves: PackedLeaves | null = null;
     if (res.status === 200) {
       await loadSha256();
-      const leaves = leavesOfPage(bytes);
-      hashes = leaves === null ? null : packHashes(leaves);
+      const found = leavesOfPage(bytes);
+      leaves = found === null ? null : packLeaves(found);
     }
-    // The text as the main thread would decode it (transport.ts: UTF-8, malformed sequences
-    // replaced); a string crosses to it as a copy, cheaper there than decoding.
-    const text = utf8.decode(bytes);
     const transfer: Transferable[] = [bytes.buffer];
-    if (hashes) transfer.push(hashes.counts.buffer, hashes.roots.buffer);
-    return { reply: { id, status: res.status, bytes, text, hashes }, transfer };
+    if (leaves) transfer.push(leaves.counts.buffer, leaves.data.buffer);
+    return { reply: { id, status: res.status, bytes, leaves }, transfer };
   } catch (err) {
     return { reply: { id, error: err instanceof Error ? err.message : String(err) }, transfer: [] };
   }

@@ -108,18 +108,12 @@ export function verifyUserBatch(proof: UserBatchProof): Promise<BatchVerdict> {
 }
 
 /**
- * What was hashed of a proof's events from the bytes they arrived as (page-leaves.ts, ADR 0370):
- * their leaves, 32 bytes each; or, hashed further by the verification worker (ADR 0385), how many
- * leaves there were and the root of their tree (null for none).
+ * verifyUserBatch, with the leaves of `proof.events` already hashed from the bytes they arrived as
+ * (page-leaves.ts, ADR 0370), 32 bytes each, or null. Their root is used when it is the chain's; when
+ * it is not, the events' canonical form is hashed and judged as verifyUserBatch judges it, so the
+ * verdict is the same either way.
  */
-export type FromBytes = Uint8Array | { count: number; root: Uint8Array | null };
-
-/**
- * verifyUserBatch, with `proof.events` already hashed from the bytes they arrived as, or null.
- * Their root is used when it is the chain's; when it is not, the events' canonical form is hashed
- * and judged as verifyUserBatch judges it, so the verdict is the same either way.
- */
-export async function verifyUserBatchFrom(proof: UserBatchProof, fromBytes: FromBytes | null): Promise<BatchVerdict> {
+export async function verifyUserBatchFrom(proof: UserBatchProof, leaves: Uint8Array | null): Promise<BatchVerdict> {
   await loadSha256();
   const party = typeof proof?.party === 'string' ? proof.party : '';
   const userSeq = typeof proof?.userSeq === 'number' ? proof.userSeq : 0;
@@ -146,12 +140,8 @@ export async function verifyUserBatchFrom(proof: UserBatchProof, fromBytes: From
   const chain = proof.chain;
   if (!chain || chain.manifestRoot === null) return { status: 'pending', party, userSeq, eventCount: events.length, gatewayStatus };
   if (events.length !== chain.eventCount) return fail('eventCount', `${events.length} events, the chain recorded ${chain.eventCount}`, String(chain.eventCount), String(events.length));
-  const rootFromBytes =
-    fromBytes === null ? null
-    : fromBytes instanceof Uint8Array ? (fromBytes.length === 32 * events.length ? treeRootOf(fromBytes.slice(), events.length) : null)
-    : fromBytes.count === events.length ? fromBytes.root
-    : null;
-  const userRoot = rootFromBytes !== null && toHex(rootFromBytes) === chain.userRoot ? chain.userRoot : userRootHex(events);
+  const fromBytes = leaves !== null && leaves.length === 32 * events.length ? treeRootOf(leaves.slice(), events.length) : null;
+  const userRoot = fromBytes !== null && toHex(fromBytes) === chain.userRoot ? chain.userRoot : userRootHex(events);
   if (userRoot !== chain.userRoot) return fail('userRoot', "the events do not hash to the chain's user root", chain.userRoot, userRoot);
   const manifestRoot = foldPathHex(userRoot, proof.path);
   if (manifestRoot !== chain.manifestRoot) return fail('manifest', "the user root is not under the chain's manifest root", chain.manifestRoot, manifestRoot);

@@ -6,7 +6,7 @@
 // A worker given as an instance is asked its protocol at once; one given as a function is made, and
 // asked, when a verification begins (`start()`) or on the first request.
 import type { Sender, SendRequest, SendResult } from '../transport.js';
-import { unpackHashes, VERIFY_WORKER_PROTOCOL, type PageReplyMessage } from './page-worker.js';
+import { unpackLeaves, VERIFY_WORKER_PROTOCOL, type PageReplyMessage } from './page-worker.js';
 
 /** A verification worker as the client uses it: a browser `Worker` (or a MessagePort) running `@gateway/client/verify-worker`. */
 export interface VerifyWorker {
@@ -14,6 +14,8 @@ export interface VerifyWorker {
   addEventListener(type: 'message' | 'error' | 'messageerror', listener: (event: Event) => void): void;
   start?(): void;
 }
+
+const utf8 = new TextDecoder();
 
 interface Pending {
   request: SendRequest;
@@ -80,8 +82,16 @@ function start(make: () => VerifyWorker, fallback: Sender, readyTimeoutMs: numbe
     pending.delete(data.id!);
     const reply = data as PageReplyMessage;
     if ('error' in reply) return p.reject(new Error(reply.error));
-    const { status, bytes, text, hashes } = reply;
-    p.resolve({ status, bytes, text, bytesText: text, hashes: hashes ? unpackHashes(hashes) : null });
+    const { status, bytes, leaves } = reply;
+    let text: string | undefined;
+    p.resolve({
+      status,
+      bytes,
+      leaves: leaves ? unpackLeaves(leaves) : null,
+      get text() {
+        return (text ??= utf8.decode(bytes));
+      },
+    });
   });
   worker.start?.();
   worker.postMessage({ hello: true }, []);
