@@ -160,15 +160,21 @@ export class NatsCluster {
   /** The stream's leader and its replicas as the cluster reports them (null while it has no leader). */
   async streamCluster(stream: string): Promise<{ leader: string; replicas: Array<{ name: string; current: boolean }> } | null> {
     try {
-      const jsm = await (await this.adminConnection()).jetstreamManager({ timeout: 1_000 });
+      const nc = await this.adminConnection();
+      const jsm = await nc.jetstreamManager({ timeout: 1_000 });
       const info = await jsm.streams.info(stream);
       const c = info.cluster;
+      this.lastStreamInfo = `leader ${c?.leader ?? 'none'} (asked through ${nc.getServer()})`;
       if (!c?.leader) return null;
       return { leader: c.leader, replicas: (c.replicas ?? []).map((r) => ({ name: r.name, current: r.current })) };
-    } catch {
+    } catch (err) {
+      this.lastStreamInfo = `${(err as Error).message} (asked through ${this.admin?.isClosed() === false ? this.admin.getServer() : 'no connection'})`;
       return null;
     }
   }
+
+  /** What the last stream info answered, or how it failed, and through which server: for a failure's message. */
+  lastStreamInfo = 'never asked';
 
   /** Waits until the stream has a leader and every follower is current (a restarted node has caught up). */
   async streamHealthy(stream: string, followers: number, timeoutMs = 30_000): Promise<void> {

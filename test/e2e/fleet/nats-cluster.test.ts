@@ -21,6 +21,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { Registry } from 'prom-client';
+import { eventually } from '../../support/eventually.js';
 import { closedPort, startReplica, startTestRelay, stopReplicas, uniqueName, waitFor, type Replica } from '../../support/fleet.js';
 import { NatsCluster, natsServerAvailable, type NatsNode } from '../../support/nats-cluster.js';
 import { IsolatedHost, netnsAvailable } from '../../support/netns.js';
@@ -136,10 +137,18 @@ describe.skipIf(!available)('the fleet on a 3-node NATS cluster', () => {
    * server led the meta group too, it answered up to 28.5 s after a stream election of 7 s.)
    */
   async function election(from: number, lost: string | null): Promise<number> {
-    await waitFor(async () => {
-      const c = await cluster.streamCluster(stream);
-      return c !== null && c.leader !== lost;
-    }, 45_000, 'a stream leader');
+    await eventually(
+      async () => {
+        const c = await cluster.streamCluster(stream);
+        return c !== null && c.leader !== lost;
+      },
+      {
+        timeoutMs: 45_000,
+        everyMs: 25,
+        // What the cluster said, for a failure seen once in CI at load 8.7 (the paused leader's case): the elections announced, the last stream info.
+        what: () => `a stream leader other than ${lost ?? 'none'} (elections announced since the fault: ${JSON.stringify(elections.filter((e) => e.at >= from).map((e) => ({ afterMs: e.at - from, leader: e.leader })))}; last stream info: ${cluster.lastStreamInfo})`,
+      },
+    );
     const infoMs = Date.now() - from;
     const announced = elections.find((e) => e.at >= from && e.leader !== lost);
     const ms = announced ? announced.at - from : infoMs;
