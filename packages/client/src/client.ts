@@ -90,8 +90,8 @@ export interface ClientOptions {
   /** How long `listMarkets()` answers from memory (ms, default 30 000; 0 disables the cache). */
   marketsCacheMs?: number;
   /**
-   * A worker running `@gateway/client/verify-worker`, or a function that starts one (called on the
-   * first page a verification fetches): verifyHistory and verifyAccount then have each page of
+   * A worker running `@gateway/client/verify-worker`, or a function that starts one (called when
+   * the first verification begins): verifyHistory and verifyAccount then have each page of
    * proofs fetched and its events hashed there, off the page's main thread, which only parses and
    * checks (ADR 0385, docs/verification.md "A worker for the pages"). Same verdicts; a worker that
    * cannot start, does not say its protocol within 10 s, or fails, leaves its pages to the main
@@ -341,12 +341,9 @@ export class GatewayClient {
    * come a page at a time (listUserBatchProofs), one by one from a gateway without that route.
    */
   verifyHistory(party: string, options: HistoryOptions = {}): Promise<HistoryVerdict> {
-    return verifyHistory(this, party, options);
-  }
-
-  /** Starts the verification worker, if one is given and not started yet (verifyHistory does, as it begins). */
-  prepareProofPages(): void {
+    // The verification worker (if any) loads while the batches are listed.
     this.pageVia.sender?.start();
+    return verifyHistory(this, party, options);
   }
 
   /**
@@ -355,6 +352,7 @@ export class GatewayClient {
    * rules, deposits and withdrawals matched, and the result compared with the account view.
    */
   verifyAccount(party: string, options: AccountOptions = {}): Promise<AccountVerdict> {
+    this.pageVia.sender?.start();
     return verifyAccount(this, party, options);
   }
 

@@ -35,18 +35,23 @@ export const fetchSender =
     const res = await fetchImpl(url, { method, headers, body: body ?? null });
     // The bytes, kept for the calls that want them (a page of proofs, ADR 0370); the text is
     // decoded from them as res.text() would (UTF-8, malformed sequences replaced), once, if asked.
-    const bytes = new Uint8Array(await res.arrayBuffer());
-    let text: string | undefined;
-    return {
-      status: res.status,
-      bytes,
-      get text() {
-        return (text ??= utf8.decode(bytes));
-      },
-    };
+    return bytesResult(res.status, new Uint8Array(await res.arrayBuffer()));
   };
 
 const utf8 = new TextDecoder();
+
+/** A result of `bytes`, its text decoded from them (as res.text() would) once, if asked. */
+export function bytesResult(status: number, bytes: Uint8Array, leaves?: SendResult['leaves']): SendResult {
+  let text: string | undefined;
+  return {
+    status,
+    bytes,
+    ...(leaves !== undefined ? { leaves } : {}),
+    get text() {
+      return (text ??= utf8.decode(bytes));
+    },
+  };
+}
 
 export interface CallOptions {
   method: 'GET' | 'POST' | 'DELETE';

@@ -72,8 +72,6 @@ export interface HistorySource {
    * requests instead of one per batch); a gateway without the route (404) falls back to one by one.
    */
   listUserBatchProofs?(party: string, query: { since?: number; limit?: number }): Promise<List<UserBatchProof>>;
-  /** Called as a verification begins, before anything is listed (GatewayClient starts its verification worker, ADR 0385). */
-  prepareProofPages?(): void;
 }
 
 /** Runs `f` over `items`, `n` at a time. */
@@ -153,7 +151,6 @@ export async function verifyHistory(source: HistorySource, party: string, option
   // hashed as they arrive, and before it was awaited here the first verification of a page hashed
   // most of them with the JavaScript one (a quarter of a second of 100 000 events in Chromium).
   const hasher = loadSha256();
-  source.prepareProofPages?.();
   // The batches the chain recorded, then the engine's newer claims are found as proofs past the last.
   const recorded: UserBatch[] = [];
   for (let since: number | undefined; ; ) {
@@ -215,15 +212,10 @@ export async function verifyHistory(source: HistorySource, party: string, option
         const page = await list(party, { since, limit: Math.min(PAGE_BATCHES, r.batches) });
         items.push(...page.items);
         for (const p of page.items) if (indexOf.has(p?.userSeq)) fetchedSeqs.add(p.userSeq);
-        const kept = page as { [RESPONSE_BYTES]?: unknown; [RESPONSE_LEAVES]?: unknown };
+        const kept = page as { [RESPONSE_BYTES]?: unknown; [RESPONSE_LEAVES]?: Array<Uint8Array | null> | null };
         const bytes = kept[RESPONSE_BYTES];
-        // Hashed already by the sender (the verification worker, ADR 0385), else here.
-        const hashed = kept[RESPONSE_LEAVES];
-        const leaves =
-          !(bytes instanceof Uint8Array) ? null
-          : Array.isArray(hashed) ? (hashed as Array<Uint8Array | null>)
-          : hashed === null ? null
-          : leavesOfPage(bytes);
+        // Hashed already by the sender (the verification worker, ADR 0385; null: not scanned), else here.
+        const leaves = RESPONSE_LEAVES in kept ? kept[RESPONSE_LEAVES]! : bytes instanceof Uint8Array ? leavesOfPage(bytes) : null;
         if (leaves !== null && leaves.length === page.items.length) {
           page.items.forEach((proof, k) => {
             const l = leaves[k];

@@ -145,7 +145,6 @@ export async function verifyAccount(source: AccountSource, party: string, option
   const proofs = new Map<number, UserBatchProof>();
   const capturing: HistorySource = {
     listUserBatches: (p, q) => source.listUserBatches(p, q),
-    ...(source.prepareProofPages ? { prepareProofPages: () => source.prepareProofPages!() } : {}),
     getUserBatchProof: async (p, s) => {
       const proof = await source.getUserBatchProof(p, s);
       proofs.set(s, proof);
@@ -174,7 +173,7 @@ export async function verifyAccount(source: AccountSource, party: string, option
   const keep = options.keep ?? 20;
   // The verified batches are replayed as they are checked, while later pages are on their way.
   const replay = new Replay(party, keep, (userSeq) => proofs.get(userSeq));
-  let early: { seq: number; reads: Promise<ViewReads> } | null = null;
+  let early = null as { seq: number; reads: Promise<ViewReads> } | null;
   const history = await verifyHistory(capturing, party, {
     ...options,
     onBatch: (index, verdict) => {
@@ -182,6 +181,7 @@ export async function verifyAccount(source: AccountSource, party: string, option
       options.onBatch?.(index, verdict);
     },
     onFetched: (recorded) => {
+      // Where the replay ends if every batch verifies.
       let seq = 0;
       for (const b of recorded) seq = proofs.get(b.userSeq)?.events.at(-1)?.seq ?? seq;
       const reads = viewReads(source, party, seq);
@@ -190,12 +190,12 @@ export async function verifyAccount(source: AccountSource, party: string, option
       options.onFetched?.(recorded);
     },
   });
-  const committedSeq = lastCommittedSeq(history, proofs);
-  const started = early as { seq: number; reads: Promise<ViewReads> } | null;
+  // The seq of the last event of the verified batches from userSeq 1: where the replay ends.
+  const { committedSeq } = replay.finish(history.verdicts);
   const { accountAsOf, asOfNote, account, openPositions, deposits, withdrawals } =
-    started === null ? await viewReads(source, party, committedSeq)
-    : started.seq === committedSeq ? await started.reads
-    : { ...(await started.reads), ...(await asOfRead(source, party, committedSeq)) };
+    early === null ? await viewReads(source, party, committedSeq)
+    : early.seq === committedSeq ? await early.reads
+    : { ...(await early.reads), ...(await asOfRead(source, party, committedSeq)) };
   return checkAccount({ party, history, proofs, account, accountAsOf, ...(asOfNote ? { asOfNote } : {}), openPositions, deposits, withdrawals, keep, replay });
 }
 
@@ -233,16 +233,6 @@ async function viewReads(source: AccountSource, party: string, committedSeq: num
     all((before) => source.listUserWithdrawals(party, { status: 'approved', limit: 1000, ...(before !== undefined ? { before } : {}) })),
   ]);
   return { ...asOf, account, openPositions, deposits, withdrawals };
-}
-
-/** The seq of the last event of the verified batches from userSeq 1 (the replay's end; 0: none). */
-export function lastCommittedSeq(history: HistoryVerdict, proofs: ReadonlyMap<number, UserBatchProof>): number {
-  let seq = 0;
-  for (const verdict of history.verdicts) {
-    if (verdict.status !== 'verified') break;
-    seq = proofs.get(verdict.userSeq)?.events.at(-1)?.seq ?? seq;
-  }
-  return seq;
 }
 
 export interface AccountInputs {

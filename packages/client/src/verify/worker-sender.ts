@@ -5,7 +5,7 @@
 // load, a crash) hands every request, those on their way included, to the main thread's own sender.
 // A worker given as an instance is asked its protocol at once; one given as a function is made, and
 // asked, when a verification begins (`start()`) or on the first request.
-import type { Sender, SendRequest, SendResult } from '../transport.js';
+import { bytesResult, type Sender, type SendRequest, type SendResult } from '../transport.js';
 import { unpackLeaves, VERIFY_WORKER_PROTOCOL, type PageReplyMessage } from './page-worker.js';
 
 /** A verification worker as the client uses it: a browser `Worker` (or a MessagePort) running `@gateway/client/verify-worker`. */
@@ -15,8 +15,6 @@ export interface VerifyWorker {
   start?(): void;
 }
 
-const utf8 = new TextDecoder();
-
 interface Pending {
   request: SendRequest;
   resolve: (result: SendResult) => void;
@@ -24,8 +22,8 @@ interface Pending {
 }
 
 /**
- * A Sender through `worker` (or the worker `worker()` makes, made on the first request: a page
- * that never verifies never starts one); `fallback` sends what the worker cannot.
+ * A Sender through `worker` (or the worker `worker()` makes, made by `start()` or the first request:
+ * a page that never verifies never starts one); `fallback` sends what the worker cannot.
  */
 export function workerSender(worker: VerifyWorker | (() => VerifyWorker), fallback: Sender, readyTimeoutMs = 10_000): Sender & { start(): void } {
   let started = typeof worker === 'function' ? null : start(() => worker, fallback, readyTimeoutMs);
@@ -82,16 +80,7 @@ function start(make: () => VerifyWorker, fallback: Sender, readyTimeoutMs: numbe
     pending.delete(data.id!);
     const reply = data as PageReplyMessage;
     if ('error' in reply) return p.reject(new Error(reply.error));
-    const { status, bytes, leaves } = reply;
-    let text: string | undefined;
-    p.resolve({
-      status,
-      bytes,
-      leaves: leaves ? unpackLeaves(leaves) : null,
-      get text() {
-        return (text ??= utf8.decode(bytes));
-      },
-    });
+    p.resolve(bytesResult(reply.status, reply.bytes, reply.leaves ? unpackLeaves(reply.leaves) : null));
   });
   worker.start?.();
   worker.postMessage({ hello: true }, []);
