@@ -5,6 +5,7 @@ import { Clock } from './clock.js';
 import { verifyHistory, type HistoryOptions, type HistoryVerdict } from './verify/history.js';
 import { verifyAccount, type AccountOptions, type AccountVerdict } from './verify/verify-account.js';
 import { workerSender, type VerifyWorker } from './verify/worker-sender.js';
+import type { ProofPageBytes } from './verify/proof-page.js';
 import { GatewayError } from './errors.js';
 import { defaultRetry, type RetryPolicy } from './retry.js';
 import { prepareSession, Session, type PartySigner } from './signing.js';
@@ -332,8 +333,14 @@ export class GatewayClient {
    * `nextCursor` back as `since`. Each is the proof getUserBatchProof answers.
    */
   listUserBatchProofs(party: string, query: { since?: number; limit?: number } = {}): Promise<List<UserBatchProof>> {
-    // The page's bytes are kept on it: verifyHistory hashes its events' leaves from them (ADR 0370).
-    return this.transport.call({ method: 'GET', path: `/v1/users/${enc(party)}/user-batches/proofs`, signed: true, query, keepBytes: true, ...this.pageVia });
+    return this.transport.call({ method: 'GET', path: `/v1/users/${enc(party)}/user-batches/proofs`, signed: true, query });
+  }
+  /**
+   * The same page as listUserBatchProofs, as the bytes the gateway sent, scanned by the
+   * verification worker when there is one: verifyHistory reads it a proof at a time (ADR 0386).
+   */
+  getUserBatchProofPage(party: string, query: { since?: number; limit?: number } = {}): Promise<ProofPageBytes> {
+    return this.transport.callBytes({ method: 'GET', path: `/v1/users/${enc(party)}/user-batches/proofs`, signed: true, query, ...this.pageVia });
   }
   /**
    * Verifies every user batch of `party` against the chain, in this process (SHA-256 in WebAssembly or JavaScript, ADR 0370):

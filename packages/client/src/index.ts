@@ -84,6 +84,8 @@ export { canonicalJson, leafText, holdersOf, heldBy, ZERO_ROOT, type CommittedEv
 export { useSha256, sha256Engine, type Sha256Engine } from './verify/sha256-sync.js';
 export { workerSender, type VerifyWorker } from './verify/worker-sender.js';
 export { Replay } from './verify/replay.js';
+export type { ProofPageBytes } from './verify/proof-page.js';
+export type { PageScan } from './verify/page-scan.js';
 export { servePageRequests, VERIFY_WORKER_PROTOCOL, type MessageEndpoint } from './verify/page-worker.js';
 export type * from './types.js';
 export { DeltaOrderBook, bookChecksum, type BookLevel, type BookApplyResult } from './order-book.js';

@@ -6,6 +6,7 @@ import { errorBody, GatewayError } from './errors.js';
 import { backoffDelay, defaultRetry, isRetryableStatus, type RetryPolicy } from './retry.js';
 import { Clock } from './clock.js';
 import type { Session } from './signing.js';
+import type { PageScan } from './verify/page-scan.js';
 
 /** Query values: strings, numbers, booleans, or lists (sent comma-separated); null/undefined are left out. */
 export type Query = object;
@@ -22,10 +23,10 @@ export interface SendResult {
   /** The body's bytes, when the sender has them (`fetchSender` does): `text` is their UTF-8 decoding. */
   bytes?: Uint8Array;
   /**
-   * The leaves of a page of proofs, hashed from `bytes` as leavesOfPage hashes them, when the sender
-   * did it already (the verification worker, ADR 0385); null: the page was not scanned.
+   * The scan of a page of proofs (its parts and leaves, as scanPage gives them) when the sender made
+   * it already (the verification worker, ADR 0385, ADR 0386); null: the page is not scannable.
    */
-  leaves?: Array<Uint8Array | null> | null;
+  scan?: PageScan | null;
 }
 export type Sender = (request: SendRequest) => Promise<SendResult>;
 
@@ -33,7 +34,7 @@ export const fetchSender =
   (fetchImpl: typeof fetch = globalThis.fetch): Sender =>
   async ({ method, url, headers, body }) => {
     const res = await fetchImpl(url, { method, headers, body: body ?? null });
-    // The bytes, kept for the calls that want them (a page of proofs, ADR 0370); the text is
+    // The bytes, for the calls that want them (a page of proofs, ADR 0370, callBytes); the text is
     // decoded from them as res.text() would (UTF-8, malformed sequences replaced), once, if asked.
     return bytesResult(res.status, new Uint8Array(await res.arrayBuffer()));
   };
@@ -41,12 +42,12 @@ export const fetchSender =
 const utf8 = new TextDecoder();
 
 /** A result of `bytes`, its text decoded from them (as res.text() would) once, if asked. */
-export function bytesResult(status: number, bytes: Uint8Array, leaves?: SendResult['leaves']): SendResult {
+export function bytesResult(status: number, bytes: Uint8Array, scan?: PageScan | null): SendResult {
   let text: string | undefined;
   return {
     status,
     bytes,
-    ...(leaves !== undefined ? { leaves } : {}),
+    ...(scan !== undefined ? { scan } : {}),
     get text() {
       return (text ??= utf8.decode(bytes));
     },
@@ -65,18 +66,13 @@ export interface CallOptions {
   sender?: Sender;
   /** Sign as this method instead of `method` (POST /v1/user/me carries the signed GET, docs/client.md). */
   signAs?: 'GET';
-  /** Keep the answer's bytes on the parsed object, under RESPONSE_BYTES (a page of proofs: its leaves are hashed from them, ADR 0370). */
-  keepBytes?: boolean;
 }
 
-/**
- * The bytes a parsed answer was decoded and parsed from, on the answers of calls made with
- * `keepBytes` whose sender has them (a non-enumerable member: spreading or serialising the answer
- * leaves it out).
- */
-export const RESPONSE_BYTES: unique symbol = Symbol('response bytes');
-/** The leaves the sender hashed from RESPONSE_BYTES (SendResult.leaves), on the same answers, when it did. */
-export const RESPONSE_LEAVES: unique symbol = Symbol('response leaves');
+/** An answer as bytes (callBytes), with the sender's scan of them when it made one. */
+export interface BytesAnswer {
+  bytes: Uint8Array;
+  scan?: PageScan | null;
+}
 
 export function buildTarget(path: string, query?: Query): string {
   if (!query) return path;
@@ -161,7 +157,28 @@ export class Transport {
     return own && !own.expired ? own : current;
   }
 
+  /** The answer, parsed as JSON (a body that is not JSON: GatewayError `bad_response`). */
   async call<T>(options: CallOptions): Promise<T> {
+    const { result, target } = await this.exchange(options);
+    try {
+      return JSON.parse(result.text) as T;
+    } catch {
+      throw new GatewayError(result.status, target, { error: 'the gateway answered a body that is not JSON', code: 'bad_response' });
+    }
+  }
+
+  /**
+   * The answer's bytes, unparsed, as the sender read them (a page of proofs: verifyHistory parses it
+   * a proof at a time, ADR 0386), with the sender's scan of them when it made one.
+   */
+  async callBytes(options: CallOptions): Promise<BytesAnswer> {
+    const { result } = await this.exchange(options);
+    const bytes = result.bytes ?? new TextEncoder().encode(result.text);
+    return { bytes, ...(result.bytes && result.scan !== undefined ? { scan: result.scan } : {}) };
+  }
+
+  /** The request made, signed and retried as the options say, until a 2xx (returned) or an error (thrown). */
+  private async exchange(options: CallOptions): Promise<{ result: SendResult; target: string }> {
     const target = buildTarget(options.path, options.query);
     const body = options.body === undefined ? '' : JSON.stringify(options.body);
     const send = options.sender ?? this.sender;
@@ -182,7 +199,7 @@ export class Transport {
       } catch (err) {
         result = { status: 0, text: JSON.stringify({ error: `network error: ${(err as Error).message}`, code: 'network_error' }) };
       }
-      if (result.status >= 200 && result.status < 300) return parse<T>(result, target, options.keepBytes === true);
+      if (result.status >= 200 && result.status < 300) return { result, target };
       if (result.status === 401 && session) {
         const error = errorBody(result.status, result.text);
         if (skewRetry && typeof error.serverTime === 'number') {
@@ -207,21 +224,4 @@ export class Transport {
       throw new GatewayError(result.status, target, errorBody(result.status, result.text));
     }
   }
-}
-
-function parse<T>(result: SendResult, target: string, keepBytes: boolean): T {
-  // Bytes kept on the answer are the ones it is parsed from, whatever the sender's text says: a
-  // check of those bytes is then a check of what the answer holds (ADR 0370).
-  const bytes = keepBytes ? result.bytes : undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(bytes ? utf8.decode(bytes) : result.text);
-  } catch {
-    throw new GatewayError(result.status, target, { error: 'the gateway answered a body that is not JSON', code: 'bad_response' });
-  }
-  if (bytes && typeof value === 'object' && value !== null) {
-    Object.defineProperty(value, RESPONSE_BYTES, { value: bytes });
-    if (result.leaves !== undefined) Object.defineProperty(value, RESPONSE_LEAVES, { value: result.leaves });
-  }
-  return value as T;
 }

@@ -9,10 +9,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient } from '../../../packages/client/src/client.js';
 import { GatewayError } from '../../../packages/client/src/errors.js';
-import { fetchSender, RESPONSE_LEAVES, Transport } from '../../../packages/client/src/transport.js';
+import { fetchSender, Transport } from '../../../packages/client/src/transport.js';
+import { scanPage } from '../../../packages/client/src/verify/page-scan.js';
 import { servePageRequests, type MessageEndpoint } from '../../../packages/client/src/verify/page-worker.js';
 import { workerSender, type VerifyWorker } from '../../../packages/client/src/verify/worker-sender.js';
-import type { UserBatchProof } from '../../../packages/client/src/generated/wire.js';
 import { launchBrowser, requireChromiumOrSkip } from '../../support/chromium.js';
 import { clientBundle, verifyWorkerBundle } from '../../support/client-bundle.js';
 import { committedHistory, proofPageText } from '../../support/committed-history.js';
@@ -76,15 +76,17 @@ const verdictsOf = (v: { verdicts: Array<{ status: string; step?: string }> }): 
 
 describe('the verification worker over a MessageChannel', () => {
   for (const variant of ['honest', 'tampered', 'spaced'] as const) {
-    it(`gives the main thread's verdicts on the ${variant} page, from leaves it hashed`, async () => {
+    it(`gives the main thread's verdicts on the ${variant} page, from the scan it made`, async () => {
       const { worker, close } = channelWorker();
       try {
         const viaWorker = new GatewayClient({ baseUrl: `${base}/${variant}`, retry: { retries: 0 }, verifyWorker: worker });
         const plain = new GatewayClient({ baseUrl: `${base}/${variant}`, retry: { retries: 0 } });
-        const page = await viaWorker.listUserBatchProofs(party);
-        expect(Array.isArray((page as { [RESPONSE_LEAVES]?: unknown })[RESPONSE_LEAVES])).toBe(true);
-        expect(RESPONSE_LEAVES in (await plain.listUserBatchProofs(party))).toBe(false);
-        expect(page).toEqual(await plain.listUserBatchProofs(party));
+        // The worker's answer: the page's bytes and the scan the main thread would make of them.
+        const page = await viaWorker.getUserBatchProofPage(party);
+        const alone = await plain.getUserBatchProofPage(party);
+        expect(new TextDecoder().decode(page.bytes)).toBe(pages[variant]);
+        expect(page.scan).toEqual(scanPage(alone.bytes));
+        expect('scan' in alone).toBe(false);
         const [a, b] = [await viaWorker.verifyHistory(party), await plain.verifyHistory(party)];
         expect(verdictsOf(a)).toEqual(verdictsOf(b));
         expect(verdictsOf(a)).toEqual(variant === 'tampered' ? [['verified', null], ['failed', 'userRoot']] : [['verified', null], ['verified', null]]);
@@ -97,14 +99,14 @@ describe('the verification worker over a MessageChannel', () => {
   it("answers a refusal and a network error as the main thread's fetch does", async () => {
     const { worker, close } = channelWorker();
     try {
-      const refused = await new GatewayClient({ baseUrl: `${base}/busy`, retry: { retries: 0 }, verifyWorker: worker }).listUserBatchProofs(party).catch((e: unknown) => e);
+      const refused = await new GatewayClient({ baseUrl: `${base}/busy`, retry: { retries: 0 }, verifyWorker: worker }).getUserBatchProofPage(party).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(GatewayError);
       expect([(refused as GatewayError).status, (refused as GatewayError).code]).toEqual([503, 'db_unavailable']);
       const closed = createServer();
       await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
       const port = (closed.address() as AddressInfo).port;
       await new Promise<void>((r) => closed.close(() => r()));
-      const unreachable = await new GatewayClient({ baseUrl: `http://127.0.0.1:${port}`, retry: { retries: 0 }, verifyWorker: worker }).listUserBatchProofs(party).catch((e: unknown) => e);
+      const unreachable = await new GatewayClient({ baseUrl: `http://127.0.0.1:${port}`, retry: { retries: 0 }, verifyWorker: worker }).getUserBatchProofPage(party).catch((e: unknown) => e);
       expect(unreachable).toBeInstanceOf(GatewayError);
       expect([(unreachable as GatewayError).status, (unreachable as GatewayError).code]).toEqual([0, 'network_error']);
     } finally {
@@ -119,9 +121,9 @@ describe('the verification worker over a MessageChannel', () => {
       const transport = new Transport(`${base}/honest`, undefined, fetchSender());
       const sender = workerSender(port2 as unknown as VerifyWorker, fetchSender(), 200);
       const started = performance.now();
-      const page = await transport.call<{ items: UserBatchProof[] }>({ method: 'GET', path: `/v1/users/${encodeURIComponent(party)}/user-batches/proofs`, keepBytes: true, sender });
-      expect(page.items.map((p) => p.userSeq)).toEqual([1, 2]);
-      expect(RESPONSE_LEAVES in page).toBe(false);
+      const page = await transport.callBytes({ method: 'GET', path: `/v1/users/${encodeURIComponent(party)}/user-batches/proofs`, sender });
+      expect(new TextDecoder().decode(page.bytes)).toBe(pages.honest);
+      expect('scan' in page).toBe(false);
       expect(performance.now() - started).toBeLessThan(5_000);
     } finally {
       port1.close();

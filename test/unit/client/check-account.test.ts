@@ -77,7 +77,7 @@ describe('checkAccount', () => {
     expect(first?.message).toMatch(/differs from its credit: the chain transaction: recorded with transaction 0xf16d, the credit committed at seq 1 carries transaction 0xaa$/);
     // A credit committed without the id the chain recorded (the simulator's chain deposits before the fix).
     const j = inputs();
-    const proof = j.proofs.get(1)!;
+    const proof = j.proofs!.get(1)!;
     const events = proof.events.map((e) => (e.kind === 'inbound.deposit' ? { ...e, payload: { ...e.payload, txId: null } } : e));
     j.proofs = new Map([[1, { ...proof, events }]]);
     expect(checkAccount(j).first).toMatchObject({ kind: 'deposit', field: 'txId', expected: '0xaa', actual: null, message: expect.stringMatching(/recorded with transaction 0xaa, the credit committed at seq 1 carries no transaction id$/) });
@@ -118,7 +118,7 @@ describe('checkAccount', () => {
 
   /** The gateway's record as of the last committed event, equal to the replay (made from the view the fixture built). */
   function recordOf(i: AccountInputs): AccountAsOf {
-    const last = i.proofs.get(1)!.events.at(-1)!.seq;
+    const last = i.proofs!.get(1)!.events.at(-1)!.seq;
     const p = i.openPositions[0]!;
     return {
       party: A, asOfSeq: last, head: last, collateral: i.account.collateral, collateralAsOfSeq: i.account.collateralAsOfSeq,

@@ -1,5 +1,6 @@
-// Replay: verifyAccount advances it as batches are checked, in any order (ADR 0385); the ledger it
-// ends with must be the one a replay of the finished history gives (checkAccount's, from nothing):
+// Replay: verifyAccount advances it as batches are checked, in any order (ADR 0385), each told with
+// its proof, held until replayed (ADR 0386); the ledger it ends with must be the one a replay of the
+// finished history gives (checkAccount's, from nothing):
 // the same balance, positions, counts, discrepancies, end seq and stopping batch, whatever the order
 // and whichever batches were told before the end, with a failed or pending batch anywhere.
 import fc from 'fast-check';
@@ -71,9 +72,14 @@ describe('Replay', () => {
             const j = k % order.length;
             [order[i % order.length], order[j]] = [order[j]!, order[i % order.length]!];
           });
-          const live = new Replay(A, 20, (s) => proofs.get(s));
+          // A batch told is told with its proof (as verifyHistory's onBatch does), which the replay
+          // must hold until its turn: its proof is not to be had otherwise.
+          const withProof = new Set<number>();
+          const live = new Replay(A, 20, (s) => (withProof.has(s) ? undefined : proofs.get(s)));
           order.forEach((i, n) => {
-            if (told[n] ?? true) live.checked(i, verdicts[i]!);
+            if (!(told[n] ?? true)) return;
+            withProof.add(i + 1);
+            live.checked(i, verdicts[i]!, proofs.get(i + 1));
           });
           live.finish(verdicts);
           expect(snapshot(live)).toEqual(snapshot(whole));

@@ -3,11 +3,10 @@
 // batch's user root (the first one's to 64 zeros), and no event in two batches.
 import type { UserBatch, UserBatchProof } from '../generated/wire.js';
 import type { List } from '../types.js';
-import { RESPONSE_BYTES, RESPONSE_LEAVES } from '../transport.js';
 import { GatewayError } from '../errors.js';
-import { leavesOfPage } from './page-leaves.js';
+import { parsedProofPage, readProofPage, type ProofPage, type ProofPageBytes } from './proof-page.js';
 import { loadSha256 } from './sha256-sync.js';
-import { verifyUserBatchFrom, type BatchVerdict } from './verify-batch.js';
+import { checkUserBatch, type BatchVerdict } from './verify-batch.js';
 
 export interface HistoryProgress {
   /** Batches checked so far, and how many there are. */
@@ -23,15 +22,18 @@ export interface HistoryOptions {
   onProgress?: (progress: HistoryProgress) => void;
   /**
    * Called as each batch is checked, in whatever order they are: `index` is its place in the
-   * history (the verdicts' order), `verdict` the one the final verdict holds at that place.
+   * history (the verdicts' order), `verdict` the one the final verdict holds at that place, `proof`
+   * the proof it was checked on. verifyHistory keeps nothing of a proof but its roots and its
+   * events' seqs (ADR 0386): keep what you need of it here.
    */
-  onBatch?: (index: number, verdict: BatchVerdict) => void;
+  onBatch?: (index: number, verdict: BatchVerdict, proof: UserBatchProof) => void;
   /**
    * Called once the proof of every recorded batch has been fetched (the last ones may still be
-   * being checked), with the recorded batches, oldest first: what depends on the gateway having
-   * served the whole history can start then.
+   * being checked), with the recorded batches, oldest first, and the seq of the newest one's last
+   * event as its proof gives it (null: not known): what depends on the gateway having served the
+   * whole history can start then.
    */
-  onFetched?: (recorded: readonly UserBatch[]) => void;
+  onFetched?: (recorded: readonly UserBatch[], lastSeq: number | null) => void;
   /** Proofs fetched and verified at once (default 8). */
   concurrency?: number;
   signal?: AbortSignal;
@@ -72,6 +74,19 @@ export interface HistorySource {
    * requests instead of one per batch); a gateway without the route (404) falls back to one by one.
    */
   listUserBatchProofs?(party: string, query: { since?: number; limit?: number }): Promise<List<UserBatchProof>>;
+  /**
+   * The same pages as the bytes the gateway sent (and their scan, when the source made it:
+   * GatewayClient's verification worker does). When present, the pages are fetched through it and
+   * read a proof at a time, each let go once checked (ADR 0386), instead of through listUserBatchProofs.
+   */
+  getUserBatchProofPage?(party: string, query: { since?: number; limit?: number }): Promise<ProofPageBytes>;
+}
+
+/** What the check of the chain of batches needs of a proof, kept once it is checked in place of the proof. */
+interface Link {
+  prevRoot: string;
+  userRoot: string;
+  seqs: number[];
 }
 
 /** Runs `f` over `items`, `n` at a time. */
@@ -141,6 +156,19 @@ function pageRanges(recorded: readonly UserBatch[]): PageRange[] {
   return ranges;
 }
 
+/**
+ * The longest the checks of a page run without a pause (ms): the requests for the next pages are
+ * made (and their answers taken) at each pause, and a page stays responsive meanwhile.
+ */
+const SLICE_MS = 12;
+
+/** A pause that lets the event loop run what waits (a task, not a microtask): scheduler.yield where there is one. */
+function yieldToEventLoop(): Promise<void> {
+  const scheduler = (globalThis as { scheduler?: { yield?: () => Promise<void> } }).scheduler;
+  if (typeof scheduler?.yield === 'function') return scheduler.yield();
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 /** Is this the answer of a gateway that lacks the route? */
 const missingRoute = (err: unknown): boolean => typeof err === 'object' && err !== null && (err as { status?: unknown }).status === 404;
 
@@ -160,28 +188,41 @@ export async function verifyHistory(source: HistorySource, party: string, option
     since = page.nextCursor;
   }
   const total = recorded.length;
+  const newest = recorded.at(-1)?.userSeq;
+  /** The seq of the newest recorded batch's last event, once its proof is seen. */
+  let lastSeq: number | null = null;
+  const sawNewest = (proof: UserBatchProof | undefined): void => {
+    if (proof === undefined || proof === null || proof.userSeq !== newest) return;
+    const seq = Array.isArray(proof.events) ? (proof.events.at(-1) as { seq?: unknown } | undefined)?.seq : undefined;
+    if (typeof seq === 'number') lastSeq = seq;
+  };
   let told = false;
   const fetched = (): void => {
     if (told) return;
     told = true;
-    options.onFetched?.(recorded);
+    options.onFetched?.(recorded, lastSeq);
   };
   if (total === 0) fetched();
   await hasher;
   const progress: HistoryProgress = { done: 0, total, verified: 0, pending: 0, failed: 0 };
   options.onProgress?.({ ...progress });
-  const proofs: UserBatchProof[] = new Array(total);
   const verdicts: BatchVerdict[] = new Array(total);
+  const links: Link[] = new Array(total);
   const indexOf = new Map(recorded.map((b, i) => [b.userSeq, i]));
-  // The leaves of the proofs that came in a page whose bytes the source kept (GatewayClient does),
-  // hashed from the bytes they arrived as (page-leaves.ts, ADR 0370; in the worker, ADR 0385).
-  const leavesOf = new WeakMap<UserBatchProof, Uint8Array>();
-  const check = async (i: number, proof: UserBatchProof): Promise<void> => {
+  // Each proof checked as soon as it is parsed, with the leaves hashed from the bytes it came as when
+  // it came in a page (page-scan.ts, ADR 0370; in the worker, ADR 0385), and then let go: only its
+  // link in the chain is kept (ADR 0386).
+  const check = (i: number, proof: UserBatchProof, leaves: Uint8Array | null): void => {
     if (options.signal?.aborted) throw new Error('verifyHistory aborted');
-    proofs[i] = proof;
-    const verdict = await verifyUserBatchFrom(proof, leavesOf.get(proof) ?? null);
+    const verdict = checkUserBatch(proof, leaves);
     verdicts[i] = verdict;
-    options.onBatch?.(i, verdict);
+    const events: unknown[] = Array.isArray(proof?.events) ? proof.events : [];
+    links[i] = {
+      prevRoot: proof?.chain?.prevRoot ?? recorded[i]!.prevRoot,
+      userRoot: proof?.chain?.userRoot ?? recorded[i]!.root,
+      seqs: events.map((e) => (e as { seq?: number } | null)?.seq ?? NaN),
+    };
+    options.onBatch?.(i, verdict, proof);
     progress.done++;
     progress[verdict.status === 'verified' ? 'verified' : verdict.status === 'pending' ? 'pending' : 'failed']++;
     options.onProgress?.({ ...progress });
@@ -191,12 +232,17 @@ export async function verifyHistory(source: HistorySource, party: string, option
   // that several are fetched at once (PAGES_AHEAD in flight while one is checked), each proof checked
   // exactly as one fetched alone. A range the gateway cuts shorter is followed by its nextCursor; a
   // proof missing from the pages (recorded meanwhile) is fetched alone below.
-  if (source.listUserBatchProofs && total > 0) {
-    const listOnce = source.listUserBatchProofs.bind(source);
-    const list = async (p: string, query: { since: number; limit: number }): Promise<List<UserBatchProof>> => {
+  const target = `/v1/users/${encodeURIComponent(party)}/user-batches/proofs`;
+  const readPage = source.getUserBatchProofPage
+    ? async (query: { since: number; limit: number }): Promise<ProofPage> => readProofPage(await source.getUserBatchProofPage!(party, query), target)
+    : source.listUserBatchProofs
+      ? async (query: { since: number; limit: number }): Promise<ProofPage> => parsedProofPage(await source.listUserBatchProofs!(party, query))
+      : null;
+  if (readPage !== null && total > 0) {
+    const list = async (query: { since: number; limit: number }): Promise<ProofPage> => {
       for (let attempt = 0; ; attempt++) {
         try {
-          return await listOnce(p, query);
+          return await readPage(query);
         } catch (err) {
           const wait = busyPageWait(err);
           if (wait === null || attempt >= BUSY_PAGE_RETRIES) throw err;
@@ -205,31 +251,22 @@ export async function verifyHistory(source: HistorySource, party: string, option
       }
     };
     const ranges = pageRanges(recorded);
-    const fetchedSeqs = new Set<number>();
-    const fetchRange = async (r: PageRange): Promise<UserBatchProof[]> => {
-      const items: UserBatchProof[] = [];
+    /** A range's pages, and whether they reached its last batch. */
+    const fetchRange = async (r: PageRange): Promise<{ pages: ProofPage[]; reached: boolean }> => {
+      const pages: ProofPage[] = [];
       for (let since = r.since; ; ) {
-        const page = await list(party, { since, limit: Math.min(PAGE_BATCHES, r.batches) });
-        items.push(...page.items);
-        for (const p of page.items) if (indexOf.has(p?.userSeq)) fetchedSeqs.add(p.userSeq);
-        const kept = page as { [RESPONSE_BYTES]?: unknown; [RESPONSE_LEAVES]?: Array<Uint8Array | null> | null };
-        const bytes = kept[RESPONSE_BYTES];
-        // Hashed already by the sender (the verification worker, ADR 0385; null: not scanned), else here.
-        const leaves = RESPONSE_LEAVES in kept ? kept[RESPONSE_LEAVES]! : bytes instanceof Uint8Array ? leavesOfPage(bytes) : null;
-        if (leaves !== null && leaves.length === page.items.length) {
-          page.items.forEach((proof, k) => {
-            const l = leaves[k];
-            if (l && typeof proof === 'object' && proof !== null) leavesOf.set(proof, l);
-          });
-        }
-        const last = page.items.at(-1)?.userSeq;
+        const page = await list({ since, limit: Math.min(PAGE_BATCHES, r.batches) });
+        pages.push(page);
+        const last = page.lastUserSeq;
+        if (last === newest) sawNewest(page.at(page.size - 1).proof);
         // A cursor that does not move on ends the range too: what it lacks is fetched alone below.
-        if (page.nextCursor === null || last === undefined || last >= r.lastUserSeq || page.nextCursor <= since) return items;
+        if (page.nextCursor === null || last === undefined || last >= r.lastUserSeq || page.nextCursor <= since) return { pages, reached: last !== undefined && last >= r.lastUserSeq };
         since = page.nextCursor;
       }
     };
-    const inFlight: Array<Promise<UserBatchProof[]>> = [];
+    const inFlight: Array<Promise<{ pages: ProofPage[]; reached: boolean }>> = [];
     let planned = 0;
+    let reached = 0;
     const fill = (): void => {
       while (planned < ranges.length && inFlight.length < PAGES_AHEAD + 1) {
         const p = fetchRange(ranges[planned++]!);
@@ -240,23 +277,36 @@ export async function verifyHistory(source: HistorySource, party: string, option
     try {
       fill();
       while (inFlight.length > 0) {
-        const items = await inFlight.shift()!;
+        const range = await inFlight.shift()!;
         fill();
-        if (inFlight.length === 0 && fetchedSeqs.size === total) fetched();
-        const mine = items.filter((p) => indexOf.has(p.userSeq) && proofs[indexOf.get(p.userSeq)!] === undefined);
-        await pool(mine, concurrency, (p) => check(indexOf.get(p.userSeq)!, p));
+        if (range.reached) reached++;
+        if (inFlight.length === 0 && reached === ranges.length) fetched();
+        // A proof at a time: parsed, checked, and let go before the next is parsed.
+        let slice = performance.now();
+        for (const page of range.pages) {
+          for (let k = 0; k < page.size; k++) {
+            const { proof, leaves } = page.at(k);
+            const i = indexOf.get(proof?.userSeq);
+            if (i !== undefined && verdicts[i] === undefined) check(i, proof, leaves);
+            if (performance.now() - slice >= SLICE_MS) {
+              await yieldToEventLoop();
+              slice = performance.now();
+            }
+          }
+        }
       }
     } catch (err) {
       if (!missingRoute(err) || progress.done > 0) throw err;
     }
   }
-  const rest = recorded.map((_, i) => i).filter((i) => proofs[i] === undefined);
+  const rest = recorded.map((_, i) => i).filter((i) => verdicts[i] === undefined);
   let toFetch = rest.length;
   if (toFetch === 0) fetched();
   await pool(rest, concurrency, async (i) => {
     const proof = await source.getUserBatchProof(party, recorded[i]!.userSeq);
+    sawNewest(proof);
     if (--toFetch === 0) fetched();
-    await check(i, proof);
+    check(i, proof, null);
   });
 
   const chainBreaks: ChainBreak[] = [];
@@ -266,18 +316,17 @@ export async function verifyHistory(source: HistorySource, party: string, option
   // when it differs (that difference is already a failed batch; one incident is reported once).
   let previousRoots = [ZERO];
   for (let i = 0; i < total; i++) {
-    const proof = proofs[i]!;
+    const link = links[i]!;
     const userSeq = recorded[i]!.userSeq;
     if (userSeq !== i + 1) chainBreaks.push({ userSeq, message: `user batch ${i + 1} is missing (found ${userSeq})` });
-    const prevRoot = proof.chain?.prevRoot ?? recorded[i]!.prevRoot;
-    if (!previousRoots.includes(prevRoot)) chainBreaks.push({ userSeq, message: `prevRoot ${prevRoot} does not chain on the previous user root ${previousRoots[0]}` });
+    if (!previousRoots.includes(link.prevRoot)) chainBreaks.push({ userSeq, message: `prevRoot ${link.prevRoot} does not chain on the previous user root ${previousRoots[0]}` });
     const verdict = verdicts[i]!;
-    previousRoots = [proof.chain?.userRoot ?? recorded[i]!.root];
+    previousRoots = [link.userRoot];
     if (verdict.status === 'failed' && verdict.step === 'userRoot' && verdict.actual) previousRoots.push(verdict.actual);
-    for (const e of proof.events) {
-      const holder = eventBatches.get(e.seq);
-      if (holder !== undefined) chainBreaks.push({ userSeq, message: `event ${e.seq} is also in user batch ${holder}` });
-      eventBatches.set(e.seq, userSeq);
+    for (const seq of link.seqs) {
+      const holder = eventBatches.get(seq);
+      if (holder !== undefined) chainBreaks.push({ userSeq, message: `event ${seq} is also in user batch ${holder}` });
+      eventBatches.set(seq, userSeq);
       events++;
     }
   }

@@ -3,40 +3,35 @@
 // verifyHistory spent most of a first verification's main-thread time on work that needs only a
 // page's bytes: reading each page's body out of the network (about 45 ms of a 6.6 MB page in
 // Chromium) and scanning and hashing every event's leaf from those bytes (about 70 ms). A worker
-// does both for the page it is asked for and hands back the bytes and the leaves by transfer (no
-// copy); the main thread decodes, parses and checks (each batch's tree from the worker's leaves)
-// while the worker reads and hashes the next page. That split keeps the two threads about equally
-// busy: a worker that also decoded the text and computed the trees left the main thread waiting
-// and made the first verification slower (ADR 0385). The worker's leaves are the ones leavesOfPage
-// gives on the main thread, from the same bytes, so a verdict is the same either way; what the main
-// thread parses is those very bytes.
+// does both for the page it is asked for and hands back the bytes and the scan (where each proof
+// is, and the leaves) by transfer (no copy); the main thread parses and checks a proof at a time
+// (each batch's tree from the worker's leaves, ADR 0386) while the worker reads and hashes the next
+// page. That split keeps the two threads about equally busy: a worker that also decoded the text
+// and computed the trees left the main thread waiting and made the first verification slower
+// (ADR 0385). The worker's scan is the one scanPage gives on the main thread, from the same bytes,
+// so a verdict is the same either way; what the main thread parses is those very bytes.
 //
 // Both ends speak over anything with postMessage and a 'message' event: a Worker and its global
 // scope in a browser, the two ports of a MessageChannel anywhere.
 import type { SendRequest } from '../transport.js';
-import { leavesOfPage } from './page-leaves.js';
+import { scanPage, type PageScan } from './page-scan.js';
 import { loadSha256 } from './sha256-sync.js';
 
 /**
  * The protocol a verification worker speaks: asked `{ hello: true }`, it answers `{ protocol }`.
  * Asked rather than announced, since a Worker drops what it posts before anyone listens (a worker
- * made long before the client's first verification).
+ * made long before the client's first verification). /2: a page's answer carries its scan (ADR
+ * 0386); a worker of /1 (a script cached from before) is not used, its pages left to the main thread.
  */
-export const VERIFY_WORKER_PROTOCOL = 'gateway-verify-worker/1';
+export const VERIFY_WORKER_PROTOCOL = 'gateway-verify-worker/2';
 
 export interface PageRequestMessage {
   id: number;
   request: SendRequest;
 }
 
-/** Each item's leaves, one after the other (32 bytes each), and how many an item has (-1: the item has no events array). */
-export interface PackedLeaves {
-  counts: Int32Array;
-  data: Uint8Array;
-}
-
 export type PageReplyMessage =
-  | { id: number; status: number; bytes: Uint8Array; leaves: PackedLeaves | null }
+  | { id: number; status: number; bytes: Uint8Array; scan: PageScan | null }
   | { id: number; error: string };
 
 /** What a worker's global scope (or a port) offers: posting with transfer, and 'message' events. */
@@ -46,41 +41,7 @@ export interface MessageEndpoint {
   start?(): void;
 }
 
-export function packLeaves(leaves: ReadonlyArray<Uint8Array | null>): PackedLeaves {
-  const counts = new Int32Array(leaves.length);
-  let total = 0;
-  leaves.forEach((l, i) => {
-    counts[i] = l === null ? -1 : l.length / 32;
-    total += l?.length ?? 0;
-  });
-  const data = new Uint8Array(total);
-  let at = 0;
-  for (const l of leaves) {
-    if (l === null) continue;
-    data.set(l, at);
-    at += l.length;
-  }
-  return { counts, data };
-}
-
-/** The leaves as leavesOfPage gives them (views into `data`, no copy), or null for a packing that does not add up. */
-export function unpackLeaves({ counts, data }: PackedLeaves): Array<Uint8Array | null> | null {
-  const out: Array<Uint8Array | null> = [];
-  let at = 0;
-  for (const count of counts) {
-    if (count < 0) {
-      out.push(null);
-      continue;
-    }
-    const end = at + count * 32;
-    if (end > data.length) return null;
-    out.push(data.subarray(at, end));
-    at = end;
-  }
-  return at === data.length ? out : null;
-}
-
-/** One page request answered: the fetch, and for a 200 its leaves hashed from its bytes. */
+/** One page request answered: the fetch, and for a 200 the scan of its bytes (its parts and leaves). */
 export async function answerPageRequest({ id, request }: PageRequestMessage, fetchImpl: typeof fetch): Promise<{ reply: PageReplyMessage; transfer: Transferable[] }> {
   try {
     const res = await fetchImpl(request.url, { method: request.method, headers: request.headers, body: request.body ?? null });
@@ -89,15 +50,14 @@ export async function answerPageRequest({ id, request }: PageRequestMessage, fet
     // hashes one page while the next one's body comes (a first verification of 100 000 events took
     // 1.8-2.1 s with arrayBuffer(), 1.6-1.7 s so).
     const bytes = new Uint8Array(await (await res.blob()).arrayBuffer());
-    let leaves: PackedLeaves | null = null;
+    let scan: PageScan | null = null;
     if (res.status === 200) {
       await loadSha256();
-      const found = leavesOfPage(bytes);
-      leaves = found === null ? null : packLeaves(found);
+      scan = scanPage(bytes);
     }
     const transfer: Transferable[] = [bytes.buffer];
-    if (leaves) transfer.push(leaves.counts.buffer, leaves.data.buffer);
-    return { reply: { id, status: res.status, bytes, leaves }, transfer };
+    if (scan) transfer.push(scan.items.buffer, scan.counts.buffer, scan.leaves.buffer, scan.members.buffer);
+    return { reply: { id, status: res.status, bytes, scan }, transfer };
   } catch (err) {
     return { reply: { id, error: err instanceof Error ? err.message : String(err) }, transfer: [] };
   }

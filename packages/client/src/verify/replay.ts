@@ -3,7 +3,8 @@
 // batch is checked, so the replay runs while later pages are still on their way (the main thread
 // waits for them anyway, ADR 0385) instead of all at the end; checkAccount finishes it over the
 // whole history. Batches are replayed in the history's order whatever order they are checked in,
-// so the ledger it ends with is the one a replay of the finished history gives.
+// so the ledger it ends with is the one a replay of the finished history gives. A proof told with
+// its verdict is held only until it is replayed (ADR 0386): in order, that is at once.
 import type { UserBatchProof } from '../generated/wire.js';
 import { Ledger, type LedgerEvent } from './ledger.js';
 import type { BatchVerdict } from './verify-batch.js';
@@ -16,21 +17,29 @@ export class Replay {
   stoppedAt: BatchVerdict | null = null;
   /** The verdicts known, by the batch's place in the history. */
   private readonly known: Array<BatchVerdict | undefined> = [];
+  /** The proofs told with their verdicts and not replayed yet, by place. */
+  private readonly held = new Map<number, UserBatchProof>();
   /** The place of the next batch to replay. */
   private next = 0;
 
   constructor(
     readonly party: string,
     keep: number,
-    /** The proof a batch's events are taken from, by userSeq. */
-    private readonly proofOf: (userSeq: number) => UserBatchProof | undefined,
+    /** The proof a batch's events are taken from, by userSeq, for a batch told without one. */
+    private readonly proofOf: (userSeq: number) => UserBatchProof | undefined = () => undefined,
   ) {
     this.ledger = new Ledger(party, keep);
   }
 
-  /** The batch at `index` of the history was checked: replays every batch from the next one on whose verdict is known. */
-  checked(index: number, verdict: BatchVerdict): void {
-    this.known[index] ??= verdict;
+  /**
+   * The batch at `index` of the history was checked (on `proof`, when given: held until it is
+   * replayed): replays every batch from the next one on whose verdict is known.
+   */
+  checked(index: number, verdict: BatchVerdict, proof?: UserBatchProof): void {
+    if (this.known[index] === undefined) {
+      this.known[index] = verdict;
+      if (proof !== undefined && index >= this.next) this.held.set(index, proof);
+    }
     this.advance();
   }
 
@@ -47,7 +56,9 @@ export class Replay {
         this.stoppedAt = v;
         return;
       }
-      for (const e of this.proofOf(v.userSeq)?.events ?? []) {
+      const proof = this.held.get(this.next) ?? this.proofOf(v.userSeq);
+      this.held.delete(this.next);
+      for (const e of proof?.events ?? []) {
         this.ledger.apply(e as LedgerEvent);
         this.committedSeq = e.seq;
       }

@@ -142,24 +142,6 @@ async function all<T>(page: (before: number | undefined) => Promise<List<T>>): P
 const worse = (a: CheckStatus, b: CheckStatus): CheckStatus => (a === 'different' || b === 'different' ? 'different' : a === 'pending' || b === 'pending' ? 'pending' : 'verified');
 
 export async function verifyAccount(source: AccountSource, party: string, options: AccountOptions = {}): Promise<AccountVerdict> {
-  const proofs = new Map<number, UserBatchProof>();
-  const capturing: HistorySource = {
-    listUserBatches: (p, q) => source.listUserBatches(p, q),
-    getUserBatchProof: async (p, s) => {
-      const proof = await source.getUserBatchProof(p, s);
-      proofs.set(s, proof);
-      return proof;
-    },
-    ...(source.listUserBatchProofs
-      ? {
-          listUserBatchProofs: async (p: string, q: { since?: number; limit?: number }) => {
-            const page = await source.listUserBatchProofs!(p, q);
-            for (const proof of page.items) if (!proofs.has(proof.userSeq)) proofs.set(proof.userSeq, proof);
-            return page;
-          },
-        }
-      : {}),
-  };
   // The history first, then the gateway's reads (ADR 0190). A list of the mirror (positions,
   // deposits, approved withdrawals) says nothing of when it was read: a position row's updatedSeq is
   // the seq of its last change, not the mirror's head at the read. Read while the history is
@@ -171,23 +153,24 @@ export async function verifyAccount(source: AccountSource, party: string, option
   // record as of the seq the replay ends at when every batch verifies; a history that turns out
   // otherwise has that record read again as of its own end.
   const keep = options.keep ?? 20;
-  // The verified batches are replayed as they are checked, while later pages are on their way.
-  const replay = new Replay(party, keep, (userSeq) => proofs.get(userSeq));
+  // The verified batches are replayed as they are checked, while later pages are on their way; a
+  // proof is held only until it is replayed, nothing of it after (ADR 0386).
+  const replay = new Replay(party, keep);
   let early = null as { seq: number; reads: Promise<ViewReads> } | null;
-  const history = await verifyHistory(capturing, party, {
+  const history = await verifyHistory(source, party, {
     ...options,
-    onBatch: (index, verdict) => {
-      replay.checked(index, verdict);
-      options.onBatch?.(index, verdict);
+    onBatch: (index, verdict, proof) => {
+      replay.checked(index, verdict, proof);
+      options.onBatch?.(index, verdict, proof);
     },
-    onFetched: (recorded) => {
-      // Where the replay ends if every batch verifies.
-      let seq = 0;
-      for (const b of recorded) seq = proofs.get(b.userSeq)?.events.at(-1)?.seq ?? seq;
-      const reads = viewReads(source, party, seq);
-      reads.catch(() => {}); // awaited below; a history that fails first must not leave it unhandled
-      early = { seq, reads };
-      options.onFetched?.(recorded);
+    onFetched: (recorded, lastSeq) => {
+      // Where the replay ends if every batch verifies (nothing to read early when it is not known).
+      if (lastSeq !== null) {
+        const reads = viewReads(source, party, lastSeq);
+        reads.catch(() => {}); // awaited below; a history that fails first must not leave it unhandled
+        early = { seq: lastSeq, reads };
+      }
+      options.onFetched?.(recorded, lastSeq);
     },
   });
   // The seq of the last event of the verified batches from userSeq 1: where the replay ends.
@@ -196,7 +179,7 @@ export async function verifyAccount(source: AccountSource, party: string, option
     early === null ? await viewReads(source, party, committedSeq)
     : early.seq === committedSeq ? await early.reads
     : { ...(await early.reads), ...(await asOfRead(source, party, committedSeq)) };
-  return checkAccount({ party, history, proofs, account, accountAsOf, ...(asOfNote ? { asOfNote } : {}), openPositions, deposits, withdrawals, keep, replay });
+  return checkAccount({ party, history, account, accountAsOf, ...(asOfNote ? { asOfNote } : {}), openPositions, deposits, withdrawals, keep, replay });
 }
 
 interface AsOfRead {
@@ -238,8 +221,8 @@ async function viewReads(source: AccountSource, party: string, committedSeq: num
 export interface AccountInputs {
   party: string;
   history: HistoryVerdict;
-  /** The proofs verifyHistory checked, by userSeq. */
-  proofs: ReadonlyMap<number, UserBatchProof>;
+  /** The proofs verifyHistory checked, by userSeq: what the replay replays, when `replay` is not given. */
+  proofs?: ReadonlyMap<number, UserBatchProof>;
   account: Account;
   /** The gateway's record as of the last committed event (compared when its asOfSeq is that seq). */
   accountAsOf?: AccountAsOf | null;
@@ -268,7 +251,7 @@ export function checkAccount(input: AccountInputs): AccountVerdict {
 
   // 1. Replay the verified batches from userSeq 1, stopping at the first that is not verified
   // (verifyAccount's replay has done it as far as the batches were checked).
-  const replay = (input.replay ?? new Replay(party, keep, (userSeq) => proofs.get(userSeq))).finish(history.verdicts);
+  const replay = (input.replay ?? new Replay(party, keep, (userSeq) => proofs?.get(userSeq))).finish(history.verdicts);
   const { ledger, committedSeq, stoppedAt } = replay;
   if (stoppedAt?.status === 'failed') {
     problem({ kind: 'history', userSeq: stoppedAt.userSeq, message: `batch ${stoppedAt.userSeq} of your history does not match what the chain recorded (${stoppedAt.message})` });

@@ -109,12 +109,21 @@ export function verifyUserBatch(proof: UserBatchProof): Promise<BatchVerdict> {
 
 /**
  * verifyUserBatch, with the leaves of `proof.events` already hashed from the bytes they arrived as
- * (page-leaves.ts, ADR 0370), 32 bytes each, or null. Their root is used when it is the chain's; when
+ * (page-scan.ts, ADR 0370), 32 bytes each, or null. Their root is used when it is the chain's; when
  * it is not, the events' canonical form is hashed and judged as verifyUserBatch judges it, so the
  * verdict is the same either way.
  */
 export async function verifyUserBatchFrom(proof: UserBatchProof, leaves: Uint8Array | null): Promise<BatchVerdict> {
   await loadSha256();
+  return checkUserBatch(proof, leaves);
+}
+
+/**
+ * verifyUserBatchFrom at once, with whichever SHA-256 is loaded (the same results, slower before
+ * the WebAssembly one is): verifyHistory checks each proof of a page as soon as it is parsed, so
+ * that nothing of it is kept past its check (ADR 0386).
+ */
+export function checkUserBatch(proof: UserBatchProof, leaves: Uint8Array | null): BatchVerdict {
   const party = typeof proof?.party === 'string' ? proof.party : '';
   const userSeq = typeof proof?.userSeq === 'number' ? proof.userSeq : 0;
   const gatewayStatus = typeof proof?.status === 'string' ? proof.status : 'unknown';

@@ -6,7 +6,7 @@
 // A worker given as an instance is asked its protocol at once; one given as a function is made, and
 // asked, when a verification begins (`start()`) or on the first request.
 import { bytesResult, type Sender, type SendRequest, type SendResult } from '../transport.js';
-import { unpackLeaves, VERIFY_WORKER_PROTOCOL, type PageReplyMessage } from './page-worker.js';
+import { VERIFY_WORKER_PROTOCOL, type PageReplyMessage } from './page-worker.js';
 
 /** A verification worker as the client uses it: a browser `Worker` (or a MessagePort) running `@gateway/client/verify-worker`. */
 export interface VerifyWorker {
@@ -80,7 +80,7 @@ function start(make: () => VerifyWorker, fallback: Sender, readyTimeoutMs: numbe
     pending.delete(data.id!);
     const reply = data as PageReplyMessage;
     if ('error' in reply) return p.reject(new Error(reply.error));
-    p.resolve(bytesResult(reply.status, reply.bytes, reply.leaves ? unpackLeaves(reply.leaves) : null));
+    p.resolve(bytesResult(reply.status, reply.bytes, reply.scan ?? null));
   });
   worker.start?.();
   worker.postMessage({ hello: true }, []);

@@ -1,7 +1,9 @@
-// The leaves of a page of proofs hashed from the bytes the gateway sent (ADR 0370): each event of
-// each item is hashed as the bytes it arrived as, sha256(0x00 ‖ bytes), instead of being parsed,
-// written again as canonical JSON and encoded to UTF-8. The gateway writes every event as the
-// canonical text it committed (ADR 0300), so for an honest gateway these are the same bytes.
+// A page of proofs scanned once from the bytes the gateway sent (ADR 0370, ADR 0386): where each of
+// its items is, so that the page is parsed one proof at a time (each proof checked, replayed and let
+// go before the next is parsed, ADR 0386), and the leaves of each item's events, each hashed as the
+// bytes it arrived as, sha256(0x00 ‖ bytes), instead of being parsed, written again as canonical
+// JSON and encoded to UTF-8. The gateway writes every event as the canonical text it committed
+// (ADR 0300), so for an honest gateway these are the same bytes.
 //
 // Why it is sound: the events the replay uses are JSON.parse of these very bytes (their UTF-8
 // decoding: a text that hashes to the chain's root is the committed text, valid UTF-8), and the scan below
@@ -12,6 +14,9 @@
 // When it does not equal it (a gateway that writes valid but not canonical JSON, or a tampered
 // batch), verifyUserBatch hashes the canonical form of the parsed events instead and judges by that,
 // exactly as for a proof fetched alone: the fast path can only save work, never change a verdict.
+// Parsed a part at a time (each item, each other member's key and value: proof-page.ts), the page
+// gives the value JSON.parse of the whole gives: the scan checks the text between the parts (the
+// braces, brackets, commas and colons, nothing else but whitespace) and the parser checks each part.
 import { sha256Into } from './sha256-sync.js';
 
 const QUOTE = 0x22;
@@ -126,51 +131,99 @@ class Scanner {
 }
 
 /**
- * The leaves of each item's events, in the order of the page's `items` (32 bytes per event, one
- * after the other; null for an item without an `events` array), or null when the text is not
- * scanned (see above): the caller then hashes the parsed events as usual.
+ * Where a page's parts are and its leaves, in typed arrays (a worker hands them over by transfer).
+ * Offsets are into the page's bytes, [start, end).
  */
-export function leavesOfPage(body: Uint8Array): Array<Uint8Array | null> | null {
-  // The 0x00 before each event is written in place and the byte it replaced put back at once, so
-  // the page's bytes come out as they went in without a copy of the whole page.
+export interface PageScan {
+  /** Each item of `items`, in order: start and end, two numbers per item. */
+  items: Int32Array;
+  /** How many leaves each item has (-1: the item has no `events` array). */
+  counts: Int32Array;
+  /** Every item's leaves, item after item, 32 bytes each. */
+  leaves: Uint8Array;
+  /** Every other member of the page (nextCursor): key start, key end, value start, value end, four numbers per member. */
+  members: Int32Array;
+}
+
+/**
+ * The page's parts and leaves, or null when the text is not scanned (see above): the caller then
+ * parses the page whole and hashes the parsed events as usual.
+ */
+export function scanPage(body: Uint8Array): PageScan | null {
   const bytes = body;
   const s = new Scanner(bytes);
-  const out: Array<Uint8Array | null> = [];
+  const items: number[] = [];
+  const counts: number[] = [];
+  const members: number[] = [];
+  /** Every event's text, [start, end), item after item. */
+  const events: number[] = [];
   let sawItems = false;
   try {
     s.object((keyStart, keyEnd) => {
-      if (!s.is(keyStart, keyEnd, ITEMS)) return void s.value();
+      if (!s.is(keyStart, keyEnd, ITEMS)) {
+        const [valueStart, valueEnd] = s.value();
+        return void members.push(keyStart, keyEnd, valueStart, valueEnd);
+      }
       if (sawItems) throw new Unscannable();
       sawItems = true;
       s.array(() => {
-        let leaves: Uint8Array | null = null;
+        s.space();
+        const start = s.at;
+        let count = -1;
         s.object((k0, k1) => {
           if (!s.is(k0, k1, EVENTS)) return void s.value();
-          if (leaves !== null) throw new Unscannable();
-          const ranges: number[] = [];
-          s.array(() => ranges.push(...s.value()));
-          leaves = new Uint8Array((ranges.length / 2) * 32);
-          for (let i = 0; i < ranges.length; i += 2) {
-            // sha256(0x00 ‖ text): the byte before an element ('[', ',' or a space) is never part of
-            // another element's text, so it is overwritten with the 0x00 in place.
-            const start = ranges[i]!;
-            const before = bytes[start - 1]!;
-            bytes[start - 1] = 0;
-            try {
-              sha256Into(bytes, start - 1, ranges[i + 1]!, leaves, (i / 2) * 32);
-            } finally {
-              bytes[start - 1] = before;
-            }
-          }
+          if (count >= 0) throw new Unscannable();
+          count = 0;
+          s.array(() => {
+            events.push(...s.value());
+            count++;
+          });
         });
-        out.push(leaves);
+        items.push(start, s.at);
+        counts.push(count);
       });
     });
     s.space();
-    if (s.at !== bytes.length) return null;
+    if (s.at !== bytes.length || !sawItems) return null;
   } catch (err) {
     if (err instanceof Unscannable) return null;
     throw err;
   }
-  return out;
+  const leaves = new Uint8Array((events.length / 2) * 32);
+  // The 0x00 before each event is written in place and the byte it replaced put back at once, so
+  // the page's bytes come out as they went in without a copy of the whole page: the byte before an
+  // element ('[', ',' or a space) is never part of another element's text.
+  for (let i = 0; i < events.length; i += 2) {
+    const start = events[i]!;
+    const before = bytes[start - 1]!;
+    bytes[start - 1] = 0;
+    try {
+      sha256Into(bytes, start - 1, events[i + 1]!, leaves, (i / 2) * 32);
+    } finally {
+      bytes[start - 1] = before;
+    }
+  }
+  return { items: Int32Array.from(items), counts: Int32Array.from(counts), leaves, members: Int32Array.from(members) };
+}
+
+/**
+ * Whether `scan` is one scanPage could have given for a page of `length` bytes: parts in order and
+ * within the page, leaves adding up. A worker's scan is checked so before its parts are read (a
+ * scan that is not is done again here).
+ */
+export function plausibleScan(scan: PageScan, length: number): boolean {
+  if (!(scan.items instanceof Int32Array && scan.counts instanceof Int32Array && scan.leaves instanceof Uint8Array && scan.members instanceof Int32Array)) return false;
+  if (scan.items.length !== 2 * scan.counts.length || scan.members.length % 4 !== 0) return false;
+  let leaves = 0;
+  for (const c of scan.counts) leaves += Math.max(0, c);
+  if (leaves * 32 !== scan.leaves.length) return false;
+  const inOrder = (pairs: Int32Array): boolean => {
+    let at = 0;
+    for (let i = 0; i < pairs.length; i += 2) {
+      if (!(pairs[i]! >= at && pairs[i + 1]! > pairs[i]! && pairs[i + 1]! <= length)) return false;
+      at = pairs[i + 1]!;
+    }
+    return true;
+  };
+  return inOrder(scan.items) && inOrder(scan.members);
 }
