@@ -135,7 +135,15 @@ describe.skipIf(!available)('Redis Sentinel failover under trading load', () => 
     try {
       await waitFor(() => answers.filter((a) => a.status === 200).length >= 40, 20_000, 'orders before the kill');
       const killedAt = await set.killPrimary();
-      await waitFor(() => answers.some((a) => a.at > killedAt && a.status === 200), 15_000, 'an order accepted after the kill');
+      await waitFor(() => answers.some((a) => a.at > killedAt && a.status === 200), 15_000, 'an order accepted after the kill').catch(async (err: Error) => {
+        // Said with the failure (a CI run at load 8 timed out here once, with nothing said of why):
+        // what the orders got since the kill, and whom the sentinels name.
+        const since = answers.filter((a) => a.at > killedAt);
+        const outcomes: Record<string, number> = {};
+        for (const a of since) outcomes[`${a.status} ${a.code ?? ''}`.trim()] = (outcomes[`${a.status} ${a.code ?? ''}`.trim()] ?? 0) + 1;
+        const named = await set!.primaryNow().then(String, (e: Error) => `none (${e.message})`);
+        throw new Error(`${err.message}: ${since.length} orders answered since the kill ${JSON.stringify(outcomes)}; the sentinels name port ${named} (killed ${set!.primaryPort}, replicas ${set!.replicaPorts.join(', ')})`);
+      });
       const backAt = answers.find((a) => a.at > killedAt && a.status === 200)!.at;
       console.log(`[sentinel] primary killed; first order accepted again after ${backAt - killedAt} ms`);
       expect(backAt - killedAt).toBeLessThanOrEqual(10_000);
