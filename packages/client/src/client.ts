@@ -345,7 +345,7 @@ export class GatewayClient {
   /**
    * Verifies every user batch of `party` against the chain, in this process (SHA-256 in WebAssembly or JavaScript, ADR 0370):
    * each proof with verifyUserBatch, and the chain of batches (docs/verification.md). The proofs
-   * come a page at a time (listUserBatchProofs), one by one from a gateway without that route.
+   * come a page at a time (getUserBatchProofPage), one by one from a gateway without that route.
    */
   verifyHistory(party: string, options: HistoryOptions = {}): Promise<HistoryVerdict> {
     // The verification worker (if any) loads while the batches are listed.

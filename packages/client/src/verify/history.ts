@@ -34,7 +34,7 @@ export interface HistoryOptions {
    * whole history can start then.
    */
   onFetched?: (recorded: readonly UserBatch[], lastSeq: number | null) => void;
-  /** Proofs fetched and verified at once (default 8). */
+  /** Proofs fetched and verified at once when they are fetched one by one (default 8); pages are read a proof at a time. */
   concurrency?: number;
   signal?: AbortSignal;
 }

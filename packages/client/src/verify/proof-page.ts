@@ -10,13 +10,11 @@
 // answers for a body that is not JSON.
 import type { UserBatchProof } from '../generated/wire.js';
 import { GatewayError } from '../errors.js';
-import { plausibleScan, scanPage, type PageScan } from './page-scan.js';
+import type { BytesAnswer } from '../transport.js';
+import { plausibleScan, scanPage } from './page-scan.js';
 
 /** A page of proofs as the gateway sent it: its bytes, and the scan of them when the sender made it (undefined: not yet; null: not scannable). */
-export interface ProofPageBytes {
-  bytes: Uint8Array;
-  scan?: PageScan | null;
-}
+export type ProofPageBytes = BytesAnswer;
 
 /** One proof of a page, and its events' leaves hashed from the bytes they came as (null: none). */
 export interface PageProof {

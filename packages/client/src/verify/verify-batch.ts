@@ -103,25 +103,18 @@ function shapeError(proof: unknown): string | null {
  * has no manifest for it yet (the events are still checked for shape); otherwise `failed` with the
  * first step that failed.
  */
-export function verifyUserBatch(proof: UserBatchProof): Promise<BatchVerdict> {
-  return verifyUserBatchFrom(proof, null);
-}
-
-/**
- * verifyUserBatch, with the leaves of `proof.events` already hashed from the bytes they arrived as
- * (page-scan.ts, ADR 0370), 32 bytes each, or null. Their root is used when it is the chain's; when
- * it is not, the events' canonical form is hashed and judged as verifyUserBatch judges it, so the
- * verdict is the same either way.
- */
-export async function verifyUserBatchFrom(proof: UserBatchProof, leaves: Uint8Array | null): Promise<BatchVerdict> {
+export async function verifyUserBatch(proof: UserBatchProof): Promise<BatchVerdict> {
   await loadSha256();
-  return checkUserBatch(proof, leaves);
+  return checkUserBatch(proof, null);
 }
 
 /**
- * verifyUserBatchFrom at once, with whichever SHA-256 is loaded (the same results, slower before
- * the WebAssembly one is): verifyHistory checks each proof of a page as soon as it is parsed, so
- * that nothing of it is kept past its check (ADR 0386).
+ * verifyUserBatch at once, with whichever SHA-256 is loaded (the same results, slower before the
+ * WebAssembly one is), and with the leaves of `proof.events` already hashed from the bytes they
+ * arrived as (page-scan.ts, ADR 0370), 32 bytes each, or null. Their root is used when it is the
+ * chain's; when it is not, the events' canonical form is hashed and judged as verifyUserBatch
+ * judges it, so the verdict is the same either way. verifyHistory checks each proof of a page as
+ * soon as it is parsed, so that nothing of it is kept past its check (ADR 0386).
  */
 export function checkUserBatch(proof: UserBatchProof, leaves: Uint8Array | null): BatchVerdict {
   const party = typeof proof?.party === 'string' ? proof.party : '';
