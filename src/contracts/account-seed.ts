@@ -9,13 +9,13 @@ export interface SeedOrder {
   price: string | null;
   remaining: string;
   rests: boolean;
-  /** Opening size reserved at rest, as computed from the mirror's fills. */
-  opening: string;
   /**
-   * true when nothing after the order's own taker matches is in the snapshot yet: its matching may
-   * go on in events after the seed, so its opening is fixed from the events instead.
+   * Opening size reserved at rest, from the position after the order's own taker matches the
+   * snapshot holds. Exact even when the snapshot ends while the order is still matching: each
+   * later own fill lowers the remaining and the part to close alike, or the remaining below the
+   * opening, so the reservation at rest is `min(opening, remaining)` (what the reducer keeps).
    */
-  stillMatching?: boolean;
+  opening: string;
   updatedSeq: number;
 }
 

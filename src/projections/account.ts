@@ -285,7 +285,7 @@ export function mergeSeed(state: AccountsState, party: string, seed: AccountSeed
   for (const row of seed.orders) {
     const mine = p.orders.get(row.orderId);
     if (mine && mine.seq >= row.updatedSeq) continue; // the memory's copy is as recent (and its opening exact)
-    if (mine && mine.opening !== null && mine.openingKnown && !row.stillMatching) {
+    if (mine && mine.opening !== null && mine.openingKnown) {
       // The seed saw fills the memory missed (they are in the seed now): its remaining, the memory's opening.
       mine.remaining = parseDecimal(row.remaining);
       mine.seq = row.updatedSeq;
@@ -309,11 +309,12 @@ export function mergeSeed(state: AccountsState, party: string, seed: AccountSeed
       price: row.price === null ? null : parseDecimal(row.price),
       remaining,
       rests: row.rests,
-      opening: row.stillMatching ? null : parseDecimal(row.opening),
+      // Exact even if the order was still matching in the snapshot (SeedOrder.opening): a seed
+      // older than the memory must not leave it to events the memory has already applied.
+      opening: parseDecimal(row.opening),
       openingKnown: true,
       seq,
     });
-    if (row.stillMatching) state.matching.set(row.orderId, party);
   }
   // Openings fixed without the position: the seed's figure, or the position the seed gives (no
   // fill of the party in that market reached the memory before the order rested).

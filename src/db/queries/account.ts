@@ -5,7 +5,8 @@
 //   positions   the open epochs;
 //   orders      the non-terminal orders, each with the opening size the engine reserved margin for
 //               when it came to rest (from the party's position right after the order's own taker
-//               matches: the fill legs' `positionSize` in `events`);
+//               matches: the fill legs' `positionSize` in `events`; a snapshot that ends during
+//               them gives the same reservation once capped by the remaining, see SeedOrder);
 //   marks       the last match price of the markets the party holds or quotes;
 //   leverage    every market's maxLeverage.
 // Indexes: fills (party, seq desc) and (party, market, seq desc), deposits (party, seq desc),
@@ -55,12 +56,10 @@ async function readSeed(tx: Queryable, party: string): Promise<AccountSeed> {
     const remaining = parseDecimal(o.size) - parseDecimal(o.filledSize);
     const rests = o.type === 'limit' && o.tif !== 'ioc' && !o.reduceOnly;
     let opening = 0n;
-    let stillMatching = false;
     if (rests) {
-      const { position, filled, end } = await whenRested(tx, party, o.market, o.orderId, o.createdSeq);
+      const { position, filled } = await whenRested(tx, party, o.market, o.orderId, o.createdSeq);
       const rest = parseDecimal(o.size) - filled - reducible(position, o.side);
       opening = rest > 0n ? rest : 0n;
-      stillMatching = !(await matchingEndedAfter(tx, end, head?.seq ?? 0));
     }
     orders.push({
       orderId: o.orderId,
@@ -70,7 +69,6 @@ async function readSeed(tx: Queryable, party: string): Promise<AccountSeed> {
       remaining: formatDecimal(remaining),
       rests,
       opening: formatDecimal(opening),
-      ...(stillMatching ? { stillMatching } : {}),
       updatedSeq: o.updatedSeq,
     });
   }
@@ -106,24 +104,11 @@ async function takerEnd(tx: Queryable, party: string, market: string, orderId: s
   return { end, filled };
 }
 
-/**
- * Whether the snapshot shows the engine past the order's execution: an event the engine emits only
- * once a taker's matching is over (another order placed, another taker's fill, a trigger fired)
- * after its last own fill. Cancels and trigger events can come between two fills of one taker.
- */
-async function matchingEndedAfter(tx: Queryable, end: number, head: number): Promise<boolean> {
-  if (end >= head) return false;
-  const rows = await tx`
-    SELECT 1 FROM events WHERE kind IN ('engine.order_placed', 'engine.order_filled', 'engine.trigger_fired')
-      AND seq > ${end} AND seq <= ${head} LIMIT 1`;
-  return rows.length > 0;
-}
-
 /** The party's signed position in `market` when the order came to rest, and what it had filled as a taker. */
-async function whenRested(tx: Queryable, party: string, market: string, orderId: string, createdSeq: number): Promise<{ position: bigint; filled: bigint; end: number }> {
+async function whenRested(tx: Queryable, party: string, market: string, orderId: string, createdSeq: number): Promise<{ position: bigint; filled: bigint }> {
   const { end, filled } = await takerEnd(tx, party, market, orderId, createdSeq);
   const [leg] = await tx<{ positionSize: string | null }[]>`
     SELECT e.payload->'legs'->f.leg->>'positionSize' AS position_size FROM fills f JOIN events e ON e.seq = f.seq
     WHERE f.party = ${party} AND f.market = ${market} AND f.seq <= ${end} ORDER BY f.seq DESC, f.leg DESC LIMIT 1`;
-  return { position: leg?.positionSize ? parseDecimal(leg.positionSize) : 0n, filled, end };
+  return { position: leg?.positionSize ? parseDecimal(leg.positionSize) : 0n, filled };
 }

@@ -133,4 +133,88 @@ describe('account reducer', () => {
     ]);
     expect(view).toEqual(accountView(reference, A));
   });
+  it('a seed read while an order was still matching gives its exact opening, however far the memory has gone since (the party evicted meanwhile)', () => {
+    // Bob rests a buy (seq 2) and a sell (seq 3); the gateway drops Bob (evicted) right after. Alice's
+    // sell (seq 4) ends Bob's sell's matching and fills half his buy (seq 5): Bob is long 0.005, so a
+    // sell placed now would open only 0.005, but his rested with none to close, 0.01 × 59 500 / 20.
+    const events: EngineEvent[] = [
+      deposit(1, B, '5000'),
+      placed(2, B, 'jw', 'buy', '0.01', '59000'),
+      placed(3, B, 'k0', 'sell', '0.01', '59500'),
+      placed(4, A, 'as', 'sell', '0.005', '59000'),
+      filled(5, 'as', 'jw', '0.005', '59000', [leg(A, 'as', 'taker', 'sell', '0.005', '59000', 'pa', '-0.005', '5000'), leg(B, 'jw', 'maker', 'buy', '0.005', '59000', 'pb', '0.005', '5000')]),
+    ];
+    const leverage = [{ market: M, maxLeverage: 20 }];
+    const reference = initialAccounts();
+    mergeSeed(reference, B, { asOfSeq: 0, balance: null, positions: [], orders: [], marks: [], leverage });
+    for (const e of events) applyAccountEvent(reference, e);
+    expect(accountView(reference, B).orders.map((o) => [o.orderId, o.margin])).toEqual([
+      ['k0', '29.7500000000'],
+      ['jw', '14.7500000000'],
+    ]);
+    // The mirror lags: its snapshot ends at seq 3, where nothing after Bob's sell says its matching is over.
+    const seed3: AccountSeed = {
+      asOfSeq: 3,
+      balance: { value: '5000', seq: 1 },
+      positions: [],
+      orders: [
+        { orderId: 'jw', market: M, side: 'buy', price: '59000', remaining: '0.01', rests: true, opening: '0.01', updatedSeq: 2 },
+        { orderId: 'k0', market: M, side: 'sell', price: '59500', remaining: '0.01', rests: true, opening: '0.01', updatedSeq: 3 },
+      ],
+      marks: [],
+      leverage,
+    };
+    for (const evictedAfter of [0, 1, 2, 3]) {
+      const s = initialAccounts();
+      mergeSeed(s, B, { ...seed3, asOfSeq: 0, balance: null, orders: [] });
+      for (const e of events.slice(0, evictedAfter)) applyAccountEvent(s, e);
+      s.parties.delete(B); // evicted: dropped whole (src/stream/account-book.ts)
+      for (const e of events.slice(evictedAfter)) applyAccountEvent(s, e);
+      mergeSeed(s, B, seed3);
+      expect({ ...accountView(s, B), asOfSeq: 0 }, `evicted after ${evictedAfter} events`).toEqual({ ...accountView(reference, B), asOfSeq: 0 });
+    }
+  });
+
+  it('an order\'s opening from a seed read during its own taker matches is its opening at rest: later own fills only lower the remaining that caps it', () => {
+    // Alice is long 0.002; her sell of 0.03 takes 0.001 and 0.003 from two resting bids: the first
+    // fill closes half her long, the second crosses zero. At rest 0.026 remains and nothing is
+    // left to close, so all of it opens.
+    const events: EngineEvent[] = [
+      deposit(1, A, '5000'),
+      deposit(2, B, '5000'),
+      placed(3, B, 'b1', 'sell', '0.002', '60000'),
+      placed(4, A, 'a1', 'buy', '0.002', '60000'),
+      filled(5, 'a1', 'b1', '0.002', '60000', [leg(A, 'a1', 'taker', 'buy', '0.002', '60000', 'pa', '0.002', '5000'), leg(B, 'b1', 'maker', 'sell', '0.002', '60000', 'pb', '-0.002', '5000')]),
+      placed(6, B, 'b2', 'buy', '0.001', '59000'),
+      placed(7, B, 'b3', 'buy', '0.003', '58000'),
+      placed(8, A, 'a2', 'sell', '0.03', '58000'),
+      filled(9, 'a2', 'b2', '0.001', '59000', [leg(A, 'a2', 'taker', 'sell', '0.001', '59000', 'pa', '0.001', '5000'), leg(B, 'b2', 'maker', 'buy', '0.001', '59000', 'pb', '-0.001', '5000')]),
+      filled(10, 'a2', 'b3', '0.003', '58000', [leg(A, 'a2', 'taker', 'sell', '0.003', '58000', 'pa', '-0.002', '5000'), leg(B, 'b3', 'maker', 'buy', '0.003', '58000', 'pb', '0.002', '5000')]),
+      deposit(11, B, '5001'),
+    ];
+    const leverage = [{ market: M, maxLeverage: 20 }];
+    const reference = initialAccounts();
+    mergeSeed(reference, A, { asOfSeq: 0, balance: null, positions: [], orders: [], marks: [], leverage });
+    for (const e of events) applyAccountEvent(reference, e);
+    const rested = accountView(reference, A);
+    expect(rested.orders).toMatchObject([{ orderId: 'a2', remaining: '0.0260000000', margin: '75.4000000000' }]);
+    // Snapshots after the placement, after the first own fill and after the second (what src/db/queries/account.ts reads).
+    const seeds: AccountSeed[] = [
+      { asOfSeq: 8, balance: { value: '5000', seq: 5 }, positions: [{ positionId: 'pa', market: M, size: '0.002', entryPrice: '60000', realizedPnl: '0', updatedSeq: 5 }], orders: [{ orderId: 'a2', market: M, side: 'sell', price: '58000', remaining: '0.03', rests: true, opening: '0.028', updatedSeq: 8 }], marks: [], leverage },
+      { asOfSeq: 9, balance: { value: '5000', seq: 9 }, positions: [{ positionId: 'pa', market: M, size: '0.001', entryPrice: '60000', realizedPnl: '0', updatedSeq: 9 }], orders: [{ orderId: 'a2', market: M, side: 'sell', price: '58000', remaining: '0.029', rests: true, opening: '0.028', updatedSeq: 9 }], marks: [], leverage },
+      { asOfSeq: 10, balance: { value: '5000', seq: 10 }, positions: [{ positionId: 'pa', market: M, size: '-0.002', entryPrice: '58000', realizedPnl: '0', updatedSeq: 10 }], orders: [{ orderId: 'a2', market: M, side: 'sell', price: '58000', remaining: '0.026', rests: true, opening: '0.026', updatedSeq: 10 }], marks: [], leverage },
+    ];
+    for (const seed of seeds) {
+      for (const seenBefore of [seed.asOfSeq, events.length]) {
+        const s = initialAccounts();
+        for (const e of events.slice(0, seenBefore)) applyAccountEvent(s, e);
+        pruneIncomplete(s, seed.asOfSeq);
+        mergeSeed(s, A, seed);
+        for (const e of events.slice(seenBefore)) applyAccountEvent(s, e);
+        const view = accountView(s, A);
+        expect(view.orders, `seed at ${seed.asOfSeq}, ${seenBefore} events before`).toEqual(rested.orders);
+        expect(view.orderMargin).toBe(rested.orderMargin);
+      }
+    }
+  });
 });
