@@ -1,9 +1,13 @@
 // Process helpers the benchmarks share: a free loopback port, waiting for /healthz, a clean stop,
 // another process's CPU time and memory.
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { request } from 'undici';
+import { GATEWAY_NODE_FLAGS } from '../sandbox/stack/gateway-node-flags.js';
+
+const ROOT = join(import.meta.dirname, '..');
 
 export function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -91,4 +95,33 @@ export function hasTaskset(): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The gateway as the local stack runs it (`npm start`: src/main.ts in a process of its own, with
+ * GATEWAY_NODE_FLAGS), configured by `env`, on a free loopback port, once /healthz answers. Its
+ * engine is a closed port unless `env` names one (a bench of reads: nothing of a stack answers it).
+ */
+export async function startGatewayProcess(env: Record<string, string>): Promise<{ url: string; pid: number | undefined; close(): Promise<void> }> {
+  const port = await freePort();
+  const child = stopWithBench(
+    spawn(process.execPath, [...GATEWAY_NODE_FLAGS, '--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, ENGINE_BASE_URL: `http://127.0.0.1:${await freePort()}`, LOG_LEVEL: 'error', ...env, PORT: String(port), HOST: '127.0.0.1' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    }),
+  );
+  let errors = '';
+  child.stderr!.on('data', (c: Buffer) => (errors = (errors + c.toString()).slice(-4_000)));
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await Promise.race([
+      waitHealthy(url),
+      new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`the gateway exited (${code}) before it listened: ${errors}`)))),
+    ]);
+  } catch (err) {
+    await stop(child);
+    throw err;
+  }
+  return { url, pid: child.pid, close: () => stop(child) };
 }
