@@ -532,7 +532,7 @@ export const SETTINGS: readonly Setting[] = [
   {
     name: 'PROOF_PAGES_PER_IP',
     meaning:
-      'Pages of `GET /v1/users/{party}/user-batches/proofs` of one client address (`request.ip`, IPv6 by /64) in progress at once, from before their reads to their answer; one more is refused before anything is read, 429 `budget_exhausted` (`budget: "proof_pages"`, Retry-After 1 s). Pages with no kept answer are built one at a time, in a fair order between addresses and, within one, between parties (ADR 0379). A verifying client keeps two pages in flight; the console verifies its history and its account at once (four), and a refresh may overlap them. Counted per replica.',
+      'Pages of `GET /v1/users/{party}/user-batches/proofs` of one client address (`request.ip`, IPv6 by /64) in progress at once, from before their reads to their answer; one more is refused before anything is read, 429 `budget_exhausted` (`budget: "proof_pages"`, Retry-After 1 s). Pages with no kept answer are built one at a time, in a fair order between addresses and, within one, between parties (ADR 0379). A verifying client keeps three pages in flight; the console verifies its history and its account at once (six), and a refresh may overlap them. Counted per replica.',
   },
   {
     name: 'PROOF_BUILD_AHEAD',
