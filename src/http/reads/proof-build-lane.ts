@@ -9,14 +9,14 @@ const buildCost = (events: number): number => Math.max(1, Math.ceil(events / 100
 
 /**
  * The pages being built, one at a time, in a fair order between client addresses and, within one,
- * between parties (deficit round robin by the events to build: fair-share.ts, the engine
- * room's own order). A client verifying a history asks for the next pages while it checks one
- * (history.ts, PAGES_AHEAD: three in flight), so a gateway with no kept answer has a page to build
- * and the next to read: building in slices lets the next page's statements go to the database and its rows come in
- * while this one is built, and one page at a time keeps the first asked the first answered within a
- * party (two builds taking turns would delay both). The lane is the gateway's CPU, shared by every
- * client: one address asking many cold pages at once waits behind its own, not in front of the
- * others. What one address has in progress (read or built) is bounded by PROOF_PAGES_PER_IP: one
+ * between parties (deficit round robin by the events to build: fair-share.ts, the engine room's own
+ * order). A client verifying a history asks for the next pages while it checks one (history.ts,
+ * PAGES_AHEAD: three in flight), so a gateway with no kept answer has a page to build and the next
+ * to read: building in slices lets the next page's statements go to the database and its rows come
+ * in while this one is built, and one page at a time keeps the first asked the first answered
+ * within a party (two builds taking turns would delay both). The lane is the gateway's CPU, shared
+ * by every client: one address asking many cold pages at once waits behind its own, not in front of
+ * the others. What one address has in progress (read or built) is bounded by PROOF_PAGES_PER_IP: one
  * more page is refused before its reads, 429 `budget_exhausted` (`proof_pages`), so its statements
  * do not crowd the database pool either.
  */

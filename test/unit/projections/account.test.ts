@@ -3,7 +3,7 @@
 // order (the newer seq wins per entity), so a seed read before, during or after the events gives
 // the same account.
 import { describe, expect, it } from 'vitest';
-import { accountView, applyAccountEvent, initialAccounts, mergeSeed, pruneIncomplete, type AccountSeed } from '../../../src/projections/account.js';
+import { accountView, applyAccountEvent, initialAccounts, mergeSeed, pruneIncomplete, type AccountSeed, type AccountsState } from '../../../src/projections/account.js';
 import type { EngineEvent } from '../../../src/contracts/engine-event.js';
 
 const A = `alice::${'a'.repeat(64)}`;
@@ -26,6 +26,15 @@ const leg = (party: string, orderId: string, role: 'taker' | 'maker', side: 'buy
 const filled = (seq: number, taker: string, maker: string, size: string, price: string, legs: ReturnType<typeof leg>[]): EngineEvent => ({
   seq, kind: 'engine.order_filled', ts, market: M, payload: { matchId: `m${seq}`, price, size, takerSide: legs[0]!.side, takerOrderId: taker, makerOrderId: maker, legs },
 });
+const leverage = [{ market: M, maxLeverage: 20 }];
+
+/** The memory of a party complete from the start (an empty seed) that saw every one of `events`: what the engine holds. */
+function sawEverything(party: string, events: readonly EngineEvent[]): AccountsState {
+  const s = initialAccounts();
+  mergeSeed(s, party, { asOfSeq: 0, balance: null, positions: [], orders: [], marks: [], leverage });
+  for (const e of events) applyAccountEvent(s, e);
+  return s;
+}
 const cancelled = (seq: number, party: string, orderId: string): EngineEvent => ({ seq, kind: 'engine.order_cancelled', ts, market: M, party, payload: { orderId, reason: 'user' } });
 
 /** Alice is short 0.01; she rests a buy of 0.05 at 59 000 (0.01 closes, 0.04 opens), half of which a maker fill takes. */
@@ -45,7 +54,6 @@ const history: EngineEvent[] = [
 
 /** The seed the database would give for alice as of `seq` (what src/db/queries/account.ts reads). */
 function seedAt(seq: number): AccountSeed {
-  const leverage = [{ market: M, maxLeverage: 20 }];
   if (seq < 5) return { asOfSeq: seq, balance: seq >= 1 ? { value: '2000', seq: 1 } : null, positions: [], orders: [], marks: [], leverage };
   if (seq < 8)
     return {
@@ -80,10 +88,7 @@ describe('account reducer', () => {
   });
 
   it('gives the same account whatever seq the database seed was read at (before, during or after the events)', () => {
-    const reference = initialAccounts();
-    mergeSeed(reference, A, seedAt(0));
-    for (const e of history) applyAccountEvent(reference, e);
-    const expected = accountView(reference, A);
+    const expected = accountView(sawEverything(A, history), A);
     for (let at = 0; at <= history.length; at++) {
       // Events up to `seenBefore` reached the memory before the seed (read at `at`) merged; the rest after.
       for (const seenBefore of [0, 3, 6, 8, history.length]) {
@@ -106,7 +111,6 @@ describe('account reducer', () => {
       placed(4, B, 'bsell', 'sell', '0.02', '59000'),
       filled(5, 'bsell', 'buy1', '0.02', '59000', [leg(B, 'bsell', 'taker', 'sell', '0.02', '59000', 'pb', '-0.02', '2000'), leg(A, 'buy1', 'maker', 'buy', '0.02', '59000', 'pa', '0.02', '2000')]),
     ];
-    const leverage = [{ market: M, maxLeverage: 20 }];
     const seed4: AccountSeed = {
       asOfSeq: 4,
       balance: { value: '2000', seq: 1 },
@@ -118,10 +122,7 @@ describe('account reducer', () => {
       marks: [],
       leverage,
     };
-    // A complete party that saw every event.
-    const reference = initialAccounts();
-    mergeSeed(reference, A, { ...seed4, asOfSeq: 0, balance: null, orders: [] });
-    for (const e of events) applyAccountEvent(reference, e);
+    const reference = sawEverything(A, events);
     // A memory that began (or evicted Alice) after seq 4 saw only the fill; a seed read at seq 4 (the mirror behind) completes it.
     const s = initialAccounts();
     applyAccountEvent(s, events[4]!);
@@ -133,6 +134,7 @@ describe('account reducer', () => {
     ]);
     expect(view).toEqual(accountView(reference, A));
   });
+
   it('a seed read while an order was still matching gives its exact opening, however far the memory has gone since (the party evicted meanwhile)', () => {
     // Bob rests a buy (seq 2) and a sell (seq 3); the gateway drops Bob (evicted) right after. Alice's
     // sell (seq 4) ends Bob's sell's matching and fills half his buy (seq 5): Bob is long 0.005, so a
@@ -144,10 +146,7 @@ describe('account reducer', () => {
       placed(4, A, 'as', 'sell', '0.005', '59000'),
       filled(5, 'as', 'jw', '0.005', '59000', [leg(A, 'as', 'taker', 'sell', '0.005', '59000', 'pa', '-0.005', '5000'), leg(B, 'jw', 'maker', 'buy', '0.005', '59000', 'pb', '0.005', '5000')]),
     ];
-    const leverage = [{ market: M, maxLeverage: 20 }];
-    const reference = initialAccounts();
-    mergeSeed(reference, B, { asOfSeq: 0, balance: null, positions: [], orders: [], marks: [], leverage });
-    for (const e of events) applyAccountEvent(reference, e);
+    const reference = sawEverything(B, events);
     expect(accountView(reference, B).orders.map((o) => [o.orderId, o.margin])).toEqual([
       ['k0', '29.7500000000'],
       ['jw', '14.7500000000'],
@@ -192,10 +191,7 @@ describe('account reducer', () => {
       filled(10, 'a2', 'b3', '0.003', '58000', [leg(A, 'a2', 'taker', 'sell', '0.003', '58000', 'pa', '-0.002', '5000'), leg(B, 'b3', 'maker', 'buy', '0.003', '58000', 'pb', '0.002', '5000')]),
       deposit(11, B, '5001'),
     ];
-    const leverage = [{ market: M, maxLeverage: 20 }];
-    const reference = initialAccounts();
-    mergeSeed(reference, A, { asOfSeq: 0, balance: null, positions: [], orders: [], marks: [], leverage });
-    for (const e of events) applyAccountEvent(reference, e);
+    const reference = sawEverything(A, events);
     const rested = accountView(reference, A);
     expect(rested.orders).toMatchObject([{ orderId: 'a2', remaining: '0.0260000000', margin: '75.4000000000' }]);
     // Snapshots after the placement, after the first own fill and after the second (what src/db/queries/account.ts reads).
