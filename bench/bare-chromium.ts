@@ -119,7 +119,9 @@ export async function firstInBareChromium(options: {
       } finally {
         child.kill();
         await exited;
-        rmSync(profile, { recursive: true, force: true });
+        // The browser's own process has exited, its renderer and utility processes not always yet:
+        // one still writing into the profile made a plain removal fail (ENOTEMPTY, seen in CI).
+        rmSync(profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
       }
     }
   } finally {
